@@ -1,0 +1,110 @@
+// This file defines content blocks: the parts of a message (text, thinking, toolCall, image).
+
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ContentType names the kind of a content block.
+type ContentType string
+
+const (
+	ContentText     ContentType = "text"
+	ContentThinking ContentType = "thinking"
+	ContentToolCall ContentType = "toolCall"
+	ContentImage    ContentType = "image"
+)
+
+// Content is one block of a message. Type decides which fields are meaningful:
+// text: Text; thinking: Thinking; toolCall: ID, Name, Arguments; image: Data (base64), MimeType.
+type Content struct {
+	Type      ContentType
+	Text      string
+	Thinking  string
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+	Data      string
+	MimeType  string
+}
+
+// Text returns a text block.
+func Text(s string) Content { return Content{Type: ContentText, Text: s} }
+
+// Thinking returns a thinking block.
+func Thinking(s string) Content { return Content{Type: ContentThinking, Thinking: s} }
+
+// NewToolCall returns a toolCall block. Nil arguments are written as {}.
+func NewToolCall(id, name string, args json.RawMessage) Content {
+	return Content{Type: ContentToolCall, ID: id, Name: name, Arguments: args}
+}
+
+type textJSON struct {
+	Type ContentType `json:"type"`
+	Text string      `json:"text"`
+}
+
+type thinkingJSON struct {
+	Type     ContentType `json:"type"`
+	Thinking string      `json:"thinking"`
+}
+
+type toolCallJSON struct {
+	Type      ContentType     `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type imageJSON struct {
+	Type     ContentType `json:"type"`
+	Data     string      `json:"data"`
+	MimeType string      `json:"mimeType"`
+}
+
+var emptyObject = json.RawMessage(`{}`)
+
+// MarshalJSON writes only the fields of the block's type.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case ContentText:
+		return json.Marshal(textJSON{c.Type, c.Text})
+	case ContentThinking:
+		return json.Marshal(thinkingJSON{c.Type, c.Thinking})
+	case ContentToolCall:
+		args := c.Arguments
+		if len(args) == 0 {
+			args = emptyObject
+		}
+		return json.Marshal(toolCallJSON{c.Type, c.ID, c.Name, args})
+	case ContentImage:
+		return json.Marshal(imageJSON{c.Type, c.Data, c.MimeType})
+	}
+	return nil, fmt.Errorf("llm: content block with unknown type %q", c.Type)
+}
+
+// UnmarshalJSON reads any block type and rejects unknown ones with an error naming the type.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Type      ContentType     `json:"type"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Data      string          `json:"data"`
+		MimeType  string          `json:"mimeType"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	switch raw.Type {
+	case ContentText, ContentThinking, ContentToolCall, ContentImage:
+	default:
+		return fmt.Errorf("llm: content block with unknown type %q", raw.Type)
+	}
+	*c = Content(raw)
+	return nil
+}

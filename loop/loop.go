@@ -1,0 +1,309 @@
+// Package loop is pid's agent loop: pi's double loop of model turns and tool batches, with
+// steering messages taken after each turn and follow-up messages taken when the agent would
+// stop. The entry points are Run (one run over a transcript) and Agent (a transcript, its
+// queues and its active tools, kept across runs).
+//
+// This file holds Run.
+package loop
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// Config is what one run needs.
+type Config struct {
+	// Provider is the model. Required.
+	Provider     llm.Provider
+	SystemPrompt string
+	// Tools is the set active at the end of the history the run starts from (see
+	// toolexec.Replay). Required.
+	Tools *toolexec.ActiveSet
+	// ToolExecution is the session's mode; "" means parallel (R2).
+	ToolExecution toolexec.Mode
+	// Before and After are the pipeline's hooks; nil costs nothing (C1).
+	Before toolexec.BeforeHook
+	After  toolexec.AfterHook
+
+	// TransformContext, if set, rewrites the whole transcript before each model call (for
+	// pruning or compaction); its result is then converted message by message.
+	//
+	// Contract: called on the loop's goroutine before every model call, with the transcript
+	// so far, which it must not modify. It must return promptly when ctx is cancelled. An
+	// error (or panic) ends the run with an assistant message of StopReason "error" that
+	// names it; it is not retried.
+	TransformContext func(ctx context.Context, msgs []llm.Message) ([]llm.Message, error)
+
+	// ConvertToLlm, if set, maps one transcript message to what the model sees, or drops it
+	// (false). Without it every message goes to the model as it is.
+	//
+	// Contract: called on the loop's goroutine exactly once per message as the message
+	// enters the transcript (results are kept, so a run's conversion work is linear in its
+	// length, not quadratic as in pi), or once per message of TransformContext's output on
+	// every model call when that is set. It must be pure and must not panic.
+	ConvertToLlm func(m *llm.Message) (llm.Message, bool)
+
+	// Steering, if set, returns the messages queued for the running prompt; they are
+	// added after the current turn, before the next model call.
+	//
+	// Contract: called on the loop's goroutine after every turn; returns and forgets the
+	// queued messages (nil when none). Must not block.
+	Steering func() []llm.Message
+	// FollowUp, if set, returns the messages queued for when the agent would stop; they
+	// start another round of turns. Same contract as Steering.
+	FollowUp func() []llm.Message
+
+	// Emit receives every event; see package event for the order. nil drops them.
+	Emit event.Sink
+}
+
+// Result is what a run did.
+type Result struct {
+	// Messages is every message the run added, in transcript order.
+	Messages []llm.Message
+	// StopReason is the last assistant message's, or "aborted" after a cancel.
+	StopReason llm.StopReason
+	// Terminated is true when a terminating batch (R16) ended the run.
+	Terminated bool
+	// Aborted is true when ctx was cancelled during the run.
+	Aborted bool
+	// Tools is the active set at the end of the run (R12).
+	Tools *toolexec.ActiveSet
+}
+
+// run is one Run in progress.
+type run struct {
+	ctx  context.Context
+	cfg  *Config
+	emit event.Sink
+
+	transcript []llm.Message // history and everything added, for hooks and transforms
+	forModel   []llm.Message // converted transcript, kept in step when no transform is set
+	added      []llm.Message
+	tools      *toolexec.ActiveSet
+	batchCfg   toolexec.Config
+}
+
+func dropEvent(event.Event) {}
+
+// Run runs the loop from history with prompts added as the new input, until the model stops
+// asking for tools and no queued message is left, a batch terminates (R16), the model fails,
+// or ctx is cancelled. It never panics because of a provider, tool or hook; every goroutine
+// it starts has finished when it returns.
+func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.Message) Result {
+	r := &run{ctx: ctx, cfg: cfg, emit: cfg.Emit, tools: cfg.Tools}
+	if r.emit == nil {
+		r.emit = dropEvent
+	}
+	r.transcript = slices.Clip(history)
+	if cfg.TransformContext == nil {
+		r.forModel = make([]llm.Message, 0, len(history)+len(prompts)+1)
+		for i := range history {
+			r.convert(&history[i])
+		}
+	}
+	r.batchCfg = toolexec.Config{Mode: cfg.ToolExecution, Before: cfg.Before, After: cfg.After, Emit: cfg.Emit}
+	return r.loop(prompts)
+}
+
+func (r *run) convert(m *llm.Message) {
+	if r.cfg.TransformContext != nil {
+		return
+	}
+	if r.cfg.ConvertToLlm == nil {
+		r.forModel = append(r.forModel, *m)
+	} else if c, ok := r.cfg.ConvertToLlm(m); ok {
+		r.forModel = append(r.forModel, c)
+	}
+}
+
+func (r *run) add(m llm.Message) {
+	r.transcript = append(r.transcript, m)
+	r.added = append(r.added, m)
+	r.convert(&r.transcript[len(r.transcript)-1])
+}
+
+// addInput adds and announces a user-side message (prompt, steering, follow-up).
+func (r *run) addInput(m llm.Message) {
+	r.emit(event.MessageStart{Message: m})
+	r.emit(event.MessageEnd{Message: m})
+	r.add(m)
+}
+
+func (r *run) take(f func() []llm.Message) []llm.Message {
+	if f == nil {
+		return nil
+	}
+	return f()
+}
+
+func (r *run) loop(prompts []llm.Message) Result {
+	res := Result{}
+	r.emit(event.AgentStart{})
+	r.emit(event.TurnStart{})
+	for _, p := range prompts {
+		r.addInput(p)
+	}
+	pending := r.take(r.cfg.Steering)
+	firstTurn := true
+	for {
+		moreTools := true
+		for moreTools || len(pending) > 0 {
+			if !firstTurn {
+				r.emit(event.TurnStart{})
+			}
+			firstTurn = false
+			for _, m := range pending {
+				r.addInput(m)
+			}
+			pending = nil
+			res.Terminated = false
+
+			msg := r.ask()
+			r.add(msg)
+			res.StopReason = msg.StopReason
+			if msg.StopReason == llm.StopError || msg.StopReason == llm.StopAborted {
+				r.emit(event.TurnEnd{Message: msg})
+				res.Aborted = msg.StopReason == llm.StopAborted
+				return r.finish(res)
+			}
+
+			calls := msg.ToolCalls()
+			moreTools = false
+			var results []llm.Message
+			if len(calls) > 0 {
+				var out toolexec.Outcome
+				if msg.StopReason == llm.StopLength {
+					out = toolexec.RejectTruncated(&r.batchCfg, calls) // R3
+				} else {
+					out = toolexec.Run(r.ctx, &r.batchCfg, toolexec.Batch{Assistant: &r.transcript[len(r.transcript)-1], Calls: calls, Tools: r.tools, Context: r.transcript})
+				}
+				results = out.Messages
+				for _, m := range results {
+					r.add(m)
+					r.activate(&m)
+				}
+				moreTools = !out.Terminate
+				res.Terminated = out.Terminate
+				res.Aborted = out.Aborted
+			}
+			r.emit(event.TurnEnd{Message: msg, ToolResults: results})
+			if res.Aborted || r.ctx.Err() != nil {
+				// R17: after an abort the model is asked nothing more.
+				res.Aborted = true
+				res.StopReason = llm.StopAborted
+				return r.finish(res)
+			}
+			pending = r.take(r.cfg.Steering)
+		}
+		if pending = r.take(r.cfg.FollowUp); len(pending) == 0 {
+			break
+		}
+		res.Terminated = false
+	}
+	return r.finish(res)
+}
+
+func (r *run) finish(res Result) Result {
+	r.emit(event.AgentEnd{Messages: r.added})
+	res.Messages = r.added
+	res.Tools = r.tools
+	return res
+}
+
+// activate applies a tool result's addedToolNames (R12); unknown names are ignored with a
+// warning.
+func (r *run) activate(m *llm.Message) {
+	if len(m.AddedToolNames) == 0 {
+		return
+	}
+	var unknown []string
+	r.tools, unknown = r.tools.With(m.AddedToolNames)
+	if len(unknown) > 0 {
+		r.emit(event.Warning{ToolCallID: m.ToolCallID, Message: fmt.Sprintf("tool %s: addedToolNames names unknown tools %q; ignored", m.ToolName, unknown)})
+	}
+}
+
+// ask makes one model call, streaming its events, and returns the assistant message.
+func (r *run) ask() llm.Message {
+	if r.ctx.Err() != nil {
+		m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopAborted, ErrorMessage: "Operation aborted", Timestamp: llm.Now()}
+		r.emit(event.MessageStart{Message: m})
+		r.emit(event.MessageEnd{Message: m})
+		return m
+	}
+	req := &llm.Request{SystemPrompt: r.cfg.SystemPrompt, Tools: r.tools.Specs()}
+	if r.cfg.TransformContext != nil {
+		msgs, err := protect(func() ([]llm.Message, error) { return r.cfg.TransformContext(r.ctx, r.transcript) })
+		if err != nil {
+			return r.failed(fmt.Sprintf("transformContext failed: %v", err))
+		}
+		req.Messages = make([]llm.Message, 0, len(msgs))
+		for i := range msgs {
+			if r.cfg.ConvertToLlm == nil {
+				req.Messages = append(req.Messages, msgs[i])
+			} else if c, ok := r.cfg.ConvertToLlm(&msgs[i]); ok {
+				req.Messages = append(req.Messages, c)
+			}
+		}
+	} else {
+		req.Messages = slices.Clip(r.forModel)
+	}
+
+	started := false
+	sink := func(partial *llm.Message, ev llm.StreamEvent) {
+		snap := *partial
+		snap.Content = slices.Clone(partial.Content)
+		if ev.Kind == llm.StreamStart {
+			if !started {
+				started = true
+				r.emit(event.MessageStart{Message: snap})
+			}
+			return
+		}
+		if !started {
+			started = true
+			r.emit(event.MessageStart{Message: snap})
+		}
+		r.emit(event.MessageUpdate{Message: snap, Delta: ev})
+	}
+	msg, err := protect(func() (llm.Message, error) { return r.cfg.Provider.Stream(r.ctx, req, sink), nil })
+	if err != nil {
+		msg = llm.Message{StopReason: llm.StopError, ErrorMessage: fmt.Sprintf("model provider failed: %v", err)}
+	}
+	msg.Role = llm.RoleAssistant
+	if msg.Content == nil {
+		msg.Content = []llm.Content{}
+	}
+	if msg.Timestamp == 0 {
+		msg.Timestamp = llm.Now()
+	}
+	if !started {
+		r.emit(event.MessageStart{Message: msg})
+	}
+	r.emit(event.MessageEnd{Message: msg})
+	return msg
+}
+
+func (r *run) failed(text string) llm.Message {
+	m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopError, ErrorMessage: text, Timestamp: llm.Now()}
+	r.emit(event.Warning{Message: text})
+	r.emit(event.MessageStart{Message: m})
+	r.emit(event.MessageEnd{Message: m})
+	return m
+}
+
+// protect calls f, turning a panic into an error.
+func protect[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,489 @@
+// This file runs a batch: the prepare pass, parallel or sequential execution, finalize, and
+// the source-ordered tool-result messages.
+
+package toolexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+)
+
+// Batch is the tool calls of one assistant message and what they run against.
+type Batch struct {
+	// Assistant is the message the calls come from; hooks see it. May be nil.
+	Assistant *llm.Message
+	// Calls in source order (R1). When nil, the toolCall blocks of Assistant are used.
+	Calls []llm.ToolCall
+	// Tools is the set active at this point of the transcript (R5, R12).
+	Tools *ActiveSet
+	// Context is the transcript so far, for hooks; read only.
+	Context []llm.Message
+}
+
+// Outcome is what a batch returns (R16).
+type Outcome struct {
+	// Messages holds one tool-result message per call, in source order (R14).
+	Messages []llm.Message
+	// Terminate is true when the batch is non-empty and every result asked to terminate.
+	Terminate bool
+	// Aborted is true when ctx was cancelled before the batch finished (R17).
+	Aborted bool
+}
+
+const (
+	msgAborted = "Operation aborted"
+	msgBlocked = "Tool execution was blocked"
+)
+
+// call is the state of one call as it goes through the pipeline.
+type call struct {
+	tc       llm.ToolCall
+	entry    *entry
+	prepared Call
+	result   Result
+	isError  bool
+	// deps are earlier calls sharing a resource with this one (C3); done closes when this
+	// call is finalized, for the calls that depend on it.
+	deps []*call
+	done chan struct{}
+	// ended is set under batch.mu once ToolEnd is sent; later updates are dropped (R9).
+	ended bool
+}
+
+// batch is one Run in progress.
+type batch struct {
+	ctx context.Context
+	cfg *Config
+	b   *Batch
+
+	// msgs holds the tool-result messages in source order once built.
+	msgs []llm.Message
+
+	// mu serializes calls of cfg.Emit and guards call.ended.
+	mu sync.Mutex
+}
+
+func (r *batch) emit(ev event.Event) {
+	if r.cfg.Emit == nil {
+		return
+	}
+	r.mu.Lock()
+	r.cfg.Emit(ev)
+	r.mu.Unlock()
+}
+
+// Run executes one batch: every call gets exactly one ToolStart, one ToolEnd and one
+// tool-result message, whatever happens (R17). It never panics because of a tool or hook.
+//
+// Run returns once every goroutine it started has finished.
+func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	tcs := b.Calls
+	if tcs == nil && b.Assistant != nil {
+		tcs = b.Assistant.ToolCalls()
+	}
+	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: make([]llm.Message, 0, len(tcs))}
+	calls := make([]call, len(tcs))
+	for i := range tcs {
+		calls[i].tc = tcs[i]
+	}
+	if r.sequential(calls) {
+		r.runSequential(calls)
+	} else {
+		r.runParallel(calls)
+		for i := range calls {
+			r.addMessage(&calls[i])
+		}
+	}
+	terminate := len(calls) > 0
+	for i := range calls {
+		terminate = terminate && calls[i].result.Terminate
+	}
+	return Outcome{Messages: r.msgs, Terminate: terminate, Aborted: ctx.Err() != nil}
+}
+
+// sequential reports whether the batch runs sequentially (R2).
+func (r *batch) sequential(calls []call) bool {
+	if r.cfg.Mode == Sequential {
+		return true
+	}
+	for i := range calls {
+		if e := r.b.Tools.lookup(calls[i].tc.Name); e != nil && e.tool.ExecutionMode == Sequential {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *ActiveSet) lookup(name string) *entry {
+	if a == nil {
+		return nil
+	}
+	return a.entries[name]
+}
+
+func (r *batch) start(c *call) {
+	if len(c.tc.Arguments) == 0 {
+		c.tc.Arguments = json.RawMessage(`{}`)
+	}
+	r.emit(event.ToolStart{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Args: c.tc.Arguments})
+}
+
+func (r *batch) end(c *call) {
+	if r.cfg.Emit == nil {
+		return
+	}
+	r.mu.Lock()
+	c.ended = true
+	r.cfg.Emit(event.ToolEnd{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Result: event.Result{Content: c.result.Content, Details: c.result.Details}, IsError: c.isError})
+	r.mu.Unlock()
+}
+
+// addMessage builds the call's tool-result message, keeps it and announces it (R14).
+func (r *batch) addMessage(c *call) {
+	m := r.resultMessage(c)
+	r.msgs = append(r.msgs, m)
+	r.emit(event.MessageStart{Message: m})
+	r.emit(event.MessageEnd{Message: m})
+}
+
+func (r *batch) resultMessage(c *call) llm.Message {
+	content := c.result.Content
+	if content == nil {
+		content = []llm.Content{}
+	}
+	m := llm.Message{Role: llm.RoleToolResult, ToolCallID: c.tc.ID, ToolName: c.tc.Name, Content: content, Details: c.result.Details, IsError: c.isError, Timestamp: llm.Now()}
+	if len(c.result.AddedToolNames) > 0 {
+		m.AddedToolNames = c.result.AddedToolNames
+	}
+	return m
+}
+
+func (c *call) fail(text string) {
+	c.result = TextResult(text)
+	c.isError = true
+}
+
+// runSequential takes each call through its whole pipeline before the next (R15). After an
+// abort the remaining calls get "Operation aborted" without being prepared (R17).
+func (r *batch) runSequential(calls []call) {
+	for i := range calls {
+		c := &calls[i]
+		r.start(c)
+		if r.ctx.Err() != nil {
+			c.fail(msgAborted)
+		} else if r.prepare(c) {
+			r.execute(c)
+			r.finalize(c)
+		}
+		r.end(c)
+		r.addMessage(c)
+	}
+}
+
+// runParallel prepares every call serially in source order, ending immediate outcomes at
+// once (R8), then executes and finalizes the prepared calls concurrently, each sending its
+// ToolEnd when it finishes (R13); calls that share a resource wait for each other (C3).
+func (r *batch) runParallel(calls []call) {
+	var runnable []*call
+	var holders map[string]*call // resource -> last call that declared it
+	for i := range calls {
+		c := &calls[i]
+		r.start(c)
+		if r.ctx.Err() != nil {
+			c.fail(msgAborted)
+			r.end(c)
+			continue
+		}
+		if !r.prepare(c) {
+			r.end(c)
+			continue
+		}
+		res, ok := r.resources(c)
+		if !ok {
+			r.end(c)
+			continue
+		}
+		if len(res) > 0 {
+			if holders == nil {
+				holders = make(map[string]*call)
+			}
+			c.done = make(chan struct{})
+			for _, name := range res {
+				if prev := holders[name]; prev != nil && !contains(c.deps, prev) {
+					c.deps = append(c.deps, prev)
+				}
+				holders[name] = c
+			}
+		}
+		runnable = append(runnable, c)
+	}
+	switch len(runnable) {
+	case 0:
+	case 1:
+		r.runOne(runnable[0])
+	default:
+		var wg sync.WaitGroup
+		for _, c := range runnable[:len(runnable)-1] {
+			wg.Go(func() { r.runOne(c) })
+		}
+		r.runOne(runnable[len(runnable)-1])
+		wg.Wait()
+	}
+}
+
+func contains(cs []*call, c *call) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// runOne executes and finalizes one prepared call in parallel mode. A call whose batch was
+// aborted before it started does not run: it gets "Operation aborted" (R17).
+func (r *batch) runOne(c *call) {
+	for _, d := range c.deps {
+		<-d.done
+	}
+	if r.ctx.Err() != nil {
+		c.fail(msgAborted)
+	} else {
+		r.execute(c)
+		r.finalize(c)
+	}
+	r.end(c)
+	if c.done != nil {
+		close(c.done)
+	}
+}
+
+// prepare looks the tool up (R5), rewrites and validates the arguments (R6) and asks
+// beforeToolCall (R7). It reports whether the call must execute; otherwise c holds its
+// immediate outcome (R8).
+func (r *batch) prepare(c *call) bool {
+	e := r.b.Tools.lookup(c.tc.Name)
+	if e == nil {
+		c.fail(fmt.Sprintf("Tool %s not found", c.tc.Name))
+		return false
+	}
+	c.entry = e
+	args := c.tc.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	if e.tool.PrepareArguments != nil {
+		var err error
+		args, err = guard(func() (json.RawMessage, error) { return e.tool.PrepareArguments(args) })
+		if err != nil {
+			c.fail(fmt.Sprintf("Tool %s: prepareArguments failed: %v", c.tc.Name, err))
+			return false
+		}
+	}
+	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		c.fail(fmt.Sprintf("Invalid arguments for tool %s: the arguments are not valid JSON (%v).\n\nReceived arguments:\n%s", c.tc.Name, err, args))
+		return false
+	}
+	if err := e.schema.Validate(value); err != nil {
+		c.fail(validationMessage(c.tc.Name, err, args))
+		return false
+	}
+	c.prepared = Call{ID: c.tc.ID, Name: c.tc.Name, Args: args, Value: value}
+	if r.cfg.Before != nil {
+		block, err := guard(func() (*Block, error) {
+			return r.cfg.Before(r.ctx, BeforeInput{Assistant: r.b.Assistant, Call: c.tc, Args: value, Context: r.b.Context})
+		})
+		switch {
+		case r.ctx.Err() != nil:
+			c.fail(msgAborted)
+			return false
+		case err != nil:
+			msg := fmt.Sprintf("beforeToolCall hook failed for tool %s: %v", c.tc.Name, err)
+			r.emit(event.Warning{ToolCallID: c.tc.ID, Message: msg})
+			c.fail(msg)
+			return false
+		case block != nil:
+			reason := block.Reason
+			if reason == "" {
+				reason = msgBlocked
+			}
+			c.fail(reason)
+			c.result.Terminate = block.Terminate
+			return false
+		}
+	}
+	if r.ctx.Err() != nil {
+		c.fail(msgAborted)
+		return false
+	}
+	return true
+}
+
+// resources returns what a prepared call declares it touches (C3). A panicking Resources
+// turns the call into an error result and reports false.
+func (r *batch) resources(c *call) ([]string, bool) {
+	if c.entry.tool.Resources == nil {
+		return nil, true
+	}
+	res, err := guard(func() ([]string, error) { return c.entry.tool.Resources(c.prepared), nil })
+	if err != nil {
+		c.fail(fmt.Sprintf("Tool %s: declaring its resources failed: %v", c.tc.Name, err))
+		return nil, false
+	}
+	return res, true
+}
+
+// execute runs the tool (R9, R10).
+func (r *batch) execute(c *call) {
+	tool := &c.entry.tool
+	onUpdate := func(p event.Result) {
+		if r.cfg.Emit == nil {
+			return
+		}
+		r.mu.Lock()
+		if !c.ended {
+			r.cfg.Emit(event.ToolUpdate{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Args: c.tc.Arguments, Partial: p})
+		}
+		r.mu.Unlock()
+	}
+	res, err := guard(func() (Result, error) { return tool.Execute(r.ctx, c.prepared, onUpdate) })
+	if err != nil {
+		var pe *panicError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("tool %s panicked: %v", c.tc.Name, pe.value)
+			r.emit(event.Warning{ToolCallID: c.tc.ID, Message: fmt.Sprintf("%v\n%s", err, pe.stack)})
+		}
+		switch {
+		case r.ctx.Err() != nil && errors.Is(err, context.Canceled):
+			c.fail(msgAborted)
+		case r.ctx.Err() != nil:
+			c.fail(msgAborted + ": " + err.Error())
+		default:
+			c.fail(err.Error())
+		}
+		return
+	}
+	c.result = res
+	c.isError = false
+}
+
+// finalize applies afterToolCall's override field by field (R11).
+func (r *batch) finalize(c *call) {
+	if r.cfg.After == nil {
+		return
+	}
+	ov, err := guard(func() (*Override, error) {
+		return r.cfg.After(r.ctx, AfterInput{Assistant: r.b.Assistant, Call: c.tc, Args: c.prepared.Value, Result: c.result, IsError: c.isError, Context: r.b.Context})
+	})
+	if err != nil {
+		msg := fmt.Sprintf("afterToolCall hook failed for tool %s: %v", c.tc.Name, err)
+		r.emit(event.Warning{ToolCallID: c.tc.ID, Message: msg})
+		c.fail(msg)
+		return
+	}
+	if ov == nil {
+		return
+	}
+	if ov.Content != nil {
+		c.result.Content = ov.Content
+	}
+	if ov.Details != nil {
+		c.result.Details = ov.Details
+	}
+	if ov.IsError != nil {
+		c.isError = *ov.IsError
+	}
+	if ov.Terminate != nil {
+		c.result.Terminate = *ov.Terminate
+	}
+}
+
+// panicError is a recovered panic, with the stack for the log.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// guard calls f, turning a panic into an error.
+func guard[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return f()
+}
+
+var printer = message.NewPrinter(language.English)
+
+// validationMessage names every failing field and shows the arguments received (R6).
+func validationMessage(tool string, err error, args json.RawMessage) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Validation failed for tool %q:\n", tool)
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		for _, leaf := range leaves(ve, nil) {
+			loc := "/" + strings.Join(leaf.InstanceLocation, "/")
+			if loc == "/" {
+				loc = "(root)"
+			}
+			fmt.Fprintf(&sb, "  - %s: %s\n", loc, leaf.ErrorKind.LocalizedString(printer))
+		}
+	} else {
+		fmt.Fprintf(&sb, "  - %v\n", err)
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, args, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(args)
+	}
+	fmt.Fprintf(&sb, "\nReceived arguments:\n%s", pretty.String())
+	return sb.String()
+}
+
+func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return append(out, ve)
+	}
+	for _, c := range ve.Causes {
+		out = leaves(c, out)
+	}
+	return out
+}
+
+// RejectTruncated fails every call of an assistant message that stopped at the output-token
+// limit (R3): its arguments may be cut short, so none runs and no hook is asked. Each call
+// gets its ToolStart, ToolEnd and an error result asking the model to send it again.
+func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	r := &batch{ctx: context.Background(), cfg: cfg, b: &Batch{}, msgs: make([]llm.Message, 0, len(calls))}
+	for _, tc := range calls {
+		c := &call{tc: tc}
+		r.start(c)
+		c.fail(fmt.Sprintf("Tool call %s (%s) was not run: the reply hit the output-token limit, so its arguments may be incomplete. Send the call again with complete arguments.", tc.Name, tc.ID))
+		r.end(c)
+		r.addMessage(c)
+	}
+	return Outcome{Messages: r.msgs}
+}

@@ -1,0 +1,259 @@
+// Package toolexec runs the tool calls of one assistant message through the three-stage
+// pipeline of shared/spec/pipeline-rules.md: prepare (serial, in source order), execute and
+// finalize (concurrent in parallel mode), then the tool-result messages in source order.
+//
+// The entry point is Run, which executes one Batch under a Config and returns its Outcome.
+// Tools are described by Tool, gathered and compiled once into a Toolbox, and made visible
+// to a point of the transcript by an ActiveSet (R12). RejectTruncated fails the calls of a
+// message cut off by the output-token limit (R3).
+//
+// This file holds the tool contract and the Toolbox.
+package toolexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+)
+
+// Mode is how the prepared calls of a batch execute.
+type Mode string
+
+const (
+	Parallel   Mode = "parallel"   // the default
+	Sequential Mode = "sequential" // one call's whole pipeline after another (R15)
+)
+
+// Result is what a tool returns.
+type Result struct {
+	Content []llm.Content
+	Details any
+	// Terminate asks the loop to stop after this batch; it takes effect only when every
+	// call of the batch asks it (R16).
+	Terminate bool
+	// AddedToolNames activates these tools from the tool-result message on (R12).
+	AddedToolNames []string
+}
+
+// TextResult returns a result with one text block.
+func TextResult(text string) Result { return Result{Content: []llm.Content{llm.Text(text)}} }
+
+// Call is a tool call after preparation: the arguments after PrepareArguments, and their
+// decoded form, which has passed the tool's schema.
+type Call struct {
+	ID   string
+	Name string
+	// Args is the raw JSON of the arguments after PrepareArguments.
+	Args json.RawMessage
+	// Value is Args decoded (numbers as json.Number) and validated.
+	Value any
+}
+
+// Decode unmarshals the call's arguments into v.
+func (c Call) Decode(v any) error { return json.Unmarshal(c.Args, v) }
+
+// Tool is one tool the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments; nil means any JSON object.
+	Parameters json.RawMessage
+	// ExecutionMode "sequential" makes every batch that calls this tool sequential (R2).
+	ExecutionMode Mode
+
+	// PrepareArguments, if set, rewrites the raw arguments before validation (R6), for
+	// compatibility shims.
+	//
+	// Contract: called during the serial prepare pass, never concurrently for one batch.
+	// Returns the arguments to validate (args itself when nothing changes) or an error that
+	// becomes the call's error result. A panic is caught and reported the same way.
+	PrepareArguments func(args json.RawMessage) (json.RawMessage, error)
+
+	// Resources, if set, names what a prepared call touches (for file tools, the cleaned
+	// path). In parallel mode calls that share a resource run in source order while others
+	// stay parallel (C3).
+	//
+	// Contract: called during the prepare pass after validation; must be quick and pure.
+	// A panic is caught and turns the call into an error result.
+	Resources func(call Call) []string
+
+	// Execute runs the call.
+	//
+	// Contract: called at most once per call, concurrently with other calls of the batch in
+	// parallel mode. ctx is cancelled when the run is aborted: a tool must then return
+	// promptly. onUpdate reports progress (R9); it may be called from any goroutine until
+	// Execute returns, and calls after that are dropped. A failure is returned as an error
+	// (or, for a tool that wants to shape it, as Content with the error set by an
+	// afterToolCall hook); a panic is caught and becomes an error result (R10).
+	Execute func(ctx context.Context, call Call, onUpdate func(event.Result)) (Result, error)
+}
+
+// entry is a tool with its schema compiled once.
+type entry struct {
+	tool   Tool
+	schema *jsonschema.Schema
+	spec   llm.ToolSpec
+}
+
+// Toolbox is the set of every tool a session knows, active or not, with schemas compiled.
+// It is immutable after NewToolbox and safe for concurrent use.
+type Toolbox struct {
+	byName map[string]*entry
+	names  []string
+}
+
+var anyObject = json.RawMessage(`{"type":"object"}`)
+
+// NewToolbox compiles each tool's schema once. It fails on a duplicate or empty name, a
+// missing Execute, or a schema that does not compile.
+func NewToolbox(tools ...Tool) (*Toolbox, error) {
+	tb := &Toolbox{byName: make(map[string]*entry, len(tools))}
+	for _, t := range tools {
+		if t.Name == "" {
+			return nil, fmt.Errorf("toolexec: a tool has no name")
+		}
+		if _, dup := tb.byName[t.Name]; dup {
+			return nil, fmt.Errorf("toolexec: tool %q is defined twice", t.Name)
+		}
+		if t.Execute == nil {
+			return nil, fmt.Errorf("toolexec: tool %q has no Execute", t.Name)
+		}
+		switch t.ExecutionMode {
+		case "", Parallel, Sequential:
+		default:
+			return nil, fmt.Errorf("toolexec: tool %q: executionMode %q is neither %q nor %q", t.Name, t.ExecutionMode, Parallel, Sequential)
+		}
+		params := t.Parameters
+		if len(params) == 0 {
+			params = anyObject
+		}
+		sch, err := compileSchema(t.Name, params)
+		if err != nil {
+			return nil, err
+		}
+		tb.byName[t.Name] = &entry{tool: t, schema: sch, spec: llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}}
+		tb.names = append(tb.names, t.Name)
+	}
+	return tb, nil
+}
+
+func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return nil, fmt.Errorf("toolexec: tool %q: parameters are not valid JSON: %v", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem://tools/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("toolexec: tool %q: %v", name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("toolexec: tool %q: parameters are not a valid JSON Schema: %v", name, err)
+	}
+	return sch, nil
+}
+
+// Names returns the names of all tools in the order they were given.
+func (tb *Toolbox) Names() []string { return append([]string(nil), tb.names...) }
+
+// Tool returns the tool named name and whether there is one.
+func (tb *Toolbox) Tool(name string) (Tool, bool) {
+	e, ok := tb.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return e.tool, true
+}
+
+// ActiveSet is the set of tools visible at one point of a transcript (R12). It is immutable:
+// With returns a new set, so a set can be kept as the snapshot of its point.
+type ActiveSet struct {
+	box     *Toolbox
+	entries map[string]*entry
+	order   []string // names in Toolbox order
+	specs   []llm.ToolSpec
+}
+
+// Activate returns the set of the named tools. Names the toolbox does not know are returned
+// in unknown and otherwise ignored.
+func (tb *Toolbox) Activate(names ...string) (set *ActiveSet, unknown []string) {
+	return (&ActiveSet{box: tb}).With(names)
+}
+
+// With returns the set plus the named tools. Unknown names are returned and ignored; when
+// nothing is added the receiver itself is returned.
+func (a *ActiveSet) With(names []string) (set *ActiveSet, unknown []string) {
+	var add []*entry
+	for _, n := range names {
+		e, ok := a.box.byName[n]
+		switch {
+		case !ok:
+			unknown = append(unknown, n)
+		case a.entries[n] == nil:
+			add = append(add, e)
+		}
+	}
+	if len(add) == 0 && a.entries != nil {
+		return a, unknown
+	}
+	next := &ActiveSet{box: a.box, entries: make(map[string]*entry, len(a.entries)+len(add))}
+	for n, e := range a.entries {
+		next.entries[n] = e
+	}
+	for _, e := range add {
+		next.entries[e.tool.Name] = e
+	}
+	for _, n := range a.box.names {
+		if e := next.entries[n]; e != nil {
+			next.order = append(next.order, n)
+			next.specs = append(next.specs, e.spec)
+		}
+	}
+	return next, unknown
+}
+
+// Toolbox returns the toolbox the set draws from.
+func (a *ActiveSet) Toolbox() *Toolbox { return a.box }
+
+// Has reports whether the tool named name is active.
+func (a *ActiveSet) Has(name string) bool { return a.entries[name] != nil }
+
+// Names returns the active tools' names in toolbox order.
+func (a *ActiveSet) Names() []string { return append([]string(nil), a.order...) }
+
+// Tools returns the active tools in toolbox order.
+func (a *ActiveSet) Tools() []Tool {
+	out := make([]Tool, len(a.order))
+	for i, n := range a.order {
+		out[i] = a.entries[n].tool
+	}
+	return out
+}
+
+// Specs returns what the model is told about the active tools, in toolbox order. The slice
+// is shared: callers must not modify it.
+func (a *ActiveSet) Specs() []llm.ToolSpec { return a.specs }
+
+// Replay returns the active set after each message of transcript, starting from initial:
+// sets[i] is what is active once message i has been added, so a model call made after
+// message i sees sets[i]. Tool-result messages with addedToolNames activate those tools
+// from that message on (R12). Replaying the same transcript always yields the same sets.
+func Replay(initial *ActiveSet, transcript []llm.Message) []*ActiveSet {
+	sets := make([]*ActiveSet, len(transcript))
+	cur := initial
+	for i := range transcript {
+		m := &transcript[i]
+		if m.Role == llm.RoleToolResult && len(m.AddedToolNames) > 0 {
+			cur, _ = cur.With(m.AddedToolNames)
+		}
+		sets[i] = cur
+	}
+	return sets
+}
