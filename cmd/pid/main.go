@@ -1,12 +1,57 @@
-// Command pid is the daemon an editor starts over stdio. See README.md.
+// Command pid is the daemon an editor starts as a child process. It speaks JSON-RPC 2.0
+// with LSP framing on stdin and stdout (see docs/protocol.md); logs go to stderr.
+//
+//	pid                 serve the protocol on stdin/stdout
+//	pid test FILE...    replay fixture files against this binary (see docs/fixtures.md)
+//	pid --version       print the version
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"strings"
+
+	"github.com/pid-agent/pid/rpc"
 )
 
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
 func main() {
-	fmt.Fprintln(os.Stderr, "pid: the JSON-RPC daemon is not built yet (issue 3)")
-	os.Exit(2)
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "--version", "-version", "version":
+			fmt.Println("pid", version)
+			return 0
+		case "test":
+			return runFixtures(args[1:])
+		case "-h", "--help", "help":
+			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid --version")
+			return 0
+		default:
+			fmt.Fprintf(os.Stderr, "pid: unknown argument %q (try pid --help)\n", args[0])
+			return 2
+		}
+	}
+	return rpc.Serve(context.Background(), os.Stdin, os.Stdout, rpc.Options{Version: version, Log: logger()})
+}
+
+// logger writes to stderr; PID_LOG=debug|info|warn|error sets the level (default warn).
+func logger() *slog.Logger {
+	level := slog.LevelWarn
+	switch strings.ToLower(os.Getenv("PID_LOG")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "error":
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }

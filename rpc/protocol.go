@@ -1,0 +1,235 @@
+// This file declares the wire shapes of pid's protocol (docs/protocol.md): request params and
+// results, notification payloads, and the editor-side requests for approvals.
+
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+)
+
+// ProtocolVersion is the version of pid's own methods, reported by initialize.
+const ProtocolVersion = "1"
+
+// settings are a session's options; initializationOptions gives defaults that session/new
+// overrides field by field.
+type settings struct {
+	Cwd           string        `json:"cwd,omitempty"`
+	Model         *modelConfig  `json:"model,omitempty"`
+	ToolExecution string        `json:"toolExecution,omitempty"`
+	Permissions   *permissions  `json:"permissions,omitempty"`
+	ScriptedTools []scriptedDef `json:"scriptedTools,omitempty"`
+	SystemPrompt  string        `json:"systemPrompt,omitempty"`
+}
+
+// modelConfig selects a session's model. Only the scripted provider exists so far.
+type modelConfig struct {
+	Provider string     `json:"provider"`
+	Turns    []llm.Turn `json:"turns,omitempty"`
+}
+
+// permissions decide which calls need the editor's approval.
+type permissions struct {
+	Default string            `json:"default,omitempty"` // allow | ask | deny
+	Tools   map[string]string `json:"tools,omitempty"`
+}
+
+// scriptedDef is a tool whose behaviour is a list of steps, for headless tests.
+type scriptedDef struct {
+	Name             string          `json:"name"`
+	Description      string          `json:"description,omitempty"`
+	Parameters       json.RawMessage `json:"parameters,omitempty"`
+	ExecutionMode    string          `json:"executionMode,omitempty"`
+	RequiresApproval bool            `json:"requiresApproval,omitempty"`
+	Active           *bool           `json:"active,omitempty"`
+	// Resource, if set, is a gjson path into the arguments whose value names the resource
+	// the call touches (C3), e.g. "path".
+	Resource string       `json:"resource,omitempty"`
+	Steps    []scriptStep `json:"steps"`
+}
+
+// scriptStep is one step of a scripted tool; exactly one field is set.
+type scriptStep struct {
+	SleepMs    *int           `json:"sleepMs,omitempty"`
+	Update     *event.Result  `json:"update,omitempty"`
+	Result     *scriptedValue `json:"result,omitempty"`
+	Error      *string        `json:"error,omitempty"`
+	Panic      *string        `json:"panic,omitempty"`
+	WaitForEnd *string        `json:"waitForEnd,omitempty"` // waits until that call's toolEnd was sent
+}
+
+type scriptedValue struct {
+	Content        []llm.Content `json:"content"`
+	Details        any           `json:"details,omitempty"`
+	Terminate      bool          `json:"terminate,omitempty"`
+	AddedToolNames []string      `json:"addedToolNames,omitempty"`
+}
+
+type toolInfo struct {
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Parameters    json.RawMessage `json:"parameters"`
+	ExecutionMode string          `json:"executionMode"`
+}
+
+type sessionNewResult struct {
+	SessionID string     `json:"sessionId"`
+	Tools     []toolInfo `json:"tools"`
+}
+
+type sessionParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+type textParams struct {
+	SessionID string `json:"sessionId"`
+	Text      string `json:"text"`
+}
+
+type promptResult struct {
+	StopReason llm.StopReason `json:"stopReason"`
+	Messages   []llm.Message  `json:"messages"`
+	Terminated bool           `json:"terminated,omitempty"`
+}
+
+type toolsResult struct {
+	Tools []toolInfo `json:"tools"`
+}
+
+type executeParams struct {
+	SessionID     string         `json:"sessionId"`
+	ToolCalls     []llm.ToolCall `json:"toolCalls"`
+	ToolExecution string         `json:"toolExecution,omitempty"`
+}
+
+type executeResult struct {
+	Messages  []llm.Message `json:"messages"`
+	Terminate bool          `json:"terminate"`
+	Aborted   bool          `json:"aborted,omitempty"`
+}
+
+// Notification payloads.
+type (
+	sessionNote struct {
+		SessionID string `json:"sessionId"`
+	}
+	messageNote struct {
+		SessionID string      `json:"sessionId"`
+		Message   llm.Message `json:"message"`
+	}
+	messageUpdateNote struct {
+		SessionID string          `json:"sessionId"`
+		Message   llm.Message     `json:"message"`
+		Delta     llm.StreamEvent `json:"delta"`
+	}
+	turnEndNote struct {
+		SessionID   string        `json:"sessionId"`
+		Message     llm.Message   `json:"message"`
+		ToolResults []llm.Message `json:"toolResults"`
+	}
+	agentEndNote struct {
+		SessionID string        `json:"sessionId"`
+		Messages  []llm.Message `json:"messages"`
+	}
+	toolStartNote struct {
+		SessionID  string          `json:"sessionId"`
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Args       json.RawMessage `json:"args"`
+	}
+	toolUpdateNote struct {
+		SessionID     string       `json:"sessionId"`
+		ToolCallID    string       `json:"toolCallId"`
+		ToolName      string       `json:"toolName"`
+		PartialResult event.Result `json:"partialResult"`
+	}
+	toolEndNote struct {
+		SessionID  string       `json:"sessionId"`
+		ToolCallID string       `json:"toolCallId"`
+		ToolName   string       `json:"toolName"`
+		Result     event.Result `json:"result"`
+		IsError    bool         `json:"isError"`
+	}
+)
+
+// Requests to the editor.
+type (
+	beforeParams struct {
+		SessionID  string          `json:"sessionId"`
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Args       json.RawMessage `json:"args"`
+	}
+	beforeAnswer struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason,omitempty"`
+	}
+	afterParams struct {
+		SessionID  string          `json:"sessionId"`
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Args       json.RawMessage `json:"args"`
+		Result     event.Result    `json:"result"`
+		IsError    bool            `json:"isError"`
+	}
+	afterAnswer struct {
+		Content   []llm.Content `json:"content"`
+		Details   any           `json:"details"`
+		IsError   *bool         `json:"isError"`
+		Terminate *bool         `json:"terminate"`
+	}
+)
+
+// decodeParams decodes params into v. Missing, null and [] params decode as {} (so all
+// optional fields take their zero values); anything else that does not fit v is an
+// invalid-params error naming the problem.
+func decodeParams(raw *json.RawMessage, v any) error {
+	if raw == nil {
+		return nil
+	}
+	b := bytes.TrimSpace(*raw)
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	if b[0] == '[' {
+		var arr []json.RawMessage
+		if err := json.Unmarshal(b, &arr); err == nil && len(arr) == 0 {
+			return nil
+		}
+		return invalidParams("params must be an object")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return invalidParams("%s", describeJSONError(err))
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	if te, ok := err.(*json.UnmarshalTypeError); ok {
+		if te.Field != "" {
+			return fmt.Sprintf("field %q must be %s, not %s", te.Field, goTypeToJSON(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Sprintf("params must be %s, not %s", goTypeToJSON(te.Type.Kind().String()), te.Value)
+	}
+	return err.Error()
+}
+
+func goTypeToJSON(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr", "interface":
+		return "an object"
+	case "int", "int64", "int32", "uint64", "float64":
+		return "a number"
+	}
+	return kind
+}

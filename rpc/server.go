@@ -1,0 +1,334 @@
+// Package rpc is pid's JSON-RPC face for editors: JSON-RPC 2.0 with LSP framing over a
+// byte stream (the daemon's stdin and stdout). It decodes requests, calls the core (package
+// loop), and encodes results, notifications and requests to the editor; docs/protocol.md
+// describes the protocol. The entry point is Serve.
+//
+// This file holds the server: the connection, the lifecycle and request dispatch.
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// Options configure Serve.
+type Options struct {
+	Version string
+	Log     *slog.Logger // where logs go (stderr in the daemon); nil discards them
+}
+
+// Server is one connection with an editor.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	stream *frameStream
+	conn   *jsonrpc2.Conn
+
+	// wg counts request goroutines.
+	wg sync.WaitGroup
+
+	// exited closes when the editor sends exit or the connection ends.
+	exitOnce sync.Once
+	exited   chan struct{}
+
+	// mu guards the fields below it.
+	mu           sync.Mutex
+	initialized  bool
+	shutdown     bool
+	exitCode     int
+	clientBefore bool // the editor answers beforeToolCall
+	clientAfter  bool // the editor answers afterToolCall
+	defaults     settings
+	sessions     map[string]*session
+	nextSession  int
+	inflight     map[jsonrpc2.ID]context.CancelFunc
+	nextOutID    uint64
+}
+
+// Serve speaks the protocol on r and w until the editor sends exit or r ends, and returns
+// the process exit code: 0 after shutdown, 1 otherwise. When it returns, every request has
+// been answered or cancelled and every goroutine it started has finished.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
+	s := &Server{opts: opts, log: opts.Log, exited: make(chan struct{}), sessions: map[string]*session{}, inflight: map[jsonrpc2.ID]context.CancelFunc{}, exitCode: 1}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	var closer io.Closer
+	if c, ok := r.(io.Closer); ok {
+		closer = c
+	}
+	s.stream = newFrameStream(r, w, closer)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.conn = jsonrpc2.NewConn(ctx, s.stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	select {
+	case <-s.conn.DisconnectNotify():
+	case <-s.exited:
+		s.conn.Close()
+	}
+	cancel()
+	s.mu.Lock()
+	for _, c := range s.inflight {
+		c()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitCode
+}
+
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(format string, v ...any) { p.log.Info(fmt.Sprintf(format, v...)) }
+
+// Handle is called by jsonrpc2 on its read goroutine, in arrival order. Notifications and
+// quick requests are handled right here, so their order is kept ($/cancelRequest reaches a
+// running prompt at once, steer lands before anything sent after it); requests that run the
+// agent or wait on the editor get a goroutine and a context of their own.
+func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Notif {
+		s.guard(req, func() { s.notification(req) })
+		return
+	}
+	if err := s.admit(req.Method); err != nil {
+		s.reply(req.ID, nil, err)
+		return
+	}
+	if h, ok := longMethods[req.Method]; ok {
+		rctx, cancel := context.WithCancel(ctx)
+		start, err := h.start(s, req)
+		if err != nil {
+			cancel()
+			s.reply(req.ID, nil, err)
+			return
+		}
+		s.mu.Lock()
+		s.inflight[req.ID] = cancel
+		s.mu.Unlock()
+		s.wg.Go(func() {
+			defer func() {
+				s.mu.Lock()
+				delete(s.inflight, req.ID)
+				s.mu.Unlock()
+				cancel()
+			}()
+			var result any
+			var err error
+			s.guard(req, func() { result, err = start(rctx) })
+			s.reply(req.ID, result, err)
+		})
+		return
+	}
+	h, ok := quickMethods[req.Method]
+	if !ok {
+		s.reply(req.ID, nil, fmt.Errorf("%w: %s", errUnknownMethod, req.Method))
+		return
+	}
+	var result any
+	err := fmt.Errorf("%w: the handler of %s failed", errFailed, req.Method)
+	s.guard(req, func() { result, err = h(s, req) })
+	s.reply(req.ID, result, err)
+}
+
+// guard runs f and logs a panic instead of crashing the daemon; the caller's default error
+// then answers the request.
+func (s *Server) guard(req *jsonrpc2.Request, f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panicked", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	f()
+}
+
+// admit applies the lifecycle: nothing before initialize, nothing after shutdown.
+func (s *Server) admit(method string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.shutdown:
+		return errShutdown
+	case method == "initialize" && s.initialized:
+		return fmt.Errorf("%w: initialize was already received", errInvalidRequestErr)
+	case method != "initialize" && !s.initialized:
+		return errNotInitialized
+	}
+	return nil
+}
+
+var errInvalidRequestErr = &codedError{codeInvalidRequest, "invalid request"}
+
+func (s *Server) reply(id jsonrpc2.ID, result any, err error) {
+	if err != nil {
+		if rerr := s.conn.ReplyWithError(context.Background(), id, toWire(err)); rerr != nil {
+			s.log.Debug("reply failed", "err", rerr)
+		}
+		return
+	}
+	if result == nil {
+		result = json.RawMessage("null")
+	}
+	if rerr := s.conn.Reply(context.Background(), id, result); rerr != nil {
+		s.log.Debug("reply failed", "err", rerr)
+	}
+}
+
+// notification handles one notification on the read goroutine.
+func (s *Server) notification(req *jsonrpc2.Request) {
+	switch req.Method {
+	case "exit":
+		s.mu.Lock()
+		if s.shutdown {
+			s.exitCode = 0
+		}
+		s.mu.Unlock()
+		s.exitOnce.Do(func() { close(s.exited) })
+	case "$/cancelRequest":
+		var p struct {
+			ID jsonrpc2.ID `json:"id"`
+		}
+		if err := decodeParams(req.Params, &p); err != nil {
+			s.log.Warn("bad $/cancelRequest", "err", err)
+			return
+		}
+		s.mu.Lock()
+		cancel := s.inflight[p.ID]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	case "initialized", "$/setTrace", "$/logTrace":
+	default:
+		s.log.Debug("ignored notification", "method", req.Method)
+	}
+}
+
+// notify writes a notification. Errors mean the editor is gone; they are logged only.
+func (s *Server) notify(method string, params any) {
+	body, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	if err != nil {
+		s.log.Error("encoding a notification failed", "method", method, "err", err)
+		return
+	}
+	if err := s.stream.writeFrame(body); err != nil {
+		s.log.Debug("notification not sent", "method", method, "err", err)
+	}
+}
+
+// logMessage sends window/logMessage (type 1 error, 2 warning, 3 info) and logs it too.
+func (s *Server) logMessage(typ protocol.MessageType, msg string) {
+	s.log.Warn(msg)
+	s.notify("window/logMessage", &protocol.LogMessageParams{Type: typ, Message: msg})
+}
+
+// call sends a request to the editor and waits for its answer or for ctx. When ctx ends
+// first, the editor is told with $/cancelRequest.
+func (s *Server) call(ctx context.Context, method string, params, result any) error {
+	s.mu.Lock()
+	s.nextOutID++
+	id := jsonrpc2.ID{Num: s.nextOutID}
+	s.mu.Unlock()
+	w, err := s.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
+		return err
+	}
+	err = w.Wait(ctx, result)
+	if ctx.Err() != nil {
+		s.notify("$/cancelRequest", map[string]any{"id": id})
+	}
+	return err
+}
+
+// quickMethods run on the read goroutine: they never block.
+var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
+	"initialize":       (*Server).initialize,
+	"shutdown":         (*Server).shutdownReq,
+	"session/new":      (*Server).sessionNew,
+	"session/steer":    (*Server).sessionSteer,
+	"session/followUp": (*Server).sessionFollowUp,
+	"tools/list":       (*Server).toolsList,
+}
+
+// longMethod validates its request on the read goroutine (so that errors such as a busy
+// session are answered in order) and returns the work to run on a goroutine of its own.
+type longMethod struct {
+	start func(*Server, *jsonrpc2.Request) (func(context.Context) (any, error), error)
+}
+
+var longMethods map[string]longMethod
+
+func init() {
+	longMethods = map[string]longMethod{
+		"session/prompt": {(*Server).sessionPrompt},
+		"tools/execute":  {(*Server).toolsExecute},
+	}
+}
+
+func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
+	var p protocol.InitializeParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	var defaults settings
+	if p.InitializationOptions != nil {
+		b, _ := json.Marshal(p.InitializationOptions)
+		if err := json.Unmarshal(b, &defaults); err != nil {
+			return nil, invalidParams("initializationOptions: %s", describeJSONError(err))
+		}
+	}
+	before, after := declared(p.Capabilities.Experimental)
+	s.mu.Lock()
+	s.initialized = true
+	s.clientBefore, s.clientAfter = before, after
+	s.defaults = defaults
+	s.mu.Unlock()
+	return &protocol.InitializeResult{
+		ServerInfo: &protocol.ServerInfo{Name: "pid", Version: s.opts.Version},
+		Capabilities: protocol.ServerCapabilities{
+			Experimental: map[string]any{"pid": map[string]any{
+				"protocolVersion": ProtocolVersion,
+				"tools":           builtinToolInfos(),
+			}},
+		},
+	}, nil
+}
+
+// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall}.
+func declared(exp any) (before, after bool) {
+	m, _ := exp.(map[string]any)
+	pid, _ := m["pid"].(map[string]any)
+	before, _ = pid["beforeToolCall"].(bool)
+	after, _ = pid["afterToolCall"].(bool)
+	return before, after
+}
+
+// builtinToolInfos lists the tools every session has. There are none yet: sessions get
+// their tools from scriptedTools.
+func builtinToolInfos() []toolInfo { return []toolInfo{} }
+
+func (s *Server) shutdownReq(*jsonrpc2.Request) (any, error) {
+	s.mu.Lock()
+	s.shutdown = true
+	cancels := make([]context.CancelFunc, 0, len(s.inflight))
+	for _, c := range s.inflight {
+		cancels = append(cancels, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+	return nil, nil
+}

@@ -1,0 +1,333 @@
+// This file holds sessions: the session/* and tools/* methods, and the translation of the
+// loop's events into notifications.
+
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/loop"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// session is one conversation of the editor's.
+type session struct {
+	id    string
+	srv   *Server
+	agent *loop.Agent
+	perms *permissions
+	// asks holds the tools whose calls need approval unless permissions say otherwise.
+	asks  map[string]bool
+	gates *endGates
+
+	// mu guards the fields below it.
+	mu         sync.Mutex
+	running    bool              // a session/prompt is in progress
+	remembered map[string]string // tool -> "allow" | "deny", from allowAlways/denyAlways
+}
+
+func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
+	s.mu.Lock()
+	cfg := s.defaults
+	s.mu.Unlock()
+	var p settings
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.Cwd != "" {
+		cfg.Cwd = p.Cwd
+	}
+	if p.Model != nil {
+		cfg.Model = p.Model
+	}
+	if p.ToolExecution != "" {
+		cfg.ToolExecution = p.ToolExecution
+	}
+	if p.Permissions != nil {
+		cfg.Permissions = p.Permissions
+	}
+	if p.ScriptedTools != nil {
+		cfg.ScriptedTools = p.ScriptedTools
+	}
+	if p.SystemPrompt != "" {
+		cfg.SystemPrompt = p.SystemPrompt
+	}
+	ss, err := s.newSession(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionNewResult{SessionID: ss.id, Tools: toolInfos(ss.agent.Tools())}, nil
+}
+
+func (s *Server) newSession(cfg settings) (*session, error) {
+	switch cfg.ToolExecution {
+	case "", string(toolexec.Parallel), string(toolexec.Sequential):
+	default:
+		return nil, invalidParams("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, cfg.ToolExecution)
+	}
+	if err := cfg.Permissions.check(); err != nil {
+		return nil, err
+	}
+	var provider llm.Provider
+	if cfg.Model != nil {
+		switch cfg.Model.Provider {
+		case "script":
+			provider = llm.NewScript(cfg.Model.Turns...)
+		default:
+			return nil, invalidParams("model.provider %q is not supported; use \"script\"", cfg.Model.Provider)
+		}
+	}
+	ss := &session{srv: s, perms: cfg.Permissions, asks: map[string]bool{}, gates: newEndGates(), remembered: map[string]string{}}
+	tools, initial, err := ss.scriptedTools(cfg.ScriptedTools)
+	if err != nil {
+		return nil, err
+	}
+	box, err := toolexec.NewToolbox(tools...)
+	if err != nil {
+		return nil, invalidParams("scriptedTools: %v", err)
+	}
+	acfg := loop.AgentConfig{
+		Provider: provider, SystemPrompt: cfg.SystemPrompt, Toolbox: box, InitialTools: initial,
+		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: ss.beforeToolCall,
+	}
+	s.mu.Lock()
+	if s.clientAfter {
+		acfg.After = ss.afterToolCall
+	}
+	s.nextSession++
+	ss.id = fmt.Sprintf("s%d", s.nextSession)
+	s.mu.Unlock()
+	if ss.agent, err = loop.NewAgent(acfg); err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+func toolInfos(set *toolexec.ActiveSet) []toolInfo {
+	specs := set.Specs()
+	tools := set.Tools()
+	out := make([]toolInfo, len(specs))
+	for i, sp := range specs {
+		mode := tools[i].ExecutionMode
+		if mode == "" {
+			mode = toolexec.Parallel
+		}
+		out[i] = toolInfo{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters, ExecutionMode: string(mode)}
+	}
+	return out
+}
+
+// lookup returns the session named in params.
+func (s *Server) lookup(id string) (*session, error) {
+	if id == "" {
+		return nil, invalidParams("sessionId is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	if ss == nil {
+		return nil, fmt.Errorf("%w: %q", errUnknownSession, id)
+	}
+	return ss, nil
+}
+
+func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p textParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	busy := ss.running
+	ss.running = !busy
+	ss.mu.Unlock()
+	if busy {
+		return nil, loop.ErrBusy
+	}
+	return func(ctx context.Context) (any, error) {
+		defer func() {
+			ss.mu.Lock()
+			ss.running = false
+			ss.mu.Unlock()
+		}()
+		res, err := ss.agent.Prompt(ctx, p.Text, ss.emit)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errFailed, err)
+		}
+		out := &promptResult{StopReason: res.StopReason, Messages: res.Messages, Terminated: res.Terminated}
+		if res.Aborted {
+			out.StopReason = llm.StopAborted
+		}
+		if out.Messages == nil {
+			out.Messages = []llm.Message{}
+		}
+		return out, nil
+	}, nil
+}
+
+func (s *Server) queue(req *jsonrpc2.Request, add func(*loop.Agent, llm.Message)) (any, error) {
+	var p textParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	add(ss.agent, llm.NewUser(p.Text))
+	return nil, nil
+}
+
+func (s *Server) sessionSteer(req *jsonrpc2.Request) (any, error) {
+	return s.queue(req, (*loop.Agent).Steer)
+}
+
+func (s *Server) sessionFollowUp(req *jsonrpc2.Request) (any, error) {
+	return s.queue(req, (*loop.Agent).FollowUp)
+}
+
+func (s *Server) toolsList(req *jsonrpc2.Request) (any, error) {
+	var p sessionParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &toolsResult{Tools: toolInfos(ss.agent.Tools())}, nil
+}
+
+func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p executeParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	switch p.ToolExecution {
+	case "", string(toolexec.Parallel), string(toolexec.Sequential):
+	default:
+		return nil, invalidParams("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, p.ToolExecution)
+	}
+	for i, c := range p.ToolCalls {
+		if c.ID == "" || c.Name == "" {
+			return nil, invalidParams("toolCalls[%d] needs an id and a name", i)
+		}
+	}
+	return func(ctx context.Context) (any, error) {
+		out := ss.agent.Execute(ctx, p.ToolCalls, toolexec.Mode(p.ToolExecution), ss.emit)
+		res := &executeResult{Messages: out.Messages, Terminate: out.Terminate, Aborted: out.Aborted}
+		if res.Messages == nil {
+			res.Messages = []llm.Message{}
+		}
+		if out.Aborted {
+			res.Terminate = false
+		}
+		return res, nil
+	}, nil
+}
+
+// emit turns the loop's events into notifications. It is the session's event.Sink, so it is
+// never called concurrently for one run and keeps the run's order.
+func (ss *session) emit(ev event.Event) {
+	s, id := ss.srv, ss.id
+	switch e := ev.(type) {
+	case event.AgentStart:
+		s.notify("agentStart", sessionNote{id})
+	case event.AgentEnd:
+		s.notify("agentEnd", agentEndNote{id, nonNil(e.Messages)})
+	case event.TurnStart:
+		s.notify("turnStart", sessionNote{id})
+	case event.TurnEnd:
+		s.notify("turnEnd", turnEndNote{id, e.Message, nonNil(e.ToolResults)})
+	case event.MessageStart:
+		s.notify("messageStart", messageNote{id, e.Message})
+	case event.MessageUpdate:
+		s.notify("messageUpdate", messageUpdateNote{id, e.Message, e.Delta})
+	case event.MessageEnd:
+		s.notify("messageEnd", messageNote{id, e.Message})
+	case event.ToolStart:
+		s.notify("toolStart", toolStartNote{id, e.ToolCallID, e.ToolName, e.Args})
+	case event.ToolUpdate:
+		s.notify("$/toolUpdate", toolUpdateNote{id, e.ToolCallID, e.ToolName, nonNilResult(e.Partial)})
+	case event.ToolEnd:
+		s.notify("toolEnd", toolEndNote{id, e.ToolCallID, e.ToolName, nonNilResult(e.Result), e.IsError})
+		ss.gates.ended(e.ToolCallID)
+	case event.Warning:
+		s.logMessage(2, fmt.Sprintf("session %s: %s", id, e.Message))
+	}
+}
+
+func nonNil(m []llm.Message) []llm.Message {
+	if m == nil {
+		return []llm.Message{}
+	}
+	return m
+}
+
+func nonNilResult(r event.Result) event.Result {
+	if r.Content == nil {
+		r.Content = []llm.Content{}
+	}
+	return r
+}
+
+// endGates lets scripted tools wait for another call's toolEnd (the waitForEnd step), so
+// fixtures can fix completion order without timing.
+type endGates struct {
+	// mu guards m.
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func newEndGates() *endGates { return &endGates{m: map[string]chan struct{}{}} }
+
+func (g *endGates) ch(id string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.m[id]
+	if c == nil {
+		c = make(chan struct{})
+		g.m[id] = c
+	}
+	return c
+}
+
+func (g *endGates) ended(id string) {
+	c := g.ch(id)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// wait returns when toolEnd of id was sent or ctx ends.
+func (g *endGates) wait(ctx context.Context, id string) error {
+	select {
+	case <-g.ch(id):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var _ = json.RawMessage{}

@@ -1,0 +1,234 @@
+// This file implements the LSP-framed object stream under sourcegraph/jsonrpc2: it reads
+// `Content-Length` frames, answers a frame that is not a JSON-RPC message with an error
+// response (-32700 for bad JSON, -32600 for JSON that is no request or response) and keeps
+// reading, where jsonrpc2's own codec would close the connection.
+
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// maxFrame bounds one message; a larger Content-Length is answered with -32700 and skipped.
+const maxFrame = 64 << 20
+
+// frameStream is a jsonrpc2.ObjectStream over LSP framing.
+type frameStream struct {
+	r      *bufio.Reader
+	closer io.Closer
+
+	// wmu serializes writes: jsonrpc2's and the stream's own error answers.
+	wmu sync.Mutex
+	w   *bufio.Writer
+	buf bytes.Buffer // scratch for one frame's header and body
+}
+
+func newFrameStream(r io.Reader, w io.Writer, closer io.Closer) *frameStream {
+	return &frameStream{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10), closer: closer}
+}
+
+// WriteObject writes one framed message and flushes it.
+func (s *frameStream) WriteObject(obj any) error {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return s.writeFrame(body)
+}
+
+func (s *frameStream) writeFrame(body []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.buf.Reset()
+	s.buf.WriteString("Content-Length: ")
+	s.buf.WriteString(strconv.Itoa(len(body)))
+	s.buf.WriteString("\r\n\r\n")
+	s.buf.Write(body)
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	return s.w.Flush()
+}
+
+// errorReply writes an error response that is not tied to a handler.
+func (s *frameStream) errorReply(id json.RawMessage, code int64, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{Code: code, Message: msg}})
+	_ = s.writeFrame(body)
+}
+
+type wireError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+// ReadObject reads frames until one holds a JSON-RPC message, which it decodes into v.
+// Frames that are not are answered and skipped. It fails only when the input ends or
+// breaks (then the connection closes).
+func (s *frameStream) ReadObject(v any) error {
+	for {
+		body, err := s.readFrame()
+		var fe *frameError
+		if errors.As(err, &fe) {
+			s.errorReply(nil, codeParseError, fe.msg)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		id, problem, code := inspect(body)
+		if problem != "" {
+			s.errorReply(id, code, problem)
+			continue
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			s.errorReply(id, codeInvalidRequest, "invalid request: "+err.Error())
+			continue
+		}
+		return nil
+	}
+}
+
+// frameError is a frame that could be skipped but not read.
+type frameError struct{ msg string }
+
+func (e *frameError) Error() string { return e.msg }
+
+// readFrame reads one frame's body. Header lines end in \r\n (a bare \n is accepted);
+// headers other than Content-Length are ignored.
+func (s *frameStream) readFrame() ([]byte, error) {
+	length := -1
+	sawHeader := false
+	var bad string
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			if err == io.EOF && (line != "" || sawHeader) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if !sawHeader {
+				continue // stray blank line between frames
+			}
+			break
+		}
+		sawHeader = true
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			bad = fmt.Sprintf("parse error: malformed header line %q", truncate(line, 80))
+			continue
+		}
+		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < 0 {
+				bad = fmt.Sprintf("parse error: bad Content-Length %q", truncate(value, 40))
+				continue
+			}
+			length = n
+		}
+	}
+	if length < 0 {
+		if bad == "" {
+			bad = "parse error: frame without Content-Length header"
+		}
+		return nil, &frameError{bad}
+	}
+	if length > maxFrame {
+		if _, err := s.r.Discard(length); err != nil {
+			return nil, err
+		}
+		return nil, &frameError{fmt.Sprintf("parse error: message of %d bytes exceeds the %d byte limit", length, maxFrame)}
+	}
+	body := make([]byte, length)
+	if _, err := io.ReadFull(s.r, body); err != nil {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if bad != "" {
+		return nil, &frameError{bad}
+	}
+	return body, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// inspect checks that body is one JSON-RPC request, notification or response, and returns
+// its id (when it has a usable one) with a problem and the code to answer it with.
+func inspect(body []byte) (id json.RawMessage, problem string, code int64) {
+	if !json.Valid(body) {
+		return nil, "parse error: the message is not valid JSON", codeParseError
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if len(trimmed) > 0 && trimmed[0] == '[' {
+			return nil, "invalid request: batch messages are not supported", codeInvalidRequest
+		}
+		return nil, "invalid request: a message must be a JSON object", codeInvalidRequest
+	}
+	var m struct {
+		JSONRPC *string         `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, "invalid request: " + err.Error(), codeInvalidRequest
+	}
+	if len(m.ID) > 0 {
+		switch m.ID[0] {
+		case '"':
+			id = m.ID
+		case 'n': // null
+		default:
+			var n int64
+			if json.Unmarshal(m.ID, &n) != nil || n < 0 {
+				return nil, "invalid request: id must be a string or a non-negative integer", codeInvalidRequest
+			}
+			id = m.ID
+		}
+	}
+	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
+		return id, `invalid request: "jsonrpc" must be "2.0"`, codeInvalidRequest
+	}
+	isReq := len(m.Method) > 0
+	isResp := len(m.Result) > 0 || len(m.Error) > 0
+	switch {
+	case isReq && isResp, !isReq && !isResp:
+		return id, "invalid request: a message needs either a method or a result/error", codeInvalidRequest
+	case isReq && m.Method[0] != '"':
+		return id, "invalid request: method must be a string", codeInvalidRequest
+	case isReq && len(m.Params) > 0 && m.Params[0] != '{' && m.Params[0] != '[' && string(m.Params) != "null":
+		return id, "invalid request: params must be an object or an array", codeInvalidRequest
+	}
+	return id, "", 0
+}
+
+func (s *frameStream) Close() error {
+	if s.closer != nil {
+		return s.closer.Close()
+	}
+	return nil
+}
