@@ -31,6 +31,8 @@ type Server struct {
 	log    *slog.Logger
 	stream *frameStream
 	conn   *jsonrpc2.Conn
+	// ready closes once conn is set: jsonrpc2 starts reading before NewConn returns.
+	ready chan struct{}
 
 	// wg counts request goroutines.
 	wg sync.WaitGroup
@@ -57,7 +59,7 @@ type Server struct {
 // the process exit code: 0 after shutdown, 1 otherwise. When it returns, every request has
 // been answered or cancelled and every goroutine it started has finished.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
-	s := &Server{opts: opts, log: opts.Log, exited: make(chan struct{}), sessions: map[string]*session{}, inflight: map[jsonrpc2.ID]context.CancelFunc{}, exitCode: 1}
+	s := &Server{opts: opts, log: opts.Log, exited: make(chan struct{}), ready: make(chan struct{}), sessions: map[string]*session{}, inflight: map[jsonrpc2.ID]context.CancelFunc{}, exitCode: 1}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -69,6 +71,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.conn = jsonrpc2.NewConn(ctx, s.stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	close(s.ready)
 	select {
 	case <-s.conn.DisconnectNotify():
 	case <-s.exited:
@@ -95,6 +98,7 @@ func (p slogPrinter) Printf(format string, v ...any) { p.log.Info(fmt.Sprintf(fo
 // running prompt at once, steer lands before anything sent after it); requests that run the
 // agent or wait on the editor get a goroutine and a context of their own.
 func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	<-s.ready
 	if req.Notif {
 		s.guard(req, func() { s.notification(req) })
 		return
