@@ -31,6 +31,10 @@ type ScriptedProvider struct {
 
 	mu sync.Mutex
 	n  int
+	// over is set once a call found the script over; end is the first such call's index,
+	// which is the script's length.
+	over bool
+	end  int
 }
 
 // NewScript returns a provider that plays turns in order.
@@ -62,9 +66,15 @@ func (p *ScriptedProvider) Stream(ctx context.Context, _ *Request, sink StreamSi
 	}
 	turn, ok := p.Next(n)
 	if !ok {
+		p.mu.Lock()
+		if !p.over || n < p.end {
+			p.over, p.end = true, n
+		}
+		length := p.end
+		p.mu.Unlock()
 		return Message{
 			Role: RoleAssistant, Content: []Content{}, StopReason: StopError, Timestamp: Now(),
-			ErrorMessage: fmt.Sprintf("scripted model: no turn left for model call %d (the script has %d turns)", n+1, n),
+			ErrorMessage: fmt.Sprintf("scripted model: no turn left for model call %d (the script has %d turns)", n+1, length),
 		}
 	}
 	stop := turn.StopReason

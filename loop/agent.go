@@ -118,7 +118,8 @@ func (a *Agent) PromptMessages(ctx context.Context, prompts []llm.Message, emit 
 
 	a.mu.Lock()
 	a.transcript = append(a.transcript, res.Messages...)
-	a.tools = res.Tools
+	// a.tools may have grown during the run (Execute); keep that and add the run's tools.
+	a.tools, _ = a.tools.With(res.Tools.Names())
 	a.mu.Unlock()
 	return res, nil
 }

@@ -169,7 +169,11 @@ func (r *run) loop(prompts []llm.Message) Result {
 			res.StopReason = msg.StopReason
 			if msg.StopReason == llm.StopError || msg.StopReason == llm.StopAborted {
 				r.emit(event.TurnEnd{Message: msg})
-				res.Aborted = msg.StopReason == llm.StopAborted
+				// A failure caused by a cancel is an abort (Result.Aborted, R17).
+				if msg.StopReason == llm.StopAborted || r.ctx.Err() != nil {
+					res.Aborted = true
+					res.StopReason = llm.StopAborted
+				}
 				return r.finish(res)
 			}
 
@@ -232,14 +236,16 @@ func (r *run) activate(m *llm.Message) {
 // ask makes one model call, streaming its events, and returns the assistant message.
 func (r *run) ask() llm.Message {
 	if r.ctx.Err() != nil {
-		m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopAborted, ErrorMessage: "Operation aborted", Timestamp: llm.Now()}
-		r.emit(event.MessageStart{Message: m})
-		r.emit(event.MessageEnd{Message: m})
-		return m
+		return r.aborted()
 	}
 	req := &llm.Request{SystemPrompt: r.cfg.SystemPrompt, Tools: r.tools.Specs()}
 	if r.cfg.TransformContext != nil {
 		msgs, err := protect(func() ([]llm.Message, error) { return r.cfg.TransformContext(r.ctx, r.transcript) })
+		if err != nil && r.ctx.Err() != nil {
+			// The transform gave up because the run was cancelled, as its contract asks:
+			// that is an abort, not a transform failure.
+			return r.aborted()
+		}
 		if err != nil {
 			return r.failed(fmt.Sprintf("transformContext failed: %v", err))
 		}
@@ -288,6 +294,15 @@ func (r *run) ask() llm.Message {
 	}
 	r.emit(event.MessageEnd{Message: msg})
 	return msg
+}
+
+// aborted announces and returns the assistant message of a model call not made because the
+// run was cancelled.
+func (r *run) aborted() llm.Message {
+	m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopAborted, ErrorMessage: "Operation aborted", Timestamp: llm.Now()}
+	r.emit(event.MessageStart{Message: m})
+	r.emit(event.MessageEnd{Message: m})
+	return m
 }
 
 func (r *run) failed(text string) llm.Message {
