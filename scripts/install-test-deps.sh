@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the real-client tests (test/clients) need on a fresh Debian machine.
+# Run as root. Node.js (v20+) and npm are expected to be installed already.
+#   - neovim from Debian (apt-get) when nvim is not on PATH
+#   - the node test's dependencies, exactly as pinned in test/clients/package-lock.json (npm ci)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v nvim >/dev/null 2>&1; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y neovim
+fi
+
+for tool in node npm; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "install-test-deps: $tool is not installed (need Node.js 20 or later with npm)" >&2
+		exit 1
+	fi
+done
+
+(cd test/clients && npm ci --no-audit --no-fund)
+
+echo "install-test-deps: nvim $(nvim --version | head -n1 | sed 's/^NVIM //'), node $(node --version), npm $(npm --version)"
