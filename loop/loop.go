@@ -22,7 +22,7 @@ type Config struct {
 	Provider     llm.Provider
 	SystemPrompt string
 	// Tools is the set active at the end of the history the run starts from (see
-	// toolexec.Replay). Required.
+	// toolexec.Replay); nil means no tools.
 	Tools *toolexec.ActiveSet
 	// ToolExecution is the session's mode; "" means parallel (R2).
 	ToolExecution toolexec.Mode
@@ -91,12 +91,18 @@ type run struct {
 
 func dropEvent(event.Event) {}
 
+var emptyToolbox, _ = toolexec.NewToolbox()
+
 // Run runs the loop from history with prompts added as the new input, until the model stops
 // asking for tools and no queued message is left, a batch terminates (R16), the model fails,
 // or ctx is cancelled. It never panics because of a provider, tool or hook; every goroutine
 // it starts has finished when it returns.
 func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.Message) Result {
 	r := &run{ctx: ctx, cfg: cfg, emit: cfg.Emit, tools: cfg.Tools}
+	if r.tools == nil {
+		empty, _ := emptyToolbox.Activate()
+		r.tools = empty
+	}
 	if r.emit == nil {
 		r.emit = dropEvent
 	}
