@@ -59,8 +59,9 @@ type call struct {
 	// call is finalized, for the calls that depend on it.
 	deps []*call
 	done chan struct{}
-	// ended is set under batch.mu once ToolEnd is sent; later updates are dropped (R9).
-	ended bool
+	// returned is set under batch.mu once Execute has returned (and again when ToolEnd is
+	// sent); onUpdate calls after that are dropped, as Tool.Execute's contract says (R9).
+	returned bool
 }
 
 // batch is one Run in progress.
@@ -72,7 +73,7 @@ type batch struct {
 	// msgs holds the tool-result messages in source order once built.
 	msgs []llm.Message
 
-	// mu serializes calls of cfg.Emit and guards call.ended.
+	// mu serializes calls of cfg.Emit and guards call.returned.
 	mu sync.Mutex
 }
 
@@ -149,7 +150,7 @@ func (r *batch) end(c *call) {
 		return
 	}
 	r.mu.Lock()
-	c.ended = true
+	c.returned = true
 	r.cfg.Emit(event.ToolEnd{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Result: event.Result{Content: c.result.Content, Details: c.result.Details}, IsError: c.isError})
 	r.mu.Unlock()
 }
@@ -225,7 +226,8 @@ func (r *batch) runParallel(calls []call) {
 			}
 			c.done = make(chan struct{})
 			for _, name := range res {
-				if prev := holders[name]; prev != nil && !contains(c.deps, prev) {
+				// prev == c when the call names a resource twice: it must not wait for itself.
+				if prev := holders[name]; prev != nil && prev != c && !contains(c.deps, prev) {
 					c.deps = append(c.deps, prev)
 				}
 				holders[name] = c
@@ -358,12 +360,17 @@ func (r *batch) execute(c *call) {
 			return
 		}
 		r.mu.Lock()
-		if !c.ended {
+		if !c.returned {
 			r.cfg.Emit(event.ToolUpdate{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Args: c.tc.Arguments, Partial: p})
 		}
 		r.mu.Unlock()
 	}
 	res, err := guard(func() (Result, error) { return tool.Execute(r.ctx, c.prepared, onUpdate) })
+	// Updates sent after Execute returned (say, by a goroutine the tool left behind) are
+	// dropped, also while afterToolCall runs.
+	r.mu.Lock()
+	c.returned = true
+	r.mu.Unlock()
 	if err != nil {
 		var pe *panicError
 		if errors.As(err, &pe) {
