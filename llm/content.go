@@ -41,49 +41,8 @@ func NewToolCall(id, name string, args json.RawMessage) Content {
 	return Content{Type: ContentToolCall, ID: id, Name: name, Arguments: args}
 }
 
-type textJSON struct {
-	Type ContentType `json:"type"`
-	Text string      `json:"text"`
-}
-
-type thinkingJSON struct {
-	Type     ContentType `json:"type"`
-	Thinking string      `json:"thinking"`
-}
-
-type toolCallJSON struct {
-	Type      ContentType     `json:"type"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-type imageJSON struct {
-	Type     ContentType `json:"type"`
-	Data     string      `json:"data"`
-	MimeType string      `json:"mimeType"`
-}
-
-var emptyObject = json.RawMessage(`{}`)
-
 // MarshalJSON writes only the fields of the block's type.
-func (c Content) MarshalJSON() ([]byte, error) {
-	switch c.Type {
-	case ContentText:
-		return json.Marshal(textJSON{c.Type, c.Text})
-	case ContentThinking:
-		return json.Marshal(thinkingJSON{c.Type, c.Thinking})
-	case ContentToolCall:
-		args := c.Arguments
-		if len(args) == 0 {
-			args = emptyObject
-		}
-		return json.Marshal(toolCallJSON{c.Type, c.ID, c.Name, args})
-	case ContentImage:
-		return json.Marshal(imageJSON{c.Type, c.Data, c.MimeType})
-	}
-	return nil, fmt.Errorf("llm: content block with unknown type %q", c.Type)
-}
+func (c Content) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil) }
 
 // UnmarshalJSON reads any block type and rejects unknown ones with an error naming the type.
 func (c *Content) UnmarshalJSON(b []byte) error {

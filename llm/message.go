@@ -106,49 +106,9 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-type userJSON struct {
-	Role      Role      `json:"role"`
-	Content   []Content `json:"content"`
-	Timestamp int64     `json:"timestamp"`
-}
-
-type assistantJSON struct {
-	Role         Role       `json:"role"`
-	Content      []Content  `json:"content"`
-	StopReason   StopReason `json:"stopReason"`
-	Usage        *Usage     `json:"usage,omitempty"`
-	ErrorMessage string     `json:"errorMessage,omitempty"`
-	Timestamp    int64      `json:"timestamp"`
-}
-
-type toolResultJSON struct {
-	Role           Role      `json:"role"`
-	ToolCallID     string    `json:"toolCallId"`
-	ToolName       string    `json:"toolName"`
-	Content        []Content `json:"content"`
-	Details        any       `json:"details,omitempty"`
-	IsError        bool      `json:"isError"`
-	AddedToolNames []string  `json:"addedToolNames,omitempty"`
-	Timestamp      int64     `json:"timestamp"`
-}
-
 // MarshalJSON writes the shape of the message's role (see docs/protocol.md): only the
 // fields of that role, content always an array, addedToolNames only when non-empty.
-func (m Message) MarshalJSON() ([]byte, error) {
-	content := m.Content
-	if content == nil {
-		content = []Content{}
-	}
-	switch m.Role {
-	case RoleUser:
-		return json.Marshal(userJSON{m.Role, content, m.Timestamp})
-	case RoleAssistant:
-		return json.Marshal(assistantJSON{m.Role, content, m.StopReason, m.Usage, m.ErrorMessage, m.Timestamp})
-	case RoleToolResult:
-		return json.Marshal(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.AddedToolNames, m.Timestamp})
-	}
-	return nil, fmt.Errorf("llm: message with unknown role %q", m.Role)
-}
+func (m Message) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil) }
 
 // UnmarshalJSON reads any of the three shapes, so a saved transcript can be replayed.
 // A user message whose content is a plain string is accepted as one text block.

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/pid-agent/pid/rpc"
@@ -39,7 +41,14 @@ func run(args []string) int {
 			return 2
 		}
 	}
-	return rpc.Serve(context.Background(), os.Stdin, os.Stdout, rpc.Options{Version: version, Log: logger()})
+	if path := os.Getenv("PID_CPUPROFILE"); path != "" {
+		if f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid()))); err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	in, out := pollable(os.Stdin, 0), pollable(os.Stdout, 1)
+	return rpc.Serve(context.Background(), in, out, rpc.Options{Version: version, Log: logger()})
 }
 
 // logger writes to stderr; PID_LOG=debug|info|warn|error sets the level (default warn).
