@@ -39,7 +39,7 @@ var (
 	errUnknownMethod  = &codedError{codeMethodNotFound, "method not found"}
 	errInvalidParams  = &codedError{codeInvalidParams, "invalid params"}
 	errUnknownSession = &codedError{codeInvalidParams, "unknown session"}
-	errBusy           = &codedError{codeRequestFailed, "request failed"}
+	errBusy           = &codedError{codeRequestFailed, "a prompt is already running for this session; send more input with session/steer or session/followUp"}
 	errFailed         = &codedError{codeRequestFailed, "request failed"}
 )
 
@@ -55,7 +55,7 @@ func toWire(err error) *jsonrpc2.Error {
 	var ce *codedError
 	switch {
 	case errors.Is(err, loop.ErrBusy):
-		return &jsonrpc2.Error{Code: codeRequestFailed, Message: err.Error()}
+		return &jsonrpc2.Error{Code: errBusy.code, Message: errBusy.msg}
 	case errors.As(err, &ce):
 		msg := err.Error()
 		return &jsonrpc2.Error{Code: ce.code, Message: msg}

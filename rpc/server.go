@@ -127,7 +127,9 @@ func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 			}()
 			var result any
 			var err error
-			s.guard(req, func() { result, err = start(rctx) })
+			if perr := s.guard(req, func() { result, err = start(rctx) }); perr != nil {
+				result, err = nil, perr
+			}
 			s.reply(req.ID, result, err)
 		})
 		return
@@ -138,20 +140,24 @@ func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 		return
 	}
 	var result any
-	err := fmt.Errorf("%w: the handler of %s failed", errFailed, req.Method)
-	s.guard(req, func() { result, err = h(s, req) })
+	var err error
+	if perr := s.guard(req, func() { result, err = h(s, req) }); perr != nil {
+		result, err = nil, perr
+	}
 	s.reply(req.ID, result, err)
 }
 
-// guard runs f and logs a panic instead of crashing the daemon; the caller's default error
-// then answers the request.
-func (s *Server) guard(req *jsonrpc2.Request, f func()) {
+// guard runs f and logs a panic instead of crashing the daemon. It returns the panic as an
+// internal error, which the caller answers the request with (never a result).
+func (s *Server) guard(req *jsonrpc2.Request, f func()) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("handler panicked", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("the handler of %s panicked: %v", req.Method, p)
 		}
 	}()
 	f()
+	return nil
 }
 
 // admit applies the lifecycle: nothing before initialize, nothing after shutdown.

@@ -155,7 +155,7 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 	ss.running = !busy
 	ss.mu.Unlock()
 	if busy {
-		return nil, loop.ErrBusy
+		return nil, errBusy
 	}
 	return func(ctx context.Context) (any, error) {
 		defer func() {

@@ -29,6 +29,10 @@ type frameStream struct {
 	wmu sync.Mutex
 	w   *bufio.Writer
 	buf bytes.Buffer // scratch for one frame's header and body
+
+	// Reader state, used by ReadObject's goroutine only.
+	resync  bool   // skip to the next Content-Length header before reading a frame
+	pending string // a header line to read before the input's next line
 }
 
 func newFrameStream(r io.Reader, w io.Writer, closer io.Closer) *frameStream {
@@ -110,35 +114,56 @@ func (e *frameError) Error() string { return e.msg }
 
 // readFrame reads one frame's body. Header lines end in \r\n (a bare \n is accepted);
 // headers other than Content-Length are ignored.
+//
+// A header block without a usable Content-Length is answered with -32700, and since the
+// length of what follows it is unknown, the input is then skipped up to the next
+// Content-Length header (resync), so that the next well-formed frame is read as it was sent.
+// A line that is not a header where a frame should start is data outside a frame: it is
+// answered with -32700 too, and when it runs into a header (a body written without a header,
+// followed by the next frame) the header is read from there.
 func (s *frameStream) readFrame() ([]byte, error) {
+	if s.resync {
+		s.resync = false
+		if err := s.skipToHeader(); err != nil {
+			return nil, err
+		}
+	}
 	length := -1
 	sawHeader := false
 	var bad string
 	for {
-		line, err := s.r.ReadString('\n')
+		line, err := s.readLine()
 		if err != nil {
 			if err == io.EOF && (line != "" || sawHeader) {
 				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, err
 		}
-		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
 			if !sawHeader {
 				continue // stray blank line between frames
 			}
 			break
 		}
-		sawHeader = true
 		name, value, ok := strings.Cut(line, ":")
-		if !ok {
+		if !ok || !isHeaderName(strings.TrimSpace(name)) {
+			if i := indexContentLength(line); i > 0 {
+				// Junk ran into the next frame's header: report the junk, read the frame.
+				s.pending = line[i:]
+				return nil, &frameError{fmt.Sprintf("parse error: data outside a frame (no Content-Length header): %q", truncate(line[:i], 80))}
+			}
+			if !sawHeader {
+				// Where a frame should start: data outside a frame, reported line by line.
+				return nil, &frameError{fmt.Sprintf("parse error: data outside a frame (no Content-Length header): %q", truncate(line, 80))}
+			}
 			bad = fmt.Sprintf("parse error: malformed header line %q", truncate(line, 80))
 			continue
 		}
+		sawHeader = true
 		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
 			n, err := strconv.Atoi(strings.TrimSpace(value))
 			if err != nil || n < 0 {
-				bad = fmt.Sprintf("parse error: bad Content-Length %q", truncate(value, 40))
+				bad = fmt.Sprintf("parse error: bad Content-Length %q", truncate(strings.TrimSpace(value), 40))
 				continue
 			}
 			length = n
@@ -148,6 +173,7 @@ func (s *frameStream) readFrame() ([]byte, error) {
 		if bad == "" {
 			bad = "parse error: frame without Content-Length header"
 		}
+		s.resync = true
 		return nil, &frameError{bad}
 	}
 	if length > maxFrame {
@@ -164,6 +190,82 @@ func (s *frameStream) readFrame() ([]byte, error) {
 		return nil, &frameError{bad}
 	}
 	return body, nil
+}
+
+// readLine returns the next header line without its line end: a line put back by readFrame,
+// else one read from the input.
+func (s *frameStream) readLine() (string, error) {
+	if s.pending != "" {
+		line := s.pending
+		s.pending = ""
+		return line, nil
+	}
+	line, err := s.r.ReadString('\n')
+	if err != nil {
+		return line, err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+const contentLengthHeader = "content-length:"
+
+// skipToHeader discards input up to the next "Content-Length:" (in any case), which it puts
+// back for readFrame.
+func (s *frameStream) skipToHeader() error {
+	matched := 0
+	for {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			return err
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		switch {
+		case b == contentLengthHeader[matched]:
+			matched++
+		case b == contentLengthHeader[0]:
+			matched = 1
+		default:
+			matched = 0
+		}
+		if matched == len(contentLengthHeader) {
+			rest, err := s.r.ReadString('\n')
+			if err != nil && err != io.EOF {
+				return err
+			}
+			s.pending = "Content-Length:" + strings.TrimRight(rest, "\r\n")
+			return nil
+		}
+	}
+}
+
+// indexContentLength returns where "Content-Length:" (in any case) starts in line, or -1.
+func indexContentLength(line string) int {
+	lower := []byte(line)
+	for i, c := range lower {
+		if 'A' <= c && c <= 'Z' {
+			lower[i] = c + 'a' - 'A'
+		}
+	}
+	return bytes.Index(lower, []byte(contentLengthHeader))
+}
+
+// isHeaderName reports whether s is an HTTP header field name (a token).
+func isHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func truncate(s string, n int) string {
@@ -209,6 +311,10 @@ func inspect(body []byte) (id json.RawMessage, problem string, code int64) {
 			}
 			id = m.ID
 		}
+	}
+	if len(m.ID) > 0 && m.ID[0] == 'n' && len(m.Method) > 0 {
+		// jsonrpc2 would take it for a notification and the client would wait forever.
+		return nil, "invalid request: a request id must be a string or an integer, not null", codeInvalidRequest
 	}
 	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
 		return id, `invalid request: "jsonrpc" must be "2.0"`, codeInvalidRequest
