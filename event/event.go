@@ -93,6 +93,9 @@ type (
 	Warning struct {
 		ToolCallID string // empty when not about one call
 		Message    string
+		// Stack is the goroutine stack of a recovered panic, for the daemon's own log; it is
+		// not meant for the editor or the model.
+		Stack string
 	}
 )
 

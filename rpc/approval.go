@@ -6,6 +6,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"go.lsp.dev/protocol"
@@ -79,7 +80,7 @@ func (ss *session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) 
 			return &toolexec.Block{Reason: "Operation aborted"}, nil
 		}
 		ss.srv.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("session %s: approval request for %s failed: %v", ss.id, in.Call.ID, err))
-		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor did not answer the approval request (%v).", name, err)}, nil
+		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: %s", name, approvalFailure(err))}, nil
 	}
 	switch decision {
 	case "allowAlways":
@@ -124,7 +125,11 @@ func (ss *session) ask(ctx context.Context, call llm.ToolCall) (decision, reason
 	}
 	if declared {
 		var a *beforeAnswer
-		if err := ss.srv.call(ctx, "beforeToolCall", beforeParams{ss.id, call.ID, call.Name, args}, &a); err != nil {
+		params, err := beforeParamsJSON(ss.id, call.ID, call.Name, args)
+		if err != nil {
+			return "", "", err
+		}
+		if err := ss.srv.call(ctx, "beforeToolCall", params, &a); err != nil {
 			return "", "", err
 		}
 		if a == nil {
@@ -138,7 +143,11 @@ func (ss *session) ask(ctx context.Context, call llm.ToolCall) (decision, reason
 		Message: fmt.Sprintf("pid wants to run %s with %s", call.Name, truncate(string(args), 400)),
 		Actions: []protocol.MessageActionItem{{Title: titleAllow}, {Title: titleAlwaysAllow}, {Title: titleDeny}},
 	}
-	if err := ss.srv.call(ctx, "window/showMessageRequest", params, &item); err != nil {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return "", "", err
+	}
+	if err := ss.srv.call(ctx, "window/showMessageRequest", body, &item); err != nil {
 		return "", "", err
 	}
 	if item == nil {
@@ -166,7 +175,10 @@ func (ss *session) afterToolCall(ctx context.Context, in toolexec.AfterInput) (*
 		content = []llm.Content{}
 	}
 	var a *afterAnswer
-	p := afterParams{ss.id, in.Call.ID, in.Call.Name, args, resultOf(content, in.Result.Details), in.IsError}
+	p, err := afterParamsJSON(ss.id, in.Call.ID, in.Call.Name, args, resultOf(content, in.Result.Details), in.IsError)
+	if err != nil {
+		return nil, err
+	}
 	if err := ss.srv.call(ctx, "afterToolCall", p, &a); err != nil {
 		if ctx.Err() == nil {
 			ss.srv.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("session %s: afterToolCall for %s failed, result kept: %v", ss.id, in.Call.ID, err))
@@ -177,4 +189,13 @@ func (ss *session) afterToolCall(ctx context.Context, in toolexec.AfterInput) (*
 		return nil, nil
 	}
 	return &toolexec.Override{Content: a.Content, Details: a.Details, IsError: a.IsError, Terminate: a.Terminate}, nil
+}
+
+// approvalFailure says, for the model and the log, why an approval request got no decision.
+func approvalFailure(err error) string {
+	var ee *editorError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("the editor answered the approval request with an error (%d: %s).", ee.Code, ee.Message)
+	}
+	return fmt.Sprintf("the editor did not answer the approval request (%v).", err)
 }

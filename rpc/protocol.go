@@ -112,69 +112,11 @@ type executeResult struct {
 	Aborted   bool          `json:"aborted,omitempty"`
 }
 
-// Notification payloads.
+// Answers to pid's requests to the editor (the requests are encoded in encode.go).
 type (
-	sessionNote struct {
-		SessionID string `json:"sessionId"`
-	}
-	messageNote struct {
-		SessionID string      `json:"sessionId"`
-		Message   llm.Message `json:"message"`
-	}
-	messageUpdateNote struct {
-		SessionID string          `json:"sessionId"`
-		Message   llm.Message     `json:"message"`
-		Delta     llm.StreamEvent `json:"delta"`
-	}
-	turnEndNote struct {
-		SessionID   string        `json:"sessionId"`
-		Message     llm.Message   `json:"message"`
-		ToolResults []llm.Message `json:"toolResults"`
-	}
-	agentEndNote struct {
-		SessionID string        `json:"sessionId"`
-		Messages  []llm.Message `json:"messages"`
-	}
-	toolStartNote struct {
-		SessionID  string          `json:"sessionId"`
-		ToolCallID string          `json:"toolCallId"`
-		ToolName   string          `json:"toolName"`
-		Args       json.RawMessage `json:"args"`
-	}
-	toolUpdateNote struct {
-		SessionID     string       `json:"sessionId"`
-		ToolCallID    string       `json:"toolCallId"`
-		ToolName      string       `json:"toolName"`
-		PartialResult event.Result `json:"partialResult"`
-	}
-	toolEndNote struct {
-		SessionID  string       `json:"sessionId"`
-		ToolCallID string       `json:"toolCallId"`
-		ToolName   string       `json:"toolName"`
-		Result     event.Result `json:"result"`
-		IsError    bool         `json:"isError"`
-	}
-)
-
-// Requests to the editor.
-type (
-	beforeParams struct {
-		SessionID  string          `json:"sessionId"`
-		ToolCallID string          `json:"toolCallId"`
-		ToolName   string          `json:"toolName"`
-		Args       json.RawMessage `json:"args"`
-	}
 	beforeAnswer struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason,omitempty"`
-	}
-	afterParams struct {
-		SessionID  string          `json:"sessionId"`
-		ToolCallID string          `json:"toolCallId"`
-		ToolName   string          `json:"toolName"`
-		Args       json.RawMessage `json:"args"`
-		Result     event.Result    `json:"result"`
-		IsError    bool            `json:"isError"`
 	}
 	afterAnswer struct {
 		Content   []llm.Content `json:"content"`

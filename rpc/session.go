@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -246,31 +247,27 @@ func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any
 // emit turns the loop's events into notifications. It is the session's event.Sink, so it is
 // never called concurrently for one run and keeps the run's order.
 func (ss *session) emit(ev event.Event) {
-	s, id := ss.srv, ss.id
-	switch e := ev.(type) {
-	case event.AgentStart:
-		s.notify("agentStart", sessionNote{id})
-	case event.AgentEnd:
-		s.notify("agentEnd", agentEndNote{id, nonNil(e.Messages)})
-	case event.TurnStart:
-		s.notify("turnStart", sessionNote{id})
-	case event.TurnEnd:
-		s.notify("turnEnd", turnEndNote{id, e.Message, nonNil(e.ToolResults)})
-	case event.MessageStart:
-		s.notify("messageStart", messageNote{id, e.Message})
-	case event.MessageUpdate:
-		s.notify("messageUpdate", messageUpdateNote{id, e.Message, e.Delta})
-	case event.MessageEnd:
-		s.notify("messageEnd", messageNote{id, e.Message})
-	case event.ToolStart:
-		s.notify("toolStart", toolStartNote{id, e.ToolCallID, e.ToolName, e.Args})
-	case event.ToolUpdate:
-		s.notify("$/toolUpdate", toolUpdateNote{id, e.ToolCallID, e.ToolName, nonNilResult(e.Partial)})
-	case event.ToolEnd:
-		s.notify("toolEnd", toolEndNote{id, e.ToolCallID, e.ToolName, nonNilResult(e.Result), e.IsError})
+	if w, ok := ev.(event.Warning); ok {
+		if w.Stack != "" {
+			ss.srv.log.Warn(w.Message, "session", ss.id, "stack", w.Stack)
+		}
+		ss.srv.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("session %s: %s", ss.id, w.Message))
+		return
+	}
+	bp := bufPool.Get().(*[]byte)
+	b, ok, err := encodeEvent((*bp)[:0], ss.id, ev)
+	switch {
+	case err != nil:
+		ss.srv.log.Error("encoding a notification failed", "session", ss.id, "event", fmt.Sprintf("%T", ev), "err", err)
+	case ok:
+		if werr := ss.srv.stream.writeFrame(b); werr != nil {
+			ss.srv.log.Debug("notification not sent", "err", werr)
+		}
+	}
+	*bp = b
+	bufPool.Put(bp)
+	if e, ok := ev.(event.ToolEnd); ok {
 		ss.gates.ended(e.ToolCallID)
-	case event.Warning:
-		s.logMessage(2, fmt.Sprintf("session %s: %s", id, e.Message))
 	}
 }
 

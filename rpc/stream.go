@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidwall/gjson"
 	"io"
 	"strconv"
 	"strings"
@@ -29,6 +30,10 @@ type frameStream struct {
 	wmu sync.Mutex
 	w   *bufio.Writer
 	buf bytes.Buffer // scratch for one frame's header and body
+
+	// intercept, if set, is offered every response before jsonrpc2 sees it; it reports
+	// whether it took it (pid's own requests to the editor are answered through it).
+	intercept func(id json.RawMessage, body []byte) bool
 
 	// Reader state, used by ReadObject's goroutine only.
 	resync  bool   // skip to the next Content-Length header before reading a frame
@@ -94,9 +99,12 @@ func (s *frameStream) ReadObject(v any) error {
 		if err != nil {
 			return err
 		}
-		id, problem, code := inspect(body)
+		id, response, problem, code := classify(body)
 		if problem != "" {
 			s.errorReply(id, code, problem)
+			continue
+		}
+		if response && s.intercept != nil && s.intercept(id, body) {
 			continue
 		}
 		if err := json.Unmarshal(body, v); err != nil {
@@ -278,58 +286,54 @@ func truncate(s string, n int) string {
 // inspect checks that body is one JSON-RPC request, notification or response, and returns
 // its id (when it has a usable one) with a problem and the code to answer it with.
 func inspect(body []byte) (id json.RawMessage, problem string, code int64) {
-	if !json.Valid(body) {
-		return nil, "parse error: the message is not valid JSON", codeParseError
+	id, _, problem, code = classify(body)
+	return id, problem, code
+}
+
+// classify is inspect that also reports whether the message is a response.
+func classify(body []byte) (id json.RawMessage, response bool, problem string, code int64) {
+	if !gjson.ValidBytes(body) {
+		return nil, false, "parse error: the message is not valid JSON", codeParseError
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		if len(trimmed) > 0 && trimmed[0] == '[' {
-			return nil, "invalid request: batch messages are not supported", codeInvalidRequest
+			return nil, false, "invalid request: batch messages are not supported", codeInvalidRequest
 		}
-		return nil, "invalid request: a message must be a JSON object", codeInvalidRequest
+		return nil, false, "invalid request: a message must be a JSON object", codeInvalidRequest
 	}
-	var m struct {
-		JSONRPC *string         `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-		Params  json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, "invalid request: " + err.Error(), codeInvalidRequest
-	}
-	if len(m.ID) > 0 {
-		switch m.ID[0] {
-		case '"':
-			id = m.ID
-		case 'n': // null
-		default:
-			var n int64
-			if json.Unmarshal(m.ID, &n) != nil || n < 0 {
-				return nil, "invalid request: id must be a string or a non-negative integer", codeInvalidRequest
-			}
-			id = m.ID
+	f := gjson.GetManyBytes(trimmed, "jsonrpc", "id", "method", "result", "error", "params")
+	jsonrpc, rid, method, result, rerr, params := f[0], f[1], f[2], f[3], f[4], f[5]
+	switch rid.Type {
+	case gjson.String:
+		id = json.RawMessage(rid.Raw)
+	case gjson.Number:
+		if n, err := strconv.ParseInt(rid.Raw, 10, 64); err != nil || n < 0 {
+			return nil, false, "invalid request: id must be a string or a non-negative integer", codeInvalidRequest
 		}
+		id = json.RawMessage(rid.Raw)
+	case gjson.Null:
+		if rid.Exists() && method.Exists() {
+			// jsonrpc2 would take it for a notification and the client would wait forever.
+			return nil, false, "invalid request: a request id must be a string or an integer, not null", codeInvalidRequest
+		}
+	default:
+		return nil, false, "invalid request: id must be a string or a non-negative integer", codeInvalidRequest
 	}
-	if len(m.ID) > 0 && m.ID[0] == 'n' && len(m.Method) > 0 {
-		// jsonrpc2 would take it for a notification and the client would wait forever.
-		return nil, "invalid request: a request id must be a string or an integer, not null", codeInvalidRequest
+	if jsonrpc.Type != gjson.String || jsonrpc.Str != "2.0" {
+		return id, false, `invalid request: "jsonrpc" must be "2.0"`, codeInvalidRequest
 	}
-	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
-		return id, `invalid request: "jsonrpc" must be "2.0"`, codeInvalidRequest
-	}
-	isReq := len(m.Method) > 0
-	isResp := len(m.Result) > 0 || len(m.Error) > 0
+	isReq := method.Exists()
+	isResp := result.Exists() || rerr.Exists()
 	switch {
 	case isReq && isResp, !isReq && !isResp:
-		return id, "invalid request: a message needs either a method or a result/error", codeInvalidRequest
-	case isReq && m.Method[0] != '"':
-		return id, "invalid request: method must be a string", codeInvalidRequest
-	case isReq && len(m.Params) > 0 && m.Params[0] != '{' && m.Params[0] != '[' && string(m.Params) != "null":
-		return id, "invalid request: params must be an object or an array", codeInvalidRequest
+		return id, false, "invalid request: a message needs either a method or a result/error", codeInvalidRequest
+	case isReq && method.Type != gjson.String:
+		return id, false, "invalid request: method must be a string", codeInvalidRequest
+	case isReq && params.Exists() && !params.IsObject() && !params.IsArray() && params.Type != gjson.Null:
+		return id, false, "invalid request: params must be an object or an array", codeInvalidRequest
 	}
-	return id, "", 0
+	return id, isResp, "", 0
 }
 
 func (s *frameStream) Close() error {

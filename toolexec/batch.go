@@ -375,7 +375,7 @@ func (r *batch) execute(c *call) {
 		var pe *panicError
 		if errors.As(err, &pe) {
 			err = fmt.Errorf("tool %s panicked: %v", c.tc.Name, pe.value)
-			r.emit(event.Warning{ToolCallID: c.tc.ID, Message: fmt.Sprintf("%v\n%s", err, pe.stack)})
+			r.emit(event.Warning{ToolCallID: c.tc.ID, Message: err.Error(), Stack: string(pe.stack)})
 		}
 		switch {
 		case r.ctx.Err() != nil && errors.Is(err, context.Canceled):

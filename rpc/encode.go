@@ -1,0 +1,166 @@
+// This file encodes the hot messages by hand: the notifications of a run and pid's approval
+// requests. They carry transcript messages and tool results, for which encoding/json's
+// reflection cost more than the write to the pipe (see docs/performance.md). Everything else
+// (responses, rare notifications) goes through encoding/json.
+
+package rpc
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// note appends `{"jsonrpc":"2.0","method":M,"params":{"sessionId":S` to b; the caller
+// appends the other params fields and closes with noteEnd.
+func note(b []byte, method, sessionID string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = llm.AppendString(b, method)
+	b = append(b, `,"params":{"sessionId":`...)
+	return llm.AppendString(b, sessionID)
+}
+
+func noteEnd(b []byte) []byte { return append(b, "}}"...) }
+
+// field appends `,"name":` to b.
+func field(b []byte, name string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
+func appendMessages(b []byte, ms []llm.Message) ([]byte, error) {
+	b = append(b, '[')
+	for i := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = ms[i].AppendJSON(b); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendResult appends {content, details?}.
+func appendResult(b []byte, r event.Result) ([]byte, error) {
+	b = append(b, `{"content":`...)
+	b, err := llm.AppendContentJSON(b, r.Content)
+	if err != nil {
+		return b, err
+	}
+	if r.Details != nil {
+		b = field(b, "details")
+		if b, err = llm.AppendAny(b, r.Details); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendCall appends the fields every tool notification and request shares.
+func appendCall(b []byte, toolCallID, toolName string) []byte {
+	b = field(b, "toolCallId")
+	b = llm.AppendString(b, toolCallID)
+	b = field(b, "toolName")
+	return llm.AppendString(b, toolName)
+}
+
+// encodeEvent appends the notification for ev, or reports false for events that are not
+// notifications of their own.
+func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool, err error) {
+	switch e := ev.(type) {
+	case event.AgentStart:
+		b = note(b, "agentStart", sessionID)
+	case event.AgentEnd:
+		b = note(b, "agentEnd", sessionID)
+		b = field(b, "messages")
+		b, err = appendMessages(b, e.Messages)
+	case event.TurnStart:
+		b = note(b, "turnStart", sessionID)
+	case event.TurnEnd:
+		b = note(b, "turnEnd", sessionID)
+		b = field(b, "message")
+		if b, err = e.Message.AppendJSON(b); err == nil {
+			b = field(b, "toolResults")
+			b, err = appendMessages(b, e.ToolResults)
+		}
+	case event.MessageStart:
+		b = note(b, "messageStart", sessionID)
+		b = field(b, "message")
+		b, err = e.Message.AppendJSON(b)
+	case event.MessageEnd:
+		b = note(b, "messageEnd", sessionID)
+		b = field(b, "message")
+		b, err = e.Message.AppendJSON(b)
+	case event.MessageUpdate:
+		b = note(b, "messageUpdate", sessionID)
+		b = field(b, "message")
+		if b, err = e.Message.AppendJSON(b); err == nil {
+			b = field(b, "delta")
+			b = append(b, `{"type":`...)
+			b = llm.AppendString(b, string(e.Delta.Kind))
+			b = field(b, "contentIndex")
+			b = strconv.AppendInt(b, int64(e.Delta.Index), 10)
+			if e.Delta.Delta != "" {
+				b = field(b, "delta")
+				b = llm.AppendString(b, e.Delta.Delta)
+			}
+			b = append(b, '}')
+		}
+	case event.ToolStart:
+		b = note(b, "toolStart", sessionID)
+		b = appendCall(b, e.ToolCallID, e.ToolName)
+		b = field(b, "args")
+		b, err = llm.AppendRaw(b, e.Args)
+	case event.ToolUpdate:
+		b = note(b, "$/toolUpdate", sessionID)
+		b = appendCall(b, e.ToolCallID, e.ToolName)
+		b = field(b, "partialResult")
+		b, err = appendResult(b, e.Partial)
+	case event.ToolEnd:
+		b = note(b, "toolEnd", sessionID)
+		b = appendCall(b, e.ToolCallID, e.ToolName)
+		b = field(b, "result")
+		if b, err = appendResult(b, e.Result); err == nil {
+			b = field(b, "isError")
+			b = strconv.AppendBool(b, e.IsError)
+		}
+	default:
+		return b, false, nil
+	}
+	return noteEnd(b), true, err
+}
+
+// beforeParamsJSON encodes beforeToolCall's params.
+func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage) ([]byte, error) {
+	b := append([]byte(`{"sessionId":`), llm.AppendString(nil, sessionID)...)
+	b = appendCall(b, toolCallID, toolName)
+	b = field(b, "args")
+	b, err := llm.AppendRaw(b, args)
+	return append(b, '}'), err
+}
+
+// afterParamsJSON encodes afterToolCall's params.
+func afterParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, result event.Result, isError bool) ([]byte, error) {
+	b := append([]byte(`{"sessionId":`), llm.AppendString(nil, sessionID)...)
+	b = appendCall(b, toolCallID, toolName)
+	b = field(b, "args")
+	b, err := llm.AppendRaw(b, args)
+	if err != nil {
+		return b, err
+	}
+	b = field(b, "result")
+	if b, err = appendResult(b, result); err != nil {
+		return b, err
+	}
+	b = field(b, "isError")
+	b = strconv.AppendBool(b, isError)
+	return append(b, '}'), nil
+}
