@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the real-client tests (test/clients) need on a fresh Debian machine.
-# Run as root. Node.js (v20+) and npm are expected to be installed already.
+# Installing neovim needs root (or sudo). Node.js (v20+) and npm are expected to be installed.
 #   - neovim from Debian (apt-get) when nvim is not on PATH
 #   - the node test's dependencies, exactly as pinned in test/clients/package-lock.json (npm ci)
 set -euo pipefail
@@ -8,8 +8,12 @@ cd "$(dirname "$0")/.."
 
 if ! command -v nvim >/dev/null 2>&1; then
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	apt-get install -y neovim
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		sudo="sudo"
+	fi
+	$sudo apt-get update
+	$sudo apt-get install -y neovim
 fi
 
 for tool in node npm; do
