@@ -37,7 +37,8 @@ type Event interface{ isEvent() }
 // Contract: called synchronously, never concurrently (see the package comment). It must not
 // block for long (the pipeline waits for it), must not call back into the loop or pipeline
 // that called it, and must not retain or mutate the slices it is given beyond the call
-// unless it copies them. It cannot fail: an observer with trouble handles it itself.
+// unless it copies them (a finished message, from MessageEnd, may be kept). Events whose
+// only field is a pointer cost no allocation to send. It cannot fail: an observer with trouble handles it itself.
 type Sink func(Event)
 
 // Result is the content and details of a tool result or of a progress update.
@@ -59,15 +60,17 @@ type (
 		ToolResults []llm.Message
 	}
 	// MessageStart announces a message (a partial one for a streaming assistant message).
-	MessageStart struct{ Message llm.Message }
-	// MessageUpdate carries a streaming step of an assistant message and the partial
-	// message so far.
+	// Message points at the sender's copy: read it during the call, never modify it.
+	MessageStart struct{ Message *llm.Message }
+	// MessageUpdate carries a streaming step of an assistant message and a snapshot of the
+	// partial message so far (a fresh copy for each update).
 	MessageUpdate struct {
-		Message llm.Message
+		Message *llm.Message
 		Delta   llm.StreamEvent
 	}
-	// MessageEnd announces a finished message; it will not change again.
-	MessageEnd struct{ Message llm.Message }
+	// MessageEnd announces a finished message; it will not change again, so the pointer may
+	// be kept (never modified).
+	MessageEnd struct{ Message *llm.Message }
 	// ToolStart is sent before a call is prepared (R4).
 	ToolStart struct {
 		ToolCallID string

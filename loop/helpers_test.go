@@ -92,11 +92,11 @@ func compact(e event.Event) string {
 		if e.Message.Role == llm.RoleAssistant {
 			return "MessageStart assistant" // streaming: the stop reason is not known yet
 		}
-		return "MessageStart " + msgTag(e.Message)
+		return "MessageStart " + msgTag(*e.Message)
 	case event.MessageUpdate:
 		return "MessageUpdate " + string(e.Delta.Kind)
 	case event.MessageEnd:
-		return "MessageEnd " + msgTag(e.Message)
+		return "MessageEnd " + msgTag(*e.Message)
 	case event.ToolStart:
 		return "ToolStart " + e.ToolCallID
 	case event.ToolUpdate:

@@ -82,10 +82,14 @@ type run struct {
 	cfg  *Config
 	emit event.Sink
 
-	transcript []llm.Message // history and everything added, for hooks and transforms
-	forModel   []llm.Message // converted transcript, kept in step when no transform is set
-	added      []llm.Message
-	tools      *toolexec.ActiveSet
+	// transcript is the history followed by everything the run added (from index start):
+	// what hooks and transforms see.
+	transcript []llm.Message
+	start      int
+	// forModel is the converted transcript, kept in step with it when ConvertToLlm is set
+	// and TransformContext is not; without either, the model gets transcript itself.
+	forModel []llm.Message
+	tools    *toolexec.ActiveSet
 	batchCfg   toolexec.Config
 }
 
@@ -106,9 +110,11 @@ func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.
 	if r.emit == nil {
 		r.emit = dropEvent
 	}
-	r.transcript = slices.Clip(history)
-	if cfg.TransformContext == nil {
-		r.forModel = make([]llm.Message, 0, len(history)+len(prompts)+1)
+	r.transcript = make([]llm.Message, len(history), 2*len(history)+len(prompts)+16)
+	copy(r.transcript, history)
+	r.start = len(history)
+	if cfg.TransformContext == nil && cfg.ConvertToLlm != nil {
+		r.forModel = make([]llm.Message, 0, cap(r.transcript))
 		for i := range history {
 			r.convert(&history[i])
 		}
@@ -118,27 +124,42 @@ func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.
 }
 
 func (r *run) convert(m *llm.Message) {
-	if r.cfg.TransformContext != nil {
+	if r.cfg.TransformContext != nil || r.cfg.ConvertToLlm == nil {
 		return
 	}
-	if r.cfg.ConvertToLlm == nil {
-		r.forModel = append(r.forModel, *m)
-	} else if c, ok := r.cfg.ConvertToLlm(m); ok {
-		r.forModel = append(r.forModel, c)
+	if c, ok := r.cfg.ConvertToLlm(m); ok {
+		r.forModel = appendDoubling(r.forModel, c)
 	}
 }
 
-func (r *run) add(m llm.Message) {
-	r.transcript = append(r.transcript, m)
-	r.added = append(r.added, m)
-	r.convert(&r.transcript[len(r.transcript)-1])
+// appendDoubling appends m, doubling the capacity when it runs out: append alone grows
+// large slices by a quarter, which copies a long transcript many times over.
+func appendDoubling(s []llm.Message, m llm.Message) []llm.Message {
+	if len(s) == cap(s) {
+		grown := make([]llm.Message, len(s), 2*cap(s)+16)
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, m)
 }
+
+// add appends m to the transcript and returns where it now is. Earlier pointers into the
+// transcript stay valid (a grown transcript leaves the old array to them).
+func (r *run) add(m llm.Message) *llm.Message {
+	r.transcript = appendDoubling(r.transcript, m)
+	p := &r.transcript[len(r.transcript)-1]
+	r.convert(p)
+	return p
+}
+
+// added returns every message the run added.
+func (r *run) added() []llm.Message { return r.transcript[r.start:len(r.transcript):len(r.transcript)] }
 
 // addInput adds and announces a user-side message (prompt, steering, follow-up).
 func (r *run) addInput(m llm.Message) {
-	r.emit(event.MessageStart{Message: m})
-	r.emit(event.MessageEnd{Message: m})
-	r.add(m)
+	p := r.add(m)
+	r.emit(event.MessageStart{Message: p})
+	r.emit(event.MessageEnd{Message: p})
 }
 
 func (r *run) take(f func() []llm.Message) []llm.Message {
@@ -220,8 +241,8 @@ func (r *run) loop(prompts []llm.Message) Result {
 }
 
 func (r *run) finish(res Result) Result {
-	r.emit(event.AgentEnd{Messages: r.added})
-	res.Messages = r.added
+	res.Messages = r.added()
+	r.emit(event.AgentEnd{Messages: res.Messages})
 	res.Tools = r.tools
 	return res
 }
@@ -264,7 +285,11 @@ func (r *run) ask() llm.Message {
 			}
 		}
 	} else {
-		req.Messages = slices.Clip(r.forModel)
+		if r.cfg.ConvertToLlm != nil {
+			req.Messages = slices.Clip(r.forModel)
+		} else {
+			req.Messages = slices.Clip(r.transcript)
+		}
 	}
 
 	started := false
@@ -274,15 +299,15 @@ func (r *run) ask() llm.Message {
 		if ev.Kind == llm.StreamStart {
 			if !started {
 				started = true
-				r.emit(event.MessageStart{Message: snap})
+				r.emit(event.MessageStart{Message: &snap})
 			}
 			return
 		}
 		if !started {
 			started = true
-			r.emit(event.MessageStart{Message: snap})
+			r.emit(event.MessageStart{Message: &snap})
 		}
-		r.emit(event.MessageUpdate{Message: snap, Delta: ev})
+		r.emit(event.MessageUpdate{Message: &snap, Delta: ev})
 	}
 	msg, err := protect(func() (llm.Message, error) { return r.cfg.Provider.Stream(r.ctx, req, sink), nil })
 	if err != nil {
@@ -296,9 +321,9 @@ func (r *run) ask() llm.Message {
 		msg.Timestamp = llm.Now()
 	}
 	if !started {
-		r.emit(event.MessageStart{Message: msg})
+		r.emit(event.MessageStart{Message: &msg})
 	}
-	r.emit(event.MessageEnd{Message: msg})
+	r.emit(event.MessageEnd{Message: &msg})
 	return msg
 }
 
@@ -306,16 +331,16 @@ func (r *run) ask() llm.Message {
 // run was cancelled.
 func (r *run) aborted() llm.Message {
 	m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopAborted, ErrorMessage: "Operation aborted", Timestamp: llm.Now()}
-	r.emit(event.MessageStart{Message: m})
-	r.emit(event.MessageEnd{Message: m})
+	r.emit(event.MessageStart{Message: &m})
+	r.emit(event.MessageEnd{Message: &m})
 	return m
 }
 
 func (r *run) failed(text string) llm.Message {
 	m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopError, ErrorMessage: text, Timestamp: llm.Now()}
 	r.emit(event.Warning{Message: text})
-	r.emit(event.MessageStart{Message: m})
-	r.emit(event.MessageEnd{Message: m})
+	r.emit(event.MessageStart{Message: &m})
+	r.emit(event.MessageEnd{Message: &m})
 	return m
 }
 

@@ -68,14 +68,17 @@ func TestRunEventSequence(t *testing.T) {
 	var lastUpdate event.MessageUpdate
 	var firstEnd event.MessageEnd
 	for _, e := range evs {
-		if u, ok := e.(event.MessageUpdate); ok && firstEnd.Message.Role == "" {
+		if u, ok := e.(event.MessageUpdate); ok && firstEnd.Message == nil {
 			lastUpdate = u
 		}
-		if m, ok := e.(event.MessageEnd); ok && m.Message.Role == llm.RoleAssistant && firstEnd.Message.Role == "" {
+		if m, ok := e.(event.MessageEnd); ok && m.Message.Role == llm.RoleAssistant && firstEnd.Message == nil {
 			firstEnd = m
 		}
 	}
-	if d := cmp.Diff(res.Messages[1], firstEnd.Message); d != "" {
+	if firstEnd.Message == nil || lastUpdate.Message == nil {
+		t.Fatal("no assistant MessageEnd or MessageUpdate")
+	}
+	if d := cmp.Diff(res.Messages[1], *firstEnd.Message); d != "" {
 		t.Errorf("assistant MessageEnd (-transcript +event):\n%s", d)
 	}
 	if d := cmp.Diff(res.Messages[1].Content, lastUpdate.Message.Content); d != "" {

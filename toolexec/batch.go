@@ -157,8 +157,8 @@ func (r *batch) end(c *call) {
 
 // addMessage builds the call's tool-result message, keeps it and announces it (R14).
 func (r *batch) addMessage(c *call) {
-	m := r.resultMessage(c)
-	r.msgs = append(r.msgs, m)
+	r.msgs = append(r.msgs, r.resultMessage(c))
+	m := &r.msgs[len(r.msgs)-1]
 	r.emit(event.MessageStart{Message: m})
 	r.emit(event.MessageEnd{Message: m})
 }
@@ -298,7 +298,10 @@ func (r *batch) prepare(c *call) bool {
 			return false
 		}
 	}
-	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	value, err := decodeArgs(args)
+	if err != nil {
+		value, err = jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	}
 	if err != nil {
 		c.fail(fmt.Sprintf("Invalid arguments for tool %s: the arguments are not valid JSON (%v).\n\nReceived arguments:\n%s", c.tc.Name, err, args))
 		return false
@@ -372,23 +375,32 @@ func (r *batch) execute(c *call) {
 	c.returned = true
 	r.mu.Unlock()
 	if err != nil {
-		var pe *panicError
-		if errors.As(err, &pe) {
-			err = fmt.Errorf("tool %s panicked: %v", c.tc.Name, pe.value)
-			r.emit(event.Warning{ToolCallID: c.tc.ID, Message: err.Error(), Stack: string(pe.stack)})
-		}
-		switch {
-		case r.ctx.Err() != nil && errors.Is(err, context.Canceled):
-			c.fail(msgAborted)
-		case r.ctx.Err() != nil:
-			c.fail(msgAborted + ": " + err.Error())
-		default:
-			c.fail(err.Error())
-		}
+		r.executeFailed(c, err)
 		return
 	}
 	c.result = res
 	c.isError = false
+}
+
+// executeFailed turns a tool's error or panic into its error result (R10). It is kept out
+// of execute so that execute's frame stays small: in parallel mode execute runs at the
+// bottom of a new goroutine's stack, which would otherwise have to grow.
+//
+//go:noinline
+func (r *batch) executeFailed(c *call, err error) {
+	var pe *panicError
+	if errors.As(err, &pe) {
+		err = fmt.Errorf("tool %s panicked: %v", c.tc.Name, pe.value)
+		r.emit(event.Warning{ToolCallID: c.tc.ID, Message: err.Error(), Stack: string(pe.stack)})
+	}
+	switch {
+	case r.ctx.Err() != nil && errors.Is(err, context.Canceled):
+		c.fail(msgAborted)
+	case r.ctx.Err() != nil:
+		c.fail(msgAborted + ": " + err.Error())
+	default:
+		c.fail(err.Error())
+	}
 }
 
 // finalize applies afterToolCall's override field by field (R11).

@@ -1,0 +1,164 @@
+// This file decodes tool arguments into the tree the schema validator wants, without a
+// json.Decoder: the common case (ASCII keys and strings, no escapes) costs a fraction of
+// the general path, which takes over for anything else.
+
+package toolexec
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+var errSlow = errors.New("slow path")
+
+// decodeArgs decodes JSON into the any-tree jsonschema wants (numbers as json.Number)
+// without a json.Decoder. It reports errSlow for anything it does not handle.
+func decodeArgs(b []byte) (any, error) {
+	p := parser{b: b}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return nil, errSlow
+	}
+	return v, nil
+}
+
+type parser struct {
+	b []byte
+	i int
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() (any, error) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return nil, errSlow
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		m := make(map[string]any)
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			return m, nil
+		}
+		for {
+			p.ws()
+			k, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.ws()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return nil, errSlow
+			}
+			p.i++
+			v, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+			p.ws()
+			if p.i >= len(p.b) {
+				return nil, errSlow
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.b[p.i] == '}' {
+				p.i++
+				return m, nil
+			}
+			return nil, errSlow
+		}
+	case c == '[':
+		p.i++
+		a := []any{}
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			return a, nil
+		}
+		for {
+			v, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			p.ws()
+			if p.i >= len(p.b) {
+				return nil, errSlow
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.b[p.i] == ']' {
+				p.i++
+				return a, nil
+			}
+			return nil, errSlow
+		}
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := p.i
+		for p.i < len(p.b) {
+			c := p.b[p.i]
+			if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || (c >= '0' && c <= '9') {
+				p.i++
+				continue
+			}
+			break
+		}
+		n := json.Number(p.b[start:p.i])
+		if _, err := n.Float64(); err != nil || !json.Valid(p.b[start:p.i]) {
+			return nil, errSlow
+		}
+		return n, nil
+	case lit(p.b[p.i:], "true"):
+		p.i += 4
+		return true, nil
+	case lit(p.b[p.i:], "false"):
+		p.i += 5
+		return false, nil
+	case lit(p.b[p.i:], "null"):
+		p.i += 4
+		return nil, nil
+	}
+	return nil, errSlow
+}
+
+func lit(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
+
+func (p *parser) str() (string, error) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return "", errSlow
+	}
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			p.i = j + 1
+			return string(p.b[start:j]), nil
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", errSlow
+		}
+	}
+	return "", errSlow
+}
