@@ -90,7 +90,7 @@ type run struct {
 	// and TransformContext is not; without either, the model gets transcript itself.
 	forModel []llm.Message
 	tools    *toolexec.ActiveSet
-	batchCfg   toolexec.Config
+	batchCfg toolexec.Config
 }
 
 func dropEvent(event.Event) {}
