@@ -1,0 +1,301 @@
+// This file holds the audit log: one JSON line per executed call, appended to a file under
+// the XDG state folder, and Starts, which remembers when calls started so the log can say
+// how long they took.
+
+package afterrules
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// AuditEntry is one line of the audit log.
+type AuditEntry struct {
+	Time       time.Time       `json:"time"` // when the call was finalized, UTC, RFC 3339 with nanoseconds
+	Session    string          `json:"session"`
+	Tool       string          `json:"tool"`
+	ToolCallID string          `json:"toolCallId"`
+	Args       json.RawMessage `json:"args"`
+	IsError    bool            `json:"isError"`
+	// DurationMs is the whole milliseconds since the call started (see Starts); absent when
+	// the start is unknown.
+	DurationMs *int64 `json:"durationMs,omitempty"`
+}
+
+// AuditLog appends entries to one file. Lines of concurrent writers never interleave: each
+// line is one write(2) on a file opened with O_APPEND, under a mutex (other pid processes
+// appending to the same file rely on O_APPEND alone).
+type AuditLog struct {
+	path string
+
+	// mu guards f and serializes writes.
+	mu sync.Mutex
+	f  *os.File // nil once closed
+}
+
+// ErrClosed is returned by Record after Close.
+var ErrClosed = errors.New("afterrules: audit log is closed")
+
+// DefaultAuditPath returns $XDG_STATE_HOME/pid/audit.log, or ~/.local/state/pid/audit.log
+// when XDG_STATE_HOME is unset or not absolute. It reads the environment only; it fails when
+// neither XDG_STATE_HOME nor the home folder is known.
+func DefaultAuditPath() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("afterrules: no state folder: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "pid", "audit.log"), nil
+}
+
+// OpenAuditLog opens (creating it with mode 0600, its folders with 0700) the log at path; ""
+// means DefaultAuditPath. An existing file keeps its content and gets mode 0600.
+//
+// Contract: called once at startup; the AuditLog is safe for concurrent use. Close it at
+// shutdown.
+func OpenAuditLog(path string) (*AuditLog, error) {
+	if path == "" {
+		var err error
+		if path, err = DefaultAuditPath(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("afterrules: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("afterrules: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("afterrules: %w", err)
+	}
+	return &AuditLog{path: path, f: f}, nil
+}
+
+// Path returns the log's file. Safe for concurrent use.
+func (l *AuditLog) Path() string { return l.path }
+
+// Record appends one entry as one line. A zero Time means now; empty Args are written as {}.
+//
+// Contract: safe for concurrent use; it blocks only for one write. It returns ErrClosed after
+// Close, or the write's error (the line is then absent or, on a short write, cut).
+func (l *AuditLog) Record(e AuditEntry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	if len(e.Args) == 0 {
+		e.Args = json.RawMessage(`{}`)
+	} else if !json.Valid(e.Args) {
+		q, _ := json.Marshal(string(e.Args)) // keep what was sent, as a string
+		e.Args = q
+	}
+	line, err := json.Marshal(e) // compacts Args: the line has no newline inside
+	if err != nil {
+		return fmt.Errorf("afterrules: %w", err)
+	}
+	line = append(line, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return ErrClosed
+	}
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("afterrules: writing %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Close closes the file; later Records fail with ErrClosed. Called once at shutdown, after
+// the sessions' batches ended (a Record racing with Close fails cleanly). Idempotent; returns
+// the file's close error.
+func (l *AuditLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// AuditOptions configures the audit hook of one session.
+type AuditOptions struct {
+	Session string
+	// Started returns when a call started (Starts.Started); nil, or a call it does not know,
+	// leaves durationMs out.
+	Started func(toolCallID string) (time.Time, bool)
+	// Redactor, when set, redacts string values of the arguments before they are logged.
+	Redactor *Redactor
+	// MaxString caps each string value of the arguments, in bytes (longer ones are cut and
+	// marked); 0 means 2048, negative means no cap.
+	MaxString int
+	// OnError receives a failure to write the log (the call's result is never affected).
+	// May be nil; must not block.
+	OnError func(error)
+}
+
+// Hook returns the audit rule as an afterToolCall hook: it records the call (arguments,
+// isError as the hooks before it in the chain left it, duration) and returns nil, so the
+// result never changes.
+//
+// Contract: called by toolexec after a call executed, concurrently for different calls; it
+// blocks only for one write and always returns (nil, nil): a write failure goes to OnError.
+func (l *AuditLog) Hook(o AuditOptions) toolexec.AfterHook {
+	maxString := o.MaxString
+	if maxString == 0 {
+		maxString = 2048
+	}
+	return func(_ context.Context, in toolexec.AfterInput) (*toolexec.Override, error) {
+		e := AuditEntry{
+			Time:       time.Now(),
+			Session:    o.Session,
+			Tool:       in.Call.Name,
+			ToolCallID: in.Call.ID,
+			Args:       sanitizeArgs(in.Call.Arguments, o.Redactor, maxString),
+			IsError:    in.IsError,
+		}
+		if o.Started != nil {
+			if t, ok := o.Started(in.Call.ID); ok {
+				ms := time.Since(t).Milliseconds()
+				e.DurationMs = &ms
+			}
+		}
+		if err := l.Record(e); err != nil && o.OnError != nil {
+			o.OnError(err)
+		}
+		return nil, nil
+	}
+}
+
+// sanitizeArgs returns the arguments to log: as sent, unless a string value holds a secret
+// (redacted) or is longer than maxString bytes (cut, with "…[N bytes]" appended); then the
+// arguments are re-encoded (object keys sorted). Arguments that are not JSON are returned
+// as they are (Record logs them as a string).
+func sanitizeArgs(raw json.RawMessage, r *Redactor, maxString int) json.RawMessage {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			s := x
+			if r != nil {
+				if t, ok := r.Redact(s); ok {
+					s, changed = t, true
+				}
+			}
+			if maxString > 0 && len(s) > maxString {
+				cut := maxString
+				for cut > 0 && !utf8.RuneStart(s[cut]) {
+					cut--
+				}
+				s, changed = fmt.Sprintf("%s…[%d bytes]", s[:cut], len(s)), true
+			}
+			return s
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return raw
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// Starts remembers when tool calls of one session started, for the audit hook's duration.
+// Its Sink marks each call at its ToolStart event and forgets it at its ToolEnd (which comes
+// after the afterToolCall hooks), so it holds only calls in flight. The duration therefore
+// includes preparing the call and waiting for approval; a daemon that wants the run time only
+// calls Mark when its beforeToolCall hook lets the call run.
+type Starts struct {
+	// mu guards m.
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+// NewStarts returns an empty Starts, one per session.
+func NewStarts() *Starts { return &Starts{m: map[string]time.Time{}} }
+
+// Mark records that a call starts now (replacing an earlier mark). Safe for concurrent use.
+func (s *Starts) Mark(toolCallID string) {
+	s.mu.Lock()
+	s.m[toolCallID] = time.Now()
+	s.mu.Unlock()
+}
+
+// Started returns when a call was marked. Safe for concurrent use.
+func (s *Starts) Started(toolCallID string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.m[toolCallID]
+	return t, ok
+}
+
+// Forget drops a call's mark. Safe for concurrent use.
+func (s *Starts) Forget(toolCallID string) {
+	s.mu.Lock()
+	delete(s.m, toolCallID)
+	s.mu.Unlock()
+}
+
+// Len returns how many calls are marked. Safe for concurrent use.
+func (s *Starts) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// Sink returns an event.Sink that marks calls at ToolStart and forgets them at ToolEnd, then
+// passes every event to next (which may be nil). It keeps event.Sink's contract: it does not
+// block beyond a map update and keeps nothing of the events but the ids.
+func (s *Starts) Sink(next event.Sink) event.Sink {
+	return func(ev event.Event) {
+		switch e := ev.(type) {
+		case event.ToolStart:
+			s.Mark(e.ToolCallID)
+		case event.ToolEnd:
+			s.Forget(e.ToolCallID)
+		}
+		if next != nil {
+			next(ev)
+		}
+	}
+}

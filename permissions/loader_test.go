@@ -1,0 +1,285 @@
+package permissions_test
+
+// Tests of the Loader with real files: sources and precedence, reload on change, broken files,
+// files and folders appearing later, and Close.
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pid-agent/pid/permissions"
+)
+
+// errs collects OnError calls.
+type errs struct {
+	mu   sync.Mutex
+	list []string // "path: error"
+}
+
+func (e *errs) add(path string, err error) {
+	e.mu.Lock()
+	e.list = append(e.list, path+": "+err.Error())
+	e.mu.Unlock()
+}
+
+func (e *errs) all() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.list...)
+}
+
+// bashDecision returns what the loader's policy for folder decides for `bash {command}`.
+func bashDecision(l *permissions.Loader, folder, command string) permissions.Decision {
+	return l.Policy(folder).Decide(call("bash", argsJSON("command", command))).Decision
+}
+
+func newLoader(t *testing.T, roots []string, e *errs) *permissions.Loader {
+	t.Helper()
+	l := permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: roots, OnError: e.add})
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestLoaderSourcesAndPrecedence(t *testing.T) {
+	env := setEnv(t)
+	user := filepath.Join(env.config, "pid", "settings.json")
+	writeFile(t, user, `{"theme":"ignored","permissions":{"default":"deny","tools":{"bash":"allow","write":"allow"}},"redact":{"patterns":["user-[0-9]+"]}}`)
+	rootA := filepath.Join(t.TempDir(), "a")
+	rootB := filepath.Join(t.TempDir(), "b")
+	writeFile(t, permissions.WorkspaceSettingsPath(rootA), `{"permissions":{"tools":{"bash":[{"pattern":"git status","decision":"allow"}]}},"redact":{"patterns":["ws-[a-z]+"]}}`)
+	if err := os.MkdirAll(rootB, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var e errs
+	l := newLoader(t, []string{rootA, rootB}, &e)
+	if got := e.all(); len(got) != 0 {
+		t.Fatalf("errors: %v", got)
+	}
+
+	// Root A: the workspace's bash list replaces the user's "allow" whole; the user's
+	// default applies to what the list does not match.
+	if d := bashDecision(l, rootA, "git status"); d != permissions.Allow {
+		t.Errorf("A git status: %s", d)
+	}
+	if d := bashDecision(l, filepath.Join(rootA, "sub", "dir"), "ls"); d != permissions.Deny {
+		t.Errorf("A (sub folder) ls: %s, want the user's default deny", d)
+	}
+	// Root B has no file: the user settings alone.
+	if d := bashDecision(l, rootB, "ls"); d != permissions.Allow {
+		t.Errorf("B ls: %s", d)
+	}
+	// A folder in no root: the user settings alone.
+	if d := bashDecision(l, "/elsewhere", "ls"); d != permissions.Allow {
+		t.Errorf("elsewhere ls: %s", d)
+	}
+	// The session's own permissions come last and win.
+	sess := l.Policy(rootA).With(nil, permissions.Layer{Source: "session", Spec: spec(t, `{"tools":{"bash":"ask"}}`)})
+	if v := sess.Decide(call("bash", `{"command":"git status"}`)); v.Decision != permissions.Ask || v.Source != "session" {
+		t.Errorf("session layer: %+v", v)
+	}
+	if v := l.Policy(rootA).Decide(call("bash", `{"command":"git status"}`)); !strings.Contains(v.Source, permissions.WorkspaceSettingsPath(rootA)) {
+		t.Errorf("source should name the workspace file: %+v", v)
+	}
+
+	// Redaction patterns of every file, user first.
+	var srcs []string
+	for _, re := range l.RedactPatterns() {
+		srcs = append(srcs, re.String())
+	}
+	if strings.Join(srcs, ",") != "user-[0-9]+,ws-[a-z]+" {
+		t.Errorf("redact patterns: %v", srcs)
+	}
+}
+
+func TestLoaderReloadsOnChange(t *testing.T) {
+	env := setEnv(t)
+	root := t.TempDir()
+	wsFile := permissions.WorkspaceSettingsPath(root)
+	writeFile(t, wsFile, `{"permissions":{"tools":{"bash":"deny"}}}`)
+	var e errs
+	reloads := make(chan struct{}, 100)
+	l := permissions.NewLoader(permissions.LoaderOptions{
+		WorkspaceRoots: []string{root},
+		OnError:        e.add,
+		OnReload:       func() { reloads <- struct{}{} },
+	})
+	defer l.Close()
+	if d := bashDecision(l, root, "ls"); d != permissions.Deny {
+		t.Fatalf("initial: %s", d)
+	}
+	old := l.Policy(root)
+
+	// Saved by rename, as editors do.
+	writeFile(t, wsFile, `{"permissions":{"tools":{"bash":"allow"}}}`)
+	eventually(t, "workspace change to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
+	if d := old.Decide(call("bash", `{}`)).Decision; d != permissions.Deny {
+		t.Errorf("a policy handed out before must not change: %s", d)
+	}
+	<-reloads // OnReload was called (the policy changed, so it must have been)
+
+	// Written in place.
+	if err := os.WriteFile(wsFile, []byte(`{"permissions":{"tools":{"bash":"deny"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "in-place write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
+
+	// The user file appears later in a folder that does not exist yet (XDG_CONFIG_HOME/pid).
+	user := filepath.Join(env.config, "pid", "settings.json")
+	writeFile(t, user, `{"permissions":{"tools":{"write":"deny"}}}`)
+	eventually(t, "new user file to take effect", func() bool {
+		return l.Policy(root).Decide(call("write", `{"path":"a"}`)).Decision == permissions.Deny
+	})
+
+	// Deleting a file removes its rules.
+	if err := os.Remove(wsFile); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "deletion to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
+	if v := l.Policy(root).Decide(call("bash", `{}`)); v.Source != "built-in" {
+		t.Errorf("after deletion: %+v", v)
+	}
+	if got := e.all(); len(got) != 0 {
+		t.Fatalf("errors: %v", got)
+	}
+}
+
+func TestLoaderWorkspaceFolderAppearsLater(t *testing.T) {
+	setEnv(t)
+	root := t.TempDir() // exists; root/.pid does not
+	var e errs
+	l := newLoader(t, []string{root}, &e)
+	if d := bashDecision(l, root, "ls"); d != permissions.Ask {
+		t.Fatalf("initial: %s", d)
+	}
+	writeFile(t, permissions.WorkspaceSettingsPath(root), `{"permissions":{"default":"allow"}}`) // creates .pid too
+	eventually(t, "file in a new folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
+
+	// The folder removed and made again: still watched.
+	if err := os.RemoveAll(filepath.Join(root, ".pid")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "removed folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
+	writeFile(t, permissions.WorkspaceSettingsPath(root), `{"permissions":{"default":"deny"}}`)
+	eventually(t, "re-created folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
+}
+
+func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
+	env := setEnv(t)
+	user := filepath.Join(env.config, "pid", "settings.json")
+	writeFile(t, user, `{"permissions":{"tools":{"bash":"deny"}}}`)
+	var e errs
+	reloads := make(chan struct{}, 100)
+	l := permissions.NewLoader(permissions.LoaderOptions{OnError: e.add, OnReload: func() { reloads <- struct{}{} }})
+	defer l.Close()
+
+	bad := []struct{ content, want string }{
+		{`{"permissions":{"tools":{"bash":"allow"`, "not a JSON object"},
+		{`{"permissions":{"tools":{"bash":"sometimes"}}}`, `permissions.tools["bash"] must be "allow", "ask" or "deny", not "sometimes"`},
+		{`{"permissions":{"tools":{"bash":[{"pattern":"ls"}]}}}`, `permissions.tools["bash"][0].decision is missing`},
+		{`{"redact":{"patterns":["(unclosed"]}}`, "redact.patterns[0]"},
+		{`{"redact":{"patterns":["x*"]}}`, "matches the empty string"},
+	}
+	for i, b := range bad {
+		writeFile(t, user, b.content)
+		eventually(t, "the error to be reported", func() bool { return len(e.all()) == i+1 })
+		got := e.all()[i]
+		if !strings.HasPrefix(got, user+": ") || !strings.Contains(got, b.want) {
+			t.Errorf("error %q, want the file's path and %q", got, b.want)
+		}
+		if d := bashDecision(l, "/x", "ls"); d != permissions.Deny {
+			t.Fatalf("after %q the previous policy must stay: %s", b.content, d)
+		}
+	}
+	select {
+	case <-reloads:
+		t.Fatal("OnReload called for a broken file")
+	default:
+	}
+	// Fixed: the new content applies, and the error is not reported again.
+	writeFile(t, user, `{"permissions":{"tools":{"bash":"allow"}}}`)
+	eventually(t, "the fix to take effect", func() bool { return bashDecision(l, "/x", "ls") == permissions.Allow })
+	if n := len(e.all()); n != len(bad) {
+		t.Fatalf("%d errors after the fix, want %d", n, len(bad))
+	}
+}
+
+func TestLoaderBrokenFileAtStart(t *testing.T) {
+	env := setEnv(t)
+	user := filepath.Join(env.config, "pid", "settings.json")
+	writeFile(t, user, `{"permissions":{"default":"nope"}}`)
+	var e errs
+	l := newLoader(t, nil, &e)
+	// Reported synchronously by NewLoader; nothing from the file is in force.
+	if got := e.all(); len(got) != 1 || !strings.Contains(got[0], "permissions.default") {
+		t.Fatalf("errors: %v", got)
+	}
+	if d := bashDecision(l, "/x", "ls"); d != permissions.Ask {
+		t.Fatalf("%s", d)
+	}
+}
+
+func TestLoaderExplicitUserFileAndClose(t *testing.T) {
+	setEnv(t)
+	dir := t.TempDir()
+	user := filepath.Join(dir, "custom.json")
+	writeFile(t, user, `{"permissions":{"default":"allow"},"redact":{"patterns":["abc"]}}`)
+	l := permissions.NewLoader(permissions.LoaderOptions{UserFile: user})
+	if d := bashDecision(l, "/x", "ls"); d != permissions.Allow {
+		t.Fatalf("%s", d)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	// The last policy stays readable after Close; goleak (TestMain) checks the goroutine ended.
+	if d := bashDecision(l, "/x", "ls"); d != permissions.Allow {
+		t.Fatalf("after close: %s", d)
+	}
+	if got := l.RedactPatterns(); len(got) != 1 || got[0].String() != regexp.MustCompile("abc").String() {
+		t.Fatalf("redact after close: %v", got)
+	}
+}
+
+func TestLoaderDecidesWhileReloading(t *testing.T) {
+	setEnv(t)
+	root := t.TempDir()
+	wsFile := permissions.WorkspaceSettingsPath(root)
+	writeFile(t, wsFile, `{"permissions":{"default":"deny"}}`)
+	l := newLoader(t, []string{root}, &errs{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if d := bashDecision(l, root, "ls"); d != permissions.Deny && d != permissions.Allow {
+					t.Errorf("decision %q", d)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		content := `{"permissions":{"default":"deny"}}`
+		if i%2 == 0 {
+			content = `{"permissions":{"default":"allow"}}`
+		}
+		writeFile(t, wsFile, content)
+	}
+	writeFile(t, wsFile, `{"permissions":{"default":"allow"}}`)
+	eventually(t, "last write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
+	close(stop)
+	wg.Wait()
+}

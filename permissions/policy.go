@@ -1,0 +1,419 @@
+// Package permissions decides whether a tool call may run (allow), needs the editor's
+// approval (ask) or must not run (deny), and remembers the editor's "always" answers.
+// docs/permissions.md describes the behaviour for users.
+//
+// The entry point is Check, which asks a Policy and, when the policy says ask, a Store of
+// remembered answers. A Policy is built from layers of Spec (the JSON shape of session/new's
+// permissions and of the settings files), later layers winning; a Loader reads the user and
+// workspace settings files, keeps them current with fsnotify, and hands out the effective
+// Policy without blocking. SuggestPattern proposes the scope under which an "always" answer is
+// remembered.
+//
+// This file holds the decisions, the Spec shape and its validation, and Policy.Decide.
+package permissions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Decision is what a policy says about a call.
+type Decision string
+
+const (
+	Allow Decision = "allow" // run without asking
+	Ask   Decision = "ask"   // ask the editor
+	Deny  Decision = "deny"  // do not run
+)
+
+// valid reports whether d is one of the three decisions.
+func (d Decision) valid() bool { return d == Allow || d == Ask || d == Deny }
+
+// Spec is one source of permissions: `{default?, tools?: {NAME: DECISION | [RULE...]}}`.
+// The zero Spec says nothing (every question falls through to earlier sources).
+type Spec struct {
+	// Default is the decision for tools no source names; "" leaves it to earlier sources.
+	Default Decision
+	// Tools maps a tool name to its entry. An entry replaces earlier sources' entry for the
+	// same tool whole.
+	Tools map[string]Entry
+}
+
+// Entry is what one source says about one tool: a plain decision, or a list of rules tried
+// in order (the first that matches decides; none matching falls back to the default).
+// Exactly one of Decision and Rules is meaningful: Rules is used when Decision is "".
+type Entry struct {
+	Decision Decision
+	Rules    []Rule
+}
+
+// Rule is a pattern on one argument of a call.
+type Rule struct {
+	// Path is the gjson path of the argument the rule looks at; "" means the tool's default
+	// argument (DefaultArgument).
+	Path string
+	// Pattern is a glob (** crossing folders) when it contains *, ? or [ or when the
+	// argument is a path (its last element ends in "path"); else a prefix that ends at a
+	// word boundary, as for commands. See match.go.
+	Pattern  string
+	Decision Decision
+}
+
+// DefaultArgument returns the gjson path a rule without "path" looks at for a tool, and
+// whether the tool has one: bash -> command; read, write, edit, grep, find, ls -> path.
+// Pure: safe for concurrent use, never fails.
+func DefaultArgument(tool string) (string, bool) {
+	switch tool {
+	case "bash":
+		return "command", true
+	case "read", "write", "edit", "grep", "find", "ls":
+		return "path", true
+	}
+	return "", false
+}
+
+// missingDefault is the value a tool's default argument stands for when the call omits it:
+// grep, find and ls search the working folder.
+func missingDefault(tool, path string) (string, bool) {
+	if path == "path" && (tool == "grep" || tool == "find" || tool == "ls") {
+		return ".", true
+	}
+	return "", false
+}
+
+// ParseSpec reads and validates a permissions object. JSON null and empty input give the zero
+// Spec. Errors name the offending field from "permissions" down, for example
+// `permissions.tools["bash"][1].decision must be "allow", "ask" or "deny", not "yes"`;
+// unknown keys are errors (a misspelt key would silently change what is allowed).
+//
+// Contract: the daemon calls it for session/new's permissions (answering -32602 with the
+// error's text) and the Loader for settings files. Pure: safe for concurrent use; on error it
+// returns a nil Spec.
+func ParseSpec(data []byte) (*Spec, error) {
+	s := &Spec{}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "null" {
+		return s, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("permissions must be an object: %v", err)
+	}
+	for k := range top {
+		if k != "default" && k != "tools" {
+			return nil, fmt.Errorf("permissions has an unknown key %q (known: default, tools)", k)
+		}
+	}
+	if raw, ok := top["default"]; ok && string(raw) != "null" {
+		d, err := parseDecision(raw, "permissions.default")
+		if err != nil {
+			return nil, err
+		}
+		s.Default = d
+	}
+	raw, ok := top["tools"]
+	if !ok || string(raw) == "null" {
+		return s, nil
+	}
+	var tools map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, fmt.Errorf("permissions.tools must be an object mapping tool names to a decision or a list of rules")
+	}
+	s.Tools = make(map[string]Entry, len(tools))
+	// Validate in name order so that the error reported for a file with several is stable.
+	names := make([]string, 0, len(tools))
+	for name := range tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		e, err := parseEntry(name, tools[name])
+		if err != nil {
+			return nil, err
+		}
+		s.Tools[name] = e
+	}
+	return s, nil
+}
+
+func parseDecision(raw json.RawMessage, field string) (Decision, error) {
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil || !Decision(v).valid() {
+		return "", fmt.Errorf("%s must be \"allow\", \"ask\" or \"deny\", not %s", field, compact(raw))
+	}
+	return Decision(v), nil
+}
+
+func parseEntry(name string, raw json.RawMessage) (Entry, error) {
+	field := fmt.Sprintf("permissions.tools[%q]", name)
+	if name == "" {
+		return Entry{}, fmt.Errorf("permissions.tools has an empty tool name")
+	}
+	if len(raw) > 0 && raw[0] == '"' {
+		d, err := parseDecision(raw, field)
+		return Entry{Decision: d}, err
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+		return Entry{}, fmt.Errorf("%s must be \"allow\", \"ask\", \"deny\" or a list of rules, not %s", field, compact(raw))
+	}
+	e := Entry{Rules: make([]Rule, 0, len(list))}
+	for i, r := range list {
+		rule, err := parseRule(name, r, fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return Entry{}, err
+		}
+		e.Rules = append(e.Rules, rule)
+	}
+	return e, nil
+}
+
+func parseRule(tool string, raw json.RawMessage, field string) (Rule, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return Rule{}, fmt.Errorf("%s must be an object {path?, pattern, decision}, not %s", field, compact(raw))
+	}
+	for k := range obj {
+		if k != "path" && k != "pattern" && k != "decision" {
+			return Rule{}, fmt.Errorf("%s has an unknown key %q (known: path, pattern, decision)", field, k)
+		}
+	}
+	var r Rule
+	if raw, ok := obj["path"]; ok {
+		if err := json.Unmarshal(raw, &r.Path); err != nil || r.Path == "" {
+			return Rule{}, fmt.Errorf("%s.path must be a non-empty gjson path, not %s", field, compact(raw))
+		}
+	}
+	rawPat, ok := obj["pattern"]
+	if !ok {
+		return Rule{}, fmt.Errorf("%s.pattern is missing", field)
+	}
+	if err := json.Unmarshal(rawPat, &r.Pattern); err != nil || strings.TrimSpace(r.Pattern) == "" {
+		return Rule{}, fmt.Errorf("%s.pattern must be a non-empty string, not %s", field, compact(rawPat))
+	}
+	rawDec, ok := obj["decision"]
+	if !ok {
+		return Rule{}, fmt.Errorf("%s.decision is missing", field)
+	}
+	d, err := parseDecision(rawDec, field+".decision")
+	if err != nil {
+		return Rule{}, err
+	}
+	r.Decision = d
+	if err := r.check(tool); err != nil {
+		return Rule{}, fmt.Errorf("%s: %v", field, err)
+	}
+	return r, nil
+}
+
+// check reports what is wrong with a rule for a tool: no argument to look at, or a malformed
+// glob.
+func (r Rule) check(tool string) error {
+	arg := r.Path
+	if arg == "" {
+		var ok bool
+		if arg, ok = DefaultArgument(tool); !ok {
+			return fmt.Errorf("tool %q has no default argument: the rule needs a \"path\"", tool)
+		}
+	}
+	if globRule(r.Pattern, arg) {
+		if err := checkGlob(r.Pattern); err != nil {
+			return fmt.Errorf("pattern %q is not a valid glob: %v", r.Pattern, err)
+		}
+	}
+	return nil
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	s := b.String()
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+// MarshalJSON writes the Spec in the shape ParseSpec reads. Safe for concurrent use.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type rule struct {
+		Path     string   `json:"path,omitempty"`
+		Pattern  string   `json:"pattern"`
+		Decision Decision `json:"decision"`
+	}
+	out := struct {
+		Default Decision       `json:"default,omitempty"`
+		Tools   map[string]any `json:"tools,omitempty"`
+	}{Default: s.Default}
+	if len(s.Tools) > 0 {
+		out.Tools = make(map[string]any, len(s.Tools))
+		for name, e := range s.Tools {
+			if e.Decision != "" {
+				out.Tools[name] = e.Decision
+				continue
+			}
+			rules := make([]rule, 0, len(e.Rules))
+			for _, r := range e.Rules {
+				rules = append(rules, rule(r))
+			}
+			out.Tools[name] = rules
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON is ParseSpec, so a Spec can sit in a request's params struct.
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	p, err := ParseSpec(b)
+	if err != nil {
+		return err
+	}
+	*s = *p
+	return nil
+}
+
+// Layer is one source of a Policy with a name for messages ("user settings ~/.config/...").
+type Layer struct {
+	Source string
+	Spec   *Spec // nil says nothing
+}
+
+// Policy is the effective permissions: layers of Spec, later ones winning, over the built-in
+// nature of tools. A Policy never changes once built; With makes a new one. The nil Policy
+// is the built-in defaults.
+type Policy struct {
+	layers   []Layer
+	readOnly func(tool string) bool
+}
+
+// BuiltinReadOnly reports whether a tool is one of pid's read-only built-in tools (read,
+// grep, find, ls), which the built-in defaults allow. Pure: safe for concurrent use.
+func BuiltinReadOnly(tool string) bool {
+	switch tool {
+	case "read", "grep", "find", "ls":
+		return true
+	}
+	return false
+}
+
+// NewPolicy returns a policy over the given layers (earliest first). readOnly tells which
+// tools are read-only (allowed by the built-in defaults, every other tool asks); nil means
+// BuiltinReadOnly. readOnly is called from Decide, possibly concurrently: it must be safe for
+// concurrent use and must not block. The layers' Specs must not be modified afterwards.
+func NewPolicy(readOnly func(tool string) bool, layers ...Layer) *Policy {
+	return &Policy{layers: slices.Clone(layers), readOnly: readOnly}
+}
+
+// With returns a new policy with more layers on top (they win over p's) and, when readOnly is
+// not nil, that read-only predicate instead of p's. The daemon calls it per decision with the
+// session's own permissions and its tools' nature; it is cheap and p is unchanged.
+func (p *Policy) With(readOnly func(tool string) bool, layers ...Layer) *Policy {
+	q := &Policy{readOnly: readOnly}
+	if p != nil {
+		q.layers = append(slices.Clip(p.layers), layers...)
+		if readOnly == nil {
+			q.readOnly = p.readOnly
+		}
+	} else {
+		q.layers = slices.Clone(layers)
+	}
+	return q
+}
+
+// Layers returns a copy of the policy's layers, earliest first (for diagnostics). Safe for
+// concurrent use.
+func (p *Policy) Layers() []Layer {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.layers)
+}
+
+// Call is what a decision looks at.
+type Call struct {
+	Tool string
+	// Args are the call's raw JSON arguments; empty means {}.
+	Args json.RawMessage
+	// Cwd is the absolute folder relative paths in Args are resolved against; glob rules
+	// use it to compare absolute and relative paths. "" compares paths as written.
+	Cwd string
+}
+
+// Verdict is a decision and where it came from.
+type Verdict struct {
+	Decision Decision
+	// Source names what decided: the layer ("session", "user settings /path",
+	// "workspace settings /path"), "default (LAYER)" for a layer's default, "built-in" for
+	// the tool's nature, or "remembered" for a remembered answer (see Check).
+	Source string
+	// Rule is the index of the deciding rule in the tool's list, or -1.
+	Rule int
+	// Remembered is the remembered answer that decided, when Source is "remembered".
+	Remembered *Remembered
+}
+
+// Decide returns the policy's verdict for a call. Lookup order: the latest layer with an
+// entry for the tool decides (a plain decision, or its first matching rule); a list with no
+// matching rule, or no entry at all, falls back to the latest layer's default; with no
+// default anywhere, read-only tools are allowed and every other tool asks.
+//
+// Contract: safe for concurrent use; it never blocks, reads no files and cannot fail (a call
+// whose arguments are not JSON matches no rule).
+func (p *Policy) Decide(c Call) Verdict {
+	if p != nil {
+		for i := len(p.layers) - 1; i >= 0; i-- {
+			l := p.layers[i]
+			if l.Spec == nil {
+				continue
+			}
+			e, ok := l.Spec.Tools[c.Tool]
+			if !ok {
+				continue
+			}
+			if e.Decision != "" {
+				return Verdict{Decision: e.Decision, Source: l.Source, Rule: -1}
+			}
+			for j, r := range e.Rules {
+				if r.matches(c) {
+					return Verdict{Decision: r.Decision, Source: l.Source, Rule: j}
+				}
+			}
+			break // a later source's entry replaces earlier ones whole
+		}
+		for i := len(p.layers) - 1; i >= 0; i-- {
+			if s := p.layers[i].Spec; s != nil && s.Default != "" {
+				return Verdict{Decision: s.Default, Source: "default (" + p.layers[i].Source + ")", Rule: -1}
+			}
+		}
+	}
+	readOnly := BuiltinReadOnly
+	if p != nil && p.readOnly != nil {
+		readOnly = p.readOnly
+	}
+	if readOnly(c.Tool) {
+		return Verdict{Decision: Allow, Source: "built-in", Rule: -1}
+	}
+	return Verdict{Decision: Ask, Source: "built-in", Rule: -1}
+}
+
+// Check decides a call: the policy's verdict, except that when the policy says ask, an answer
+// remembered in store for this workspace root answers instead. An explicit allow or deny of
+// the policy is never overridden by a remembered answer. store may be nil.
+//
+// Contract: safe for concurrent use; it never blocks on settings reloads. It may stat the
+// store's file (see Store.Lookup) but never writes it.
+func Check(p *Policy, store *Store, workspace string, c Call) Verdict {
+	v := p.Decide(c)
+	if v.Decision != Ask || store == nil {
+		return v
+	}
+	if r, ok := store.Lookup(workspace, c); ok {
+		return Verdict{Decision: r.Decision, Source: "remembered", Rule: -1, Remembered: &r}
+	}
+	return v
+}

@@ -1,0 +1,369 @@
+package permissions_test
+
+// Tests of the Spec shape, the layering of sources and the rule semantics of match.go.
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pid-agent/pid/permissions"
+)
+
+func TestParseSpecErrorsNameTheField(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"bad default":          {`{"default":"maybe"}`, `permissions.default must be "allow", "ask" or "deny", not "maybe"`},
+		"bad tool decision":    {`{"tools":{"bash":"yes"}}`, `permissions.tools["bash"] must be "allow", "ask" or "deny", not "yes"`},
+		"tool not a list":      {`{"tools":{"bash":3}}`, `permissions.tools["bash"] must be "allow", "ask", "deny" or a list of rules`},
+		"tool null":            {`{"tools":{"bash":null}}`, `permissions.tools["bash"] must be`},
+		"rule bad decision":    {`{"tools":{"bash":[{"pattern":"ls","decision":"allow"},{"pattern":"rm","decision":"nope"}]}}`, `permissions.tools["bash"][1].decision must be`},
+		"rule no pattern":      {`{"tools":{"bash":[{"decision":"allow"}]}}`, `permissions.tools["bash"][0].pattern is missing`},
+		"rule empty pattern":   {`{"tools":{"bash":[{"pattern":"  ","decision":"allow"}]}}`, `permissions.tools["bash"][0].pattern must be a non-empty string`},
+		"rule no decision":     {`{"tools":{"bash":[{"pattern":"ls"}]}}`, `permissions.tools["bash"][0].decision is missing`},
+		"rule unknown key":     {`{"tools":{"bash":[{"pattern":"ls","decison":"allow"}]}}`, `unknown key "decison"`},
+		"rule not an object":   {`{"tools":{"bash":["ls"]}}`, `permissions.tools["bash"][0] must be an object`},
+		"rule needs a path":    {`{"tools":{"mcp_fetch":[{"pattern":"https://x","decision":"allow"}]}}`, `tool "mcp_fetch" has no default argument`},
+		"rule empty path":      {`{"tools":{"bash":[{"path":"","pattern":"ls","decision":"allow"}]}}`, `.path must be a non-empty gjson path`},
+		"bad glob":             {`{"tools":{"write":[{"pattern":"docs/[a","decision":"allow"}]}}`, `is not a valid glob`},
+		"unknown top key":      {`{"tool":{"bash":"allow"}}`, `permissions has an unknown key "tool"`},
+		"not an object":        {`["allow"]`, `permissions must be an object`},
+		"tools not an object":  {`{"tools":["bash"]}`, `permissions.tools must be an object`},
+		"default not a string": {`{"default":true}`, `permissions.default must be`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := permissions.ParseSpec([]byte(c.in))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("ParseSpec(%s) = %v, want an error containing %q", c.in, err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseSpecAcceptsTheShape(t *testing.T) {
+	s := spec(t, `{"default":"deny","tools":{"bash":[{"pattern":"git status","decision":"allow"},{"path":"command","pattern":"rm","decision":"deny"}],"write":"ask","edit":[],"mcp_x":[{"path":"url","pattern":"https://*","decision":"allow"}]}}`)
+	if s.Default != permissions.Deny || len(s.Tools) != 4 || len(s.Tools["bash"].Rules) != 2 || s.Tools["write"].Decision != permissions.Ask {
+		t.Fatalf("parsed %+v", s)
+	}
+	if e := s.Tools["edit"]; e.Decision != "" || e.Rules == nil || len(e.Rules) != 0 {
+		t.Fatalf("an empty list must parse as an empty rule list, got %+v", e)
+	}
+	for _, in := range []string{``, `null`, `{}`, `{"default":null,"tools":null}`} {
+		if s := spec(t, in); s.Default != "" || len(s.Tools) != 0 {
+			t.Fatalf("%q parsed as %+v", in, s)
+		}
+	}
+	// Round trip through MarshalJSON and UnmarshalJSON.
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back permissions.Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(back)
+	if string(b) != string(b2) {
+		t.Fatalf("round trip changed the spec:\n%s\n%s", b, b2)
+	}
+}
+
+func TestBuiltinDefaults(t *testing.T) {
+	var p *permissions.Policy // the nil policy is the built-in defaults
+	for _, tool := range []string{"read", "grep", "find", "ls"} {
+		if v := p.Decide(call(tool, `{}`)); v.Decision != permissions.Allow || v.Source != "built-in" {
+			t.Errorf("%s: %+v, want allow by built-in", tool, v)
+		}
+	}
+	for _, tool := range []string{"bash", "write", "edit", "mcp_unknown"} {
+		if v := p.Decide(call(tool, `{}`)); v.Decision != permissions.Ask {
+			t.Errorf("%s: %+v, want ask", tool, v)
+		}
+	}
+	// The daemon's predicate classifies other tools.
+	ro := func(tool string) bool { return tool == "mcp_search" }
+	q := permissions.NewPolicy(ro)
+	if v := q.Decide(call("mcp_search", `{}`)); v.Decision != permissions.Allow {
+		t.Errorf("mcp_search with predicate: %+v", v)
+	}
+	if v := q.Decide(call("read", `{}`)); v.Decision != permissions.Ask {
+		t.Errorf("a predicate replaces the built-in set: read got %+v", v)
+	}
+}
+
+func TestLayersLaterWin(t *testing.T) {
+	user := permissions.Layer{Source: "user", Spec: spec(t, `{"default":"deny","tools":{"bash":"allow","write":[{"pattern":"docs/**","decision":"allow"}],"edit":"deny"}}`)}
+	ws := permissions.Layer{Source: "workspace", Spec: spec(t, `{"tools":{"write":"ask","edit":[{"pattern":"src/**","decision":"allow"}]}}`)}
+	sess := permissions.Layer{Source: "session", Spec: spec(t, `{"default":"ask","tools":{"bash":"deny"}}`)}
+	p := permissions.NewPolicy(nil, user, ws).With(nil, sess)
+
+	check := func(c permissions.Call, want permissions.Decision, source string) {
+		t.Helper()
+		v := p.Decide(c)
+		if v.Decision != want || !strings.Contains(v.Source, source) {
+			t.Errorf("%s %s: got %+v, want %s from %q", c.Tool, c.Args, v, want, source)
+		}
+	}
+	check(call("bash", `{"command":"ls"}`), permissions.Deny, "session")               // session's entry replaces the user's
+	check(call("write", `{"path":"docs/a.md"}`), permissions.Ask, "workspace")         // workspace replaces the user's list whole
+	check(call("edit", `{"path":"src/a.go"}`), permissions.Allow, "workspace")         // the workspace's list matched
+	check(call("edit", `{"path":"other/a.go"}`), permissions.Ask, "default (session)") // no rule matched: the latest default, not the user's "deny" entry
+	check(call("mcp_x", `{}`), permissions.Ask, "default (session)")                   // session's default replaces user's
+	check(call("read", `{"path":"a"}`), permissions.Ask, "default")                    // a default beats the tool's nature
+
+	// Without the session layer the user's default applies, also to read-only tools
+	// (compatible with session/new: tools[NAME], else default, else nature).
+	q := permissions.NewPolicy(nil, user)
+	if v := q.Decide(call("read", `{"path":"a"}`)); v.Decision != permissions.Deny {
+		t.Errorf("user default deny: read got %+v", v)
+	}
+	// p's layers were not changed by With.
+	if n := len(permissions.NewPolicy(nil, user, ws).Layers()); n != 2 {
+		t.Errorf("layers: %d", n)
+	}
+}
+
+func TestFirstMatchingRuleWins(t *testing.T) {
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"bash":[
+		{"pattern":"git push --force","decision":"deny"},
+		{"pattern":"git push","decision":"ask"},
+		{"pattern":"git","decision":"allow"}]}}`)})
+	cases := map[string]permissions.Decision{
+		"git push --force origin": permissions.Deny,
+		"git push origin":         permissions.Ask,
+		"git log":                 permissions.Allow,
+		"gitk":                    permissions.Ask, // no rule: built-in nature of bash
+	}
+	for cmd, want := range cases {
+		v := p.Decide(call("bash", argsJSON("command", cmd)))
+		if v.Decision != want {
+			t.Errorf("%q: %+v, want %s", cmd, v, want)
+		}
+	}
+	if v := p.Decide(call("bash", argsJSON("command", "git push x"))); v.Rule != 1 {
+		t.Errorf("Rule index: %+v", v)
+	}
+}
+
+// decide runs one rule list for a tool against arguments.
+func decide(t *testing.T, tool, rules, args string) permissions.Decision {
+	t.Helper()
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"`+tool+`":`+rules+`}}`)})
+	return p.Decide(call(tool, args)).Decision
+}
+
+func TestCommandPrefixAllow(t *testing.T) {
+	rules := `[{"pattern":"git status","decision":"allow"}]`
+	allowed := []string{"git status", "git status --short", "  git   status\t-s ", "git status 'a b'"}
+	for _, cmd := range allowed {
+		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Allow {
+			t.Errorf("%q: %s, want allow", cmd, d)
+		}
+	}
+	// Not the same command, or a command that could do more than its first words say: the
+	// allow rule does not apply and bash's nature (ask) decides.
+	refused := []string{
+		"git statusx", "git stat", "git", "sudo git status",
+		"git status; rm -rf /", "git status && rm -rf /", "git status || rm -rf /", "git status | sh",
+		"git status & rm -rf /", "git status `rm -rf /`", "git status $(rm -rf /)", "git status ${IFS}",
+		"git status > /etc/passwd", "git status < /dev/zero", "git status\nrm -rf /", "git status\rrm",
+		"git status (x)", "git status\x00rm",
+	}
+	for _, cmd := range refused {
+		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Ask {
+			t.Errorf("%q: %s, want ask (not allowed by a prefix rule)", cmd, d)
+		}
+	}
+	// A glob allow rule on a command refuses metacharacters too.
+	if d := decide(t, "bash", `[{"pattern":"git *","decision":"allow"}]`, argsJSON("command", "git log; rm -rf /")); d != permissions.Ask {
+		t.Errorf("glob allow with ;: %s", d)
+	}
+	if !permissions.HasShellMeta("a;b") || permissions.HasShellMeta("git status --short 'x'") {
+		t.Error("HasShellMeta")
+	}
+}
+
+func TestCommandPrefixDenyCatchesParts(t *testing.T) {
+	rules := `[{"pattern":"rm","decision":"deny"},{"pattern":"git push","decision":"ask"}]`
+	denied := []string{
+		"rm -rf /", "rm", "ls; rm -rf /", "ls && rm x", "ls | rm x", "echo $(rm -rf /)", "echo `rm x`",
+		"sudo rm -rf /", "sudo -E rm x", "FOO=1 rm x", "env A=b rm x", `bash -c "rm -rf /"`, "ls\nrm x",
+		"(cd /; rm x)",
+	}
+	for _, cmd := range denied {
+		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Deny {
+			t.Errorf("%q: %s, want deny", cmd, d)
+		}
+	}
+	for _, cmd := range []string{"rmdir x", "ls -l", "echo rm", "grep rm file"} {
+		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Ask {
+			t.Errorf("%q: %s, want ask (no rule)", cmd, d)
+		}
+	}
+	if d := decide(t, "bash", rules, argsJSON("command", "cd x && git push")); d != permissions.Ask {
+		t.Errorf("ask rule on a part: %s", d)
+	}
+}
+
+func TestPathGlobs(t *testing.T) {
+	rules := `[{"pattern":"**/.env","decision":"deny"},{"pattern":"docs/**","decision":"allow"},{"pattern":"src/*.go","decision":"allow"},{"pattern":"/tmp/pid/**","decision":"allow"}]`
+	cwd := "/work/proj"
+	c := func(p string) permissions.Call {
+		return permissions.Call{Tool: "write", Args: json.RawMessage(argsJSON("path", p)), Cwd: cwd}
+	}
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"write":`+rules+`}}`)})
+	cases := map[string]permissions.Decision{
+		"docs/a.md":                 permissions.Allow,
+		"docs/x/y/z.md":             permissions.Allow,
+		"./docs/a.md":               permissions.Allow,
+		"docs//a.md":                permissions.Allow,
+		"/work/proj/docs/a.md":      permissions.Allow, // absolute inside cwd
+		"src/main.go":               permissions.Allow,
+		"src/sub/main.go":           permissions.Ask, // * does not cross folders
+		"src/main.go.bak":           permissions.Ask,
+		"docs/../secret.txt":        permissions.Ask, // cleaned: not under docs
+		"docs/../../etc/passwd":     permissions.Ask,
+		"../proj/docs/a.md":         permissions.Ask, // climbs out: never a relative pattern
+		"docsx/a.md":                permissions.Ask,
+		"/other/docs/a.md":          permissions.Ask, // absolute outside cwd
+		"/tmp/pid/x/y":              permissions.Allow,
+		"/tmp/pidx/y":               permissions.Ask,
+		".env":                      permissions.Deny,
+		"docs/.env":                 permissions.Deny, // the deny comes first
+		"/work/proj/a/.env":         permissions.Deny,
+		"docs/a;rm -rf ~.md":        permissions.Ask, // allow refuses metacharacters even in paths
+		"docs/$(touch x).md":        permissions.Ask,
+		"docs/photo (1).png":        permissions.Ask,
+		"docs/a b.md":               permissions.Allow,
+		"/work/proj/../proj/docs/a": permissions.Allow, // cleaned to inside cwd
+	}
+	for path, want := range cases {
+		if v := p.Decide(c(path)); v.Decision != want {
+			t.Errorf("write %q: %+v, want %s", path, v, want)
+		}
+	}
+	// Without a cwd, absolute paths never match relative patterns.
+	if v := p.Decide(call("write", `{"path":"/work/proj/docs/a.md"}`)); v.Decision != permissions.Ask {
+		t.Errorf("no cwd: %+v", v)
+	}
+	// An exact path (path arguments are globs: no prefix semantics).
+	if d := decide(t, "write", `[{"pattern":"src/main.go","decision":"allow"}]`, `{"path":"src/main.go extra"}`); d != permissions.Ask {
+		t.Errorf("exact path matched a longer name: %s", d)
+	}
+	if d := decide(t, "write", `[{"pattern":"src/main.go","decision":"allow"}]`, `{"path":"./src/main.go"}`); d != permissions.Allow {
+		t.Errorf("exact path: %s", d)
+	}
+}
+
+func TestMultiValuePaths(t *testing.T) {
+	// edits.#.oldText yields one value per edit: allow needs all of them, deny any of them.
+	rules := `[{"path":"edits.#.oldText","pattern":"TODO*","decision":"allow"},{"path":"edits.#.newText","pattern":"password*","decision":"deny"}]`
+	all := `{"path":"a","edits":[{"oldText":"TODO a","newText":"x"},{"oldText":"TODO b","newText":"y"}]}`
+	one := `{"path":"a","edits":[{"oldText":"TODO a","newText":"x"},{"oldText":"other","newText":"y"}]}`
+	denyOne := `{"path":"a","edits":[{"oldText":"x","newText":"x"},{"oldText":"y","newText":"password=1"}]}`
+	none := `{"path":"a","edits":[]}`
+	for _, c := range []struct {
+		args string
+		want permissions.Decision
+	}{{all, permissions.Allow}, {one, permissions.Ask}, {denyOne, permissions.Deny}, {none, permissions.Ask}} {
+		if d := decide(t, "edit", rules, c.args); d != c.want {
+			t.Errorf("%s: %s, want %s", c.args, d, c.want)
+		}
+	}
+	// An array argument is several values too.
+	if d := decide(t, "mcp_rm", `[{"path":"files","pattern":"tmp/**","decision":"allow"}]`, `{"files":["tmp/a","tmp/b"]}`); d != permissions.Allow {
+		t.Errorf("array, all values match: %s, want allow", d)
+	}
+	if d := decide(t, "mcp_rm", `[{"path":"files","pattern":"tmp/**","decision":"allow"}]`, `{"files":["tmp/a","etc/b"]}`); d != permissions.Ask {
+		t.Errorf("array one outside: %s, want ask", d)
+	}
+}
+
+func TestValuesThatNeverMatch(t *testing.T) {
+	allowAll := `[{"path":"x","pattern":"**","decision":"allow"}]`
+	denyAll := `[{"path":"x","pattern":"**","decision":"deny"}]`
+	for _, args := range []string{`{"x":{"a":1}}`, `{"x":null}`, `{}`, `not json`, `{"x":["a",{"b":1}]}`} {
+		if d := decide(t, "mcp", allowAll, args); d != permissions.Ask {
+			t.Errorf("allow %s: %s, want ask", args, d)
+		}
+	}
+	for _, args := range []string{`{"x":{"a":1}}`, `{}`, `not json`} {
+		if d := decide(t, "mcp", denyAll, args); d != permissions.Ask {
+			t.Errorf("deny %s: %s, want ask (rule does not apply)", args, d)
+		}
+	}
+	// Numbers and booleans match as their JSON text.
+	if d := decide(t, "mcp", `[{"path":"n","pattern":"42","decision":"allow"}]`, `{"n":42}`); d != permissions.Allow {
+		t.Errorf("number: %s", d)
+	}
+}
+
+func TestMissingPathOfSearchToolsIsTheWorkingFolder(t *testing.T) {
+	rules := `[{"pattern":"secrets/**","decision":"deny"},{"pattern":".","decision":"ask"}]`
+	if d := decide(t, "grep", rules, `{"pattern":"x"}`); d != permissions.Ask {
+		t.Errorf("grep without path: %s, want ask (\".\" rule)", d)
+	}
+	if d := decide(t, "grep", rules, `{"pattern":"x","path":"secrets/a"}`); d != permissions.Deny {
+		t.Errorf("grep in secrets: %s", d)
+	}
+	// write has no such default: a missing path matches nothing.
+	if d := decide(t, "write", `[{"pattern":"**","decision":"deny"}]`, `{"content":"x"}`); d != permissions.Ask {
+		t.Errorf("write without path: %s", d)
+	}
+}
+
+func TestSuggestPattern(t *testing.T) {
+	cases := []struct {
+		call permissions.Call
+		want string
+	}{
+		{call("bash", `{"command":"git status --short"}`), "git status"},
+		{call("bash", `{"command":"ls -la"}`), "ls"},
+		{call("bash", `{"command":"go test ./..."}`), "go test"},
+		{call("bash", `{"command":"npm run test:unit"}`), "npm run"},
+		{call("bash", `{"command":"ls; rm -rf /"}`), "ls; rm -rf /"},
+		{call("write", `{"path":"docs/a.md"}`), "docs/a.md"},
+		{permissions.Call{Tool: "write", Args: json.RawMessage(`{"path":"/w/p/src/x.go"}`), Cwd: "/w/p"}, "src/x.go"},
+		{call("write", `{"path":"a[1]*.md"}`), `a\[1]\*.md`},
+		{call("mcp_x", `{"a":1}`), ""},
+		{call("write", `{}`), ""},
+	}
+	for _, c := range cases {
+		if _, got := permissions.SuggestPattern(c.call); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.call.Tool, c.call.Args, got, c.want)
+		}
+	}
+	// A suggested path pattern matches that path and no other.
+	_, pat := permissions.SuggestPattern(call("write", `{"path":"a[1]*.md"}`))
+	rules := `[{"pattern":` + strings.ReplaceAll(`"`+pat+`"`, `\`, `\\`) + `,"decision":"allow"}]`
+	if d := decide(t, "write", rules, `{"path":"a[1]*.md"}`); d != permissions.Allow {
+		t.Errorf("escaped pattern %q does not match its path: %s", pat, d)
+	}
+	if d := decide(t, "write", rules, `{"path":"a1x.md"}`); d != permissions.Ask {
+		t.Errorf("escaped pattern %q matched another path: %s", pat, d)
+	}
+}
+
+func TestSpecInRequestParams(t *testing.T) {
+	// The daemon decodes session/new's params with encoding/json: the Spec's own error text
+	// (naming the field) comes out unchanged, and null leaves the field nil.
+	var p struct {
+		Permissions *permissions.Spec `json:"permissions,omitempty"`
+	}
+	err := json.Unmarshal([]byte(`{"permissions":{"default":"maybe"}}`), &p)
+	if err == nil || err.Error() != `permissions.default must be "allow", "ask" or "deny", not "maybe"` {
+		t.Fatalf("error %v", err)
+	}
+	p.Permissions = nil
+	if err := json.Unmarshal([]byte(`{"permissions":null}`), &p); err != nil || p.Permissions != nil {
+		t.Fatalf("null: %v %v", err, p.Permissions)
+	}
+	// The old shape {default, tools: {NAME: decision}} still reads the same.
+	if err := json.Unmarshal([]byte(`{"permissions":{"default":"allow","tools":{"write_file":"ask"}}}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	pol := permissions.NewPolicy(nil, permissions.Layer{Source: "session", Spec: p.Permissions})
+	if pol.Decide(call("write_file", `{}`)).Decision != permissions.Ask || pol.Decide(call("other", `{}`)).Decision != permissions.Allow {
+		t.Fatal("old shape decided differently")
+	}
+}

@@ -1,0 +1,90 @@
+// This file reads one settings file: its "permissions" object and its "redact" patterns
+// (the afterToolCall redaction rule's extension list, kept here because it lives in the same
+// files and reloads with them). Other keys are ignored, for later settings.
+
+package permissions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+)
+
+// Settings is what pid reads from one settings file.
+type Settings struct {
+	// Permissions is the file's "permissions" object; nil when absent.
+	Permissions *Spec
+	// Redact holds the compiled "redact.patterns" regular expressions (Go syntax).
+	Redact []*regexp.Regexp
+}
+
+// ParseSettings reads a settings file's content: `{"permissions"?: {...}, "redact"?:
+// {"patterns": ["regexp", ...]}, ...}`. Unknown top-level keys are ignored; an empty file
+// (only white space) is the empty Settings. Errors name the field.
+//
+// Contract: called by the Loader for each changed file. Pure: safe for concurrent use; on
+// error it returns nil Settings.
+func ParseSettings(data []byte) (*Settings, error) {
+	s := &Settings{}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return s, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if raw, ok := top["permissions"]; ok && string(raw) != "null" {
+		spec, err := ParseSpec(raw)
+		if err != nil {
+			return nil, err
+		}
+		s.Permissions = spec
+	}
+	if raw, ok := top["redact"]; ok && string(raw) != "null" {
+		var r struct {
+			Patterns []json.RawMessage `json:"patterns"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("redact must be an object {\"patterns\": [\"regexp\", ...]}")
+		}
+		for i, p := range r.Patterns {
+			var src string
+			if err := json.Unmarshal(p, &src); err != nil || src == "" {
+				return nil, fmt.Errorf("redact.patterns[%d] must be a non-empty string, not %s", i, compact(p))
+			}
+			re, err := regexp.Compile(src)
+			if err != nil {
+				return nil, fmt.Errorf("redact.patterns[%d]: %v", i, err)
+			}
+			if re.MatchString("") {
+				return nil, fmt.Errorf("redact.patterns[%d] %q matches the empty string", i, src)
+			}
+			s.Redact = append(s.Redact, re)
+		}
+	}
+	return s, nil
+}
+
+// UserSettingsPath returns $XDG_CONFIG_HOME/pid/settings.json, or
+// ~/.config/pid/settings.json when XDG_CONFIG_HOME is unset or not absolute. It reads the
+// environment only; it fails when neither XDG_CONFIG_HOME nor the home folder is known.
+func UserSettingsPath() (string, error) {
+	if d := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "pid", "settings.json"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("permissions: no config folder: %w", err)
+	}
+	return filepath.Join(home, ".config", "pid", "settings.json"), nil
+}
+
+// WorkspaceSettingsPath returns a workspace root's settings file, ROOT/.pid/settings.json.
+// Pure.
+func WorkspaceSettingsPath(root string) string {
+	return filepath.Join(root, ".pid", "settings.json")
+}
