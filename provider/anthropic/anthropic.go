@@ -1,0 +1,152 @@
+// Package anthropic is a model provider for Anthropic's Messages API, streaming over
+// net/http.
+//
+// The entry point is New, which returns a *Provider (an llm.Provider) for one model; see
+// request.go for how a request is written, decode.go for how the stream is read and
+// signatures.go for how thinking signatures survive between turns.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider/internal/wire"
+)
+
+// DefaultBaseURL is Anthropic's API; "/v1/messages" is appended to it.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// APIVersion is the anthropic-version header sent with every request.
+const APIVersion = "2023-06-01"
+
+// DefaultMaxTokens is the answer's token cap when Options.MaxTokens is 0 (the API
+// requires one). Claude 3 models (not 3.5 or 3.7) allow at most 4096 and get that.
+const DefaultMaxTokens = 8192
+
+// Retry bounds the retries of rate-limited (429), overloaded (529) and failed (5xx)
+// answers: Attempts (default 3, the first included), MaxWait (the total wait, default
+// 60s), Base (the first backoff wait when the server names none, doubling, default 1s),
+// and Sleep and Now, which tests replace.
+type Retry = wire.Retry
+
+// Options configure a Provider.
+type Options struct {
+	// Model is the model id, e.g. "claude-sonnet-4-5". Required.
+	Model string
+	// BaseURL is the API root (default DefaultBaseURL); a root ending in /v1 is accepted too.
+	BaseURL string
+	// APIKey is sent as x-api-key. Required by Anthropic; New does not check it, so a
+	// compatible server without keys can be used.
+	APIKey string
+	// APIKeyEnv names the environment variable the key came from, for error text.
+	APIKeyEnv string
+	// MaxTokens caps the answer's tokens (default DefaultMaxTokens).
+	MaxTokens int
+	// ThinkingBudget, when positive, turns on extended thinking with that many tokens;
+	// MaxTokens is raised above it when it is not already.
+	ThinkingBudget int
+	// HTTPClient makes the requests (default: a client on http.DefaultTransport with no
+	// overall timeout, since an answer streams for as long as it takes).
+	HTTPClient *http.Client
+	Retry      Retry
+}
+
+// Provider streams assistant messages from the Messages API. It is safe for concurrent use.
+type Provider struct {
+	opts     Options
+	endpoint string
+	info     wire.Info
+	sigs     *signatures
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New returns a provider for o.Model. It fails when Model is empty or BaseURL is not an
+// http or https URL; it makes no request.
+func New(o Options) (*Provider, error) {
+	if strings.TrimSpace(o.Model) == "" {
+		return nil, errors.New("anthropic: a model id is required")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: base URL %q is not an http or https URL", o.BaseURL)
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
+		if isClaude3(o.Model) {
+			o.MaxTokens = 4096
+		}
+	}
+	if o.ThinkingBudget > 0 && o.MaxTokens <= o.ThinkingBudget {
+		o.MaxTokens = o.ThinkingBudget + DefaultMaxTokens
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	endpoint := o.BaseURL + "/v1/messages"
+	if strings.HasSuffix(o.BaseURL, "/v1") {
+		endpoint = o.BaseURL + "/messages"
+	}
+	p := &Provider{opts: o, endpoint: endpoint, sigs: newSignatures(signatureMemory)}
+	p.info = wire.Info{Name: "Anthropic", Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""}
+	if !strings.EqualFold(u.Hostname(), "api.anthropic.com") {
+		p.info.Name = "the Anthropic-compatible server at " + o.BaseURL
+	}
+	return p, nil
+}
+
+// isClaude3 reports whether id names a Claude 3 model other than 3.5 and 3.7.
+func isClaude3(id string) bool {
+	return strings.HasPrefix(id, "claude-3-") && !strings.HasPrefix(id, "claude-3-5") && !strings.HasPrefix(id, "claude-3-7")
+}
+
+// Model returns the model id the provider asks for.
+func (p *Provider) Model() string { return p.opts.Model }
+
+// BaseURL returns the API root the provider posts to.
+func (p *Provider) BaseURL() string { return p.opts.BaseURL }
+
+// MaxTokens returns the token cap sent with each request.
+func (p *Provider) MaxTokens() int { return p.opts.MaxTokens }
+
+// Stream implements llm.Provider: it posts req as a streaming Messages request and returns
+// the assistant message. Text, thinking and tool_use blocks stream to sink as they arrive.
+// Failures are a StopError message whose text says what to check, with the key redacted;
+// a cancelled ctx returns StopAborted at once.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
+	b := wire.NewBuilder(sink)
+	body, err := p.body(req)
+	if err != nil {
+		return b.Fail(llm.StopError, fmt.Sprintf("Could not write the request for model %q: %v", p.opts.Model, err))
+	}
+	call := &wire.Call{
+		Info:   &p.info,
+		Client: p.opts.HTTPClient,
+		Retry:  p.opts.Retry,
+		Key:    p.opts.APIKey,
+		Build: func(ctx context.Context) (*http.Request, error) {
+			r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+			if err != nil {
+				return nil, err
+			}
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "text/event-stream")
+			r.Header.Set("anthropic-version", APIVersion)
+			if p.opts.APIKey != "" {
+				r.Header.Set("x-api-key", p.opts.APIKey)
+			}
+			return r, nil
+		},
+	}
+	return wire.Run(ctx, call, b, newDecoder(b, &p.info, p.sigs))
+}

@@ -1,0 +1,215 @@
+// This file writes an llm.Request as a streaming Messages API request body.
+
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider/internal/wire"
+)
+
+type messagesRequest struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    []*block    `json:"system,omitempty"`
+	Messages  []message   `json:"messages"`
+	Tools     []tool      `json:"tools,omitempty"`
+	Thinking  *thinkingOn `json:"thinking,omitempty"`
+	Stream    bool        `json:"stream"`
+}
+
+type thinkingOn struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type message struct {
+	Role    string   `json:"role"`
+	Content []*block `json:"content"`
+}
+
+// block is a content block of any type; the fields of other types stay empty and are
+// left out. Content (of a tool_result) and Input (of a tool_use) are always written for
+// their types, so they are set only there.
+type block struct {
+	Type         string          `json:"type"`
+	Text         string          `json:"text,omitempty"`
+	Thinking     string          `json:"thinking,omitempty"`
+	Signature    string          `json:"signature,omitempty"`
+	Source       *imageSource    `json:"source,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Content      []*block        `json:"content,omitempty"`
+	IsError      bool            `json:"is_error,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+type tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// emptySchema is the schema of a tool that declares no parameters.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// noOutput stands in for a tool result with no content.
+const noOutput = "(no output)"
+
+// body returns the request body for req. The system prompt and the last message carry
+// cache_control breakpoints, so a conversation's prefix is read from Anthropic's prompt
+// cache on the next turn.
+func (p *Provider) body(req *llm.Request) ([]byte, error) {
+	mr := messagesRequest{
+		Model:     p.opts.Model,
+		MaxTokens: p.opts.MaxTokens,
+		Messages:  p.convertMessages(req.Messages),
+		Stream:    true,
+	}
+	if mr.Messages == nil {
+		mr.Messages = []message{}
+	}
+	if req.SystemPrompt != "" {
+		mr.System = []*block{{Type: "text", Text: req.SystemPrompt, CacheControl: ephemeral()}}
+	}
+	if p.opts.ThinkingBudget > 0 {
+		mr.Thinking = &thinkingOn{Type: "enabled", BudgetTokens: p.opts.ThinkingBudget}
+	}
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(bytes.TrimSpace(schema)) == 0 || string(bytes.TrimSpace(schema)) == "null" {
+			schema = emptySchema
+		}
+		mr.Tools = append(mr.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if n := len(mr.Messages); n > 0 {
+		last := mr.Messages[n-1].Content
+		switch b := last[len(last)-1]; b.Type {
+		case "text", "image", "tool_result":
+			b.CacheControl = ephemeral()
+		}
+	}
+	return json.Marshal(mr)
+}
+
+func ephemeral() *cacheControl { return &cacheControl{Type: "ephemeral"} }
+
+// convertMessages writes the history (see wire.History for what is left out) as Messages
+// API messages:
+//
+//   - user: text blocks (blank ones left out, as the API rejects them) and base64 images;
+//   - assistant: text blocks (blank ones left out), thinking blocks with the signature
+//     remembered for them (without one, as text, since the API rejects an unsigned
+//     thinking block), and tool_use blocks whose input is the arguments object;
+//   - toolResult: a tool_result block in a user message; the results of one batch share
+//     a user message, as the API asks.
+//
+// Messages of the same role in a row are merged into one. Tool ids are reduced to the
+// characters the API accepts, the same way for a call and its result.
+func (p *Provider) convertMessages(history []llm.Message) []message {
+	var out []message
+	add := func(role string, blocks []*block) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, message{Role: role, Content: blocks})
+	}
+	for _, m := range wire.History(history) {
+		switch m.Role {
+		case llm.RoleUser:
+			add("user", userBlocks(m.Content))
+		case llm.RoleAssistant:
+			var blocks []*block
+			for _, c := range m.Content {
+				switch c.Type {
+				case llm.ContentText:
+					if strings.TrimSpace(c.Text) != "" {
+						blocks = append(blocks, &block{Type: "text", Text: c.Text})
+					}
+				case llm.ContentThinking:
+					if strings.TrimSpace(c.Thinking) == "" {
+						continue
+					}
+					if sig, ok := p.sigs.get(c.Thinking); ok {
+						blocks = append(blocks, &block{Type: "thinking", Thinking: c.Thinking, Signature: sig})
+					} else {
+						blocks = append(blocks, &block{Type: "text", Text: c.Thinking})
+					}
+				case llm.ContentToolCall:
+					blocks = append(blocks, &block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: inputObject(c.Arguments)})
+				}
+			}
+			add("assistant", blocks)
+		case llm.RoleToolResult:
+			content := userBlocks(m.Content)
+			if len(content) == 0 {
+				content = []*block{{Type: "text", Text: noOutput}}
+			}
+			add("user", []*block{{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: content, IsError: m.IsError}})
+		}
+	}
+	return out
+}
+
+// userBlocks converts text and image blocks, leaving out blank text (the API rejects it).
+func userBlocks(cs []llm.Content) []*block {
+	var out []*block
+	for _, c := range cs {
+		switch c.Type {
+		case llm.ContentText:
+			if strings.TrimSpace(c.Text) != "" {
+				out = append(out, &block{Type: "text", Text: c.Text})
+			}
+		case llm.ContentImage:
+			out = append(out, &block{Type: "image", Source: &imageSource{Type: "base64", MediaType: c.MimeType, Data: c.Data}})
+		}
+	}
+	return out
+}
+
+// inputObject is a tool call's arguments as the input object the API wants: the JSON when
+// it is an object, {} otherwise (arguments the model wrote badly, kept as a string).
+func inputObject(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t
+	}
+	return json.RawMessage("{}")
+}
+
+// toolID returns id with every character outside [a-zA-Z0-9_-] replaced by '_', cut to
+// 64 characters, as the API requires of tool_use ids.
+func toolID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}

@@ -1,0 +1,180 @@
+// This file assembles a streamed assistant message block by block and reports each step
+// to the stream sink, the way llm.ScriptedProvider does: start, then per block its start,
+// deltas and end.
+
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/pid-agent/pid/llm"
+)
+
+// Builder holds the partial assistant message of one Stream call. Blocks are appended in
+// the order they first appear; an index returned by Open is the block's index in the
+// message's Content and in the StreamEvents about it.
+//
+// Every value a sink can see is left untouched afterwards: texts are immutable strings
+// and each partial Arguments is a new slice, so a sink may keep what it was shown (the loop
+// keeps a shallow copy and hands it to another goroutine).
+type Builder struct {
+	msg    llm.Message
+	sink   llm.StreamSink
+	blocks []*block
+}
+
+type block struct {
+	open bool
+	text strings.Builder // text or thinking so far
+	args []byte          // tool-call arguments so far, as they arrived
+}
+
+// NewBuilder returns a builder of an empty assistant message stamped now; sink may be nil.
+func NewBuilder(sink llm.StreamSink) *Builder {
+	return &Builder{
+		msg:  llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopEnd, Timestamp: llm.Now()},
+		sink: sink,
+	}
+}
+
+func (b *Builder) emit(kind llm.StreamKind, i int, delta string) {
+	if b.sink != nil {
+		b.sink(&b.msg, llm.StreamEvent{Kind: kind, Index: i, Delta: delta})
+	}
+}
+
+// Start reports the start of the message. Call it once, when the stream has begun.
+func (b *Builder) Start() { b.emit(llm.StreamStart, 0, "") }
+
+// Open appends an empty block of type t (text, thinking or toolCall; id and name are for
+// tool calls), reports its start and returns its index.
+func (b *Builder) Open(t llm.ContentType, id, name string) int {
+	c := llm.Content{Type: t}
+	if t == llm.ContentToolCall {
+		c.ID, c.Name = id, name
+	}
+	b.msg.Content = append(b.msg.Content, c)
+	b.blocks = append(b.blocks, &block{open: true})
+	i := len(b.msg.Content) - 1
+	switch t {
+	case llm.ContentText:
+		b.emit(llm.StreamTextStart, i, "")
+	case llm.ContentThinking:
+		b.emit(llm.StreamThinkingStart, i, "")
+	case llm.ContentToolCall:
+		b.emit(llm.StreamToolCallStart, i, "")
+	}
+	return i
+}
+
+// IsOpen reports whether block i exists and has not been closed.
+func (b *Builder) IsOpen(i int) bool { return i >= 0 && i < len(b.blocks) && b.blocks[i].open }
+
+// Block returns block i of the partial message, so a caller can fill in a tool call's id
+// or name that arrived after its start. It must not be kept.
+func (b *Builder) Block(i int) *llm.Content { return &b.msg.Content[i] }
+
+// Append adds delta to open block i and reports it. For a tool call the partial Arguments
+// become the arguments so far closed into valid JSON (see CloseJSON), or stay as they were
+// when nothing valid can be made yet. An empty delta, or one for a closed block, is ignored.
+func (b *Builder) Append(i int, delta string) {
+	if delta == "" || !b.IsOpen(i) {
+		return
+	}
+	blk, c := b.blocks[i], &b.msg.Content[i]
+	switch c.Type {
+	case llm.ContentText:
+		blk.text.WriteString(delta)
+		c.Text = blk.text.String()
+		b.emit(llm.StreamTextDelta, i, delta)
+	case llm.ContentThinking:
+		blk.text.WriteString(delta)
+		c.Thinking = blk.text.String()
+		b.emit(llm.StreamThinkingDelta, i, delta)
+	case llm.ContentToolCall:
+		blk.args = append(blk.args, delta...)
+		if closed := CloseJSON(blk.args); closed != nil {
+			c.Arguments = closed
+		}
+		b.emit(llm.StreamToolCallDelta, i, delta)
+	}
+}
+
+// Close ends open block i and reports it. A tool call's Arguments become FinalArgs of
+// everything that arrived.
+func (b *Builder) Close(i int) {
+	if !b.IsOpen(i) {
+		return
+	}
+	b.blocks[i].open = false
+	c := &b.msg.Content[i]
+	switch c.Type {
+	case llm.ContentText:
+		b.emit(llm.StreamTextEnd, i, "")
+	case llm.ContentThinking:
+		b.emit(llm.StreamThinkingEnd, i, "")
+	case llm.ContentToolCall:
+		c.Arguments = FinalArgs(b.blocks[i].args)
+		b.emit(llm.StreamToolCallEnd, i, "")
+	}
+}
+
+// CloseAll closes every open block in index order.
+func (b *Builder) CloseAll() {
+	for i := range b.blocks {
+		b.Close(i)
+	}
+}
+
+// HasToolCalls reports whether the message holds a toolCall block.
+func (b *Builder) HasToolCalls() bool {
+	for _, c := range b.msg.Content {
+		if c.Type == llm.ContentToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+// SetUsage records the token accounting.
+func (b *Builder) SetUsage(u llm.Usage) { b.msg.Usage = &u }
+
+// Done closes the open blocks (reporting their ends) and returns the message with stop.
+func (b *Builder) Done(stop llm.StopReason) llm.Message {
+	b.CloseAll()
+	b.msg.StopReason = stop
+	return b.msg
+}
+
+// Fail returns the message so far with stop (StopError or StopAborted) and text, without
+// reporting anything more. Open tool calls keep the valid partial Arguments they have.
+func (b *Builder) Fail(stop llm.StopReason, text string) llm.Message {
+	for i, blk := range b.blocks {
+		blk.open = false
+		c := &b.msg.Content[i]
+		if c.Type == llm.ContentToolCall && len(c.Arguments) == 0 {
+			c.Arguments = json.RawMessage("{}")
+		}
+	}
+	b.msg.StopReason = stop
+	b.msg.ErrorMessage = text
+	return b.msg
+}
+
+// FinalArgs returns the arguments of a finished tool call: {} when none arrived, the JSON
+// as it arrived when it is valid, and otherwise the text that arrived as a JSON string, so
+// the message stays encodable and the tool's schema validation rejects the call with the
+// text the model wrote (an object schema does not accept a string).
+func FinalArgs(acc []byte) json.RawMessage {
+	t := bytes.TrimSpace(acc)
+	if len(t) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(t) {
+		return json.RawMessage(bytes.Clone(t))
+	}
+	s, _ := json.Marshal(string(acc))
+	return s
+}

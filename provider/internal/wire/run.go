@@ -1,0 +1,123 @@
+// This file runs one streaming model call from request to returned message: the part of
+// llm.Provider.Stream that both APIs share (sending, failure text, abort, the event loop).
+
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/pid-agent/pid/llm"
+)
+
+// Call is one streaming request to make.
+type Call struct {
+	Info   *Info
+	Client *http.Client
+	Retry  Retry
+	// Key is redacted from every error text the call returns.
+	Key string
+	// Build returns a new request bound to ctx, once per attempt.
+	Build func(ctx context.Context) (*http.Request, error)
+}
+
+// Decoder reads one API's events into a Builder.
+type Decoder interface {
+	// Event reads one event. It returns terminal when the event ends the stream
+	// ([DONE], message_stop), and errText when the event reports an error or cannot be
+	// read, which ends the call with StopError.
+	Event(ev Event) (terminal bool, errText string)
+	// End is called once the stream is over: after a terminal event (terminal true) or at
+	// the end of the body. It returns the stop reason and, with StopError, its text;
+	// ok false means the stream stopped short of a complete answer.
+	End(terminal bool) (stop llm.StopReason, errText string, ok bool)
+}
+
+// Aborted is the error text of a call whose context ended, as the loop words it.
+const Aborted = "Operation aborted"
+
+// Run makes the call and streams its answer through dec into b, and returns the message
+// as llm.Provider.Stream must: never panicking, failures as StopError with text a person
+// can act on (with c.Key redacted), a cancelled ctx as StopAborted promptly (the request
+// is bound to ctx, so cancelling it stops the HTTP stream at once).
+func Run(ctx context.Context, c *Call, b *Builder, dec Decoder) (msg llm.Message) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = b.Fail(llm.StopError, fmt.Sprintf("internal error while streaming from %s: %v", c.Info.Name, p))
+		}
+		msg.ErrorMessage = Redact(msg.ErrorMessage, c.Key)
+	}()
+	if ctx.Err() != nil {
+		return b.Fail(llm.StopAborted, Aborted)
+	}
+	resp, fail, err := Send(ctx, c.Client, c.Build, c.Retry)
+	switch {
+	case ctx.Err() != nil:
+		return b.Fail(llm.StopAborted, Aborted)
+	case err != nil:
+		return b.Fail(llm.StopError, c.Info.Unreachable(err))
+	case fail != nil:
+		return b.Fail(llm.StopError, c.Info.Describe(*fail))
+	}
+	defer resp.Body.Close()
+
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if ctx.Err() != nil {
+			return b.Fail(llm.StopAborted, Aborted)
+		}
+		if se, ok := ParseServerError(body); ok {
+			return b.Fail(llm.StopError, c.Info.StreamError(se.Type, se.Message))
+		}
+		return b.Fail(llm.StopError, c.Info.Malformed("a JSON body instead of an event stream", string(body)))
+	}
+
+	b.Start()
+	r := NewSSEReader(resp.Body)
+	for {
+		ev, err := r.Next()
+		if ctx.Err() != nil {
+			return b.Fail(llm.StopAborted, Aborted)
+		}
+		if errors.Is(err, bufio.ErrTooLong) {
+			return b.Fail(llm.StopError, c.Info.Malformed("a line longer than 16 MiB", ""))
+		}
+		if err != nil && err != io.EOF {
+			// A connection lost after the answer was complete (stop reason seen, only the
+			// closing event missing) loses nothing.
+			if stop, text, ok := dec.End(false); ok {
+				return finish(b, stop, text)
+			}
+			return b.Fail(llm.StopError, c.Info.Dropped(err))
+		}
+		terminal := false
+		if err == nil {
+			var text string
+			terminal, text = dec.Event(ev)
+			if text != "" {
+				return b.Fail(llm.StopError, text)
+			}
+			if !terminal {
+				continue
+			}
+		}
+		stop, text, ok := dec.End(terminal)
+		if !ok {
+			return b.Fail(llm.StopError, c.Info.Dropped(nil))
+		}
+		return finish(b, stop, text)
+	}
+}
+
+// finish returns the message of a complete answer: StopError with text, or stop.
+func finish(b *Builder, stop llm.StopReason, text string) llm.Message {
+	if stop == llm.StopError {
+		return b.Fail(llm.StopError, text)
+	}
+	return b.Done(stop)
+}

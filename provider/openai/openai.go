@@ -1,0 +1,127 @@
+// Package openai is a model provider for the OpenAI chat-completions API and the servers
+// that speak it (Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter), streaming over
+// net/http.
+//
+// The entry point is New, which returns a *Provider (an llm.Provider) for one model at one
+// base URL; see request.go for how a request is written and decode.go for how the stream
+// is read.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider/internal/wire"
+)
+
+// DefaultBaseURL is OpenAI's API.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Retry bounds the retries of rate-limited (429) and failed (5xx) answers: Attempts
+// (default 3, the first included), MaxWait (the total wait, default 60s), Base (the first
+// backoff wait when the server names none, doubling, default 1s), and Sleep and Now, which
+// tests replace.
+type Retry = wire.Retry
+
+// Options configure a Provider.
+type Options struct {
+	// Model is the model id, e.g. "gpt-4.1" or, for Ollama, "qwen3:8b". Required.
+	Model string
+	// BaseURL is the API root that "/chat/completions" is appended to (default
+	// DefaultBaseURL). OpenAI-compatible servers usually serve it under /v1.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends none (local servers need none).
+	APIKey string
+	// APIKeyEnv names the environment variable the key came from, for error text.
+	APIKeyEnv string
+	// MaxTokens caps the answer's tokens; 0 leaves it to the server. It is sent as
+	// max_completion_tokens to api.openai.com and as max_tokens elsewhere, which is the
+	// field local servers read.
+	MaxTokens int
+	// HTTPClient makes the requests (default: a client on http.DefaultTransport with no
+	// overall timeout, since an answer streams for as long as it takes).
+	HTTPClient *http.Client
+	Retry      Retry
+}
+
+// Provider streams assistant messages from a chat-completions endpoint. It is safe for
+// concurrent use.
+type Provider struct {
+	opts     Options
+	endpoint string
+	info     wire.Info
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New returns a provider for o.Model at o.BaseURL. It fails when Model is empty or
+// BaseURL is not an http or https URL; it makes no request.
+func New(o Options) (*Provider, error) {
+	if strings.TrimSpace(o.Model) == "" {
+		return nil, errors.New("openai: a model id is required")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q is not an http or https URL", o.BaseURL)
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	p := &Provider{opts: o, endpoint: o.BaseURL + "/chat/completions"}
+	p.info = wire.Info{Name: "OpenAI", Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""}
+	if !isOpenAI(u) {
+		p.info.Name = "the OpenAI-compatible server at " + o.BaseURL
+		p.info.BaseURLHint = "and that model.baseUrl is the API root (OpenAI-compatible servers usually serve it under /v1)"
+	}
+	return p, nil
+}
+
+func isOpenAI(u *url.URL) bool { return strings.EqualFold(u.Hostname(), "api.openai.com") }
+
+// Model returns the model id the provider asks for.
+func (p *Provider) Model() string { return p.opts.Model }
+
+// BaseURL returns the API root the provider posts to.
+func (p *Provider) BaseURL() string { return p.opts.BaseURL }
+
+// Stream implements llm.Provider: it posts req as a streaming chat completion and returns
+// the assistant message. Text, reasoning (reasoning_content or reasoning deltas, as
+// llama.cpp, vLLM, Ollama and OpenRouter send) and tool calls stream to sink as they
+// arrive. Failures are a StopError message whose text says what to check, with the key
+// redacted; a cancelled ctx returns StopAborted at once.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
+	b := wire.NewBuilder(sink)
+	body, err := p.body(req)
+	if err != nil {
+		return b.Fail(llm.StopError, fmt.Sprintf("Could not write the request for model %q: %v", p.opts.Model, err))
+	}
+	call := &wire.Call{
+		Info:   &p.info,
+		Client: p.opts.HTTPClient,
+		Retry:  p.opts.Retry,
+		Key:    p.opts.APIKey,
+		Build: func(ctx context.Context) (*http.Request, error) {
+			r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+			if err != nil {
+				return nil, err
+			}
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "text/event-stream")
+			if p.opts.APIKey != "" {
+				r.Header.Set("Authorization", "Bearer "+p.opts.APIKey)
+			}
+			return r, nil
+		},
+	}
+	return wire.Run(ctx, call, b, newDecoder(b, &p.info))
+}

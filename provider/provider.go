@@ -1,0 +1,115 @@
+// Package provider builds the model providers pid talks to from a model configuration:
+// the OpenAI chat-completions API (and the servers that speak it: Ollama, vLLM,
+// llama.cpp's server, LM Studio, OpenRouter) and Anthropic's Messages API.
+//
+// The entry point is New, which reads the API key and defaults from the environment and
+// returns an llm.Provider from package openai or anthropic. What the providers share
+// (SSE reading, retries, error text, key redaction) is in internal/wire. docs/providers.md
+// describes the configuration for users.
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider/anthropic"
+	"github.com/pid-agent/pid/provider/openai"
+)
+
+// Names of the providers and of the environment variables New reads.
+const (
+	OpenAI    = "openai"
+	Anthropic = "anthropic"
+
+	EnvOpenAIKey        = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL    = "OPENAI_BASE_URL"
+	EnvAnthropicKey     = "ANTHROPIC_API_KEY"
+	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+)
+
+// Config is the model configuration, as settings and session/new carry it under "model".
+type Config struct {
+	// Provider is "openai" or "anthropic".
+	Provider string `json:"provider"`
+	// ID is the model id, e.g. "gpt-4.1", "claude-sonnet-4-5", or an Ollama model's name.
+	ID string `json:"id"`
+	// BaseURL is the API root. Default: $OPENAI_BASE_URL or https://api.openai.com/v1 for
+	// openai; $ANTHROPIC_BASE_URL or https://api.anthropic.com for anthropic.
+	BaseURL string `json:"baseUrl,omitempty"`
+	// APIKeyEnv names the environment variable that holds the API key. Default:
+	// OPENAI_API_KEY or ANTHROPIC_API_KEY. The key itself is never part of a Config.
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// MaxTokens caps an answer's tokens. Default: the server's choice for openai, 8192
+	// for anthropic (4096 for Claude 3 models).
+	MaxTokens int `json:"maxTokens,omitempty"`
+}
+
+// New returns the provider cfg describes, reading its key from the environment.
+//
+// It fails, with an error that names what to set, when Provider is empty or unknown, ID
+// is empty, the base URL is not an http(s) URL, or the key is missing: Anthropic always
+// needs one, and so does OpenAI's own API; an OpenAI-compatible server at another base
+// URL (Ollama, llama.cpp) may have none, unless APIKeyEnv names a variable, which must
+// then be set. The key never appears in an error.
+func New(cfg Config) (llm.Provider, error) {
+	switch cfg.Provider {
+	case OpenAI:
+		return newOpenAI(cfg)
+	case Anthropic:
+		return newAnthropic(cfg)
+	case "":
+		return nil, errors.New(`no model provider configured: set model.provider to "openai" or "anthropic" and model.id to a model id`)
+	}
+	return nil, fmt.Errorf(`unknown model provider %q: model.provider must be "openai" or "anthropic"`, cfg.Provider)
+}
+
+func newOpenAI(cfg Config) (llm.Provider, error) {
+	if strings.TrimSpace(cfg.ID) == "" {
+		return nil, errors.New(`model.id is required for provider "openai" (e.g. "gpt-4.1", or the name of an Ollama model)`)
+	}
+	base := firstNonEmpty(cfg.BaseURL, os.Getenv(EnvOpenAIBaseURL), openai.DefaultBaseURL)
+	keyEnv := firstNonEmpty(cfg.APIKeyEnv, EnvOpenAIKey)
+	key := strings.TrimSpace(os.Getenv(keyEnv))
+	if key == "" && (cfg.APIKeyEnv != "" || isHost(base, "api.openai.com")) {
+		return nil, missingKey("OpenAI", keyEnv, cfg.APIKeyEnv != "")
+	}
+	return openai.New(openai.Options{Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens})
+}
+
+func newAnthropic(cfg Config) (llm.Provider, error) {
+	if strings.TrimSpace(cfg.ID) == "" {
+		return nil, errors.New(`model.id is required for provider "anthropic" (e.g. "claude-sonnet-4-5")`)
+	}
+	base := firstNonEmpty(cfg.BaseURL, os.Getenv(EnvAnthropicBaseURL), anthropic.DefaultBaseURL)
+	keyEnv := firstNonEmpty(cfg.APIKeyEnv, EnvAnthropicKey)
+	key := strings.TrimSpace(os.Getenv(keyEnv))
+	if key == "" {
+		return nil, missingKey("Anthropic", keyEnv, cfg.APIKeyEnv != "")
+	}
+	return anthropic.New(anthropic.Options{Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens})
+}
+
+func missingKey(api, env string, named bool) error {
+	if named {
+		return fmt.Errorf("no %s API key: %s (named by model.apiKeyEnv) is empty or unset", api, env)
+	}
+	return fmt.Errorf("no %s API key: set %s, or name the variable that holds the key in model.apiKeyEnv", api, env)
+}
+
+func isHost(base, host string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), host)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,167 @@
+package provider_test
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/provider/anthropic"
+	"github.com/pid-agent/pid/provider/internal/replay"
+	"github.com/pid-agent/pid/provider/openai"
+)
+
+// TestMain fails the package when a test leaves a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const key = "sk-factory-Vq3Rt8Yp1Xm6Kw2Zn9"
+
+// clearEnv unsets every variable New reads, for the length of the test.
+func clearEnv(t *testing.T) {
+	for _, v := range []string{provider.EnvOpenAIKey, provider.EnvOpenAIBaseURL, provider.EnvAnthropicKey, provider.EnvAnthropicBaseURL, "PID_TEST_KEY"} {
+		t.Setenv(v, "")
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		name string
+		cfg  provider.Config
+		want []string
+	}{
+		{"nothing", provider.Config{}, []string{"no model provider configured", "model.provider", `"openai"`, `"anthropic"`}},
+		{"unknown", provider.Config{Provider: "gemini", ID: "x"}, []string{`unknown model provider "gemini"`}},
+		{"openai without id", provider.Config{Provider: "openai"}, []string{"model.id is required"}},
+		{"anthropic without id", provider.Config{Provider: "anthropic"}, []string{"model.id is required"}},
+		{"openai without key", provider.Config{Provider: "openai", ID: "gpt-4.1"}, []string{"no OpenAI API key", "set OPENAI_API_KEY", "model.apiKeyEnv"}},
+		{"anthropic without key", provider.Config{Provider: "anthropic", ID: "claude-sonnet-4-5"}, []string{"no Anthropic API key", "set ANTHROPIC_API_KEY"}},
+		{"named variable unset", provider.Config{Provider: "openai", ID: "m", BaseURL: "http://localhost:11434/v1", APIKeyEnv: "PID_TEST_KEY"}, []string{"PID_TEST_KEY (named by model.apiKeyEnv) is empty or unset"}},
+		{"bad base URL", provider.Config{Provider: "openai", ID: "m", BaseURL: "localhost:11434"}, []string{"not an http or https URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := provider.New(tc.cfg)
+			if err == nil {
+				t.Fatalf("New(%+v) = %T, want an error", tc.cfg, p)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// stream makes one call and returns what the server got.
+func stream(t *testing.T, p llm.Provider, srv *replay.Server) replay.Request {
+	t.Helper()
+	msg := p.Stream(context.Background(), &llm.Request{Messages: []llm.Message{llm.NewUser("Hi")}}, nil)
+	if msg.StopReason != llm.StopEnd {
+		t.Fatalf("message = %+v", msg)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	return reqs[len(reqs)-1]
+}
+
+func closeIdle(t *testing.T) {
+	t.Cleanup(func() { http.DefaultTransport.(*http.Transport).CloseIdleConnections() })
+}
+
+func TestOpenAIFromEnvironment(t *testing.T) {
+	clearEnv(t)
+	closeIdle(t)
+	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "openai", "text.sse")})
+	t.Setenv(provider.EnvOpenAIKey, key)
+	t.Setenv(provider.EnvOpenAIBaseURL, srv.URL+"/v1")
+	p, err := provider.New(provider.Config{Provider: "openai", ID: "gpt-4.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := p.(*openai.Provider)
+	if op.BaseURL() != srv.URL+"/v1" || op.Model() != "gpt-4.1" {
+		t.Errorf("base %q model %q", op.BaseURL(), op.Model())
+	}
+	r := stream(t, p, srv)
+	if r.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer "+key {
+		t.Errorf("request to %s with Authorization %q", r.Path, r.Header.Get("Authorization"))
+	}
+}
+
+// An OpenAI-compatible server at its own base URL needs no key (Ollama, llama.cpp); the
+// configured base URL wins over OPENAI_BASE_URL.
+func TestOpenAICompatibleWithoutKey(t *testing.T) {
+	clearEnv(t)
+	closeIdle(t)
+	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "openai", "text.sse")})
+	t.Setenv(provider.EnvOpenAIBaseURL, "http://127.0.0.1:1/v1")
+	p, err := provider.New(provider.Config{Provider: "openai", ID: "qwen3:8b", BaseURL: srv.URL + "/v1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := stream(t, p, srv)
+	if h := r.Header.Get("Authorization"); h != "" {
+		t.Errorf("Authorization = %q, want none", h)
+	}
+}
+
+func TestAPIKeyEnv(t *testing.T) {
+	clearEnv(t)
+	closeIdle(t)
+	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "anthropic", "text.sse")})
+	t.Setenv("PID_TEST_KEY", " "+key+"\n")
+	t.Setenv(provider.EnvAnthropicKey, "the-wrong-key")
+	p, err := provider.New(provider.Config{Provider: "anthropic", ID: "claude-sonnet-4-5", BaseURL: srv.URL, APIKeyEnv: "PID_TEST_KEY", MaxTokens: 1234})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.(*anthropic.Provider).MaxTokens() != 1234 {
+		t.Errorf("max tokens = %d", p.(*anthropic.Provider).MaxTokens())
+	}
+	r := stream(t, p, srv)
+	if got := r.Header.Get("x-api-key"); got != key {
+		t.Errorf("x-api-key = %q, want the trimmed key of PID_TEST_KEY", got)
+	}
+}
+
+func TestAnthropicFromEnvironment(t *testing.T) {
+	clearEnv(t)
+	closeIdle(t)
+	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "anthropic", "text.sse")})
+	t.Setenv(provider.EnvAnthropicKey, key)
+	t.Setenv(provider.EnvAnthropicBaseURL, srv.URL)
+	p, err := provider.New(provider.Config{Provider: "anthropic", ID: "claude-haiku-4-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := stream(t, p, srv)
+	if r.Path != "/v1/messages" || r.Header.Get("x-api-key") != key {
+		t.Errorf("request to %s with x-api-key %q", r.Path, r.Header.Get("x-api-key"))
+	}
+	if p.(*anthropic.Provider).BaseURL() != srv.URL {
+		t.Errorf("base = %q", p.(*anthropic.Provider).BaseURL())
+	}
+}
+
+// Without the environment, the defaults are the public APIs.
+func TestDefaults(t *testing.T) {
+	clearEnv(t)
+	t.Setenv(provider.EnvOpenAIKey, key)
+	t.Setenv(provider.EnvAnthropicKey, key)
+	p, err := provider.New(provider.Config{Provider: "openai", ID: "gpt-4.1"})
+	if err != nil || p.(*openai.Provider).BaseURL() != openai.DefaultBaseURL {
+		t.Errorf("openai: %v %v", p, err)
+	}
+	p, err = provider.New(provider.Config{Provider: "anthropic", ID: "claude-sonnet-4-5"})
+	if err != nil || p.(*anthropic.Provider).BaseURL() != anthropic.DefaultBaseURL || p.(*anthropic.Provider).MaxTokens() != anthropic.DefaultMaxTokens {
+		t.Errorf("anthropic: %v %v", p, err)
+	}
+}
