@@ -18,6 +18,9 @@ import (
 // ErrBusy is returned by Agent.Prompt while another prompt of the same agent runs.
 var ErrBusy = errors.New("a prompt is already running for this session; queue more input with steer or followUp")
 
+// ErrNoProvider is returned by Agent.Prompt when the agent has no model provider.
+var ErrNoProvider = errors.New("no model provider is configured for this session")
+
 // AgentConfig is what an Agent is made of. The fields mean what they mean in Config.
 type AgentConfig struct {
 	Provider      llm.Provider
@@ -93,7 +96,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, emit event.Sink) (Resul
 // PromptMessages is Prompt with any input messages.
 func (a *Agent) PromptMessages(ctx context.Context, prompts []llm.Message, emit event.Sink) (Result, error) {
 	if a.cfg.Provider == nil {
-		return Result{}, errors.New("no model provider is configured for this session")
+		return Result{}, ErrNoProvider
 	}
 	select {
 	case a.prompting <- struct{}{}:

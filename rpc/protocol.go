@@ -26,10 +26,15 @@ type settings struct {
 	SystemPrompt  string        `json:"systemPrompt,omitempty"`
 }
 
-// modelConfig selects a session's model. Only the scripted provider exists so far.
+// modelConfig selects a session's model: "openai" (any OpenAI-compatible server),
+// "anthropic", or "script" (turns given in advance, for tests and headless runs).
 type modelConfig struct {
-	Provider string     `json:"provider"`
-	Turns    []llm.Turn `json:"turns,omitempty"`
+	Provider  string     `json:"provider"`
+	ID        string     `json:"id,omitempty"`
+	BaseURL   string     `json:"baseUrl,omitempty"`
+	APIKeyEnv string     `json:"apiKeyEnv,omitempty"`
+	MaxTokens int        `json:"maxTokens,omitempty"`
+	Turns     []llm.Turn `json:"turns,omitempty"`
 }
 
 // permissions decide which calls need the editor's approval.

@@ -6,6 +6,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
+	modelProvider "github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -82,7 +84,12 @@ func (s *Server) newSession(cfg settings) (*session, error) {
 		case "script":
 			provider = llm.NewScript(cfg.Model.Turns...)
 		default:
-			return nil, invalidParams("model.provider %q is not supported; use \"script\"", cfg.Model.Provider)
+			m := cfg.Model
+			p, err := modelProvider.New(modelProvider.Config{Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, MaxTokens: m.MaxTokens})
+			if err != nil {
+				return nil, invalidParams("%v", err)
+			}
+			provider = p
 		}
 	}
 	ss := &session{srv: s, perms: cfg.Permissions, asks: map[string]bool{}, gates: newEndGates(), remembered: map[string]string{}}
@@ -165,6 +172,9 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 			ss.mu.Unlock()
 		}()
 		res, err := ss.agent.Prompt(ctx, p.Text, ss.emit)
+		if errors.Is(err, loop.ErrNoProvider) {
+			return nil, fmt.Errorf("%w: no model is configured for this session: pass model {provider: \"openai\" or \"anthropic\", id: MODEL} in session/new or in initializationOptions (keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY, or the variable named by apiKeyEnv; OPENAI_BASE_URL or baseUrl points at Ollama, vLLM, llama.cpp or LM Studio), or {provider: \"script\", turns: [...]} for a scripted model", errFailed)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errFailed, err)
 		}
