@@ -1,0 +1,311 @@
+// This file holds the bash tool: a shell command in the session's cwd, its output streamed
+// (throttled) and cut to its tail, its whole process group killed on abort or timeout.
+
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// The bash tool's limits and timings.
+const (
+	BashDefaultTimeout = 120 * time.Second
+	BashMaxLines       = 2000     // output kept: the last lines ...
+	BashMaxBytes       = 50 << 10 // ... and at most this many bytes of them
+	// BashUpdateInterval is the least time between two progress updates of one command.
+	BashUpdateInterval = 100 * time.Millisecond
+	// bashKillGrace is how long the process group has between SIGTERM and SIGKILL.
+	bashKillGrace = 50 * time.Millisecond
+	// bashDrainGrace is how long output is still read once the shell has exited (or been
+	// killed): a background process that holds the output open is not waited for.
+	bashDrainGrace = 100 * time.Millisecond
+)
+
+// BashDetails are the details of a bash result and of its progress updates.
+type BashDetails struct {
+	// ExitCode is the shell's exit status; -1 while running and when killed by a signal.
+	ExitCode   int   `json:"exitCode"`
+	TotalLines int   `json:"totalLines"`
+	TotalBytes int64 `json:"totalBytes"`
+	// Truncated says the text holds only the tail of the output.
+	Truncated  bool  `json:"truncated,omitempty"`
+	DurationMs int64 `json:"durationMs"`
+}
+
+var bashSchema = schema(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "The command, run by bash -c in the cwd."},
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed. Default 120."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+
+func bashTool(ws *Workspace) toolexec.Tool {
+	shell := "sh"
+	if p, err := exec.LookPath("bash"); err == nil {
+		shell = p
+	}
+	return toolexec.Tool{
+		Name: NameBash,
+		Description: "Run a shell command (bash -c) in the cwd, stdin empty, stdout and stderr together. " +
+			"You get the last 2000 lines (at most 50KB) of the output, and the exit code; a non-zero exit is an error. " +
+			"The command is killed, with every process it started, after timeout seconds (default 120) or when the user aborts. " +
+			"A process left running in the background (cmd &) is not waited for and its output is not captured: redirect it to a file.",
+		Parameters: bashSchema,
+		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
+			var a struct {
+				Command string   `json:"command"`
+				Timeout *float64 `json:"timeout"`
+			}
+			if err := decodeArgs(call, &a); err != nil {
+				return toolexec.Result{}, err
+			}
+			timeout := BashDefaultTimeout
+			if a.Timeout != nil {
+				timeout = time.Duration(*a.Timeout * float64(time.Second))
+			}
+			return runBash(ctx, shell, ws.cwd, a.Command, timeout, onUpdate)
+		},
+	}
+}
+
+// runBash runs command and returns its result; see the tool's description. onUpdate is
+// called only from this goroutine, at most once per BashUpdateInterval, and never after
+// runBash returns.
+func runBash(ctx context.Context, shell, dir, command string, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return toolexec.Result{}, err
+	}
+	cmd := exec.Command(shell, "-c", command)
+	cmd.Dir = dir
+	ownGroup(cmd)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", shell, err)
+	}
+	pw.Close() // the children hold their copies
+	pid := cmd.Process.Pid
+
+	out := newTail()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := pr.Read(buf)
+			out.write(buf[:n])
+			if err != nil { // EOF, or the deadline set below
+				return
+			}
+		}
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	throttle := time.NewTimer(time.Hour)
+	throttle.Stop() // armed by the first update that must wait
+	defer throttle.Stop()
+	throttled := false
+	var lastUpdate time.Time
+	update := func() {
+		lastUpdate = time.Now()
+		if onUpdate != nil {
+			text, det := out.snapshot()
+			det.ExitCode = -1
+			det.DurationMs = time.Since(began).Milliseconds()
+			onUpdate(event.Result{Content: []llm.Content{llm.Text(text)}, Details: det})
+		}
+	}
+
+	var waitErr error
+	var stop string // why the command was killed: "", "abort" or "timeout"
+loop:
+	for {
+		select {
+		case waitErr = <-waitDone:
+			break loop
+		case <-ctx.Done():
+			stop = "abort"
+			break loop
+		case <-deadline.C:
+			stop = "timeout"
+			break loop
+		case <-out.dirty:
+			if throttled {
+				continue
+			}
+			if wait := BashUpdateInterval - time.Since(lastUpdate); wait > 0 {
+				throttle.Reset(wait)
+				throttled = true
+				continue
+			}
+			update()
+		case <-throttle.C:
+			throttled = false
+			update()
+		}
+	}
+	if stop != "" {
+		waitErr = killGroup(pid, waitDone)
+	}
+	// The shell is gone. A background process may still hold the pipe open: read what is
+	// already there, then stop.
+	_ = pr.SetReadDeadline(time.Now().Add(bashDrainGrace))
+	<-readDone
+	pr.Close()
+
+	text, det := out.snapshot()
+	det.DurationMs = time.Since(began).Milliseconds()
+	det.ExitCode = -1
+	if cmd.ProcessState != nil {
+		det.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	shown := text
+	if shown == "" {
+		shown = "(no output)"
+	}
+	switch stop {
+	case "abort":
+		return toolexec.Result{}, fmt.Errorf("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
+	case "timeout":
+		return toolexec.Result{}, fmt.Errorf("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, timeout)
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return toolexec.Result{}, fmt.Errorf("%s\n\nWaiting for the command failed: %v", shown, waitErr)
+	}
+	if st, ok := processStatus(cmd); ok && st.Signaled() {
+		return toolexec.Result{}, fmt.Errorf("%s\n\nCommand was killed by signal %d (%v).", shown, int(st.Signal()), st.Signal())
+	}
+	if det.ExitCode != 0 {
+		return toolexec.Result{}, fmt.Errorf("%s\n\nCommand exited with code %d.", shown, det.ExitCode)
+	}
+	return toolexec.Result{Content: []llm.Content{llm.Text(shown)}, Details: det}, nil
+}
+
+// killGroup ends the process group led by pid: SIGTERM, then SIGKILL once the leader has
+// exited or bashKillGrace has passed, whichever comes first (a process ignoring SIGTERM
+// does not get longer). It returns the leader's Wait error.
+func killGroup(pid int, waitDone <-chan error) error {
+	signalGroup(pid, syscall.SIGTERM)
+	grace := time.NewTimer(bashKillGrace)
+	defer grace.Stop()
+	var err error
+	exited := false
+	select {
+	case err = <-waitDone:
+		exited = true
+	case <-grace.C:
+	}
+	signalGroup(pid, syscall.SIGKILL)
+	if !exited {
+		err = <-waitDone
+	}
+	return err
+}
+
+// tail keeps the end of a command's output, and counts all of it.
+type tail struct {
+	// dirty gets a token (without blocking) whenever output arrives.
+	dirty chan struct{}
+
+	mu    sync.Mutex
+	buf   []byte // the last output, at least BashMaxBytes of it when there is that much
+	total int64
+	lines int // newlines seen
+	last  byte
+}
+
+func newTail() *tail { return &tail{dirty: make(chan struct{}, 1)} }
+
+func (t *tail) write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	t.mu.Lock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*BashMaxBytes {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-BashMaxBytes:]...)
+	}
+	t.total += int64(len(p))
+	t.lines += bytes.Count(p, []byte{'\n'})
+	t.last = p[len(p)-1]
+	t.mu.Unlock()
+	select {
+	case t.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// snapshot returns the output to show (its last BashMaxLines lines and BashMaxBytes bytes,
+// behind a note of what was cut) and the counts.
+func (t *tail) snapshot() (string, BashDetails) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	det := BashDetails{TotalBytes: t.total, TotalLines: t.lines}
+	if t.total > 0 && t.last != '\n' {
+		det.TotalLines++
+	}
+	kept := t.buf
+	if len(kept) > BashMaxBytes {
+		kept = kept[len(kept)-BashMaxBytes:]
+	}
+	if int64(len(kept)) < t.total {
+		// The first kept line is probably cut: drop it, unless it is all there is.
+		if i := bytes.IndexByte(kept, '\n'); i >= 0 && i < len(kept)-1 {
+			kept = kept[i+1:]
+		}
+	}
+	body := strings.TrimSuffix(string(kept), "\n")
+	if n := strings.Count(body, "\n") + 1; n > BashMaxLines {
+		cut := 0
+		for range n - BashMaxLines {
+			cut += strings.IndexByte(body[cut:], '\n') + 1
+		}
+		body = body[cut:]
+	}
+	if strings.HasSuffix(string(kept), "\n") {
+		body += "\n"
+	}
+	text := strings.ToValidUTF8(body, "\uFFFD")
+	if int64(len(body)) < t.total {
+		det.Truncated = true
+		shownLines := strings.Count(strings.TrimSuffix(body, "\n"), "\n") + 1
+		text = fmt.Sprintf("[Output cut: showing the last %d of %d lines (%s of %s).]\n", shownLines, det.TotalLines, size(int64(len(body))), size(t.total)) + text
+	}
+	return text, det
+}
+
+// processStatus returns the shell's wait status, when there is one.
+func processStatus(cmd *exec.Cmd) (syscall.WaitStatus, bool) {
+	var st syscall.WaitStatus
+	if cmd.ProcessState == nil {
+		return st, false
+	}
+	st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return st, ok
+}

@@ -1,0 +1,247 @@
+// This file holds the edit tool: exact-text replacements in one file, all applied or none,
+// and its prepareArguments shim for the older single-edit form.
+
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// EditDetails are the details of an edit result.
+type EditDetails struct {
+	Path string `json:"path"`
+	// Diff is the unified diff of the change, cut to MaxDiffBytes (DiffTruncated) when
+	// longer.
+	Diff          string `json:"diff"`
+	DiffTruncated bool   `json:"diffTruncated,omitempty"`
+	// FirstChangedLine is the 1-based line of the new content where the first change is.
+	FirstChangedLine int `json:"firstChangedLine"`
+	Added            int `json:"added"`
+	Removed          int `json:"removed"`
+}
+
+var editSchema = schema(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File to edit, relative to the cwd or absolute (inside the workspace folders)."},
+    "edits": {
+      "type": "array",
+      "minItems": 1,
+      "description": "Replacements, all applied to the file as it is now, or none if any fails.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "oldText": {"type": "string", "minLength": 1, "description": "Exact text to replace, including whitespace and indentation. It must occur exactly once in the file."},
+          "newText": {"type": "string", "description": "Text to put in its place."}
+        },
+        "required": ["oldText", "newText"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["path", "edits"],
+  "additionalProperties": false
+}`)
+
+// editMaxListed is how many match lines an "oldText matches N times" error lists.
+const editMaxListed = 10
+
+func editTool(ws *Workspace) toolexec.Tool {
+	return toolexec.Tool{
+		Name: NameEdit,
+		Description: "Edit a file by exact text replacement. Each edits[i].oldText must occur exactly once in the file as it is now (copy it, whitespace included, from what read showed, without the line-number prefix); " +
+			"edits must not overlap. All edits apply or none do. You must have read the file in this session and it must not have changed since; otherwise read it again. " +
+			"Use write to create a file.",
+		Parameters:       editSchema,
+		PrepareArguments: prepareEditArgs,
+		Resources:        pathResources(ws),
+		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+			var a struct {
+				Path  string        `json:"path"`
+				Edits []replacement `json:"edits"`
+			}
+			if err := decodeArgs(call, &a); err != nil {
+				return toolexec.Result{}, err
+			}
+			return ws.edit(a.Path, a.Edits)
+		},
+	}
+}
+
+// replacement is one element of edit's edits.
+type replacement struct {
+	OldText string `json:"oldText"`
+	NewText string `json:"newText"`
+}
+
+// prepareEditArgs rewrites the older single-edit form {path, oldText, newText} to
+// {path, edits: [{oldText, newText}]} (R6). Anything else, including an object that already
+// has edits and text that is not a JSON object, is returned unchanged for the schema to
+// judge.
+//
+// Contract: toolexec's prepare pass calls it, serially; it is pure and never fails.
+func prepareEditArgs(args json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return args, nil
+	}
+	if _, ok := obj["edits"]; ok {
+		return args, nil
+	}
+	oldText, hasOld := obj["oldText"]
+	newText, hasNew := obj["newText"]
+	if !hasOld && !hasNew {
+		return args, nil
+	}
+	one := make(map[string]json.RawMessage, 2)
+	if hasOld {
+		one["oldText"] = oldText
+	}
+	if hasNew {
+		one["newText"] = newText
+	}
+	delete(obj, "oldText")
+	delete(obj, "newText")
+	edits, err := json.Marshal([]map[string]json.RawMessage{one})
+	if err != nil {
+		return args, nil
+	}
+	obj["edits"] = edits
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return args, nil
+	}
+	return out, nil
+}
+
+func (ws *Workspace) edit(path string, edits []replacement) (toolexec.Result, error) {
+	real, err := ws.Resolve(path)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	shown := ws.display(real)
+	old, mode, exists, err := ws.current(real, shown, path)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	if !exists {
+		return toolexec.Result{}, fmt.Errorf("file not found: %s (edit changes existing files; use write to create one)", path)
+	}
+	content, err := applyEdits(string(old), edits, shown)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	if err := replaceFile(real, []byte(content), mode); err != nil {
+		return toolexec.Result{}, err
+	}
+	ws.seen.record(real, sha256.Sum256([]byte(content)))
+	fd := unifiedDiff(shown, string(old), content, false)
+	det := EditDetails{Path: shown, Diff: fd.text, DiffTruncated: fd.truncated, FirstChangedLine: fd.firstChangedLine, Added: fd.added, Removed: fd.removed}
+	msg := fmt.Sprintf("Edited %s: %s applied, +%d -%d lines, first change at line %d.", shown, plural(len(edits), "edit"), fd.added, fd.removed, fd.firstChangedLine)
+	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
+}
+
+// applyEdits applies every edit to content, each oldText located in content as it is (not
+// as earlier edits left it), or fails saying what is wrong with each edit that cannot
+// apply. In a file with CRLF line endings an oldText written with LF endings also matches,
+// and its newText gets CRLF endings.
+func applyEdits(content string, edits []replacement, shown string) (string, error) {
+	type span struct {
+		start, end int
+		newText    string
+		idx        int
+	}
+	crlf := strings.Contains(content, "\r\n")
+	var spans []span
+	var problems []string
+	for i, e := range edits {
+		oldText, newText := e.OldText, e.NewText
+		starts := occurrences(content, oldText)
+		if len(starts) == 0 && crlf && strings.Contains(oldText, "\n") && !strings.Contains(oldText, "\r\n") {
+			if alt := strings.ReplaceAll(oldText, "\n", "\r\n"); len(occurrences(content, alt)) > 0 {
+				oldText, newText = alt, strings.ReplaceAll(newText, "\n", "\r\n")
+				starts = occurrences(content, oldText)
+			}
+		}
+		switch len(starts) {
+		case 0:
+			msg := fmt.Sprintf("edits[%d]: oldText was not found in %s. It must match the file exactly, including whitespace and indentation.", i, shown)
+			if t := strings.TrimSpace(oldText); t != "" && t != oldText && strings.Contains(content, t) {
+				msg += " (It does occur once its leading and trailing whitespace are removed: check them.)"
+			}
+			problems = append(problems, msg)
+		case 1:
+			spans = append(spans, span{starts[0], starts[0] + len(oldText), newText, i})
+		default:
+			problems = append(problems, fmt.Sprintf("edits[%d]: oldText matches %d times in %s (at lines %s); include more surrounding lines so that it matches exactly once.", i, len(starts), shown, lineList(content, starts)))
+		}
+	}
+	slices.SortFunc(spans, func(x, y span) int { return x.start - y.start })
+	for j := 1; j < len(spans); j++ {
+		if spans[j].start < spans[j-1].end {
+			p, q := spans[j-1], spans[j]
+			problems = append(problems, fmt.Sprintf("edits[%d] and edits[%d] overlap in %s (at line %d); merge them into one edit.", min(p.idx, q.idx), max(p.idx, q.idx), shown, lineOf(content, q.start)))
+		}
+	}
+	if len(problems) > 0 {
+		return "", fmt.Errorf("%s\nNo edits were applied; %s is unchanged.", strings.Join(problems, "\n"), shown)
+	}
+	var sb strings.Builder
+	sb.Grow(len(content))
+	at := 0
+	for _, s := range spans {
+		sb.WriteString(content[at:s.start])
+		sb.WriteString(s.newText)
+		at = s.end
+	}
+	sb.WriteString(content[at:])
+	out := sb.String()
+	if out == content {
+		return "", fmt.Errorf("the edits change nothing in %s: each newText equals its oldText", shown)
+	}
+	return out, nil
+}
+
+// occurrences returns the byte offsets of every occurrence of sub in s, overlapping ones
+// included (so "aa" occurs twice in "aaa": it is not unique there).
+func occurrences(s, sub string) []int {
+	var out []int
+	for at := 0; ; {
+		i := strings.Index(s[at:], sub)
+		if i < 0 {
+			return out
+		}
+		out = append(out, at+i)
+		at += i + 1
+	}
+}
+
+// lineOf returns the 1-based line of byte offset off in s.
+func lineOf(s string, off int) int { return strings.Count(s[:off], "\n") + 1 }
+
+// lineList formats the lines of the offsets (ascending) as "3, 17, 40", listing at most
+// editMaxListed.
+func lineList(s string, offs []int) string {
+	var parts []string
+	line, from := 1, 0
+	for i, off := range offs {
+		if i == editMaxListed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(offs)-i))
+			break
+		}
+		line += strings.Count(s[from:off], "\n")
+		from = off
+		parts = append(parts, strconv.Itoa(line))
+	}
+	return strings.Join(parts, ", ")
+}

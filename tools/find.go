@@ -1,0 +1,112 @@
+// This file holds the find tool: files and folders whose path matches a glob, respecting
+// .gitignore.
+
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// The find tool's limits.
+const (
+	FindDefaultLimit = 1000
+	FindMaxLimit     = 10000
+)
+
+// FindDetails are the details of a find result.
+type FindDetails struct {
+	Count int `json:"count"`
+	// Truncated says more paths match than are shown.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+var findSchema = schema(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "minLength": 1, "description": "Glob. Without a / it matches names at any depth (*.go, *_test.{go,ts}); with a / it matches the path from the searched folder (src/**/*.go, **/testdata/*). * and ? stay within one folder, ** spans folders."},
+    "path": {"type": "string", "description": "Folder to search, relative to the cwd or absolute. Default: the cwd."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Most paths to show. Default 1000."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`)
+
+func findTool(ws *Workspace) toolexec.Tool {
+	return toolexec.Tool{
+		Name: NameFind,
+		Description: "Find files and folders by glob. Prints one path per line (relative to the cwd, folders ending in /), in name order, at most limit (default 1000). " +
+			"Skips .git and what .gitignore excludes; does not follow symbolic links. Finding nothing is not an error.",
+		Parameters: findSchema,
+		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+			var a struct {
+				Pattern string   `json:"pattern"`
+				Path    string   `json:"path"`
+				Limit   *float64 `json:"limit"`
+			}
+			if err := decodeArgs(call, &a); err != nil {
+				return toolexec.Result{}, err
+			}
+			return ws.find(ctx, a.Pattern, a.Path, intArg(a.Limit, FindDefaultLimit))
+		},
+	}
+}
+
+func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) (toolexec.Result, error) {
+	g, err := newPathGlob(pattern)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	if path == "" {
+		path = "."
+	}
+	root, err := ws.Resolve(path)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return toolexec.Result{}, fmt.Errorf("path not found: %s", path)
+	case err != nil:
+		return toolexec.Result{}, err
+	case !fi.IsDir():
+		return toolexec.Result{}, fmt.Errorf("%s is not a folder", path)
+	}
+	var out strings.Builder
+	var det FindDetails
+	err = ws.walk(ctx, root, func(real, rel string, d fs.DirEntry) error {
+		if !g.match(rel, d.Name()) {
+			return nil
+		}
+		if det.Count == limit {
+			det.Truncated = true
+			return fs.SkipAll
+		}
+		det.Count++
+		out.WriteString(ws.display(real))
+		if d.IsDir() {
+			out.WriteByte('/')
+		}
+		out.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	if det.Count == 0 {
+		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("No files match %q in %s", pattern, ws.display(root)))}, Details: det}, nil
+	}
+	if det.Truncated {
+		fmt.Fprintf(&out, "\n[Stopped after %d paths (limit). Narrow the pattern or path, or raise limit.]\n", det.Count)
+	}
+	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+}

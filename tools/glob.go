@@ -1,0 +1,205 @@
+// This file turns glob patterns (*, ?, [...], ** and, for find and grep, {a,b}) into regular
+// expressions over slash-separated relative paths.
+
+package tools
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// globRegexp returns the regular expression (without anchors) that matches what the glob
+// pat matches: * and ? never cross a "/", [...] is a class ([!...] negated) that never
+// matches "/", a backslash quotes the next character, and ** as a whole path segment
+// matches any number of folders ("**/x", "a/**/b", "a/**"). Other runs of * are one *.
+func globRegexp(pat string) string {
+	var sb strings.Builder
+	for i := 0; i < len(pat); {
+		c := pat[i]
+		switch c {
+		case '*':
+			j := i
+			for j < len(pat) && pat[j] == '*' {
+				j++
+			}
+			segStart := i == 0 || pat[i-1] == '/'
+			segEnd := j == len(pat) || pat[j] == '/'
+			switch {
+			case j-i >= 2 && segStart && j == len(pat):
+				sb.WriteString(".*")
+				i = j
+			case j-i >= 2 && segStart && segEnd:
+				sb.WriteString("(?:.*/)?")
+				i = j + 1 // the "/" is part of what (?:.*/)? matches
+			default:
+				sb.WriteString("[^/]*")
+				i = j
+			}
+		case '?':
+			sb.WriteString("[^/]")
+			i++
+		case '[':
+			class, n := globClass(pat[i:])
+			if n == 0 {
+				sb.WriteString(`\[`)
+				i++
+				continue
+			}
+			sb.WriteString(class)
+			i += n
+		case '\\':
+			if i+1 < len(pat) {
+				sb.WriteString(regexp.QuoteMeta(pat[i+1 : i+2]))
+				i += 2
+			} else {
+				sb.WriteString(`\\`)
+				i++
+			}
+		default:
+			sb.WriteString(regexp.QuoteMeta(pat[i : i+1]))
+			i++
+		}
+	}
+	return sb.String()
+}
+
+// globClass converts the bracket expression at the start of s to a regexp class and returns
+// it with the bytes it used, or 0 when s has no closing bracket.
+func globClass(s string) (string, int) {
+	i := 1
+	negate := false
+	if i < len(s) && (s[i] == '!' || s[i] == '^') {
+		negate = true
+		i++
+	}
+	var body strings.Builder
+	first := true
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == ']' && !first {
+			if negate {
+				return "[^/" + body.String() + "]", i + 1
+			}
+			return "[" + body.String() + "]", i + 1
+		}
+		first = false
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			body.WriteString(regexp.QuoteMeta(s[i : i+1]))
+		case c == '-':
+			body.WriteByte('-')
+		case c == '/':
+			// never matches a separator
+		default:
+			body.WriteString(regexp.QuoteMeta(s[i : i+1]))
+		}
+	}
+	return "", 0
+}
+
+// maxBraceExpansions bounds how many globs one {a,b} pattern expands to.
+const maxBraceExpansions = 256
+
+// expandBraces expands {a,b,c} alternatives, nested or in sequence, into plain globs:
+// "*.{go,md}" gives "*.go" and "*.md". Braces with no comma are kept as written.
+func expandBraces(pat string) ([]string, error) {
+	out := []string{}
+	var expand func(p string) error
+	expand = func(p string) error {
+		open, end, commas := findBraces(p)
+		if open < 0 {
+			if len(out) == maxBraceExpansions {
+				return fmt.Errorf("pattern %q expands to more than %d patterns", pat, maxBraceExpansions)
+			}
+			out = append(out, p)
+			return nil
+		}
+		prev := open
+		for _, c := range append(commas, end) {
+			if err := expand(p[:open] + p[prev+1:c] + p[end+1:]); err != nil {
+				return err
+			}
+			prev = c
+		}
+		return nil
+	}
+	return out, expand(pat)
+}
+
+// findBraces returns the first top-level {...} of p that holds a top-level comma: the
+// offsets of its braces and of those commas; open is -1 when there is none.
+func findBraces(p string) (open, end int, commas []int) {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '{':
+			depth := 0
+			var cs []int
+			for j := i; j < len(p); j++ {
+				switch p[j] {
+				case '\\':
+					j++
+				case '{':
+					depth++
+				case '}':
+					depth--
+					if depth == 0 {
+						if len(cs) > 0 {
+							return i, j, cs
+						}
+						j = len(p) // no comma: look for a later brace
+					}
+				case ',':
+					if depth == 1 {
+						cs = append(cs, j)
+					}
+				}
+			}
+		}
+	}
+	return -1, -1, nil
+}
+
+// pathGlob matches slash-separated paths relative to a search root against a find or grep
+// glob: a glob without "/" is matched against the last element (at any depth), one with
+// "/" against the whole relative path.
+type pathGlob struct {
+	res []*regexp.Regexp
+	// full says the glob is matched against the whole relative path.
+	full bool
+}
+
+// newPathGlob compiles pat (with its {a,b} alternatives).
+func newPathGlob(pat string) (*pathGlob, error) {
+	alts, err := expandBraces(pat)
+	if err != nil {
+		return nil, err
+	}
+	g := &pathGlob{full: strings.Contains(pat, "/")}
+	for _, a := range alts {
+		a = strings.TrimPrefix(a, "./")
+		re, err := regexp.Compile("^" + globRegexp(a) + "$")
+		if err != nil {
+			return nil, fmt.Errorf("invalid glob %q: %v", pat, err)
+		}
+		g.res = append(g.res, re)
+	}
+	return g, nil
+}
+
+// match reports whether the relative path rel (whose last element is name) matches.
+func (g *pathGlob) match(rel, name string) bool {
+	s := name
+	if g.full {
+		s = rel
+	}
+	for _, re := range g.res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}

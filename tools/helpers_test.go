@@ -1,0 +1,168 @@
+package tools_test
+
+// Shared test helpers: a workspace fixture on real files in t.TempDir(), a way to run one
+// tool call through the real pipeline (toolexec.Run: prepareArguments, schema, Execute), and
+// a bounded wait for conditions that other goroutines make true.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newWorkspace makes a workspace whose cwd and only root is a fresh folder holding files
+// (path -> content, slash-separated). It is closed when the test ends.
+func newWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, string) {
+	t.Helper()
+	dir := realTemp(t)
+	writeFiles(t, dir, files)
+	ws, err := tools.NewWorkspace(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws, dir
+}
+
+// realTemp returns t.TempDir() with symbolic links resolved (it may sit under a linked
+// /tmp), so tests can compare it with the real paths the workspace returns.
+func realTemp(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// result is one finished call as the model and the editor see it.
+type result struct {
+	text    string // the text blocks, joined
+	content []llm.Content
+	details any
+	isError bool
+}
+
+// call runs one call of the tool named name with the JSON arguments args through
+// toolexec.Run, as the agent loop would.
+func call(t *testing.T, ws *tools.Workspace, name, args string) result {
+	t.Helper()
+	out := runBatch(t, ws, nil, llm.ToolCall{ID: "c1", Name: name, Arguments: json.RawMessage(args)})
+	return out[0]
+}
+
+// runBatch runs the calls as one parallel batch of the built-in tools, or of the given
+// tools when set is not nil.
+func runBatch(t *testing.T, ws *tools.Workspace, toolset []toolexec.Tool, calls ...llm.ToolCall) []result {
+	t.Helper()
+	if toolset == nil {
+		toolset = tools.New(ws)
+	}
+	tb, err := toolexec.NewToolbox(toolset...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := tb.Activate(tb.Names()...)
+	oc := toolexec.Run(context.Background(), nil, toolexec.Batch{Calls: calls, Tools: set})
+	var out []result
+	for _, m := range oc.Messages {
+		r := result{content: m.Content, details: m.Details, isError: m.IsError}
+		var texts []string
+		for _, c := range m.Content {
+			if c.Type == llm.ContentText {
+				texts = append(texts, c.Text)
+			}
+		}
+		r.text = strings.Join(texts, "\n")
+		out = append(out, r)
+	}
+	return out
+}
+
+// mustOK fails the test when r is an error result, and returns its text.
+func mustOK(t *testing.T, r result) string {
+	t.Helper()
+	if r.isError {
+		t.Fatalf("unexpected error result: %s", r.text)
+	}
+	return r.text
+}
+
+// mustFail fails the test unless r is an error result whose text holds every want.
+func mustFail(t *testing.T, r result, want ...string) {
+	t.Helper()
+	if !r.isError {
+		t.Fatalf("want an error result, got: %s", r.text)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.text, w) {
+			t.Errorf("error result lacks %q:\n%s", w, r.text)
+		}
+	}
+}
+
+// jsonArgs marshals v as a call's arguments.
+func jsonArgs(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// waitUntil polls cond until it holds or the deadline passes (then the test fails): a
+// bounded wait for something another goroutine or process does, never a fixed sleep.
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

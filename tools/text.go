@@ -1,0 +1,118 @@
+// This file holds the text helpers the tools share: telling images and binary files from
+// text, reading lines of any length, and cutting text down to a limit.
+
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// sniffLen is how much of a file's start decides whether it is text.
+const sniffLen = 8 << 10
+
+// imageType returns the MIME type of an image format the models take (PNG, JPEG, GIF, WebP)
+// when head starts with its magic bytes, and "" otherwise.
+func imageType(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}):
+		return "image/jpeg"
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "image/gif"
+	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	return ""
+}
+
+// binary reports whether head, the start of a file, looks binary: it holds a NUL byte or is
+// not valid UTF-8. complete says head is the whole file; otherwise a rune cut at its end is
+// not held against it.
+func binary(head []byte, complete bool) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if !complete {
+		for i := len(head) - 1; i >= 0 && i >= len(head)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(head[i]) {
+				if !utf8.FullRune(head[i:]) {
+					head = head[:i]
+				}
+				break
+			}
+		}
+	}
+	return !utf8.Valid(head)
+}
+
+// eachLine calls fn with every line of r, without its line ending ("\n" or "\r\n"), keeping
+// at most keep bytes of each line; n is the line's full length in bytes. The last line
+// needs no line ending. fn returns false to stop early. The slice is reused between calls.
+func eachLine(r *bufio.Reader, keep int, fn func(line []byte, n int) bool) error {
+	var cur []byte
+	n := 0
+	for {
+		frag, isPrefix, err := r.ReadLine()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if room := keep - len(cur); room > 0 {
+			cur = append(cur, frag[:min(room, len(frag))]...)
+		}
+		n += len(frag)
+		if isPrefix {
+			continue
+		}
+		if !fn(cur, n) {
+			return nil
+		}
+		cur, n = cur[:0], 0
+	}
+}
+
+// cutRunes returns the longest prefix of s of at most max bytes that does not split a rune.
+func cutRunes(s []byte, max int) []byte {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// validText returns s as a string with invalid UTF-8 replaced by U+FFFD.
+func validText(s []byte) string { return strings.ToValidUTF8(string(s), "\uFFFD") }
+
+// size formats a byte count for people and models: 812 B, 4.1 KB, 2.3 MB.
+func size(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+	}
+}
+
+// plural returns "1 line", "2 lines", "2 matches".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "ch") || strings.HasSuffix(word, "s") {
+		return fmt.Sprintf("%d %ses", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,280 @@
+// This file holds the Workspace: the session's cwd and workspace folders, and the path
+// resolution that confines every file tool to those folders.
+
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// ErrOutsideWorkspace is wrapped by the error Resolve returns for a path that leads outside
+// the workspace folders, so callers can tell it apart with errors.Is.
+var ErrOutsideWorkspace = errors.New("outside the workspace folders")
+
+// Workspace is where one session's file tools may act: a cwd that relative paths start from,
+// and the workspace folders (roots) that every path must stay inside once symbolic links are
+// followed. It also remembers what the agent last saw of each file it read or wrote, to
+// refuse edits of files that changed on disk since (see stale.go).
+//
+// A Workspace is safe for concurrent use. Close it when the session ends.
+type Workspace struct {
+	cwd     string // absolute and clean, as given
+	cwdReal string // cwd with symbolic links resolved
+	roots   []root
+	seen    *tracker
+}
+
+// root is one workspace folder.
+type root struct {
+	shown string // absolute and clean, as given: used in messages
+	real  string // with symbolic links resolved: used for the confinement check
+}
+
+// NewWorkspace returns the workspace of a session whose cwd is cwd and whose workspace
+// folders are roots (absolute paths of existing folders, as the editor named them in
+// initialize). No roots means the cwd is the only folder.
+//
+// Contract: called once per session by whoever builds the session's tools. It fails when cwd
+// or a root is not an absolute path of an existing folder, or when cwd is outside every
+// root (relative paths would then all be refused). It starts no goroutine: the file watcher
+// starts with the first file read. The caller must Close the workspace.
+func NewWorkspace(cwd string, roots []string) (*Workspace, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, fmt.Errorf("tools: cwd %q is not an absolute path", cwd)
+	}
+	w := &Workspace{cwd: filepath.Clean(cwd), seen: newTracker()}
+	real, err := realDir(w.cwd)
+	if err != nil {
+		return nil, fmt.Errorf("tools: cwd: %w", err)
+	}
+	w.cwdReal = real
+	if len(roots) == 0 {
+		roots = []string{cwd}
+	}
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("tools: workspace folder %q is not an absolute path", r)
+		}
+		shown := filepath.Clean(r)
+		real, err := realDir(shown)
+		if err != nil {
+			return nil, fmt.Errorf("tools: workspace folder: %w", err)
+		}
+		w.roots = append(w.roots, root{shown: shown, real: real})
+	}
+	if !w.insideReal(w.cwdReal) {
+		return nil, fmt.Errorf("tools: cwd %s is outside the workspace folders: %s", w.cwd, w.rootList())
+	}
+	return w, nil
+}
+
+// realDir resolves dir's symbolic links and checks that it is an existing folder.
+func realDir(dir string) (string, error) {
+	real, err := realPath(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder", dir)
+	}
+	return real, nil
+}
+
+// Cwd returns the session's cwd as given to NewWorkspace (cleaned). Safe for concurrent
+// use; it cannot fail.
+func (w *Workspace) Cwd() string { return w.cwd }
+
+// Roots returns the workspace folders as given to NewWorkspace (cleaned), in a new slice
+// the caller may keep. Safe for concurrent use; it cannot fail.
+func (w *Workspace) Roots() []string {
+	out := make([]string, len(w.roots))
+	for i, r := range w.roots {
+		out[i] = r.shown
+	}
+	return out
+}
+
+// Close stops the file watcher and waits for its goroutine. The tools keep working after
+// Close, with the content hash as their only stale-edit check.
+//
+// Contract: called once by the session owner when the session ends; safe to call again.
+// It returns the watcher's close error, if any.
+func (w *Workspace) Close() error { return w.seen.close() }
+
+// Resolve turns a path a tool was given into the absolute path to act on: relative paths
+// start at the cwd, and every symbolic link on the way is followed (for a path that does not
+// exist yet, those of its longest existing prefix), so the result is the real location.
+//
+// Contract: safe for concurrent use; it only reads the file system. It fails, with an error
+// that says why and names the workspace folders, for an empty path, a path with a NUL byte,
+// a path starting with ~ (home folders are not expanded), a symbolic-link loop, and any path
+// whose real location is outside every workspace folder (the error then wraps
+// ErrOutsideWorkspace). It never creates anything.
+func (w *Workspace) Resolve(path string) (string, error) {
+	switch {
+	case path == "":
+		return "", errors.New("path is empty")
+	case strings.ContainsRune(path, 0):
+		return "", fmt.Errorf("path %q contains a NUL byte", path)
+	case tildePath(path):
+		return "", fmt.Errorf("path %s starts with ~, which is not expanded (there are no home-folder paths here); give a path relative to the cwd %s or an absolute path inside the workspace folders (for a file really named so, write ./%s)", path, w.cwd, path)
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(w.cwd, abs)
+	}
+	abs = filepath.Clean(abs)
+	real, err := realPath(abs)
+	if err != nil {
+		return "", fmt.Errorf("path %s: %w", path, err)
+	}
+	if w.insideReal(real) {
+		return real, nil
+	}
+	if w.insideShown(abs) || w.insideReal(abs) {
+		return "", &outsideError{msg: fmt.Sprintf("path %s is outside the workspace folders: it leads through a symbolic link to %s (workspace folders: %s)", path, real, w.rootList())}
+	}
+	return "", &outsideError{msg: fmt.Sprintf("path %s is outside the workspace folders: %s", path, w.rootList())}
+}
+
+// outsideError is Resolve's error for a path outside the workspace.
+type outsideError struct{ msg string }
+
+func (e *outsideError) Error() string { return e.msg }
+func (e *outsideError) Unwrap() error { return ErrOutsideWorkspace }
+
+// tildePath reports whether path starts with ~ or ~user, which a shell would expand to a
+// home folder.
+func tildePath(path string) bool {
+	if !strings.HasPrefix(path, "~") {
+		return false
+	}
+	first, _, _ := strings.Cut(path, "/")
+	for _, c := range first[1:] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// insideReal reports whether the real path p is one of the workspace folders or inside one.
+func (w *Workspace) insideReal(p string) bool {
+	for _, r := range w.roots {
+		if within(p, r.real) {
+			return true
+		}
+	}
+	return false
+}
+
+// insideShown reports whether the lexical path p is inside a workspace folder as given.
+func (w *Workspace) insideShown(p string) bool {
+	for _, r := range w.roots {
+		if within(p, r.shown) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootOf returns the real path of the workspace folder holding the real path p, or "".
+func (w *Workspace) rootOf(p string) string {
+	best := ""
+	for _, r := range w.roots {
+		if within(p, r.real) && len(r.real) > len(best) {
+			best = r.real
+		}
+	}
+	return best
+}
+
+func (w *Workspace) rootList() string { return strings.Join(w.Roots(), ", ") }
+
+// within reports whether p is dir or inside it; both are absolute and clean.
+func within(p, dir string) bool {
+	if p == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir) && p[len(dir)] == '/'
+}
+
+// display returns how a real path is shown in results: relative to the cwd when inside it,
+// absolute otherwise.
+func (w *Workspace) display(real string) string {
+	if real == w.cwdReal {
+		return "."
+	}
+	if within(real, w.cwdReal) {
+		return real[len(w.cwdReal)+1:]
+	}
+	return real
+}
+
+// maxLinks bounds the symbolic links followed while resolving one path, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// realPath resolves every symbolic link of the absolute, clean path abs, one component at a
+// time, like filepath.EvalSymlinks, except that it does not fail on components that do not
+// exist: from the first missing one on, the rest is taken as written. So a dangling link
+// and a file not yet created under a symlinked folder resolve to where the file would be
+// created. A loop of links fails.
+func realPath(abs string) (string, error) {
+	resolved := "/"
+	todo := abs
+	links := 0
+	missing := false
+	for todo != "" {
+		var c string
+		c, todo, _ = strings.Cut(todo, "/")
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			// resolved has no links left in it, so going up is lexical.
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		if missing {
+			resolved = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			missing = true
+			resolved = next
+			continue
+		case err != nil:
+			return "", err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			resolved = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", errors.New("too many levels of symbolic links")
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		todo = target + "/" + todo
+	}
+	return resolved, nil
+}
