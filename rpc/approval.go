@@ -9,49 +9,74 @@ import (
 	"errors"
 	"fmt"
 
+	"path/filepath"
+	"strings"
+
 	"go.lsp.dev/protocol"
 
+	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
 )
 
 const (
 	allow = "allow"
-	ask   = "ask"
 	deny  = "deny"
 )
 
-func (p *permissions) check() error {
-	if p == nil {
-		return nil
+// readOnly reports whether a tool of the session only reads: built-in read-only tools, and
+// scripted tools that do not require approval. The policy's built-in default allows those
+// and asks for the rest.
+func (ss *session) readOnly(tool string) bool {
+	if ss.builtin[tool] {
+		return tools.ReadOnly(tool)
 	}
-	valid := func(v string) bool { return v == allow || v == ask || v == deny }
-	if p.Default != "" && !valid(p.Default) {
-		return invalidParams("permissions.default must be \"allow\", \"ask\" or \"deny\", not %q", p.Default)
+	if need, scripted := ss.asks[tool]; scripted {
+		return !need
 	}
-	for name, v := range p.Tools {
-		if !valid(v) {
-			return invalidParams("permissions.tools[%q] must be \"allow\", \"ask\" or \"deny\", not %q", name, v)
-		}
-	}
-	return nil
+	return false
 }
 
-// policy returns allow, ask or deny for a tool: the session's rule for that tool, else its
-// default rule, else the tool's own nature (ask for tools that change things, allow the rest).
-func (ss *session) policy(tool string) string {
-	if ss.perms != nil {
-		if v := ss.perms.Tools[tool]; v != "" {
-			return v
-		}
-		if ss.perms.Default != "" {
-			return ss.perms.Default
+// verdict decides a call from the settings files, the session's permissions, the tools'
+// nature and the remembered answers (see docs/permissions.md).
+func (ss *session) verdict(call llm.ToolCall) permissions.Verdict {
+	s := ss.srv
+	var base *permissions.Policy
+	if s.loader != nil {
+		base = s.loader.Policy(ss.ws.Cwd())
+	}
+	pol := base.With(ss.readOnly, permissions.Layer{Source: "session", Spec: ss.spec})
+	c := permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: ss.ws.Cwd()}
+	v := permissions.Check(pol, s.store, ss.root(), c)
+	if v.Decision == permissions.Ask {
+		ss.mu.Lock()
+		rem := ss.remembered[call.Name]
+		ss.mu.Unlock()
+		switch rem {
+		case allow:
+			v.Decision, v.Source = permissions.Allow, "remembered"
+		case deny:
+			v.Decision, v.Source = permissions.Deny, "remembered"
 		}
 	}
-	if ss.asks[tool] {
-		return ask
+	return v
+}
+
+// root is the workspace folder the session's remembered answers belong to.
+func (ss *session) root() string {
+	cwd := ss.ws.Cwd()
+	best := ""
+	for _, r := range ss.ws.Roots() {
+		if (cwd == r || strings.HasPrefix(cwd, r+string(filepath.Separator))) && len(r) > len(best) {
+			best = r
+		}
 	}
-	return allow
+	if best == "" {
+		return cwd
+	}
+	return best
 }
 
 // beforeToolCall is the session's toolexec.BeforeHook. Contract as there: it waits for the
@@ -59,20 +84,14 @@ func (ss *session) policy(tool string) string {
 // failure to get an answer denies the call with a reason the model can read.
 func (ss *session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, error) {
 	name := in.Call.Name
-	switch ss.policy(name) {
-	case allow:
+	v := ss.verdict(in.Call)
+	switch {
+	case v.Decision == permissions.Allow:
 		return nil, nil
-	case deny:
-		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by this session's permissions.", name)}, nil
-	}
-	ss.mu.Lock()
-	rem := ss.remembered[name]
-	ss.mu.Unlock()
-	switch rem {
-	case allow:
-		return nil, nil
-	case deny:
-		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s in this session.", name)}, nil
+	case v.Decision == permissions.Deny && v.Source == "remembered":
+		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, nil
+	case v.Decision == permissions.Deny:
+		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, nil
 	}
 	decision, reason, err := ss.ask(ctx, in.Call)
 	if err != nil {
@@ -84,12 +103,12 @@ func (ss *session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) 
 	}
 	switch decision {
 	case "allowAlways":
-		ss.remember(name, allow)
+		ss.remember(in.Call, permissions.Allow)
 		fallthrough
 	case "allow":
 		return nil, nil
 	case "denyAlways":
-		ss.remember(name, deny)
+		ss.remember(in.Call, permissions.Deny)
 		fallthrough
 	case "deny":
 		if reason == "" {
@@ -100,9 +119,24 @@ func (ss *session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) 
 	return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor answered the approval request with an unknown decision %q.", name, decision)}, nil
 }
 
-func (ss *session) remember(tool, decision string) {
+// remember keeps an "always" answer: in the store (so it survives a restart and can be
+// listed and revoked), scoped to the call's pattern for built-in tools (a bash command's
+// first words, a file's path) and to the whole tool for the others; in the session too, for
+// the whole tool, when the store cannot be used.
+func (ss *session) remember(call llm.ToolCall, d permissions.Decision) {
+	if st := ss.srv.store; st != nil {
+		argPath, pattern := "", ""
+		if ss.builtin[call.Name] {
+			argPath, pattern = permissions.SuggestPattern(permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: ss.ws.Cwd()})
+		}
+		_, err := st.Remember(ss.root(), call.Name, argPath, pattern, d)
+		if err == nil {
+			return
+		}
+		ss.srv.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("session %s: could not store the answer for %s, kept for this session only: %v", ss.id, call.Name, err))
+	}
 	ss.mu.Lock()
-	ss.remembered[tool] = decision
+	ss.remembered[call.Name] = string(d)
 	ss.mu.Unlock()
 }
 
@@ -162,8 +196,30 @@ func (ss *session) ask(ctx context.Context, call llm.ToolCall) (decision, reason
 	return deny, "", nil
 }
 
-// afterToolCall is the session's toolexec.AfterHook, installed only when the editor
-// declared afterToolCall. An editor that fails to answer leaves the result unchanged (and
+// afterHook is the session's afterToolCall chain: the editor's hook when it declared one,
+// then the redaction of secrets (content only), then the audit log (no change).
+func (ss *session) afterHook(editor bool) toolexec.AfterHook {
+	s := ss.srv
+	var hooks []toolexec.AfterHook
+	if editor {
+		hooks = append(hooks, ss.afterToolCall)
+	}
+	if s.redactor != nil {
+		hooks = append(hooks, s.redactor.Hook())
+	}
+	if s.audit != nil {
+		hooks = append(hooks, s.audit.Hook(afterrules.AuditOptions{
+			Session: ss.id, Started: ss.starts.Started, Redactor: s.redactor,
+			OnError: func(err error) { s.log.Warn("audit log", "err", err) },
+		}))
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	return afterrules.Chain(hooks...)
+}
+
+// afterToolCall asks the editor, which declared afterToolCall. An editor that fails to answer leaves the result unchanged (and
 // the failure is logged); null fields count as absent.
 func (ss *session) afterToolCall(ctx context.Context, in toolexec.AfterInput) (*toolexec.Override, error) {
 	args := in.Call.Arguments

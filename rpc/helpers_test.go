@@ -44,6 +44,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "rpc tests: temp dir:", err)
 		os.Exit(2)
 	}
+	// Settings, remembered permissions and the audit log of the daemons these tests start
+	// (in process or as children) live in the temp folder, never in the user's.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	bin := filepath.Join(dir, "pid")
 	args := []string{"build", "-o", bin}
 	if testRace() {

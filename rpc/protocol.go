@@ -18,12 +18,12 @@ const ProtocolVersion = "1"
 // settings are a session's options; initializationOptions gives defaults that session/new
 // overrides field by field.
 type settings struct {
-	Cwd           string        `json:"cwd,omitempty"`
-	Model         *modelConfig  `json:"model,omitempty"`
-	ToolExecution string        `json:"toolExecution,omitempty"`
-	Permissions   *permissions  `json:"permissions,omitempty"`
-	ScriptedTools []scriptedDef `json:"scriptedTools,omitempty"`
-	SystemPrompt  string        `json:"systemPrompt,omitempty"`
+	Cwd           string          `json:"cwd,omitempty"`
+	Model         *modelConfig    `json:"model,omitempty"`
+	ToolExecution string          `json:"toolExecution,omitempty"`
+	Permissions   json.RawMessage `json:"permissions,omitempty"`
+	ScriptedTools []scriptedDef   `json:"scriptedTools,omitempty"`
+	SystemPrompt  string          `json:"systemPrompt,omitempty"`
 }
 
 // modelConfig selects a session's model: "openai" (any OpenAI-compatible server),
@@ -35,12 +35,6 @@ type modelConfig struct {
 	APIKeyEnv string     `json:"apiKeyEnv,omitempty"`
 	MaxTokens int        `json:"maxTokens,omitempty"`
 	Turns     []llm.Turn `json:"turns,omitempty"`
-}
-
-// permissions decide which calls need the editor's approval.
-type permissions struct {
-	Default string            `json:"default,omitempty"` // allow | ask | deny
-	Tools   map[string]string `json:"tools,omitempty"`
 }
 
 // scriptedDef is a tool whose behaviour is a list of steps, for headless tests.

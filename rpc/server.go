@@ -21,7 +21,9 @@ import (
 	"github.com/tidwall/gjson"
 	"go.lsp.dev/protocol"
 
+	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/permissions"
 )
 
 // Options configure Serve.
@@ -39,6 +41,14 @@ type Server struct {
 	// ready closes once conn is set: jsonrpc2 starts reading before NewConn returns.
 	ready chan struct{}
 
+	// Set by initialize, then only read: the settings files, the remembered answers, the
+	// audit log and the redaction rules. Each may be nil when it could not be set up (that
+	// was reported to the editor).
+	loader   *permissions.Loader
+	store    *permissions.Store
+	audit    *afterrules.AuditLog
+	redactor *afterrules.Redactor
+
 	// wg counts request goroutines.
 	wg sync.WaitGroup
 
@@ -54,6 +64,7 @@ type Server struct {
 	clientBefore bool // the editor answers beforeToolCall
 	clientAfter  bool // the editor answers afterToolCall
 	defaults     settings
+	roots        []string // the editor's workspace folders
 	sessions     map[string]*session
 	nextSession  int
 	inflight     map[jsonrpc2.ID]*inflight
@@ -97,6 +108,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.closeAll()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exitCode
@@ -342,11 +354,13 @@ func decodeAnswer(body []byte, result any) error {
 
 // quickMethods run on the read goroutine: they never block.
 var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
-	"initialize":       (*Server).initialize,
-	"session/new":      (*Server).sessionNew,
-	"session/steer":    (*Server).sessionSteer,
-	"session/followUp": (*Server).sessionFollowUp,
-	"tools/list":       (*Server).toolsList,
+	"initialize":         (*Server).initialize,
+	"session/new":        (*Server).sessionNew,
+	"session/steer":      (*Server).sessionSteer,
+	"session/followUp":   (*Server).sessionFollowUp,
+	"permissions/list":   (*Server).permissionsList,
+	"permissions/revoke": (*Server).permissionsRevoke,
+	"tools/list":         (*Server).toolsList,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy
@@ -378,10 +392,16 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 		}
 	}
 	before, after := declared(p.Capabilities.Experimental)
+	roots, err := workspaceRoots(&p)
+	if err != nil {
+		return nil, err
+	}
+	s.setUp(roots)
 	s.mu.Lock()
 	s.initialized = true
 	s.clientBefore, s.clientAfter = before, after
 	s.defaults = defaults
+	s.roots = roots
 	s.mu.Unlock()
 	return &protocol.InitializeResult{
 		ServerInfo: &protocol.ServerInfo{Name: "pid", Version: s.opts.Version},
@@ -402,10 +422,6 @@ func declared(exp any) (before, after bool) {
 	after, _ = pid["afterToolCall"].(bool)
 	return before, after
 }
-
-// builtinToolInfos lists the tools every session has. There are none yet: sessions get
-// their tools from scriptedTools.
-func builtinToolInfos() []toolInfo { return []toolInfo{} }
 
 // shutdownReq stops taking requests at once (admit answers -32600 from now on), cancels the
 // running ones, and answers only once they have all been answered: an editor that has the

@@ -13,11 +13,14 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
+	"github.com/pid-agent/pid/permissions"
 	modelProvider "github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
 )
 
 // session is one conversation of the editor's.
@@ -25,10 +28,15 @@ type session struct {
 	id    string
 	srv   *Server
 	agent *loop.Agent
-	perms *permissions
-	// asks holds the tools whose calls need approval unless permissions say otherwise.
-	asks  map[string]bool
-	gates *endGates
+	// spec is the session's own permissions, the last layer of its policy.
+	spec *permissions.Spec
+	// asks holds the scripted tools that need approval unless permissions say otherwise
+	// (their requiresApproval); builtin holds the built-in tools the session has.
+	asks    map[string]bool
+	builtin map[string]bool
+	ws      *tools.Workspace
+	starts  *afterrules.Starts
+	gates   *endGates
 
 	// mu guards the fields below it.
 	mu         sync.Mutex
@@ -53,7 +61,7 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	if p.ToolExecution != "" {
 		cfg.ToolExecution = p.ToolExecution
 	}
-	if p.Permissions != nil {
+	if len(p.Permissions) > 0 && string(p.Permissions) != "null" {
 		cfg.Permissions = p.Permissions
 	}
 	if p.ScriptedTools != nil {
@@ -75,9 +83,20 @@ func (s *Server) newSession(cfg settings) (*session, error) {
 	default:
 		return nil, invalidParams("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, cfg.ToolExecution)
 	}
-	if err := cfg.Permissions.check(); err != nil {
+	spec, err := permissions.ParseSpec(cfg.Permissions)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	ws, err := s.workspace(cfg.Cwd)
+	if err != nil {
 		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			ws.Close()
+		}
+	}()
 	var provider llm.Provider
 	if cfg.Model != nil {
 		switch cfg.Model.Provider {
@@ -92,12 +111,22 @@ func (s *Server) newSession(cfg settings) (*session, error) {
 			provider = p
 		}
 	}
-	ss := &session{srv: s, perms: cfg.Permissions, asks: map[string]bool{}, gates: newEndGates(), remembered: map[string]string{}}
-	tools, initial, err := ss.scriptedTools(cfg.ScriptedTools)
+	ss := &session{srv: s, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws, starts: afterrules.NewStarts(), gates: newEndGates(), remembered: map[string]string{}}
+	scripted, initial, err := ss.scriptedTools(cfg.ScriptedTools)
 	if err != nil {
 		return nil, err
 	}
-	box, err := toolexec.NewToolbox(tools...)
+	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
+	var all []toolexec.Tool
+	for _, t := range tools.New(ws) {
+		if _, replaced := ss.asks[t.Name]; !replaced {
+			all = append(all, t)
+			ss.builtin[t.Name] = true
+			initial = append(initial, t.Name)
+		}
+	}
+	all = append(all, scripted...)
+	box, err := toolexec.NewToolbox(all...)
 	if err != nil {
 		return nil, invalidParams("scriptedTools: %v", err)
 	}
@@ -106,27 +135,27 @@ func (s *Server) newSession(cfg settings) (*session, error) {
 		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: ss.beforeToolCall,
 	}
 	s.mu.Lock()
-	if s.clientAfter {
-		acfg.After = ss.afterToolCall
-	}
+	clientAfter := s.clientAfter
 	s.nextSession++
 	ss.id = fmt.Sprintf("s%d", s.nextSession)
 	s.mu.Unlock()
+	acfg.After = ss.afterHook(clientAfter)
 	if ss.agent, err = loop.NewAgent(acfg); err != nil {
 		return nil, invalidParams("%v", err)
 	}
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
+	ok = true
 	return ss, nil
 }
 
 func toolInfos(set *toolexec.ActiveSet) []toolInfo {
 	specs := set.Specs()
-	tools := set.Tools()
+	all := set.Tools()
 	out := make([]toolInfo, len(specs))
 	for i, sp := range specs {
-		mode := tools[i].ExecutionMode
+		mode := all[i].ExecutionMode
 		if mode == "" {
 			mode = toolexec.Parallel
 		}
@@ -171,7 +200,7 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 			ss.running = false
 			ss.mu.Unlock()
 		}()
-		res, err := ss.agent.Prompt(ctx, p.Text, ss.emit)
+		res, err := ss.agent.Prompt(ctx, p.Text, ss.sink())
 		if errors.Is(err, loop.ErrNoProvider) {
 			return nil, fmt.Errorf("%w: no model is configured for this session: pass model {provider: \"openai\" or \"anthropic\", id: MODEL} in session/new or in initializationOptions (keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY, or the variable named by apiKeyEnv; OPENAI_BASE_URL or baseUrl points at Ollama, vLLM, llama.cpp or LM Studio), or {provider: \"script\", turns: [...]} for a scripted model", errFailed)
 		}
@@ -242,7 +271,7 @@ func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any
 		}
 	}
 	return func(ctx context.Context) (any, error) {
-		out := ss.agent.Execute(ctx, p.ToolCalls, toolexec.Mode(p.ToolExecution), ss.emit)
+		out := ss.agent.Execute(ctx, p.ToolCalls, toolexec.Mode(p.ToolExecution), ss.sink())
 		res := &executeResult{Messages: out.Messages, Terminate: out.Terminate, Aborted: out.Aborted}
 		if res.Messages == nil {
 			res.Messages = []llm.Message{}
@@ -253,6 +282,9 @@ func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any
 		return res, nil
 	}, nil
 }
+
+// sink is the event sink of the session's runs: the audit log's start times, then emit.
+func (ss *session) sink() event.Sink { return ss.starts.Sink(ss.emit) }
 
 // emit turns the loop's events into notifications. It is the session's event.Sink, so it is
 // never called concurrently for one run and keeps the run's order.

@@ -18,6 +18,12 @@ case "$PID_BIN" in
 esac
 export PID_BIN
 
+# The daemons these tests start keep their settings, remembered permissions and audit log
+# in a folder of this run, never in the user's.
+xdg="$(mktemp -d)"
+trap 'rm -rf "$xdg"' EXIT
+export XDG_CONFIG_HOME="$xdg/config" XDG_STATE_HOME="$xdg/state"
+
 NODE_TIMEOUT="${NODE_TIMEOUT:-120}"
 NVIM_TIMEOUT="${NVIM_TIMEOUT:-60}"
 

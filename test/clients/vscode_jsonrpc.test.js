@@ -181,7 +181,9 @@ test('parallel batch with an approval: completion-order ends, source-order resul
 
 	const sess = await within(c.conn.sendRequest('session/new', parallelSession()), 'the session/new response');
 	assert.equal(typeof sess.sessionId, 'string');
-	assert.deepEqual(sess.tools.map((x) => x.name).sort(), ['fast', 'slow']);
+	// The session has the built-in tools and the two scripted ones.
+	const names = sess.tools.map((x) => x.name);
+	for (const want of ['read', 'edit', 'bash', 'fast', 'slow']) assert.ok(names.includes(want), `session/new lists ${want}: ${names}`);
 
 	const res = await within(c.conn.sendRequest('session/prompt', { sessionId: sess.sessionId, text: 'go' }), 'the session/prompt response');
 	// Snapshot now: whatever arrived after the response would not count.
@@ -345,7 +347,7 @@ test('$/cancelRequest through a CancellationToken aborts a prompt while a tool r
 
 	// The session is usable afterwards (not stuck "running").
 	const tools = await within(c.conn.sendRequest('tools/list', { sessionId: sess.sessionId }), 'tools/list after the cancel');
-	assert.deepEqual(tools.tools.map((x) => x.name), ['sleepy']);
+	assert.ok(tools.tools.some((x) => x.name === 'sleepy'), 'tools/list still lists the session\'s tools');
 
 	await c.shutdown();
 });
