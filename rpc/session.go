@@ -58,6 +58,12 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	if p.Model != nil {
 		cfg.Model = p.Model
 	}
+	if cfg.Model == nil {
+		s.mu.Lock()
+		roots := s.roots
+		s.mu.Unlock()
+		cfg.Model = settingsModel(roots)
+	}
 	if p.ToolExecution != "" {
 		cfg.ToolExecution = p.ToolExecution
 	}

@@ -5,6 +5,7 @@
 package rpc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -82,6 +83,33 @@ func (s *Server) setUp(roots []string) {
 		s.audit = nil
 		s.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("the audit log is not available: %v", err))
 	}
+}
+
+// settingsModel returns the model named in the settings files (the user's, then each
+// workspace folder's, later ones winning), or nil. It is read when a session starts, so a
+// change applies to the next session.
+func settingsModel(roots []string) *modelConfig {
+	var files []string
+	if p, err := permissions.UserSettingsPath(); err == nil {
+		files = append(files, p)
+	}
+	for _, r := range roots {
+		files = append(files, permissions.WorkspaceSettingsPath(r))
+	}
+	var model *modelConfig
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Model *modelConfig `json:"model"`
+		}
+		if json.Unmarshal(b, &st) == nil && st.Model != nil {
+			model = st.Model
+		}
+	}
+	return model
 }
 
 // closeAll releases what setUp and the sessions opened.
