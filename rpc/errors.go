@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/pid-agent/pid/loop"
+	"github.com/pid-agent/pid/session"
 )
 
 // JSON-RPC and LSP error codes pid answers with.
@@ -38,7 +39,6 @@ var (
 	errShutdown       = &codedError{codeInvalidRequest, "the server is shutting down: only exit is accepted after shutdown"}
 	errUnknownMethod  = &codedError{codeMethodNotFound, "method not found"}
 	errInvalidParams  = &codedError{codeInvalidParams, "invalid params"}
-	errUnknownSession = &codedError{codeInvalidParams, "unknown session"}
 	errBusy           = &codedError{codeRequestFailed, "a prompt is already running for this session; send more input with session/steer or session/followUp"}
 	errFailed         = &codedError{codeRequestFailed, "request failed"}
 )
@@ -56,6 +56,10 @@ func toWire(err error) *jsonrpc2.Error {
 	switch {
 	case errors.Is(err, loop.ErrBusy):
 		return &jsonrpc2.Error{Code: errBusy.code, Message: errBusy.msg}
+	case errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrUnknownSession):
+		return &jsonrpc2.Error{Code: codeInvalidParams, Message: err.Error()}
+	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrUnavailable):
+		return &jsonrpc2.Error{Code: codeRequestFailed, Message: err.Error()}
 	case errors.As(err, &ce):
 		msg := err.Error()
 		return &jsonrpc2.Error{Code: ce.code, Message: msg}

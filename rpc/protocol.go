@@ -8,76 +8,16 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/session"
 )
 
 // ProtocolVersion is the version of pid's own methods, reported by initialize.
 const ProtocolVersion = "1"
 
-// settings are a session's options; initializationOptions gives defaults that session/new
-// overrides field by field.
-type settings struct {
-	Cwd           string          `json:"cwd,omitempty"`
-	Model         *modelConfig    `json:"model,omitempty"`
-	ToolExecution string          `json:"toolExecution,omitempty"`
-	Permissions   json.RawMessage `json:"permissions,omitempty"`
-	ScriptedTools []scriptedDef   `json:"scriptedTools,omitempty"`
-	SystemPrompt  string          `json:"systemPrompt,omitempty"`
-}
-
-// modelConfig selects a session's model: "openai" (any OpenAI-compatible server),
-// "anthropic", or "script" (turns given in advance, for tests and headless runs).
-type modelConfig struct {
-	Provider  string     `json:"provider"`
-	ID        string     `json:"id,omitempty"`
-	BaseURL   string     `json:"baseUrl,omitempty"`
-	APIKeyEnv string     `json:"apiKeyEnv,omitempty"`
-	MaxTokens int        `json:"maxTokens,omitempty"`
-	Turns     []llm.Turn `json:"turns,omitempty"`
-}
-
-// scriptedDef is a tool whose behaviour is a list of steps, for headless tests.
-type scriptedDef struct {
-	Name             string          `json:"name"`
-	Description      string          `json:"description,omitempty"`
-	Parameters       json.RawMessage `json:"parameters,omitempty"`
-	ExecutionMode    string          `json:"executionMode,omitempty"`
-	RequiresApproval bool            `json:"requiresApproval,omitempty"`
-	Active           *bool           `json:"active,omitempty"`
-	// Resource, if set, is a gjson path into the arguments whose value names the resource
-	// the call touches (C3), e.g. "path".
-	Resource string       `json:"resource,omitempty"`
-	Steps    []scriptStep `json:"steps"`
-}
-
-// scriptStep is one step of a scripted tool; exactly one field is set.
-type scriptStep struct {
-	SleepMs    *int           `json:"sleepMs,omitempty"`
-	Update     *event.Result  `json:"update,omitempty"`
-	Result     *scriptedValue `json:"result,omitempty"`
-	Error      *string        `json:"error,omitempty"`
-	Panic      *string        `json:"panic,omitempty"`
-	WaitForEnd *string        `json:"waitForEnd,omitempty"` // waits until that call's toolEnd was sent
-}
-
-type scriptedValue struct {
-	Content        []llm.Content `json:"content"`
-	Details        any           `json:"details,omitempty"`
-	Terminate      bool          `json:"terminate,omitempty"`
-	AddedToolNames []string      `json:"addedToolNames,omitempty"`
-}
-
-type toolInfo struct {
-	Name          string          `json:"name"`
-	Description   string          `json:"description"`
-	Parameters    json.RawMessage `json:"parameters"`
-	ExecutionMode string          `json:"executionMode"`
-}
-
 type sessionNewResult struct {
-	SessionID string     `json:"sessionId"`
-	Tools     []toolInfo `json:"tools"`
+	SessionID string             `json:"sessionId"`
+	Tools     []session.ToolInfo `json:"tools"`
 }
 
 type sessionParams struct {
@@ -96,7 +36,7 @@ type promptResult struct {
 }
 
 type toolsResult struct {
-	Tools []toolInfo `json:"tools"`
+	Tools []session.ToolInfo `json:"tools"`
 }
 
 type executeParams struct {

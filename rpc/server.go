@@ -21,9 +21,8 @@ import (
 	"github.com/tidwall/gjson"
 	"go.lsp.dev/protocol"
 
-	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/session"
 )
 
 // Options configure Serve.
@@ -41,13 +40,8 @@ type Server struct {
 	// ready closes once conn is set: jsonrpc2 starts reading before NewConn returns.
 	ready chan struct{}
 
-	// Set by initialize, then only read: the settings files, the remembered answers, the
-	// audit log and the redaction rules. Each may be nil when it could not be set up (that
-	// was reported to the editor).
-	loader   *permissions.Loader
-	store    *permissions.Store
-	audit    *afterrules.AuditLog
-	redactor *afterrules.Redactor
+	// host is the session layer: the sessions and what they share.
+	host *session.Host
 
 	// wg counts request goroutines.
 	wg sync.WaitGroup
@@ -61,12 +55,9 @@ type Server struct {
 	initialized  bool
 	shutdown     bool
 	exitCode     int
-	clientBefore bool // the editor answers beforeToolCall
-	clientAfter  bool // the editor answers afterToolCall
-	defaults     settings
-	roots        []string // the editor's workspace folders
-	sessions     map[string]*session
-	nextSession  int
+	clientBefore bool           // the editor answers beforeToolCall
+	clientAfter  bool           // the editor answers afterToolCall
+	defaults     session.Config // initializationOptions
 	inflight     map[jsonrpc2.ID]*inflight
 	nextOutID    uint64
 	waiting      map[string]chan []byte // id of a request to the editor -> its answer
@@ -82,7 +73,7 @@ type inflight struct {
 // the process exit code: 0 after shutdown, 1 otherwise. When it returns, every request has
 // been answered or cancelled and every goroutine it started has finished.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
-	s := &Server{opts: opts, log: opts.Log, exited: make(chan struct{}), ready: make(chan struct{}), sessions: map[string]*session{}, inflight: map[jsonrpc2.ID]*inflight{}, waiting: map[string]chan []byte{}, exitCode: 1}
+	s := &Server{opts: opts, log: opts.Log, exited: make(chan struct{}), ready: make(chan struct{}), inflight: map[jsonrpc2.ID]*inflight{}, waiting: map[string]chan []byte{}, exitCode: 1}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -92,6 +83,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	}
 	s.stream = newFrameStream(r, w, closer)
 	s.stream.intercept = s.answer
+	s.host = session.NewHost(session.HostOptions{Log: s.log, Report: s.report})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.conn = jsonrpc2.NewConn(ctx, s.stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
@@ -108,7 +100,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.closeAll()
+	s.host.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exitCode
@@ -384,7 +376,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	var defaults settings
+	var defaults session.Config
 	if p.InitializationOptions != nil {
 		b, _ := json.Marshal(p.InitializationOptions)
 		if err := json.Unmarshal(b, &defaults); err != nil {
@@ -396,19 +388,18 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.setUp(roots)
+	s.host.SetUp(roots)
 	s.mu.Lock()
 	s.initialized = true
 	s.clientBefore, s.clientAfter = before, after
 	s.defaults = defaults
-	s.roots = roots
 	s.mu.Unlock()
 	return &protocol.InitializeResult{
 		ServerInfo: &protocol.ServerInfo{Name: "pid", Version: s.opts.Version},
 		Capabilities: protocol.ServerCapabilities{
 			Experimental: map[string]any{"pid": map[string]any{
 				"protocolVersion": ProtocolVersion,
-				"tools":           builtinToolInfos(),
+				"tools":           session.BuiltinTools(),
 			}},
 		},
 	}, nil

@@ -1,11 +1,12 @@
-// This file builds scripted tools: tools whose behaviour is a list of steps given in
-// session/new, so that every rule of the pipeline can be driven from outside.
+// This file builds scripted tools: tools whose behaviour is a list of steps given in the
+// session's settings, so that every rule of the pipeline can be driven from outside.
 
-package rpc
+package session
 
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -15,21 +16,24 @@ import (
 	"github.com/pid-agent/pid/toolexec"
 )
 
-func resultOf(content []llm.Content, details any) event.Result {
-	return event.Result{Content: content, Details: details}
+func nonNilResult(r event.Result) event.Result {
+	if r.Content == nil {
+		r.Content = []llm.Content{}
+	}
+	return r
 }
 
 // scriptedTools turns definitions into tools, and returns the names active from the start.
-func (ss *session) scriptedTools(defs []scriptedDef) ([]toolexec.Tool, []string, error) {
+func (s *Session) scriptedTools(defs []ScriptedTool) ([]toolexec.Tool, []string, error) {
 	tools := make([]toolexec.Tool, 0, len(defs))
 	var initial []string
 	for i, d := range defs {
 		if d.Name == "" {
-			return nil, nil, invalidParams("scriptedTools[%d] has no name", i)
+			return nil, nil, invalid("scriptedTools[%d] has no name", i)
 		}
 		for j, st := range d.Steps {
 			if n := st.count(); n != 1 {
-				return nil, nil, invalidParams("scriptedTools[%d] (%s) step %d must have exactly one of sleepMs, update, result, error, panic, waitForEnd (it has %d)", i, d.Name, j, n)
+				return nil, nil, invalid("scriptedTools[%d] (%s) step %d must have exactly one of sleepMs, update, result, error, panic, waitForEnd (it has %d)", i, d.Name, j, n)
 			}
 		}
 		desc := d.Description
@@ -39,7 +43,7 @@ func (ss *session) scriptedTools(defs []scriptedDef) ([]toolexec.Tool, []string,
 		t := toolexec.Tool{
 			Name: d.Name, Description: desc, Parameters: d.Parameters,
 			ExecutionMode: toolexec.Mode(d.ExecutionMode),
-			Execute:       ss.runSteps(d.Steps),
+			Execute:       s.runSteps(d.Steps),
 		}
 		if d.Resource != "" {
 			path := d.Resource
@@ -51,7 +55,7 @@ func (ss *session) scriptedTools(defs []scriptedDef) ([]toolexec.Tool, []string,
 			}
 		}
 		tools = append(tools, t)
-		ss.asks[d.Name] = d.RequiresApproval
+		s.asks[d.Name] = d.RequiresApproval
 		if d.Active == nil || *d.Active {
 			initial = append(initial, d.Name)
 		}
@@ -59,7 +63,7 @@ func (ss *session) scriptedTools(defs []scriptedDef) ([]toolexec.Tool, []string,
 	return tools, initial, nil
 }
 
-func (st *scriptStep) count() int {
+func (st *ScriptStep) count() int {
 	n := 0
 	for _, set := range []bool{st.SleepMs != nil, st.Update != nil, st.Result != nil, st.Error != nil, st.Panic != nil, st.WaitForEnd != nil} {
 		if set {
@@ -69,7 +73,7 @@ func (st *scriptStep) count() int {
 	return n
 }
 
-func (ss *session) runSteps(steps []scriptStep) func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
+func (s *Session) runSteps(steps []ScriptStep) func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
 	return func(ctx context.Context, _ toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 		for _, st := range steps {
 			switch {
@@ -82,7 +86,7 @@ func (ss *session) runSteps(steps []scriptStep) func(context.Context, toolexec.C
 					return toolexec.Result{}, ctx.Err()
 				}
 			case st.WaitForEnd != nil:
-				if err := ss.gates.wait(ctx, *st.WaitForEnd); err != nil {
+				if err := s.gates.wait(ctx, *st.WaitForEnd); err != nil {
 					return toolexec.Result{}, err
 				}
 			case st.Update != nil:
@@ -101,5 +105,47 @@ func (ss *session) runSteps(steps []scriptStep) func(context.Context, toolexec.C
 			}
 		}
 		return toolexec.Result{Content: []llm.Content{}}, nil
+	}
+}
+
+// endGates lets scripted tools wait for another call's toolEnd (the waitForEnd step), so
+// fixtures can fix completion order without timing.
+type endGates struct {
+	// mu guards m.
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func newEndGates() *endGates { return &endGates{m: map[string]chan struct{}{}} }
+
+func (g *endGates) ch(id string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.m[id]
+	if c == nil {
+		c = make(chan struct{})
+		g.m[id] = c
+	}
+	return c
+}
+
+func (g *endGates) ended(id string) {
+	c := g.ch(id)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// wait returns when toolEnd of id was sent or ctx ends.
+func (g *endGates) wait(ctx context.Context, id string) error {
+	select {
+	case <-g.ch(id):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

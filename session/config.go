@@ -1,0 +1,102 @@
+// Package session is the layer both of pid's faces stand on (the editor protocol in rpc and
+// the Agent Client Protocol in acp): what a session is made of (its model, tools, workspace,
+// permissions, hooks) and what all sessions of one connection share (the settings files,
+// the remembered answers, the audit log). A face adapts it to its wire through Face.
+//
+// The entry point is Host: NewHost, then Host.SetUp with the editor's workspace folders,
+// then Host.New for each session.
+//
+// This file declares a session's settings.
+package session
+
+import (
+	"encoding/json"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+)
+
+// Config is a session's options. A face merges its sources with Merge: the editor's
+// defaults (initializationOptions), then the session's own.
+type Config struct {
+	Cwd           string          `json:"cwd,omitempty"`
+	Model         *ModelConfig    `json:"model,omitempty"`
+	ToolExecution string          `json:"toolExecution,omitempty"`
+	Permissions   json.RawMessage `json:"permissions,omitempty"`
+	ScriptedTools []ScriptedTool  `json:"scriptedTools,omitempty"`
+	SystemPrompt  string          `json:"systemPrompt,omitempty"`
+}
+
+// Merge returns c with every field that over sets replaced by over's.
+func (c Config) Merge(over Config) Config {
+	if over.Cwd != "" {
+		c.Cwd = over.Cwd
+	}
+	if over.Model != nil {
+		c.Model = over.Model
+	}
+	if over.ToolExecution != "" {
+		c.ToolExecution = over.ToolExecution
+	}
+	if len(over.Permissions) > 0 && string(over.Permissions) != "null" {
+		c.Permissions = over.Permissions
+	}
+	if over.ScriptedTools != nil {
+		c.ScriptedTools = over.ScriptedTools
+	}
+	if over.SystemPrompt != "" {
+		c.SystemPrompt = over.SystemPrompt
+	}
+	return c
+}
+
+// ModelConfig selects a session's model: "openai" (any OpenAI-compatible server),
+// "anthropic", or "script" (turns given in advance, for tests and headless runs).
+type ModelConfig struct {
+	Provider  string     `json:"provider"`
+	ID        string     `json:"id,omitempty"`
+	BaseURL   string     `json:"baseUrl,omitempty"`
+	APIKeyEnv string     `json:"apiKeyEnv,omitempty"`
+	MaxTokens int        `json:"maxTokens,omitempty"`
+	Turns     []llm.Turn `json:"turns,omitempty"`
+}
+
+// ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.
+type ScriptedTool struct {
+	Name             string          `json:"name"`
+	Description      string          `json:"description,omitempty"`
+	Parameters       json.RawMessage `json:"parameters,omitempty"`
+	ExecutionMode    string          `json:"executionMode,omitempty"`
+	RequiresApproval bool            `json:"requiresApproval,omitempty"`
+	Active           *bool           `json:"active,omitempty"`
+	// Resource, if set, is a gjson path into the arguments whose value names the resource
+	// the call touches (C3), e.g. "path".
+	Resource string       `json:"resource,omitempty"`
+	Steps    []ScriptStep `json:"steps"`
+}
+
+// ScriptStep is one step of a scripted tool; exactly one field is set.
+type ScriptStep struct {
+	SleepMs    *int           `json:"sleepMs,omitempty"`
+	Update     *event.Result  `json:"update,omitempty"`
+	Result     *ScriptedValue `json:"result,omitempty"`
+	Error      *string        `json:"error,omitempty"`
+	Panic      *string        `json:"panic,omitempty"`
+	WaitForEnd *string        `json:"waitForEnd,omitempty"` // waits until that call's toolEnd was sent
+}
+
+// ScriptedValue is a scripted tool's result.
+type ScriptedValue struct {
+	Content        []llm.Content `json:"content"`
+	Details        any           `json:"details,omitempty"`
+	Terminate      bool          `json:"terminate,omitempty"`
+	AddedToolNames []string      `json:"addedToolNames,omitempty"`
+}
+
+// ToolInfo is what a face tells its client about a tool.
+type ToolInfo struct {
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Parameters    json.RawMessage `json:"parameters"`
+	ExecutionMode string          `json:"executionMode"`
+}

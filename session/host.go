@@ -1,0 +1,251 @@
+// This file holds Host: what the sessions of one connection share (the workspace folders,
+// the settings files, the remembered answers, the audit log), and the errors of the layer.
+
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/tools"
+)
+
+// Errors of the layer; a face maps them to its wire's codes with errors.Is.
+var (
+	// ErrInvalid wraps a problem with what the client sent (settings, arguments).
+	ErrInvalid = errors.New("invalid params")
+	// ErrUnknownSession is returned for a session id the host does not know.
+	ErrUnknownSession = errors.New("unknown session")
+	// ErrNoModel is returned by a prompt in a session with no model.
+	ErrNoModel = errors.New(`no model is configured for this session: pass model {provider: "openai" or "anthropic", id: MODEL} in session/new, in initializationOptions or in a settings file (keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY, or the variable named by apiKeyEnv; OPENAI_BASE_URL or baseUrl points at Ollama, vLLM, llama.cpp or LM Studio), or {provider: "script", turns: [...]} for a scripted model`)
+	// ErrUnavailable is returned when a shared part (the remembered answers) could not be
+	// set up; the face has been told why.
+	ErrUnavailable = errors.New("not available")
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// HostOptions configure a Host.
+type HostOptions struct {
+	// Log receives what only the daemon's log should see (stacks); nil discards it.
+	Log *slog.Logger
+	// Report tells the client about a problem with the settings or the shared files
+	// (a settings file with an error: severe is true). It may be called from any goroutine,
+	// must not block for long and must not call back into the Host.
+	Report func(msg string, severe bool)
+}
+
+// Host is what the sessions of one connection share. Its methods are safe for concurrent use.
+type Host struct {
+	opts HostOptions
+	log  *slog.Logger
+
+	// Set by SetUp, then only read. Each may be nil when it could not be set up (that was
+	// reported).
+	roots    []string
+	loader   *permissions.Loader
+	store    *permissions.Store
+	audit    *afterrules.AuditLog
+	redactor *afterrules.Redactor
+
+	// mu guards the fields below it.
+	mu       sync.Mutex
+	sessions map[string]*Session
+	next     int
+}
+
+// NewHost returns a host with no workspace folders; call SetUp before the first session.
+func NewHost(opts HostOptions) *Host {
+	h := &Host{opts: opts, log: opts.Log, sessions: map[string]*Session{}}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.opts.Report == nil {
+		h.opts.Report = func(string, bool) {}
+	}
+	return h
+}
+
+// SetUp records the editor's workspace folders, loads the settings files and opens the
+// store of remembered answers and the audit log. Failures are reported; pid then runs
+// without that part.
+//
+// Contract: called once, before New, by the face's initialize.
+func (h *Host) SetUp(roots []string) {
+	h.roots = roots
+	h.loader = permissions.NewLoader(permissions.LoaderOptions{
+		WorkspaceRoots: roots,
+		OnError: func(path string, err error) {
+			if path == "" {
+				h.opts.Report(fmt.Sprintf("settings: %v", err), true)
+				return
+			}
+			h.opts.Report(fmt.Sprintf("settings: %s: %v (the previous settings stay in force)", path, err), true)
+		},
+	})
+	h.redactor = afterrules.NewRedactor(h.loader.RedactPatterns)
+	var err error
+	if h.store, err = permissions.OpenStore(""); err != nil {
+		h.store = nil
+		h.opts.Report(fmt.Sprintf("remembered permissions are not available: %v", err), false)
+	}
+	if h.audit, err = afterrules.OpenAuditLog(""); err != nil {
+		h.audit = nil
+		h.opts.Report(fmt.Sprintf("the audit log is not available: %v", err), false)
+	}
+}
+
+// Close releases what SetUp and the sessions opened. Contract: called once, after every
+// run of every session has ended.
+func (h *Host) Close() {
+	h.mu.Lock()
+	sessions := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.ws.Close()
+	}
+	if h.loader != nil {
+		h.loader.Close()
+	}
+	if h.audit != nil {
+		h.audit.Close()
+	}
+}
+
+// Get returns the session with that id.
+func (h *Host) Get(id string) (*Session, error) {
+	if id == "" {
+		return nil, invalid("sessionId is required")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[id]
+	if s == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownSession, id)
+	}
+	return s, nil
+}
+
+// Permissions lists the remembered answers (permissions/list).
+func (h *Host) Permissions() (permissions.ListResult, error) {
+	if h.store == nil {
+		return permissions.ListResult{}, fmt.Errorf("%w: remembered permissions (see pid's log)", ErrUnavailable)
+	}
+	return h.store.List()
+}
+
+// Revoke forgets a remembered answer (permissions/revoke). An unknown id is ErrInvalid.
+func (h *Host) Revoke(id string) error {
+	if id == "" {
+		return invalid("id is required")
+	}
+	if h.store == nil {
+		return fmt.Errorf("%w: remembered permissions (see pid's log)", ErrUnavailable)
+	}
+	if err := h.store.Revoke(id); err != nil {
+		if errors.Is(err, permissions.ErrUnknownID) {
+			return invalid("%v", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// WorkspaceRoots returns the folders of file: URIs as absolute paths.
+func WorkspaceRoots(uris []string) ([]string, error) {
+	var roots []string
+	for _, u := range uris {
+		parsed, err := url.Parse(u)
+		switch {
+		case err != nil:
+			return nil, invalid("workspace folder %q: %v", u, err)
+		case parsed.Scheme != "file":
+			return nil, invalid("workspace folder %q: only file: URIs are supported", u)
+		case parsed.Path == "" || !filepath.IsAbs(parsed.Path):
+			return nil, invalid("workspace folder %q: the URI has no absolute path", u)
+		}
+		roots = append(roots, filepath.Clean(parsed.Path))
+	}
+	return roots, nil
+}
+
+// workspace returns a session's workspace: its cwd (default: the first workspace folder,
+// else pid's own working folder) confined to the editor's folders (default: the cwd).
+func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
+	if cwd == "" {
+		if len(h.roots) > 0 {
+			cwd = h.roots[0]
+		} else if wd, err := os.Getwd(); err == nil {
+			cwd = wd
+		}
+	}
+	if !filepath.IsAbs(cwd) {
+		return nil, invalid("cwd must be an absolute path, not %q", cwd)
+	}
+	ws, err := tools.NewWorkspace(filepath.Clean(cwd), h.roots)
+	if err != nil {
+		return nil, invalid("cwd: %v", err)
+	}
+	return ws, nil
+}
+
+// settingsModel returns the model named in the settings files (the user's, then each
+// workspace folder's, later ones winning), or nil. It is read when a session starts, so a
+// change applies to the next session.
+func (h *Host) settingsModel() *ModelConfig {
+	var files []string
+	if p, err := permissions.UserSettingsPath(); err == nil {
+		files = append(files, p)
+	}
+	for _, r := range h.roots {
+		files = append(files, permissions.WorkspaceSettingsPath(r))
+	}
+	var model *ModelConfig
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Model *ModelConfig `json:"model"`
+		}
+		if json.Unmarshal(b, &st) == nil && st.Model != nil {
+			model = st.Model
+		}
+	}
+	return model
+}
+
+var (
+	builtinOnce  sync.Once
+	builtinInfos []ToolInfo
+)
+
+// BuiltinTools lists the built-in tools every session has.
+func BuiltinTools() []ToolInfo {
+	builtinOnce.Do(func() {
+		builtinInfos = []ToolInfo{}
+		ws, err := tools.NewWorkspace(os.TempDir(), nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		for _, t := range tools.New(ws) {
+			builtinInfos = append(builtinInfos, info(t))
+		}
+	})
+	return builtinInfos
+}

@@ -1,0 +1,161 @@
+// This file decides which tool calls run, ask or are refused (the session's beforeToolCall),
+// and builds the afterToolCall chain (the face's hook, redaction, the audit log).
+
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
+)
+
+// readOnly reports whether a tool of the session only reads: built-in read-only tools, and
+// scripted tools that do not require approval. The policy's built-in default allows those
+// and asks for the rest.
+func (s *Session) readOnly(tool string) bool {
+	if s.builtin[tool] {
+		return tools.ReadOnly(tool)
+	}
+	if need, scripted := s.asks[tool]; scripted {
+		return !need
+	}
+	return false
+}
+
+// verdict decides a call from the settings files, the session's permissions, the tools'
+// nature and the remembered answers (see docs/permissions.md).
+func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
+	h := s.host
+	var base *permissions.Policy
+	if h.loader != nil {
+		base = h.loader.Policy(s.ws.Cwd())
+	}
+	pol := base.With(s.readOnly, permissions.Layer{Source: "session", Spec: s.spec})
+	c := permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()}
+	v := permissions.Check(pol, h.store, s.root(), c)
+	if v.Decision == permissions.Ask {
+		s.mu.Lock()
+		rem := s.remembered[call.Name]
+		s.mu.Unlock()
+		switch rem {
+		case string(permissions.Allow):
+			v.Decision, v.Source = permissions.Allow, "remembered"
+		case string(permissions.Deny):
+			v.Decision, v.Source = permissions.Deny, "remembered"
+		}
+	}
+	return v
+}
+
+// root is the workspace folder the session's remembered answers belong to.
+func (s *Session) root() string {
+	cwd := s.ws.Cwd()
+	best := ""
+	for _, r := range s.ws.Roots() {
+		if (cwd == r || strings.HasPrefix(cwd, r+string(filepath.Separator))) && len(r) > len(best) {
+			best = r
+		}
+	}
+	if best == "" {
+		return cwd
+	}
+	return best
+}
+
+// beforeToolCall is the session's toolexec.BeforeHook. Contract as there: it waits for the
+// person without a timeout and gives up when ctx ends. Any failure to get an answer denies
+// the call with a reason the model can read.
+func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, error) {
+	name := in.Call.Name
+	v := s.verdict(in.Call)
+	switch {
+	case v.Decision == permissions.Allow:
+		return nil, nil
+	case v.Decision == permissions.Deny && v.Source == "remembered":
+		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, nil
+	case v.Decision == permissions.Deny:
+		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, nil
+	}
+	a, err := s.face.Ask(ctx, s, in.Call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &toolexec.Block{Reason: "Operation aborted"}, nil
+		}
+		s.face.Warn(s, fmt.Sprintf("approval request for %s failed: %v", in.Call.ID, err))
+		reason := fmt.Sprintf("the editor did not answer the approval request (%v).", err)
+		if r, ok := err.(interface{ Reason() string }); ok {
+			reason = r.Reason()
+		}
+		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: %s", name, reason)}, nil
+	}
+	switch a.Decision {
+	case "allowAlways":
+		s.remember(in.Call, permissions.Allow)
+		fallthrough
+	case "allow":
+		return nil, nil
+	case "denyAlways":
+		s.remember(in.Call, permissions.Deny)
+		fallthrough
+	case "deny":
+		reason := a.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("The user denied this call of %s.", name)
+		}
+		return &toolexec.Block{Reason: reason}, nil
+	}
+	return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor answered the approval request with an unknown decision %q.", name, a.Decision)}, nil
+}
+
+// remember keeps an "always" answer: in the store (so it survives a restart and can be
+// listed and revoked), scoped to the call's pattern for built-in tools (a bash command's
+// first words, a file's path) and to the whole tool for the others; in the session, for the
+// whole tool, when the store cannot be used.
+func (s *Session) remember(call llm.ToolCall, d permissions.Decision) {
+	if st := s.host.store; st != nil {
+		argPath, pattern := "", ""
+		if s.builtin[call.Name] {
+			argPath, pattern = permissions.SuggestPattern(permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
+		}
+		_, err := st.Remember(s.root(), call.Name, argPath, pattern, d)
+		if err == nil {
+			return
+		}
+		s.face.Warn(s, fmt.Sprintf("could not store the answer for %s, kept for this session only: %v", call.Name, err))
+	}
+	s.mu.Lock()
+	s.remembered[call.Name] = string(d)
+	s.mu.Unlock()
+}
+
+// afterHook is the session's afterToolCall chain: the face's hook when it has one, then the
+// redaction of secrets (content only), then the audit log (no change).
+func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterInput) (*toolexec.Override, error)) toolexec.AfterHook {
+	h := s.host
+	var hooks []toolexec.AfterHook
+	if face != nil {
+		hooks = append(hooks, func(ctx context.Context, in toolexec.AfterInput) (*toolexec.Override, error) {
+			return face(ctx, s, in)
+		})
+	}
+	if h.redactor != nil {
+		hooks = append(hooks, h.redactor.Hook())
+	}
+	if h.audit != nil {
+		hooks = append(hooks, h.audit.Hook(afterrules.AuditOptions{
+			Session: s.id, Started: s.starts.Started, Redactor: h.redactor,
+			OnError: func(err error) { h.log.Warn("audit log", "err", err) },
+		}))
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	return afterrules.Chain(hooks...)
+}

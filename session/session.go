@@ -1,0 +1,242 @@
+// This file holds Session, one conversation, and Face, what a session needs from the face
+// that serves it.
+
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/loop"
+	"github.com/pid-agent/pid/permissions"
+	modelProvider "github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
+)
+
+// Face is what a session needs from the protocol face that serves it.
+type Face interface {
+	// Emit receives the events of the session's runs, in the loop's order (see package
+	// event); event.Warning is for the client's log. Contract: called synchronously, never
+	// concurrently within one run (a batch run while a prompt runs may interleave with
+	// it); must not block for long and must not call back into the session.
+	Emit(s *Session, ev event.Event)
+	// Ask asks the person whether call may run and returns their answer. Contract: called
+	// during a batch's prepare pass, one call at a time per batch; may wait as long as the
+	// person takes, but must return promptly once ctx ends. An error (no answer) denies the
+	// call: its text is logged, and if it has a Reason() string method that sentence is
+	// what the model reads.
+	Ask(ctx context.Context, s *Session, call llm.ToolCall) (Answer, error)
+	// Warn tells the client something about this session (a failure that did not stop it).
+	Warn(s *Session, msg string)
+}
+
+// Answer is a person's answer to an approval question. Decision is "allow", "allowAlways",
+// "deny" or "denyAlways"; anything else denies.
+type Answer struct {
+	Decision string
+	Reason   string
+}
+
+// Options are what New needs besides the settings.
+type Options struct {
+	Face Face
+	// After, if set, is the face's own afterToolCall (the editor's), run first in the chain.
+	After func(ctx context.Context, s *Session, in toolexec.AfterInput) (*toolexec.Override, error)
+	// ID, if set, is the session's id; otherwise the host numbers them s1, s2, ...
+	ID string
+}
+
+// Session is one conversation: its agent (transcript, model, tools), workspace and
+// permissions. Its methods are safe for concurrent use.
+type Session struct {
+	id    string
+	host  *Host
+	face  Face
+	agent *loop.Agent
+	ws    *tools.Workspace
+	// spec is the session's own permissions, the last layer of its policy.
+	spec *permissions.Spec
+	// asks holds the scripted tools, with whether each needs approval by default;
+	// builtin the built-in tools the session has.
+	asks    map[string]bool
+	builtin map[string]bool
+	starts  *afterrules.Starts
+	gates   *endGates
+
+	// mu guards the fields below it.
+	mu         sync.Mutex
+	running    bool              // a prompt is in progress
+	remembered map[string]string // tool -> allow | deny, when the store cannot be used
+}
+
+// New makes a session from its settings (already merged with the client's defaults).
+func (h *Host) New(cfg Config, o Options) (*Session, error) {
+	switch cfg.ToolExecution {
+	case "", string(toolexec.Parallel), string(toolexec.Sequential):
+	default:
+		return nil, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, cfg.ToolExecution)
+	}
+	spec, err := permissions.ParseSpec(cfg.Permissions)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	if cfg.Model == nil {
+		cfg.Model = h.settingsModel()
+	}
+	var provider llm.Provider
+	if m := cfg.Model; m != nil {
+		if m.Provider == "script" {
+			provider = llm.NewScript(m.Turns...)
+		} else if provider, err = modelProvider.New(modelProvider.Config{Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, MaxTokens: m.MaxTokens}); err != nil {
+			return nil, invalid("%v", err)
+		}
+	}
+	ws, err := h.workspace(cfg.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			ws.Close()
+		}
+	}()
+	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
+		starts: afterrules.NewStarts(), gates: newEndGates(), remembered: map[string]string{}}
+	scripted, initial, err := s.scriptedTools(cfg.ScriptedTools)
+	if err != nil {
+		return nil, err
+	}
+	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
+	var all []toolexec.Tool
+	for _, t := range tools.New(ws) {
+		if _, replaced := s.asks[t.Name]; !replaced {
+			all = append(all, t)
+			s.builtin[t.Name] = true
+			initial = append(initial, t.Name)
+		}
+	}
+	box, err := toolexec.NewToolbox(append(all, scripted...)...)
+	if err != nil {
+		return nil, invalid("scriptedTools: %v", err)
+	}
+	h.mu.Lock()
+	if s.id = o.ID; s.id == "" {
+		h.next++
+		s.id = fmt.Sprintf("s%d", h.next)
+	}
+	h.mu.Unlock()
+	acfg := loop.AgentConfig{
+		Provider: provider, SystemPrompt: cfg.SystemPrompt, Toolbox: box, InitialTools: initial,
+		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
+	}
+	if s.agent, err = loop.NewAgent(acfg); err != nil {
+		return nil, invalid("%v", err)
+	}
+	h.mu.Lock()
+	h.sessions[s.id] = s
+	h.mu.Unlock()
+	ok = true
+	return s, nil
+}
+
+// ID returns the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Cwd returns the session's working folder.
+func (s *Session) Cwd() string { return s.ws.Cwd() }
+
+// Tools returns the tools active now (R12).
+func (s *Session) Tools() []ToolInfo {
+	all := s.agent.Tools().Tools()
+	out := make([]ToolInfo, len(all))
+	for i, t := range all {
+		out[i] = info(t)
+	}
+	return out
+}
+
+// IsBuiltin reports whether the session's tool of that name is a built-in one.
+func (s *Session) IsBuiltin(name string) bool { return s.builtin[name] }
+
+func info(t toolexec.Tool) ToolInfo {
+	mode := t.ExecutionMode
+	if mode == "" {
+		mode = toolexec.Parallel
+	}
+	params := t.Parameters
+	if len(params) == 0 {
+		params = []byte(`{"type":"object"}`)
+	}
+	return ToolInfo{Name: t.Name, Description: t.Description, Parameters: params, ExecutionMode: string(mode)}
+}
+
+// Begin claims the session for a prompt, or returns loop.ErrBusy when one runs. A face
+// calls it where requests arrive in order (so that of two prompts sent back to back the
+// second is the busy one), then Prompt, then End.
+func (s *Session) Begin() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return loop.ErrBusy
+	}
+	s.running = true
+	return nil
+}
+
+// End releases the session claimed by Begin.
+func (s *Session) End() {
+	s.mu.Lock()
+	s.running = false
+	s.mu.Unlock()
+}
+
+// Prompt runs the agent with prompts as the new input (see loop.Agent.PromptMessages).
+// With no model it returns ErrNoModel.
+func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Result, error) {
+	res, err := s.agent.PromptMessages(ctx, prompts, s.sink())
+	if errors.Is(err, loop.ErrNoProvider) {
+		return res, ErrNoModel
+	}
+	if err == nil && res.Aborted {
+		res.StopReason = llm.StopAborted
+	}
+	return res, err
+}
+
+// Execute runs one batch with no model (see loop.Agent.Execute). mode "" is the session's.
+func (s *Session) Execute(ctx context.Context, calls []llm.ToolCall, mode string) (toolexec.Outcome, error) {
+	switch mode {
+	case "", string(toolexec.Parallel), string(toolexec.Sequential):
+	default:
+		return toolexec.Outcome{}, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, mode)
+	}
+	out := s.agent.Execute(ctx, calls, toolexec.Mode(mode), s.sink())
+	if out.Aborted {
+		out.Terminate = false
+	}
+	return out, nil
+}
+
+// Steer queues a message for the running prompt, taken after its current turn.
+func (s *Session) Steer(text string) { s.agent.Steer(llm.NewUser(text)) }
+
+// FollowUp queues a message taken when the running prompt would stop.
+func (s *Session) FollowUp(text string) { s.agent.FollowUp(llm.NewUser(text)) }
+
+// sink is the event sink of the session's runs: the audit log's start times, the face, and
+// the gates of scripted tools waiting for a call's end.
+func (s *Session) sink() event.Sink {
+	return s.starts.Sink(func(ev event.Event) {
+		s.face.Emit(s, ev)
+		if e, ok := ev.(event.ToolEnd); ok {
+			s.gates.ended(e.ToolCallID)
+		}
+	})
+}
