@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -46,6 +47,11 @@ func run(args []string) int {
 			pprof.StartCPUProfile(f)
 			defer pprof.StopCPUProfile()
 		}
+	}
+	// The daemon's live heap is small (a transcript, some tools' output); collecting at 5x
+	// of it instead of 2x halves GC work on busy batches. GOGC in the environment still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	in, out := pollable(os.Stdin, 0), pollable(os.Stdout, 1)
 	return rpc.Serve(context.Background(), in, out, rpc.Options{Version: version, Log: logger()})
