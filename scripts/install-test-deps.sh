@@ -24,5 +24,6 @@ for tool in node npm; do
 done
 
 (cd test/clients && npm ci --no-audit --no-fund)
+(cd editor/vscode && npm ci --no-audit --no-fund)
 
 echo "install-test-deps: nvim $(nvim --version | head -n1 | sed 's/^NVIM //'), node $(node --version), npm $(npm --version)"

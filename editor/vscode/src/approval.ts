@@ -1,0 +1,175 @@
+// Approvals: a beforeToolCall request becomes a question for the user (title, detail with a
+// diff for write and edit, the choices), and the user's choice becomes pid's answer.
+// No `vscode` import: tests run this under plain node.
+
+import type { BeforeToolCallAnswer, BeforeToolCallParams } from './protocol';
+
+export const ALLOW = 'Allow';
+export const ALWAYS_ALLOW = 'Always allow';
+export const DENY = 'Deny';
+export const CHOICES: readonly string[] = [ALLOW, ALWAYS_ALLOW, DENY];
+
+export interface ApprovalQuestion {
+	toolCallId: string;
+	toolName: string;
+	/** One line: what pid wants to do. */
+	title: string;
+	/** Several lines: the call's arguments, with the diff when there is one. */
+	detail: string;
+	/** The unified-style diff for write and edit calls whose arguments allow one. */
+	diff?: string;
+	choices: readonly string[];
+}
+
+/** Limits that keep a question readable in a modal dialog. */
+export const MAX_DIFF_LINES = 80;
+export const MAX_LINE_CHARS = 240;
+const MAX_ARGS_CHARS = 2_000;
+
+type Args = Record<string, unknown>;
+
+function asObject(v: unknown): Args | undefined {
+	return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Args) : undefined;
+}
+
+function str(v: unknown): string | undefined {
+	return typeof v === 'string' ? v : undefined;
+}
+
+function cut(line: string): string {
+	return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
+}
+
+function lines(text: string): string[] {
+	const ls = text.split('\n');
+	if (ls.length > 1 && ls[ls.length - 1] === '') {
+		ls.pop(); // a final newline ends the last line, it does not start one
+	}
+	return ls;
+}
+
+/** limit keeps the first MAX_DIFF_LINES lines and says how many were left out. */
+function limit(out: string[]): string {
+	if (out.length <= MAX_DIFF_LINES) {
+		return out.join('\n');
+	}
+	const rest = out.length - MAX_DIFF_LINES;
+	return [...out.slice(0, MAX_DIFF_LINES), `… ${rest} more line${rest === 1 ? '' : 's'}`].join('\n');
+}
+
+/** writeDiff shows a write's new content: every line added. */
+export function writeDiff(path: string, content: string): string {
+	const ls = content === '' ? [] : lines(content);
+	const out = [`+++ ${path} (whole new content, ${ls.length} line${ls.length === 1 ? '' : 's'})`];
+	for (const l of ls) {
+		out.push(cut(`+${l}`));
+	}
+	if (ls.length === 0) {
+		out.push('(empty file)');
+	}
+	return limit(out);
+}
+
+export interface Replacement {
+	oldText: string;
+	newText: string;
+}
+
+/** editDiff shows an edit's replacements: each one's old lines removed, new lines added. */
+export function editDiff(path: string, edits: readonly Replacement[]): string {
+	const out = [`--- ${path}`, `+++ ${path}`];
+	edits.forEach((e, i) => {
+		out.push(`@@ edit ${i + 1} of ${edits.length} @@`);
+		for (const l of lines(e.oldText)) {
+			out.push(cut(`-${l}`));
+		}
+		if (e.newText !== '') {
+			for (const l of lines(e.newText)) {
+				out.push(cut(`+${l}`));
+			}
+		}
+	});
+	return limit(out);
+}
+
+/** editReplacements reads edit's arguments: {path, edits: [{oldText, newText}]} or the older {path, oldText, newText}. */
+export function editReplacements(args: Args): Replacement[] | undefined {
+	const edits = args.edits;
+	if (Array.isArray(edits)) {
+		const out: Replacement[] = [];
+		for (const e of edits) {
+			const o = asObject(e);
+			const oldText = o && str(o.oldText);
+			const newText = o && str(o.newText);
+			if (oldText === undefined || newText === undefined) {
+				return undefined;
+			}
+			out.push({ oldText, newText });
+		}
+		return out.length > 0 ? out : undefined;
+	}
+	const oldText = str(args.oldText);
+	const newText = str(args.newText);
+	return oldText !== undefined && newText !== undefined ? [{ oldText, newText }] : undefined;
+}
+
+function argsText(args: unknown): string {
+	let s: string;
+	try {
+		s = JSON.stringify(args, null, 2) ?? String(args);
+	} catch {
+		s = String(args);
+	}
+	return s.length > MAX_ARGS_CHARS ? `${s.slice(0, MAX_ARGS_CHARS)}… (${s.length - MAX_ARGS_CHARS} more characters)` : s;
+}
+
+/** question turns a beforeToolCall request into what the user is asked. */
+export function question(params: BeforeToolCallParams): ApprovalQuestion {
+	const { toolCallId, toolName } = params;
+	const args = asObject(params.args);
+	const path = args && str(args.path);
+	const base = { toolCallId, toolName, choices: CHOICES };
+
+	if (toolName === 'write' && args && path !== undefined && str(args.content) !== undefined) {
+		const diff = writeDiff(path, str(args.content) as string);
+		return { ...base, title: `pid wants to write ${path}`, detail: `Tool write (call ${toolCallId}) replaces or creates the file.\n\n${diff}`, diff };
+	}
+	if (toolName === 'edit' && args && path !== undefined) {
+		const edits = editReplacements(args);
+		if (edits) {
+			const diff = editDiff(path, edits);
+			return { ...base, title: `pid wants to edit ${path}`, detail: `Tool edit (call ${toolCallId}), ${edits.length} replacement${edits.length === 1 ? '' : 's'}.\n\n${diff}`, diff };
+		}
+	}
+	if (toolName === 'bash' && args && str(args.command) !== undefined) {
+		const command = str(args.command) as string;
+		const rest = { ...args };
+		delete rest.command;
+		const extra = Object.keys(rest).length > 0 ? `\n\nOther arguments:\n${argsText(rest)}` : '';
+		return { ...base, title: 'pid wants to run a command', detail: `Tool bash (call ${toolCallId}):\n\n$ ${command}${extra}` };
+	}
+	return {
+		...base,
+		title: path !== undefined ? `pid wants to run ${toolName} on ${path}` : `pid wants to run ${toolName}`,
+		detail: `Tool ${toolName} (call ${toolCallId}) with arguments:\n${argsText(params.args)}`,
+	};
+}
+
+/**
+ * answer turns the user's choice into pid's answer. undefined (the question was dismissed)
+ * and anything unknown deny.
+ */
+export function answer(choice: string | undefined, toolName: string): BeforeToolCallAnswer {
+	switch (choice) {
+		case ALLOW:
+			return { decision: 'allow' };
+		case ALWAYS_ALLOW:
+			return { decision: 'allowAlways' };
+		case DENY:
+			return { decision: 'deny' };
+		case undefined:
+			return { decision: 'deny', reason: `The user dismissed the approval request; ${toolName} was not run.` };
+		default:
+			return { decision: 'deny', reason: `The user did not allow ${toolName}.` };
+	}
+}

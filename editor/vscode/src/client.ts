@@ -1,0 +1,262 @@
+// PidClient starts the pid daemon and speaks its protocol over stdio with vscode-jsonrpc
+// (JSON-RPC 2.0 with LSP framing). No `vscode` import: tests run it under plain node against
+// the real binary.
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as rpc from 'vscode-jsonrpc/node';
+import type {
+	BeforeToolCallAnswer,
+	BeforeToolCallParams,
+	InitializeResult,
+	PromptResult,
+	SessionNewParams,
+	SessionNewResult,
+	ToolInfo,
+} from './protocol';
+
+export interface WorkspaceFolder {
+	/** A file:// URI. */
+	uri: string;
+	name: string;
+}
+
+export interface ClientOptions {
+	/** The pid binary: a path, or a name looked up on PATH. */
+	command: string;
+	args?: string[];
+	/** The daemon's working folder (default: this process's). */
+	cwd?: string;
+	/** The daemon's whole environment (default: this process's). */
+	env?: NodeJS.ProcessEnv;
+	workspaceFolders?: WorkspaceFolder[];
+	/** Defaults for every session (the same fields as session/new), e.g. {model}. */
+	initializationOptions?: unknown;
+	clientInfo?: { name: string; version?: string };
+	/**
+	 * Answers pid's beforeToolCall requests. The token is cancelled when pid withdraws the
+	 * question (the prompt was cancelled); the answer is then ignored. A throw denies.
+	 */
+	onBeforeToolCall: (params: BeforeToolCallParams, token: rpc.CancellationToken) => Promise<BeforeToolCallAnswer> | BeforeToolCallAnswer;
+	/** pid's stderr (its log), as it arrives. */
+	onStderr?: (text: string) => void;
+	/** How long start() waits for the initialize response (default 15 s). */
+	startTimeoutMs?: number;
+}
+
+export type NotificationListener = (method: string, params: unknown) => void;
+
+export interface Exit {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	/** Set when the process could not be started (e.g. ENOENT). */
+	error?: Error;
+}
+
+export interface Disposable {
+	dispose(): void;
+}
+
+const STDERR_TAIL_BYTES = 16 * 1024;
+
+/** within rejects with a message naming what was awaited when the promise takes longer than ms. */
+export function within<T>(promise: Promise<T>, what: string, ms: number): Promise<T> {
+	let timer: NodeJS.Timeout | undefined;
+	const timeout = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+	});
+	return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class PidClient {
+	readonly connection: rpc.MessageConnection;
+	/** Resolves once the process is gone (never rejects). */
+	readonly exited: Promise<Exit>;
+	initializeResult: InitializeResult | undefined;
+	private readonly child: ChildProcessWithoutNullStreams;
+	private readonly listeners = new Set<NotificationListener>();
+	private stderr = '';
+	private exit: Exit | undefined;
+	private shutDown = false;
+
+	private constructor(opts: ClientOptions) {
+		this.child = spawn(opts.command, opts.args ?? [], {
+			cwd: opts.cwd,
+			env: opts.env ?? process.env,
+			stdio: ['pipe', 'pipe', 'pipe'],
+			windowsHide: true,
+		});
+		this.exited = new Promise<Exit>((resolve) => {
+			this.child.on('error', (error) => {
+				// 'error' without 'exit' when spawning failed.
+				if (this.child.pid === undefined) {
+					this.exit = { code: null, signal: null, error };
+					resolve(this.exit);
+				}
+			});
+			this.child.on('exit', (code, signal) => {
+				this.exit = { code, signal };
+				resolve(this.exit);
+			});
+		});
+		// Writing to a daemon that died must not crash the host; the exit is reported instead.
+		this.child.stdin.on('error', () => {});
+		this.child.stderr.setEncoding('utf8');
+		this.child.stderr.on('data', (d: string) => {
+			this.stderr = (this.stderr + d).slice(-STDERR_TAIL_BYTES);
+			opts.onStderr?.(d);
+		});
+
+		this.connection = rpc.createMessageConnection(
+			new rpc.StreamMessageReader(this.child.stdout),
+			new rpc.StreamMessageWriter(this.child.stdin),
+		);
+		this.connection.onNotification((method: string, params: unknown) => {
+			for (const l of [...this.listeners]) {
+				l(method, params);
+			}
+		});
+		this.connection.onRequest('beforeToolCall', async (params: BeforeToolCallParams, token: rpc.CancellationToken) => {
+			try {
+				return await opts.onBeforeToolCall(params, token);
+			} catch (err) {
+				return { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` } satisfies BeforeToolCallAnswer;
+			}
+		});
+		this.connection.onRequest((method: string) => {
+			throw new rpc.ResponseError(rpc.ErrorCodes.MethodNotFound, `the pid VS Code extension does not handle ${method}`);
+		});
+		// Errors reading or writing are followed by the process's exit, which is what we report.
+		this.connection.onError(() => {});
+		this.connection.listen();
+		// Pending requests fail (rather than hang) once the daemon is gone.
+		void this.exited.then(() => this.connection.dispose());
+	}
+
+	/**
+	 * start spawns pid, sends initialize (workspace folders, beforeToolCall declared) and
+	 * initialized. It fails with a message saying what went wrong: the binary is missing, it
+	 * exited, or it did not answer in time.
+	 */
+	static async start(opts: ClientOptions): Promise<PidClient> {
+		const c = new PidClient(opts);
+		const folders = opts.workspaceFolders ?? [];
+		const params = {
+			processId: process.pid,
+			clientInfo: opts.clientInfo ?? { name: 'pid-vscode', version: '0.1.0' },
+			rootUri: folders.length > 0 ? folders[0].uri : null,
+			workspaceFolders: folders.length > 0 ? folders : null,
+			capabilities: { experimental: { pid: { beforeToolCall: true } } },
+			initializationOptions: opts.initializationOptions,
+		};
+		const diedMessage = (e: Exit) =>
+			`pid (${opts.command}) ${describeExit(e)} before answering initialize${c.stderrTail() ? `; its stderr: ${c.stderrTail().trim()}` : ''}`;
+		const died = c.exited.then((e) => {
+			throw new Error(diedMessage(e));
+		});
+		died.catch(() => {}); // only start() cares, and only until initialize answers
+		try {
+			c.initializeResult = await within(
+				Promise.race([c.connection.sendRequest<InitializeResult>('initialize', params), died]),
+				`pid (${opts.command}) to answer initialize`,
+				opts.startTimeoutMs ?? 15_000,
+			);
+			await c.connection.sendNotification('initialized', {});
+		} catch (err) {
+			c.kill();
+			// The pending initialize is rejected when the connection is disposed at exit:
+			// say why the process is gone instead.
+			if (c.exit) {
+				throw new Error(diedMessage(c.exit));
+			}
+			throw err;
+		}
+		return c;
+	}
+
+	/** Listens to every notification pid sends, in arrival order. */
+	onNotification(listener: NotificationListener): Disposable {
+		this.listeners.add(listener);
+		return { dispose: () => this.listeners.delete(listener) };
+	}
+
+	newSession(params: SessionNewParams): Promise<SessionNewResult> {
+		return this.connection.sendRequest<SessionNewResult>('session/new', params);
+	}
+
+	/**
+	 * Runs session/prompt. Cancelling the token sends $/cancelRequest: the prompt still
+	 * answers, with stopReason "aborted" and what was gathered so far.
+	 */
+	prompt(sessionId: string, text: string, token?: rpc.CancellationToken): Promise<PromptResult> {
+		return this.connection.sendRequest<PromptResult>('session/prompt', { sessionId, text }, token);
+	}
+
+	steer(sessionId: string, text: string): Promise<null> {
+		return this.connection.sendRequest<null>('session/steer', { sessionId, text });
+	}
+
+	async listTools(sessionId: string): Promise<ToolInfo[]> {
+		const r = await this.connection.sendRequest<{ tools: ToolInfo[] }>('tools/list', { sessionId });
+		return r.tools;
+	}
+
+	/** True until the process exits. */
+	get alive(): boolean {
+		return this.exit === undefined;
+	}
+
+	/** The last 16 KB pid wrote on stderr. */
+	stderrTail(): string {
+		return this.stderr;
+	}
+
+	/**
+	 * shutdown ends pid the LSP way (shutdown, exit) and waits for it to exit; it kills pid
+	 * when that takes longer than timeoutMs. Returns how pid exited.
+	 */
+	async shutdown(timeoutMs = 5_000): Promise<Exit> {
+		if (this.exit) {
+			return this.exit;
+		}
+		if (!this.shutDown) {
+			this.shutDown = true;
+			try {
+				await within(this.connection.sendRequest('shutdown'), 'pid to answer shutdown', timeoutMs);
+				await this.connection.sendNotification('exit');
+			} catch {
+				this.kill();
+			}
+		}
+		try {
+			return await within(this.exited, 'pid to exit', timeoutMs);
+		} catch {
+			this.kill();
+			return this.exited;
+		}
+	}
+
+	/** Kills the process at once. */
+	kill(): void {
+		if (this.exit === undefined) {
+			this.child.kill('SIGKILL');
+		}
+	}
+}
+
+export function describeExit(e: Exit): string {
+	if (e.error) {
+		const code = (e.error as NodeJS.ErrnoException).code;
+		if (code === 'ENOENT') {
+			return 'could not be started: no such file (set pid.path to the pid binary)';
+		}
+		return `could not be started: ${e.error.message}`;
+	}
+	if (e.signal) {
+		return `was killed by ${e.signal}`;
+	}
+	return `exited with code ${e.code}`;
+}
+
+export function errorText(err: unknown): string {
+	return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,219 @@
+// PidController is the extension without VS Code: it starts pid when first needed, keeps one
+// session, runs prompts (one at a time) into a Run whose entries go to the UI as they arrive,
+// puts approval questions to the UI, and cancels. extension.ts only supplies the UI (an
+// output channel, a modal dialog) and the commands. No `vscode` import: tests drive it
+// under plain node with a scripted UI.
+
+import * as rpc from 'vscode-jsonrpc/node';
+import { answer, question, type ApprovalQuestion } from './approval';
+import { PidClient, describeExit, errorText, type ClientOptions } from './client';
+import type { BeforeToolCallAnswer, BeforeToolCallParams, SessionNewParams } from './protocol';
+import { Run } from './run';
+
+export interface Ui {
+	/** Shows one more entry of the log (the output channel). */
+	appendLine(line: string): void;
+	/**
+	 * Asks the user; resolves to the chosen choice, or undefined when dismissed. The token is
+	 * cancelled when pid withdraws the question (the answer is then ignored).
+	 */
+	askApproval(q: ApprovalQuestion, token: rpc.CancellationToken): Promise<string | undefined>;
+}
+
+export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onStderr'> {
+	/** session/new's params (cwd, model, scripted tools for tests...). */
+	session?: SessionNewParams;
+	ui: Ui;
+}
+
+export class BusyError extends Error {
+	constructor() {
+		super('pid is already answering a prompt: wait for it, or run "pid: Cancel".');
+	}
+}
+
+export class PidController {
+	private client: PidClient | undefined;
+	private starting: Promise<PidClient> | undefined;
+	private sessionId: string | undefined;
+	private current: { run?: Run; source: rpc.CancellationTokenSource } | undefined;
+	private disposed = false;
+	private stderrLine = '';
+
+	constructor(private readonly opts: ControllerOptions) {}
+
+	/** The run in progress, if any. */
+	get run(): Run | undefined {
+		return this.current?.run;
+	}
+
+	get busy(): boolean {
+		return this.current !== undefined;
+	}
+
+	/** The pid client, once started (tests use it to look at the daemon). */
+	get pid(): PidClient | undefined {
+		return this.client;
+	}
+
+	/**
+	 * ask runs one prompt: starts pid and a session if needed, then session/prompt. It
+	 * resolves to the finished Run (state done, aborted or failed), or undefined when it was
+	 * cancelled before the prompt was sent. It throws BusyError while another prompt runs,
+	 * and when pid cannot be started or the session cannot be created.
+	 */
+	async ask(text: string): Promise<Run | undefined> {
+		if (this.disposed) {
+			throw new Error('the pid controller was disposed');
+		}
+		if (this.current) {
+			throw new BusyError();
+		}
+		const source = new rpc.CancellationTokenSource();
+		const cur: { run?: Run; source: rpc.CancellationTokenSource } = { source };
+		this.current = cur;
+		try {
+			const client = await this.ensureClient();
+			if (this.sessionId === undefined) {
+				const params: SessionNewParams = { cwd: this.opts.cwd, ...this.opts.session };
+				const s = await client.newSession(params);
+				this.sessionId = s.sessionId;
+				this.opts.ui.appendLine(`pid: new session ${s.sessionId} (${s.tools.length} tools: ${s.tools.map((t) => t.name).join(', ')})`);
+			}
+			if (source.token.isCancellationRequested) {
+				this.opts.ui.appendLine('pid: cancelled before the prompt was sent');
+				return undefined;
+			}
+			const run = new Run(this.sessionId, text, (e) => this.opts.ui.appendLine(e.line));
+			cur.run = run;
+			const sub = client.onNotification((method, params) => {
+				run.handle(method, params);
+			});
+			try {
+				run.finish(await client.prompt(this.sessionId, text, source.token));
+			} catch (err) {
+				run.fail(client.alive ? `the prompt failed: ${errorText(err)}` : `pid stopped during the prompt: ${errorText(err)}`);
+			} finally {
+				sub.dispose();
+			}
+			return run;
+		} finally {
+			source.dispose();
+			this.current = undefined;
+		}
+	}
+
+	/** cancel cancels the running prompt ($/cancelRequest); false when none runs. */
+	cancel(): boolean {
+		if (!this.current) {
+			return false;
+		}
+		if (!this.current.source.token.isCancellationRequested) {
+			this.opts.ui.appendLine('pid: cancelling…');
+			this.current.source.cancel();
+		}
+		return true;
+	}
+
+	/** newSession forgets the session: the next prompt starts a new conversation. */
+	newSession(): void {
+		this.sessionId = undefined;
+	}
+
+	/** dispose cancels what runs and shuts pid down (killing it if it does not exit in time). */
+	async dispose(): Promise<void> {
+		this.disposed = true;
+		this.cancel();
+		const client = this.client ?? (await this.starting?.catch(() => undefined));
+		this.client = undefined;
+		if (client) {
+			await client.shutdown();
+		}
+	}
+
+	private ensureClient(): Promise<PidClient> {
+		if (this.client?.alive) {
+			return Promise.resolve(this.client);
+		}
+		if (!this.starting) {
+			this.starting = this.startClient().finally(() => {
+				this.starting = undefined;
+			});
+		}
+		return this.starting;
+	}
+
+	private async startClient(): Promise<PidClient> {
+		const { ui, session: _session, ...clientOpts } = this.opts;
+		void _session;
+		const client = await PidClient.start({
+			...clientOpts,
+			onBeforeToolCall: (params, token) => this.approve(params, token),
+			onStderr: (text) => this.stderr(text),
+		});
+		const info = client.initializeResult?.serverInfo;
+		ui.appendLine(`pid: started ${this.opts.command}${info ? ` (${info.name} ${info.version ?? ''})` : ''}`);
+		this.client = client;
+		this.sessionId = undefined;
+		client.onNotification((method, params) => {
+			// Messages pid logs while no prompt runs (the run logs the others), and what it
+			// wants shown (a broken settings file), still reach the user.
+			const message = (params as { message?: string } | undefined)?.message ?? '';
+			if ((method === 'window/logMessage' && !this.current?.run) || method === 'window/showMessage') {
+				ui.appendLine(`! pid: ${message}`);
+			}
+		});
+		void client.exited.then((e) => {
+			if (this.client === client) {
+				this.client = undefined;
+				this.sessionId = undefined;
+				if (!this.disposed) {
+					ui.appendLine(`pid: the daemon ${describeExit(e)}; the next prompt starts it again (in a new session)`);
+				}
+			}
+		});
+		return client;
+	}
+
+	private stderr(text: string): void {
+		const all = this.stderrLine + text;
+		const ls = all.split('\n');
+		this.stderrLine = ls.pop() ?? '';
+		for (const l of ls) {
+			if (l.trim() !== '') {
+				this.opts.ui.appendLine(`pid stderr: ${l}`);
+			}
+		}
+	}
+
+	/** approve puts a beforeToolCall question to the UI and logs it in the run. */
+	private async approve(params: BeforeToolCallParams, token: rpc.CancellationToken): Promise<BeforeToolCallAnswer> {
+		const q = question(params);
+		const run = this.current?.run?.sessionId === params.sessionId ? this.current.run : undefined;
+		run?.approvalAsked(params.toolCallId, params.toolName, q.title);
+		let withdraw: (() => void) | undefined;
+		const withdrawn = new Promise<'withdrawn'>((resolve) => {
+			if (token.isCancellationRequested) {
+				resolve('withdrawn');
+			}
+			const sub = token.onCancellationRequested(() => resolve('withdrawn'));
+			withdraw = () => sub.dispose();
+		});
+		let a: BeforeToolCallAnswer;
+		try {
+			const r = await Promise.race([this.opts.ui.askApproval(q, token).then((choice) => ({ choice })), withdrawn]);
+			if (r === 'withdrawn') {
+				a = { decision: 'deny', reason: 'The approval request was withdrawn.' };
+				run?.approvalAnswered(params.toolCallId, params.toolName, a, true);
+				return a;
+			}
+			a = answer(r.choice, params.toolName);
+		} catch (err) {
+			a = { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` };
+		} finally {
+			withdraw?.();
+		}
+		run?.approvalAnswered(params.toolCallId, params.toolName, a);
+		return a;
+	}
+}

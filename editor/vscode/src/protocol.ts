@@ -1,0 +1,172 @@
+// The shapes of pid's protocol that this extension uses (docs/protocol.md in the pid
+// repository is the reference). No `vscode` import: tests run this under plain node.
+
+export interface TextContent {
+	type: 'text';
+	text: string;
+}
+
+export interface ImageContent {
+	type: 'image';
+	data: string;
+	mimeType: string;
+}
+
+export interface ThinkingContent {
+	type: 'thinking';
+	thinking: string;
+}
+
+export interface ToolCallContent {
+	type: 'toolCall';
+	id: string;
+	name: string;
+	arguments: unknown;
+}
+
+export type Content = TextContent | ImageContent | ThinkingContent | ToolCallContent;
+
+export interface UserMessage {
+	role: 'user';
+	content: Content[];
+	timestamp?: number;
+}
+
+export interface AssistantMessage {
+	role: 'assistant';
+	content: Content[];
+	stopReason?: StopReason;
+	errorMessage?: string;
+	usage?: unknown;
+	timestamp?: number;
+}
+
+export interface ToolResultMessage {
+	role: 'toolResult';
+	toolCallId: string;
+	toolName: string;
+	content: Content[];
+	details?: unknown;
+	isError: boolean;
+	addedToolNames?: string[];
+	timestamp?: number;
+}
+
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted';
+
+export interface ToolInfo {
+	name: string;
+	description?: string;
+	parameters?: unknown;
+	executionMode?: 'parallel' | 'sequential';
+}
+
+export interface InitializeResult {
+	serverInfo?: { name: string; version?: string };
+	capabilities?: {
+		experimental?: { pid?: { protocolVersion?: string; tools?: ToolInfo[] } };
+	};
+}
+
+export type PermissionValue = 'allow' | 'ask' | 'deny';
+
+/** session/new params: every field optional (the model may come from pid's settings). */
+export interface SessionNewParams {
+	cwd?: string;
+	model?: Record<string, unknown>;
+	toolExecution?: 'parallel' | 'sequential';
+	permissions?: { default?: PermissionValue; tools?: Record<string, PermissionValue> };
+	scriptedTools?: unknown[];
+	systemPrompt?: string;
+}
+
+export interface SessionNewResult {
+	sessionId: string;
+	tools: ToolInfo[];
+}
+
+export interface PromptResult {
+	stopReason: StopReason;
+	messages: Message[];
+	terminated?: boolean;
+}
+
+export interface ToolResultPayload {
+	content: Content[];
+	details?: unknown;
+}
+
+export interface ToolStartParams {
+	sessionId: string;
+	toolCallId: string;
+	toolName: string;
+	args: unknown;
+}
+
+export interface ToolUpdateParams {
+	sessionId: string;
+	toolCallId: string;
+	toolName: string;
+	partialResult: ToolResultPayload;
+}
+
+export interface ToolEndParams {
+	sessionId: string;
+	toolCallId: string;
+	toolName: string;
+	result: ToolResultPayload;
+	isError: boolean;
+}
+
+export interface MessageParams {
+	sessionId: string;
+	message: Message;
+}
+
+export interface LogMessageParams {
+	type: number;
+	message: string;
+}
+
+export interface BeforeToolCallParams {
+	sessionId: string;
+	toolCallId: string;
+	toolName: string;
+	args: unknown;
+}
+
+export type Decision = 'allow' | 'allowAlways' | 'deny' | 'denyAlways';
+
+export interface BeforeToolCallAnswer {
+	decision: Decision;
+	reason?: string;
+}
+
+/** The text of content blocks: text as is, images as a placeholder, the rest left out. */
+export function contentText(content: readonly Content[] | undefined): string {
+	if (!Array.isArray(content)) {
+		return '';
+	}
+	const parts: string[] = [];
+	for (const c of content) {
+		if (c && c.type === 'text' && typeof c.text === 'string') {
+			parts.push(c.text);
+		} else if (c && c.type === 'image') {
+			parts.push(`[image ${c.mimeType}]`);
+		}
+	}
+	return parts.join('\n');
+}
+
+/** The text of the last assistant message of a run: its answer. */
+export function finalAnswer(messages: readonly Message[]): string | undefined {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m.role === 'assistant') {
+			return contentText(m.content);
+		}
+	}
+	return undefined;
+}

@@ -1,0 +1,65 @@
+// The approval module alone: questions, diffs and answers (no daemon needed).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ALLOW, ALWAYS_ALLOW, CHOICES, DENY, MAX_DIFF_LINES, MAX_LINE_CHARS, answer, editDiff, question, writeDiff } from '../approval';
+
+const ask = (toolName: string, args: unknown) => question({ sessionId: 's1', toolCallId: 'c1', toolName, args });
+
+test('write: the new content as added lines', () => {
+	const q = ask('write', { path: 'src/a.go', content: 'package a\n\nfunc A() {}\n' });
+	assert.equal(q.title, 'pid wants to write src/a.go');
+	assert.equal(q.diff, '+++ src/a.go (whole new content, 3 lines)\n+package a\n+\n+func A() {}');
+	assert.ok(q.detail.endsWith(q.diff as string));
+	assert.deepEqual(q.choices, ['Allow', 'Always allow', 'Deny']);
+	assert.equal(writeDiff('e.txt', ''), '+++ e.txt (whole new content, 0 lines)\n(empty file)');
+	assert.equal(writeDiff('n.txt', 'no final newline'), '+++ n.txt (whole new content, 1 line)\n+no final newline');
+});
+
+test('edit: each replacement as removed and added lines, in both argument forms', () => {
+	const q = ask('edit', { path: 'a.txt', edits: [{ oldText: 'a\nb', newText: 'A' }, { oldText: 'z', newText: '' }] });
+	assert.equal(q.title, 'pid wants to edit a.txt');
+	assert.equal(q.diff, '--- a.txt\n+++ a.txt\n@@ edit 1 of 2 @@\n-a\n-b\n+A\n@@ edit 2 of 2 @@\n-z');
+	assert.match(q.detail, /2 replacements/);
+	const legacy = ask('edit', { path: 'a.txt', oldText: 'x', newText: 'y' });
+	assert.equal(legacy.diff, '--- a.txt\n+++ a.txt\n@@ edit 1 of 1 @@\n-x\n+y');
+	assert.equal(editDiff('p', [{ oldText: 'o\n', newText: 'n\n' }]), '--- p\n+++ p\n@@ edit 1 of 1 @@\n-o\n+n');
+});
+
+test('malformed write and edit arguments fall back to showing the arguments', () => {
+	for (const [tool, args] of [['write', { path: 'a' }], ['edit', { path: 'a', edits: [{ oldText: 1 }] }], ['edit', { path: 'a', edits: [] }], ['write', 'not an object'], ['edit', null]] as const) {
+		const q = ask(tool, args);
+		assert.equal(q.diff, undefined, `${tool} ${JSON.stringify(args)}`);
+		assert.ok(q.detail.includes(JSON.stringify(args, null, 2)), q.detail);
+	}
+});
+
+test('long diffs and lines are cut with a note', () => {
+	const content = Array.from({ length: 500 }, (_, i) => `line ${i} ${'x'.repeat(i === 0 ? 1000 : 0)}`).join('\n');
+	const diff = ask('write', { path: 'big', content }).diff as string;
+	const ls = diff.split('\n');
+	assert.equal(ls.length, MAX_DIFF_LINES + 1);
+	assert.equal(ls.at(-1), `… ${500 + 1 - MAX_DIFF_LINES} more lines`);
+	assert.equal(ls[1].length, MAX_LINE_CHARS + 1);
+	assert.ok(ls[1].endsWith('…'));
+});
+
+test('bash shows the command; other tools their arguments', () => {
+	const b = ask('bash', { command: 'rm -rf build', timeout: 5 });
+	assert.equal(b.title, 'pid wants to run a command');
+	assert.match(b.detail, /\$ rm -rf build/);
+	assert.match(b.detail, /"timeout": 5/);
+	const o = ask('deploy', { env: 'prod' });
+	assert.equal(o.title, 'pid wants to run deploy');
+	assert.match(o.detail, /"env": "prod"/);
+	assert.equal(ask('fast', { path: 'x' }).title, 'pid wants to run fast on x');
+});
+
+test('answers: the choices map to decisions; dismissed and unknown deny with a reason', () => {
+	assert.deepEqual(CHOICES, [ALLOW, ALWAYS_ALLOW, DENY]);
+	assert.deepEqual(answer(ALLOW, 't'), { decision: 'allow' });
+	assert.deepEqual(answer(ALWAYS_ALLOW, 't'), { decision: 'allowAlways' });
+	assert.deepEqual(answer(DENY, 't'), { decision: 'deny' });
+	assert.deepEqual(answer(undefined, 't'), { decision: 'deny', reason: 'The user dismissed the approval request; t was not run.' });
+	assert.equal(answer('Cancel', 't').decision, 'deny');
+});
