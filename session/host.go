@@ -82,7 +82,16 @@ func NewHost(opts HostOptions) *Host {
 //
 // Contract: called once, before New, by the face's initialize.
 func (h *Host) SetUp(roots []string) {
-	h.roots = roots
+	// A folder that does not exist (deleted since the editor opened it) is reported and
+	// left out, rather than making every session fail.
+	for _, r := range roots {
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			h.opts.Report(fmt.Sprintf("workspace folder %s is not an existing folder; it is left out", r), false)
+			continue
+		}
+		h.roots = append(h.roots, r)
+	}
+	roots = h.roots
 	h.loader = permissions.NewLoader(permissions.LoaderOptions{
 		WorkspaceRoots: roots,
 		OnError: func(path string, err error) {
