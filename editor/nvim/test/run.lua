@@ -1,0 +1,426 @@
+-- pid.nvim's test: the plugin, headless, against the real pid binary ($PID_BIN), with a
+-- scripted model and scripted tools. Run it with test/run.sh, or:
+--
+--   PID_BIN=/path/to/pid timeout 60 nvim --headless -u NONE -i NONE -n \
+--     --cmd "set rtp+=editor/nvim" -c "luafile editor/nvim/test/run.lua" </dev/null
+--
+-- vim.ui.select and vim.ui.input are replaced by scripted answers. Neovim exits 0 when every
+-- check passed (:qa!), else non-zero (:cquit 1) after printing why and the run buffer.
+--
+-- PID_NVIM_TEST_XDG, when set, is a folder for the daemon's XDG_CONFIG_HOME/XDG_STATE_HOME,
+-- passed with setup{env = ...}; the test checks that pid wrote its audit log there.
+
+local STEP_TIMEOUT_MS = 10000 -- every wait is bounded by this
+local uv = vim.uv or vim.loop
+
+local passed = 0
+local function say(fmt, ...)
+  local line = string.format(fmt, ...)
+  if line:find('ok - ', 1, true) == 1 then
+    passed = passed + 1
+  end
+  io.stdout:write(line .. '\n')
+  io.stdout:flush()
+end
+
+local function check(cond, msg, ...)
+  if not cond then
+    error(string.format(msg, ...), 2)
+  end
+end
+
+local function eq(got, want, what)
+  if not vim.deep_equal(got, want) then
+    error(string.format('%s: got %s, want %s', what, vim.inspect(got), vim.inspect(want)), 2)
+  end
+end
+
+local pid_bin = os.getenv('PID_BIN')
+check(pid_bin ~= nil and pid_bin ~= '', 'set PID_BIN to the pid binary')
+pid_bin = vim.fn.fnamemodify(pid_bin, ':p')
+check(vim.fn.executable(pid_bin) == 1, 'no pid binary at %s: build it (go build -o bin/pid ./cmd/pid)', pid_bin)
+
+local xdg = os.getenv('PID_NVIM_TEST_XDG')
+if xdg == nil or xdg == '' then
+  xdg = vim.fn.tempname()
+end
+vim.fn.mkdir(xdg .. '/config', 'p')
+vim.fn.mkdir(xdg .. '/state', 'p')
+
+local pid = require('pid')
+local view = require('pid.view')
+local approval = require('pid.approval')
+
+-- Scripted vim.ui.select: each question takes the next answer of `answers`:
+--   {choice = 'Allow'|'Always allow'|'Deny'|nil, sync = bool, never = bool, action = fn}
+-- (sync: answer inside the call; otherwise 20 ms later from a timer; never: do not answer,
+-- run action 50 ms later instead). Problems are recorded in select_errors (an error raised in
+-- here would only become an error response to pid).
+local answers = {}
+local asked = {}
+local select_errors = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(asked, { items = items, prompt = opts and opts.prompt, kind = opts and opts.kind })
+  local a = table.remove(answers, 1)
+  if a == nil then
+    table.insert(select_errors, 'unexpected question: ' .. tostring(opts and opts.prompt))
+    vim.defer_fn(function() on_choice(nil, nil) end, 20)
+    return
+  end
+  if a.never then
+    if a.action then
+      vim.defer_fn(a.action, 50)
+    end
+    return
+  end
+  local idx = nil
+  for i, it in ipairs(items) do
+    if it == a.choice then
+      idx = i
+    end
+  end
+  if a.choice ~= nil and idx == nil then
+    table.insert(select_errors, 'answer ' .. a.choice .. ' is not among ' .. vim.inspect(items))
+  end
+  if a.sync then
+    on_choice(a.choice, idx)
+  else
+    vim.defer_fn(function() on_choice(a.choice, idx) end, 20)
+  end
+end
+
+-- vim.notify is recorded (headless, it would print on stdout).
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+
+local inputs = {}
+vim.ui.input = function(opts, on_confirm)
+  table.insert(asked, { input = true, prompt = opts and opts.prompt })
+  local text = table.remove(inputs, 1)
+  vim.defer_fn(function() on_confirm(text) end, 10)
+end
+
+local function wait_for(what, cond)
+  local ok = vim.wait(STEP_TIMEOUT_MS, cond, 5)
+  if not ok then
+    error(string.format('timed out after %d ms waiting for %s (status %s)', STEP_TIMEOUT_MS, what,
+      vim.inspect(pid.status(), { newline = ' ', indent = '' }):sub(1, 600)), 2)
+  end
+end
+
+local function text(s)
+  return { { type = 'text', text = s } }
+end
+
+local function wait_run(n)
+  wait_for('run ' .. n .. ' to finish', function()
+    return pid.status().runs >= n
+  end)
+  local st = pid.status()
+  check(st.last_error == nil, 'run %d failed: %s', n, tostring(st.last_error))
+  check(#select_errors == 0, 'vim.ui.select: %s', table.concat(select_errors, '; '))
+  return st.last_result
+end
+
+-- run_lines returns the run buffer's lines from the last header ">>> <prompt>" on.
+local function run_lines(prompt)
+  local lines = view.lines()
+  local from = nil
+  for i, l in ipairs(lines) do
+    if l == '>>> ' .. prompt then
+      from = i
+    end
+  end
+  check(from ~= nil, 'no header for %q in the run buffer', prompt)
+  return vim.list_slice(lines, from, #lines)
+end
+
+local function find(lines, pattern, what)
+  for i, l in ipairs(lines) do
+    if l:find(pattern, 1, true) == 1 then
+      return i
+    end
+  end
+  error(string.format('no line starting with %q (%s) in:\n  %s', pattern, what or '', table.concat(lines, '\n  ')), 2)
+end
+
+local function count(lines, prefix)
+  local n = 0
+  for _, l in ipairs(lines) do
+    if l:find(prefix, 1, true) == 1 then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+local function results(res)
+  local out = {}
+  for _, m in ipairs(res.messages) do
+    if m.role == 'toolResult' then
+      table.insert(out, { m.toolCallId, m.toolName, m.isError, (m.content[1] or {}).text })
+    end
+  end
+  return out
+end
+
+local function roles(messages)
+  local r = {}
+  for _, m in ipairs(messages) do
+    table.insert(r, m.role)
+  end
+  return r
+end
+
+local function run()
+  say('%s, plugin %s, pid %s', vim.fn.execute('version'):match('NVIM v[^\n]+'), vim.api.nvim_get_runtime_file('lua/pid/init.lua', false)[1], pid_bin)
+
+  pid.setup({
+    cmd = { pid_bin },
+    env = { XDG_CONFIG_HOME = xdg .. '/config', XDG_STATE_HOME = xdg .. '/state' },
+    session = {
+      model = { provider = 'script', turns = {
+        { content = {
+          { type = 'toolCall', id = 'a', name = 'slow', arguments = vim.empty_dict() },
+          { type = 'toolCall', id = 'b', name = 'fast', arguments = { path = 'x.txt' } },
+        } },
+        { content = text('all done:\nboth tools ran') },
+      } },
+      scriptedTools = {
+        { name = 'slow', steps = {
+          { update = { content = text('half') } },
+          { update = { content = text('three quarters') } },
+          { waitForEnd = 'b' },
+          { result = { content = text('slow ok') } },
+        } },
+        { name = 'fast', requiresApproval = true, steps = {
+          { result = { content = text('fast ok') } },
+        } },
+      },
+    },
+  })
+  for _, c in ipairs({ 'PidAsk', 'PidCancel', 'PidNew', 'PidShow', 'PidStop' }) do
+    eq(vim.fn.exists(':' .. c), 2, ':' .. c .. ' exists')
+  end
+  eq(pid.status().started, false, 'pid started before the first prompt (it starts lazily)')
+
+  -- 1. A parallel batch: slow (a) reports progress and ends only after fast (b) ended; b needs
+  -- approval, answered Allow. :PidAsk without text asks with vim.ui.input.
+  inputs = { 'go' }
+  answers = { { choice = 'Allow' } }
+  vim.cmd('PidAsk')
+  local res = wait_run(1)
+  local st = pid.status()
+  eq(st.server_info and st.server_info.name, 'pid', 'serverInfo.name')
+  check(asked[1].input, 'the first question should be vim.ui.input')
+  eq(#asked, 2, 'questions asked (input, then one approval)')
+  eq(asked[2].items, { 'Allow', 'Always allow', 'Deny' }, 'approval choices')
+  check(asked[2].prompt:find('fast', 1, true) and asked[2].prompt:find('x.txt', 1, true),
+    'approval prompt should name the tool and its args: %q', asked[2].prompt)
+
+  local buf = pid.bufnr()
+  eq(vim.api.nvim_buf_get_name(buf), 'pid://run', 'run buffer name')
+  eq(vim.bo[buf].buftype, 'nofile', 'run buffer buftype')
+  check(vim.fn.bufwinid(buf) ~= -1, 'the run buffer should be shown in a window')
+
+  local L = run_lines('go')
+  local start_a, start_b = find(L, '[start] slow (a) {}'), find(L, '[start] fast (b) {"path":"x.txt"}')
+  local ask_b = find(L, '[approval] fast (b): allow')
+  local end_a, end_b = find(L, '[end] slow (a) ok: slow ok'), find(L, '[end] fast (b) ok: fast ok')
+  local p1, p2 = find(L, '[progress] slow (a): half'), find(L, '[progress] slow (a): three quarters')
+  check(start_a < start_b, 'toolStart in source order: a (#%d) before b (#%d)', start_a, start_b)
+  check(ask_b < end_b, 'the approval (#%d) before b ends (#%d)', ask_b, end_b)
+  check(end_b < end_a, 'tool ends in completion order: b (#%d) before a (#%d)', end_b, end_a)
+  check(start_a < p1 and p1 < p2 and p2 < end_a, 'progress of a (#%d, #%d) between its start (#%d) and end (#%d)', p1, p2, start_a, end_a)
+  eq(count(L, '[end] '), 2, 'tool end lines')
+  eq(count(L, '[progress] '), 2, 'progress lines')
+  local ans1, ans2, done = find(L, 'all done:'), find(L, 'both tools ran'), find(L, '[done] stop')
+  check(end_a < ans1 and ans1 + 1 == ans2 and ans2 < done, 'the answer (#%d, #%d) after the tools and before [done] (#%d)', ans1, ans2, done)
+  eq(done, #L, 'the run ends with its [done] line')
+  eq(res.stopReason, 'stop', 'stopReason')
+  eq(roles(res.messages), { 'user', 'assistant', 'toolResult', 'toolResult', 'assistant' }, 'message roles')
+  eq(results(res), { { 'a', 'slow', false, 'slow ok' }, { 'b', 'fast', false, 'fast ok' } }, 'tool results in source order')
+  say('ok - parallel batch: ends b (#%d) then a (#%d), progress before its end, results [a, b], answer shown', end_b, end_a)
+
+  -- 2. Approvals in one batch: c dismissed (deny), d "Always allow" (answered synchronously),
+  -- e the same tool as d: not asked again.
+  pid.new_session({
+    model = { provider = 'script', turns = {
+      { content = {
+        { type = 'toolCall', id = 'c', name = 'fast', arguments = { path = 'c.txt' } },
+        { type = 'toolCall', id = 'd', name = 'guarded', arguments = { n = 1 } },
+        { type = 'toolCall', id = 'e', name = 'guarded', arguments = { n = 2 } },
+      } },
+      { content = text('after approvals') },
+    } },
+    scriptedTools = {
+      { name = 'fast', requiresApproval = true, steps = { { result = { content = text('fast ok') } } } },
+      { name = 'guarded', requiresApproval = true, steps = { { result = { content = text('guarded ok') } } } },
+    },
+  })
+  asked = {}
+  answers = { { choice = nil }, { choice = 'Always allow', sync = true } }
+  vim.cmd('PidAsk approvals please')
+  res = wait_run(2)
+  eq(#asked, 2, 'approval questions (c, d; e is remembered)')
+  L = run_lines('approvals please')
+  local ask_c, end_c = find(L, '[approval] fast (c): deny (dismissed)'), find(L, '[end] fast (c) error: The user denied this call of fast.')
+  local ask_d = find(L, '[approval] guarded (d): allowAlways')
+  check(ask_c < end_c and end_c < ask_d, 'c asked (#%d), c ended (#%d), then d asked (#%d)', ask_c, end_c, ask_d)
+  find(L, '[end] guarded (d) ok: guarded ok')
+  find(L, '[end] guarded (e) ok: guarded ok')
+  eq(count(L, '[approval] '), 2, 'approval lines')
+  find(L, 'after approvals')
+  find(L, '[done] stop')
+  eq(results(res), {
+    { 'c', 'fast', true, 'The user denied this call of fast.' },
+    { 'd', 'guarded', false, 'guarded ok' },
+    { 'e', 'guarded', false, 'guarded ok' },
+  }, 'tool results after approvals')
+  say('ok - approvals: dismissed = deny, "Always allow" remembered for the next call')
+
+  -- 3. :PidCancel while a tool sleeps: the run ends with stopReason aborted.
+  pid.new_session({
+    model = { provider = 'script', turns = {
+      { content = { { type = 'toolCall', id = 'z', name = 'sleepy', arguments = vim.empty_dict() } } },
+      { content = text('must not be reached') },
+    } },
+    scriptedTools = { { name = 'sleepy', steps = { { sleepMs = 30000 }, { result = { content = text('woke up') } } } } },
+  })
+  local t0 = uv.hrtime()
+  vim.cmd('PidAsk sleep')
+  wait_for('the sleeping tool to start', function()
+    for _, l in ipairs(view.lines()) do
+      if l == '[start] sleepy (z) {}' then
+        return true
+      end
+    end
+    return false
+  end)
+  eq(pid.ask('again'), false, 'a second prompt while one runs')
+  check(notes[#notes] and notes[#notes].msg:find('running', 1, true), 'a second prompt should be refused with a message: %s', vim.inspect(notes[#notes]))
+  vim.cmd('PidCancel')
+  res = wait_run(3)
+  local ms = (uv.hrtime() - t0) / 1e6
+  check(ms < STEP_TIMEOUT_MS, 'the cancelled prompt took %d ms', ms)
+  L = run_lines('sleep')
+  local c1, z_end, ab = find(L, '[cancel]'), find(L, '[end] sleepy (z) error:'), find(L, '[done] aborted')
+  check(c1 < z_end and z_end < ab and ab == #L, 'cancel (#%d), end of z (#%d), [done] aborted last (#%d)', c1, z_end, ab)
+  eq(res.stopReason, 'aborted', 'stopReason after :PidCancel')
+  eq(roles(res.messages), { 'user', 'assistant', 'toolResult' }, 'messages after the cancel')
+  check(not table.concat(L, '\n'):find('must not be reached', 1, true), 'no model call after the cancel')
+  say('ok - :PidCancel during a sleeping tool: [done] aborted after %d ms', ms)
+
+  -- 4. :PidCancel while an approval question is open (the picker never answers): pid
+  -- withdraws it, the wait ends, the call's result is "Operation aborted".
+  pid.new_session({
+    model = { provider = 'script', turns = {
+      { content = { { type = 'toolCall', id = 'w', name = 'fast', arguments = vim.empty_dict() } } },
+      { content = text('must not be reached') },
+    } },
+    scriptedTools = { { name = 'fast', requiresApproval = true, steps = { { result = { content = text('fast ok') } } } } },
+  })
+  asked = {}
+  answers = { { never = true, action = function() vim.cmd('PidCancel') end } }
+  vim.cmd('PidAsk wait for me')
+  res = wait_run(4)
+  eq(#asked, 1, 'approval questions')
+  L = run_lines('wait for me')
+  local aw, ew = find(L, '[approval] fast (w): deny (withdrawn)'), find(L, '[end] fast (w) error: Operation aborted')
+  find(L, '[done] aborted')
+  check(aw < ew, 'withdrawn (#%d) before the end of w (#%d)', aw, ew)
+  eq(results(res), { { 'w', 'fast', true, 'Operation aborted' } }, 'results after cancelling during an approval')
+  eq(pid.status().pending_approvals, 0, 'open approval questions')
+  say('ok - :PidCancel while an approval is open: withdrawn, Operation aborted')
+
+  -- 4b. The same, cancelled behind the plugin's back (a raw $/cancelRequest): pid withdraws
+  -- its approval request with $/cancelRequest, the question ends as withdrawn, in place.
+  pid.new_session()
+  asked = {}
+  local before = pid.status().withdrawals
+  answers = { { never = true, action = function()
+    pid._debug.client().notify('$/cancelRequest', { id = pid._debug.run().id })
+  end } }
+  vim.cmd('PidAsk withdraw it')
+  res = wait_run(5)
+  eq(#asked, 1, 'approval questions')
+  eq(pid.status().withdrawals, before + 1, "pid's withdrawals")
+  L = run_lines('withdraw it')
+  local wd, we, wdone = find(L, '[approval] fast (w): deny (withdrawn)'), find(L, '[end] fast (w) error: Operation aborted'), find(L, '[done] aborted')
+  check(wd < we and we < wdone and wdone == #L, 'withdrawn (#%d), end of w (#%d), [done] last (#%d)', wd, we, wdone)
+  check(not table.concat(L, '\n'):find('[cancel]', 1, true), 'the plugin did not cancel this one itself')
+  eq(results(res), { { 'w', 'fast', true, 'Operation aborted' } }, 'results after pid withdrew the approval')
+  say("ok - pid's $/cancelRequest withdraws an open approval")
+
+  -- 5. The 0.9+ way to wait for vim.ui.select: inside a coroutine (as vim.lsp.rpc 0.9+
+  -- calls server_request), the handler yields and the select callback resumes it.
+  answers = { { choice = 'Deny' } }
+  local got = nil
+  local co = coroutine.create(function()
+    got = approval.before({ sessionId = 'none', toolCallId = 'q', toolName = 't', args = vim.empty_dict() }, function() end)
+  end)
+  local ok, err = coroutine.resume(co)
+  check(ok, 'approval.before in a coroutine failed: %s', tostring(err))
+  eq(coroutine.status(co), 'suspended', 'the handler yielded while the question was open')
+  wait_for('the coroutine to resume', function() return got ~= nil end)
+  eq(got, { decision = 'deny' }, 'decision from the coroutine path')
+  say('ok - approval in a coroutine (the 0.9+ path): yielded, resumed with the answer')
+
+  -- 5b. rpc.start's two signatures (only 0.7's runs for real here): the arguments it passes.
+  local rpcmod = require('pid.rpc')
+  local real_start, real_has = vim.lsp.rpc.start, rpcmod.has_010
+  local calls = {}
+  vim.lsp.rpc.start = function(...)
+    table.insert(calls, { n = select('#', ...), ... })
+    return { fake = true }
+  end
+  local d, extra = { notification = function() end }, { cwd = '/', env = { A = '1' } }
+  local ok10, ok07
+  rpcmod.has_010 = true
+  ok10 = pcall(rpcmod.start, { pid_bin, '--x' }, d, extra)
+  rpcmod.has_010 = false
+  ok07 = pcall(rpcmod.start, { pid_bin, '--x' }, d, extra)
+  vim.lsp.rpc.start, rpcmod.has_010 = real_start, real_has
+  check(ok10 and ok07, 'rpc.start failed with a stub')
+  eq(calls[1], { n = 3, { pid_bin, '--x' }, d, extra }, '0.10+ start(cmd_list, dispatchers, extra)')
+  eq(calls[2], { n = 4, pid_bin, { '--x' }, d, extra }, '0.7 start(cmd, args, dispatchers, extra)')
+  say('ok - rpc.start: 0.10+ and 0.7 signatures')
+
+  -- 6. The daemon used the environment given in setup{env}, and :PidStop ends it cleanly.
+  check(vim.fn.filereadable(xdg .. '/state/pid/audit.log') == 1, 'pid wrote no audit log under setup{env}.XDG_STATE_HOME (%s)', xdg)
+  vim.cmd('PidStop')
+  wait_for('pid to exit', function() return pid.status().exit ~= nil end)
+  eq(pid.status().exit.code, 0, 'pid exit code after :PidStop')
+  eq(pid.status().started, false, 'started after :PidStop')
+  say('ok - setup{env} reached pid; :PidStop: pid exited with code 0')
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if ok then
+  if os.getenv('PID_NVIM_TEST_DUMP') == '1' then
+    say('-- run buffer:')
+    for i, l in ipairs(view.lines()) do
+      say('%3d  %s', i, l)
+    end
+  end
+  say('PASS pid.nvim')
+  say('pid.nvim: %d passed, 0 failed', passed)
+  vim.cmd('qa!')
+else
+  say('FAIL pid.nvim: %s', tostring(err))
+  say('pid.nvim: %d passed, 1 failed', passed)
+  local okb, lines = pcall(view.lines)
+  if okb then
+    say('-- run buffer:')
+    for i, l in ipairs(lines) do
+      say('%3d  %s', i, l)
+    end
+  end
+  say('-- status: %s', vim.inspect(pid.status()):sub(1, 3000))
+  for _, n in ipairs(notes) do
+    say('-- vim.notify: %s', tostring(n.msg))
+  end
+  vim.cmd('cquit 1')
+end
