@@ -504,9 +504,19 @@ func startInProcess(t testing.TB) *daemon {
 	return d
 }
 
+// processOptions configure startProcess.
+type processOptions struct {
+	// Env is added to the child's environment, which is the test's with PID_LOG=debug.
+	Env []string
+	// Stderr, when not nil, is where the child's stderr goes, for the test to read (the
+	// key checks do); else a buffer of startProcess's own. Either way it is logged when the
+	// test fails.
+	Stderr *syncBuffer
+}
+
 // startProcess starts the pid binary as a child over real pipes. The test's cleanup closes
 // its stdin and waits for it (killing it only if it outlives the hang guard).
-func startProcess(t testing.TB) *daemon {
+func startProcess(t testing.TB, opts processOptions) *daemon {
 	t.Helper()
 	bin := needBinary(t)
 	inR, inW, err := os.Pipe()
@@ -517,10 +527,14 @@ func startProcess(t testing.TB) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = &syncBuffer{}
+	}
 	cmd := exec.Command(bin)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	cmd.Env = append(os.Environ(), "PID_LOG=debug")
+	// PID_LOG=debug: the most the daemon ever logs, which must still hold no key.
+	cmd.Env = append(append(os.Environ(), "PID_LOG=debug"), opts.Env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 func TestProcessExitCodes(t *testing.T) {
 	t.Run("exit after shutdown", func(t *testing.T) {
-		d := startProcess(t)
+		d := startProcess(t, processOptions{})
 		d.initialize(nil)
 		if r := d.call("shutdown", omit); r.Raw != "null" {
 			t.Errorf("shutdown result %s, want null", r.Raw)
@@ -25,7 +25,7 @@ func TestProcessExitCodes(t *testing.T) {
 		}
 	})
 	t.Run("exit without shutdown", func(t *testing.T) {
-		d := startProcess(t)
+		d := startProcess(t, processOptions{})
 		d.initialize(nil)
 		d.notify("exit", omit)
 		if code := d.wait(); code != 1 {
@@ -33,14 +33,14 @@ func TestProcessExitCodes(t *testing.T) {
 		}
 	})
 	t.Run("exit before initialize", func(t *testing.T) {
-		d := startProcess(t)
+		d := startProcess(t, processOptions{})
 		d.notify("exit", omit)
 		if code := d.wait(); code != 1 {
 			t.Errorf("exit code %d, want 1", code)
 		}
 	})
 	t.Run("stdin closed after shutdown", func(t *testing.T) {
-		d := startProcess(t)
+		d := startProcess(t, processOptions{})
 		d.initialize(nil)
 		d.call("shutdown", omit)
 		d.closeInput()
@@ -51,7 +51,7 @@ func TestProcessExitCodes(t *testing.T) {
 }
 
 func TestProcessStdinClosedMidPrompt(t *testing.T) {
-	d := startProcess(t)
+	d := startProcess(t, processOptions{})
 	d.initialize(obj{"beforeToolCall": true})
 	sid := d.newSession(obj{
 		"model": scriptModel(turn(toolCall("c1", "slow", nil), toolCall("c2", "edit", nil))),
@@ -73,7 +73,7 @@ func TestProcessStdinClosedMidPrompt(t *testing.T) {
 }
 
 func TestProcessKeepsServing(t *testing.T) {
-	d := startProcess(t)
+	d := startProcess(t, processOptions{})
 	// Garbage before initialize is answered too, and does not count as initialize.
 	d.frame(`{"jsonrpc":"2.0","id":1,`)
 	d.write([]byte("X-Nonsense: yes\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\"}"))

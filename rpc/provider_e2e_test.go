@@ -16,8 +16,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"sync"
@@ -34,69 +32,8 @@ const (
 	e2eKey    = "sk-e2e-secret-value"
 )
 
-// startProcessEnv is startProcess with extra environment for the child (which also
-// inherits the test's) and access to the child's stderr, which the key checks read. The
-// test's cleanup closes the child's stdin and waits for it.
-func startProcessEnv(t *testing.T, env ...string) (*daemon, *syncBuffer) {
-	t.Helper()
-	bin := needBinary(t)
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd := exec.Command(bin)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	// PID_LOG=debug: the most the daemon ever logs, which must still hold no key.
-	cmd.Env = append(append(os.Environ(), "PID_LOG=debug"), env...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
-	c := newPipeClient(t, inW)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		c.readLoop(outR)
-		outR.Close()
-	}()
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	var once sync.Once
-	code := -1
-	d := &daemon{pipeClient: c, closeInput: func() { inW.Close() }}
-	d.wait = func() int {
-		t.Helper()
-		once.Do(func() {
-			select {
-			case <-exited:
-			case <-time.After(hangGuard):
-				cmd.Process.Kill()
-				<-exited
-				t.Errorf("hang guard: pid did not exit within %v; killed it", hangGuard)
-			}
-			<-readerDone
-			code = cmd.ProcessState.ExitCode()
-		})
-		return code
-	}
-	t.Cleanup(func() {
-		inW.Close()
-		d.wait()
-		if t.Failed() {
-			t.Logf("pid stderr:\n%s", stderr.String())
-		}
-	})
-	return d, stderr
-}
+// e2eEnv is the environment, added to the test's, that gives the daemon the key.
+var e2eEnv = []string{e2eKeyEnv + "=" + e2eKey}
 
 // stopDaemon ends the daemon the way an editor does (shutdown, exit) and waits for it, so that
 // its stderr is complete.
@@ -414,7 +351,8 @@ func TestE2EOpenAIRoundTrip(t *testing.T) {
 			sseDone,
 		),
 	)
-	d, stderr := startProcessEnv(t, e2eKeyEnv+"="+e2eKey)
+	stderr := &syncBuffer{}
+	d := startProcess(t, processOptions{Env: e2eEnv, Stderr: stderr})
 	d.initialize(nil)
 	newRes := d.call("session/new", obj{
 		"model":        e2eModel(srv),
@@ -657,7 +595,8 @@ func TestE2EOpenAIRejectedKey(t *testing.T) {
 		masked := e2eKey[:8] + "*******" + e2eKey[len(e2eKey)-4:]
 		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s (%s). You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, e2eKey, masked)
 	})
-	d, stderr := startProcessEnv(t, e2eKeyEnv+"="+e2eKey)
+	stderr := &syncBuffer{}
+	d := startProcess(t, processOptions{Env: e2eEnv, Stderr: stderr})
 	d.initialize(nil)
 	sid := d.newSession(obj{"model": e2eModel(srv), "scriptedTools": []obj{tool("peek", resultStep("x"))}})
 	res := d.call("session/prompt", obj{"sessionId": sid, "text": "hello"})
@@ -716,7 +655,8 @@ func TestE2EOpenAICancelMidStream(t *testing.T) {
 		},
 		sseAnswer(sseChunk(obj{"role": "assistant", "content": "Back again."}, nil), sseChunk(obj{}, "stop"), sseDone),
 	)
-	d, stderr := startProcessEnv(t, e2eKeyEnv+"="+e2eKey)
+	stderr := &syncBuffer{}
+	d := startProcess(t, processOptions{Env: e2eEnv, Stderr: stderr})
 	d.initialize(nil)
 	sid := d.newSession(obj{"model": e2eModel(srv), "scriptedTools": []obj{tool("peek", resultStep("x"))}})
 	prompt := d.request("session/prompt", obj{"sessionId": sid, "text": "think hard"})

@@ -37,6 +37,15 @@ func xdgDirs(t *testing.T) (config, state string) {
 	return config, state
 }
 
+// blockStateDir points XDG_STATE_HOME at a file, for the length of the test, so that the
+// state folder (remembered permissions, the audit log) cannot be made.
+func blockStateDir(t *testing.T) {
+	t.Helper()
+	blocked := filepath.Join(t.TempDir(), "state-is-a-file")
+	wsWriteFile(t, blocked, "")
+	t.Setenv("XDG_STATE_HOME", blocked)
+}
+
 // newWorkspaceDir returns a workspace folder inside a temp folder of the test's (so that
 // paths outside the workspace still land in a folder the test owns and checks), holding the
 // given files.
@@ -669,7 +678,7 @@ func TestWorkspaceRememberedAnswers(t *testing.T) {
 	_, ws2 := newWorkspaceDir(t, nil)
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(t.TempDir(), "config"), "XDG_STATE_HOME=" + filepath.Join(t.TempDir(), "state")}
 
-	d1, _ := startProcessEnv(t, env...)
+	d1 := startProcess(t, processOptions{Env: env})
 	initWorkspace(d1, obj{"beforeToolCall": true}, ws)
 	sid := d1.newSession(obj{})
 	m, b := wsOne(t, d1, sid, wsDecide("allowAlways"), "a1", "bash", obj{"command": "echo hello world"})
@@ -702,7 +711,7 @@ func TestWorkspaceRememberedAnswers(t *testing.T) {
 	stopDaemon(t, d1)
 
 	// A restart with the same state folder still knows the answer.
-	d2, _ := startProcessEnv(t, env...)
+	d2 := startProcess(t, processOptions{Env: env})
 	initWorkspace(d2, obj{"beforeToolCall": true}, ws, ws2)
 	sid = d2.newSession(obj{})
 	if got := d2.call("permissions/list", obj{}).Get("permissions").Array(); len(got) != 1 || got[0].Get("id").String() != id {
@@ -800,9 +809,7 @@ func TestWorkspaceRememberedWithoutStore(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)
 	xdgDirs(t)
 	// The state folder cannot be made: no store, no audit log; the editor is told.
-	blocked := filepath.Join(t.TempDir(), "state-is-a-file")
-	wsWriteFile(t, blocked, "")
-	t.Setenv("XDG_STATE_HOME", blocked)
+	blockStateDir(t)
 	d := startInProcess(t)
 	initWorkspace(d, obj{"beforeToolCall": true}, ws)
 	d.await("a warning that remembered permissions are not available", func(m *wireMsg) bool {
@@ -1018,9 +1025,7 @@ func TestWorkspaceAuditLog(t *testing.T) {
 	}
 
 	// The same batch without an audit log (its folder cannot be made) gives the same results.
-	blocked := filepath.Join(t.TempDir(), "state-is-a-file")
-	wsWriteFile(t, blocked, "")
-	t.Setenv("XDG_STATE_HOME", blocked)
+	blockStateDir(t)
 	d2 := startInProcess(t)
 	initWorkspace(d2, obj{"beforeToolCall": true}, ws)
 	d2.await("a warning that the audit log is not available", func(m *wireMsg) bool {

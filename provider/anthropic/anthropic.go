@@ -7,12 +7,8 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/pid-agent/pid/llm"
@@ -70,17 +66,11 @@ var _ llm.Provider = (*Provider)(nil)
 // New returns a provider for o.Model. It fails when Model is empty or BaseURL is not an
 // http or https URL; it makes no request.
 func New(o Options) (*Provider, error) {
-	if strings.TrimSpace(o.Model) == "" {
-		return nil, errors.New("anthropic: a model id is required")
+	info, err := api.Check(wire.Info{Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""})
+	if err != nil {
+		return nil, err
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an http or https URL", o.BaseURL)
-	}
+	o.BaseURL = info.BaseURL
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = DefaultMaxTokens
 		if isClaude3(o.Model) {
@@ -97,13 +87,11 @@ func New(o Options) (*Provider, error) {
 	if strings.HasSuffix(o.BaseURL, "/v1") {
 		endpoint = o.BaseURL + "/messages"
 	}
-	p := &Provider{opts: o, endpoint: endpoint, sigs: newSignatures(signatureMemory)}
-	p.info = wire.Info{Name: "Anthropic", Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""}
-	if !strings.EqualFold(u.Hostname(), "api.anthropic.com") {
-		p.info.Name = "the Anthropic-compatible server at " + o.BaseURL
-	}
-	return p, nil
+	return &Provider{opts: o, endpoint: endpoint, info: info, sigs: newSignatures(signatureMemory)}, nil
 }
+
+// api is what New checks and how error text names the server.
+var api = wire.API{Pkg: "anthropic", Name: "Anthropic", Host: "api.anthropic.com", DefaultBaseURL: DefaultBaseURL}
 
 // isClaude3 reports whether id names a Claude 3 model other than 3.5 and 3.7.
 func isClaude3(id string) bool {
@@ -127,26 +115,19 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.Stream
 	b := wire.NewBuilder(sink)
 	body, err := p.body(req)
 	if err != nil {
-		return b.Fail(llm.StopError, fmt.Sprintf("Could not write the request for model %q: %v", p.opts.Model, err))
+		return b.Fail(llm.StopError, p.info.Unwritable(err))
+	}
+	header := http.Header{}
+	header.Set("anthropic-version", APIVersion)
+	if p.opts.APIKey != "" {
+		header.Set("x-api-key", p.opts.APIKey)
 	}
 	call := &wire.Call{
 		Info:   &p.info,
 		Client: p.opts.HTTPClient,
 		Retry:  p.opts.Retry,
 		Key:    p.opts.APIKey,
-		Build: func(ctx context.Context) (*http.Request, error) {
-			r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-			if err != nil {
-				return nil, err
-			}
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "text/event-stream")
-			r.Header.Set("anthropic-version", APIVersion)
-			if p.opts.APIKey != "" {
-				r.Header.Set("x-api-key", p.opts.APIKey)
-			}
-			return r, nil
-		},
+		Build:  wire.PostJSON(p.endpoint, body, header),
 	}
 	return wire.Run(ctx, call, b, newDecoder(b, &p.info, p.sigs))
 }

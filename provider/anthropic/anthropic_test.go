@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,33 +25,14 @@ const testKey = "sk-ant-api03-Hc4Tq9Wm2Zx7Vb5Nk8Lp"
 
 func file(name string) string { return filepath.Join("..", "testdata", "anthropic", name) }
 
-// waits is a Retry.Sleep that records the waits instead of sleeping.
-type waits struct {
-	mu sync.Mutex
-	ds []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	w.ds = append(w.ds, d)
-	w.mu.Unlock()
-	return ctx.Err()
-}
-
-func (w *waits) got() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.ds)
-}
-
-func newProvider(t *testing.T, srv *replay.Server, o anthropic.Options) (*anthropic.Provider, *waits) {
+func newProvider(t *testing.T, srv *replay.Server, o anthropic.Options) (*anthropic.Provider, *replay.Sleeps) {
 	t.Helper()
-	w := &waits{}
+	w := &replay.Sleeps{}
 	if o.Model == "" {
 		o.Model = "claude-sonnet-4-5"
 	}
 	o.BaseURL, o.APIKey, o.APIKeyEnv, o.HTTPClient = srv.URL, testKey, "ANTHROPIC_API_KEY", srv.Client()
-	o.Retry.Sleep = w.sleep
+	o.Retry.Sleep = w.Sleep
 	p, err := anthropic.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -63,28 +42,10 @@ func newProvider(t *testing.T, srv *replay.Server, o anthropic.Options) (*anthro
 
 var simpleReq = &llm.Request{SystemPrompt: "Be brief.", Messages: []llm.Message{llm.NewUser("Hi")}}
 
+// stream runs one Stream call and checks what every call must hold.
 func stream(t *testing.T, p llm.Provider, ctx context.Context, req *llm.Request) (llm.Message, *replay.Recorder) {
 	t.Helper()
-	var rec replay.Recorder
-	msg := p.Stream(ctx, req, rec.Sink)
-	check(t, msg, &rec)
-	return msg, &rec
-}
-
-func check(t *testing.T, msg llm.Message, rec *replay.Recorder) {
-	t.Helper()
-	for _, e := range rec.Errors() {
-		t.Error(e)
-	}
-	if msg.Role != llm.RoleAssistant {
-		t.Errorf("role = %q", msg.Role)
-	}
-	if _, err := msg.AppendJSON(nil); err != nil {
-		t.Errorf("final message does not encode: %v", err)
-	}
-	if strings.Contains(msg.ErrorMessage, testKey) {
-		t.Errorf("error message holds the key: %q", msg.ErrorMessage)
-	}
+	return replay.Stream(t, p, ctx, req, testKey)
 }
 
 func TestText(t *testing.T) {
@@ -305,7 +266,7 @@ func TestRateLimitedThenSuccess(t *testing.T) {
 	if n := len(srv.Requests()); n != 3 {
 		t.Errorf("%d requests, want 3", n)
 	}
-	if got := w.got(); len(got) != 2 || got[0] != 4*time.Second || got[1] != 0 {
+	if got := w.Got(); len(got) != 2 || got[0] != 4*time.Second || got[1] != 0 {
 		t.Errorf("waits = %v, want [4s 0s] from Retry-After", got)
 	}
 }
@@ -349,22 +310,7 @@ func TestAbortSlowStream(t *testing.T) {
 	// message_start, content_block_start, ping, the first text delta; then the server waits.
 	srv := replay.New(t, replay.Step{File: file("text.sse"), HoldAfter: 4})
 	p, _ := newProvider(t, srv, anthropic.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	rec := &replay.Recorder{OnStep: func(ev llm.StreamEvent) {
-		if ev.Kind == llm.StreamTextDelta {
-			cancel()
-		}
-	}}
-	done := make(chan llm.Message, 1)
-	go func() { done <- p.Stream(ctx, simpleReq, rec.Sink) }()
-	var msg llm.Message
-	select {
-	case msg = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Stream did not return after the cancel")
-	}
-	check(t, msg, rec)
+	msg := replay.StreamCancelled(t, p, simpleReq, testKey)
 	if msg.StopReason != llm.StopAborted || msg.ErrorMessage != "Operation aborted" || msg.Text() != "Hello" {
 		t.Errorf("message = %+v, want aborted with the text so far", msg)
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider/anthropic"
 	"github.com/pid-agent/pid/provider/internal/replay"
@@ -62,10 +60,6 @@ func TestRequestBody(t *testing.T) {
 		t.Errorf("Stream modified the request's messages")
 	}
 
-	var got any
-	if err := json.Unmarshal(srv.Requests()[0].Body, &got); err != nil {
-		t.Fatal(err)
-	}
 	const want = `{
 	  "model": "claude-sonnet-4-5",
 	  "max_tokens": 4000,
@@ -102,11 +96,5 @@ func TestRequestBody(t *testing.T) {
 	    {"name": "ls", "description": "List files", "input_schema": {"type": "object", "properties": {}}}
 	  ]
 	}`
-	var wantV any
-	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(wantV, got); d != "" {
-		t.Errorf("request body (-want +got):\n%s", d)
-	}
+	replay.CheckBody(t, srv.Requests()[0].Body, want)
 }

@@ -8,10 +8,7 @@
 package openai
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -63,30 +60,29 @@ var _ llm.Provider = (*Provider)(nil)
 // New returns a provider for o.Model at o.BaseURL. It fails when Model is empty or
 // BaseURL is not an http or https URL; it makes no request.
 func New(o Options) (*Provider, error) {
-	if strings.TrimSpace(o.Model) == "" {
-		return nil, errors.New("openai: a model id is required")
+	info, err := api.Check(wire.Info{Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""})
+	if err != nil {
+		return nil, err
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an http or https URL", o.BaseURL)
-	}
+	o.BaseURL = info.BaseURL
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
-	p := &Provider{opts: o, endpoint: o.BaseURL + "/chat/completions"}
-	p.info = wire.Info{Name: "OpenAI", Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""}
-	if !isOpenAI(u) {
-		p.info.Name = "the OpenAI-compatible server at " + o.BaseURL
-		p.info.BaseURLHint = "and that model.baseUrl is the API root (OpenAI-compatible servers usually serve it under /v1)"
-	}
-	return p, nil
+	return &Provider{opts: o, endpoint: o.BaseURL + "/chat/completions", info: info}, nil
 }
 
-func isOpenAI(u *url.URL) bool { return strings.EqualFold(u.Hostname(), "api.openai.com") }
+// api is what New checks and how error text names the server.
+var api = wire.API{
+	Pkg:            "openai",
+	Name:           "OpenAI",
+	Host:           openAIHost,
+	DefaultBaseURL: DefaultBaseURL,
+	CompatibleHint: "and that model.baseUrl is the API root (OpenAI-compatible servers usually serve it under /v1)",
+}
+
+const openAIHost = "api.openai.com"
+
+func isOpenAI(u *url.URL) bool { return strings.EqualFold(u.Hostname(), openAIHost) }
 
 // Model returns the model id the provider asks for.
 func (p *Provider) Model() string { return p.opts.Model }
@@ -103,25 +99,18 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.Stream
 	b := wire.NewBuilder(sink)
 	body, err := p.body(req)
 	if err != nil {
-		return b.Fail(llm.StopError, fmt.Sprintf("Could not write the request for model %q: %v", p.opts.Model, err))
+		return b.Fail(llm.StopError, p.info.Unwritable(err))
+	}
+	header := http.Header{}
+	if p.opts.APIKey != "" {
+		header.Set("Authorization", "Bearer "+p.opts.APIKey)
 	}
 	call := &wire.Call{
 		Info:   &p.info,
 		Client: p.opts.HTTPClient,
 		Retry:  p.opts.Retry,
 		Key:    p.opts.APIKey,
-		Build: func(ctx context.Context) (*http.Request, error) {
-			r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-			if err != nil {
-				return nil, err
-			}
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "text/event-stream")
-			if p.opts.APIKey != "" {
-				r.Header.Set("Authorization", "Bearer "+p.opts.APIKey)
-			}
-			return r, nil
-		},
+		Build:  wire.PostJSON(p.endpoint, body, header),
 	}
 	return wire.Run(ctx, call, b, newDecoder(b, &p.info))
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,32 +25,13 @@ const testKey = "sk-test-Q7vZ3xK9mW2pL5nR8tY4"
 
 func file(name string) string { return filepath.Join("..", "testdata", "openai", name) }
 
-// waits is a Retry.Sleep that records the waits instead of sleeping.
-type waits struct {
-	mu sync.Mutex
-	ds []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	w.ds = append(w.ds, d)
-	w.mu.Unlock()
-	return ctx.Err()
-}
-
-func (w *waits) got() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.ds)
-}
-
 // newProvider returns a provider for srv with the test key, and the record of its waits.
-func newProvider(t *testing.T, srv *replay.Server) (*openai.Provider, *waits) {
+func newProvider(t *testing.T, srv *replay.Server) (*openai.Provider, *replay.Sleeps) {
 	t.Helper()
-	w := &waits{}
+	w := &replay.Sleeps{}
 	p, err := openai.New(openai.Options{
 		Model: "gpt-4.1", BaseURL: srv.URL + "/v1", APIKey: testKey, APIKeyEnv: "OPENAI_API_KEY",
-		HTTPClient: srv.Client(), Retry: openai.Retry{Sleep: w.sleep},
+		HTTPClient: srv.Client(), Retry: openai.Retry{Sleep: w.Sleep},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,26 +44,7 @@ var simpleReq = &llm.Request{SystemPrompt: "Be brief.", Messages: []llm.Message{
 // stream runs one Stream call and checks what every call must hold.
 func stream(t *testing.T, p llm.Provider, ctx context.Context, req *llm.Request) (llm.Message, *replay.Recorder) {
 	t.Helper()
-	var rec replay.Recorder
-	msg := p.Stream(ctx, req, rec.Sink)
-	check(t, msg, &rec)
-	return msg, &rec
-}
-
-func check(t *testing.T, msg llm.Message, rec *replay.Recorder) {
-	t.Helper()
-	for _, e := range rec.Errors() {
-		t.Error(e)
-	}
-	if msg.Role != llm.RoleAssistant {
-		t.Errorf("role = %q", msg.Role)
-	}
-	if _, err := msg.AppendJSON(nil); err != nil {
-		t.Errorf("final message does not encode: %v", err)
-	}
-	if strings.Contains(msg.ErrorMessage, testKey) {
-		t.Errorf("error message holds the key: %q", msg.ErrorMessage)
-	}
+	return replay.Stream(t, p, ctx, req, testKey)
 }
 
 func TestText(t *testing.T) {
@@ -337,7 +297,7 @@ func TestRateLimitedThenSuccess(t *testing.T) {
 	if string(reqs[0].Body) != string(reqs[1].Body) || len(reqs[1].Body) == 0 {
 		t.Errorf("the retry sent a different body:\n%s\n%s", reqs[0].Body, reqs[1].Body)
 	}
-	if got := w.got(); len(got) != 1 || got[0] != 3*time.Second {
+	if got := w.Got(); len(got) != 1 || got[0] != 3*time.Second {
 		t.Errorf("waits = %v, want [3s] from Retry-After", got)
 	}
 }
@@ -354,8 +314,8 @@ func TestRateLimitedAfterRetries(t *testing.T) {
 			t.Errorf("error %q does not say %q", msg.ErrorMessage, s)
 		}
 	}
-	if len(srv.Requests()) != 3 || len(w.got()) != 2 {
-		t.Errorf("%d requests and waits %v, want 3 and 2", len(srv.Requests()), w.got())
+	if len(srv.Requests()) != 3 || len(w.Got()) != 2 {
+		t.Errorf("%d requests and waits %v, want 3 and 2", len(srv.Requests()), w.Got())
 	}
 }
 
@@ -366,7 +326,7 @@ func TestServerErrorAfterRetries(t *testing.T) {
 	if msg.StopReason != llm.StopError || !strings.Contains(msg.ErrorMessage, "server error (HTTP 503: upstream unavailable)") || !strings.Contains(msg.ErrorMessage, "after 3 attempts") {
 		t.Errorf("message = %+v", msg)
 	}
-	if got := w.got(); len(got) != 2 || got[0] != time.Second || got[1] != 2*time.Second {
+	if got := w.Got(); len(got) != 2 || got[0] != time.Second || got[1] != 2*time.Second {
 		t.Errorf("waits = %v, want the backoff [1s 2s]", got)
 	}
 }
@@ -437,22 +397,7 @@ func TestKeyRedactedFromErrors(t *testing.T) {
 func TestAbortSlowStream(t *testing.T) {
 	srv := replay.New(t, replay.Step{File: file("text.sse"), HoldAfter: 3})
 	p, _ := newProvider(t, srv)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	rec := &replay.Recorder{OnStep: func(ev llm.StreamEvent) {
-		if ev.Kind == llm.StreamTextDelta {
-			cancel()
-		}
-	}}
-	done := make(chan llm.Message, 1)
-	go func() { done <- p.Stream(ctx, simpleReq, rec.Sink) }()
-	var msg llm.Message
-	select {
-	case msg = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Stream did not return after the cancel")
-	}
-	check(t, msg, rec)
+	msg := replay.StreamCancelled(t, p, simpleReq, testKey)
 	if msg.StopReason != llm.StopAborted || msg.ErrorMessage != "Operation aborted" || msg.Text() != "Hello" {
 		t.Errorf("message = %+v, want aborted with the text so far", msg)
 	}

@@ -167,6 +167,11 @@ func (in *Info) StreamError(typ, message string) string {
 	return fmt.Sprintf("%s reported an error mid-stream (%s). Try again.", in.Subject(), said)
 }
 
+// Unwritable is the text for a request whose body could not be written.
+func (in *Info) Unwritable(err error) string {
+	return fmt.Sprintf("Could not write the request for model %q: %v", in.Model, err)
+}
+
 // Unreachable is the text for a request that got no HTTP answer.
 func (in *Info) Unreachable(err error) string {
 	where := in.Name

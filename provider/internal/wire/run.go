@@ -5,6 +5,7 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,25 @@ type Call struct {
 	Key string
 	// Build returns a new request bound to ctx, once per attempt.
 	Build func(ctx context.Context) (*http.Request, error)
+}
+
+// PostJSON returns a Call.Build that posts body to url as JSON and asks for an event
+// stream, with header's fields added: a new request, bound to ctx, per attempt.
+func PostJSON(url string, body []byte, header http.Header) func(ctx context.Context) (*http.Request, error) {
+	return func(ctx context.Context) (*http.Request, error) {
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "text/event-stream")
+		for k, vs := range header {
+			for _, v := range vs {
+				r.Header.Add(k, v)
+			}
+		}
+		return r, nil
+	}
 }
 
 // Decoder reads one API's events into a Builder.

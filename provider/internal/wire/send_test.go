@@ -4,32 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/provider/internal/replay"
 	"github.com/pid-agent/pid/provider/internal/wire"
 )
-
-// sleeps is a Retry.Sleep that records the waits instead of sleeping.
-type sleeps struct {
-	mu sync.Mutex
-	ds []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.ds = append(s.ds, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleeps) got() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.ds...)
-}
 
 // statusServer answers request n (from 0) with answer(n).
 func statusServer(t *testing.T, answer func(n int, w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
@@ -61,8 +42,8 @@ func TestSendRetriesHonouringRetryAfter(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 		}
 	})
-	var s sleeps
-	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 3, Sleep: s.sleep, Now: func() time.Time { return now }})
+	var s replay.Sleeps
+	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 3, Sleep: s.Sleep, Now: func() time.Time { return now }})
 	if err != nil || fail != nil {
 		t.Fatalf("Send: fail %+v, err %v", fail, err)
 	}
@@ -71,7 +52,7 @@ func TestSendRetriesHonouringRetryAfter(t *testing.T) {
 		t.Errorf("requests = %d, want 3", n.Load())
 	}
 	want := []time.Duration{2 * time.Second, 5 * time.Second}
-	if got := s.got(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+	if got := s.Got(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("waits = %v, want %v (Retry-After in seconds, then as a date)", got, want)
 	}
 }
@@ -80,8 +61,8 @@ func TestSendBackoffWithoutRetryAfter(t *testing.T) {
 	srv, n := statusServer(t, func(i int, w http.ResponseWriter) {
 		w.WriteHeader(http.StatusBadGateway)
 	})
-	var s sleeps
-	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 4, Base: 100 * time.Millisecond, Sleep: s.sleep})
+	var s replay.Sleeps
+	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 4, Base: 100 * time.Millisecond, Sleep: s.Sleep})
 	if err != nil || fail == nil {
 		t.Fatalf("want a failure, got fail %v err %v", fail, err)
 	}
@@ -89,7 +70,7 @@ func TestSendBackoffWithoutRetryAfter(t *testing.T) {
 		t.Errorf("fail = %+v after %d requests, want 502 after 4", fail, n.Load())
 	}
 	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}
-	got := s.got()
+	got := s.Got()
 	if len(got) != len(want) {
 		t.Fatalf("waits = %v, want %v", got, want)
 	}
@@ -110,13 +91,13 @@ func TestSendRetryAfterMs(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	var s sleeps
-	resp, _, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.sleep})
+	var s replay.Sleeps
+	resp, _, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if got := s.got(); len(got) != 1 || got[0] != 1500*time.Millisecond {
+	if got := s.Got(); len(got) != 1 || got[0] != 1500*time.Millisecond {
 		t.Errorf("waits = %v, want [1.5s] from retry-after-ms", got)
 	}
 }
@@ -127,13 +108,13 @@ func TestSendGivesUpWhenTheWaitIsTooLong(t *testing.T) {
 		w.Header().Set("Retry-After", "120")
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
-	var s sleeps
-	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{MaxWait: time.Minute, Sleep: s.sleep})
+	var s replay.Sleeps
+	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{MaxWait: time.Minute, Sleep: s.Sleep})
 	if err != nil || fail == nil {
 		t.Fatalf("fail %v err %v", fail, err)
 	}
-	if n.Load() != 1 || len(s.got()) != 0 || fail.RetryAfter != 2*time.Minute {
-		t.Errorf("%d requests, waits %v, fail %+v; want 1 request, no wait, RetryAfter 2m", n.Load(), s.got(), fail)
+	if n.Load() != 1 || len(s.Got()) != 0 || fail.RetryAfter != 2*time.Minute {
+		t.Errorf("%d requests, waits %v, fail %+v; want 1 request, no wait, RetryAfter 2m", n.Load(), s.Got(), fail)
 	}
 }
 
@@ -158,8 +139,8 @@ func TestSendDoesNotRetry(t *testing.T) {
 				w.WriteHeader(tc.status)
 				w.Write([]byte(tc.body))
 			})
-			var s sleeps
-			_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.sleep})
+			var s replay.Sleeps
+			_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep})
 			if err != nil || fail == nil || fail.Status != tc.status || string(fail.Body) != tc.body {
 				t.Fatalf("fail %+v err %v", fail, err)
 			}
@@ -180,8 +161,8 @@ func TestSendRetriesOnShouldRetryTrue(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	var s sleeps
-	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.sleep})
+	var s replay.Sleeps
+	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep})
 	if err != nil || fail != nil {
 		t.Fatalf("fail %v err %v", fail, err)
 	}
