@@ -14,13 +14,15 @@ vet:
 
 # Every test: Go tests with the race detector (fixtures and real-binary tests included), then
 # the real editor clients (vscode-jsonrpc under node, headless Neovim), the Neovim plugin's
-# headless test, and the VS Code extension's type check and tests, all against bin/pid.
+# headless test, the ACP face with the official ACP SDK (every message validated against the
+# schema), and the VS Code extension's type check and tests, all against bin/pid.
 # scripts/install-test-deps.sh installs what the clients need on a fresh machine.
 test: vet build
 	bash scripts/install-test-deps.sh
 	$(GO) test -race -count=1 ./...
 	bash test/clients/run.sh
 	bash editor/nvim/test/run.sh
+	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
 	cd editor/vscode && npm run typecheck && PID_BIN=$(CURDIR)/$(BIN)/pid timeout -k 5 180 npm test
 
 # The newcomer's first command: pid driven through a scripted session over real pipes.

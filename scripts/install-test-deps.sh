@@ -25,5 +25,6 @@ done
 
 (cd test/clients && npm ci --no-audit --no-fund)
 (cd editor/vscode && npm ci --no-audit --no-fund)
+(cd test/acp && npm ci --no-audit --no-fund)
 
 echo "install-test-deps: nvim $(nvim --version | head -n1 | sed 's/^NVIM //'), node $(node --version), npm $(npm --version)"

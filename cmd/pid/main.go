@@ -2,6 +2,7 @@
 // with LSP framing on stdin and stdout (see docs/protocol.md); logs go to stderr.
 //
 //	pid                 serve the protocol on stdin/stdout
+//	pid --acp           serve the Agent Client Protocol instead (see docs/acp.md)
 //	pid test FILE...    replay fixture files against this binary (see docs/fixtures.md)
 //	pid --version       print the version
 package main
@@ -11,11 +12,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 
+	"github.com/pid-agent/pid/acp"
 	"github.com/pid-agent/pid/rpc"
 )
 
@@ -27,15 +31,19 @@ func main() {
 }
 
 func run(args []string) int {
+	serveACP := false
 	if len(args) > 0 {
 		switch args[0] {
+		case "--acp", "-acp":
+			// The Agent Client Protocol (newline-delimited JSON-RPC) on stdin/stdout.
+			serveACP = true
 		case "--version", "-version", "version":
 			fmt.Println("pid", version)
 			return 0
 		case "test":
 			return runFixtures(args[1:])
 		case "-h", "--help", "help":
-			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid --version")
+			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid --version")
 			return 0
 		default:
 			fmt.Fprintf(os.Stderr, "pid: unknown argument %q (try pid --help)\n", args[0])
@@ -53,7 +61,13 @@ func run(args []string) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	// An editor that goes away closes our stdout: a write must then fail (and the daemon wind
+	// down when stdin ends) instead of killing the process with SIGPIPE mid-reply.
+	signal.Ignore(syscall.SIGPIPE)
 	in, out := pollable(os.Stdin, 0), pollable(os.Stdout, 1)
+	if serveACP {
+		return acp.Serve(context.Background(), in, out, acp.Options{Version: version, Log: logger()})
+	}
 	return rpc.Serve(context.Background(), in, out, rpc.Options{Version: version, Log: logger()})
 }
 

@@ -1,0 +1,318 @@
+// This file is the face the session layer talks to (session.Face): the loop's events become
+// session/update notifications, approval questions become session/request_permission
+// requests. It also holds the state of a session's running turn, which is what guarantees
+// that every update of a turn is written before the prompt's response and none after it.
+
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/session"
+)
+
+// sessionState is what the face keeps for one session.
+type sessionState struct {
+	srv *server
+	ss  *session.Session
+
+	// active is the running turn, for session/cancel on the read loop (which must not wait
+	// for mu while an update is being written).
+	active atomic.Pointer[turn]
+
+	// mu serializes the session's writes (updates, and the prompt's response) and guards
+	// the fields below it.
+	mu  sync.Mutex
+	cur *turn // the running turn, nil between prompts
+}
+
+// turn is one session/prompt in progress.
+type turn struct {
+	// cmu guards cancel and wasCancelled.
+	cmu          sync.Mutex
+	cancel       context.CancelFunc
+	wasCancelled bool
+
+	// The fields below are guarded by the session's mu.
+	calls map[string]*callState // tool calls started in this turn
+	order []string              // their ids, in start order
+}
+
+// callState is one tool call of a turn.
+type callState struct {
+	name   string
+	args   json.RawMessage
+	status string // the last status sent: pending, in_progress, completed or failed
+}
+
+// begin opens a turn. Contract: called on the read loop after Session.Begin succeeded.
+func (st *sessionState) begin() *turn {
+	t := &turn{calls: map[string]*callState{}}
+	st.mu.Lock()
+	st.cur = t
+	st.mu.Unlock()
+	st.active.Store(t)
+	return t
+}
+
+// setCancel gives the turn its cancel function; a cancel that came first applies at once.
+func (t *turn) setCancel(cancel context.CancelFunc) {
+	t.cmu.Lock()
+	t.cancel = cancel
+	was := t.wasCancelled
+	t.cmu.Unlock()
+	if was {
+		cancel()
+	}
+}
+
+func (t *turn) cancelled() bool {
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	return t.wasCancelled
+}
+
+// cancelTurn aborts the running turn, if any (session/cancel).
+func (st *sessionState) cancelTurn() {
+	t := st.active.Load()
+	if t == nil {
+		return
+	}
+	t.cmu.Lock()
+	t.wasCancelled = true
+	cancel := t.cancel
+	t.cmu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// finish closes the turn: every tool call that never got its final update gets one
+// (failed), the session is released, and respond writes the prompt's response, all under
+// mu, so that no update of this turn can follow the response.
+func (st *sessionState) finish(t *turn, respond func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range t.order {
+		c := t.calls[id]
+		if c.status != "completed" && c.status != "failed" {
+			st.srv.log.Warn("a tool call had no end; it is reported as failed", "session", st.ss.ID(), "toolCallId", id)
+			c.status = "failed"
+			st.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "failed"})
+		}
+	}
+	st.cur = nil
+	st.active.Store(nil)
+	st.ss.End()
+	respond()
+}
+
+// update writes one session/update. Contract: mu is held and the turn is open.
+func (st *sessionState) update(u any) {
+	st.srv.conn.notify("session/update", sessionNotification{SessionID: st.ss.ID(), Update: u})
+}
+
+type sessionNotification struct {
+	SessionID string `json:"sessionId"`
+	Update    any    `json:"update"`
+}
+
+// state returns the face's state of a session.
+func (s *server) state(ss *session.Session) *sessionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[ss.ID()]
+}
+
+// Emit implements session.Face: text and thinking deltas become message and thought
+// chunks, and each tool call's start, progress and end become tool_call and
+// tool_call_update. Events outside a turn are dropped (there are none: ACP runs the loop
+// only in session/prompt).
+func (s *server) Emit(ss *session.Session, ev event.Event) {
+	if w, ok := ev.(event.Warning); ok {
+		if w.Stack != "" {
+			s.log.Warn(w.Message, "session", ss.ID(), "stack", w.Stack)
+		}
+		s.Warn(ss, w.Message)
+		return
+	}
+	st := s.state(ss)
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t := st.cur
+	if t == nil {
+		s.log.Debug("dropped an event outside a turn", "session", ss.ID(), "event", fmt.Sprintf("%T", ev))
+		return
+	}
+	switch e := ev.(type) {
+	case event.MessageUpdate:
+		switch e.Delta.Kind {
+		case llm.StreamTextDelta:
+			if e.Delta.Delta != "" {
+				st.update(contentChunk{SessionUpdate: "agent_message_chunk", Content: textBlock(e.Delta.Delta)})
+			}
+		case llm.StreamThinkingDelta:
+			if e.Delta.Delta != "" {
+				st.update(contentChunk{SessionUpdate: "agent_thought_chunk", Content: textBlock(e.Delta.Delta)})
+			}
+		}
+	case event.ToolStart:
+		if _, seen := t.calls[e.ToolCallID]; !seen {
+			t.order = append(t.order, e.ToolCallID)
+		}
+		t.calls[e.ToolCallID] = &callState{name: e.ToolName, args: e.Args, status: "pending"}
+		st.update(s.toolCall(ss, e.ToolCallID, e.ToolName, e.Args))
+	case event.ToolUpdate:
+		c := t.calls[e.ToolCallID]
+		if c == nil {
+			return
+		}
+		c.status = "in_progress"
+		st.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Status: "in_progress", Content: resultContent(e.Partial.Content)})
+	case event.ToolEnd:
+		c := t.calls[e.ToolCallID]
+		if c == nil {
+			c = &callState{name: e.ToolName}
+			t.calls[e.ToolCallID] = c
+			t.order = append(t.order, e.ToolCallID)
+		}
+		u := s.finalUpdate(ss, e, c)
+		c.status = u.Status
+		st.update(u)
+	}
+}
+
+// Ask implements session.Face: session/request_permission with the four kinds of option.
+// No timeout: a person may take their time; ctx (the turn) ends the wait, and a response
+// that comes later is dropped. An allowed call moves to in_progress at once.
+func (s *server) Ask(ctx context.Context, ss *session.Session, call llm.ToolCall) (session.Answer, error) {
+	tc := s.toolCall(ss, call.ID, call.Name, call.Arguments)
+	params := permissionParams{
+		SessionID: ss.ID(),
+		ToolCall: toolCallUpdate{
+			ToolCallID: call.ID, Title: tc.Title, Kind: tc.Kind, Status: "pending",
+			RawInput: tc.RawInput, Locations: tc.Locations,
+		},
+		Options: permissionOptions,
+	}
+	var res permissionResponse
+	if err := s.conn.call(ctx, "session/request_permission", params, &res); err != nil {
+		return session.Answer{}, askError{err}
+	}
+	var a session.Answer
+	switch res.Outcome.Outcome {
+	case "cancelled":
+		a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("The user cancelled the permission request for %s; it was not run.", call.Name)}
+	case "selected":
+		switch res.Outcome.OptionID {
+		case optAllowOnce:
+			a.Decision = "allow"
+		case optAllowAlways:
+			a.Decision = "allowAlways"
+		case optRejectOnce:
+			a.Decision = "deny"
+		case optRejectAlways:
+			a.Decision = "denyAlways"
+		default:
+			a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("Tool %s was not run: the editor chose an unknown permission option %q.", call.Name, res.Outcome.OptionID)}
+		}
+	default:
+		a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("Tool %s was not run: the editor answered the permission request with an unknown outcome %q.", call.Name, res.Outcome.Outcome)}
+	}
+	if (a.Decision == "allow" || a.Decision == "allowAlways") && ctx.Err() == nil {
+		if st := s.state(ss); st != nil {
+			st.mu.Lock()
+			if t := st.cur; t != nil {
+				if c := t.calls[call.ID]; c != nil && c.status == "pending" {
+					c.status = "in_progress"
+					st.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: call.ID, Status: "in_progress"})
+				}
+			}
+			st.mu.Unlock()
+		}
+	}
+	return a, nil
+}
+
+// askError is a permission request that got no answer; Reason is what the model reads.
+type askError struct{ err error }
+
+func (e askError) Error() string { return e.err.Error() }
+func (e askError) Unwrap() error { return e.err }
+
+func (e askError) Reason() string {
+	if re, ok := e.err.(*rpcError); ok {
+		return fmt.Sprintf("the editor answered the permission request with an error (%d: %s).", re.Code, re.Message)
+	}
+	return fmt.Sprintf("the editor did not answer the permission request (%v).", e.err)
+}
+
+// Warn implements session.Face: the daemon's log, and a notice to the client when it
+// declared session.notices and a turn of the session is running.
+func (s *server) Warn(ss *session.Session, msg string) {
+	s.log.Warn(msg, "session", ss.ID())
+	s.mu.Lock()
+	notices := s.caps.Notices
+	s.mu.Unlock()
+	if !notices || msg == "" {
+		return
+	}
+	st := s.state(ss)
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.cur != nil {
+		st.update(notice{SessionUpdate: "notice", Severity: "warning", Title: msg})
+	}
+}
+
+// Permission options: their ids are their kinds.
+const (
+	optAllowOnce    = "allow_once"
+	optAllowAlways  = "allow_always"
+	optRejectOnce   = "reject_once"
+	optRejectAlways = "reject_always"
+)
+
+var permissionOptions = []permissionOption{
+	{OptionID: optAllowOnce, Name: "Allow", Kind: optAllowOnce},
+	{OptionID: optAllowAlways, Name: "Always allow", Kind: optAllowAlways},
+	{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
+	{OptionID: optRejectAlways, Name: "Always reject", Kind: optRejectAlways},
+}
+
+type permissionOption struct {
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+}
+
+type permissionParams struct {
+	SessionID string             `json:"sessionId"`
+	ToolCall  toolCallUpdate     `json:"toolCall"`
+	Options   []permissionOption `json:"options"`
+}
+
+type permissionResponse struct {
+	Outcome struct {
+		Outcome  string `json:"outcome"`
+		OptionID string `json:"optionId"`
+	} `json:"outcome"`
+}
+
+type notice struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Severity      string `json:"severity"`
+	Title         string `json:"title"`
+}

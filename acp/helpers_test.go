@@ -1,0 +1,509 @@
+// This file is the test harness: an ACP client that talks to Serve in process over pipes,
+// checks the wire rules on every line pid writes and validates every message of both
+// directions against the $defs of ACP's v1 schema (testdata/schema-v1.json, the SDK's own).
+// It also holds the package's TestMain (goleak; settings and remembered answers in a temp
+// folder).
+
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tidwall/gjson"
+	"go.uber.org/goleak"
+)
+
+// hangGuard bounds every wait. It is not a timed assertion: a test that hits it has hung.
+const hangGuard = 20 * time.Second
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pid-acp-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acp tests: temp dir:", err)
+		os.Exit(2)
+	}
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+}
+
+var (
+	schemaOnce sync.Once
+	schemaErr  error
+	schemaDefs = map[string]*jsonschema.Schema{}
+	schemaMu   sync.Mutex
+	schemaComp *jsonschema.Compiler
+)
+
+const schemaURL = "mem://acp/schema-v1.json"
+
+// def returns the compiled $defs/name of ACP's v1 schema.
+func def(t testing.TB, name string) *jsonschema.Schema {
+	t.Helper()
+	schemaOnce.Do(func() {
+		f, err := os.Open("testdata/schema-v1.json")
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		schemaComp = jsonschema.NewCompiler()
+		schemaErr = schemaComp.AddResource(schemaURL, doc)
+	})
+	if schemaErr != nil {
+		t.Fatalf("ACP schema: %v", schemaErr)
+	}
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	if s := schemaDefs[name]; s != nil {
+		return s
+	}
+	s, err := schemaComp.Compile(schemaURL + "#/$defs/" + name)
+	if err != nil {
+		t.Fatalf("ACP schema: $defs/%s: %v", name, err)
+	}
+	schemaDefs[name] = s
+	return s
+}
+
+// validate checks raw JSON against $defs/name.
+func validate(t testing.TB, name string, raw []byte) error {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	if err := def(t, name).Validate(v); err != nil {
+		return fmt.Errorf("not a valid %s: %v\n%s", name, err, raw)
+	}
+	return nil
+}
+
+// Which $defs the params and results of each method must satisfy.
+var (
+	requestDefs = map[string]string{
+		"initialize": "InitializeRequest", "session/new": "NewSessionRequest", "session/prompt": "PromptRequest",
+		"session/request_permission": "RequestPermissionRequest",
+		"fs/read_text_file":          "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
+	}
+	responseDefs = map[string]string{
+		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
+		"session/request_permission": "RequestPermissionResponse",
+		"fs/read_text_file":          "ReadTextFileResponse", "fs/write_text_file": "WriteTextFileResponse",
+	}
+	notificationDefs = map[string]string{
+		"session/update": "SessionNotification", "session/cancel": "CancelNotification",
+		"$/cancel_request": "CancelRequestNotification",
+	}
+)
+
+// msg is one line pid wrote.
+type msg struct {
+	raw    string
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (m *msg) isRequest() bool      { return m.Method != "" && m.ID != nil }
+func (m *msg) isNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *msg) get(path string) gjson.Result {
+	return gjson.Get(m.raw, path)
+}
+
+// update returns the session/update's update member ("" kind when m is no update).
+func (m *msg) update() (kind string, u gjson.Result) {
+	if m.Method != "session/update" {
+		return "", gjson.Result{}
+	}
+	u = m.get("params.update")
+	return u.Get("sessionUpdate").String(), u
+}
+
+// client is an ACP client over pipes to Serve, running in process.
+type client struct {
+	t      *testing.T
+	w      *io.PipeWriter
+	lines  chan *msg
+	exit   chan int
+	stderr *syncBuffer
+	srv    *server // the server Serve would run, for tests of its parts
+
+	mu      sync.Mutex
+	nextID  int
+	ours    map[string]string // ids of our requests -> method
+	theirs  map[string]string // ids of pid's requests -> method
+	closed  bool
+	readErr error
+	// declared holds the client methods this client declared in initialize (fs/*).
+	declared map[string]bool
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs Serve on pipes and returns the client. The test's cleanup closes the input
+// and waits for Serve to return.
+func start(t *testing.T) *client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &client{t: t, w: inW, lines: make(chan *msg, 10000), exit: make(chan int, 1), stderr: &syncBuffer{},
+		ours: map[string]string{}, theirs: map[string]string{}}
+	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c.srv = newServer(inR, outW, Options{Version: "test", Log: log})
+	go func() {
+		code := c.srv.serve(context.Background(), inR)
+		outW.Close()
+		c.exit <- code
+	}()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(c.lines)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			m, err := c.check(sc.Bytes())
+			if err != nil {
+				c.mu.Lock()
+				if c.readErr == nil {
+					c.readErr = err
+				}
+				c.mu.Unlock()
+			}
+			if m != nil {
+				c.lines <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		c.closeInput()
+		select {
+		case <-c.exit:
+		case <-time.After(hangGuard):
+			t.Errorf("Serve did not return after its input closed")
+		}
+		<-readDone
+		c.mu.Lock()
+		err := c.readErr
+		c.mu.Unlock()
+		if err != nil {
+			t.Errorf("wire: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("pid's log:\n%s", c.stderr.String())
+		}
+	})
+	return c
+}
+
+func (c *client) closeInput() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.w.Close()
+	}
+}
+
+// check applies the wire rules to one line pid wrote and validates it against the schema.
+func (c *client) check(line []byte) (*msg, error) {
+	if !utf8.Valid(line) {
+		return nil, fmt.Errorf("a line is not valid UTF-8: %q", line)
+	}
+	var m msg
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, fmt.Errorf("a line is not one JSON object: %v: %s", err, line)
+	}
+	m.raw = string(line)
+	var members map[string]json.RawMessage
+	json.Unmarshal(line, &members)
+	if string(members["jsonrpc"]) != `"2.0"` {
+		return &m, fmt.Errorf(`jsonrpc is not "2.0": %s`, line)
+	}
+	switch {
+	case m.isRequest():
+		c.mu.Lock()
+		c.theirs[idKey(m.ID)] = m.Method
+		c.mu.Unlock()
+		d, ok := requestDefs[m.Method]
+		c.mu.Lock()
+		declared := c.declared[m.Method]
+		c.mu.Unlock()
+		if !ok || strings.HasPrefix(m.Method, "fs/") && !declared {
+			return &m, fmt.Errorf("pid sent a request it must not send (not declared by the client): %s", line)
+		}
+		return &m, validate(c.t, d, m.Params)
+	case m.isNotification():
+		d, ok := notificationDefs[m.Method]
+		if !ok || m.Method != "session/update" {
+			return &m, fmt.Errorf("pid sent an unexpected notification: %s", line)
+		}
+		return &m, validate(c.t, d, m.Params)
+	}
+	_, hasResult := members["result"]
+	_, hasError := members["error"]
+	_, hasID := members["id"]
+	if !hasID || hasResult == hasError {
+		return &m, fmt.Errorf("a response must have an id and exactly one of result and error: %s", line)
+	}
+	if hasError {
+		if err := validate(c.t, "Error", members["error"]); err != nil {
+			return &m, err
+		}
+		if gjson.GetBytes(line, "error.code").Type != gjson.Number || gjson.GetBytes(line, "error.message").Type != gjson.String {
+			return &m, fmt.Errorf("an error needs an integer code and a string message: %s", line)
+		}
+		return &m, nil
+	}
+	c.mu.Lock()
+	method := c.ours[idKey(m.ID)]
+	c.mu.Unlock()
+	d, ok := responseDefs[method]
+	if !ok {
+		return &m, fmt.Errorf("a result for a request that cannot succeed (%q): %s", method, line)
+	}
+	return &m, validate(c.t, d, m.Result)
+}
+
+// send writes one raw line.
+func (c *client) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+		c.t.Fatalf("writing to pid: %v", err)
+	}
+}
+
+// sendJSON writes v as one line, validated against $defs/name when name is set.
+func (c *client) sendJSON(name string, v any, params any) {
+	c.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if name != "" {
+		p, _ := json.Marshal(params)
+		if err := validate(c.t, name, p); err != nil {
+			c.t.Fatalf("the test sends an invalid message: %v", err)
+		}
+	}
+	c.send(string(b))
+}
+
+// request sends a request with a fresh integer id and returns the id. Params of ACP's own
+// methods are validated first.
+func (c *client) request(method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.mu.Lock()
+	c.nextID++
+	id := json.RawMessage(strconv.Itoa(c.nextID))
+	c.ours[idKey(id)] = method
+	c.mu.Unlock()
+	c.sendJSON(requestDefs[method], map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}, params)
+	return id
+}
+
+// requestID sends a request with the given raw id (not validated).
+func (c *client) requestID(id, method string, params any) {
+	c.t.Helper()
+	c.mu.Lock()
+	c.ours[idKey(json.RawMessage(id))] = method
+	c.mu.Unlock()
+	p, _ := json.Marshal(params)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, p))
+}
+
+func (c *client) notify(method string, params any) {
+	c.t.Helper()
+	c.sendJSON(notificationDefs[method], map[string]any{"jsonrpc": "2.0", "method": method, "params": params}, params)
+}
+
+// respond answers one of pid's requests, validated against its response $defs.
+func (c *client) respond(m *msg, result any) {
+	c.t.Helper()
+	c.sendJSON(responseDefs[m.Method], map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result}, result)
+}
+
+// next returns the next line pid wrote, failing the test if none comes.
+func (c *client) next() *msg {
+	c.t.Helper()
+	select {
+	case m, ok := <-c.lines:
+		if !ok {
+			c.t.Fatalf("pid closed its output")
+		}
+		return m
+	case <-time.After(hangGuard):
+		c.t.Fatalf("timed out waiting for a message from pid")
+	}
+	return nil
+}
+
+// quiet asserts that pid writes nothing for a while (used after a response, where a line
+// would be an update after the prompt's answer).
+func (c *client) quiet(d time.Duration) {
+	c.t.Helper()
+	select {
+	case m, ok := <-c.lines:
+		if ok {
+			c.t.Fatalf("pid wrote after the point where nothing may follow: %s", m.raw)
+		}
+	case <-time.After(d):
+	}
+}
+
+// until collects pid's messages up to the response to id, which it returns with what came
+// before it. pid's requests are passed to onRequest (nil: not answered now).
+func (c *client) until(id json.RawMessage, onRequest func(*msg)) (*msg, []*msg) {
+	c.t.Helper()
+	var before []*msg
+	for {
+		m := c.next()
+		if m.Method == "" && idKey(m.ID) == idKey(id) {
+			return m, before
+		}
+		before = append(before, m)
+		if m.isRequest() && onRequest != nil {
+			onRequest(m)
+		}
+	}
+}
+
+// result returns the result of the response to id, failing on an error response.
+func (c *client) result(id json.RawMessage, onRequest func(*msg)) (gjson.Result, []*msg) {
+	c.t.Helper()
+	r, before := c.until(id, onRequest)
+	if r.Error != nil {
+		c.t.Fatalf("request %s failed: %s", id, r.raw)
+	}
+	return gjson.Parse(string(r.Result)), before
+}
+
+// wantError waits for the response to id and checks its code.
+func (c *client) wantError(id json.RawMessage, code int64) *msg {
+	c.t.Helper()
+	r, _ := c.until(id, nil)
+	if r.Error == nil || r.Error.Code != code {
+		c.t.Fatalf("want error %d for request %s, got %s", code, id, r.raw)
+	}
+	return r
+}
+
+// initialize runs initialize with the given client capabilities.
+func (c *client) initialize(caps map[string]any) gjson.Result {
+	c.t.Helper()
+	p := map[string]any{"protocolVersion": 1}
+	if caps != nil {
+		p["clientCapabilities"] = caps
+		fs, _ := caps["fs"].(map[string]any)
+		c.mu.Lock()
+		c.declared = map[string]bool{"fs/read_text_file": fs["readTextFile"] == true, "fs/write_text_file": fs["writeTextFile"] == true}
+		c.mu.Unlock()
+	}
+	res, _ := c.result(c.request("initialize", p), nil)
+	return res
+}
+
+// newSession makes a session in cwd with _meta.pid set to cfg (a JSON object).
+func (c *client) newSession(cwd, cfg string) string {
+	c.t.Helper()
+	p := map[string]any{"cwd": cwd, "mcpServers": []any{}}
+	if cfg != "" {
+		p["_meta"] = map[string]any{"pid": json.RawMessage(cfg)}
+	}
+	res, _ := c.result(c.request("session/new", p), nil)
+	id := res.Get("sessionId").String()
+	if id == "" {
+		c.t.Fatalf("session/new gave no sessionId: %s", res.Raw)
+	}
+	return id
+}
+
+// prompt sends a text prompt and returns its id.
+func (c *client) prompt(sessionID, text string) json.RawMessage {
+	c.t.Helper()
+	return c.request("session/prompt", map[string]any{"sessionId": sessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+}
+
+// updates returns the session/update messages among ms, checking their sessionId.
+func updates(t *testing.T, sessionID string, ms []*msg) []gjson.Result {
+	t.Helper()
+	var out []gjson.Result
+	for _, m := range ms {
+		if kind, u := m.update(); kind != "" {
+			if got := m.get("params.sessionId").String(); got != sessionID {
+				t.Errorf("update for session %q carries sessionId %q", sessionID, got)
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// script returns a session config with a scripted model playing turns (JSON objects) and
+// the given extra members (JSON object members, e.g. `"scriptedTools":[...]`).
+func script(extra string, turns ...string) string {
+	cfg := `{"model":{"provider":"script","turns":[` + strings.Join(turns, ",") + `]}`
+	if extra != "" {
+		cfg += "," + extra
+	}
+	return cfg + "}"
+}
+
+// toolTurn is a scripted turn calling tools; each call is `id name {args}`-shaped JSON.
+func toolTurn(calls ...string) string {
+	var parts []string
+	for _, c := range calls {
+		parts = append(parts, c)
+	}
+	return `{"content":[` + strings.Join(parts, ",") + `]}`
+}
+
+func call(id, name, args string) string {
+	return fmt.Sprintf(`{"type":"toolCall","id":%q,"name":%q,"arguments":%s}`, id, name, args)
+}
+
+func textTurn(text string) string {
+	b, _ := json.Marshal(text)
+	return `{"content":[{"type":"text","text":` + string(b) + `}]}`
+}

@@ -1,0 +1,308 @@
+// This file holds ACP's agent methods: initialize, authenticate, session/new and
+// session/prompt, and the conversion of a prompt's content blocks into pid's user message.
+
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/loop"
+	"github.com/pid-agent/pid/session"
+)
+
+type initializeParams struct {
+	ProtocolVersion    *json.Number `json:"protocolVersion"`
+	ClientCapabilities struct {
+		FS struct {
+			ReadTextFile  bool `json:"readTextFile"`
+			WriteTextFile bool `json:"writeTextFile"`
+		} `json:"fs"`
+		Terminal bool `json:"terminal"`
+		Session  *struct {
+			Notices json.RawMessage `json:"notices"`
+		} `json:"session"`
+	} `json:"clientCapabilities"`
+}
+
+type implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+type initializeResult struct {
+	ProtocolVersion   int               `json:"protocolVersion"`
+	AgentCapabilities agentCapabilities `json:"agentCapabilities"`
+	AuthMethods       []struct{}        `json:"authMethods"`
+	AgentInfo         implementation    `json:"agentInfo"`
+}
+
+type agentCapabilities struct {
+	LoadSession        bool `json:"loadSession"`
+	PromptCapabilities struct {
+		Image           bool `json:"image"`
+		Audio           bool `json:"audio"`
+		EmbeddedContext bool `json:"embeddedContext"`
+	} `json:"promptCapabilities"`
+	MCPCapabilities struct {
+		HTTP bool `json:"http"`
+		SSE  bool `json:"sse"`
+	} `json:"mcpCapabilities"`
+}
+
+// initialize records the client's capabilities and answers with protocol version 1,
+// whatever version the client asked for: it is the only one pid speaks. Like the ACP SDK's
+// own agents, pid takes initialize again later: the client's capabilities are replaced and
+// the answer is the same.
+func (s *server) initialize(params json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, errorf(codeInvalidParams, "Invalid params: protocolVersion is required")
+	}
+	if v, err := p.ProtocolVersion.Int64(); err != nil || v < 0 || v > 65535 {
+		return nil, errorf(codeInvalidParams, "Invalid params: protocolVersion must be an integer from 0 to 65535, not %s", p.ProtocolVersion.String())
+	}
+	s.mu.Lock()
+	s.initialized = true
+	cc := p.ClientCapabilities
+	s.caps = clientCaps{
+		ReadTextFile:  cc.FS.ReadTextFile,
+		WriteTextFile: cc.FS.WriteTextFile,
+		Terminal:      cc.Terminal,
+		Notices:       cc.Session != nil && len(cc.Session.Notices) > 0 && string(cc.Session.Notices) != "null",
+	}
+	s.mu.Unlock()
+	res := &initializeResult{
+		ProtocolVersion: ProtocolVersion,
+		AuthMethods:     []struct{}{},
+		AgentInfo:       implementation{Name: "pid", Title: "pid", Version: s.opts.Version},
+	}
+	// Images go to the model as image blocks; embedded text resources become context in
+	// the user message. No audio; no MCP servers; sessions do not persist (no session/load).
+	res.AgentCapabilities.PromptCapabilities.Image = true
+	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
+	return res, nil
+}
+
+// authenticate: pid advertises no authentication method, so there is none to use.
+func (s *server) authenticate(json.RawMessage) (any, error) {
+	return nil, errorf(codeInvalidParams, "Invalid params: pid has no authentication methods (it reads the model's API key from its environment or settings)")
+}
+
+type sessionNewParams struct {
+	Cwd        *string           `json:"cwd"`
+	MCPServers []json.RawMessage `json:"mcpServers"`
+	Meta       struct {
+		PID *session.Config `json:"pid"`
+	} `json:"_meta"`
+}
+
+type sessionNewResult struct {
+	SessionID string `json:"sessionId"`
+}
+
+// sessionNew makes a session whose cwd (required, absolute, an existing folder) is its
+// working folder and its only workspace folder (see hostFor). _meta.pid holds pid's own settings (model, toolExecution,
+// permissions, scriptedTools, systemPrompt), as in the native session/new.
+func (s *server) sessionNew(params json.RawMessage) (any, error) {
+	var p sessionNewParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Cwd == nil || *p.Cwd == "":
+		return nil, errorf(codeInvalidParams, "Invalid params: cwd is required (an absolute path)")
+	case !filepath.IsAbs(*p.Cwd):
+		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+	}
+	var cfg session.Config
+	if p.Meta.PID != nil {
+		cfg = *p.Meta.PID
+	}
+	cfg.Cwd = filepath.Clean(*p.Cwd)
+	if len(p.MCPServers) > 0 {
+		s.log.Warn("pid does not connect to MCP servers yet; the session's mcpServers are ignored", "count", len(p.MCPServers))
+	}
+	if fi, err := os.Stat(cfg.Cwd); err != nil || !fi.IsDir() {
+		return nil, errorf(codeInvalidParams, "Invalid params: cwd %q is not a folder", cfg.Cwd)
+	}
+	s.mu.Lock()
+	s.nextSession++
+	id := fmt.Sprintf("s%d", s.nextSession)
+	s.mu.Unlock()
+	st := &sessionState{srv: s}
+	ss, err := s.hostFor(cfg.Cwd).New(cfg, session.Options{Face: s, ID: id})
+	if err != nil {
+		return nil, err
+	}
+	st.ss = ss
+	s.mu.Lock()
+	s.sessions[ss.ID()] = st
+	s.mu.Unlock()
+	return &sessionNewResult{SessionID: ss.ID()}, nil
+}
+
+type promptParams struct {
+	SessionID string            `json:"sessionId"`
+	Prompt    []json.RawMessage `json:"prompt"`
+}
+
+type promptResult struct {
+	StopReason string `json:"stopReason"`
+}
+
+// sessionPrompt runs one turn loop. Its updates are written before its response and none
+// after it (see sessionState.finish).
+func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	var p promptParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+	}
+	s.mu.Lock()
+	st := s.sessions[p.SessionID]
+	s.mu.Unlock()
+	if st == nil {
+		return nil, errorf(codeNotFound, "Resource not found: no session %q", p.SessionID)
+	}
+	user, err := userMessage(p.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.ss.Begin(); err != nil {
+		return nil, errorf(codeInvalidRequest, "Invalid request: a prompt is already running in session %s; cancel it with session/cancel or wait for its answer", p.SessionID)
+	}
+	t := st.begin()
+	return func(ctx context.Context, reply func(any, error)) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		t.setCancel(cancel)
+		// The turn closes and the prompt is answered whatever happens, a panic included.
+		var result any
+		err := error(errorf(codeInternalError, "Internal error: the turn ended abnormally (see pid's log)"))
+		defer func() { st.finish(t, func() { reply(result, err) }) }()
+		var res loop.Result
+		res, err = st.ss.Prompt(ctx, []llm.Message{user})
+		switch {
+		case t.cancelled() || ctx.Err() != nil:
+			// ACP: a cancelled turn answers "cancelled", even if cancelling made something fail.
+			result, err = &promptResult{StopReason: "cancelled"}, nil
+		case errors.Is(err, session.ErrNoModel):
+			err = errorf(codeInternalError, "Internal error: %v", err)
+		case err != nil:
+		default:
+			var reason string
+			if reason, err = stopReason(res.StopReason, res.Messages); err == nil {
+				result = &promptResult{StopReason: reason}
+			}
+		}
+	}, nil
+}
+
+// stopReason maps the loop's stop reason onto ACP's. A failed model call is an error
+// response carrying the provider's message.
+func stopReason(r llm.StopReason, msgs []llm.Message) (string, error) {
+	switch r {
+	case llm.StopLength:
+		return "max_tokens", nil
+	case llm.StopAborted:
+		return "cancelled", nil
+	case llm.StopError:
+		msg := "the model call failed"
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == llm.RoleAssistant && msgs[i].ErrorMessage != "" {
+				msg = msgs[i].ErrorMessage
+				break
+			}
+		}
+		return "", errorf(codeInternalError, "Internal error: %s", msg)
+	}
+	// stop, and toolUse when a terminating batch ended the run.
+	return "end_turn", nil
+}
+
+// contentBlock is an ACP ContentBlock as pid reads it from a prompt.
+type contentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Resource *struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+		Blob     *string `json:"blob"`
+	} `json:"resource"`
+}
+
+// userMessage turns a prompt into one user message: text as text, images as images, a
+// resource link as a Markdown link the model can follow with its tools, an embedded text
+// resource as a context block with its URI.
+func userMessage(prompt []json.RawMessage) (llm.Message, error) {
+	if len(prompt) == 0 {
+		return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt must hold at least one content block")
+	}
+	content := make([]llm.Content, 0, len(prompt))
+	for i, raw := range prompt {
+		var b contentBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: %s", i, describeJSONError(err))
+		}
+		switch b.Type {
+		case "text":
+			content = append(content, llm.Text(b.Text))
+		case "image":
+			if b.Data == "" || b.MimeType == "" {
+				return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: an image needs data and mimeType", i)
+			}
+			content = append(content, llm.Content{Type: llm.ContentImage, Data: b.Data, MimeType: b.MimeType})
+		case "resource_link":
+			if b.URI == "" {
+				return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: a resource_link needs a uri", i)
+			}
+			content = append(content, llm.Text(fmt.Sprintf("[@%s](%s)", linkName(b.Name, b.URI), b.URI)))
+		case "resource":
+			r := b.Resource
+			if r == nil || r.URI == "" {
+				return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: a resource needs resource.uri", i)
+			}
+			if r.Text == nil {
+				// A binary resource: the model gets the reference, not the bytes.
+				content = append(content, llm.Text(fmt.Sprintf("[@%s](%s)", linkName("", r.URI), r.URI)))
+				continue
+			}
+			content = append(content, llm.Text(fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.URI, *r.Text)))
+		case "audio":
+			return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: pid does not take audio (promptCapabilities.audio is false)", i)
+		default:
+			return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: unknown content block type %q", i, b.Type)
+		}
+	}
+	return llm.Message{Role: llm.RoleUser, Content: content, Timestamp: llm.Now()}, nil
+}
+
+// linkName is a resource's name, else the last element of its URI's path.
+func linkName(name, uri string) string {
+	if name != "" {
+		return name
+	}
+	if u, err := url.Parse(uri); err == nil && u.Path != "" {
+		return filepath.Base(u.Path)
+	}
+	return strings.TrimSpace(uri)
+}

@@ -1,0 +1,352 @@
+// This file describes tool calls in ACP's terms: a human title, a kind, the locations a
+// call touches, and its content (text, images, and for write and edit a diff).
+
+package acp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/session"
+	"github.com/pid-agent/pid/tools"
+)
+
+// Wire shapes of session/update.
+type (
+	contentChunk struct {
+		SessionUpdate string `json:"sessionUpdate"`
+		Content       any    `json:"content"`
+	}
+	// toolCallStart is the tool_call update.
+	toolCallStart struct {
+		SessionUpdate string          `json:"sessionUpdate"`
+		ToolCallID    string          `json:"toolCallId"`
+		Title         string          `json:"title"`
+		Kind          string          `json:"kind"`
+		Status        string          `json:"status"`
+		RawInput      json.RawMessage `json:"rawInput,omitempty"`
+		Locations     []location      `json:"locations,omitempty"`
+	}
+	// toolCallUpdate is the tool_call_update update, and the toolCall of a permission
+	// request (without sessionUpdate).
+	toolCallUpdate struct {
+		SessionUpdate string          `json:"sessionUpdate,omitempty"`
+		ToolCallID    string          `json:"toolCallId"`
+		Title         string          `json:"title,omitempty"`
+		Kind          string          `json:"kind,omitempty"`
+		Status        string          `json:"status,omitempty"`
+		Content       []any           `json:"content,omitempty"`
+		Locations     []location      `json:"locations,omitempty"`
+		RawInput      json.RawMessage `json:"rawInput,omitempty"`
+		RawOutput     json.RawMessage `json:"rawOutput,omitempty"`
+	}
+	location struct {
+		Path string `json:"path"`
+		Line *int   `json:"line,omitempty"`
+	}
+	// toolContent is {type: "content", content: ContentBlock}.
+	toolContent struct {
+		Type    string `json:"type"`
+		Content any    `json:"content"`
+	}
+	// diffContent is {type: "diff", path, oldText, newText}; a null oldText is a new file.
+	diffContent struct {
+		Type    string  `json:"type"`
+		Path    string  `json:"path"`
+		OldText *string `json:"oldText"`
+		NewText string  `json:"newText"`
+	}
+	textContent struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	imageContent struct {
+		Type     string `json:"type"`
+		Data     string `json:"data"`
+		MimeType string `json:"mimeType"`
+	}
+)
+
+func textBlock(s string) textContent { return textContent{Type: "text", Text: s} }
+
+// toolArgs are the arguments of the built-in tools that titles and locations use.
+type toolArgs struct {
+	Path    string   `json:"path"`
+	Command string   `json:"command"`
+	Pattern string   `json:"pattern"`
+	Offset  *float64 `json:"offset"`
+}
+
+// toolCall describes a call that starts: pending, with its title, kind, arguments and, for
+// the file tools, the file it touches (absolute).
+func (s *server) toolCall(ss *session.Session, id, name string, args json.RawMessage) toolCallStart {
+	tc := toolCallStart{SessionUpdate: "tool_call", ToolCallID: id, Status: "pending", Title: name, Kind: "other"}
+	if json.Valid(args) {
+		tc.RawInput = args
+	}
+	if !ss.IsBuiltin(name) {
+		return tc
+	}
+	var a toolArgs
+	_ = json.Unmarshal(args, &a) // invalid arguments still get a title; the call fails later
+	tc.Kind = toolKind(name)
+	tc.Title = toolTitle(name, a)
+	switch name {
+	case tools.NameRead, tools.NameWrite, tools.NameEdit:
+		if a.Path != "" {
+			loc := location{Path: absPath(ss.Cwd(), a.Path)}
+			if name == tools.NameRead && a.Offset != nil && *a.Offset >= 1 {
+				line := int(*a.Offset)
+				loc.Line = &line
+			}
+			tc.Locations = []location{loc}
+		}
+	}
+	return tc
+}
+
+// toolKind maps a built-in tool onto ACP's kinds.
+func toolKind(name string) string {
+	switch name {
+	case tools.NameRead:
+		return "read"
+	case tools.NameWrite, tools.NameEdit:
+		return "edit"
+	case tools.NameBash:
+		return "execute"
+	case tools.NameGrep, tools.NameFind, tools.NameLs:
+		return "search"
+	}
+	return "other"
+}
+
+// toolTitle is what a person reads about a built-in call: "Read src/main.go",
+// "Run `go test ./...`".
+func toolTitle(name string, a toolArgs) string {
+	in := ""
+	if a.Path != "" {
+		in = " in " + a.Path
+	}
+	switch name {
+	case tools.NameRead:
+		return "Read " + orDefault(a.Path, "a file")
+	case tools.NameWrite:
+		return "Write " + orDefault(a.Path, "a file")
+	case tools.NameEdit:
+		return "Edit " + orDefault(a.Path, "a file")
+	case tools.NameBash:
+		if a.Command == "" {
+			return "Run a command"
+		}
+		return "Run " + code(oneLine(a.Command, 80))
+	case tools.NameGrep:
+		return "Search for " + code(oneLine(a.Pattern, 60)) + in
+	case tools.NameFind:
+		return "Find " + code(oneLine(a.Pattern, 60)) + in
+	case tools.NameLs:
+		return "List " + orDefault(a.Path, ".")
+	}
+	return name
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// code quotes s as Markdown inline code.
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// oneLine returns the first line of s, cut to max runes with an ellipsis.
+func oneLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	cut := false
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s, cut = strings.TrimSpace(s[:i]), true
+	}
+	if utf8.RuneCountInString(s) > max {
+		s, cut = string([]rune(s)[:max]), true
+	}
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// absPath resolves a tool's path argument against the session's cwd (ACP's paths are
+// absolute). "~" is left as the tools would take it: unresolved here.
+func absPath(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
+}
+
+// resultContent turns a tool's content blocks into ACP tool-call content.
+func resultContent(cs []llm.Content) []any {
+	out := make([]any, 0, len(cs))
+	for _, c := range cs {
+		switch c.Type {
+		case llm.ContentText:
+			out = append(out, toolContent{Type: "content", Content: textBlock(c.Text)})
+		case llm.ContentImage:
+			out = append(out, toolContent{Type: "content", Content: imageContent{Type: "image", Data: c.Data, MimeType: c.MimeType}})
+		}
+	}
+	return out
+}
+
+// finalUpdate is a call's last tool_call_update: completed or failed, its content (and a
+// diff for a successful write or edit), and rawOutput {content, details}.
+func (s *server) finalUpdate(ss *session.Session, e event.ToolEnd, c *callState) toolCallUpdate {
+	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Status: "completed", Content: resultContent(e.Result.Content)}
+	if e.IsError {
+		u.Status = "failed"
+	}
+	if !e.IsError && ss.IsBuiltin(e.ToolName) && (e.ToolName == tools.NameWrite || e.ToolName == tools.NameEdit) {
+		if d, ok := fileChange(e.Result.Details); ok && d.Diff != "" {
+			path := absPath(ss.Cwd(), d.Path)
+			var content string
+			if d.Created && e.ToolName == tools.NameWrite {
+				var a struct {
+					Content *string `json:"content"`
+				}
+				if json.Unmarshal(c.args, &a) == nil && a.Content != nil {
+					content = *a.Content
+				}
+			}
+			u.Content = append(u.Content, diffBlocks(path, d.Diff, d.Created, content)...)
+			if d.FirstChangedLine > 0 {
+				line := d.FirstChangedLine
+				u.Locations = []location{{Path: path, Line: &line}}
+			}
+		}
+	}
+	raw := struct {
+		Content []llm.Content `json:"content"`
+		Details any           `json:"details,omitempty"`
+	}{e.Result.Content, e.Result.Details}
+	if raw.Content == nil {
+		raw.Content = []llm.Content{}
+	}
+	if b, err := json.Marshal(raw); err == nil {
+		u.RawOutput = b
+	} else {
+		s.log.Warn("a tool result could not be encoded as rawOutput", "toolCallId", e.ToolCallID, "err", err)
+	}
+	return u
+}
+
+// change is what write and edit report about a file they changed.
+type change struct {
+	Path             string
+	Diff             string
+	Created          bool
+	FirstChangedLine int
+}
+
+// fileChange reads the details of a write or edit result.
+func fileChange(details any) (change, bool) {
+	switch d := details.(type) {
+	case tools.WriteDetails:
+		return change{Path: d.Path, Diff: d.Diff, Created: d.Created}, true
+	case *tools.WriteDetails:
+		if d != nil {
+			return change{Path: d.Path, Diff: d.Diff, Created: d.Created}, true
+		}
+	case tools.EditDetails:
+		return change{Path: d.Path, Diff: d.Diff, FirstChangedLine: d.FirstChangedLine}, true
+	case *tools.EditDetails:
+		if d != nil {
+			return change{Path: d.Path, Diff: d.Diff, FirstChangedLine: d.FirstChangedLine}, true
+		}
+	}
+	return change{}, false
+}
+
+// diffBlocks turns a unified diff (tools' format: ---/+++ headers, @@ hunks with three
+// lines of context, "\ No newline at end of file" markers) into ACP diff content, one block
+// per hunk: oldText is the hunk's context and removed lines, newText its context and added
+// lines. A created file is one block with oldText null and its whole content (whole is
+// used when known, since the diff may have been cut).
+func diffBlocks(path, diff string, created bool, whole string) []any {
+	lines := strings.SplitAfter(diff, "\n")
+	if created {
+		if whole == "" {
+			for i, l := range lines {
+				if strings.HasPrefix(l, "@@") {
+					_, whole = hunkSides(lines[i+1:])
+					break
+				}
+			}
+		}
+		return []any{diffContent{Type: "diff", Path: path, NewText: whole}}
+	}
+	var out []any
+	for i := 0; i < len(lines); {
+		if !strings.HasPrefix(lines[i], "@@") {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && !strings.HasPrefix(lines[j], "@@") {
+			j++
+		}
+		old, new := hunkSides(lines[i+1 : j])
+		out = append(out, diffContent{Type: "diff", Path: path, OldText: &old, NewText: new})
+		i = j
+	}
+	return out
+}
+
+// hunkSides rebuilds both sides of a hunk's lines (those after its @@ line).
+func hunkSides(lines []string) (old, new string) {
+	var ob, nb strings.Builder
+	last := byte(0) // the kind of the previous line, for "\ No newline at end of file"
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		switch l[0] {
+		case ' ':
+			ob.WriteString(l[1:])
+			nb.WriteString(l[1:])
+		case '-':
+			ob.WriteString(l[1:])
+		case '+':
+			nb.WriteString(l[1:])
+		case '\\':
+			// The previous line has no newline at the end of its file.
+			if last == ' ' || last == '-' {
+				trimNewline(&ob)
+			}
+			if last == ' ' || last == '+' {
+				trimNewline(&nb)
+			}
+			continue
+		default:
+			continue // not a hunk line (an @@ header)
+		}
+		last = l[0]
+	}
+	return ob.String(), nb.String()
+}
+
+func trimNewline(b *strings.Builder) {
+	s := b.String()
+	if strings.HasSuffix(s, "\n") {
+		b.Reset()
+		b.WriteString(s[:len(s)-1])
+	}
+}

@@ -1,0 +1,363 @@
+// This file is the wire: JSON-RPC 2.0 as newline-delimited JSON (one message per line, no
+// Content-Length header), which is how ACP runs over stdio. It reads and classifies lines,
+// writes messages one line at a time, and tracks pid's own requests to the client until
+// their responses arrive.
+
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// JSON-RPC error codes pid answers with (ACP's ErrorCode lists them).
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
+	codeNotFound       = -32002 // ACP "Resource not found": an unknown session
+)
+
+// maxLine bounds one incoming message. A longer line is answered with -32700 and skipped.
+const maxLine = 64 << 20
+
+// rpcError is an error with its JSON-RPC code; it is what a handler returns to answer a
+// request with a specific code. Other errors become -32603.
+type rpcError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+func errorf(code int64, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// message is one incoming JSON-RPC message. Absent members are nil; a member that is
+// present with the value null is the raw text null.
+type message struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+}
+
+// kind of an incoming message.
+type kind int
+
+const (
+	kindRequest kind = iota
+	kindNotification
+	kindResponse
+)
+
+// classify decodes one line. It returns the message and its kind, or the error response to
+// send (with the id it can answer, "null" when there is none) for a line that is no
+// JSON-RPC message; a malformed response is reported with code 0 and never answered.
+func classify(line []byte) (*message, kind, json.RawMessage, *rpcError) {
+	null := json.RawMessage("null")
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		if !json.Valid(line) {
+			return nil, 0, null, errorf(codeParseError, "Parse error: %v", err)
+		}
+		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: a message must be a JSON object (ACP does not use batches)")
+	}
+	msg := &message{ID: m["id"], Params: m["params"], Result: m["result"], Error: m["error"]}
+	idOK := msg.ID == nil || validID(msg.ID)
+	answerID := null
+	if msg.ID != nil && idOK {
+		answerID = msg.ID
+	}
+	rawMethod, hasMethod := m["method"]
+	if !hasMethod {
+		_, hasResult := m["result"]
+		_, hasError := m["error"]
+		if msg.ID != nil && (hasResult || hasError) {
+			// A response to one of pid's requests; checked by whoever waits for it.
+			return msg, kindResponse, nil, nil
+		}
+		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: a message needs a method (request or notification) or an id with a result or error (response)")
+	}
+	if err := json.Unmarshal(rawMethod, &msg.Method); err != nil {
+		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: method must be a string")
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		if msg.ID == nil {
+			return nil, 0, nil, nil // a bad notification: dropped, never answered
+		}
+		return nil, 0, answerID, errorf(codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`)
+	}
+	if msg.ID == nil {
+		return msg, kindNotification, nil, nil
+	}
+	if !idOK {
+		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: id must be a string, an integer or null")
+	}
+	return msg, kindRequest, nil, nil
+}
+
+// validID reports whether raw is a JSON-RPC id ACP accepts: null, an integer or a string.
+func validID(raw json.RawMessage) bool {
+	switch {
+	case string(raw) == "null":
+		return true
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	}
+	_, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil
+}
+
+// idKey is the map key of a request id: its compact JSON text.
+func idKey(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// Outgoing shapes. Each has exactly the members of its kind.
+type (
+	outRequest struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      uint64 `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}
+	outNotification struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}
+	outResult struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}
+	outError struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *rpcError       `json:"error"`
+	}
+)
+
+// answer is a response to one of pid's requests.
+type answer struct {
+	result json.RawMessage
+	err    *rpcError
+}
+
+// conn is one connection: the reading side (used by the read loop only), the writing side
+// (any goroutine) and pid's requests waiting for their responses.
+type conn struct {
+	r   *bufio.Reader
+	log *slog.Logger
+
+	// wmu serializes writes: each message is one Write of one whole line.
+	wmu sync.Mutex
+	w   io.Writer
+	buf bytes.Buffer
+
+	// done closes when the input has ended: nothing more will be answered.
+	done     chan struct{}
+	doneOnce sync.Once
+
+	// mu guards the fields below it.
+	mu      sync.Mutex
+	nextID  uint64
+	waiting map[string]chan answer // id of a request of pid's -> its answer
+}
+
+func newConn(r io.Reader, w io.Writer, log *slog.Logger) *conn {
+	return &conn{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log, done: make(chan struct{}), waiting: map[string]chan answer{}}
+}
+
+// errLineTooLong reports a line over maxLine; it was skipped.
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next non-empty line without its line end. At the end of the input
+// it returns io.EOF (a last line without a newline is still returned first).
+func (c *conn) readLine() ([]byte, error) {
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			big := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = c.r.ReadSlice('\n')
+				if len(big) <= maxLine {
+					big = append(big, line...)
+				}
+			}
+			if len(big) > maxLine {
+				if err != nil {
+					return nil, err
+				}
+				return nil, errLineTooLong
+			}
+			line = big
+		}
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return line, nil
+	}
+}
+
+// write sends one message as one line. Strings are valid UTF-8 (encoding/json replaces
+// invalid bytes; raw JSON carried through is re-encoded when it holds any). Errors mean the
+// client is gone; they are logged and returned.
+func (c *conn) write(v any) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.buf.Reset()
+	enc := json.NewEncoder(&c.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		c.log.Error("encoding a message failed", "err", err)
+		return err
+	}
+	b := c.buf.Bytes() // ends with the encoder's newline
+	if !utf8.Valid(b) {
+		clean, err := sanitize(b)
+		if err != nil {
+			c.log.Error("encoding a message failed", "err", err)
+			return err
+		}
+		b = clean
+	}
+	if _, err := c.w.Write(b); err != nil {
+		c.log.Debug("write failed", "err", err)
+		return err
+	}
+	return nil
+}
+
+// sanitize re-encodes a JSON line whose raw parts held invalid UTF-8: decoding replaces
+// each bad byte with U+FFFD.
+func sanitize(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func (c *conn) reply(id json.RawMessage, result any) error {
+	return c.write(outResult{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+func (c *conn) replyError(id json.RawMessage, e *rpcError) error {
+	return c.write(outError{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+func (c *conn) notify(method string, params any) error {
+	return c.write(outNotification{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+// errClosed is the failure of a request to the client once the input has ended.
+var errClosed = errors.New("the client closed the connection")
+
+// call sends a request to the client and waits for its response, ctx or the end of the
+// input. The response's result is decoded into result; an error response is returned as
+// an *rpcError. Once call has returned, a late response to it is dropped.
+func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	key := strconv.FormatUint(id, 10)
+	ch := make(chan answer, 1)
+	c.waiting[key] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, key)
+		c.mu.Unlock()
+	}()
+	select {
+	case <-c.done:
+		return errClosed
+	default:
+	}
+	if err := c.write(outRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
+		return fmt.Errorf("sending %s: %w", method, err)
+	}
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return a.err
+		}
+		if result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(a.result, result); err != nil {
+			return fmt.Errorf("the client's answer to %s does not have the expected shape: %v", method, err)
+		}
+		return nil
+	case <-c.done:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// deliver hands a response to the request of pid's that waits for it. A response nobody
+// waits for (a late answer to a request given up on) is logged and dropped.
+func (c *conn) deliver(m *message) {
+	key := idKey(m.ID)
+	c.mu.Lock()
+	ch := c.waiting[key]
+	delete(c.waiting, key)
+	c.mu.Unlock()
+	if ch == nil {
+		c.log.Debug("dropped a response nobody waits for", "id", key)
+		return
+	}
+	var a answer
+	switch {
+	case m.Error != nil && string(m.Error) != "null":
+		var e rpcError
+		if json.Unmarshal(m.Error, &e) != nil {
+			e = rpcError{Code: codeInternalError, Message: "malformed error response: " + string(m.Error)}
+		}
+		a.err = &e
+	case m.Result == nil:
+		a.err = &rpcError{Code: codeInternalError, Message: "the response has neither result nor error"}
+	default:
+		a.result = m.Result
+	}
+	ch <- a
+}
+
+// close marks the input as ended; pid's waiting requests fail with errClosed.
+func (c *conn) close() { c.doneOnce.Do(func() { close(c.done) }) }

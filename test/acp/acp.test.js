@@ -1,0 +1,430 @@
+// Tests the real pid binary in ACP mode (`pid --acp`) with the official ACP client library,
+// @agentclientprotocol/sdk 2.4.0 (client().onRequest(...).connectWith(ndJsonStream(...))).
+// Every line of both directions is tapped off the pipes and validated with ajv against the
+// specific $defs of the SDK's own schema/v1/schema.json (the top-level schema is too loose
+// to catch anything). The SDK drops invalid notifications silently, so the tests assert on
+// what arrived, and check that the SDK saw every update the tap saw.
+//
+// Run with `node --test` here (after `npm ci`). The binary is $PID_BIN, else ../../bin/pid.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as acp from '@agentclientprotocol/sdk';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const PID_BIN = process.env.PID_BIN ? path.resolve(process.env.PID_BIN) : path.resolve(here, '../../bin/pid');
+// The package exports neither its package.json nor its schema: read them from its folder
+// (the one the import above resolved to).
+const sdkDir = (() => {
+	let dir = path.dirname(fileURLToPath(import.meta.resolve('@agentclientprotocol/sdk')));
+	while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+	return dir;
+})();
+const SDK_VERSION = JSON.parse(fs.readFileSync(path.join(sdkDir, 'package.json'), 'utf8')).version;
+const schema = JSON.parse(fs.readFileSync(path.join(sdkDir, 'schema/v1/schema.json'), 'utf8'));
+
+// Every wait is bounded: a hung daemon fails the test with a reason.
+const STEP_MS = 15_000;
+
+function within(promise, what, ms = STEP_MS) {
+	let timer;
+	const timeout = new Promise((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+	});
+	return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// --- Schema validation -------------------------------------------------------------------
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const intFormat = (min, max) => ({ type: 'number', validate: (x) => Number.isInteger(x) && x >= min && x <= max });
+ajv.addFormat('uint16', intFormat(0, 65535));
+ajv.addFormat('uint32', intFormat(0, 2 ** 32 - 1));
+ajv.addFormat('int32', intFormat(-(2 ** 31), 2 ** 31 - 1));
+ajv.addFormat('uint64', intFormat(0, Number.MAX_SAFE_INTEGER));
+ajv.addFormat('int64', intFormat(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
+ajv.addFormat('double', { type: 'number', validate: (x) => Number.isFinite(x) });
+ajv.addSchema(schema, 'acp-v1');
+const validators = new Map();
+function validatorFor(def) {
+	if (!validators.has(def)) {
+		assert.ok(schema.$defs[def], `no $defs/${def} in the SDK's schema`);
+		validators.set(def, ajv.getSchema(`acp-v1#/$defs/${def}`));
+	}
+	return validators.get(def);
+}
+
+// Which $defs the params and results of each method must satisfy.
+const REQUEST = {
+	initialize: 'InitializeRequest', 'session/new': 'NewSessionRequest', 'session/prompt': 'PromptRequest',
+	'session/request_permission': 'RequestPermissionRequest',
+};
+const RESPONSE = {
+	initialize: 'InitializeResponse', 'session/new': 'NewSessionResponse', 'session/prompt': 'PromptResponse',
+	'session/request_permission': 'RequestPermissionResponse',
+};
+const NOTIFICATION = {
+	'session/update': 'SessionNotification', 'session/cancel': 'CancelNotification',
+	'$/cancel_request': 'CancelRequestNotification',
+};
+// What each side may send: the client never gets fs/* or terminal/* requests (it declared
+// neither), and pid sends no notification but session/update.
+const AGENT_MAY_REQUEST = new Set(['session/request_permission']);
+const AGENT_MAY_NOTIFY = new Set(['session/update']);
+
+// Tap records and validates every line of one connection, in each direction's order.
+class Tap {
+	constructor() {
+		this.lines = []; // {dir: 'in'|'out', msg} in the order seen ('in': from pid)
+		this.errors = [];
+		this.requests = { in: new Map(), out: new Map() }; // id -> method, per sender
+	}
+
+	check(dir, text) {
+		let msg;
+		try {
+			msg = JSON.parse(text);
+		} catch (e) {
+			this.errors.push(`${dir}: not JSON: ${text}`);
+			return;
+		}
+		this.lines.push({ dir, msg });
+		const fail = (why) => this.errors.push(`${dir === 'in' ? 'pid -> client' : 'client -> pid'}: ${why}: ${text}`);
+		const valid = (def, value) => {
+			const v = validatorFor(def);
+			if (!v(value)) fail(`not a valid ${def} (${ajv.errorsText(v.errors).slice(0, 400)})`);
+		};
+		if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail('not a JSON object');
+		if (msg.jsonrpc !== '2.0') fail('jsonrpc is not "2.0"');
+		const other = dir === 'in' ? 'out' : 'in';
+		if (typeof msg.method === 'string' && 'id' in msg) {
+			this.requests[dir].set(JSON.stringify(msg.id), msg.method);
+			if (dir === 'in' && !AGENT_MAY_REQUEST.has(msg.method)) return fail(`pid must not send ${msg.method}`);
+			if (dir === 'out' && msg.method.startsWith('_')) return; // extension request: any params
+			if (!REQUEST[msg.method]) return fail(`no schema for request ${msg.method}`);
+			return valid(REQUEST[msg.method], msg.params);
+		}
+		if (typeof msg.method === 'string') {
+			if (dir === 'in' && !AGENT_MAY_NOTIFY.has(msg.method)) return fail(`pid must not send ${msg.method}`);
+			if (!NOTIFICATION[msg.method]) return fail(`no schema for notification ${msg.method}`);
+			return valid(NOTIFICATION[msg.method], msg.params);
+		}
+		// A response: exactly one of result and error, and the id of a request of the other side.
+		if (!('id' in msg) || ('result' in msg) === ('error' in msg)) return fail('a response needs an id and exactly one of result and error');
+		const method = this.requests[other].get(JSON.stringify(msg.id));
+		if (method === undefined) return fail('a response to no request');
+		if ('error' in msg) {
+			if (!Number.isInteger(msg.error?.code) || typeof msg.error?.message !== 'string') fail('an error needs an integer code and a string message');
+			return valid('Error', msg.error);
+		}
+		if (!RESPONSE[method]) return fail(`a result for ${method}, which cannot succeed`);
+		return valid(RESPONSE[method], msg.result);
+	}
+
+	// Splits a byte stream into lines for check.
+	splitter(dir) {
+		let pending = '';
+		const decoder = new TextDecoder('utf-8', { fatal: true });
+		return (chunk) => {
+			try {
+				pending += decoder.decode(chunk, { stream: true });
+			} catch (e) {
+				this.errors.push(`${dir}: invalid UTF-8`);
+				return;
+			}
+			let i;
+			while ((i = pending.indexOf('\n')) >= 0) {
+				const line = pending.slice(0, i).trim();
+				pending = pending.slice(i + 1);
+				if (line) this.check(dir, line);
+			}
+		};
+	}
+
+	// pid's messages, in order.
+	fromPid() { return this.lines.filter((l) => l.dir === 'in').map((l) => l.msg); }
+
+	// The position of pid's response to the client request with the given method and
+	// params.sessionId, the n-th such request (0-based).
+	responseIndex(method, sessionId, n = 0) {
+		const ids = this.lines.filter((l) => l.dir === 'out' && l.msg.method === method && l.msg.params?.sessionId === sessionId).map((l) => JSON.stringify(l.msg.id));
+		const id = ids[n];
+		assert.ok(id !== undefined, `no ${method} request #${n} for ${sessionId}`);
+		const from = this.fromPid();
+		const idx = from.findIndex((m) => m.method === undefined && JSON.stringify(m.id) === id);
+		assert.ok(idx >= 0, `no response to ${method} ${id}`);
+		return idx;
+	}
+}
+
+// --- The child -----------------------------------------------------------------------------
+
+// start spawns `pid --acp` with its settings in a temp folder and connects the SDK's client
+// to it through a tap. handlers: {permission(params, signal) -> response}.
+function start(t, handlers = {}) {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
+	const child = spawn(PID_BIN, ['--acp'], {
+		stdio: ['pipe', 'pipe', 'pipe'],
+		env: { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state') },
+	});
+	let stderr = '';
+	child.stderr.setEncoding('utf8');
+	child.stderr.on('data', (d) => { stderr += d; });
+	const exited = new Promise((resolve, reject) => {
+		child.on('error', reject);
+		child.on('exit', (code, signal) => resolve({ code, signal }));
+	});
+	const tap = new Tap();
+	const fromPid = tap.splitter('in');
+	const toPid = tap.splitter('out');
+	const input = Readable.toWeb(child.stdout).pipeThrough(new TransformStream({
+		transform(chunk, controller) { fromPid(chunk); controller.enqueue(chunk); },
+	}));
+	const stdin = Writable.toWeb(child.stdin);
+	const output = new WritableStream({
+		async write(chunk) {
+			toPid(chunk);
+			const w = stdin.getWriter();
+			try { await w.write(chunk); } finally { w.releaseLock(); }
+		},
+		async close() { await stdin.close(); },
+		async abort(reason) { await stdin.abort(reason); },
+	});
+	const updates = []; // what the SDK delivered to the client, in order
+	const app = acp.client({ name: 'pid-acp-test' })
+		.onNotification(acp.methods.client.session.update, ({ params }) => { updates.push(params); })
+		.onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
+			assert.ok(handlers.permission, `unexpected permission request: ${JSON.stringify(params)}`);
+			return handlers.permission(params, signal);
+		});
+	t.after(async () => {
+		child.kill('SIGKILL');
+		await exited.catch(() => {});
+		fs.rmSync(xdg, { recursive: true, force: true });
+	});
+	let done = false;
+	t.after(() => {
+		if (!done) {
+			for (const line of stderr.split('\n').filter(Boolean).slice(-40)) t.diagnostic(`pid stderr: ${line}`);
+		}
+	});
+	return {
+		child, tap, updates, exited,
+		stream: acp.ndJsonStream(output, input),
+		app,
+		// finish asserts the tap saw no invalid message and the SDK got every update.
+		finish() {
+			assert.deepEqual(tap.errors, [], 'every message validates');
+			const tapped = tap.fromPid().filter((m) => m.method === 'session/update').length;
+			assert.equal(updates.length, tapped, 'the SDK delivered every session/update pid sent (none dropped as invalid)');
+			done = true;
+		},
+		stderr: () => stderr,
+	};
+}
+
+// script builds _meta.pid: a scripted model playing turns, with extra settings.
+const text = (t) => ({ type: 'text', text: t });
+const call = (id, name, args = {}) => ({ type: 'toolCall', id, name, arguments: args });
+const turn = (...content) => ({ content });
+
+function updatesOf(updates, sessionId) {
+	return updates.filter((u) => u.sessionId === sessionId).map((u) => u.update);
+}
+
+function toolEvents(us) {
+	return us.filter((u) => u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update')
+		.map((u) => `${u.sessionUpdate} ${u.toolCallId} ${u.status ?? ''}`.trim());
+}
+
+async function initialize(ctx, version = acp.PROTOCOL_VERSION) {
+	const res = await within(ctx.request(acp.methods.agent.initialize, {
+		protocolVersion: version,
+		clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+		clientInfo: { name: 'pid-acp-test', version: '1' },
+	}), 'initialize');
+	assert.equal(res.protocolVersion, 1);
+	return res;
+}
+
+// --- Tests ---------------------------------------------------------------------------------
+
+test(`SDK ${SDK_VERSION}: initialize, a parallel batch with permissions and an edit diff, completion order`, async (t) => {
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	const notes = path.join(cwd, 'notes.txt');
+	fs.writeFileSync(notes, 'alpha\nbeta\ngamma\n');
+	const asked = [];
+	const pid = start(t, {
+		permission(params) {
+			asked.push(params);
+			const optionKinds = params.options.map((o) => o.kind);
+			assert.deepEqual(optionKinds, ['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+			const kind = params.toolCall.toolCallId === 'e1' ? 'allow_once' : 'reject_once';
+			return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === kind).optionId } };
+		},
+	});
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		const init = await initialize(ctx);
+		assert.equal(init.agentInfo.name, 'pid');
+		assert.equal(init.agentCapabilities.loadSession, false);
+		assert.deepEqual(init.authMethods, []);
+
+		const meta = {
+			model: {
+				provider: 'script',
+				turns: [
+					turn(text('Reading first.'), call('r1', 'read', { path: 'notes.txt' })),
+					// One parallel batch in source order p1, p2, e1, b1. p1 waits for p2's end and
+					// p2 for e1's, so they end e1, p2, p1; b1 is refused, so it ends first.
+					turn({ type: 'thinking', thinking: 'Plan: edit, then the rest.' },
+						call('p1', 'first'), call('p2', 'second'),
+						call('e1', 'edit', { path: 'notes.txt', edits: [{ oldText: 'beta', newText: 'BETA' }] }),
+						call('b1', 'bash', { command: 'rm -rf /tmp/nothing-here' })),
+					turn(text('All done.')),
+				],
+			},
+			scriptedTools: [
+				{ name: 'first', steps: [{ waitForEnd: 'p2' }, { result: { content: [text('one')] } }] },
+				{ name: 'second', steps: [{ waitForEnd: 'e1' }, { update: { content: [text('halfway')] } }, { result: { content: [text('two')], details: { n: 2 } } }] },
+			],
+		};
+		const { sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: meta } }), 'session/new');
+		assert.ok(sessionId);
+		const other = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), 'second session/new');
+		assert.notEqual(other.sessionId, sessionId);
+
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('Please edit notes.txt')] }), 'session/prompt');
+		assert.equal(res.stopReason, 'end_turn');
+
+		const us = updatesOf(pid.updates, sessionId);
+		assert.deepEqual(us.filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => u.content.text), ['Reading first.', 'All done.']);
+		assert.deepEqual(us.filter((u) => u.sessionUpdate === 'agent_thought_chunk').map((u) => u.content.text), ['Plan: edit, then the rest.']);
+		assert.deepEqual(toolEvents(us), [
+			'tool_call r1 pending', 'tool_call_update r1 completed',
+			'tool_call p1 pending', 'tool_call p2 pending', 'tool_call e1 pending', 'tool_call_update e1 in_progress',
+			'tool_call b1 pending', 'tool_call_update b1 failed',
+			'tool_call_update e1 completed', 'tool_call_update p2 in_progress', 'tool_call_update p2 completed', 'tool_call_update p1 completed',
+		]);
+		const byId = (id, kind) => us.filter((u) => u.toolCallId === id && u.sessionUpdate === kind);
+		const r1 = byId('r1', 'tool_call')[0];
+		assert.equal(r1.kind, 'read');
+		assert.equal(r1.title, 'Read notes.txt');
+		assert.deepEqual(r1.locations, [{ path: notes }]);
+		assert.deepEqual(r1.rawInput, { path: 'notes.txt' });
+		assert.equal(byId('b1', 'tool_call')[0].kind, 'execute');
+		assert.equal(byId('p1', 'tool_call')[0].kind, 'other');
+		// The edit's final update: text, a diff with the absolute path, rawOutput.
+		const e1 = byId('e1', 'tool_call_update').at(-1);
+		const diff = e1.content.find((c) => c.type === 'diff');
+		assert.deepEqual(diff, { type: 'diff', path: notes, oldText: 'alpha\nbeta\ngamma\n', newText: 'alpha\nBETA\ngamma\n' });
+		assert.match(e1.content[0].content.text, /Edited notes\.txt/);
+		assert.ok(e1.rawOutput.details.diff.includes('+BETA'));
+		assert.equal(fs.readFileSync(notes, 'utf8'), 'alpha\nBETA\ngamma\n');
+		assert.equal(byId('p2', 'tool_call_update').at(-1).rawOutput.details.n, 2);
+		assert.equal(byId('p2', 'tool_call_update')[0].content[0].content.text, 'halfway');
+		// Permission requests: the two calls that change things, in source order.
+		assert.deepEqual(asked.map((a) => a.toolCall.toolCallId), ['e1', 'b1']);
+		assert.equal(asked[0].sessionId, sessionId);
+		assert.equal(asked[0].toolCall.title, 'Edit notes.txt');
+		assert.equal(asked[0].toolCall.kind, 'edit');
+		// Every update of the turn came before the prompt's response.
+		const from = pid.tap.fromPid();
+		const respAt = pid.tap.responseIndex('session/prompt', sessionId);
+		assert.equal(from.slice(respAt + 1).filter((m) => m.method === 'session/update').length, 0);
+
+		// An unknown extension request gets an error response, not silence.
+		await assert.rejects(within(ctx.request('_pid/unknown', { x: 1 }), '_pid/unknown'), (e) => e.code === -32601);
+	}), 'the client workflow', 60_000);
+	pid.finish();
+});
+
+test(`SDK ${SDK_VERSION}: a higher protocol version is answered with 1; cancel mid-tool; shutdown by closing stdin`, async (t) => {
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	let permissionSignal;
+	let releasePermission;
+	const permissionAsked = new Promise((resolve) => { releasePermission = resolve; });
+	let answerCancelled;
+	const cancelSent = new Promise((resolve) => { answerCancelled = resolve; });
+	const pid = start(t, {
+		async permission(params, signal) {
+			permissionSignal = signal;
+			releasePermission(params);
+			// ACP: after session/cancel the client answers pending requests "cancelled".
+			await cancelSent;
+			return { outcome: { outcome: 'cancelled' } };
+		},
+	});
+	let sessionId;
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		await initialize(ctx, 7);
+		const meta = {
+			model: { provider: 'script', turns: [turn(call('s1', 'slow'), call('s2', 'slow'), call('g1', 'gated')), turn(text('never'))] },
+			scriptedTools: [
+				{ name: 'slow', steps: [{ update: { content: [text('started')] } }, { sleepMs: 60000 }] },
+				{ name: 'gated', requiresApproval: true, steps: [{ result: { content: [text('ran')] } }] },
+			],
+		};
+		({ sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: meta } }), 'session/new'));
+		const prompt = ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('go')] });
+		// Wait for the permission question (the batch's prepare pass), then cancel it
+		// while it is pending; the slow calls never start.
+		const asked = await within(permissionAsked, 'the permission request');
+		assert.equal(asked.toolCall.toolCallId, 'g1');
+		await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+		answerCancelled();
+		const res = await within(prompt, 'the cancelled prompt');
+		assert.equal(res.stopReason, 'cancelled');
+		// Every started tool call got its final update, before the response.
+		const us = updatesOf(pid.updates, sessionId);
+		const final = {};
+		for (const u of us) if (u.sessionUpdate === 'tool_call_update' && u.status) final[u.toolCallId] = u.status;
+		assert.deepEqual(final, { s1: 'failed', s2: 'failed', g1: 'failed' });
+		assert.equal(permissionSignal.aborted, false, 'pid does not cancel the request it gave up; the client answers it');
+
+		// Mid-tool this time: a running tool sees the cancel.
+		const meta2 = {
+			model: { provider: 'script', turns: [turn(call('m1', 'slow'), call('m2', 'slow'))] },
+			scriptedTools: [{ name: 'slow', steps: [{ update: { content: [text('started')] } }, { sleepMs: 60000 }] }],
+		};
+		const s2 = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: meta2 } }), 'session/new');
+		const prompt2 = ctx.request(acp.methods.agent.session.prompt, { sessionId: s2.sessionId, prompt: [text('go')] });
+		await within((async () => {
+			while (updatesOf(pid.updates, s2.sessionId).filter((u) => u.status === 'in_progress').length < 2) {
+				await new Promise((r) => setTimeout(r, 10));
+			}
+		})(), 'both tools running');
+		const started = Date.now();
+		await ctx.notify(acp.methods.agent.session.cancel, { sessionId: s2.sessionId });
+		const res2 = await within(prompt2, 'the prompt cancelled mid-tool');
+		assert.equal(res2.stopReason, 'cancelled');
+		assert.ok(Date.now() - started < 10_000, 'the running tools stopped at once');
+		assert.deepEqual(toolEvents(updatesOf(pid.updates, s2.sessionId)).filter((e) => e.endsWith('failed')).sort(),
+			['tool_call_update m1 failed', 'tool_call_update m2 failed']);
+		// Nothing follows the cancelled prompts' responses.
+		await new Promise((r) => setTimeout(r, 200));
+		const from = pid.tap.fromPid();
+		for (const sid of [sessionId, s2.sessionId]) {
+			const at = pid.tap.responseIndex('session/prompt', sid);
+			assert.equal(from.slice(at + 1).filter((m) => m.method === 'session/update' && m.params.sessionId === sid).length, 0, `no update after the response (${sid})`);
+		}
+		const init = pid.tap.fromPid().find((m) => m.result?.protocolVersion !== undefined);
+		assert.equal(init.result.protocolVersion, 1, 'asked for version 7, got 1');
+	}), 'the client workflow', 60_000);
+	// connectWith is over; closing pid's stdin ends it.
+	pid.child.stdin.end();
+	const { code, signal } = await within(pid.exited, 'pid to exit after its stdin closed');
+	assert.equal(signal, null);
+	assert.equal(code, 0);
+	pid.finish();
+});
