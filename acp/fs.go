@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pid-agent/pid/tools"
 	"path/filepath"
 )
 
@@ -87,4 +88,22 @@ func (f clientFiles) WriteTextFile(ctx context.Context, path, content string) er
 		return fmt.Errorf("fs/write_text_file %s: %w", path, err)
 	}
 	return nil
+}
+
+// editorFiles gives a session's file tools the client's file system for what the client
+// declared (reading, writing, or both), or nil when it declared neither: then the tools use
+// the disk, and no fs/* method is ever called.
+func (s *server) editorFiles(sessionID string) *tools.EditorFiles {
+	f, canRead, canWrite := s.files(sessionID)
+	if !canRead && !canWrite {
+		return nil
+	}
+	var ef tools.EditorFiles
+	if canRead {
+		ef.Read = func(ctx context.Context, path string) (string, error) { return f.ReadTextFile(ctx, path, 0, 0) }
+	}
+	if canWrite {
+		ef.Write = f.WriteTextFile
+	}
+	return &ef
 }

@@ -142,7 +142,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	id := fmt.Sprintf("s%d", s.nextSession)
 	s.mu.Unlock()
 	st := &sessionState{srv: s}
-	ss, err := s.hostFor(cfg.Cwd).New(cfg, session.Options{Face: s, ID: id})
+	ss, err := s.hostFor(cfg.Cwd).New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id)})
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	After func(ctx context.Context, s *Session, in toolexec.AfterInput) (*toolexec.Override, error)
 	// ID, if set, is the session's id; otherwise the host numbers them s1, s2, ...
 	ID string
+	// Files, if set, is the editor's view of files: the file tools read and write through
+	// it (see tools.EditorFiles).
+	Files *tools.EditorFiles
 }
 
 // Session is one conversation: its agent (transcript, model, tools), workspace and
@@ -107,6 +110,9 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 			ws.Close()
 		}
 	}()
+	if o.Files != nil {
+		ws.UseEditorFiles(*o.Files)
+	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
 		starts: afterrules.NewStarts(), gates: newEndGates(), remembered: map[string]string{}}
 	scripted, initial, err := s.scriptedTools(cfg.ScriptedTools)

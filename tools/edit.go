@@ -73,7 +73,7 @@ func editTool(ws *Workspace) toolexec.Tool {
 			if err := decodeArgs(call, &a); err != nil {
 				return toolexec.Result{}, err
 			}
-			return ws.edit(a.Path, a.Edits)
+			return ws.edit(ctx, a.Path, a.Edits)
 		},
 	}
 }
@@ -124,13 +124,13 @@ func prepareEditArgs(args json.RawMessage) (json.RawMessage, error) {
 	return out, nil
 }
 
-func (ws *Workspace) edit(path string, edits []replacement) (toolexec.Result, error) {
+func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement) (toolexec.Result, error) {
 	real, err := ws.Resolve(path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
 	shown := ws.display(real)
-	old, mode, exists, err := ws.current(real, shown, path)
+	old, mode, exists, err := ws.current(ctx, real, shown, path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -141,7 +141,12 @@ func (ws *Workspace) edit(path string, edits []replacement) (toolexec.Result, er
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	if err := replaceFile(real, []byte(content), mode); err != nil {
+	if ws.editor.Write != nil {
+		err = ws.editor.Write(ctx, real, content)
+	} else {
+		err = replaceFile(real, []byte(content), mode)
+	}
+	if err != nil {
 		return toolexec.Result{}, err
 	}
 	ws.seen.record(real, sha256.Sum256([]byte(content)))

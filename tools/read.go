@@ -140,6 +140,18 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	}
 
 	det.Kind = "text"
+	if ws.editor.Read != nil {
+		// A text file: the editor's buffer is what the agent should see (unsaved changes
+		// included), and what a later edit is checked against.
+		text, err := ws.editor.Read(ctx, real)
+		if err != nil {
+			return toolexec.Result{}, err
+		}
+		h.Reset()
+		h.Write([]byte(text))
+		br = bufio.NewReaderSize(strings.NewReader(text), 64<<10)
+		det.Size = int64(len(text))
+	}
 	var out strings.Builder
 	total, shownLines, last := 0, 0, 0
 	full, cutForBytes := false, false

@@ -4,6 +4,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,7 +29,25 @@ type Workspace struct {
 	cwdReal string // cwd with symbolic links resolved
 	roots   []root
 	seen    *tracker
+	editor  EditorFiles // set before the first call, then only read
 }
+
+// EditorFiles is the editor's own view of files, for editors that offer one (an ACP client
+// declaring fs.readTextFile / fs.writeTextFile): read, write and edit then see unsaved
+// buffers, and their changes land in the editor. A nil func leaves that side to the disk.
+//
+// Contract: Read and Write are called from tool calls, possibly concurrently for different
+// paths, with the resolved absolute path inside the workspace; they must return promptly
+// when ctx ends. Read returns the whole text of the file as the editor has it; Write
+// replaces it. An error fails the tool call with that error's text.
+type EditorFiles struct {
+	Read  func(ctx context.Context, path string) (string, error)
+	Write func(ctx context.Context, path, text string) error
+}
+
+// UseEditorFiles makes the file tools read and write through the editor. Contract: called
+// at most once, before the session's first tool call.
+func (w *Workspace) UseEditorFiles(f EditorFiles) { w.editor = f }
 
 // root is one workspace folder.
 type root struct {

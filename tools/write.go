@@ -56,24 +56,27 @@ func writeTool(ws *Workspace) toolexec.Tool {
 			if err := decodeArgs(call, &a); err != nil {
 				return toolexec.Result{}, err
 			}
-			return ws.write(a.Path, a.Content)
+			return ws.write(ctx, a.Path, a.Content)
 		},
 	}
 }
 
-func (ws *Workspace) write(path, content string) (toolexec.Result, error) {
+func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.Result, error) {
 	real, err := ws.Resolve(path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
 	shown := ws.display(real)
-	old, mode, exists, err := ws.current(real, shown, path)
+	old, mode, exists, err := ws.current(ctx, real, shown, path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	if exists {
+	switch {
+	case ws.editor.Write != nil:
+		err = ws.editor.Write(ctx, real, content)
+	case exists:
 		err = replaceFile(real, []byte(content), mode)
-	} else {
+	default:
 		err = createFile(real, []byte(content))
 	}
 	if err != nil {
@@ -95,11 +98,12 @@ func (ws *Workspace) write(path, content string) (toolexec.Result, error) {
 	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 }
 
-// current returns what is on disk at real before the agent changes it: the content and
+// current returns what is at real before the agent changes it (on disk, or in the editor
+// with EditorFiles): the content and
 // permission bits of an existing regular file, checked against what the agent last saw
 // (stale.go), or exists == false when there is no file yet. path is the argument as given,
 // for messages.
-func (ws *Workspace) current(real, shown, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
+func (ws *Workspace) current(ctx context.Context, real, shown, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
 	fi, err := os.Stat(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -111,8 +115,13 @@ func (ws *Workspace) current(real, shown, path string) (data []byte, mode fs.Fil
 	case !fi.Mode().IsRegular():
 		return nil, 0, false, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
 	}
-	data, err = os.ReadFile(real)
-	if err != nil {
+	if ws.editor.Read != nil {
+		text, err := ws.editor.Read(ctx, real)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		data = []byte(text)
+	} else if data, err = os.ReadFile(real); err != nil {
 		return nil, 0, false, err
 	}
 	if err := ws.seen.check(real, shown, sha256.Sum256(data)); err != nil {
