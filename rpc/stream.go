@@ -283,14 +283,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// inspect checks that body is one JSON-RPC request, notification or response, and returns
+// classify checks that body is one JSON-RPC request, notification or response, and returns
 // its id (when it has a usable one) with a problem and the code to answer it with.
-func inspect(body []byte) (id json.RawMessage, problem string, code int64) {
-	id, _, problem, code = classify(body)
-	return id, problem, code
-}
-
-// classify is inspect that also reports whether the message is a response.
+// It also reports whether the message is a response.
 func classify(body []byte) (id json.RawMessage, response bool, problem string, code int64) {
 	if !gjson.ValidBytes(body) {
 		return nil, false, "parse error: the message is not valid JSON", codeParseError
