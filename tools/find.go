@@ -5,10 +5,8 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/pid-agent/pid/event"
@@ -65,21 +63,9 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) 
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	if path == "" {
-		path = "."
-	}
-	root, err := ws.Resolve(path)
+	root, err := ws.folder(path, "")
 	if err != nil {
 		return toolexec.Result{}, err
-	}
-	fi, err := os.Stat(root)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return toolexec.Result{}, fmt.Errorf("path not found: %s", path)
-	case err != nil:
-		return toolexec.Result{}, err
-	case !fi.IsDir():
-		return toolexec.Result{}, fmt.Errorf("%s is not a folder", path)
 	}
 	var out strings.Builder
 	var det FindDetails

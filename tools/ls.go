@@ -4,7 +4,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -59,21 +58,9 @@ func lsTool(ws *Workspace) toolexec.Tool {
 }
 
 func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
-	if path == "" {
-		path = "."
-	}
-	dir, err := ws.Resolve(path)
+	dir, err := ws.folder(path, "; use read to see a file")
 	if err != nil {
 		return toolexec.Result{}, err
-	}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return toolexec.Result{}, fmt.Errorf("path not found: %s", path)
-	case err != nil:
-		return toolexec.Result{}, err
-	case !fi.IsDir():
-		return toolexec.Result{}, fmt.Errorf("%s is not a folder; use read to see a file", path)
 	}
 	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {

@@ -6,6 +6,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,4 +100,26 @@ func (ws *Workspace) parentIgnores(root string) ignoreStack {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// folder resolves path ("" meaning the cwd) to an existing folder of the workspace, or fails
+// saying why; hint is added to the "not a folder" message.
+func (ws *Workspace) folder(path, hint string) (string, error) {
+	if path == "" {
+		path = "."
+	}
+	real, err := ws.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("path not found: %s", path)
+	case err != nil:
+		return "", err
+	case !fi.IsDir():
+		return "", fmt.Errorf("%s is not a folder%s", path, hint)
+	}
+	return real, nil
 }
