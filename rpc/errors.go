@@ -39,6 +39,7 @@ var (
 	errShutdown       = &codedError{codeInvalidRequest, "the server is shutting down: only exit is accepted after shutdown"}
 	errUnknownMethod  = &codedError{codeMethodNotFound, "method not found"}
 	errInvalidParams  = &codedError{codeInvalidParams, "invalid params"}
+	errInvalidRequest = &codedError{codeInvalidRequest, "invalid request"}
 	errBusy           = &codedError{codeRequestFailed, "a prompt is already running for this session; send more input with session/steer or session/followUp"}
 	errFailed         = &codedError{codeRequestFailed, "request failed"}
 )

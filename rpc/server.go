@@ -189,14 +189,12 @@ func (s *Server) admit(method string) error {
 	case s.shutdown:
 		return errShutdown
 	case method == "initialize" && s.initialized:
-		return fmt.Errorf("%w: initialize was already received", errInvalidRequestErr)
+		return fmt.Errorf("%w: initialize was already received", errInvalidRequest)
 	case method != "initialize" && !s.initialized:
 		return errNotInitialized
 	}
 	return nil
 }
-
-var errInvalidRequestErr = &codedError{codeInvalidRequest, "invalid request"}
 
 func (s *Server) reply(id jsonrpc2.ID, result any, err error) {
 	if err != nil {
