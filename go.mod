@@ -1,6 +1,6 @@
 module github.com/pid-agent/pid
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1
@@ -24,5 +24,6 @@ require (
 	go.uber.org/atomic v1.9.0 // indirect
 	go.uber.org/multierr v1.8.0 // indirect
 	go.uber.org/zap v1.21.0 // indirect
-	golang.org/x/sys v0.13.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
