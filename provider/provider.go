@@ -14,9 +14,11 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider/anthropic"
+	"github.com/pid-agent/pid/provider/internal/wire"
 	"github.com/pid-agent/pid/provider/openai"
 )
 
@@ -46,16 +48,40 @@ type Config struct {
 	// MaxTokens caps an answer's tokens. Default: the server's choice for openai, 8192
 	// for anthropic (4096 for Claude 3 models).
 	MaxTokens int `json:"maxTokens,omitempty"`
+	// RequestTimeoutMs bounds, in milliseconds, the wait for a response's headers, per
+	// attempt; an attempt that passes it is retried with backoff like a 5xx answer.
+	// 0 means the default, DefaultRequestTimeoutMs.
+	RequestTimeoutMs int `json:"requestTimeoutMs,omitempty"`
+	// IdleTimeoutMs bounds, in milliseconds, a silence in the middle of a stream: a
+	// stream that sends no bytes for that long is cut off and the turn fails (or, when
+	// nothing but the start was streamed yet, the request is made again). 0 means the
+	// default, DefaultIdleTimeoutMs.
+	IdleTimeoutMs int `json:"idleTimeoutMs,omitempty"`
 }
 
-// New returns the provider cfg describes, reading its key from the environment.
+// Defaults and the largest value of Config's timeouts, in milliseconds.
+const (
+	DefaultRequestTimeoutMs = int(wire.DefaultRequestTimeout / time.Millisecond) // 60000
+	DefaultIdleTimeoutMs    = int(wire.DefaultIdleTimeout / time.Millisecond)    // 120000
+	MaxTimeoutMs            = 24 * 60 * 60 * 1000                                // a day
+)
+
+// New returns the provider cfg describes, reading its key from the environment. The
+// provider sends the key only to the base URL's origin (see docs/providers.md).
 //
 // It fails, with an error that names what to set, when Provider is empty or unknown, ID
-// is empty, the base URL is not an http(s) URL, or the key is missing: Anthropic always
-// needs one, and so does OpenAI's own API; an OpenAI-compatible server at another base
-// URL (Ollama, llama.cpp) may have none, unless APIKeyEnv names a variable, which must
-// then be set. The key never appears in an error.
+// is empty, the base URL is not an http(s) URL, a timeout is negative or above
+// MaxTimeoutMs, or the key is missing: Anthropic always needs one, and so does OpenAI's
+// own API; an OpenAI-compatible server at another base URL (Ollama, llama.cpp) may have
+// none, unless APIKeyEnv names a variable, which must then be set. The key never appears
+// in an error.
 func New(cfg Config) (llm.Provider, error) {
+	if err := checkTimeout("model.requestTimeoutMs", cfg.RequestTimeoutMs, DefaultRequestTimeoutMs); err != nil {
+		return nil, err
+	}
+	if err := checkTimeout("model.idleTimeoutMs", cfg.IdleTimeoutMs, DefaultIdleTimeoutMs); err != nil {
+		return nil, err
+	}
 	switch cfg.Provider {
 	case OpenAI:
 		return newOpenAI(cfg)
@@ -77,7 +103,10 @@ func newOpenAI(cfg Config) (llm.Provider, error) {
 	if key == "" && (cfg.APIKeyEnv != "" || isHost(base, "api.openai.com")) {
 		return nil, missingKey("OpenAI", keyEnv, cfg.APIKeyEnv != "")
 	}
-	return openai.New(openai.Options{Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens})
+	return openai.New(openai.Options{
+		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
+		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
+	})
 }
 
 func newAnthropic(cfg Config) (llm.Provider, error) {
@@ -90,8 +119,22 @@ func newAnthropic(cfg Config) (llm.Provider, error) {
 	if key == "" {
 		return nil, missingKey("Anthropic", keyEnv, cfg.APIKeyEnv != "")
 	}
-	return anthropic.New(anthropic.Options{Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens})
+	return anthropic.New(anthropic.Options{
+		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
+		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
+	})
 }
+
+// checkTimeout fails when ms, the value of setting, is negative or above MaxTimeoutMs.
+func checkTimeout(setting string, ms, def int) error {
+	if ms < 0 || ms > MaxTimeoutMs {
+		return fmt.Errorf("%s is %d: give a number of milliseconds from 1 to %d, or 0 (or nothing) for the default of %d", setting, ms, MaxTimeoutMs, def)
+	}
+	return nil
+}
+
+// millis is ms milliseconds; 0 stays 0, which the providers read as their default.
+func millis(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 func missingKey(api, env string, named bool) error {
 	if named {

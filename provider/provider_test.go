@@ -2,10 +2,12 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -43,6 +45,8 @@ func TestNewErrors(t *testing.T) {
 		{"anthropic without key", provider.Config{Provider: "anthropic", ID: "claude-sonnet-4-5"}, []string{"no Anthropic API key", "set ANTHROPIC_API_KEY"}},
 		{"named variable unset", provider.Config{Provider: "openai", ID: "m", BaseURL: "http://localhost:11434/v1", APIKeyEnv: "PID_TEST_KEY"}, []string{"PID_TEST_KEY (named by model.apiKeyEnv) is empty or unset"}},
 		{"bad base URL", provider.Config{Provider: "openai", ID: "m", BaseURL: "localhost:11434"}, []string{"not an http or https URL"}},
+		{"negative request timeout", provider.Config{Provider: "openai", ID: "m", BaseURL: "http://localhost:11434/v1", RequestTimeoutMs: -1}, []string{"model.requestTimeoutMs is -1", "or 0 (or nothing) for the default of 60000"}},
+		{"idle timeout over a day", provider.Config{Provider: "anthropic", ID: "m", IdleTimeoutMs: provider.MaxTimeoutMs + 1}, []string{"model.idleTimeoutMs is 86400001", "from 1 to 86400000", "default of 120000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := provider.New(tc.cfg)
@@ -163,5 +167,63 @@ func TestDefaults(t *testing.T) {
 	p, err = provider.New(provider.Config{Provider: "anthropic", ID: "claude-sonnet-4-5"})
 	if err != nil || p.(*anthropic.Provider).BaseURL() != anthropic.DefaultBaseURL || p.(*anthropic.Provider).MaxTokens() != anthropic.DefaultMaxTokens {
 		t.Errorf("anthropic: %v %v", p, err)
+	}
+}
+
+// The defaults the documentation gives.
+func TestTimeoutDefaults(t *testing.T) {
+	if provider.DefaultRequestTimeoutMs != 60000 || provider.DefaultIdleTimeoutMs != 120000 {
+		t.Errorf("defaults %d, %d; want 60000, 120000", provider.DefaultRequestTimeoutMs, provider.DefaultIdleTimeoutMs)
+	}
+}
+
+// The timeouts reach both providers, in milliseconds, with 0 as the defaults; the JSON
+// names are the ones settings use.
+func TestTimeoutsFromConfig(t *testing.T) {
+	clearEnv(t)
+	t.Setenv(provider.EnvOpenAIKey, key)
+	t.Setenv(provider.EnvAnthropicKey, key)
+	var cfg provider.Config
+	if err := json.Unmarshal([]byte(`{"provider":"openai","id":"gpt-4.1","requestTimeoutMs":1500,"idleTimeoutMs":2500}`), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{provider.OpenAI, provider.Anthropic} {
+		cfg.Provider = name
+		p, err := provider.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, i := p.(interface {
+			Timeouts() (time.Duration, time.Duration)
+		}).Timeouts()
+		if r != 1500*time.Millisecond || i != 2500*time.Millisecond {
+			t.Errorf("%s: timeouts %v, %v; want 1.5s, 2.5s", name, r, i)
+		}
+		p, err = provider.New(provider.Config{Provider: name, ID: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, i = p.(interface {
+			Timeouts() (time.Duration, time.Duration)
+		}).Timeouts()
+		if r != time.Minute || i != 2*time.Minute {
+			t.Errorf("%s: default timeouts %v, %v; want 1m, 2m", name, r, i)
+		}
+	}
+}
+
+// End to end through New: a stream that stalls after its first text fails after
+// idleTimeoutMs with the text kept and the setting named.
+func TestIdleTimeoutFromConfig(t *testing.T) {
+	clearEnv(t)
+	closeIdle(t)
+	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "openai", "text.sse"), HoldAfter: 3})
+	p, err := provider.New(provider.Config{Provider: "openai", ID: "qwen3:8b", BaseURL: srv.URL + "/v1", IdleTimeoutMs: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := replay.Stream(t, p, context.Background(), &llm.Request{Messages: []llm.Message{llm.NewUser("Hi")}}, key)
+	if msg.StopReason != llm.StopError || msg.Text() != "Hello" || !strings.Contains(msg.ErrorMessage, "sent nothing for 40ms in the middle of the answer (model.idleTimeoutMs)") {
+		t.Errorf("message = %+v", msg)
 	}
 }

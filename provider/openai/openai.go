@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider/internal/wire"
@@ -42,9 +43,19 @@ type Options struct {
 	// field local servers read.
 	MaxTokens int
 	// HTTPClient makes the requests (default: a client on http.DefaultTransport with no
-	// overall timeout, since an answer streams for as long as it takes).
+	// overall timeout, since an answer streams for as long as it takes). New uses a copy
+	// whose redirect policy sends the key only to BaseURL's origin (scheme, host, port),
+	// refuses https to http, and refuses 301, 302 and 303, which would re-send the POST
+	// as a GET; the client's own CheckRedirect, if any, applies after that.
 	HTTPClient *http.Client
 	Retry      Retry
+	// RequestTimeout bounds the wait for the response headers of each attempt (default
+	// 60s); an attempt that passes it is cut off and retried as a 5xx answer is.
+	RequestTimeout time.Duration
+	// IdleTimeout bounds the wait for the next bytes of the stream (default 120s). A
+	// stream that passes it before any block reached the sink is made again (from the
+	// Retry budget); after that, the call ends with StopError and the content so far.
+	IdleTimeout time.Duration
 }
 
 // Provider streams assistant messages from a chat-completions endpoint. It is safe for
@@ -65,8 +76,12 @@ func New(o Options) (*Provider, error) {
 		return nil, err
 	}
 	o.BaseURL = info.BaseURL
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+	o.HTTPClient = wire.GuardClient(o.HTTPClient, o.BaseURL, o.APIKey)
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = wire.DefaultRequestTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = wire.DefaultIdleTimeout
 	}
 	return &Provider{opts: o, endpoint: o.BaseURL + "/chat/completions", info: info}, nil
 }
@@ -90,6 +105,12 @@ func (p *Provider) Model() string { return p.opts.Model }
 // BaseURL returns the API root the provider posts to.
 func (p *Provider) BaseURL() string { return p.opts.BaseURL }
 
+// Timeouts returns the bounds on the wait for response headers and on a stream's
+// silences, defaults applied.
+func (p *Provider) Timeouts() (request, idle time.Duration) {
+	return p.opts.RequestTimeout, p.opts.IdleTimeout
+}
+
 // Stream implements llm.Provider: it posts req as a streaming chat completion and returns
 // the assistant message. Text, reasoning (reasoning_content or reasoning deltas, as
 // llama.cpp, vLLM, Ollama and OpenRouter send) and tool calls stream to sink as they
@@ -106,11 +127,13 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.Stream
 		header.Set("Authorization", "Bearer "+p.opts.APIKey)
 	}
 	call := &wire.Call{
-		Info:   &p.info,
-		Client: p.opts.HTTPClient,
-		Retry:  p.opts.Retry,
-		Key:    p.opts.APIKey,
-		Build:  wire.PostJSON(p.endpoint, body, header),
+		Info:     &p.info,
+		Client:   p.opts.HTTPClient,
+		Retry:    p.opts.Retry,
+		Timeouts: wire.Timeouts{Request: p.opts.RequestTimeout, Idle: p.opts.IdleTimeout},
+		Key:      p.opts.APIKey,
+		Endpoint: p.endpoint,
+		Build:    wire.PostJSON(p.endpoint, body, header),
 	}
-	return wire.Run(ctx, call, b, newDecoder(b, &p.info))
+	return wire.Run(ctx, call, b, func(b *wire.Builder) wire.Decoder { return newDecoder(b, &p.info) })
 }

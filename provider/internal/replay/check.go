@@ -40,13 +40,21 @@ func (s *Sleeps) Got() []time.Duration {
 }
 
 // Stream runs one Stream call of p into a Recorder and checks what every call must hold
-// (see Check), with key the provider's API key.
+// (see Check), with key the provider's API key. It fails t when Stream has not returned
+// within 30 seconds: a hang is a failure the timeouts exist to prevent.
 func Stream(t testing.TB, p llm.Provider, ctx context.Context, req *llm.Request, key string) (llm.Message, *Recorder) {
 	t.Helper()
-	var rec Recorder
-	msg := p.Stream(ctx, req, rec.Sink)
-	Check(t, msg, &rec, key)
-	return msg, &rec
+	rec := &Recorder{}
+	done := make(chan llm.Message, 1)
+	go func() { done <- p.Stream(ctx, req, rec.Sink) }()
+	var msg llm.Message
+	select {
+	case msg = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stream did not return within 30s")
+	}
+	Check(t, msg, rec, key)
+	return msg, rec
 }
 
 // Check fails t unless every partial rec saw encodes, msg is an assistant message that

@@ -34,6 +34,12 @@ type Step struct {
 	// HoldAfter, when positive, writes only File's first HoldAfter events, then waits
 	// until the request's context ends and closes Server.Cancelled.
 	HoldAfter int
+	// Hold does what a positive HoldAfter does, also with HoldAfter 0: the headers go out
+	// with no event after them.
+	Hold bool
+	// NoHeaders reads the request and then sends nothing, not even the headers, until the
+	// request's context ends; then it closes Server.Cancelled.
+	NoHeaders bool
 }
 
 // Request is what the server was sent.
@@ -47,8 +53,11 @@ type Request struct {
 // Server is a replay server. Close it (New registers that with t.Cleanup).
 type Server struct {
 	*httptest.Server
-	// Cancelled is closed when a Hold step saw its request's context end.
+	// Cancelled is closed when a Hold or NoHeaders step saw its request's context end.
 	Cancelled chan struct{}
+	// Waiting receives a value each time a Hold or NoHeaders step starts waiting for its
+	// request's context to end (it is buffered; a test may ignore it).
+	Waiting chan struct{}
 
 	t      testing.TB
 	mu     sync.Mutex
@@ -73,7 +82,7 @@ func New(t testing.TB, steps ...Step) *Server {
 			steps[i].Body = string(b)
 		}
 	}
-	s := &Server{t: t, steps: steps, Cancelled: make(chan struct{})}
+	s := &Server{t: t, steps: steps, Cancelled: make(chan struct{}), Waiting: make(chan struct{}, 16)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -94,6 +103,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	step := s.steps[min(n, len(s.steps)-1)]
 	s.mu.Unlock()
 
+	if step.NoHeaders {
+		s.hold(r)
+		return
+	}
 	for k, v := range step.Header {
 		w.Header().Set(k, v)
 	}
@@ -111,12 +124,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 	flusher := w.(http.Flusher)
 	switch {
-	case step.HoldAfter > 0:
+	case step.Hold || step.HoldAfter > 0:
 		events := strings.SplitAfter(strings.ReplaceAll(step.Body, "\r\n", "\n"), "\n\n")
 		io.WriteString(w, strings.Join(events[:min(step.HoldAfter, len(events))], ""))
 		flusher.Flush()
-		<-r.Context().Done()
-		s.cancel.Do(func() { close(s.Cancelled) })
+		s.hold(r)
 	case step.Drop:
 		io.WriteString(w, step.Body)
 		flusher.Flush()
@@ -129,4 +141,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		io.WriteString(w, step.Body)
 	}
+}
+
+// hold waits until r's context ends (the client gave up on it), then closes Cancelled.
+func (s *Server) hold(r *http.Request) {
+	select {
+	case s.Waiting <- struct{}{}:
+	default:
+	}
+	<-r.Context().Done()
+	s.cancel.Do(func() { close(s.Cancelled) })
 }

@@ -20,9 +20,10 @@ import (
 // and each partial Arguments is a new slice, so a sink may keep what it was shown (the loop
 // keeps a shallow copy and hands it to another goroutine).
 type Builder struct {
-	msg    llm.Message
-	sink   llm.StreamSink
-	blocks []*block
+	msg     llm.Message
+	sink    llm.StreamSink
+	blocks  []*block
+	started bool
 }
 
 type block struct {
@@ -45,8 +46,25 @@ func (b *Builder) emit(kind llm.StreamKind, i int, delta string) {
 	}
 }
 
-// Start reports the start of the message. Call it once, when the stream has begun.
-func (b *Builder) Start() { b.emit(llm.StreamStart, 0, "") }
+// Start reports the start of the message, when the stream has begun. Only the first call
+// reports it, so a request made again after Reset does not start the message twice.
+func (b *Builder) Start() {
+	if !b.started {
+		b.started = true
+		b.emit(llm.StreamStart, 0, "")
+	}
+}
+
+// Empty reports whether no block has been opened since the builder was made or Reset.
+func (b *Builder) Empty() bool { return len(b.blocks) == 0 }
+
+// Reset drops the message's blocks and usage, for a request made again before anything
+// but the start reached the sink. It reports nothing; the message keeps its timestamp.
+func (b *Builder) Reset() {
+	b.msg.Content = []llm.Content{}
+	b.msg.Usage = nil
+	b.blocks = nil
+}
 
 // Open appends an empty block of type t (text, thinking or toolCall; id and name are for
 // tool calls), reports its start and returns its index.

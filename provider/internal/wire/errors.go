@@ -29,13 +29,15 @@ type Info struct {
 }
 
 // Failure is a failed HTTP answer after the retries: its status, the server's error text
-// (taken from the body), the number of attempts made and the wait the server last asked
-// for (0 when it asked for none).
+// (taken from the body), the number of attempts made, the wait the server last asked for
+// (0 when it asked for none), and the URL that answered when a redirect led to another
+// origin than the one asked ("" otherwise).
 type Failure struct {
-	Status     int
-	Body       []byte
-	Attempts   int
-	RetryAfter time.Duration
+	Status       int
+	Body         []byte
+	Attempts     int
+	RetryAfter   time.Duration
+	RedirectedTo string
 }
 
 // ServerError is the error a server put in a body: its type or code and message.
@@ -115,6 +117,8 @@ func (in *Info) Describe(f Failure) string {
 	}
 	lower := strings.ToLower(said + " " + se.Type)
 	switch {
+	case f.RedirectedTo != "" && (f.Status == http.StatusUnauthorized || f.Status == http.StatusForbidden):
+		return fmt.Sprintf("%s redirected the request to %s, another server, which pid sends no API key to; it answered %s. If that server is the API you mean, set model.baseUrl to it.", in.Subject(), f.RedirectedTo, status)
 	case f.Status == http.StatusUnauthorized || (f.Status == http.StatusForbidden && !in.HasKey):
 		if !in.HasKey {
 			return fmt.Sprintf("%s requires an API key (%s). Set %s, or name the variable that holds the key in model.apiKeyEnv.", in.Subject(), status, in.keyEnvOr("the key's environment variable"))
@@ -179,6 +183,34 @@ func (in *Info) Unreachable(err error) string {
 		where += " at " + in.BaseURL
 	}
 	return fmt.Sprintf("Could not reach %s (%v). Check that the server is running and that model.baseUrl is right.", where, err)
+}
+
+// TimedOut is the text for a request cut off because its server went silent (see
+// TimeoutError); streamed says whether part of the answer had reached the sink.
+func (in *Info) TimedOut(e *TimeoutError, streamed bool) string {
+	after := Duration(e.After)
+	switch {
+	case e.Setting == RequestTimeoutSetting:
+		return fmt.Sprintf("%s did not start answering within %s (%s)%s. Try again in a while; if the server is slow to start (a local server loading the model or reading a long prompt), raise %s.", in.Subject(), after, e.Setting, attempts(e.Attempts), e.Setting)
+	case streamed:
+		return fmt.Sprintf("%s sent nothing for %s in the middle of the answer (%s), so pid stopped waiting. The answer so far is kept, but its tool calls are not run and it is not sent back to the model. Ask again to retry; if the model pauses longer than that while it thinks, raise %s.", in.Subject(), after, e.Setting, e.Setting)
+	}
+	return fmt.Sprintf("%s started the answer but then sent nothing for %s (%s)%s. Try again in a while; if the model pauses longer than that while it thinks, raise %s.", in.Subject(), after, e.Setting, attempts(e.Attempts), e.Setting)
+}
+
+// Redirected is the text for a redirect GuardClient refused; endpoint is the URL the
+// request was posted to, from which the base URL to suggest is worked out.
+func (in *Info) Redirected(e *RedirectError, endpoint string) string {
+	text := fmt.Sprintf("%s redirected the request to %s (HTTP %d)", in.Subject(), e.To.Redacted(), e.Status)
+	if e.Downgrade {
+		text += ", which leaves https for unencrypted http; pid does not follow that, since the request and its API key would travel in clear text."
+	} else {
+		text += ", which would send it again as a GET without its body; pid does not follow that, since the server would answer another request."
+	}
+	if base := suggestBase(in.BaseURL, endpoint, e.To); base != "" && !e.Downgrade {
+		return text + fmt.Sprintf(" If that is the server's address, set model.baseUrl to %s.", base)
+	}
+	return text + " Check model.baseUrl."
 }
 
 // Dropped is the text for a stream that ended before its last event.

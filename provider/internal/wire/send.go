@@ -1,5 +1,6 @@
 // This file sends one model request, retrying rate-limited and failed answers (429, 5xx)
-// with backoff that honours Retry-After, within bounded attempts and total wait.
+// and attempts that got no headers in time, with backoff that honours Retry-After, within
+// bounded attempts and total wait.
 
 package wire
 
@@ -65,29 +66,74 @@ func sleep(ctx context.Context, d time.Duration) error {
 const maxErrorBody = 64 << 10
 
 // Send makes the request build returns (a new one per attempt, bound to ctx) and returns
-// the first answer with a 2xx status; the caller closes its body. A 408, 409, 429 or 5xx
-// answer is retried after a wait: the one the server asks for in retry-after-ms or
-// Retry-After (seconds or an HTTP date), else Base doubled per retry. A header
-// x-should-retry: true or false overrides the status, and a 429 that says the quota is
-// exhausted is not retried.
+// the first answer with a 2xx status; the caller must close its body, which also stops
+// its idle timer (t.Idle). A 408, 409, 429 or 5xx answer is retried after a wait: the one
+// the server asks for in retry-after-ms or Retry-After (seconds or an HTTP date), else
+// Base doubled per retry. A header x-should-retry: true or false overrides the status, and
+// a 429 that says the quota is exhausted is not retried. An attempt that gets no response
+// headers within t.Request is cut off and retried the same way (with Base doubled).
 //
 // Send returns a non-nil *Failure for a non-2xx answer it gives up on, and a non-nil
-// error when there was no answer: the request could not be made or sent, or ctx ended
-// (then the error is ctx's, possibly wrapped).
-func Send(ctx context.Context, client *http.Client, build func(context.Context) (*http.Request, error), r Retry) (*http.Response, *Failure, error) {
-	r = r.withDefaults()
-	var waited time.Duration
-	for attempt := 1; ; attempt++ {
-		req, err := build(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		resp, err := client.Do(req)
+// error when there was no answer: the request could not be made or sent, a redirect was
+// refused (a *RedirectError in the chain, see GuardClient), every attempt timed out (a
+// *TimeoutError), or ctx ended (then the error is ctx's, possibly wrapped). It leaves no
+// timer or goroutine behind, whatever it returns.
+func Send(ctx context.Context, client *http.Client, build func(context.Context) (*http.Request, error), r Retry, t Timeouts) (*http.Response, *Failure, error) {
+	var b budget
+	return send(ctx, client, build, r.withDefaults(), t.withDefaults(), &b)
+}
+
+// budget counts what the retries of one call have used: attempts made and time waited.
+type budget struct {
+	attempts int
+	waited   time.Duration
+}
+
+// next waits before another attempt: asked when hasAsked, else r.Base doubled per retry.
+// It returns false, and no error, when the attempts or the total wait are used up, and
+// ctx's error when ctx ends before or during the wait.
+func (b *budget) next(ctx context.Context, r Retry, asked time.Duration, hasAsked bool) (bool, error) {
+	if b.attempts >= r.Attempts {
+		return false, nil
+	}
+	wait := asked
+	if !hasAsked {
+		wait = r.Base << (b.attempts - 1)
+	}
+	if b.waited+wait > r.MaxWait {
+		return false, nil
+	}
+	if err := r.Sleep(ctx, wait); err != nil {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	b.waited += wait
+	return true, nil
+}
+
+// send is Send with the defaults applied and the budget kept by the caller, so that Run
+// can spend what is left on a stream that stalls before its first block.
+func send(ctx context.Context, client *http.Client, build func(context.Context) (*http.Request, error), r Retry, t Timeouts, b *budget) (*http.Response, *Failure, error) {
+	for {
+		b.attempts++
+		resp, timedOut, err := do(ctx, client, build, t)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
 			return nil, nil, err
+		}
+		if timedOut {
+			ok, err := b.next(ctx, r, 0, false)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				return nil, nil, &TimeoutError{Setting: RequestTimeoutSetting, After: t.Request, Attempts: b.attempts}
+			}
+			continue
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil, nil
@@ -98,28 +144,61 @@ func Send(ctx context.Context, client *http.Client, build func(context.Context) 
 			return nil, nil, ctx.Err()
 		}
 		asked, hasAsked := retryAfter(resp.Header, r.Now())
-		fail := &Failure{Status: resp.StatusCode, Body: body, Attempts: attempt}
+		fail := &Failure{Status: resp.StatusCode, Body: body, Attempts: b.attempts}
 		if hasAsked {
 			fail.RetryAfter = asked
 		}
-		if attempt >= r.Attempts || !retryable(resp, body) {
+		if first := resp.Request; first != nil {
+			for first.Response != nil && first.Response.Request != nil {
+				first = first.Response.Request
+			}
+			if !SameOrigin(first.URL, resp.Request.URL) {
+				fail.RedirectedTo = resp.Request.URL.Redacted()
+			}
+		}
+		if !retryable(resp, body) {
 			return nil, fail, nil
 		}
-		wait := asked
-		if !hasAsked {
-			wait = r.Base << (attempt - 1)
-		}
-		if waited+wait > r.MaxWait {
-			return nil, fail, nil
-		}
-		if err := r.Sleep(ctx, wait); err != nil {
+		ok, err := b.next(ctx, r, asked, hasAsked)
+		if err != nil {
 			return nil, nil, err
 		}
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+		if !ok {
+			return nil, fail, nil
 		}
-		waited += wait
 	}
+}
+
+// do makes one attempt. It reports timedOut when no response headers came within
+// t.Request (the attempt is then cut off and nothing of it is left open). A response it
+// returns has its body wrapped in an idleBody, whose Close ends the attempt's context.
+func do(ctx context.Context, client *http.Client, build func(context.Context) (*http.Request, error), t Timeouts) (resp *http.Response, timedOut bool, err error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	req, err := build(actx)
+	if err != nil {
+		cancel(nil)
+		return nil, false, err
+	}
+	timer := time.AfterFunc(t.Request, func() { cancel(errNoHeaders) })
+	resp, err = client.Do(req)
+	if !timer.Stop() {
+		// The timer fired: the attempt was cut off, or its answer came as it fired and
+		// its body is cut off already.
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel(nil)
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, true, nil
+	}
+	if err != nil {
+		cancel(nil)
+		return nil, false, err
+	}
+	resp.Body = newIdleBody(resp.Body, actx, cancel, t.Idle)
+	return resp, false, nil
 }
 
 func retryable(resp *http.Response, body []byte) bool {

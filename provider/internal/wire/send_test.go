@@ -43,7 +43,7 @@ func TestSendRetriesHonouringRetryAfter(t *testing.T) {
 		}
 	})
 	var s replay.Sleeps
-	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 3, Sleep: s.Sleep, Now: func() time.Time { return now }})
+	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 3, Sleep: s.Sleep, Now: func() time.Time { return now }}, wire.Timeouts{})
 	if err != nil || fail != nil {
 		t.Fatalf("Send: fail %+v, err %v", fail, err)
 	}
@@ -62,7 +62,7 @@ func TestSendBackoffWithoutRetryAfter(t *testing.T) {
 		w.WriteHeader(http.StatusBadGateway)
 	})
 	var s replay.Sleeps
-	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 4, Base: 100 * time.Millisecond, Sleep: s.Sleep})
+	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Attempts: 4, Base: 100 * time.Millisecond, Sleep: s.Sleep}, wire.Timeouts{})
 	if err != nil || fail == nil {
 		t.Fatalf("want a failure, got fail %v err %v", fail, err)
 	}
@@ -92,7 +92,7 @@ func TestSendRetryAfterMs(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	var s replay.Sleeps
-	resp, _, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep})
+	resp, _, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep}, wire.Timeouts{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSendGivesUpWhenTheWaitIsTooLong(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
 	var s replay.Sleeps
-	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{MaxWait: time.Minute, Sleep: s.Sleep})
+	_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{MaxWait: time.Minute, Sleep: s.Sleep}, wire.Timeouts{})
 	if err != nil || fail == nil {
 		t.Fatalf("fail %v err %v", fail, err)
 	}
@@ -140,7 +140,7 @@ func TestSendDoesNotRetry(t *testing.T) {
 				w.Write([]byte(tc.body))
 			})
 			var s replay.Sleeps
-			_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep})
+			_, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep}, wire.Timeouts{})
 			if err != nil || fail == nil || fail.Status != tc.status || string(fail.Body) != tc.body {
 				t.Fatalf("fail %+v err %v", fail, err)
 			}
@@ -162,7 +162,7 @@ func TestSendRetriesOnShouldRetryTrue(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	var s replay.Sleeps
-	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep})
+	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{Sleep: s.Sleep}, wire.Timeouts{})
 	if err != nil || fail != nil {
 		t.Fatalf("fail %v err %v", fail, err)
 	}
@@ -184,7 +184,7 @@ func TestSendAbortDuringWait(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	_, fail, err := wire.Send(ctx, srv.Client(), get(srv.URL), wire.Retry{Sleep: sleep})
+	_, fail, err := wire.Send(ctx, srv.Client(), get(srv.URL), wire.Retry{Sleep: sleep}, wire.Timeouts{})
 	if err != context.Canceled || fail != nil {
 		t.Fatalf("fail %v err %v, want context.Canceled", fail, err)
 	}
@@ -203,7 +203,7 @@ func TestSendDefaultSleep(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{})
+	resp, fail, err := wire.Send(context.Background(), srv.Client(), get(srv.URL), wire.Retry{}, wire.Timeouts{})
 	if err != nil || fail != nil {
 		t.Fatalf("fail %v err %v", fail, err)
 	}
