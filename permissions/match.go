@@ -1,24 +1,30 @@
 // This file matches rules against a call's arguments: which values a gjson path yields, glob
-// patterns for paths, word-boundary prefixes for commands, and the shell-metacharacter
-// refusal that keeps an allow rule from allowing more than it names.
+// patterns for paths, word prefixes for commands (matched on the parsed command for bash,
+// see shell.go), the shell-metacharacter refusal that keeps an allow rule on another tool
+// from allowing more than it names, and the scope of an "always" answer.
 
 package permissions
 
 import (
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 )
 
 // shellMeta are the characters that let a command do more than its first words say: command
 // separators, pipes, background jobs, substitutions, redirections, line breaks. An allow rule
-// never matches a value containing one of them.
+// on an argument other than bash's command never matches a value containing one of them
+// (bash's command is parsed instead).
 const shellMeta = ";|&`$()<>\n\r\x00"
 
 // HasShellMeta reports whether s contains a shell metacharacter (; | & ` $ ( ) < > newline,
-// carriage return or NUL): a value an allow rule never matches. Pure: safe for concurrent use.
+// carriage return or NUL): a value an allow rule on an argument other than bash's command
+// never matches. Pure: safe for concurrent use.
 func HasShellMeta(s string) bool { return strings.ContainsAny(s, shellMeta) }
 
 // isGlob reports whether a pattern contains a glob character (*, ? or [).
@@ -32,8 +38,13 @@ func isPathArgument(p string) bool {
 	return strings.HasSuffix(strings.ToLower(last), "path")
 }
 
+// shellRule reports whether a rule on a tool's argument is matched on the parsed command:
+// bash's command. Its pattern is then a command, never a glob.
+func shellRule(tool, argPath string) bool { return tool == "bash" && argPath == "command" }
+
 // globRule reports whether a rule's pattern is a glob (it contains *, ? or [, or its argument
-// is a path argument) rather than a word-boundary prefix.
+// is a path argument) rather than a word-boundary prefix. Rules on bash's command are
+// neither (see shellRule).
 func globRule(pattern, argPath string) bool { return isGlob(pattern) || isPathArgument(argPath) }
 
 // checkGlob reports a malformed glob (an unclosed [ class, a trailing backslash).
@@ -49,15 +60,102 @@ func checkGlob(p string) error {
 	return nil
 }
 
-// matches reports whether a rule applies to a call. The rule's argument may yield several
-// values (a # path, or an array): an allow rule applies only when there is at least one value
-// and every value matches; an ask or deny rule applies when any value matches. A missing
-// argument yields no value (except grep, find and ls, whose missing path means ".").
-func (r Rule) matches(c Call) bool {
-	p := r.Path
-	if p == "" {
-		p, _ = DefaultArgument(c.Tool)
+// argPath returns the gjson path a rule looks at for a tool ("" when the tool has no default
+// argument and the rule names none).
+func (r Rule) argPath(tool string) string {
+	if r.Path != "" {
+		return r.Path
 	}
+	p, _ := DefaultArgument(tool)
+	return p
+}
+
+// matchResult is how a rule applies to one subject.
+type matchResult int
+
+const (
+	matchNone  matchResult = iota
+	matchMaybe             // a deny or ask rule that applies if an expansion turns out to be its word
+	matchYes
+)
+
+// Matches reports whether a rule applies to a whole call, as a remembered answer or a
+// scope kept in memory is applied.
+//
+// For bash's command (the rule's argument is "command"), the command is parsed (shell.go):
+// an allow rule applies only when the command has no construct a rule cannot vouch for
+// (eval, sh -c, an expansion in command position, ...), writes no file, and the rule matches
+// every simple command in it; an ask or deny rule applies when it matches any of them (or
+// may match one, through an expansion). For other arguments: the argument may yield several
+// values (a # path, or an array); an allow rule applies only when there is at least one
+// value and every value matches (and none has a shell metacharacter); an ask or deny rule
+// applies when any value matches. A missing argument yields no value (except for grep, find
+// and ls, whose missing path means ".").
+//
+// Contract: called by Store.Lookup and by the daemon for answers kept in memory. Pure: safe
+// for concurrent use; it never fails (arguments that are not JSON match nothing).
+func (r Rule) Matches(c Call) bool {
+	p := r.argPath(c.Tool)
+	if !shellRule(c.Tool, p) {
+		return r.matchesValues(c, p)
+	}
+	sc, ok := callCommand(c)
+	if !ok {
+		return false
+	}
+	cp := compilePattern(r.Pattern)
+	parts := sc.subjects()
+	if r.Decision == Allow {
+		if sc.unsafe != "" || len(sc.writes) > 0 {
+			return false
+		}
+		for i := range parts {
+			if cp.match(sc, &parts[i], Allow) != matchYes {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range parts {
+		if cp.match(sc, &parts[i], r.Decision) != matchNone {
+			return true
+		}
+	}
+	return false
+}
+
+// matches is Matches under the name the Store uses.
+func (r Rule) matches(c Call) bool { return r.Matches(c) }
+
+// matchSubject reports how a rule applies to one simple command of a call (pt; nil when
+// the call is not a parsed bash command): rules on the command are matched on the part,
+// rules on other arguments on the whole call.
+func (r Rule) matchSubject(c Call, sc *shellCmd, pt *shellPart) matchResult {
+	p := r.argPath(c.Tool)
+	if shellRule(c.Tool, p) {
+		if sc == nil || pt == nil {
+			return matchNone
+		}
+		return compilePattern(r.Pattern).match(sc, pt, r.Decision)
+	}
+	if r.matchesValues(c, p) {
+		return matchYes
+	}
+	return matchNone
+}
+
+// callCommand returns a bash call's parsed command; ok is false when the call has no
+// command string.
+func callCommand(c Call) (*shellCmd, bool) {
+	vals, ok := values(c, "command")
+	if !ok || len(vals) != 1 || !vals[0].scalar {
+		return nil, false
+	}
+	return parseShellCached(vals[0].text), true
+}
+
+// matchesValues applies a rule to the values of an argument other than bash's command.
+func (r Rule) matchesValues(c Call, p string) bool {
 	vals, ok := values(c, p)
 	if !ok || len(vals) == 0 {
 		return false
@@ -123,9 +221,10 @@ func values(c Call, p string) ([]value, bool) {
 	return out, true
 }
 
-// matchValue reports whether one value matches a pattern (a glob when glob is set, else a
-// prefix). forAllow refuses values with shell metacharacters and matches prefixes on the
-// whole command only; otherwise a prefix also matches any part of a compound command.
+// matchValue reports whether one value of an argument other than bash's command matches a
+// pattern (a glob when glob is set, else a word prefix). forAllow refuses values with shell
+// metacharacters; otherwise a prefix also matches any simple command of the value read as
+// a shell command (a deny rule "rm" on an MCP tool's "cmd" sees "ls; rm x").
 func matchValue(pattern string, glob bool, v value, cwd string, forAllow bool) bool {
 	if !v.scalar {
 		return false
@@ -136,11 +235,16 @@ func matchValue(pattern string, glob bool, v value, cwd string, forAllow bool) b
 	if glob {
 		return globMatchValue(pattern, v.text, cwd)
 	}
-	if forAllow {
-		return hasWordPrefix(v.text, pattern)
+	if hasWordPrefix(v.text, pattern) {
+		return true
 	}
-	for _, seg := range segments(v.text) {
-		if hasWordPrefix(seg, pattern) {
+	if forAllow {
+		return false
+	}
+	sc := parseShellCached(v.text)
+	cp := compilePattern(pattern)
+	for i := range sc.parts {
+		if cp.match(sc, &sc.parts[i], Deny) != matchNone {
 			return true
 		}
 	}
@@ -157,55 +261,121 @@ func hasWordPrefix(s, prefix string) bool {
 	if prefix == "" || !strings.HasPrefix(s, prefix) {
 		return false
 	}
-	return len(s) == len(prefix) || s[len(prefix)] == ' ' || strings.HasSuffix(prefix, " ")
+	return len(s) == len(prefix) || s[len(prefix)] == ' '
 }
 
-// wrappers are command words that run the rest of the line as a command; a deny rule for
-// "rm" also matches "sudo rm -rf x".
-var wrappers = map[string]bool{
-	"sudo": true, "env": true, "nohup": true, "time": true, "nice": true, "exec": true,
-	"command": true, "builtin": true, "xargs": true, "doas": true, "stdbuf": true,
+// cmdPattern is a rule's pattern on bash's command, read as a command.
+type cmdPattern struct {
+	// single is set for a pattern that is one simple command without redirections: it
+	// matches a simple command of the call that starts with its words. any is set when
+	// those words are only "*": every command.
+	single bool
+	any    bool
+	words  []shellWord
+	// canon is, for any other pattern, the canonical text of the one command it matches
+	// exactly; "" matches nothing.
+	canon string
+	// problem says why the pattern can match no command ("" when it can).
+	problem string
 }
 
-// segments returns the parts of a command a deny or ask prefix is tried on: the whole
-// command, every piece between shell metacharacters or quotes, and each piece again without
-// leading VAR=value assignments and wrapper words (sudo, env, ...) and their options. It is a
-// best effort for catching commands, not a shell parser: deny rules are a convenience, the
-// refusal of metacharacters by allow rules is the safety.
-func segments(cmd string) []string {
-	out := []string{cmd}
-	pieces := strings.FieldsFunc(cmd, func(r rune) bool {
-		return strings.ContainsRune(shellMeta+"\"'{}", r)
-	})
-	for _, p := range pieces {
-		words := strings.Fields(p)
-		if len(words) == 0 {
-			continue
-		}
-		out = append(out, p)
-		i := 0
-		for i < len(words) && skippable(words[i], i > 0 && wrappers[words[i-1]] || i > 0 && strings.HasPrefix(words[i-1], "-")) {
-			i++
-		}
-		if i > 0 && i < len(words) {
-			out = append(out, strings.Join(words[i:], " "))
+// patternCache holds compiled patterns (they come from settings and the store, so there
+// are few); past maxPatterns, patterns are compiled on each use.
+var (
+	patternCache sync.Map // pattern text -> *cmdPattern
+	patternCount atomic.Int64
+)
+
+const maxPatterns = 4096
+
+// compilePattern returns the pattern text read as a command.
+func compilePattern(p string) *cmdPattern {
+	if v, ok := patternCache.Load(p); ok {
+		return v.(*cmdPattern)
+	}
+	cp := newCmdPattern(p)
+	if patternCount.Load() < maxPatterns {
+		if _, loaded := patternCache.LoadOrStore(p, cp); !loaded {
+			patternCount.Add(1)
 		}
 	}
-	return out
+	return cp
 }
 
-// skippable reports whether a word before the real command can be skipped: a wrapper word
-// (sudo, env, ...), a VAR=value assignment, or an option of a wrapper (afterWrapper).
-func skippable(w string, afterWrapper bool) bool {
+func newCmdPattern(p string) *cmdPattern {
+	sc := parseShell(p)
 	switch {
-	case wrappers[w]:
-		return true
-	case strings.HasPrefix(w, "-"):
-		return afterWrapper
-	case strings.Contains(w, "=") && !strings.HasPrefix(w, "="):
-		return true
+	case sc.parseErr != "":
+		return &cmdPattern{problem: "it does not parse as a command (" + sc.parseErr + ")"}
+	case sc.single && sc.main >= 0:
+		words := sc.parts[sc.main].words
+		if n := len(words); n > 0 && words[n-1].glob && words[n-1].text == "*" {
+			words = words[:n-1] // a last word * stands for any further words
+		}
+		return &cmdPattern{single: true, any: len(words) == 0, words: words}
+	case sc.simple && sc.canon != "":
+		return &cmdPattern{canon: sc.canon}
 	}
-	return false
+	return &cmdPattern{problem: "it has several commands, redirections or expansions, so it must match a command exactly, and only simple commands with plain words joined by ;, &, &&, || or | can be matched exactly"}
+}
+
+// match reports how the pattern applies to one part of a command, for a rule deciding d.
+//
+// A single-command pattern matches a part whose words start with its words (after quote
+// removal, wrappers stripped on both sides). The command name is compared exactly for
+// allow (so "./git" or "/usr/bin/git" is not "git"), and by base name, ignoring case, for
+// deny and ask ("/bin/rm" and "RM" are "rm"). A word of the part that is an expansion
+// matches no literal word for allow, and may match any for deny and ask (matchMaybe). An
+// allow match also needs the pattern to name every word the part needs vouched for.
+//
+// Any other pattern matches every part of the one command whose canonical text is its own.
+func (cp *cmdPattern) match(sc *shellCmd, pt *shellPart, d Decision) matchResult {
+	if !cp.single {
+		if cp.canon == "" || !sc.simple || sc.canon != cp.canon || d == Allow && pt.vouch == noVouch {
+			return matchNone
+		}
+		return matchYes
+	}
+	if len(pt.words) == 0 || len(cp.words) > len(pt.words) {
+		return matchNone
+	}
+	res := matchYes
+	for i, p := range cp.words {
+		w := pt.words[i]
+		switch {
+		case i == 0:
+			if !w.lit || !p.lit {
+				return matchNone
+			}
+			if d == Allow && w.text != p.text || d != Allow && !strings.EqualFold(path.Base(w.text), path.Base(p.text)) {
+				return matchNone
+			}
+		case w.lit && p.lit:
+			if w.text == p.text {
+				continue
+			}
+			if d != Allow && w.glob { // the glob may expand to the pattern's word
+				if ok, _ := path.Match(w.text, p.text); ok {
+					res = matchMaybe
+					continue
+				}
+			}
+			return matchNone
+		case !p.lit: // the pattern names an expansion: only the same expansion matches
+			if w.lit || w.text != p.text || d == Allow {
+				return matchNone
+			}
+		default: // an expansion in the call where the pattern has a word
+			if d == Allow {
+				return matchNone
+			}
+			res = matchMaybe
+		}
+	}
+	if d == Allow && (len(cp.words) < pt.vouch || cp.any && !pt.words[0].lit) {
+		return matchNone
+	}
+	return res
 }
 
 // globMatchValue reports whether a path value matches a glob pattern. Both are cleaned.
@@ -283,53 +453,146 @@ func matchSegs(pat, name []string) bool {
 	return len(name) == 0
 }
 
-// SuggestPattern proposes the scope of an "always" answer to a call: the argument path and
-// the pattern Store.Remember should record, so that the answer covers this call and calls
-// like it, and no more.
+// AlwaysScope is what an "always" answer to a call will cover: calls of Tool whose argument
+// at Path matches Pattern, with a rule's meaning.
+type AlwaysScope struct {
+	Tool string
+	// Path is the gjson path of the argument, "" = the tool's default argument.
+	Path string
+	// Pattern is "" for every call of the tool.
+	Pattern string
+	// Description says the scope for a person, in the editor's approval dialog: "bash
+	// commands starting with `npm test` in this workspace".
+	Description string
+}
+
+// Rule returns the rule an answer with decision d under this scope stands for (what
+// Store.Remember records). A scope with an empty pattern has no rule: it covers the tool.
+func (a AlwaysScope) Rule(d Decision) Rule {
+	return Rule{Path: a.Path, Pattern: a.Pattern, Decision: d}
+}
+
+// Matches reports whether an answer with decision d under this scope applies to a call, the
+// way a remembered answer does (see Rule.Matches). The daemon uses it for answers it keeps in
+// memory when the store cannot be written. Pure: safe for concurrent use.
+func (a AlwaysScope) Matches(c Call, d Decision) bool {
+	if c.Tool != a.Tool {
+		return false
+	}
+	if a.Pattern == "" {
+		return true
+	}
+	return a.Rule(d).Matches(c)
+}
+
+// SuggestScope returns the scope an "always" answer to a call should cover, and false when no
+// scope both covers the call and is no wider than it can describe: the caller must then treat
+// "always" as "once".
 //
-//   - bash: the first word of the command, plus the second when it is a plain word
-//     (`git status --short` -> `git status`, `ls -la` -> `ls`); a command with shell
-//     metacharacters is kept whole (a remembered allow then never matches it again, because
-//     allow rules refuse metacharacters, but a remembered deny does).
-//   - read, write, edit, grep, find, ls: the exact path (relative to cwd when inside it).
-//   - other tools, and calls without the argument: "" (the answer covers the whole tool).
+//   - bash, one simple command: its name, plus its subcommand when that is a plain word
+//     (`git status --short` -> `git status`, `ls -la` -> `ls`, `[ -f go.mod ]` -> `[`),
+//     harmless wrappers stripped (`timeout 5 npm test` -> `npm test`), extended to name the
+//     options that write or run (`sed -i s/a/b/ f` -> `sed -i`).
+//   - bash, several simple commands with plain words joined by ;, &, &&, || or |: the whole
+//     command, normalised, matched exactly (`touch X; rm -f Y`).
+//   - bash, a command with a construct no rule can vouch for (eval, sh -c, an expansion in
+//     command position, a substitution, ...), a write (a redirection, tee, sort -o, ...), an
+//     expansion in a compound command, or a command that does not parse: false.
+//   - read, write, edit, grep, find, ls: the exact path, relative to cwd when inside it, with
+//     its glob characters escaped; false when the call has no path, or one an allow rule
+//     cannot match (a path with a shell metacharacter).
+//   - tools without a default argument (scripted, MCP): Pattern "", every call of the tool.
 //
-// It returns the gjson path ("" for the tool's default) and the pattern. Patterns on path
-// arguments are globs, so glob characters in the path are escaped: the pattern names that one
-// path.
+// Every scope returned passes Rule.check (so Store.Remember accepts it), and both an allow and
+// a deny with it match the call itself.
 //
-// Contract: the daemon calls it when the editor answers allowAlways or denyAlways, then passes
-// the result to Store.Remember. Pure: safe for concurrent use; it cannot fail ("" means the
-// whole tool).
-func SuggestPattern(c Call) (argPath, pattern string) {
-	p, ok := DefaultArgument(c.Tool)
+// Contract: the daemon calls it to describe the "always" choice before asking, and to record
+// the answer. Pure: safe for concurrent use; it cannot fail.
+func SuggestScope(c Call) (AlwaysScope, bool) {
+	argPath, ok := DefaultArgument(c.Tool)
 	if !ok {
-		return "", ""
+		return AlwaysScope{Tool: c.Tool, Description: fmt.Sprintf("every call of the tool %s in this workspace", c.Tool)}, true
 	}
-	vals, ok := values(c, p)
-	if !ok || len(vals) != 1 || !vals[0].scalar || strings.TrimSpace(vals[0].text) == "" {
-		return "", ""
-	}
-	v := vals[0].text
-	if p == "command" {
-		if HasShellMeta(v) {
-			return "", normalizeSpace(v)
+	var s AlwaysScope
+	if c.Tool == "bash" {
+		if s, ok = suggestCommand(c); !ok {
+			return AlwaysScope{}, false
 		}
-		words := strings.Fields(v)
-		if len(words) >= 2 && plainWord(words[1]) {
-			return "", words[0] + " " + words[1]
+	} else {
+		vals, ok := values(c, argPath)
+		if !ok || len(vals) != 1 || !vals[0].scalar || strings.TrimSpace(vals[0].text) == "" {
+			return AlwaysScope{}, false
 		}
-		return "", words[0]
+		rel := relativePath(vals[0].text, c.Cwd)
+		s = AlwaysScope{Tool: c.Tool, Pattern: escapeGlob(rel),
+			Description: fmt.Sprintf("%s calls on the path `%s` in this workspace", c.Tool, rel)}
 	}
+	if s.Rule(Allow).check(c.Tool) != nil || !s.Matches(c, Allow) || !s.Matches(c, Deny) {
+		return AlwaysScope{}, false
+	}
+	return s, true
+}
+
+// suggestCommand is SuggestScope for a bash call.
+func suggestCommand(c Call) (AlwaysScope, bool) {
+	sc, ok := callCommand(c)
+	if !ok || sc.unsafe != "" || len(sc.writes) > 0 || len(sc.parts) == 0 {
+		return AlwaysScope{}, false
+	}
+	if sc.single && len(sc.parts) == 1 {
+		pt := &sc.parts[0]
+		if pt.vouch == noVouch || len(pt.words) == 0 {
+			return AlwaysScope{}, false
+		}
+		n := 1
+		if len(pt.words) > 1 && pt.words[1].lit && plainWord(pt.words[1].text) {
+			n = 2
+		}
+		n = max(n, pt.vouch)
+		words := make([]string, n)
+		for i := range n {
+			if !pt.words[i].lit {
+				return AlwaysScope{}, false
+			}
+			words[i] = quoteWord(pt.words[i].text, i == 0)
+		}
+		p := strings.Join(words, " ")
+		return AlwaysScope{Tool: c.Tool, Pattern: p,
+			Description: "bash commands starting with `" + p + "` in this workspace"}, true
+	}
+	if !sc.simple {
+		return AlwaysScope{}, false
+	}
+	for _, pt := range sc.parts {
+		if pt.vouch == noVouch {
+			return AlwaysScope{}, false
+		}
+		for _, w := range pt.words {
+			if !w.lit {
+				return AlwaysScope{}, false
+			}
+		}
+	}
+	return AlwaysScope{Tool: c.Tool, Pattern: sc.canon,
+		Description: "exactly the bash command `" + sc.canon + "` in this workspace"}, true
+}
+
+// relativePath cleans a path and makes it relative to cwd when it is inside it.
+func relativePath(v, cwd string) string {
 	v = path.Clean(filepath.ToSlash(v))
-	if cwd := path.Clean(filepath.ToSlash(c.Cwd)); strings.HasPrefix(v, "/") && strings.HasPrefix(cwd, "/") {
+	if cwd := path.Clean(filepath.ToSlash(cwd)); strings.HasPrefix(v, "/") && strings.HasPrefix(cwd, "/") {
 		if v == cwd {
-			v = "."
-		} else if strings.HasPrefix(v, strings.TrimSuffix(cwd, "/")+"/") {
-			v = strings.TrimPrefix(v, strings.TrimSuffix(cwd, "/")+"/")
+			return "."
+		}
+		if strings.HasPrefix(v, strings.TrimSuffix(cwd, "/")+"/") {
+			return strings.TrimPrefix(v, strings.TrimSuffix(cwd, "/")+"/")
 		}
 	}
-	// Escape glob characters so the pattern names this one path.
+	return v
+}
+
+// escapeGlob escapes glob characters so that a glob pattern names this one path.
+func escapeGlob(v string) string {
 	var b strings.Builder
 	for _, r := range v {
 		if strings.ContainsRune("*?[\\", r) {
@@ -337,7 +600,26 @@ func SuggestPattern(c Call) (argPath, pattern string) {
 		}
 		b.WriteRune(r)
 	}
-	return "", b.String()
+	return b.String()
+}
+
+// SuggestPattern returns SuggestScope's argument path and pattern.
+//
+// Deprecated: use SuggestScope, which also says when no scope fits (an "always" answer must
+// then count once). For compatibility, when SuggestScope finds no scope for a bash call,
+// SuggestPattern returns the whole command, a pattern that a remembered allow never matches
+// (such commands are never allowed by a rule) and a remembered deny matches exactly; for
+// other tools it returns "", "" (the whole tool), as before.
+func SuggestPattern(c Call) (argPath, pattern string) {
+	if s, ok := SuggestScope(c); ok {
+		return s.Path, s.Pattern
+	}
+	if c.Tool == "bash" {
+		if vals, ok := values(c, "command"); ok && len(vals) == 1 && strings.TrimSpace(vals[0].text) != "" {
+			return "", normalizeSpace(vals[0].text)
+		}
+	}
+	return "", ""
 }
 
 // plainWord reports whether w looks like a subcommand (status, test, run) rather than an

@@ -4,10 +4,11 @@
 //
 // The entry point is Check, which asks a Policy and, when the policy says ask, a Store of
 // remembered answers. A Policy is built from layers of Spec (the JSON shape of session/new's
-// permissions and of the settings files), later layers winning; a Loader reads the user and
-// workspace settings files, keeps them current with fsnotify, and hands out the effective
-// Policy without blocking. SuggestPattern proposes the scope under which an "always" answer is
-// remembered.
+// permissions and of the settings files), later layers winning, and narrow-only layers
+// (settings of a folder that is not trusted) that can only make decisions stricter; a Loader
+// reads the user and workspace settings files, keeps them current with fsnotify, and hands
+// out the effective Policy without blocking. Rules on bash commands are matched on the parsed
+// command (shell.go). SuggestScope says what an "always" answer will cover.
 //
 // This file holds the decisions, the Spec shape and its validation, and Policy.Decide.
 package permissions
@@ -55,9 +56,12 @@ type Rule struct {
 	// Path is the gjson path of the argument the rule looks at; "" means the tool's default
 	// argument (DefaultArgument).
 	Path string
-	// Pattern is a glob (** crossing folders) when it contains *, ? or [ or when the
-	// argument is a path (its last element ends in "path"); else a prefix that ends at a
-	// word boundary, as for commands. See match.go.
+	// Pattern is, on bash's command, a command: one simple command matches the simple
+	// commands of the call that start with its words (*, ? and [ are plain characters, but a
+	// last word * stands for any further words), anything else matches one command exactly.
+	// On other arguments it is a glob (** crossing folders) when it contains *, ? or [ or
+	// when the argument is a path (its last element ends in "path"), else a prefix that ends
+	// at a word boundary. See match.go.
 	Pattern  string
 	Decision Decision
 }
@@ -206,11 +210,18 @@ func parseRule(tool string, raw json.RawMessage, field string) (Rule, error) {
 	if err := r.check(tool); err != nil {
 		return Rule{}, fmt.Errorf("%s: %v", field, err)
 	}
+	// A settings file is written by a person: a command pattern that can match nothing is a
+	// mistake worth reporting (the store, by contrast, accepts what check accepts).
+	if shellRule(tool, r.argPath(tool)) {
+		if p := compilePattern(r.Pattern).problem; p != "" {
+			return Rule{}, fmt.Errorf("%s: pattern %q matches no command: %s; write the command as you would type it in a terminal", field, r.Pattern, p)
+		}
+	}
 	return r, nil
 }
 
 // check reports what is wrong with a rule for a tool: no argument to look at, or a malformed
-// glob.
+// glob. A pattern on bash's command is a command, never a glob: any text is accepted.
 func (r Rule) check(tool string) error {
 	arg := r.Path
 	if arg == "" {
@@ -219,7 +230,7 @@ func (r Rule) check(tool string) error {
 			return fmt.Errorf("tool %q has no default argument: the rule needs a \"path\"", tool)
 		}
 	}
-	if globRule(r.Pattern, arg) {
+	if !shellRule(tool, arg) && globRule(r.Pattern, arg) {
 		if err := checkGlob(r.Pattern); err != nil {
 			return fmt.Errorf("pattern %q is not a valid glob: %v", r.Pattern, err)
 		}
@@ -277,10 +288,54 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Widening lists, for a person, what the spec would widen if it were trusted: an allow
+// default, plain allow entries, and allow rules, as
+// `permissions.tools["bash"][2] allow "npm test"`, in a stable order (default first, then
+// tools by name). A narrow-only layer ignores exactly these; the Loader reports them. The
+// nil Spec widens nothing. Pure: safe for concurrent use.
+func (s *Spec) Widening() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	if s.Default == Allow {
+		out = append(out, `permissions.default "allow"`)
+	}
+	names := make([]string, 0, len(s.Tools))
+	for name := range s.Tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		e := s.Tools[name]
+		if e.Decision == Allow {
+			out = append(out, fmt.Sprintf(`permissions.tools[%q] "allow"`, name))
+			continue
+		}
+		for i, r := range e.Rules {
+			if r.Decision != Allow {
+				continue
+			}
+			w := fmt.Sprintf(`permissions.tools[%q][%d] allow %q`, name, i, r.Pattern)
+			if r.Path != "" {
+				w += fmt.Sprintf(" (on %q)", r.Path)
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // Layer is one source of a Policy with a name for messages ("user settings ~/.config/...").
 type Layer struct {
 	Source string
 	Spec   *Spec // nil says nothing
+	// Narrow makes the layer narrow-only (the workspace settings of a folder that is not
+	// trusted): it can only make decisions stricter. Its allow rules, plain allow entries
+	// and allow default are ignored; its deny and ask rules, entries and default apply over
+	// every other layer, later ones included (see Decide). Its entry for a tool never
+	// replaces another layer's entry.
+	Narrow bool
 }
 
 // Policy is the effective permissions: layers of Spec, later ones winning, over the built-in
@@ -349,45 +404,157 @@ type Verdict struct {
 	Decision Decision
 	// Source names what decided: the layer ("session", "user settings /path",
 	// "workspace settings /path"), "default (LAYER)" for a layer's default, "built-in" for
-	// the tool's nature, or "remembered" for a remembered answer (see Check).
+	// the tool's nature or for a bash construct no rule can vouch for, or "remembered" for a
+	// remembered answer (see Check).
 	Source string
-	// Rule is the index of the deciding rule in the tool's list, or -1.
+	// Rule is the index of the deciding rule in the list of the tool that decided (bash's,
+	// or write's when Part names a write), or -1.
 	Rule int
 	// Remembered is the remembered answer that decided, when Source is "remembered".
 	Remembered *Remembered
+	// Part names, for a bash command, the piece that decided: one of its simple commands
+	// ("rm -rf build"), a file it writes ("write docs/a.md"), or the construct that made it
+	// ask ("the command uses eval, which runs a string as a command"). "" for other tools.
+	Part string
 }
 
-// Decide returns the policy's verdict for a call. Lookup order: the latest layer with an
-// entry for the tool decides (a plain decision, or its first matching rule); a list with no
-// matching rule, or no entry at all, falls back to the latest layer's default; with no
-// default anywhere, read-only tools are allowed and every other tool asks.
+// rank orders decisions by strictness: deny > ask > allow.
+func rank(d Decision) int {
+	switch d {
+	case Deny:
+		return 2
+	case Ask:
+		return 1
+	}
+	return 0
+}
+
+// Decide returns the policy's verdict for a call.
+//
+// The trusted layers (not Narrow) decide first. The latest such layer with an entry for the
+// tool decides: a plain decision, or its first matching rule; a list with no matching rule,
+// or no entry at all, falls back to the latest default; with no default anywhere, read-only
+// tools are allowed and every other tool asks.
+//
+// A bash command is parsed once (shell.go), and that lookup is done for each of its simple
+// commands; the call gets the strictest (deny > ask > allow). Then, unless bash's entry is a
+// plain "allow": a construct no rule can vouch for (eval, sh -c, source, an expansion in
+// command position, a parse error, ...) turns allow into ask, and each file the command
+// writes is decided as a write call on that path, joining the strictest.
+//
+// Then each narrow layer gives its own verdict where it has something to say (its deny and
+// ask rules and entries for each simple command, for each file written, and its deny or ask
+// default), and the strictest of all verdicts is the answer.
 //
 // Contract: safe for concurrent use; it never blocks, reads no files and cannot fail (a call
 // whose arguments are not JSON matches no rule).
 func (p *Policy) Decide(c Call) Verdict {
+	var sc *shellCmd
+	if c.Tool == "bash" {
+		sc, _ = callCommand(c)
+	}
+	v := p.decideTrusted(c, sc)
+	if p == nil {
+		return v
+	}
+	for _, l := range p.layers {
+		if !l.Narrow || l.Spec == nil {
+			continue
+		}
+		if nv, ok := narrowVerdict(l, c, sc); ok && rank(nv.Decision) > rank(v.Decision) {
+			v = nv
+		}
+	}
+	return v
+}
+
+// partVerdicts returns the trusted layers' verdict for each simple command of a parsed
+// bash call (for tests of the invariants).
+func (p *Policy) partVerdicts(c Call, sc *shellCmd) []Verdict {
+	li, e, found := p.entry(c.Tool)
+	parts := sc.subjects()
+	out := make([]Verdict, len(parts))
+	for i := range parts {
+		out[i] = p.decideSubject(c, sc, &parts[i], li, e, found)
+	}
+	return out
+}
+
+// entry returns the latest trusted layer with an entry for a tool, and that entry.
+func (p *Policy) entry(tool string) (int, Entry, bool) {
+	if p == nil {
+		return -1, Entry{}, false
+	}
+	for i := len(p.layers) - 1; i >= 0; i-- {
+		l := p.layers[i]
+		if l.Narrow || l.Spec == nil {
+			continue
+		}
+		if e, ok := l.Spec.Tools[tool]; ok {
+			return i, e, true
+		}
+	}
+	return -1, Entry{}, false
+}
+
+// decideTrusted is Decide without the narrow layers.
+func (p *Policy) decideTrusted(c Call, sc *shellCmd) Verdict {
+	li, e, found := p.entry(c.Tool)
+	if sc == nil {
+		return p.decideSubject(c, nil, nil, li, e, found)
+	}
+	parts := sc.subjects()
+	best, at := Verdict{}, -1
+	for i := range parts {
+		v := p.decideSubject(c, sc, &parts[i], li, e, found)
+		if at < 0 || rank(v.Decision) > rank(best.Decision) {
+			best, at = v, i
+		}
+	}
+	if best.Part = parts[at].text(); best.Part == "" {
+		best.Part = sc.unsafe // a command that runs nothing pid could read
+	}
+	if found && e.Decision == Allow {
+		return best // "bash": "allow" allows whatever the command does
+	}
+	if best.Decision == Allow && sc.unsafe != "" {
+		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: sc.unsafe}
+	}
+	for _, w := range sc.writes {
+		if best.Decision == Deny {
+			break
+		}
+		wv := p.decideTrusted(writeCall(c, w), nil)
+		if rank(wv.Decision) > rank(best.Decision) {
+			best = wv
+			best.Part = "write " + w
+		}
+	}
+	return best
+}
+
+// decideSubject is the trusted layers' verdict for one simple command of a call (sc and pt
+// nil when the call is not a parsed bash command), given the latest entry for the tool.
+func (p *Policy) decideSubject(c Call, sc *shellCmd, pt *shellPart, li int, e Entry, found bool) Verdict {
+	if found {
+		src := p.layers[li].Source
+		if e.Decision != "" {
+			return Verdict{Decision: e.Decision, Source: src, Rule: -1}
+		}
+		for j, r := range e.Rules {
+			switch r.matchSubject(c, sc, pt) {
+			case matchYes:
+				return Verdict{Decision: r.Decision, Source: src, Rule: j}
+			case matchMaybe: // a deny or ask rule that may apply
+				return Verdict{Decision: Ask, Source: src, Rule: j}
+			}
+		}
+	}
 	if p != nil {
 		for i := len(p.layers) - 1; i >= 0; i-- {
 			l := p.layers[i]
-			if l.Spec == nil {
-				continue
-			}
-			e, ok := l.Spec.Tools[c.Tool]
-			if !ok {
-				continue
-			}
-			if e.Decision != "" {
-				return Verdict{Decision: e.Decision, Source: l.Source, Rule: -1}
-			}
-			for j, r := range e.Rules {
-				if r.matches(c) {
-					return Verdict{Decision: r.Decision, Source: l.Source, Rule: j}
-				}
-			}
-			break // a later source's entry replaces earlier ones whole
-		}
-		for i := len(p.layers) - 1; i >= 0; i-- {
-			if s := p.layers[i].Spec; s != nil && s.Default != "" {
-				return Verdict{Decision: s.Default, Source: "default (" + p.layers[i].Source + ")", Rule: -1}
+			if !l.Narrow && l.Spec != nil && l.Spec.Default != "" {
+				return Verdict{Decision: l.Spec.Default, Source: "default (" + l.Source + ")", Rule: -1}
 			}
 		}
 	}
@@ -399,6 +566,71 @@ func (p *Policy) Decide(c Call) Verdict {
 		return Verdict{Decision: Allow, Source: "built-in", Rule: -1}
 	}
 	return Verdict{Decision: Ask, Source: "built-in", Rule: -1}
+}
+
+// narrowVerdict is a narrow layer's own verdict on a call, and whether it has one: the
+// strictest of its deny and ask entries and rules for each simple command (its default
+// when no rule matches and the default is deny or ask), ask for a bash construct its rules
+// cannot see into, and its verdicts on the files the command writes.
+func narrowVerdict(l Layer, c Call, sc *shellCmd) (Verdict, bool) {
+	e, found := l.Spec.Tools[c.Tool]
+	var best Verdict
+	has := false
+	consider := func(v Verdict) {
+		if !has || rank(v.Decision) > rank(best.Decision) {
+			best, has = v, true
+		}
+	}
+	subject := func(pt *shellPart) (Verdict, bool) {
+		if found && (e.Decision == Deny || e.Decision == Ask) {
+			return Verdict{Decision: e.Decision, Source: l.Source, Rule: -1}, true
+		}
+		if found {
+			for j, r := range e.Rules {
+				if r.Decision == Allow {
+					continue
+				}
+				switch r.matchSubject(c, sc, pt) {
+				case matchYes:
+					return Verdict{Decision: r.Decision, Source: l.Source, Rule: j}, true
+				case matchMaybe:
+					return Verdict{Decision: Ask, Source: l.Source, Rule: j}, true
+				}
+			}
+		}
+		if d := l.Spec.Default; d == Deny || d == Ask {
+			return Verdict{Decision: d, Source: "default (" + l.Source + ")", Rule: -1}, true
+		}
+		return Verdict{}, false
+	}
+	if sc == nil {
+		return subject(nil)
+	}
+	parts := sc.subjects()
+	for i := range parts {
+		if v, ok := subject(&parts[i]); ok {
+			v.Part = parts[i].text()
+			consider(v)
+		}
+	}
+	if sc.unsafe != "" && found && slices.ContainsFunc(e.Rules, func(r Rule) bool { return r.Decision != Allow }) {
+		consider(Verdict{Decision: Ask, Source: l.Source, Rule: -1, Part: sc.unsafe})
+	}
+	for _, w := range sc.writes {
+		if v, ok := narrowVerdict(l, writeCall(c, w), nil); ok {
+			v.Part = "write " + w
+			consider(v)
+		}
+	}
+	return best, has
+}
+
+// writeCall is the write call a bash command's write to a file stands for.
+func writeCall(c Call, file string) Call {
+	args, _ := json.Marshal(struct {
+		Path string `json:"path"`
+	}{file})
+	return Call{Tool: "write", Args: args, Cwd: c.Cwd}
 }
 
 // Check decides a call: the policy's verdict, except that when the policy says ask, an answer

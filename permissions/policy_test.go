@@ -154,7 +154,9 @@ func decide(t *testing.T, tool, rules, args string) permissions.Decision {
 
 func TestCommandPrefixAllow(t *testing.T) {
 	rules := `[{"pattern":"git status","decision":"allow"}]`
-	allowed := []string{"git status", "git status --short", "  git   status\t-s ", "git status 'a b'"}
+	// Input redirection only reads (git status < /dev/zero was refused when any
+	// metacharacter was; the command is now parsed, and only writes ask).
+	allowed := []string{"git status", "git status --short", "  git   status\t-s ", "git status 'a b'", "git status < /dev/zero"}
 	for _, cmd := range allowed {
 		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Allow {
 			t.Errorf("%q: %s, want allow", cmd, d)
@@ -166,7 +168,7 @@ func TestCommandPrefixAllow(t *testing.T) {
 		"git statusx", "git stat", "git", "sudo git status",
 		"git status; rm -rf /", "git status && rm -rf /", "git status || rm -rf /", "git status | sh",
 		"git status & rm -rf /", "git status `rm -rf /`", "git status $(rm -rf /)", "git status ${IFS}",
-		"git status > /etc/passwd", "git status < /dev/zero", "git status\nrm -rf /", "git status\rrm",
+		"git status > /etc/passwd", "git status\nrm -rf /", "git status\rrm",
 		"git status (x)", "git status\x00rm",
 	}
 	for _, cmd := range refused {
