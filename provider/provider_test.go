@@ -213,17 +213,18 @@ func TestTimeoutsFromConfig(t *testing.T) {
 }
 
 // End to end through New: a stream that stalls after its first text fails after
-// idleTimeoutMs with the text kept and the setting named.
+// idleTimeoutMs with the text kept and the setting named (250ms, not less: the text comes
+// with the headers and must be read before the bound).
 func TestIdleTimeoutFromConfig(t *testing.T) {
 	clearEnv(t)
 	closeIdle(t)
 	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "openai", "text.sse"), HoldAfter: 3})
-	p, err := provider.New(provider.Config{Provider: "openai", ID: "qwen3:8b", BaseURL: srv.URL + "/v1", IdleTimeoutMs: 40})
+	p, err := provider.New(provider.Config{Provider: "openai", ID: "qwen3:8b", BaseURL: srv.URL + "/v1", IdleTimeoutMs: 250})
 	if err != nil {
 		t.Fatal(err)
 	}
 	msg, _ := replay.Stream(t, p, context.Background(), &llm.Request{Messages: []llm.Message{llm.NewUser("Hi")}}, key)
-	if msg.StopReason != llm.StopError || msg.Text() != "Hello" || !strings.Contains(msg.ErrorMessage, "sent nothing for 40ms in the middle of the answer (model.idleTimeoutMs)") {
+	if msg.StopReason != llm.StopError || msg.Text() != "Hello" || !strings.Contains(msg.ErrorMessage, "sent nothing for 250ms in the middle of the answer (model.idleTimeoutMs)") {
 		t.Errorf("message = %+v", msg)
 	}
 }

@@ -27,9 +27,10 @@ const APIVersion = "2023-06-01"
 const DefaultMaxTokens = 8192
 
 // Retry bounds the retries of rate-limited (429), overloaded (529) and failed (5xx)
-// answers: Attempts (default 3, the first included), MaxWait (the total wait, default
-// 60s), Base (the first backoff wait when the server names none, doubling, default 1s),
-// and Sleep and Now, which tests replace.
+// answers, and of attempts cut off by RequestTimeout (or by IdleTimeout before the first
+// block): Attempts (default 3, the first included), MaxWait (the total wait, default 60s),
+// Base (the first backoff wait when the server names none, doubling, default 1s), and
+// Sleep and Now, which tests replace.
 type Retry = wire.Retry
 
 // Options configure a Provider.

@@ -5,8 +5,10 @@ package anthropic_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pid-agent/pid/llm"
@@ -74,38 +76,54 @@ func TestRequestTimeoutExhausted(t *testing.T) {
 	}
 }
 
-// Silence after message_start (no block yet): the request is made again and the answer
-// comes from the second attempt; the sink sees one start.
+// Silence after message_start (no block yet): the request is made again, after the idle
+// timeout and the backoff, and the answer comes from the second attempt; the sink sees one
+// start. On synctest's clock, through a transport without a network.
 func TestIdleBeforeFirstBlockRetried(t *testing.T) {
-	srv := replay.New(t, replay.Step{File: file("text.sse"), HoldAfter: 1}, replay.Step{File: file("text.sse")})
-	p, w := newProvider(t, srv, anthropic.Options{IdleTimeout: 30 * time.Millisecond})
-	msg, rec := stream(t, p, context.Background(), simpleReq)
-	if msg.StopReason != llm.StopEnd || msg.Text() != "Hello! How can I help?" {
-		t.Fatalf("message = %+v", msg)
-	}
-	starts := 0
-	for _, s := range rec.Steps() {
-		if strings.HasPrefix(s, "start ") {
-			starts++
+	synctest.Test(t, func(t *testing.T) {
+		start := `event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":7,"output_tokens":1}}}
+
+`
+		tr := replay.NewTransport(t, replay.Answer{Body: start, Silent: true}, replay.Answer{File: file("text.sse")})
+		p, err := anthropic.New(anthropic.Options{
+			Model: "claude-sonnet-4-5", BaseURL: "https://llm.test", APIKey: testKey,
+			HTTPClient: &http.Client{Transport: tr}, IdleTimeout: 100 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if starts != 1 || len(srv.Requests()) != 2 || len(w.Got()) != 1 {
-		t.Errorf("%d starts, %d requests, waits %v; want 1, 2, one backoff", starts, len(srv.Requests()), w.Got())
-	}
-	if msg.Usage == nil || msg.Usage.Output != 15 {
-		t.Errorf("usage = %+v", msg.Usage)
-	}
+		began := time.Now()
+		msg, rec := stream(t, p, context.Background(), simpleReq)
+		if msg.StopReason != llm.StopEnd || msg.Text() != "Hello! How can I help?" {
+			t.Fatalf("message = %+v", msg)
+		}
+		starts := 0
+		for _, s := range rec.Steps() {
+			if strings.HasPrefix(s, "start ") {
+				starts++
+			}
+		}
+		if took := time.Since(began); starts != 1 || tr.Requests() != 2 || took != 100*time.Millisecond+time.Second {
+			t.Errorf("%d starts, %d requests, took %v; want 1, 2, 1.1s", starts, tr.Requests(), took)
+		}
+		// The usage is the second answer's alone (input 25), not the first's (7).
+		if msg.Usage == nil || msg.Usage.Input != 25 || msg.Usage.Output != 15 {
+			t.Errorf("usage = %+v", msg.Usage)
+		}
+	})
 }
 
 // Silence mid-answer: the call fails after the idle timeout, keeping the text so far.
 func TestIdleMidStream(t *testing.T) {
 	srv := replay.New(t, replay.Step{File: file("text.sse"), HoldAfter: 4})
-	p, _ := newProvider(t, srv, anthropic.Options{IdleTimeout: 30 * time.Millisecond})
+	// 250ms, not less: the text comes with the headers and must be read before the bound.
+	p, _ := newProvider(t, srv, anthropic.Options{IdleTimeout: 250 * time.Millisecond})
 	msg, _ := stream(t, p, context.Background(), simpleReq)
 	if msg.StopReason != llm.StopError || msg.Text() != "Hello" {
 		t.Fatalf("message = %+v", msg)
 	}
-	if !strings.Contains(msg.ErrorMessage, "sent nothing for 30ms in the middle of the answer (model.idleTimeoutMs)") {
+	if !strings.Contains(msg.ErrorMessage, "sent nothing for 250ms in the middle of the answer (model.idleTimeoutMs)") {
 		t.Errorf("error = %q", msg.ErrorMessage)
 	}
 	if n := len(srv.Requests()); n != 1 {

@@ -5,8 +5,10 @@ package openai_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pid-agent/pid/llm"
@@ -81,28 +83,40 @@ func TestRedirectMovedRefused(t *testing.T) {
 	}
 }
 
-// No headers within the request timeout: the attempt is cut off and retried.
+// No headers within the request timeout: the attempt is cut off and retried, after the
+// backoff. On synctest's clock (through a transport without a network), so the instants
+// are exact and the answer itself takes no time.
 func TestRequestTimeoutRetried(t *testing.T) {
-	srv := replay.New(t, replay.Step{NoHeaders: true}, replay.Step{File: file("text.sse")})
-	p, w := newTimedProvider(t, srv, 30*time.Millisecond, 0)
-	msg, _ := stream(t, p, context.Background(), simpleReq)
-	if msg.StopReason != llm.StopEnd || msg.Text() != "Hello! How can I help?" {
-		t.Fatalf("message = %+v", msg)
-	}
-	if len(srv.Requests()) != 2 || len(w.Got()) != 1 {
-		t.Errorf("%d requests and waits %v, want 2 and one backoff", len(srv.Requests()), w.Got())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tr := replay.NewTransport(t, replay.Answer{NoHeaders: true}, replay.Answer{File: file("text.sse")})
+		p, err := openai.New(openai.Options{
+			Model: "gpt-4.1", BaseURL: "http://llm.test/v1", APIKey: testKey,
+			HTTPClient: &http.Client{Transport: tr}, RequestTimeout: 50 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		msg, _ := stream(t, p, context.Background(), simpleReq)
+		if msg.StopReason != llm.StopEnd || msg.Text() != "Hello! How can I help?" {
+			t.Fatalf("message = %+v", msg)
+		}
+		if took := time.Since(start); took != 50*time.Millisecond+time.Second || tr.Requests() != 2 {
+			t.Errorf("took %v with %d requests, want 1.05s (timeout, backoff) and 2", took, tr.Requests())
+		}
+	})
 }
 
 // A stream that stops mid-answer fails after the idle timeout, keeping the text so far.
 func TestIdleMidStream(t *testing.T) {
 	srv := replay.New(t, replay.Step{File: file("text.sse"), HoldAfter: 3})
-	p, _ := newTimedProvider(t, srv, 0, 30*time.Millisecond)
+	// 250ms, not less: the text comes with the headers and must be read before the bound.
+	p, _ := newTimedProvider(t, srv, 0, 250*time.Millisecond)
 	msg, _ := stream(t, p, context.Background(), simpleReq)
 	if msg.StopReason != llm.StopError || msg.Text() != "Hello" {
 		t.Fatalf("message = %+v", msg)
 	}
-	if !strings.Contains(msg.ErrorMessage, "OpenAI-compatible server at "+srv.URL+"/v1 sent nothing for 30ms") || !strings.Contains(msg.ErrorMessage, "model.idleTimeoutMs") {
+	if !strings.Contains(msg.ErrorMessage, "OpenAI-compatible server at "+srv.URL+"/v1 sent nothing for 250ms") || !strings.Contains(msg.ErrorMessage, "model.idleTimeoutMs") {
 		t.Errorf("error = %q", msg.ErrorMessage)
 	}
 	if n := len(srv.Requests()); n != 1 {

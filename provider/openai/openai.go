@@ -21,10 +21,11 @@ import (
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// Retry bounds the retries of rate-limited (429) and failed (5xx) answers: Attempts
-// (default 3, the first included), MaxWait (the total wait, default 60s), Base (the first
-// backoff wait when the server names none, doubling, default 1s), and Sleep and Now, which
-// tests replace.
+// Retry bounds the retries of rate-limited (429) and failed (5xx) answers, and of attempts
+// cut off by RequestTimeout (or by IdleTimeout before the first block): Attempts (default
+// 3, the first included), MaxWait (the total wait, default 60s), Base (the first backoff
+// wait when the server names none, doubling, default 1s), and Sleep and Now, which tests
+// replace.
 type Retry = wire.Retry
 
 // Options configure a Provider.

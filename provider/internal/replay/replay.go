@@ -1,8 +1,9 @@
 // Package replay is the test server of the provider tests: an httptest server that answers
 // each request with the next scripted Step, most often a recorded event stream from
 // provider/testdata, and records what it was sent. With it go the sink that records what
-// a provider streams (Recorder) and the setup and checks the provider tests share (Sleeps,
-// Stream, StreamCancelled, Check, CheckBody).
+// a provider streams (Recorder), a scripted transport without a network for synctest
+// bubbles (Transport), and the setup and checks the provider tests share (Sleeps, Stream,
+// StreamCancelled, Check, CheckBody).
 //
 // The entry point is New. It is used by tests only.
 package replay

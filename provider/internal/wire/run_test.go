@@ -2,8 +2,10 @@ package wire_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,29 +123,18 @@ func TestRunRequestTimeoutRetriesThenFails(t *testing.T) {
 	}
 }
 
-// A request timeout is retried like a 5xx: the next attempt's answer is used.
-func TestRunRequestTimeoutThenAnswer(t *testing.T) {
-	srv := replay.New(t, replay.Step{NoHeaders: true}, sse("Hel", "lo"))
-	msg, rec, s := run(t, context.Background(), srv, wire.Timeouts{Request: 30 * time.Millisecond})
-	if msg.StopReason != llm.StopEnd || msg.Text() != "Hello" || msg.ErrorMessage != "" {
-		t.Fatalf("message = %+v", msg)
-	}
-	if len(srv.Requests()) != 2 || len(s.Got()) != 1 || rec.Steps()[0] != `start 0 ""` {
-		t.Errorf("%d requests, waits %v, steps %v", len(srv.Requests()), s.Got(), rec.Steps())
-	}
-}
-
 // Headers, some text, then silence: the stream is cut off after the idle timeout and the
 // call ends with the text so far and an error naming the setting; it is not retried.
 func TestRunIdleMidStream(t *testing.T) {
 	step := sse("Hel", "lo")
 	step.HoldAfter = 1
 	srv := replay.New(t, step)
-	msg, rec, s := run(t, context.Background(), srv, wire.Timeouts{Idle: 30 * time.Millisecond})
+	// 250ms, not less: "Hel" comes with the headers and must be read before the bound.
+	msg, rec, s := run(t, context.Background(), srv, wire.Timeouts{Idle: 250 * time.Millisecond})
 	if msg.StopReason != llm.StopError || msg.Text() != "Hel" {
 		t.Fatalf("message = %+v, want an error keeping %q", msg, "Hel")
 	}
-	wantSaid(t, msg.ErrorMessage, "sent nothing for 30ms in the middle of the answer (model.idleTimeoutMs)", "kept", "tool calls are not run", "Ask again", "raise model.idleTimeoutMs")
+	wantSaid(t, msg.ErrorMessage, "sent nothing for 250ms in the middle of the answer (model.idleTimeoutMs)", "kept", "tool calls are not run", "Ask again", "raise model.idleTimeoutMs")
 	want := []string{`start 0 ""`, `text_start 0 ""`, `text_delta 0 "Hel"`}
 	if d := cmp.Diff(want, rec.Steps()); d != "" {
 		t.Errorf("steps (-want +got):\n%s", d)
@@ -152,23 +143,6 @@ func TestRunIdleMidStream(t *testing.T) {
 		t.Errorf("%d requests and waits %v, want 1 and none", len(srv.Requests()), s.Got())
 	}
 	waitClosed(t, srv.Cancelled, "the server never saw the stream end")
-}
-
-// Headers and then silence before any block: nothing but the start was shown, so the
-// request is made again, and the sink sees one start.
-func TestRunIdleBeforeContentRetries(t *testing.T) {
-	srv := replay.New(t, replay.Step{Hold: true, Header: map[string]string{"Content-Type": "text/event-stream"}}, sse("Hi"))
-	msg, rec, s := run(t, context.Background(), srv, wire.Timeouts{Idle: 30 * time.Millisecond})
-	if msg.StopReason != llm.StopEnd || msg.Text() != "Hi" {
-		t.Fatalf("message = %+v", msg)
-	}
-	want := []string{`start 0 ""`, `text_start 0 ""`, `text_delta 0 "Hi"`, `text_end 0 ""`}
-	if d := cmp.Diff(want, rec.Steps()); d != "" {
-		t.Errorf("steps (-want +got):\n%s", d)
-	}
-	if len(srv.Requests()) != 2 || len(s.Got()) != 1 || s.Got()[0] != time.Second {
-		t.Errorf("%d requests and waits %v, want 2 and [1s]", len(srv.Requests()), s.Got())
-	}
 }
 
 // A server that always goes silent after its headers: the retries run out and the call
@@ -223,4 +197,75 @@ func waitClosed(t *testing.T, c <-chan struct{}, failure string) {
 	case <-time.After(10 * time.Second):
 		t.Fatal(failure)
 	}
+}
+
+// fakeRun makes one Run call through a scripted transport, with the default Retry (its
+// Sleep on synctest's clock), and returns the message, what the sink saw and how long it
+// took on that clock. Call it inside a synctest bubble.
+func fakeRun(t *testing.T, tr *replay.Transport, to wire.Timeouts) (llm.Message, *replay.Recorder, time.Duration) {
+	t.Helper()
+	endpoint := "http://toy.test/v1/toy"
+	c := &wire.Call{
+		Info:     &wire.Info{Name: "Toy", Model: "toy", BaseURL: "http://toy.test/v1"},
+		Client:   wire.GuardClient(&http.Client{Transport: tr}, "http://toy.test/v1", runKey),
+		Timeouts: to,
+		Key:      runKey,
+		Endpoint: endpoint,
+		Build:    wire.PostJSON(endpoint, []byte(`{"q":1}`), nil),
+	}
+	rec := &replay.Recorder{}
+	start := time.Now()
+	msg := wire.Run(context.Background(), c, wire.NewBuilder(rec.Sink), newTextDecoder)
+	replay.Check(t, msg, rec, runKey)
+	return msg, rec, time.Since(start)
+}
+
+// A request timeout is retried like a 5xx: after the cut-off attempt (50ms) and the first
+// backoff (1s), the next attempt's answer is used. On the fake clock the answer itself
+// takes no time, so no bound can fire on it.
+func TestRunRequestTimeoutThenAnswerFake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := replay.NewTransport(t, replay.Answer{NoHeaders: true}, replay.Answer{Body: sse("Hel", "lo").Body})
+		msg, rec, took := fakeRun(t, tr, wire.Timeouts{Request: 50 * time.Millisecond})
+		if msg.StopReason != llm.StopEnd || msg.Text() != "Hello" || msg.ErrorMessage != "" {
+			t.Fatalf("message = %+v", msg)
+		}
+		if took != 50*time.Millisecond+time.Second || tr.Requests() != 2 || rec.Steps()[0] != `start 0 ""` {
+			t.Errorf("took %v, %d requests, steps %v; want 1.05s, 2, a start first", took, tr.Requests(), rec.Steps())
+		}
+	})
+}
+
+// Headers and then silence before any block: nothing but the start was shown, so after
+// the idle timeout and the backoff the request is made again, and the sink sees one start.
+func TestRunIdleBeforeContentRetriesFake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := replay.NewTransport(t, replay.Answer{Silent: true}, replay.Answer{Body: sse("Hi").Body})
+		msg, rec, took := fakeRun(t, tr, wire.Timeouts{Idle: 100 * time.Millisecond})
+		if msg.StopReason != llm.StopEnd || msg.Text() != "Hi" {
+			t.Fatalf("message = %+v", msg)
+		}
+		want := []string{`start 0 ""`, `text_start 0 ""`, `text_delta 0 "Hi"`, `text_end 0 ""`}
+		if d := cmp.Diff(want, rec.Steps()); d != "" {
+			t.Errorf("steps (-want +got):\n%s", d)
+		}
+		if took != 100*time.Millisecond+time.Second || tr.Requests() != 2 {
+			t.Errorf("took %v with %d requests, want 1.1s and 2", took, tr.Requests())
+		}
+	})
+}
+
+// Silent after the headers every time: three attempts, each cut off after the idle
+// timeout, with the backoff between them, then the error.
+func TestRunIdleBeforeContentExhaustedFake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := replay.NewTransport(t, replay.Answer{Silent: true})
+		msg, rec, took := fakeRun(t, tr, wire.Timeouts{Idle: 100 * time.Millisecond})
+		if msg.StopReason != llm.StopError || !strings.Contains(msg.ErrorMessage, "after 3 attempts") || len(rec.Steps()) != 1 {
+			t.Fatalf("message = %+v, steps %v", msg, rec.Steps())
+		}
+		if want := 3*100*time.Millisecond + time.Second + 2*time.Second; took != want || tr.Requests() != 3 {
+			t.Errorf("took %v with %d requests, want %v and 3", took, tr.Requests(), want)
+		}
+	})
 }
