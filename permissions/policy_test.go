@@ -369,3 +369,142 @@ func TestSpecInRequestParams(t *testing.T) {
 		t.Fatal("old shape decided differently")
 	}
 }
+
+// narrowPolicy builds user settings, a narrow-only workspace layer and the session's own
+// permissions, in that order.
+func narrowPolicy(t *testing.T, user, workspace, session string) *permissions.Policy {
+	t.Helper()
+	return permissions.NewPolicy(nil,
+		permissions.Layer{Source: "user", Spec: spec(t, user)},
+		permissions.Layer{Source: "workspace", Spec: spec(t, workspace), Narrow: true},
+	).With(nil, permissions.Layer{Source: "session", Spec: spec(t, session)})
+}
+
+func TestNarrowLayerIgnoresItsAllows(t *testing.T) {
+	p := narrowPolicy(t, `{}`,
+		`{"default":"allow","tools":{"bash":[{"pattern":"npm test","decision":"allow"}],"write":"allow","mcp_x":"allow"}}`,
+		`{}`)
+	cases := []struct {
+		c    permissions.Call
+		want permissions.Decision
+	}{
+		{call("bash", `{"command":"npm test"}`), permissions.Ask}, // its allow rule is ignored: bash asks
+		{call("write", `{"path":"a"}`), permissions.Ask},          // its plain allow is ignored
+		{call("mcp_y", `{}`), permissions.Ask},                    // its allow default is ignored
+		{call("read", `{"path":"a"}`), permissions.Allow},         // the built-in nature still applies
+	}
+	for _, c := range cases {
+		if v := p.Decide(c.c); v.Decision != c.want || v.Source != "built-in" {
+			t.Errorf("%s %s: %+v, want %s from built-in", c.c.Tool, c.c.Args, v, c.want)
+		}
+	}
+}
+
+func TestNarrowDenyBeatsSessionAllow(t *testing.T) {
+	p := narrowPolicy(t, `{}`,
+		`{"tools":{"bash":[{"pattern":"rm","decision":"deny"},{"pattern":"git push","decision":"ask"}],"write":[{"pattern":"**/.env","decision":"deny"}],"mcp_x":"deny"}}`,
+		`{"default":"allow","tools":{"bash":"allow","mcp_x":"allow"}}`)
+	cases := []struct {
+		c            permissions.Call
+		want         permissions.Decision
+		source, part string
+	}{
+		{call("bash", `{"command":"rm -rf build"}`), permissions.Deny, "workspace", "rm -rf build"},
+		{call("bash", `{"command":"ls && sudo rm x"}`), permissions.Deny, "workspace", "rm x"},
+		{call("bash", `{"command":"git push origin"}`), permissions.Ask, "workspace", "git push origin"},
+		{call("bash", `{"command":"ls"}`), permissions.Allow, "session", "ls"},
+		// The session allows bash whatever it does, but the narrow layer still reads it:
+		{call("bash", `{"command":"eval \"rm x\""}`), permissions.Deny, "workspace", "rm x"},
+		{call("bash", `{"command":"eval \"$X\""}`), permissions.Ask, "workspace", "the command uses eval, which runs a string as a command"},
+		{call("bash", `{"command":"echo x > .env"}`), permissions.Deny, "workspace", "write .env"},
+		{call("write", `{"path":"a/.env"}`), permissions.Deny, "workspace", ""},
+		{call("mcp_x", `{}`), permissions.Deny, "workspace", ""},
+		{call("mcp_y", `{}`), permissions.Allow, "default (session)", ""},
+	}
+	for _, c := range cases {
+		v := p.Decide(c.c)
+		if v.Decision != c.want || v.Source != c.source || v.Part != c.part {
+			t.Errorf("%s %s: %+v, want %s from %q, part %q", c.c.Tool, c.c.Args, v, c.want, c.source, c.part)
+		}
+	}
+}
+
+func TestNarrowEntryNeverReplacesATrustedOne(t *testing.T) {
+	// The user denies rm and allows ls; a narrow workspace list without those rules must
+	// not replace the user's list (a trusted layer's entry would).
+	p := narrowPolicy(t,
+		`{"tools":{"bash":[{"pattern":"rm","decision":"deny"},{"pattern":"ls","decision":"allow"}]}}`,
+		`{"tools":{"bash":[{"pattern":"curl","decision":"deny"},{"pattern":"rm","decision":"allow"}]}}`,
+		`{}`)
+	cases := map[string]struct {
+		want   permissions.Decision
+		source string
+	}{
+		"rm -rf x": {permissions.Deny, "user"},
+		"ls":       {permissions.Allow, "user"},
+		"curl x":   {permissions.Deny, "workspace"},
+	}
+	for cmd, c := range cases {
+		if v := p.Decide(call("bash", argsJSON("command", cmd))); v.Decision != c.want || v.Source != c.source {
+			t.Errorf("%q: %+v, want %s from %s", cmd, v, c.want, c.source)
+		}
+	}
+	// The same workspace settings as a trusted layer replace the user's list whole.
+	q := permissions.NewPolicy(nil,
+		permissions.Layer{Source: "user", Spec: spec(t, `{"tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`)},
+		permissions.Layer{Source: "workspace", Spec: spec(t, `{"tools":{"bash":[{"pattern":"curl","decision":"ask"},{"pattern":"rm","decision":"allow"}]}}`)})
+	if v := q.Decide(call("bash", `{"command":"rm x"}`)); v.Decision != permissions.Allow {
+		t.Errorf("trusted workspace: %+v, want its allow", v)
+	}
+}
+
+func TestNarrowDefault(t *testing.T) {
+	// A narrow deny or ask default applies to every tool it does not name, over the
+	// session's allows; where its own list has no matching rule, too.
+	p := narrowPolicy(t, `{}`, `{"default":"ask","tools":{"read":[{"pattern":"secrets/**","decision":"deny"}]}}`,
+		`{"default":"allow"}`)
+	cases := map[string]struct {
+		c      permissions.Call
+		want   permissions.Decision
+		source string
+	}{
+		"unnamed tool":    {call("mcp_x", `{}`), permissions.Ask, "default (workspace)"},
+		"read, no match":  {call("read", `{"path":"a"}`), permissions.Ask, "default (workspace)"},
+		"read, its rule":  {call("read", `{"path":"secrets/k"}`), permissions.Deny, "workspace"},
+		"bash, each part": {call("bash", `{"command":"ls"}`), permissions.Ask, "default (workspace)"},
+	}
+	for name, c := range cases {
+		if v := p.Decide(c.c); v.Decision != c.want || v.Source != c.source {
+			t.Errorf("%s: %+v, want %s from %s", name, v, c.want, c.source)
+		}
+	}
+	// Layers keeps the flag, and With keeps narrow layers.
+	ls := p.Layers()
+	if len(ls) != 3 || ls[0].Narrow || !ls[1].Narrow || ls[2].Narrow {
+		t.Fatalf("layers: %+v", ls)
+	}
+}
+
+func TestSpecWidening(t *testing.T) {
+	s := spec(t, `{"default":"allow","tools":{
+		"write":"allow",
+		"bash":[{"pattern":"rm","decision":"deny"},{"pattern":"git push","decision":"ask"},{"pattern":"npm test","decision":"allow"}],
+		"mcp_fetch":[{"path":"url","pattern":"https://*","decision":"allow"}],
+		"edit":"deny"}}`)
+	want := []string{
+		`permissions.default "allow"`,
+		`permissions.tools["bash"][2] allow "npm test"`,
+		`permissions.tools["mcp_fetch"][0] allow "https://*" (on "url")`,
+		`permissions.tools["write"] "allow"`,
+	}
+	if got := s.Widening(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Widening:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := spec(t, `{"default":"ask","tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`).Widening(); len(got) != 0 {
+		t.Errorf("a spec that only narrows: %q", got)
+	}
+	var nilSpec *permissions.Spec
+	if got := nilSpec.Widening(); got != nil {
+		t.Errorf("nil spec: %q", got)
+	}
+}

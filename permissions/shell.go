@@ -380,11 +380,25 @@ func (r *shellReader) redirect(rd *syntax.Redirect) {
 		if rd.Hdoc != nil { // an unquoted body expands $(...)
 			r.word(rd.Hdoc)
 		}
-	default:
-		if rd.Word != nil {
-			r.word(rd.Word)
+	default: // reads: harmless, unless pid cannot tell what is read
+		if rd.Word == nil {
+			return
+		}
+		w := r.word(rd.Word)
+		switch {
+		case rd.Op == syntax.WordHdoc: // <<< WORD is text, not a file
+		case !w.lit:
+			r.setUnsafe("the command reads from a file named by an expansion (" + w.text + ")")
+		case networkFile(w.text):
+			r.setUnsafe("the command opens a network connection (" + w.text + ")")
 		}
 	}
+}
+
+// networkFile reports whether a redirection target is one of bash's network pseudo-files,
+// which connect to a host instead of opening a file.
+func networkFile(p string) bool {
+	return strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/")
 }
 
 // harmlessWrite reports whether writing to a file is harmless: /dev/null and the standard
@@ -405,6 +419,8 @@ func (r *shellReader) addWrite(w shellWord) {
 	case w.text == "":
 		r.setUnsafe("the command writes to a file with an empty name")
 	case harmlessWrite(w.text):
+	case networkFile(w.text):
+		r.setUnsafe("the command opens a network connection (" + w.text + ")")
 	default:
 		r.cmd.writes = append(r.cmd.writes, w.text)
 	}
@@ -742,9 +758,11 @@ func plainName(s string) bool {
 }
 
 // shells are interpreters of shell scripts: what they run is text pid does not see.
+// su, runuser and script take a command line with -c too.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
 	"ash": true, "csh": true, "tcsh": true, "fish": true, "busybox": true,
+	"su": true, "runuser": true, "script": true,
 }
 
 // opaque are builtins that run code pid cannot see, with the reason shown to a person.
@@ -924,7 +942,11 @@ var wrappers = map[string]*wrapper{
 		long: []string{"--null", "--interactive", "--no-run-if-empty", "--verbose", "--exit", "--open-tty",
 			"--show-limits", "--replace", "--eof", "--max-lines"},
 		longVals: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}}},
-	"exec": {unsafe: "replaces the shell", opts: optSpec{flags: "cl", values: "a"}},
+	"exec":     {unsafe: "replaces the shell", opts: optSpec{flags: "cl", values: "a"}},
+	"setsid":   {opts: optSpec{flags: "cfw", long: []string{"--ctty", "--fork", "--wait"}}},
+	"ionice":   {opts: optSpec{flags: "t", values: "cnpPu", long: []string{"--ignore"}, longVals: []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}}},
+	"chroot":   {positional: 1, opts: optSpec{long: []string{"--skip-chdir"}, longVals: []string{"--userspec", "--groups"}}},
+	"unbuffer": {opts: optSpec{flags: "p"}},
 }
 
 // scan reads a wrapper's options and returns the index of the command it runs (len(words)
@@ -1109,11 +1131,22 @@ func (r *shellReader) command1(words []shellWord, vouch int, dynTail bool, first
 			r.nested(script)
 		}
 		return first
-	case base == "eval":
-		r.setUnsafe("the command uses eval, which runs a string as a command")
+	case base == "eval" || base == "watch":
+		// Both join their arguments into a command line for the shell.
+		how := "eval, which runs a string as a command"
+		args := words[1:]
+		if base == "watch" {
+			how = "watch, which runs its arguments through sh -c"
+			spec := optSpec{flags: "bcdeghtpwrx", values: "nq", long: []string{"--beep", "--color", "--no-color",
+				"--differences", "--errexit", "--chgexit", "--no-title", "--precise", "--no-wrap", "--exec", "--no-rerun"},
+				longVals: []string{"--interval", "--equexit"}}
+			i, _ := scanOptions(words, 1, &spec, func(string, int, *shellWord) {})
+			args = words[i:]
+		}
+		r.setUnsafe("the command uses " + how)
 		r.addPart(words, noVouch)
 		var b strings.Builder
-		for i, w := range words[1:] {
+		for i, w := range args {
 			if !w.lit {
 				return first
 			}
@@ -1150,7 +1183,7 @@ func (r *shellReader) command1(words []shellWord, vouch int, dynTail bool, first
 			if w.lit && subscriptTrick(w.text) {
 				r.setUnsafe("the command names a variable with a subscript bash evaluates")
 			}
-			if (base == "mapfile" || base == "readarray") && w.lit && strings.HasPrefix(w.text, "-C") {
+			if (base == "mapfile" || base == "readarray") && w.lit && strings.HasPrefix(w.text, "-") && strings.ContainsRune(w.text, 'C') {
 				r.setUnsafe("the command uses " + base + " -C, which runs a callback")
 			}
 		}
@@ -1252,7 +1285,6 @@ var commandOptions = []optionRisk{
 	{"git", "grep", "-O", riskAsk, "runs a pager or command"},
 	{"git", "clone", "-c", riskAsk, "sets configuration"},
 	{"git", "clone", "-u", riskAsk, "runs a command as upload-pack"},
-	{"git", "fetch", "-u", riskAsk, "updates the current branch's head"},
 	{"git", "format-patch", "-o", riskAsk, "writes files to a folder"},
 	{"find", "", "-exec", riskRun, "runs a command for each file"},
 	{"find", "", "-execdir", riskRun, "runs a command for each file"},
@@ -1686,8 +1718,10 @@ func sedRisky(s string, bsd bool) bool {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
-				return true
+			for range 2 { // the expression, then the replacement (s) or the second list (y)
+				if !delimited(d) {
+					return true
+				}
 			}
 			if c == 's' {
 				for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
