@@ -1,11 +1,13 @@
 // This file holds the Loader: it reads the user and workspace settings files, watches their
 // folders with fsnotify, reloads them on change, and publishes the effective policies
-// atomically.
+// atomically. A workspace folder that the user does not trust gets its settings as a
+// narrow-only layer: what would widen is left out and listed by Ignored.
 
 package permissions
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -18,7 +20,23 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/pid-agent/pid/internal/safefile"
 )
+
+// realFolder returns a folder's real path ("~/" expanded to the home folder), or the folder
+// cleaned when it cannot be resolved.
+func realFolder(folder string) string {
+	if rest, ok := strings.CutPrefix(folder, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			folder = filepath.Join(home, rest)
+		}
+	}
+	if r, err := filepath.EvalSymlinks(folder); err == nil {
+		return r
+	}
+	return filepath.Clean(folder)
+}
 
 // LoaderOptions configures a Loader.
 type LoaderOptions struct {
@@ -36,6 +54,12 @@ type LoaderOptions struct {
 	// Debounce is how long the Loader waits for a burst of file events to settle before
 	// reading the files (an editor's save is several events); 0 means 50ms.
 	Debounce time.Duration
+	// Trusted reports whether the user trusts a workspace root (its real path is what the
+	// caller should compare), besides the user settings' trustedFolders, which the Loader
+	// reads itself. nil trusts no root but those. Contract: called from the Loader's
+	// goroutines and from Refresh's caller, possibly concurrently; must not block for long
+	// and must not call back into the Loader.
+	Trusted func(root string) bool
 }
 
 // Loader keeps the settings files' policies current. Policy and RedactPatterns never block:
@@ -51,9 +75,13 @@ type Loader struct {
 	done    chan struct{}     // closed by Close
 	wg      sync.WaitGroup    // the run goroutine
 	close   sync.Once
+
+	// mu serializes reloads and publishing (the run goroutine and Refresh), and guards the
+	// files' states.
+	mu sync.Mutex
 }
 
-// fileState is one settings file as last read. Only the goroutine that reloads touches it.
+// fileState is one settings file as last read. Only reload and publish touch it, under l.mu.
 type fileState struct {
 	path   string
 	source string // "user settings /path" or "workspace settings /path"
@@ -70,9 +98,18 @@ type fileState struct {
 // snapshot is what a reload publishes.
 type snapshot struct {
 	user   *Policy            // user settings only
-	byRoot map[string]*Policy // user settings, then that root's
+	byRoot map[string]*Policy // user settings, then that root's (narrow-only when untrusted)
 	roots  []string           // cleaned roots, longest first
 	redact []*regexp.Regexp
+	// userModel is the user settings' model; rootModel a trusted root's own.
+	userModel json.RawMessage
+	rootModel map[string]json.RawMessage
+	// trusted tells which roots are trusted; ignored lists, for an untrusted root, what its
+	// settings would have widened.
+	trusted map[string]bool
+	ignored map[string][]string
+	// userTrusted is the user settings' trustedFolders, real paths.
+	userTrusted []string
 }
 
 // NewLoader reads the settings files and starts watching their folders (the nearest existing
@@ -114,7 +151,9 @@ func NewLoader(opts LoaderOptions) *Loader {
 		l.watcher = w
 		l.rewatch() // before the first read, so that no change between the two is missed
 	}
+	l.mu.Lock()
 	l.reload(true)
+	l.mu.Unlock()
 	if l.watcher != nil {
 		l.wg.Add(1)
 		go l.run()
@@ -143,13 +182,64 @@ func (l *Loader) Close() error {
 // Contract: safe for concurrent use; never blocks, never reads files.
 func (l *Loader) Policy(folder string) *Policy {
 	s := l.cur.Load()
+	if root, ok := s.rootOf(folder); ok {
+		return s.byRoot[root]
+	}
+	return s.user
+}
+
+// rootOf returns the longest workspace root that is folder or holds it.
+func (s *snapshot) rootOf(folder string) (string, bool) {
 	folder = filepath.Clean(folder)
 	for _, root := range s.roots {
 		if folder == root || strings.HasPrefix(folder, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator)) {
-			return s.byRoot[root]
+			return root, true
 		}
 	}
-	return s.user
+	return "", false
+}
+
+// Model returns the "model" of the settings for a folder: the trusted workspace root's own
+// when it has one, else the user settings'; nil when neither sets one. An untrusted root's
+// model is never returned (it could send the user's key to any host).
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) Model(folder string) json.RawMessage {
+	s := l.cur.Load()
+	if root, ok := s.rootOf(folder); ok && s.rootModel[root] != nil {
+		return s.rootModel[root]
+	}
+	return s.userModel
+}
+
+// Trusted reports whether a workspace root is trusted (by the Trusted option or the user
+// settings' trustedFolders), as of the last reload or Refresh. A folder that is not one of
+// the Loader's roots is trusted: it has no settings of its own that could widen anything.
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) Trusted(root string) bool {
+	s := l.cur.Load()
+	t, known := s.trusted[filepath.Clean(root)]
+	return t || !known
+}
+
+// Ignored returns what an untrusted root's settings file sets that was left out because it
+// would widen or redirect what pid does (see Settings.Widening), in the words a person
+// reads; nil when the root is trusted or its file widens nothing.
+//
+// Contract: safe for concurrent use; never blocks, never reads files. The slice must not be
+// modified.
+func (l *Loader) Ignored(root string) []string { return l.cur.Load().ignored[filepath.Clean(root)] }
+
+// Refresh publishes the policies again with the current trust (call it after the Trusted
+// option's answer changed): running sessions see the new policy at their next decision.
+//
+// Contract: safe for concurrent use; it takes the Loader's reload lock, so it waits for a
+// reload in progress, and must not be called from the callbacks.
+func (l *Loader) Refresh() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.publish()
 }
 
 // RedactPatterns returns the "redact.patterns" of every settings file (user first, then the
@@ -200,7 +290,9 @@ func (l *Loader) run() {
 		case <-fire:
 			fire = nil
 			l.rewatch()
+			l.mu.Lock()
 			l.reload(false)
+			l.mu.Unlock()
 		}
 	}
 }
@@ -255,11 +347,11 @@ func (l *Loader) rewatch() {
 
 // reload re-reads every settings file and publishes a new snapshot when one changed (or
 // always, when first is set). A file whose content did not change since the last read is not
-// parsed again, so an error is reported once per bad content.
+// parsed again, so an error is reported once per bad content. Caller holds l.mu.
 func (l *Loader) reload(first bool) {
 	changed := first
 	for _, f := range l.files {
-		data, err := os.ReadFile(f.path)
+		data, err := safefile.Read(f.path, safefile.SettingsMax)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if msg := err.Error(); msg != f.readErr {
@@ -297,17 +389,25 @@ func (l *Loader) reload(first bool) {
 	}
 }
 
-// publish builds the snapshot of the files' last good content and stores it.
+// publish builds the snapshot of the files' last good content and stores it. Caller holds
+// l.mu.
 func (l *Loader) publish() {
-	s := &snapshot{byRoot: map[string]*Policy{}}
+	s := &snapshot{byRoot: map[string]*Policy{}, rootModel: map[string]json.RawMessage{}, trusted: map[string]bool{}, ignored: map[string][]string{}}
 	var user []Layer
 	for _, f := range l.files {
 		if f.good == nil {
 			continue
 		}
+		// Extra redaction only hides more: every file's patterns apply, trusted or not.
 		s.redact = append(s.redact, f.good.Redact...)
-		if f.root == "" && f.good.Permissions != nil {
-			user = []Layer{{Source: f.source, Spec: f.good.Permissions}}
+		if f.root == "" {
+			if f.good.Permissions != nil {
+				user = []Layer{{Source: f.source, Spec: f.good.Permissions}}
+			}
+			s.userModel = f.good.Model
+			for _, t := range f.good.TrustedFolders {
+				s.userTrusted = append(s.userTrusted, realFolder(t))
+			}
 		}
 	}
 	s.user = NewPolicy(nil, user...)
@@ -315,9 +415,19 @@ func (l *Loader) publish() {
 		if f.root == "" {
 			continue
 		}
+		trusted := slices.Contains(s.userTrusted, realFolder(f.root)) || (l.opts.Trusted != nil && l.opts.Trusted(f.root))
+		s.trusted[f.root] = trusted
 		layers := slices.Clone(user)
-		if f.good != nil && f.good.Permissions != nil {
-			layers = append(layers, Layer{Source: f.source, Spec: f.good.Permissions})
+		if g := f.good; g != nil {
+			if g.Permissions != nil {
+				layers = append(layers, Layer{Source: f.source, Spec: g.Permissions, Narrow: !trusted})
+			}
+			switch {
+			case trusted:
+				s.rootModel[f.root] = g.Model
+			default:
+				s.ignored[f.root] = g.Widening()
+			}
 		}
 		s.byRoot[f.root] = NewPolicy(nil, layers...)
 		s.roots = append(s.roots, f.root)

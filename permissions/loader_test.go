@@ -37,9 +37,14 @@ func bashDecision(l *permissions.Loader, folder, command string) permissions.Dec
 	return l.Policy(folder).Decide(call("bash", argsJSON("command", command))).Decision
 }
 
+// trustAll trusts every workspace root: these tests are about sources and reloading, where
+// a trusted workspace's settings are a layer like any other. loader_trust_test.go covers
+// untrusted folders.
+func trustAll(string) bool { return true }
+
 func newLoader(t *testing.T, roots []string, e *errs) *permissions.Loader {
 	t.Helper()
-	l := permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: roots, OnError: e.add})
+	l := permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: roots, OnError: e.add, Trusted: trustAll})
 	t.Cleanup(func() { l.Close() })
 	return l
 }
@@ -106,6 +111,7 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 		WorkspaceRoots: []string{root},
 		OnError:        e.add,
 		OnReload:       func() { reloads <- struct{}{} },
+		Trusted:        trustAll,
 	})
 	defer l.Close()
 	if d := bashDecision(l, root, "ls"); d != permissions.Deny {

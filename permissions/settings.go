@@ -1,6 +1,8 @@
-// This file reads one settings file: its "permissions" object and its "redact" patterns
-// (the afterToolCall redaction rule's extension list, kept here because it lives in the same
-// files and reloads with them). Other keys are ignored, for later settings.
+// This file reads one settings file: its "permissions" object, its "redact" patterns (the
+// afterToolCall redaction rule's extension list, kept here because it lives in the same files
+// and reloads with them), and the keys that widen or redirect what pid does (model, models,
+// mcpServers, trustedFolders), which a workspace's file may only set once the folder is
+// trusted. Other keys are ignored, for later settings.
 
 package permissions
 
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Settings is what pid reads from one settings file.
@@ -19,6 +22,55 @@ type Settings struct {
 	Permissions *Spec
 	// Redact holds the compiled "redact.patterns" regular expressions (Go syntax).
 	Redact []*regexp.Regexp
+	// Model, Models and MCPServers are the raw "model", "models" and "mcpServers" values
+	// (nil when absent); the session layer decodes them.
+	Model      json.RawMessage
+	Models     json.RawMessage
+	MCPServers json.RawMessage
+	// TrustedFolders is "trustedFolders": folders whose own settings are trusted. Only the
+	// user's file may say so.
+	TrustedFolders []string
+}
+
+// widenKeys are the top-level keys that widen what pid does or redirect it (where requests
+// and keys go, which processes start), in the order Widening lists them.
+var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders"}
+
+// Widening lists, for a person to read, what in these settings would widen or redirect what
+// pid does: each widening top-level key (model, models, mcpServers, trustedFolders) and each
+// allow of the permissions (see Spec.Widening). An untrusted workspace's file has all of
+// these ignored. Pure.
+func (s *Settings) Widening() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range widenKeys {
+		if s.raw(k) != nil {
+			out = append(out, k)
+		}
+	}
+	if s.Permissions != nil {
+		out = append(out, s.Permissions.Widening()...)
+	}
+	return out
+}
+
+// raw returns a widening key's value, or nil when the file does not set it.
+func (s *Settings) raw(key string) []byte {
+	switch key {
+	case "model":
+		return s.Model
+	case "models":
+		return s.Models
+	case "mcpServers":
+		return s.MCPServers
+	case "trustedFolders":
+		if s.TrustedFolders != nil {
+			return []byte("[]")
+		}
+	}
+	return nil
 }
 
 // ParseSettings reads a settings file's content: `{"permissions"?: {...}, "redact"?:
@@ -43,6 +95,24 @@ func ParseSettings(data []byte) (*Settings, error) {
 			return nil, err
 		}
 		s.Permissions = spec
+	}
+	for key, dst := range map[string]*json.RawMessage{"model": &s.Model, "models": &s.Models, "mcpServers": &s.MCPServers} {
+		if raw, ok := top[key]; ok && string(raw) != "null" {
+			*dst = raw
+		}
+	}
+	if raw, ok := top["trustedFolders"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &s.TrustedFolders); err != nil {
+			return nil, fmt.Errorf("trustedFolders must be a list of absolute folder paths, not %s", compact(raw))
+		}
+		for i, f := range s.TrustedFolders {
+			if !filepath.IsAbs(f) && !strings.HasPrefix(f, "~/") {
+				return nil, fmt.Errorf("trustedFolders[%d] %q must be an absolute path (or start with ~/)", i, f)
+			}
+		}
+		if s.TrustedFolders == nil {
+			s.TrustedFolders = []string{}
+		}
 	}
 	if raw, ok := top["redact"]; ok && string(raw) != "null" {
 		var r struct {

@@ -1,5 +1,6 @@
 // This file holds the Store of remembered "always" answers: a JSON file under the XDG state
-// folder, written atomically, listed and revoked by id.
+// folder, written atomically, listed and revoked by id; or, for a session whose answers
+// cannot be kept on disk, the same in memory.
 
 package permissions
 
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pid-agent/pid/internal/safefile"
 )
 
 // Remembered is one remembered answer, in the shape of permissions/list.
@@ -53,7 +56,7 @@ type storeFile struct {
 // modification time changed, so a change made by another process is seen; two processes
 // changing it at the same instant can still lose one change (there is no file lock).
 type Store struct {
-	path string
+	path string // "" for a memory store
 
 	// mu guards the fields below and serializes writes to the file.
 	mu      sync.Mutex
@@ -106,12 +109,26 @@ func OpenStore(path string) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the store's file. Safe for concurrent use.
+// NewMemoryStore returns a store that keeps its answers in memory only: what a session uses
+// when the file store cannot be written, so that an "always" answer is kept exactly as
+// narrow as it was given (or not at all, when it cannot be represented), never wider.
+//
+// Contract: the Store is safe for concurrent use; Remember fails only for an entry that
+// is not valid (a pattern that is not a valid glob, say), and then keeps nothing.
+func NewMemoryStore() *Store { return &Store{} }
+
+// Path returns the store's file ("" for a memory store). Safe for concurrent use.
 func (s *Store) Path() string { return s.path }
+
+// maxStoreFile caps permissions.json.
+const maxStoreFile = 16 << 20
 
 // load reads the file into s.entries when it changed since the last read (or always, when
 // force is set). A missing file is an empty store. Caller holds s.mu.
 func (s *Store) load(force bool) error {
+	if s.path == "" {
+		return nil
+	}
 	fi, err := os.Stat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.entries, s.modTime, s.size = nil, time.Time{}, 0
@@ -123,7 +140,7 @@ func (s *Store) load(force bool) error {
 	if !force && fi.ModTime().Equal(s.modTime) && fi.Size() == s.size {
 		return nil
 	}
-	data, err := os.ReadFile(s.path)
+	data, err := safefile.Read(s.path, maxStoreFile)
 	if err != nil {
 		return fmt.Errorf("permissions: %w", err)
 	}
@@ -168,38 +185,15 @@ func Scope(workspace string) string { return scopePrefix + filepath.Clean(worksp
 // then renamed over it), creating the folder with mode 0700; the file has mode 0600. Caller
 // holds s.mu.
 func (s *Store) save(entries []Remembered) error {
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("permissions: %w", err)
+	if s.path == "" {
+		s.entries = entries
+		return nil
 	}
 	data, err := json.MarshalIndent(storeFile{Version: 1, Permissions: nonNil(entries)}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".permissions-*.tmp")
-	if err != nil {
-		return fmt.Errorf("permissions: %w", err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("permissions: writing %s: %w", s.path, err)
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(name, s.path); err != nil {
-		os.Remove(name)
+	if err := safefile.WriteAtomic(s.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("permissions: writing %s: %w", s.path, err)
 	}
 	s.entries = entries
