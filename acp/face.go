@@ -194,7 +194,8 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 // Ask implements session.Face: session/request_permission with the four kinds of option.
 // No timeout: a person may take their time; ctx (the turn) ends the wait, and a response
 // that comes later is dropped. An allowed call moves to in_progress at once.
-func (s *server) Ask(ctx context.Context, ss *session.Session, call llm.ToolCall) (session.Answer, error) {
+func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approval) (session.Answer, error) {
+	call := q.Call
 	tc := s.toolCall(ss, call.ID, call.Name, call.Arguments)
 	params := permissionParams{
 		SessionID: ss.ID(),
@@ -202,7 +203,7 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, call llm.ToolCall
 			ToolCallID: call.ID, Title: tc.Title, Kind: tc.Kind, Status: "pending",
 			RawInput: tc.RawInput, Locations: tc.Locations,
 		},
-		Options: permissionOptions,
+		Options: permissionOptions(q.Always),
 	}
 	var res permissionResponse
 	if err := s.conn.call(ctx, "session/request_permission", params, &res); err != nil {
@@ -285,11 +286,21 @@ const (
 	optRejectAlways = "reject_always"
 )
 
-var permissionOptions = []permissionOption{
-	{OptionID: optAllowOnce, Name: "Allow", Kind: optAllowOnce},
-	{OptionID: optAllowAlways, Name: "Always allow", Kind: optAllowAlways},
-	{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
-	{OptionID: optRejectAlways, Name: "Always reject", Kind: optRejectAlways},
+// permissionOptions are the choices of a permission request: the "always" ones only when
+// such an answer can be scoped, named with what they cover.
+func permissionOptions(always *session.Always) []permissionOption {
+	if always == nil {
+		return []permissionOption{
+			{OptionID: optAllowOnce, Name: "Allow", Kind: optAllowOnce},
+			{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
+		}
+	}
+	return []permissionOption{
+		{OptionID: optAllowOnce, Name: "Allow", Kind: optAllowOnce},
+		{OptionID: optAllowAlways, Name: "Always allow " + always.Description, Kind: optAllowAlways},
+		{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
+		{OptionID: optRejectAlways, Name: "Always reject " + always.Description, Kind: optRejectAlways},
+	}
 }
 
 type permissionOption struct {

@@ -494,12 +494,12 @@ func TestWorkspaceSettingsOfTheCwd(t *testing.T) {
 	c.initialize(nil)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".pid"), 0o755)
-	settings := `{"model":{"provider":"script","turns":[` + toolTurn(call("b1", "bash", `{"command":"echo no"}`)) + `,` + textTurn("refused") + `]},
-		"permissions":{"tools":{"bash":"deny"}}}`
+	// The workspace is not trusted: its deny applies (it narrows); its model would not.
+	settings := `{"permissions":{"tools":{"bash":"deny"}}}`
 	if err := os.WriteFile(filepath.Join(dir, ".pid", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sid := c.newSession(dir, "")
+	sid := c.newSession(dir, script("", toolTurn(call("b1", "bash", `{"command":"echo no"}`)), textTurn("refused")))
 	res, before := c.result(c.prompt(sid, "go"), func(m *msg) { t.Errorf("asked although bash is denied: %s", m.raw) })
 	if res.Get("stopReason").String() != "end_turn" {
 		t.Fatalf("stopReason %s", res.Raw)

@@ -26,17 +26,19 @@ const (
 
 // Ask implements session.Face: beforeToolCall when the editor declared it, else
 // window/showMessageRequest. No timeout: a person may take their time; ctx ends the wait.
-func (s *Server) Ask(ctx context.Context, ss *session.Session, call llm.ToolCall) (session.Answer, error) {
+// Both show what an "always" answer would cover, and offer none when it cannot be scoped.
+func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approval) (session.Answer, error) {
 	s.mu.Lock()
 	declared := s.clientBefore
 	s.mu.Unlock()
+	call := q.Call
 	args := call.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
 	if declared {
 		var a *beforeAnswer
-		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args)
+		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args, q.Always)
 		if err != nil {
 			return session.Answer{}, err
 		}
@@ -49,10 +51,17 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, call llm.ToolCall
 		return session.Answer{Decision: a.Decision, Reason: a.Reason}, nil
 	}
 	var item *protocol.MessageActionItem
+	actions := []protocol.MessageActionItem{{Title: titleAllow}}
+	always := ""
+	if q.Always != nil {
+		always = titleAlwaysAllow + ": " + q.Always.Description
+		actions = append(actions, protocol.MessageActionItem{Title: always})
+	}
+	actions = append(actions, protocol.MessageActionItem{Title: titleDeny})
 	params := &protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeInfo,
 		Message: fmt.Sprintf("pid wants to run %s with %s", call.Name, truncate(string(args), 400)),
-		Actions: []protocol.MessageActionItem{{Title: titleAllow}, {Title: titleAlwaysAllow}, {Title: titleDeny}},
+		Actions: actions,
 	}
 	body, err := json.Marshal(params)
 	if err != nil {
@@ -64,10 +73,10 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, call llm.ToolCall
 	if item == nil {
 		return session.Answer{Decision: "deny"}, nil
 	}
-	switch item.Title {
-	case titleAllow:
+	switch {
+	case item.Title == titleAllow:
 		return session.Answer{Decision: "allow"}, nil
-	case titleAlwaysAllow:
+	case always != "" && item.Title == always:
 		return session.Answer{Decision: "allowAlways"}, nil
 	}
 	return session.Answer{Decision: "deny"}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/session"
 )
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
@@ -138,12 +139,24 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 	return noteEnd(b), true, err
 }
 
-// beforeParamsJSON encodes beforeToolCall's params.
-func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage) ([]byte, error) {
+// beforeParamsJSON encodes beforeToolCall's params; always is omitted when nil.
+func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, always *session.Always) ([]byte, error) {
 	b := append([]byte(`{"sessionId":`), llm.AppendString(nil, sessionID)...)
 	b = appendCall(b, toolCallID, toolName)
 	b = field(b, "args")
 	b, err := llm.AppendRaw(b, args)
+	if err == nil && always != nil {
+		b = field(b, "always")
+		b = append(b, `{"tool":`...)
+		b = llm.AppendString(b, always.Tool)
+		if always.Pattern != "" {
+			b = field(b, "pattern")
+			b = llm.AppendString(b, always.Pattern)
+		}
+		b = field(b, "description")
+		b = llm.AppendString(b, always.Description)
+		b = append(b, '}')
+	}
 	return append(b, '}'), err
 }
 

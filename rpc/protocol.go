@@ -51,11 +51,28 @@ type executeResult struct {
 	Aborted   bool          `json:"aborted,omitempty"`
 }
 
+type folderParams struct {
+	Folder string `json:"folder"`
+}
+
+type trustListResult struct {
+	Folders []session.TrustedFolder `json:"folders"`
+}
+
+// trustRequest is workspace/requestTrust's params.
+type trustRequest struct {
+	Folder  string   `json:"folder"`
+	Ignored []string `json:"ignored"`
+}
+
 // Answers to pid's requests to the editor (the requests are encoded in encode.go).
 type (
 	beforeAnswer struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason,omitempty"`
+	}
+	trustAnswer struct {
+		Trusted bool `json:"trusted"`
 	}
 	afterAnswer struct {
 		Content   []llm.Content `json:"content"`

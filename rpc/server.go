@@ -46,6 +46,17 @@ type Server struct {
 	// wg counts request goroutines.
 	wg sync.WaitGroup
 
+	// bg is the context of pid's own questions to the editor that no request waits for
+	// (workspace/requestTrust); shutdown cancels it and waits for bgWG before answering.
+	bg       context.Context
+	bgCancel context.CancelFunc
+	bgWG     sync.WaitGroup
+
+	// afterReply holds work a quick method leaves for after its reply is written (a question
+	// to the editor that must not come before the answer it follows). Only the read
+	// goroutine touches it.
+	afterReply []func()
+
 	// exited closes when the editor sends exit or the connection ends.
 	exitOnce sync.Once
 	exited   chan struct{}
@@ -57,6 +68,7 @@ type Server struct {
 	exitCode     int
 	clientBefore bool           // the editor answers beforeToolCall
 	clientAfter  bool           // the editor answers afterToolCall
+	clientTrust  bool           // the editor answers workspace/requestTrust
 	defaults     session.Config // initializationOptions
 	inflight     map[jsonrpc2.ID]*inflight
 	nextOutID    uint64
@@ -86,6 +98,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	s.host = session.NewHost(session.HostOptions{Log: s.log, Report: s.report})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.bg, s.bgCancel = context.WithCancel(ctx)
 	s.conn = jsonrpc2.NewConn(ctx, s.stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
 	close(s.ready)
 	select {
@@ -99,6 +112,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 		f.cancel()
 	}
 	s.mu.Unlock()
+	s.bgCancel()
+	s.bgWG.Wait()
 	s.wg.Wait()
 	s.host.Close()
 	s.mu.Lock()
@@ -166,6 +181,10 @@ func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 		result, err = nil, perr
 	}
 	s.reply(req.ID, result, err)
+	for _, f := range s.afterReply {
+		f()
+	}
+	s.afterReply = s.afterReply[:0]
 }
 
 // guard runs f and logs a panic instead of crashing the daemon. It returns the panic as an
@@ -350,6 +369,9 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"session/followUp":   (*Server).sessionFollowUp,
 	"permissions/list":   (*Server).permissionsList,
 	"permissions/revoke": (*Server).permissionsRevoke,
+	"trust/list":         (*Server).trustList,
+	"trust/grant":        (*Server).trustGrant,
+	"trust/revoke":       (*Server).trustRevoke,
 	"tools/list":         (*Server).toolsList,
 }
 
@@ -381,7 +403,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 			return nil, invalidParams("initializationOptions: %s", describeJSONError(err))
 		}
 	}
-	before, after := declared(p.Capabilities.Experimental)
+	caps := declared(p.Capabilities.Experimental)
 	roots, err := workspaceRoots(&p)
 	if err != nil {
 		return nil, err
@@ -389,7 +411,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.host.SetUp(roots)
 	s.mu.Lock()
 	s.initialized = true
-	s.clientBefore, s.clientAfter = before, after
+	s.clientBefore, s.clientAfter, s.clientTrust = caps.before, caps.after, caps.trust
 	s.defaults = defaults
 	s.mu.Unlock()
 	return &protocol.InitializeResult{
@@ -403,13 +425,20 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	}, nil
 }
 
-// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall}.
-func declared(exp any) (before, after bool) {
+// clientCaps are the editor's declarations under capabilities.experimental.pid.
+type clientCaps struct {
+	before, after, trust bool
+}
+
+// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall,trust}.
+func declared(exp any) clientCaps {
 	m, _ := exp.(map[string]any)
 	pid, _ := m["pid"].(map[string]any)
-	before, _ = pid["beforeToolCall"].(bool)
-	after, _ = pid["afterToolCall"].(bool)
-	return before, after
+	var c clientCaps
+	c.before, _ = pid["beforeToolCall"].(bool)
+	c.after, _ = pid["afterToolCall"].(bool)
+	c.trust, _ = pid["trust"].(bool)
+	return c
 }
 
 // shutdownReq stops taking requests at once (admit answers -32600 from now on), cancels the
@@ -427,9 +456,11 @@ func (s *Server) shutdownReq(*jsonrpc2.Request) (func(context.Context) (any, err
 		for _, f := range running {
 			f.cancel()
 		}
+		s.bgCancel()
 		for _, f := range running {
 			<-f.done
 		}
+		s.bgWG.Wait()
 		return nil, nil
 	}, nil
 }

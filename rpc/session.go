@@ -32,6 +32,9 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q, ok := s.host.TrustQuestion(ss); ok {
+		s.afterReply = append(s.afterReply, func() { s.askTrust(q) })
+	}
 	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools()}, nil
 }
 

@@ -269,6 +269,27 @@ func startWorkspaceDaemon(t *testing.T, ws string) (*daemon, gjson.Result) {
 	return d, res
 }
 
+// trustWorkspace lists ws in the user settings' trustedFolders (after xdgDirs), so that its
+// .pid/settings.json is a full layer; trust_test.go covers untrusted folders.
+func trustWorkspace(t *testing.T, ws string, user obj) {
+	t.Helper()
+	if user == nil {
+		user = obj{}
+	}
+	user["trustedFolders"] = []string{ws}
+	writeAtomically(t, filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "pid", "settings.json"), mustJSON(user))
+}
+
+// startTrustedWorkspaceDaemon is startWorkspaceDaemon with ws trusted.
+func startTrustedWorkspaceDaemon(t *testing.T, ws string) (*daemon, gjson.Result) {
+	t.Helper()
+	xdgDirs(t)
+	trustWorkspace(t, ws, nil)
+	d := startInProcess(t)
+	res := initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	return d, res
+}
+
 func TestWorkspaceBuiltinTools(t *testing.T) {
 	base, ws := newWorkspaceDir(t, map[string]string{"a.txt": "alpha\nbeta\ngamma\n"})
 	wsWriteFile(t, filepath.Join(base, "secret.txt"), "s3cret-outside\n")
@@ -546,7 +567,7 @@ func TestWorkspaceSettingsFile(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)
 	settings := filepath.Join(ws, ".pid", "settings.json")
 	writeAtomically(t, settings, `{"permissions":{"tools":{"write":"deny"}}}`)
-	d, _ := startWorkspaceDaemon(t, ws)
+	d, _ := startTrustedWorkspaceDaemon(t, ws)
 	sid := d.newSession(obj{})
 
 	m, _ := wsOne(t, d, sid, nil, "w0", "write", obj{"path": "w0.txt", "content": "x"})
@@ -659,7 +680,7 @@ func TestWorkspaceUserSettings(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)
 	config, _ := xdgDirs(t)
 	user := filepath.Join(config, "pid", "settings.json")
-	writeAtomically(t, user, `{"permissions":{"tools":{"bash":"deny","ls":"deny"}}}`)
+	trustWorkspace(t, ws, obj{"permissions": obj{"tools": obj{"bash": "deny", "ls": "deny"}}})
 	writeAtomically(t, filepath.Join(ws, ".pid", "settings.json"), `{"permissions":{"tools":{"ls":"allow"}}}`)
 	d := startInProcess(t)
 	initWorkspace(d, obj{"beforeToolCall": true}, ws)
@@ -783,7 +804,12 @@ func TestWorkspaceRememberedFileAndFallback(t *testing.T) {
 		if r.method() != "window/showMessageRequest" || !strings.Contains(r.get("params.message").String(), "write") {
 			t.Errorf("unexpected request %s", r)
 		}
-		return obj{"title": "Always allow"}
+		// The "always" choice says what it covers.
+		always := r.get("params.actions.1.title").String()
+		if !strings.HasPrefix(always, "Always allow") || !strings.Contains(always, "notes/b.txt") {
+			t.Errorf("the always action %q does not name the path it covers", always)
+		}
+		return obj{"title": always}
 	}, "f1", "write", obj{"path": "notes/b.txt", "content": "1\n"})
 	wsWantOK(t, m)
 	if len(b.requests) != 1 {
@@ -820,8 +846,15 @@ func TestWorkspaceRememberedWithoutStore(t *testing.T) {
 	if !slices.Equal(b.asked(), []string{"n1"}) {
 		t.Fatalf("asked %v, want n1", b.asked())
 	}
-	// Kept for the session (the whole tool), not beyond it.
-	wsWantOK(t, wsFirst(wsOne(t, d, sid, nil, "n2", "bash", obj{"command": "ls -la"})))
+	if q := b.requests[0]; q.get("params.always.pattern").String() != "echo one" {
+		t.Errorf("beforeToolCall params.always = %s, want the pattern \"echo one\"", q.get("params.always").Raw)
+	}
+	// Kept for the session exactly as scoped (echo one ...), never wider: other commands ask.
+	wsWantOK(t, wsFirst(wsOne(t, d, sid, nil, "n2", "bash", obj{"command": "echo one more"})))
+	_, b = wsOne(t, d, sid, wsDecide("deny"), "n2b", "bash", obj{"command": "ls -la"})
+	if !slices.Equal(b.asked(), []string{"n2b"}) {
+		t.Errorf("ls -la after an always for echo one: asked %v, want n2b", b.asked())
+	}
 	other := d.newSession(obj{})
 	_, b = wsOne(t, d, other, wsDecide("deny"), "n3", "bash", obj{"command": "echo one"})
 	if !slices.Equal(b.asked(), []string{"n3"}) {

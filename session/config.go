@@ -53,12 +53,16 @@ func (c Config) Merge(over Config) Config {
 // ModelConfig selects a session's model: "openai" (any OpenAI-compatible server),
 // "anthropic", or "script" (turns given in advance, for tests and headless runs).
 type ModelConfig struct {
-	Provider  string     `json:"provider"`
-	ID        string     `json:"id,omitempty"`
-	BaseURL   string     `json:"baseUrl,omitempty"`
-	APIKeyEnv string     `json:"apiKeyEnv,omitempty"`
-	MaxTokens int        `json:"maxTokens,omitempty"`
-	Turns     []llm.Turn `json:"turns,omitempty"`
+	Provider  string `json:"provider"`
+	ID        string `json:"id,omitempty"`
+	BaseURL   string `json:"baseUrl,omitempty"`
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	MaxTokens int    `json:"maxTokens,omitempty"`
+	// RequestTimeoutMs and IdleTimeoutMs bound the wait for a response's headers and the
+	// silence mid-stream (see docs/providers.md); 0 means the default.
+	RequestTimeoutMs int        `json:"requestTimeoutMs,omitempty"`
+	IdleTimeoutMs    int        `json:"idleTimeoutMs,omitempty"`
+	Turns            []llm.Turn `json:"turns,omitempty"`
 }
 
 // ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.

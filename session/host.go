@@ -16,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/trust"
 )
 
 // Errors of the layer; a face maps them to its wire's codes with errors.Is.
@@ -57,16 +58,22 @@ type Host struct {
 	store    *permissions.Store
 	audit    *afterrules.AuditLog
 	redactor *afterrules.Redactor
+	trust    *trust.Store
 
 	// mu guards the fields below it.
 	mu       sync.Mutex
 	sessions map[string]*Session
 	next     int
+	// asked holds the roots whose trust question was handed to the face (once per daemon).
+	asked map[string]bool
+	// trustedHere holds roots trusted for this daemon only, because trust.json could not
+	// be written.
+	trustedHere map[string]bool
 }
 
 // NewHost returns a host with no workspace folders; call SetUp before the first session.
 func NewHost(opts HostOptions) *Host {
-	h := &Host{opts: opts, log: opts.Log, sessions: map[string]*Session{}}
+	h := &Host{opts: opts, log: opts.Log, sessions: map[string]*Session{}, asked: map[string]bool{}, trustedHere: map[string]bool{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -92,8 +99,14 @@ func (h *Host) SetUp(roots []string) {
 		h.roots = append(h.roots, r)
 	}
 	roots = h.roots
+	var err error
+	if h.trust, err = trust.Open(""); err != nil {
+		h.trust = nil
+		h.opts.Report(fmt.Sprintf("trusted folders are not available (every workspace's settings stay narrow-only): %v", err), false)
+	}
 	h.loader = permissions.NewLoader(permissions.LoaderOptions{
 		WorkspaceRoots: roots,
+		Trusted:        h.trustedRoot,
 		OnError: func(path string, err error) {
 			if path == "" {
 				h.opts.Report(fmt.Sprintf("settings: %v", err), true)
@@ -103,7 +116,6 @@ func (h *Host) SetUp(roots []string) {
 		},
 	})
 	h.redactor = afterrules.NewRedactor(h.loader.RedactPatterns)
-	var err error
 	if h.store, err = permissions.OpenStore(""); err != nil {
 		h.store = nil
 		h.opts.Report(fmt.Sprintf("remembered permissions are not available: %v", err), false)
@@ -211,31 +223,24 @@ func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	return ws, nil
 }
 
-// settingsModel returns the model named in the settings files (the user's, then each
-// workspace folder's, later ones winning), or nil. It is read when a session starts, so a
+// settingsModel returns the model the settings files name for a session in cwd: its
+// workspace folder's own when that folder is trusted, else the user's; nil when none does
+// (or the value is malformed, which is reported). It is read when a session starts, so a
 // change applies to the next session.
-func (h *Host) settingsModel() *ModelConfig {
-	var files []string
-	if p, err := permissions.UserSettingsPath(); err == nil {
-		files = append(files, p)
+func (h *Host) settingsModel(cwd string) *ModelConfig {
+	if h.loader == nil {
+		return nil
 	}
-	for _, r := range h.roots {
-		files = append(files, permissions.WorkspaceSettingsPath(r))
+	raw := h.loader.Model(cwd)
+	if raw == nil {
+		return nil
 	}
-	var model *ModelConfig
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var st struct {
-			Model *ModelConfig `json:"model"`
-		}
-		if json.Unmarshal(b, &st) == nil && st.Model != nil {
-			model = st.Model
-		}
+	var m ModelConfig
+	if err := json.Unmarshal(raw, &m); err != nil {
+		h.opts.Report(fmt.Sprintf("settings: model: %v", err), true)
+		return nil
 	}
-	return model
+	return &m
 }
 
 var (

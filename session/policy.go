@@ -41,17 +41,26 @@ func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
 	c := permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()}
 	v := permissions.Check(pol, h.store, s.root(), c)
 	if v.Decision == permissions.Ask {
-		s.mu.Lock()
-		rem := s.remembered[call.Name]
-		s.mu.Unlock()
-		switch rem {
-		case string(permissions.Allow):
-			v.Decision, v.Source = permissions.Allow, "remembered"
-		case string(permissions.Deny):
-			v.Decision, v.Source = permissions.Deny, "remembered"
+		if r, ok := s.memory.Lookup(s.root(), c); ok {
+			v = permissions.Verdict{Decision: r.Decision, Source: "remembered", Rule: -1, Remembered: &r}
 		}
 	}
 	return v
+}
+
+// always returns what an "always" answer to call would cover, or nil when no scope as narrow
+// as the call can be given (a bash command with a substitution, say). Built-in tools are
+// scoped to their argument (a command's first words, a file's path); other tools to the
+// whole tool, which the description says.
+func (s *Session) always(call llm.ToolCall) *Always {
+	if !s.builtin[call.Name] {
+		return &Always{Tool: call.Name, Description: fmt.Sprintf("every call of %s in this folder", call.Name)}
+	}
+	sc, ok := permissions.SuggestScope(permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
+	if !ok {
+		return nil
+	}
+	return &Always{Tool: sc.Tool, Pattern: sc.Pattern, Description: sc.Description, path: sc.Path}
 }
 
 // root is the workspace folder the session's remembered answers belong to.
@@ -83,7 +92,8 @@ func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (
 	case v.Decision == permissions.Deny:
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, nil
 	}
-	a, err := s.face.Ask(ctx, s, in.Call)
+	q := Approval{Call: in.Call, Always: s.always(in.Call)}
+	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &toolexec.Block{Reason: "Operation aborted"}, nil
@@ -97,12 +107,12 @@ func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (
 	}
 	switch a.Decision {
 	case "allowAlways":
-		s.remember(in.Call, permissions.Allow)
+		s.remember(q, permissions.Allow)
 		fallthrough
 	case "allow":
 		return nil, nil
 	case "denyAlways":
-		s.remember(in.Call, permissions.Deny)
+		s.remember(q, permissions.Deny)
 		fallthrough
 	case "deny":
 		reason := a.Reason
@@ -114,25 +124,26 @@ func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (
 	return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor answered the approval request with an unknown decision %q.", name, a.Decision)}, nil
 }
 
-// remember keeps an "always" answer: in the store (so it survives a restart and can be
-// listed and revoked), scoped to the call's pattern for built-in tools (a bash command's
-// first words, a file's path) and to the whole tool for the others; in the session, for the
-// whole tool, when the store cannot be used.
-func (s *Session) remember(call llm.ToolCall, d permissions.Decision) {
+// remember keeps an "always" answer exactly as q.Always scoped it (what the person was
+// shown): in the store, so it survives a restart and can be listed and revoked, else in the
+// session's memory. It is never kept wider: with no scope, or a scope neither can keep, the
+// answer counted for this call only, which the face is told.
+func (s *Session) remember(q Approval, d permissions.Decision) {
+	sc := q.Always
+	if sc == nil {
+		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: no \"always\" scope as narrow as the call could be given", q.Call.ID))
+		return
+	}
 	if st := s.host.store; st != nil {
-		argPath, pattern := "", ""
-		if s.builtin[call.Name] {
-			argPath, pattern = permissions.SuggestPattern(permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
-		}
-		_, err := st.Remember(s.root(), call.Name, argPath, pattern, d)
+		_, err := st.Remember(s.root(), sc.Tool, sc.path, sc.Pattern, d)
 		if err == nil {
 			return
 		}
-		s.face.Warn(s, fmt.Sprintf("could not store the answer for %s, kept for this session only: %v", call.Name, err))
+		s.face.Warn(s, fmt.Sprintf("could not store the answer for %s (%s), kept for this session only: %v", q.Call.ID, sc.Description, err))
 	}
-	s.mu.Lock()
-	s.remembered[call.Name] = string(d)
-	s.mu.Unlock()
+	if _, err := s.memory.Remember(s.root(), sc.Tool, sc.path, sc.Pattern, d); err != nil {
+		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: %v", q.Call.ID, err))
+	}
 }
 
 // afterHook is the session's afterToolCall chain: the face's hook when it has one, then the

@@ -26,14 +26,36 @@ type Face interface {
 	// concurrently within one run (a batch run while a prompt runs may interleave with
 	// it); must not block for long and must not call back into the session.
 	Emit(s *Session, ev event.Event)
-	// Ask asks the person whether call may run and returns their answer. Contract: called
+	// Ask asks the person whether a call may run and returns their answer. Contract: called
 	// during a batch's prepare pass, one call at a time per batch; may wait as long as the
 	// person takes, but must return promptly once ctx ends. An error (no answer) denies the
 	// call: its text is logged, and if it has a Reason() string method that sentence is
-	// what the model reads.
-	Ask(ctx context.Context, s *Session, call llm.ToolCall) (Answer, error)
+	// what the model reads. The face must show q.Always (what an "always" answer covers)
+	// wherever it offers one, and offer none when q.Always is nil.
+	Ask(ctx context.Context, s *Session, q Approval) (Answer, error)
 	// Warn tells the client something about this session (a failure that did not stop it).
 	Warn(s *Session, msg string)
+}
+
+// Approval is the question put to the person about one call.
+type Approval struct {
+	Call llm.ToolCall
+	// Always is what an "always" answer would cover, to show before the choice; nil when no
+	// scope as narrow as this call can be given (an "always" answer then counts as once).
+	Always *Always
+}
+
+// Always is the scope of an "always" answer, in the shape of beforeToolCall's
+// params.always.
+type Always struct {
+	Tool string `json:"tool"`
+	// Pattern limits the answer to calls whose argument matches it ("" covers every call).
+	Pattern string `json:"pattern,omitempty"`
+	// Description says it for a person: "bash commands starting with `npm test` in this
+	// folder".
+	Description string `json:"description"`
+	// path is the gjson path Pattern looks at ("" for the tool's default argument).
+	path string
 }
 
 // Answer is a person's answer to an approval question. Decision is "allow", "allowAlways",
@@ -73,9 +95,10 @@ type Session struct {
 	gates   *endGates
 
 	// mu guards the fields below it.
-	mu         sync.Mutex
-	running    bool              // a prompt is in progress
-	remembered map[string]string // tool -> allow | deny, when the store cannot be used
+	mu      sync.Mutex
+	running bool // a prompt is in progress
+	// memory keeps "always" answers that the store could not keep, exactly as scoped.
+	memory *permissions.Store
 }
 
 // New makes a session from its settings (already merged with the client's defaults).
@@ -89,17 +112,6 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	if cfg.Model == nil {
-		cfg.Model = h.settingsModel()
-	}
-	var provider llm.Provider
-	if m := cfg.Model; m != nil {
-		if m.Provider == "script" {
-			provider = llm.NewScript(m.Turns...)
-		} else if provider, err = modelProvider.New(modelProvider.Config{Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, MaxTokens: m.MaxTokens}); err != nil {
-			return nil, invalid("%v", err)
-		}
-	}
 	ws, err := h.workspace(cfg.Cwd)
 	if err != nil {
 		return nil, err
@@ -110,11 +122,25 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 			ws.Close()
 		}
 	}()
+	if cfg.Model == nil {
+		cfg.Model = h.settingsModel(ws.Cwd())
+	}
+	var provider llm.Provider
+	if m := cfg.Model; m != nil {
+		if m.Provider == "script" {
+			provider = llm.NewScript(m.Turns...)
+		} else if provider, err = modelProvider.New(modelProvider.Config{
+			Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, MaxTokens: m.MaxTokens,
+			RequestTimeoutMs: m.RequestTimeoutMs, IdleTimeoutMs: m.IdleTimeoutMs,
+		}); err != nil {
+			return nil, invalid("%v", err)
+		}
+	}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: afterrules.NewStarts(), gates: newEndGates(), remembered: map[string]string{}}
+		starts: afterrules.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore()}
 	scripted, initial, err := s.scriptedTools(cfg.ScriptedTools)
 	if err != nil {
 		return nil, err
