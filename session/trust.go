@@ -67,7 +67,11 @@ func (h *Host) TrustList() ([]TrustedFolder, error) {
 	if h.trust == nil {
 		return nil, fmt.Errorf("%w: trusted folders (see pid's log)", ErrUnavailable)
 	}
-	return h.trust.List()
+	folders, err := h.trust.List()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return folders, nil
 }
 
 // Trust trusts a folder: kept in trust.json, or for this daemon only when that file cannot
