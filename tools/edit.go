@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +131,11 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 		return toolexec.Result{}, err
 	}
 	shown := ws.display(real)
-	old, mode, exists, err := ws.current(ctx, real, shown, path)
+	r, rel, err := ws.at(real)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	old, mode, exists, err := ws.current(ctx, r, rel, real, shown, path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -144,10 +149,10 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 	if ws.editor.Write != nil {
 		err = ws.editor.Write(ctx, real, content)
 	} else {
-		err = replaceFile(real, []byte(content), mode)
+		err = ws.replaceFile(r, rel, filepath.Dir(real), []byte(content), mode)
 	}
 	if err != nil {
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	}
 	ws.seen.record(real, sha256.Sum256([]byte(content)))
 	fd := unifiedDiff(shown, string(old), content, false)

@@ -2,6 +2,11 @@
 
 package tools
 
+import (
+	"os"
+	"path/filepath"
+)
+
 // SetWatchHook makes ws call f, from the watcher's goroutine, with each recorded file a
 // watcher event touched.
 func SetWatchHook(ws *Workspace, f func(path string)) {
@@ -41,3 +46,37 @@ func GlobMatch(glob, rel string) (bool, error) {
 
 // PrepareEditArgs is the edit tool's prepareArguments.
 var PrepareEditArgs = prepareEditArgs
+
+// OpenRegularIn opens name in the folder dir as the file tools open a file for reading,
+// then closes it.
+func OpenRegularIn(dir, name string) error {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, _, err := openRegular(r, name, name)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// CreateFile creates the file at the real path p the way write does once its checks have
+// found no file there.
+func CreateFile(ws *Workspace, p string, data []byte) error {
+	r, rel, err := ws.at(p)
+	if err != nil {
+		return err
+	}
+	return ws.createFile(r, rel, filepath.Dir(p), data)
+}
+
+// TempName and TempPID are the temporary-file naming scheme.
+var (
+	TempName = tempName
+	TempPID  = tempPID
+)
+
+// ErrAppeared is createFile's error for a name taken meanwhile.
+var ErrAppeared = errAppeared

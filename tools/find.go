@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/pid-agent/pid/event"
@@ -25,6 +26,8 @@ type FindDetails struct {
 	Count int `json:"count"`
 	// Truncated says more paths match than are shown.
 	Truncated bool `json:"truncated,omitempty"`
+	// IgnoreFilesSkipped lists the .gitignore files that were not applied, and why.
+	IgnoreFilesSkipped []SkippedFile `json:"ignoreFilesSkipped,omitempty"`
 }
 
 var findSchema = schema(`{
@@ -63,14 +66,17 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) 
 	if err != nil {
 		return toolexec.Result{}, err
 	}
+	if path == "" {
+		path = "."
+	}
 	root, err := ws.folder(path, "")
 	if err != nil {
 		return toolexec.Result{}, err
 	}
 	var out strings.Builder
 	var det FindDetails
-	err = ws.walk(ctx, root, func(real, rel string, d fs.DirEntry) error {
-		if !g.match(rel, d.Name()) {
+	det.IgnoreFilesSkipped, err = ws.walk(ctx, root, func(_ *os.Root, real, rel string, e entry) error {
+		if !g.match(rel, e.name) {
 			return nil
 		}
 		if det.Count == limit {
@@ -79,20 +85,28 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) 
 		}
 		det.Count++
 		out.WriteString(ws.display(real))
-		if d.IsDir() {
+		if e.typ.IsDir() {
 			out.WriteByte('/')
 		}
 		out.WriteByte('\n')
 		return nil
 	})
 	if err != nil {
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	}
+	note := skippedNote(det.IgnoreFilesSkipped)
 	if det.Count == 0 {
-		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("No files match %q in %s", pattern, ws.display(root)))}, Details: det}, nil
+		msg := fmt.Sprintf("No files match %q in %s", pattern, ws.display(root))
+		if note != "" {
+			msg += "\n" + note
+		}
+		return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 	}
 	if det.Truncated {
 		fmt.Fprintf(&out, "\n[Stopped after %d paths (limit). Narrow the pattern or path, or raise limit.]\n", det.Count)
+	}
+	if note != "" {
+		out.WriteString("\n" + note)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
 }

@@ -37,6 +37,8 @@ type GrepDetails struct {
 	BinarySkipped    int `json:"binarySkipped,omitempty"`
 	// Truncated says there are more matches than shown.
 	Truncated bool `json:"truncated,omitempty"`
+	// IgnoreFilesSkipped lists the .gitignore files that were not applied, and why.
+	IgnoreFilesSkipped []SkippedFile `json:"ignoreFilesSkipped,omitempty"`
 }
 
 var grepSchema = schema(`{
@@ -97,18 +99,23 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	fi, err := os.Stat(root)
+	r, rel, err := ws.at(root)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	fi, err := r.Stat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return toolexec.Result{}, fmt.Errorf("path not found: %s", path)
 	} else if err != nil {
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	}
 
 	var out strings.Builder
 	var det GrepDetails
 	full := false
-	search := func(real string) error {
-		n, isBinary, err := grepFile(real, re, func(line int, text []byte, size int) bool {
+	// search searches the file name in dir, whose real path is real.
+	search := func(dir *os.Root, name, real string) error {
+		n, isBinary, err := grepFile(dir, name, real, re, func(line int, text []byte, size int) bool {
 			if det.Matches == limit {
 				full = true
 				return false
@@ -127,7 +134,7 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 			return true
 		})
 		if err != nil {
-			return nil // an unreadable file is skipped
+			return nil // an unreadable file, or one that is no longer regular, is skipped
 		}
 		if isBinary {
 			det.BinarySkipped++
@@ -142,30 +149,37 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 		}
 		return nil
 	}
-	if fi.Mode().IsRegular() {
-		_ = search(root)
-	} else if fi.IsDir() {
-		err = ws.walk(ctx, root, func(real, rel string, d fs.DirEntry) error {
-			if !d.Type().IsRegular() {
+	switch {
+	case fi.Mode().IsRegular():
+		_ = search(r, rel, root)
+	case fi.IsDir():
+		det.IgnoreFilesSkipped, err = ws.walk(ctx, root, func(dir *os.Root, real, rel string, e entry) error {
+			// FIFOs, devices and links are skipped without being opened; one swapped in
+			// after the listing is opened without blocking and refused (grepFile).
+			if !e.typ.IsRegular() {
 				return nil
 			}
-			if filter != nil && !filter.match(rel, d.Name()) {
+			if filter != nil && !filter.match(rel, e.name) {
 				return nil
 			}
-			return search(real)
+			return search(dir, e.name, real)
 		})
 		if err != nil {
-			return toolexec.Result{}, err
+			return toolexec.Result{}, ws.explain(path, err)
 		}
-	} else {
-		return toolexec.Result{}, fmt.Errorf("%s is not a file or folder", path)
+	default:
+		return toolexec.Result{}, &notRegularError{path: path, mode: fi.Mode()}
 	}
 
 	where := ws.display(root)
+	note := skippedNote(det.IgnoreFilesSkipped)
 	if det.Matches == 0 {
 		msg := fmt.Sprintf("No matches for %q in %s", pattern, where)
 		if det.BinarySkipped > 0 {
 			msg += fmt.Sprintf(" (%s skipped)", plural(det.BinarySkipped, "binary file"))
+		}
+		if note != "" {
+			msg += "\n" + note
 		}
 		return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 	}
@@ -173,15 +187,19 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 		det.Truncated = true
 		fmt.Fprintf(&out, "\n[Stopped after %s (limit %d, or %s of output). Narrow the pattern, path or glob, or raise limit.]\n", plural(det.Matches, "match"), limit, size(GrepMaxBytes))
 	}
+	if note != "" {
+		out.WriteString("\n" + note)
+	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
 }
 
-// grepFile calls found for each line of the file at real that re matches, with its 1-based
-// number, its text (at most grepKeepBytes of it) and its full length, until found returns
-// false. It returns the number of matching lines reported, and whether the file was
-// skipped as binary.
-func grepFile(real string, re *regexp.Regexp, found func(line int, text []byte, size int) bool) (int, bool, error) {
-	f, err := os.Open(real)
+// grepFile calls found for each line of the file name in dir (real is its real path) that
+// re matches, with its 1-based number, its text (at most grepKeepBytes of it) and its full
+// length, until found returns false. It returns the number of matching lines reported, and
+// whether the file was skipped as binary. What is not a regular file once opened (without
+// blocking) is an error.
+func grepFile(dir *os.Root, name, real string, re *regexp.Regexp, found func(line int, text []byte, size int) bool) (int, bool, error) {
+	f, _, err := openRegular(dir, name, real)
 	if err != nil {
 		return 0, false, err
 	}

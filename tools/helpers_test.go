@@ -101,11 +101,33 @@ func runBatch(t *testing.T, ws *tools.Workspace, toolset []toolexec.Tool, calls 
 	if toolset == nil {
 		toolset = tools.New(ws)
 	}
+	return runIn(activeSet(t, toolset), calls...)
+}
+
+// activeSet builds the toolbox of toolset and activates every tool in it.
+func activeSet(t *testing.T, toolset []toolexec.Tool) *toolexec.ActiveSet {
+	t.Helper()
 	tb, err := toolexec.NewToolbox(toolset...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	set, _ := tb.Activate(tb.Names()...)
+	return set
+}
+
+// newCaller returns a call function for ws whose toolbox is built once, for tests that make
+// thousands of calls (building a toolbox compiles every schema). It is safe for concurrent
+// use.
+func newCaller(t *testing.T, ws *tools.Workspace) func(name, args string) result {
+	t.Helper()
+	set := activeSet(t, tools.New(ws))
+	return func(name, args string) result {
+		return runIn(set, llm.ToolCall{ID: "c1", Name: name, Arguments: json.RawMessage(args)})[0]
+	}
+}
+
+// runIn runs the calls as one parallel batch of the tools in set.
+func runIn(set *toolexec.ActiveSet, calls ...llm.ToolCall) []result {
 	oc := toolexec.Run(context.Background(), nil, toolexec.Batch{Calls: calls, Tools: set})
 	var out []result
 	for _, m := range oc.Messages {

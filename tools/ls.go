@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pid-agent/pid/event"
@@ -58,15 +57,19 @@ func lsTool(ws *Workspace) toolexec.Tool {
 }
 
 func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
-	dir, err := ws.folder(path, "; use read to see a file")
+	if path == "" {
+		path = "."
+	}
+	real, err := ws.folder(path, "; use read to see a file")
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	entries, err := os.ReadDir(dir) // sorted by name
+	entries, links, err := ws.listDir(real)
 	if err != nil {
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	}
-	det := LsDetails{Path: ws.display(dir), Total: len(entries)}
+	defer links.Close()
+	det := LsDetails{Path: ws.display(real), Total: len(entries)}
 	if len(entries) == 0 {
 		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is empty.", det.Path))}, Details: det}, nil
 	}
@@ -76,12 +79,12 @@ func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
 			break
 		}
 		det.Count++
-		out.WriteString(e.Name())
+		out.WriteString(e.name)
 		switch {
-		case e.IsDir():
+		case e.typ.IsDir():
 			out.WriteByte('/')
-		case e.Type()&fs.ModeSymlink != 0:
-			if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil {
+		case e.typ&fs.ModeSymlink != 0:
+			if target, err := links.Readlink(e.name); err == nil {
 				out.WriteString(" -> " + target)
 			}
 		}
@@ -91,4 +94,24 @@ func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
 		fmt.Fprintf(&out, "\n[Showing %d of %d entries. Raise limit to see more.]\n", det.Count, det.Total)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+}
+
+// listDir returns the entries of the folder at the real path real, sorted by name, read
+// through an os.Root opened on it from the workspace folder's root, which it also returns
+// (open, for reading links by name; the caller closes it).
+func (ws *Workspace) listDir(real string) ([]entry, *os.Root, error) {
+	r, rel, err := ws.at(real)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := r.OpenRoot(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := listFolder(dir, real)
+	if err != nil {
+		dir.Close()
+		return nil, nil, err
+	}
+	return entries, dir, nil
 }

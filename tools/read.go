@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/pid-agent/pid/event"
@@ -85,21 +84,26 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		return toolexec.Result{}, err
 	}
 	shown := ws.display(real)
-	fi, err := os.Stat(real)
+	r, rel, err := ws.at(real)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	// Stat first, through the root, for a clear message, and so that a FIFO or a device is
+	// not even opened in the usual case; openRegular checks again what it really opened.
+	fi, err := r.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return toolexec.Result{}, fmt.Errorf("file not found: %s", path)
 	case err != nil:
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	case fi.IsDir():
 		return toolexec.Result{}, fmt.Errorf("%s is a folder, not a file; use ls to list it", path)
 	case !fi.Mode().IsRegular():
-		// Opening a FIFO would block; devices are not files to read.
-		return toolexec.Result{}, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+		return toolexec.Result{}, &notRegularError{path: path, mode: fi.Mode()}
 	}
-	f, err := os.Open(real)
+	f, fi, err := openRegular(r, rel, path)
 	if err != nil {
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	}
 	defer f.Close()
 	h := sha256.New()

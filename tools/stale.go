@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -154,9 +153,9 @@ func (t *tracker) check(path, shown string, current digest) error {
 }
 
 // changed returns the sorted real paths of the files the agent read or wrote whose content
-// on disk is no longer what it saw (including files that are gone). Only files a watcher
-// event touched are hashed again, unless the watcher could not start.
-func (t *tracker) changed() []string {
+// on disk, as hash reads it, is no longer what it saw (including files that are gone). Only
+// files a watcher event touched are hashed again, unless the watcher could not start.
+func (t *tracker) changed(hash func(real string) (digest, error)) []string {
 	type candidate struct {
 		path string
 		sum  digest
@@ -172,7 +171,7 @@ func (t *tracker) changed() []string {
 	t.mu.Unlock()
 	var out []string
 	for _, c := range cands {
-		sum, err := hashFile(c.path)
+		sum, err := hash(c.path)
 		if err != nil || sum != c.sum {
 			out = append(out, c.path)
 			continue
@@ -202,9 +201,14 @@ func (t *tracker) close() error {
 	return err
 }
 
-// hashFile returns the digest of the file at path.
-func hashFile(path string) (digest, error) {
-	f, err := os.Open(path)
+// hashFile returns the digest of the regular file at the real path p, read through the
+// workspace folder's root; anything else (gone, a FIFO, outside by now) is an error.
+func (w *Workspace) hashFile(p string) (digest, error) {
+	r, rel, err := w.at(p)
+	if err != nil {
+		return digest{}, err
+	}
+	f, _, err := openRegular(r, rel, p)
 	if err != nil {
 		return digest{}, err
 	}
@@ -218,8 +222,15 @@ func hashFile(path string) (digest, error) {
 
 // ChangedFiles returns the real paths, sorted, of the files the agent read or wrote in this
 // session whose content on disk has changed since (or that are gone). The watcher narrows
-// which files are hashed again; the hash decides.
+// which files are hashed again; the hash, read through the workspace folder's os.Root,
+// decides.
 //
 // Contract: safe for concurrent use; it reads the touched files, so it is not free, but it
-// never blocks on the watcher. Errors reading a file count as "changed".
-func (w *Workspace) ChangedFiles() []string { return w.seen.changed() }
+// never blocks on the watcher (nor on a file that became a FIFO). Errors reading a file
+// count as "changed". After Close it returns nil.
+func (w *Workspace) ChangedFiles() []string {
+	if w.closed.Load() {
+		return nil
+	}
+	return w.seen.changed(w.hashFile)
+}

@@ -1,5 +1,6 @@
-// This file holds the Workspace: the session's cwd and workspace folders, and the path
-// resolution that confines every file tool to those folders.
+// This file holds the Workspace: the session's cwd and workspace folders with an os.Root
+// open on each, and the path resolution that checks every file tool's path and words its
+// refusals.
 
 package tools
 
@@ -11,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -20,8 +23,11 @@ var ErrOutsideWorkspace = errors.New("outside the workspace folders")
 
 // Workspace is where one session's file tools may act: a cwd that relative paths start from,
 // and the workspace folders (roots) that every path must stay inside once symbolic links are
-// followed. It also remembers what the agent last saw of each file it read or wrote, to
-// refuse edits of files that changed on disk since (see stale.go).
+// followed. Resolve checks a path and says why it refuses one; every open, create, rename,
+// stat and listing then goes through an os.Root held open on the workspace folder, so a
+// link swapped in after the check cannot lead outside (fsroot.go). It also remembers what
+// the agent last saw of each file it read or wrote, to refuse edits of files that changed
+// on disk since (see stale.go).
 //
 // A Workspace is safe for concurrent use. Close it when the session ends.
 type Workspace struct {
@@ -30,6 +36,11 @@ type Workspace struct {
 	roots   []root
 	seen    *tracker
 	editor  EditorFiles // set before the first call, then only read
+	closed  atomic.Bool // set by Close: the roots are closed
+
+	mu sync.Mutex
+	// swept holds the real paths of the folders already cleared of stale temporary files.
+	swept map[string]bool
 }
 
 // EditorFiles is the editor's own view of files, for editors that offer one (an ACP client
@@ -51,8 +62,9 @@ func (w *Workspace) UseEditorFiles(f EditorFiles) { w.editor = f }
 
 // root is one workspace folder.
 type root struct {
-	shown string // absolute and clean, as given: used in messages
-	real  string // with symbolic links resolved: used for the confinement check
+	shown string   // absolute and clean, as given: used in messages
+	real  string   // with symbolic links resolved: used for the confinement check
+	dir   *os.Root // open on real: every file access goes through it
 }
 
 // NewWorkspace returns the workspace of a session whose cwd is cwd and whose workspace
@@ -61,14 +73,15 @@ type root struct {
 //
 // Contract: called once per session by whoever builds the session's tools. It fails when cwd
 // or a root is not an absolute path of an existing folder, or when cwd is outside every
-// root (relative paths would then all be refused). It starts no goroutine: the file watcher
-// starts with the first file read. The caller must Close the workspace.
+// root (relative paths would then all be refused). It opens one file descriptor per
+// workspace folder (an os.Root) and starts no goroutine: the file watcher starts with the
+// first file read. The caller must Close the workspace, which closes those descriptors.
 func NewWorkspace(cwd string, roots []string) (*Workspace, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, fmt.Errorf("tools: cwd %q is not an absolute path", cwd)
 	}
-	w := &Workspace{cwd: filepath.Clean(cwd), seen: newTracker()}
-	real, err := realDir(w.cwd)
+	w := &Workspace{cwd: filepath.Clean(cwd), seen: newTracker(), swept: make(map[string]bool)}
+	real, _, err := realDir(w.cwd)
 	if err != nil {
 		return nil, fmt.Errorf("tools: cwd: %w", err)
 	}
@@ -76,37 +89,70 @@ func NewWorkspace(cwd string, roots []string) (*Workspace, error) {
 	if len(roots) == 0 {
 		roots = []string{cwd}
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.closeRoots()
+		}
+	}()
 	for _, r := range roots {
 		if !filepath.IsAbs(r) {
 			return nil, fmt.Errorf("tools: workspace folder %q is not an absolute path", r)
 		}
 		shown := filepath.Clean(r)
-		real, err := realDir(shown)
+		real, fi, err := realDir(shown)
 		if err != nil {
 			return nil, fmt.Errorf("tools: workspace folder: %w", err)
 		}
-		w.roots = append(w.roots, root{shown: shown, real: real})
+		dir, err := openRoot(real, fi)
+		if err != nil {
+			return nil, fmt.Errorf("tools: workspace folder %s: %w", shown, err)
+		}
+		w.roots = append(w.roots, root{shown: shown, real: real, dir: dir})
 	}
 	if !w.insideReal(w.cwdReal) {
 		return nil, fmt.Errorf("tools: cwd %s is outside the workspace folders: %s", w.cwd, w.rootList())
 	}
+	ok = true
 	return w, nil
 }
 
-// realDir resolves dir's symbolic links and checks that it is an existing folder.
-func realDir(dir string) (string, error) {
+// realDir resolves dir's symbolic links and checks that it is an existing folder, whose
+// FileInfo it returns too.
+func realDir(dir string) (string, fs.FileInfo, error) {
 	real, err := realPath(dir)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", dir, err)
+		return "", nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a folder", dir)
+		return "", nil, fmt.Errorf("%s is not a folder", dir)
 	}
-	return real, nil
+	return real, fi, nil
+}
+
+// openRoot opens an os.Root on the folder real, and checks that it is the folder fi
+// describes (not one swapped in since it was resolved).
+func openRoot(real string, fi fs.FileInfo) (*os.Root, error) {
+	dir, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := dir.Stat("."); err != nil || !os.SameFile(got, fi) {
+		dir.Close()
+		return nil, fmt.Errorf("%s changed while it was being opened; try again", real)
+	}
+	return dir, nil
+}
+
+// closeRoots closes the roots opened so far.
+func (w *Workspace) closeRoots() {
+	for _, r := range w.roots {
+		r.dir.Close()
+	}
 }
 
 // Cwd returns the session's cwd as given to NewWorkspace (cleaned). Safe for concurrent
@@ -123,12 +169,19 @@ func (w *Workspace) Roots() []string {
 	return out
 }
 
-// Close stops the file watcher and waits for its goroutine. The tools keep working after
-// Close, with the content hash as their only stale-edit check.
+// Close stops the file watcher, waits for its goroutine and closes the workspace folders'
+// descriptors. From then on the file tools fail, saying the workspace is closed, and
+// ChangedFiles returns nil; a call already under way finishes or fails cleanly.
 //
 // Contract: called once by the session owner when the session ends; safe to call again.
 // It returns the watcher's close error, if any.
-func (w *Workspace) Close() error { return w.seen.close() }
+func (w *Workspace) Close() error {
+	err := w.seen.close()
+	if !w.closed.Swap(true) {
+		w.closeRoots()
+	}
+	return err
+}
 
 // Resolve turns a path a tool was given into the absolute path to act on: relative paths
 // start at the cwd, and every symbolic link on the way is followed (for a path that does not
@@ -139,6 +192,12 @@ func (w *Workspace) Close() error { return w.seen.close() }
 // a path starting with ~ (home folders are not expanded), a symbolic-link loop, and any path
 // whose real location is outside every workspace folder (the error then wraps
 // ErrOutsideWorkspace). It never creates anything.
+//
+// Resolve is the check and the source of the error messages, not the guard: it looks the
+// path up by name, so the answer can be stale by the time it is used. The file tools use
+// its result only through the os.Root of the workspace folder holding it (see at in
+// fsroot.go), which cannot be led outside; callers outside this package get a path to
+// show or to key on, not one that is safe to open with the os package.
 func (w *Workspace) Resolve(path string) (string, error) {
 	switch {
 	case path == "":

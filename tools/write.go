@@ -1,5 +1,5 @@
-// This file holds the write tool, and the checked, atomic file replacement that write and
-// edit share.
+// This file holds the write tool, and the check of what is on disk before a file is
+// changed, which write and edit share (the atomic create and replace are in fsroot.go).
 
 package tools
 
@@ -8,10 +8,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -67,7 +67,11 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 		return toolexec.Result{}, err
 	}
 	shown := ws.display(real)
-	old, mode, exists, err := ws.current(ctx, real, shown, path)
+	r, rel, err := ws.at(real)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	old, mode, exists, err := ws.current(ctx, r, rel, real, shown, path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -75,12 +79,15 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 	case ws.editor.Write != nil:
 		err = ws.editor.Write(ctx, real, content)
 	case exists:
-		err = replaceFile(real, []byte(content), mode)
+		err = ws.replaceFile(r, rel, filepath.Dir(real), []byte(content), mode)
 	default:
-		err = createFile(real, []byte(content))
+		err = ws.createFile(r, rel, filepath.Dir(real), []byte(content))
+		if errors.Is(err, errAppeared) {
+			err = fmt.Errorf("%s did not exist when pid checked, but a file appeared there while it was being created; it was left as it is: read it, then write again", shown)
+		}
 	}
 	if err != nil {
-		return toolexec.Result{}, err
+		return toolexec.Result{}, ws.explain(path, err)
 	}
 	ws.seen.record(real, sha256.Sum256([]byte(content)))
 	fd := unifiedDiff(shown, string(old), content, !exists)
@@ -98,22 +105,21 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 }
 
-// current returns what is at real before the agent changes it (on disk, or in the editor
-// with EditorFiles): the content and
-// permission bits of an existing regular file, checked against what the agent last saw
-// (stale.go), or exists == false when there is no file yet. path is the argument as given,
-// for messages.
-func (ws *Workspace) current(ctx context.Context, real, shown, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
-	fi, err := os.Stat(real)
+// current returns what is at real (rel in r) before the agent changes it (on disk, or in
+// the editor with EditorFiles): the content and permission bits of an existing regular
+// file, checked against what the agent last saw (stale.go), or exists == false when there
+// is no file yet. path is the argument as given, for messages.
+func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
+	fi, err := r.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, 0, false, nil
 	case err != nil:
-		return nil, 0, false, err
+		return nil, 0, false, ws.explain(path, err)
 	case fi.IsDir():
 		return nil, 0, false, fmt.Errorf("%s is a folder, not a file", path)
 	case !fi.Mode().IsRegular():
-		return nil, 0, false, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+		return nil, 0, false, &notRegularError{path: path, mode: fi.Mode()}
 	}
 	if ws.editor.Read != nil {
 		text, err := ws.editor.Read(ctx, real)
@@ -121,59 +127,20 @@ func (ws *Workspace) current(ctx context.Context, real, shown, path string) (dat
 			return nil, 0, false, err
 		}
 		data = []byte(text)
-	} else if data, err = os.ReadFile(real); err != nil {
-		return nil, 0, false, err
+	} else {
+		f, ofi, err := openRegular(r, rel, path)
+		if err != nil {
+			return nil, 0, false, ws.explain(path, err)
+		}
+		data, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, 0, false, err
+		}
+		fi = ofi
 	}
 	if err := ws.seen.check(real, shown, sha256.Sum256(data)); err != nil {
 		return nil, 0, false, err
 	}
 	return data, fi.Mode().Perm(), true, nil
-}
-
-// createFile creates a new file with its missing parent folders; it fails if the file
-// appeared in the meantime rather than overwrite what it did not check.
-func createFile(real string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(real, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// replaceFile replaces the content of an existing file atomically: it writes a temporary
-// file next to it with the same permission bits, syncs it and renames it over the file, so
-// a reader sees the old content or the new, never a mix. On failure the file is untouched.
-func replaceFile(real string, data []byte, mode fs.FileMode) (err error) {
-	dir, base := filepath.Split(real)
-	f, err := os.CreateTemp(dir, "."+strings.TrimPrefix(base, ".")+".pid-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, real)
 }

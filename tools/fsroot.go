@@ -1,0 +1,343 @@
+// This file routes the file tools' file-system access through the os.Root of the workspace
+// folder that holds each path, so that a symbolic link swapped in after Resolve checked the
+// path cannot lead outside: it opens files without blocking and refuses what is not a
+// regular file, reads the small files pid reads for itself under a size cap, and creates
+// and replaces files through temporary files of one recognisable name.
+
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errClosed is what the file tools return once the workspace is closed.
+var errClosed = errors.New("the workspace is closed (its session has ended), so the file tools no longer work; start a new session")
+
+// at returns the os.Root of the workspace folder holding the real path p (the deepest one
+// when folders nest) and p relative to that folder ("." for the folder itself). p comes
+// from Resolve, so it is inside a folder; it fails only once the workspace is closed.
+func (w *Workspace) at(p string) (*os.Root, string, error) {
+	if w.closed.Load() {
+		return nil, "", errClosed
+	}
+	var best *root
+	for i := range w.roots {
+		r := &w.roots[i]
+		if within(p, r.real) && (best == nil || len(r.real) > len(best.real)) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil, "", &outsideError{msg: fmt.Sprintf("path %s is outside the workspace folders: %s", p, w.rootList())}
+	}
+	rel := strings.TrimPrefix(p[len(best.real):], "/")
+	if rel == "" {
+		rel = "."
+	}
+	return best.dir, rel, nil
+}
+
+// explain returns the error to report for err, which an operation through a root gave for
+// path (the argument as the model gave it). When Resolve now refuses path, the file system
+// changed under the call, and Resolve's error says why; a root refusing a link that leads
+// out (os.Root says "path escapes from parent") is said in words; anything else is err.
+func (w *Workspace) explain(path string, err error) error {
+	if err == nil || errors.Is(err, errClosed) {
+		return err
+	}
+	if errors.Is(err, os.ErrClosed) && w.closed.Load() {
+		return errClosed // Close ran while the call was under way
+	}
+	if _, rerr := w.Resolve(path); rerr != nil {
+		return rerr
+	}
+	if strings.Contains(err.Error(), "path escapes from parent") {
+		return fmt.Errorf("path %s changed while pid was using it: a symbolic link on the way led outside the workspace folders (or was absolute), so it was not followed; try again once it has settled", path)
+	}
+	return err
+}
+
+// notRegularError says that a path is not a regular file, and what it is instead.
+type notRegularError struct {
+	path string // as the model gave it, or as shown
+	mode fs.FileMode
+}
+
+func (e *notRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file but %s; pid only opens regular files", e.path, kindOf(e.mode))
+}
+
+// kindOf names what a file of this mode is, for messages: "a folder", "a named pipe (FIFO)".
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an irregular file"
+}
+
+// openRegular opens name in r for reading without blocking (a FIFO does not block the
+// open), and returns it with its FileInfo when what was opened is a regular file. Anything
+// else is closed again and refused with a *notRegularError naming shown. The caller closes
+// the file.
+func openRegular(r *os.Root, name, shown string) (*os.File, fs.FileInfo, error) {
+	f, err := r.OpenFile(name, openReadFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &notRegularError{path: shown, mode: fi.Mode()}
+	}
+	if err == nil {
+		err = setBlocking(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// tooBigError says a file pid reads for itself is over its size cap.
+type tooBigError struct{ size, max int64 }
+
+func (e *tooBigError) Error() string {
+	if e.size > e.max+1 {
+		return fmt.Sprintf("it is larger than %s (%s)", size(e.max), size(e.size))
+	}
+	return fmt.Sprintf("it is larger than %s", size(e.max)) // it grew while being read
+}
+
+// readSmall returns the content of the regular file name in r (shown as shown), refusing
+// anything else (*notRegularError) and files larger than max bytes (*tooBigError, also
+// when one grows past max while being read).
+func readSmall(r *os.Root, name, shown string, max int64) ([]byte, error) {
+	f, fi, err := openRegular(r, name, shown)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, &tooBigError{size: fi.Size(), max: max}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &tooBigError{size: int64(len(data)), max: max}
+	}
+	return data, nil
+}
+
+// Temporary files: pid writes new content to ".NAME.pid-tmp-PID-RAND" in the file's folder
+// and then links or renames it into place. PID is the writing process, so a later session
+// can tell a leftover of a process that was killed from a write in progress.
+const (
+	tempMarker = ".pid-tmp-"
+	// tempNameMax bounds the NAME part, so the temporary name fits in 255 bytes.
+	tempNameMax = 160
+	// staleTempAge is how long a leftover must have been untouched before it is removed,
+	// even when its process is gone (a process in another PID namespace or on another
+	// machine sharing the folder looks gone from here).
+	staleTempAge = time.Minute
+)
+
+// tempName returns a new temporary name for the file named base.
+func tempName(base string) string {
+	name := string(cutRunes([]byte(base), tempNameMax))
+	return fmt.Sprintf(".%s%s%d-%08x", name, tempMarker, os.Getpid(), rand.Uint32())
+}
+
+// tempPID returns the pid in a temporary name made by tempName, or false when name is not
+// one.
+func tempPID(name string) (int, bool) {
+	i := strings.LastIndex(name, tempMarker)
+	if i < 1 || name[0] != '.' {
+		return 0, false
+	}
+	pidText, rnd, ok := strings.Cut(name[i+len(tempMarker):], "-")
+	if !ok || len(rnd) != 8 {
+		return 0, false
+	}
+	if _, err := strconv.ParseUint(rnd, 16, 32); err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}
+
+// sweepTemps removes, once per folder and session, the temporary files that pid processes
+// which no longer exist left in the folder dir (an os.Root on it; dirReal is its real
+// path): regular files named by tempName whose process is gone and which nobody has touched
+// for staleTempAge. createFile and replaceFile call it before they first write into a
+// folder, so no tree is ever walked for it. Failures are ignored: a leftover stays.
+func (w *Workspace) sweepTemps(dir *os.Root, dirReal string) {
+	w.mu.Lock()
+	done := w.swept[dirReal]
+	w.swept[dirReal] = true
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	f, err := dir.Open(".")
+	if err != nil {
+		return
+	}
+	names, _ := f.Readdirnames(-1) // names only: no stat per entry
+	f.Close()
+	self := os.Getpid()
+	for _, name := range names {
+		pid, ok := tempPID(name)
+		if !ok || pid == self || !processGone(pid) {
+			continue
+		}
+		if fi, err := dir.Lstat(name); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= staleTempAge {
+			_ = dir.Remove(name)
+		}
+	}
+}
+
+// writeTemp writes data to a new temporary file for the file named base in the folder dir,
+// with permission bits perm (before the umask, or exactly with chmod), synced to disk, and
+// returns its name. On failure nothing is left behind.
+func writeTemp(dir *os.Root, base string, data []byte, perm fs.FileMode, chmod bool) (tmp string, err error) {
+	var f *os.File
+	for range 10 {
+		tmp = tempName(base)
+		f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			_ = dir.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return "", err
+	}
+	if chmod {
+		if err = f.Chmod(perm); err != nil {
+			return "", err
+		}
+	}
+	if err = f.Sync(); err != nil {
+		return "", err
+	}
+	if err = f.Close(); err != nil {
+		return "", err
+	}
+	return tmp, nil
+}
+
+// errAppeared is createFile's error when a file took the name while pid was writing it.
+var errAppeared = errors.New("a file appeared at that path while pid was creating it")
+
+// parentOf opens an os.Root on the folder holding name (relative to r), creating missing
+// folders first when create is set, and returns it with name's last element. Every step of
+// a create or replace then acts on that one folder, wherever it is moved to meanwhile, so
+// the temporary file and the file are always side by side, and the temporary file can
+// always be removed.
+func parentOf(r *os.Root, name string, create bool) (*os.Root, string, error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	if create {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return nil, "", err
+		}
+	}
+	parent, err := r.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return parent, base, nil
+}
+
+// createFile creates the new file name (relative to r) holding data, with its missing
+// parent folders, atomically: the content goes to a temporary file in the same folder,
+// which is synced and then hard-linked to name. link(2) never replaces an existing name,
+// so a file that appeared meanwhile is left alone and the call fails with errAppeared; a
+// reader or a crash sees no file or the whole file, never part of it. On a file system
+// without hard links the temporary file is renamed instead, after checking that the name
+// is still free (a file appearing in between would then be replaced). dirReal is the real
+// path of name's folder, for sweepTemps.
+func (w *Workspace) createFile(r *os.Root, name, dirReal string, data []byte) error {
+	dir, base, err := parentOf(r, name, true)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	w.sweepTemps(dir, dirReal)
+	tmp, err := writeTemp(dir, base, data, 0o666, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Remove(tmp)
+	switch err := dir.Link(tmp, base); {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return errAppeared
+	case !noHardLinks(err):
+		return err
+	}
+	if _, err := dir.Lstat(base); err == nil {
+		return errAppeared
+	}
+	return dir.Rename(tmp, base)
+}
+
+// replaceFile replaces the content of the existing file name (relative to r) atomically:
+// it writes a temporary file next to it with permission bits mode, syncs it and renames it
+// over the file, so a reader sees the old content or the new, never a mix. On failure the
+// file is untouched. dirReal is the real path of name's folder, for sweepTemps.
+func (w *Workspace) replaceFile(r *os.Root, name, dirReal string, data []byte, mode fs.FileMode) error {
+	dir, base, err := parentOf(r, name, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	w.sweepTemps(dir, dirReal)
+	tmp, err := writeTemp(dir, base, data, mode, true)
+	if err != nil {
+		return err
+	}
+	if err := dir.Rename(tmp, base); err != nil {
+		_ = dir.Remove(tmp)
+		return err
+	}
+	return nil
+}
