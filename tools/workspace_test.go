@@ -199,6 +199,36 @@ func TestFileToolsStayInside(t *testing.T) {
 	}
 }
 
+// os.Root never follows an absolute link, but Resolve does when it leads inside: the tools
+// then act on the resolved target, through the root of the folder holding it (here, for
+// to_ws2, the second workspace folder).
+func TestToolsFollowLinksThatStayInside(t *testing.T) {
+	ws, base := confinementFixture(t)
+	if r := mustOK(t, call(t, ws, "read", `{"path":"abs_in"}`)); !strings.Contains(r, "1\talpha") {
+		t.Errorf("read abs_in: %s", r)
+	}
+	mustOK(t, call(t, ws, "edit", `{"path":"abs_in","edits":[{"oldText":"alpha","newText":"ALPHA"}]}`))
+	if got := readFile(t, filepath.Join(base, "ws", "sub", "a.txt")); got != "ALPHA\n" {
+		t.Errorf("edit through an absolute inside link wrote %q", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(base, "ws", "abs_in")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	mustOK(t, call(t, ws, "write", `{"path":"to_ws2/new.txt","content":"via link\n"}`))
+	if got := readFile(t, filepath.Join(base, "ws2", "new.txt")); got != "via link\n" {
+		t.Errorf("write through a link into the other folder wrote %q", got)
+	}
+	if got := mustOK(t, call(t, ws, "ls", `{"path":"to_ws2"}`)); got != "b.txt\nnew.txt\n" {
+		t.Errorf("ls to_ws2: %q", got)
+	}
+	if got := mustOK(t, call(t, ws, "grep", `{"pattern":"beta|via","path":"to_ws2"}`)); got != filepath.Join(base, "ws2", "b.txt")+":1: beta\n"+filepath.Join(base, "ws2", "new.txt")+":1: via link\n" {
+		t.Errorf("grep to_ws2: %q", got)
+	}
+	if got := mustOK(t, call(t, ws, "find", `{"pattern":"*.txt","path":"link_in"}`)); got != "sub/a.txt\n" {
+		t.Errorf("find link_in: %q", got)
+	}
+}
+
 func TestNewWorkspaceChecksFolders(t *testing.T) {
 	base := realTemp(t)
 	writeFiles(t, base, map[string]string{"a/x": "", "b/y": "", "file": ""})
