@@ -1,13 +1,17 @@
 // Approvals: a beforeToolCall request becomes a question for the user (title, detail with a
-// diff for write and edit, the choices), and the user's choice becomes pid's answer.
+// diff for write and edit, the choices: "Always allow" only when pid says what it would
+// cover), and the user's choice becomes pid's answer.
 // No `vscode` import: tests run this under plain node.
 
-import type { BeforeToolCallAnswer, BeforeToolCallParams } from './protocol';
+import type { AlwaysScope, BeforeToolCallAnswer, BeforeToolCallParams } from './protocol';
 
 export const ALLOW = 'Allow';
 export const ALWAYS_ALLOW = 'Always allow';
 export const DENY = 'Deny';
+/** The choices when pid scoped an "always" answer (params.always)... */
 export const CHOICES: readonly string[] = [ALLOW, ALWAYS_ALLOW, DENY];
+/** ...and when it could not: an "always" answer would count as once, so none is offered. */
+export const CHOICES_ONCE: readonly string[] = [ALLOW, DENY];
 
 export interface ApprovalQuestion {
 	toolCallId: string;
@@ -19,6 +23,8 @@ export interface ApprovalQuestion {
 	/** The unified-style diff for write and edit calls whose arguments allow one. */
 	diff?: string;
 	choices: readonly string[];
+	/** What "Always allow" covers; absent when it is not offered. */
+	always?: AlwaysScope;
 }
 
 /** Limits that keep a question readable in a modal dialog. */
@@ -123,8 +129,33 @@ function argsText(args: unknown): string {
 	return s.length > MAX_ARGS_CHARS ? `${s.slice(0, MAX_ARGS_CHARS)}… (${s.length - MAX_ARGS_CHARS} more characters)` : s;
 }
 
-/** question turns a beforeToolCall request into what the user is asked. */
+/** scope reads params.always; anything without a description counts as absent. */
+function scope(v: unknown): AlwaysScope | undefined {
+	const o = asObject(v);
+	const tool = o && str(o.tool);
+	const description = o && str(o.description);
+	if (tool === undefined || description === undefined || description.trim() === '') {
+		return undefined;
+	}
+	const pattern = str(o?.pattern);
+	return pattern === undefined ? { tool, description } : { tool, pattern, description };
+}
+
+/**
+ * question turns a beforeToolCall request into what the user is asked. "Always allow" is
+ * among the choices only when params.always says what it covers; the detail's last line says
+ * what that is, or that it is not offered.
+ */
 export function question(params: BeforeToolCallParams): ApprovalQuestion {
+	const q = ask(params);
+	const always = scope(params.always);
+	if (always) {
+		return { ...q, always, detail: `${q.detail}\n\n${ALWAYS_ALLOW} covers: ${always.description}.` };
+	}
+	return { ...q, choices: CHOICES_ONCE, detail: `${q.detail}\n\n${ALWAYS_ALLOW} is not offered: pid cannot limit it to calls like this one.` };
+}
+
+function ask(params: BeforeToolCallParams): ApprovalQuestion {
 	const { toolCallId, toolName } = params;
 	const args = asObject(params.args);
 	const path = args && str(args.path);
@@ -157,9 +188,12 @@ export function question(params: BeforeToolCallParams): ApprovalQuestion {
 
 /**
  * answer turns the user's choice into pid's answer. undefined (the question was dismissed)
- * and anything unknown deny.
+ * and anything unknown or not among the offered choices deny.
  */
-export function answer(choice: string | undefined, toolName: string): BeforeToolCallAnswer {
+export function answer(choice: string | undefined, toolName: string, offered: readonly string[] = CHOICES): BeforeToolCallAnswer {
+	if (choice !== undefined && !offered.includes(choice)) {
+		return { decision: 'deny', reason: `The user did not allow ${toolName}.` };
+	}
 	switch (choice) {
 		case ALLOW:
 			return { decision: 'allow' };

@@ -9,9 +9,12 @@ import type {
 	BeforeToolCallParams,
 	InitializeResult,
 	PromptResult,
+	RequestTrustAnswer,
+	RequestTrustParams,
 	SessionNewParams,
 	SessionNewResult,
 	ToolInfo,
+	TrustedFolder,
 } from './protocol';
 
 export interface WorkspaceFolder {
@@ -37,6 +40,14 @@ export interface ClientOptions {
 	 * question (the prompt was cancelled); the answer is then ignored. A throw denies.
 	 */
 	onBeforeToolCall: (params: BeforeToolCallParams, token: rpc.CancellationToken) => Promise<BeforeToolCallAnswer> | BeforeToolCallAnswer;
+	/**
+	 * Answers pid's workspace/requestTrust requests (at most one per folder per daemon, right
+	 * after a session/new answer). When set, initialize declares
+	 * capabilities.experimental.pid.trust; when unset, pid shows a warning instead. A throw
+	 * answers {trusted: false}; the token is cancelled when pid gives the question up
+	 * (shutdown).
+	 */
+	onRequestTrust?: (params: RequestTrustParams, token: rpc.CancellationToken) => Promise<RequestTrustAnswer> | RequestTrustAnswer;
 	/** pid's stderr (its log), as it arrives. */
 	onStderr?: (text: string) => void;
 	/** How long start() waits for the initialize response (default 15 s). */
@@ -122,6 +133,17 @@ export class PidClient {
 				return { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` } satisfies BeforeToolCallAnswer;
 			}
 		});
+		const onTrust = opts.onRequestTrust;
+		if (onTrust) {
+			this.connection.onRequest('workspace/requestTrust', async (params: RequestTrustParams, token: rpc.CancellationToken) => {
+				try {
+					const a = await onTrust(params, token);
+					return { trusted: a?.trusted === true } satisfies RequestTrustAnswer;
+				} catch {
+					return { trusted: false } satisfies RequestTrustAnswer;
+				}
+			});
+		}
 		this.connection.onRequest((method: string) => {
 			throw new rpc.ResponseError(rpc.ErrorCodes.MethodNotFound, `the pid VS Code extension does not handle ${method}`);
 		});
@@ -133,9 +155,9 @@ export class PidClient {
 	}
 
 	/**
-	 * start spawns pid, sends initialize (workspace folders, beforeToolCall declared) and
-	 * initialized. It fails with a message saying what went wrong: the binary is missing, it
-	 * exited, or it did not answer in time.
+	 * start spawns pid, sends initialize (workspace folders, beforeToolCall declared, trust
+	 * declared when opts.onRequestTrust is set) and initialized. It fails with a message
+	 * saying what went wrong: the binary is missing, it exited, or it did not answer in time.
 	 */
 	static async start(opts: ClientOptions): Promise<PidClient> {
 		const c = new PidClient(opts);
@@ -145,7 +167,7 @@ export class PidClient {
 			clientInfo: opts.clientInfo ?? { name: 'pid-vscode', version: '0.1.0' },
 			rootUri: folders.length > 0 ? folders[0].uri : null,
 			workspaceFolders: folders.length > 0 ? folders : null,
-			capabilities: { experimental: { pid: { beforeToolCall: true } } },
+			capabilities: { experimental: { pid: opts.onRequestTrust ? { beforeToolCall: true, trust: true } : { beforeToolCall: true } } },
 			initializationOptions: opts.initializationOptions,
 		};
 		const diedMessage = (e: Exit) =>
@@ -198,6 +220,22 @@ export class PidClient {
 	async listTools(sessionId: string): Promise<ToolInfo[]> {
 		const r = await this.connection.sendRequest<{ tools: ToolInfo[] }>('tools/list', { sessionId });
 		return r.tools;
+	}
+
+	/** The folders the user trusts (trust/list): their settings apply in full. */
+	async trustList(): Promise<TrustedFolder[]> {
+		const r = await this.connection.sendRequest<{ folders: TrustedFolder[] | null }>('trust/list', {});
+		return r.folders ?? [];
+	}
+
+	/** Trusts a folder (trust/grant): its settings apply in full, in running sessions too. */
+	async trustGrant(folder: string): Promise<void> {
+		await this.connection.sendRequest('trust/grant', { folder });
+	}
+
+	/** Stops trusting a folder (trust/revoke); fails (-32602) for a folder trust/list does not list. */
+	async trustRevoke(folder: string): Promise<void> {
+		await this.connection.sendRequest('trust/revoke', { folder });
 	}
 
 	/** True until the process exits. */

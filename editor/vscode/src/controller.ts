@@ -1,13 +1,13 @@
 // PidController is the extension without VS Code: it starts pid when first needed, keeps one
 // session, runs prompts (one at a time) into a Run whose entries go to the UI as they arrive,
-// puts approval questions to the UI, and cancels. extension.ts only supplies the UI (an
-// output channel, a modal dialog) and the commands. No `vscode` import: tests drive it
-// under plain node with a scripted UI.
+// puts approval and trust questions to the UI, and cancels. extension.ts only supplies the UI
+// (an output channel, a modal dialog, a warning) and the commands. No `vscode` import: tests
+// drive it under plain node with a scripted UI.
 
 import * as rpc from 'vscode-jsonrpc/node';
 import { answer, question, type ApprovalQuestion } from './approval';
 import { PidClient, describeExit, errorText, type ClientOptions } from './client';
-import type { BeforeToolCallAnswer, BeforeToolCallParams, SessionNewParams } from './protocol';
+import type { BeforeToolCallAnswer, BeforeToolCallParams, RequestTrustAnswer, RequestTrustParams, SessionNewParams, TrustedFolder } from './protocol';
 import { Run } from './run';
 
 export interface Ui {
@@ -18,9 +18,16 @@ export interface Ui {
 	 * cancelled when pid withdraws the question (the answer is then ignored).
 	 */
 	askApproval(q: ApprovalQuestion, token: rpc.CancellationToken): Promise<string | undefined>;
+	/**
+	 * Decides whether to trust a workspace folder whose settings pid ignored (resolves true to
+	 * trust it). Optional: without it pid is not told the editor answers trust questions, and
+	 * shows a warning instead. A rejection answers false. The token is cancelled when pid gives
+	 * the question up (shutdown); the answer is then ignored.
+	 */
+	askTrust?(params: RequestTrustParams, token: rpc.CancellationToken): Promise<boolean>;
 }
 
-export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onStderr'> {
+export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr'> {
 	/** session/new's params (cwd, model, scripted tools for tests...). */
 	session?: SessionNewParams;
 	ui: Ui;
@@ -115,9 +122,32 @@ export class PidController {
 		return true;
 	}
 
-	/** newSession forgets the session: the next prompt starts a new conversation. */
-	newSession(): void {
+	/**
+	 * newSession forgets the session: the next prompt starts a new conversation. params, when
+	 * given, replace the options' session params for it and the sessions after it.
+	 */
+	newSession(params?: SessionNewParams): void {
+		if (params !== undefined) {
+			this.opts.session = params;
+		}
 		this.sessionId = undefined;
+	}
+
+	/** trustedFolders lists the folders the user trusts (trust/list), starting pid if needed. */
+	async trustedFolders(): Promise<TrustedFolder[]> {
+		return (await this.ensureClient()).trustList();
+	}
+
+	/** grantTrust trusts a folder (trust/grant), starting pid if needed. */
+	async grantTrust(folder: string): Promise<void> {
+		await (await this.ensureClient()).trustGrant(folder);
+		this.opts.ui.appendLine(`pid: ${folder} is trusted: its .pid/settings.json applies in full`);
+	}
+
+	/** revokeTrust stops trusting a folder (trust/revoke), starting pid if needed. */
+	async revokeTrust(folder: string): Promise<void> {
+		await (await this.ensureClient()).trustRevoke(folder);
+		this.opts.ui.appendLine(`pid: ${folder} is no longer trusted: its .pid/settings.json may only narrow what pid does`);
 	}
 
 	/** dispose cancels what runs and shuts pid down (killing it if it does not exit in time). */
@@ -149,6 +179,7 @@ export class PidController {
 		const client = await PidClient.start({
 			...clientOpts,
 			onBeforeToolCall: (params, token) => this.approve(params, token),
+			onRequestTrust: ui.askTrust ? (params, token) => this.trust(params, token) : undefined,
 			onStderr: (text) => this.stderr(text),
 		});
 		const info = client.initializeResult?.serverInfo;
@@ -186,6 +217,23 @@ export class PidController {
 		}
 	}
 
+	/** trust puts a workspace/requestTrust question to the UI and logs it and its answer. */
+	private async trust(params: RequestTrustParams, token: rpc.CancellationToken): Promise<RequestTrustAnswer> {
+		const folder = String(params?.folder);
+		const ignored = Array.isArray(params?.ignored) ? params.ignored.map(String) : [];
+		this.opts.ui.appendLine(`pid: the workspace folder ${folder} is not trusted; pid ignored from its .pid/settings.json: ${ignored.join('; ') || '(nothing named)'}`);
+		let trusted = false;
+		try {
+			trusted = (await this.opts.ui.askTrust?.({ folder, ignored }, token)) === true;
+		} catch (err) {
+			this.opts.ui.appendLine(`! pid: could not ask whether to trust ${folder}: ${errorText(err)}`);
+		}
+		if (!token.isCancellationRequested) {
+			this.opts.ui.appendLine(trusted ? `pid: trusting ${folder}` : `pid: ${folder} stays restricted: its settings may only narrow what pid does`);
+		}
+		return { trusted };
+	}
+
 	/** approve puts a beforeToolCall question to the UI and logs it in the run. */
 	private async approve(params: BeforeToolCallParams, token: rpc.CancellationToken): Promise<BeforeToolCallAnswer> {
 		const q = question(params);
@@ -207,13 +255,13 @@ export class PidController {
 				run?.approvalAnswered(params.toolCallId, params.toolName, a, true);
 				return a;
 			}
-			a = answer(r.choice, params.toolName);
+			a = answer(r.choice, params.toolName, q.choices);
 		} catch (err) {
 			a = { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` };
 		} finally {
 			withdraw?.();
 		}
-		run?.approvalAnswered(params.toolCallId, params.toolName, a);
+		run?.approvalAnswered(params.toolCallId, params.toolName, a, false, q.always?.description);
 		return a;
 	}
 }

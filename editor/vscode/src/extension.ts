@@ -1,10 +1,13 @@
-// The VS Code side of the extension, kept thin: settings, commands, the output channel and
-// the approval dialog. Everything else (pid's protocol, the run's log, approval questions)
-// is in modules that do not import `vscode` and are tested under node against pid.
+// The VS Code side of the extension, kept thin: settings, commands, the output channel, the
+// approval dialog and the trust question. Everything else (pid's protocol, the run's log,
+// approval and trust questions) is in modules that do not import `vscode` and are tested
+// under node against pid.
 
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { BusyError, PidController } from './controller';
 import { errorText } from './client';
+import { TrustAsker } from './trust';
 
 let controller: PidController | undefined;
 let stale = false;
@@ -13,12 +16,21 @@ export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');
 	context.subscriptions.push(out);
 
+	// pid's trust questions: never asked in Restricted Mode (answered "not trusted"), else a
+	// non-modal warning (it arrives while a prompt may already run; nothing waits for it).
+	const trust = new TrustAsker({
+		isTrusted: () => vscode.workspace.isTrusted,
+		show: async (p) => vscode.window.showWarningMessage(p.message, ...p.choices),
+	});
+
 	const ui = {
 		appendLine: (line: string) => out.appendLine(line),
 		askApproval: async (q: { title: string; detail: string; choices: readonly string[] }) => {
-			// A modal dialog: Allow, Always allow, Deny; closing it (Cancel, Escape) denies.
+			// A modal dialog: Allow, Always allow (only when pid scoped it), Deny; closing it
+			// (Cancel, Escape) denies.
 			return vscode.window.showWarningMessage(q.title, { modal: true, detail: q.detail }, ...q.choices);
 		},
+		askTrust: (params: { folder: string; ignored: string[] }) => trust.ask(params),
 	};
 
 	const make = (): PidController => {
@@ -57,6 +69,11 @@ export function activate(context: vscode.ExtensionContext): void {
 		vscode.workspace.onDidChangeWorkspaceFolders(() => {
 			stale = true;
 		}),
+		// Leaving Restricted Mode: pid was told "not trusted" without the user being asked, and
+		// asks once per folder per daemon; a restart (at the next prompt) lets it ask again.
+		vscode.workspace.onDidGrantWorkspaceTrust(() => {
+			stale = true;
+		}),
 	);
 
 	context.subscriptions.push(
@@ -93,7 +110,63 @@ export function activate(context: vscode.ExtensionContext): void {
 			current().newSession();
 			out.appendLine('pid: the next prompt starts a new session');
 		}),
+		vscode.commands.registerCommand('pid.trustedFolders', async () => {
+			try {
+				await trustedFolders(current(), trust);
+			} catch (err) {
+				void vscode.window.showErrorMessage(`pid: ${errorText(err)}`);
+			}
+		}),
 	);
+}
+
+function realPath(p: string): string {
+	try {
+		return fs.realpathSync.native(p);
+	} catch {
+		return p;
+	}
+}
+
+/**
+ * trustedFolders is the "pid: Trusted Folders" command: a QuickPick of the folders pid trusts
+ * (picking one revokes it) and of this window's folders it does not (picking one trusts it;
+ * offered only when VS Code trusts the workspace).
+ */
+async function trustedFolders(c: PidController, trust: TrustAsker): Promise<void> {
+	const trusted = await c.trustedFolders();
+	type Item = vscode.QuickPickItem & { folder: string; grant: boolean };
+	const items: Item[] = trusted.map((f) => ({
+		label: f.folder,
+		description: `trusted since ${f.trustedAt}`,
+		detail: 'Pick to revoke: its .pid/settings.json will only narrow what pid does.',
+		folder: f.folder,
+		grant: false,
+	}));
+	if (vscode.workspace.isTrusted) {
+		for (const wf of vscode.workspace.workspaceFolders ?? []) {
+			const folder = wf.uri.scheme === 'file' ? realPath(wf.uri.fsPath) : undefined;
+			if (folder !== undefined && !trusted.some((f) => f.folder === folder)) {
+				items.push({ label: folder, description: 'not trusted', detail: 'Pick to trust: its .pid/settings.json will apply in full.', folder, grant: true });
+			}
+		}
+	}
+	if (items.length === 0) {
+		void vscode.window.showInformationMessage('pid: no folder is trusted.');
+		return;
+	}
+	const pick = await vscode.window.showQuickPick(items, { title: 'pid: Trusted Folders', placeHolder: 'Pick a folder to revoke or grant its trust', matchOnDescription: true });
+	if (!pick) {
+		return;
+	}
+	trust.forget(pick.folder);
+	if (pick.grant) {
+		await c.grantTrust(pick.folder);
+		void vscode.window.showInformationMessage(`pid: ${pick.folder} is trusted: its .pid/settings.json applies in full.`);
+	} else {
+		await c.revokeTrust(pick.folder);
+		void vscode.window.showInformationMessage(`pid: ${pick.folder} is no longer trusted: its .pid/settings.json may only narrow what pid does.`);
+	}
 }
 
 export async function deactivate(): Promise<void> {

@@ -130,11 +130,25 @@ export interface LogMessageParams {
 	message: string;
 }
 
+/** What an "allowAlways" or "denyAlways" answer to a beforeToolCall would cover. */
+export interface AlwaysScope {
+	tool: string;
+	/** The argument pattern (a bash command's first words, a file's path); absent: the whole tool. */
+	pattern?: string;
+	/** For people, e.g. "bash commands starting with `npm test` in this workspace". */
+	description: string;
+}
+
 export interface BeforeToolCallParams {
 	sessionId: string;
 	toolCallId: string;
 	toolName: string;
 	args: unknown;
+	/**
+	 * Absent when no "always" answer can be scoped as narrowly as this call (then the editor
+	 * does not offer one, and pid counts an allowAlways answer as once).
+	 */
+	always?: AlwaysScope;
 }
 
 export type Decision = 'allow' | 'allowAlways' | 'deny' | 'denyAlways';
@@ -142,6 +156,28 @@ export type Decision = 'allow' | 'allowAlways' | 'deny' | 'denyAlways';
 export interface BeforeToolCallAnswer {
 	decision: Decision;
 	reason?: string;
+}
+
+/**
+ * workspace/requestTrust's params: pid started a session in a workspace folder that is not
+ * trusted, and ignored what its .pid/settings.json set that would widen what pid may do.
+ */
+export interface RequestTrustParams {
+	/** The folder's absolute path. */
+	folder: string;
+	/** One entry per ignored setting, e.g. `model` or `permissions.tools["bash"][0] allow "npm test"`. */
+	ignored: string[];
+}
+
+export interface RequestTrustAnswer {
+	trusted: boolean;
+}
+
+/** One entry of trust/list. */
+export interface TrustedFolder {
+	folder: string;
+	/** When it was trusted (RFC 3339). */
+	trustedAt: string;
 }
 
 /** The text of content blocks: text as is, images as a placeholder, the rest left out. */

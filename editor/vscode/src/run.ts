@@ -205,11 +205,17 @@ export class Run {
 		this.add({ kind: 'approvalAsked', toolCallId, toolName, text: title, line: `[${toolCallId}] ${toolName} waits for approval: ${title}` });
 	}
 
-	/** approvalAnswered records the answer sent to pid (withdrawn: pid cancelled the question). */
-	approvalAnswered(toolCallId: string, toolName: string, a: BeforeToolCallAnswer, withdrawn = false): void {
-		const what = withdrawn
+	/**
+	 * approvalAnswered records the answer sent to pid (withdrawn: pid cancelled the question;
+	 * scope: what an always answer covers, shown with one).
+	 */
+	approvalAnswered(toolCallId: string, toolName: string, a: BeforeToolCallAnswer, withdrawn = false, scope?: string): void {
+		let what = withdrawn
 			? 'approval withdrawn (the prompt was cancelled)'
 			: { allow: 'allowed', allowAlways: 'always allowed', deny: 'denied', denyAlways: 'always denied' }[a.decision] ?? a.decision;
+		if (!withdrawn && scope && (a.decision === 'allowAlways' || a.decision === 'denyAlways')) {
+			what += `: ${scope}`;
+		}
 		this.add({ kind: 'approvalAnswered', toolCallId, toolName, text: a.decision, line: `[${toolCallId}] ${toolName} ${what}` });
 	}
 

@@ -2,15 +2,18 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ALLOW, ALWAYS_ALLOW, CHOICES, DENY, MAX_DIFF_LINES, MAX_LINE_CHARS, answer, editDiff, question, writeDiff } from '../approval';
+import { ALLOW, ALWAYS_ALLOW, CHOICES, CHOICES_ONCE, DENY, MAX_DIFF_LINES, MAX_LINE_CHARS, answer, editDiff, question, writeDiff } from '../approval';
+import type { AlwaysScope } from '../protocol';
 
-const ask = (toolName: string, args: unknown) => question({ sessionId: 's1', toolCallId: 'c1', toolName, args });
+const scoped: AlwaysScope = { tool: 't', description: 'every call of the tool t in this workspace' };
+// always: null for a request without params.always.
+const ask = (toolName: string, args: unknown, always: AlwaysScope | null = scoped) => question({ sessionId: 's1', toolCallId: 'c1', toolName, args, always: always ?? undefined });
 
 test('write: the new content as added lines', () => {
 	const q = ask('write', { path: 'src/a.go', content: 'package a\n\nfunc A() {}\n' });
 	assert.equal(q.title, 'pid wants to write src/a.go');
 	assert.equal(q.diff, '+++ src/a.go (whole new content, 3 lines)\n+package a\n+\n+func A() {}');
-	assert.ok(q.detail.endsWith(q.diff as string));
+	assert.ok(q.detail.includes(`${q.diff}\n\n`), q.detail);
 	assert.deepEqual(q.choices, ['Allow', 'Always allow', 'Deny']);
 	assert.equal(writeDiff('e.txt', ''), '+++ e.txt (whole new content, 0 lines)\n(empty file)');
 	assert.equal(writeDiff('n.txt', 'no final newline'), '+++ n.txt (whole new content, 1 line)\n+no final newline');
@@ -55,6 +58,27 @@ test('bash shows the command; other tools their arguments', () => {
 	assert.equal(ask('fast', { path: 'x' }).title, 'pid wants to run fast on x');
 });
 
+test('"Always allow" is offered only with params.always, and the detail says what it covers', () => {
+	const npm: AlwaysScope = { tool: 'bash', pattern: 'npm test', description: 'bash commands starting with `npm test` in this workspace' };
+	const withScope = ask('bash', { command: 'npm test' }, npm);
+	assert.deepEqual(withScope.choices, [ALLOW, ALWAYS_ALLOW, DENY]);
+	assert.deepEqual(withScope.always, npm);
+	assert.ok(withScope.detail.endsWith('\n\nAlways allow covers: bash commands starting with `npm test` in this workspace.'), withScope.detail);
+
+	const without = ask('bash', { command: 'echo $(date)' }, null);
+	assert.deepEqual(without.choices, [ALLOW, DENY]);
+	assert.equal(without.always, undefined);
+	assert.match(without.detail, /\$ echo \$\(date\)\n\nAlways allow is not offered: pid cannot limit it to calls like this one\.$/);
+
+	// A malformed always (no description, not an object) is treated as absent.
+	for (const bad of [{ tool: 'bash' }, { tool: 'bash', description: '  ' }, 'bash', null, []]) {
+		const q = question({ sessionId: 's1', toolCallId: 'c1', toolName: 'bash', args: { command: 'ls' }, always: bad as unknown as AlwaysScope });
+		assert.deepEqual(q.choices, CHOICES_ONCE, JSON.stringify(bad));
+	}
+	// The pattern is optional (a scope of the whole tool).
+	assert.deepEqual(ask('fast', {}).always, scoped);
+});
+
 test('answers: the choices map to decisions; dismissed and unknown deny with a reason', () => {
 	assert.deepEqual(CHOICES, [ALLOW, ALWAYS_ALLOW, DENY]);
 	assert.deepEqual(answer(ALLOW, 't'), { decision: 'allow' });
@@ -62,4 +86,7 @@ test('answers: the choices map to decisions; dismissed and unknown deny with a r
 	assert.deepEqual(answer(DENY, 't'), { decision: 'deny' });
 	assert.deepEqual(answer(undefined, 't'), { decision: 'deny', reason: 'The user dismissed the approval request; t was not run.' });
 	assert.equal(answer('Cancel', 't').decision, 'deny');
+	// A choice that was not offered (Always allow without a scope) denies.
+	assert.deepEqual(answer(ALWAYS_ALLOW, 't', CHOICES_ONCE), { decision: 'deny', reason: 'The user did not allow t.' });
+	assert.deepEqual(answer(ALLOW, 't', CHOICES_ONCE), { decision: 'allow' });
 });

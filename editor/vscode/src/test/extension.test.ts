@@ -1,7 +1,8 @@
 // A smoke test of extension.ts, the only module that imports `vscode`: it is loaded here with
 // a stand-in for the `vscode` module (a real VS Code cannot be downloaded in CI) and its
 // commands are run against the real pid. This checks the wiring (settings, commands, the
-// output channel, the modal approval with the diff, deactivate), not VS Code itself.
+// output channel, the modal approval with the diff, the trust question, the Trusted Folders
+// QuickPick, deactivate), not VS Code itself.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -10,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { PID_BIN, STEP_TIMEOUT_MS, text, within } from './harness';
+import { PID_BIN, STEP_TIMEOUT_MS, text, until, within } from './harness';
 
 interface Modal {
 	message: string;
@@ -18,12 +19,30 @@ interface Modal {
 	items: string[];
 }
 
-function fakeVscode(settings: Record<string, unknown>, folder: string, answers: { input?: string; modal?: string }) {
+interface Pick {
+	label: string;
+	description?: string;
+	detail?: string;
+}
+
+interface Answers {
+	input?: string;
+	modal?: string;
+	/** The answer to a non-modal warning (the trust question). */
+	warning?: string;
+	/** Picks from a QuickPick's items (undefined: dismissed). */
+	pick?: (items: Pick[]) => Pick | undefined;
+}
+
+function fakeVscode(settings: Record<string, unknown>, folder: string, answers: Answers) {
 	const commands = new Map<string, (...args: unknown[]) => unknown>();
 	const output: string[] = [];
 	const modals: Modal[] = [];
+	const warnings: { message: string; items: string[] }[] = [];
+	const picks: Pick[][] = [];
 	const infos: string[] = [];
 	const errors: string[] = [];
+	const grantListeners: (() => void)[] = [];
 	const disposable = { dispose() {} };
 	const uri = { scheme: 'file', fsPath: folder, toString: () => pathToFileURL(folder).href };
 	const vscode = {
@@ -32,15 +51,28 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 		window: {
 			createOutputChannel: () => ({ appendLine: (l: string) => output.push(l), append() {}, show() {}, dispose() {} }),
 			showInputBox: async () => answers.input,
-			showWarningMessage: async (message: string, options: Modal['options'], ...items: string[]) => {
+			showWarningMessage: async (message: string, options: Modal['options'] | string, ...items: string[]) => {
+				if (typeof options === 'string') {
+					warnings.push({ message, items: [options, ...items] });
+					return answers.warning;
+				}
 				modals.push({ message, options, items });
 				return answers.modal;
+			},
+			showQuickPick: async (items: Pick[]) => {
+				picks.push(items);
+				return answers.pick?.(items);
 			},
 			showInformationMessage: async (m: string) => { infos.push(m); return undefined; },
 			showErrorMessage: async (m: string) => { errors.push(m); return undefined; },
 			withProgress: async (_o: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) => task({ report() {} }, {}),
 		},
 		workspace: {
+			isTrusted: true,
+			onDidGrantWorkspaceTrust: (l: () => void) => {
+				grantListeners.push(l);
+				return disposable;
+			},
 			workspaceFolders: [{ uri, name: 'ws', index: 0 }],
 			getConfiguration: (section: string) => ({
 				get: (key: string, def?: unknown) => (`${section}.${key}` in settings ? settings[`${section}.${key}`] : def),
@@ -55,7 +87,47 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			},
 		},
 	};
-	return { vscode, commands, output, modals, infos, errors };
+	const grantTrust = () => {
+		vscode.workspace.isTrusted = true;
+		for (const l of grantListeners) {
+			l();
+		}
+	};
+	return { vscode, commands, output, modals, warnings, picks, infos, errors, grantTrust };
+}
+
+type Ext = typeof import('../extension');
+
+/**
+ * loadExtension loads a fresh extension.ts against fake (its `vscode` import resolves to it),
+ * with pid's XDG folders in tmp, and activates it; everything is undone after the test.
+ */
+function loadExtension(t: import('node:test').TestContext, fake: ReturnType<typeof fakeVscode>, tmp: string): Ext {
+	// The extension starts pid with this process's environment: keep pid's files in tmp.
+	const saved = { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME };
+	process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
+	process.env.XDG_STATE_HOME = path.join(tmp, 'state');
+	type Loader = (request: string, parent: unknown, isMain: boolean) => unknown;
+	const mod = Module as unknown as { _load: Loader };
+	const load = mod._load;
+	mod._load = (request, parent, isMain) => (request === 'vscode' ? fake.vscode : load(request, parent, isMain));
+	// A fresh copy: a cached one would hold an earlier test's fake.
+	delete require.cache[require.resolve('../extension')];
+	const ext = require('../extension') as Ext;
+	t.after(async () => {
+		mod._load = load;
+		await ext.deactivate();
+		for (const [k, v] of Object.entries(saved)) {
+			if (v === undefined) {
+				delete process.env[k];
+			} else {
+				process.env[k] = v;
+			}
+		}
+		fs.rmSync(tmp, { recursive: true, force: true });
+	});
+	ext.activate({ subscriptions: [] } as unknown as import('vscode').ExtensionContext);
+	return ext;
 }
 
 test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal shows the diff, deactivate stops pid', { timeout: 60_000 }, async (t) => {
@@ -63,10 +135,6 @@ test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal sho
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
 	const ws = path.join(tmp, 'ws');
 	fs.mkdirSync(ws);
-	// The extension starts pid with this process's environment: keep pid's files in tmp.
-	const saved = { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME };
-	process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
-	process.env.XDG_STATE_HOME = path.join(tmp, 'state');
 
 	const fake = fakeVscode({
 		'pid.path': PID_BIN,
@@ -77,28 +145,8 @@ test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal sho
 		] },
 	}, ws, { input: 'write hello', modal: 'Allow' });
 
-	type Loader = (request: string, parent: unknown, isMain: boolean) => unknown;
-	const mod = Module as unknown as { _load: Loader };
-	const load = mod._load;
-	mod._load = (request, parent, isMain) => (request === 'vscode' ? fake.vscode : load(request, parent, isMain));
-	let ext: typeof import('../extension') | undefined;
-	t.after(async () => {
-		mod._load = load;
-		await ext?.deactivate();
-		for (const [k, v] of Object.entries(saved)) {
-			if (v === undefined) {
-				delete process.env[k];
-			} else {
-				process.env[k] = v;
-			}
-		}
-		fs.rmSync(tmp, { recursive: true, force: true });
-	});
-
 	// require, not import(): the test is compiled to CommonJS, like the extension.
-	ext = require('../extension') as typeof import('../extension');
-	const subscriptions: { dispose(): void }[] = [];
-	ext.activate({ subscriptions } as unknown as import('vscode').ExtensionContext);
+	const ext = loadExtension(t, fake, tmp);
 
 	// The commands registered are the ones package.json contributes and activates on.
 	const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8'));
@@ -116,7 +164,7 @@ test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal sho
 	const m = fake.modals[0];
 	assert.equal(m.message, 'pid wants to write hello.txt');
 	assert.equal(m.options.modal, true);
-	assert.match(m.options.detail ?? '', /\+\+\+ hello\.txt \(whole new content, 1 line\)\n\+hi$/);
+	assert.match(m.options.detail ?? '', /\+\+\+ hello\.txt \(whole new content, 1 line\)\n\+hi\n\nAlways allow covers: write calls on the path `hello\.txt` in this workspace\.$/);
 	assert.deepEqual(m.items, ['Allow', 'Always allow', 'Deny']);
 	assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), 'hi\n');
 	for (const want of ['> write hello', '[w1] write waits for approval: pid wants to write hello.txt', '[w1] write allowed', '\nwrote hello.txt\n', '— done (stop) —']) {
@@ -124,6 +172,58 @@ test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal sho
 	}
 	assert.ok(fake.output.some((l) => /^\[w1\] write done/.test(l)), fake.output.join('\n'));
 
+	assert.deepEqual(fake.warnings, [], 'no trust question: the folder has no settings');
+
 	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
-	ext = undefined;
+});
+
+test('extension.ts: no trust question in Restricted Mode; once trusted, a non-modal one; Trusted Folders revokes', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(path.join(ws, '.pid'), { recursive: true });
+	fs.writeFileSync(path.join(ws, '.pid', 'settings.json'), JSON.stringify({ permissions: { tools: { write: [{ pattern: 'notes/**', decision: 'allow' }] } } }));
+	const folder = fs.realpathSync(ws);
+	const answers: Answers = { input: 'hi', warning: 'Trust folder' };
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.model': { provider: 'script', turns: [{ content: text('hello') }] },
+	}, ws, answers);
+	fake.vscode.workspace.isTrusted = false;
+	const ext = loadExtension(t, fake, tmp);
+	const ask = () => within(Promise.resolve(fake.commands.get('pid.ask')?.()), 'the pid.ask command', STEP_TIMEOUT_MS);
+	const shown = (line: string) => until(() => fake.output.some((l) => l.endsWith(line)), `the output channel to show ${JSON.stringify(line)}\n${fake.output.join('\n')}`);
+
+	// Restricted Mode: pid's question is answered "not trusted" without asking.
+	await ask();
+	await shown(`pid: ${folder} stays restricted: its settings may only narrow what pid does`);
+	assert.equal(fake.warnings.length, 0, 'nobody was asked');
+
+	// VS Code trusts the workspace: pid restarts at the next prompt, asks again, and the user
+	// is asked with a non-modal warning.
+	fake.grantTrust();
+	await ask();
+	await shown(`pid: ${folder} is trusted: its settings apply in full from now on`);
+	assert.equal(fake.warnings.length, 1, fake.output.join('\n'));
+	const w = fake.warnings[0];
+	assert.deepEqual(w.items, ['Trust folder', 'Keep restricted']);
+	assert.ok(w.message.includes(folder), w.message);
+	assert.ok(w.message.includes('permissions.tools["write"][0] allow "notes/**"'), w.message);
+	assert.equal(fake.modals.length, 0);
+
+	// pid: Trusted Folders lists it; picking it revokes it.
+	answers.pick = (items) => items.find((i) => i.label === folder);
+	await within(Promise.resolve(fake.commands.get('pid.trustedFolders')?.()), 'the Trusted Folders command', STEP_TIMEOUT_MS);
+	assert.equal(fake.picks.length, 1);
+	assert.deepEqual(fake.picks[0].map((i) => [i.label, i.description?.startsWith('trusted since ')]), [[folder, true]]);
+	assert.deepEqual(fake.errors, []);
+	assert.ok(fake.infos.includes(`pid: ${folder} is no longer trusted: its .pid/settings.json may only narrow what pid does.`), fake.infos.join('\n'));
+
+	// Listed again: the folder is offered for trust; dismissing changes nothing.
+	answers.pick = () => undefined;
+	await within(Promise.resolve(fake.commands.get('pid.trustedFolders')?.()), 'the Trusted Folders command', STEP_TIMEOUT_MS);
+	assert.deepEqual(fake.picks[1].map((i) => [i.label, i.description]), [[folder, 'not trusted']]);
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+
+	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
 });

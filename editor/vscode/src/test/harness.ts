@@ -12,7 +12,7 @@ import type { CancellationToken } from 'vscode-jsonrpc/node';
 import type { ApprovalQuestion } from '../approval';
 import { within, type WorkspaceFolder } from '../client';
 import { PidController, type Ui } from '../controller';
-import type { SessionNewParams } from '../protocol';
+import type { RequestTrustParams, SessionNewParams } from '../protocol';
 
 // out/test/ -> out -> editor/vscode -> editor -> the repository root.
 export const PID_BIN = process.env.PID_BIN ? path.resolve(process.env.PID_BIN) : path.resolve(__dirname, '../../../../bin/pid');
@@ -42,17 +42,27 @@ export interface Asked {
 	linesThen: string[];
 }
 
-/** ScriptedUi records every line and question; answer() decides each question. */
+export type TrustFn = (params: RequestTrustParams) => Promise<boolean> | boolean;
+
+/** ScriptedUi records every line and question; answerFn decides approvals, trustFn trust. */
 export class ScriptedUi implements Ui {
 	readonly lines: string[] = [];
 	readonly asked: Asked[] = [];
-	constructor(private readonly answerFn: (q: ApprovalQuestion, token: CancellationToken) => Promise<string | undefined> | string | undefined) {}
+	readonly trustAsked: RequestTrustParams[] = [];
+	constructor(
+		private readonly answerFn: (q: ApprovalQuestion, token: CancellationToken) => Promise<string | undefined> | string | undefined,
+		private readonly trustFn: TrustFn = () => false,
+	) {}
 	appendLine(line: string): void {
 		this.lines.push(line);
 	}
 	async askApproval(q: ApprovalQuestion, token: CancellationToken): Promise<string | undefined> {
 		this.asked.push({ q, token, linesThen: this.lines.slice() });
 		return this.answerFn(q, token);
+	}
+	async askTrust(params: RequestTrustParams): Promise<boolean> {
+		this.trustAsked.push(params);
+		return this.trustFn(params);
 	}
 }
 
@@ -72,8 +82,12 @@ export interface Harness {
 export interface HarnessOptions {
 	session?: SessionNewParams;
 	answer?: (q: ApprovalQuestion, token: CancellationToken) => Promise<string | undefined> | string | undefined;
+	/** Answers trust questions (default: not trusted). */
+	trust?: TrustFn;
 	/** Creates tmp/ws and sends it as the only workspace folder. */
 	workspace?: boolean;
+	/** With workspace: the content of tmp/ws/.pid/settings.json. */
+	workspaceSettings?: string;
 	workspaceFolders?: WorkspaceFolder[];
 	cwd?: string;
 	command?: string;
@@ -91,9 +105,13 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 	if (o.workspace) {
 		fs.mkdirSync(ws);
 		workspaceFolders = [{ uri: pathToFileURL(ws).href, name: 'ws' }];
+		if (o.workspaceSettings !== undefined) {
+			fs.mkdirSync(path.join(ws, '.pid'));
+			fs.writeFileSync(path.join(ws, '.pid', 'settings.json'), o.workspaceSettings);
+		}
 	}
 	const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg', 'config'), XDG_STATE_HOME: path.join(tmp, 'xdg', 'state') };
-	const ui = new ScriptedUi(o.answer ?? (() => 'Allow'));
+	const ui = new ScriptedUi(o.answer ?? (() => 'Allow'), o.trust);
 	const c = new PidController({
 		command,
 		env,
