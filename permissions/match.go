@@ -467,7 +467,8 @@ type AlwaysScope struct {
 }
 
 // Rule returns the rule an answer with decision d under this scope stands for (what
-// Store.Remember records). A scope with an empty pattern has no rule: it covers the tool.
+// Store.Remember records). A scope with an empty pattern has no rule: it covers the whole
+// tool, which Matches knows and Rule.Matches does not. Pure.
 func (a AlwaysScope) Rule(d Decision) Rule {
 	return Rule{Path: a.Path, Pattern: a.Pattern, Decision: d}
 }

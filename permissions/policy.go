@@ -468,18 +468,6 @@ func (p *Policy) Decide(c Call) Verdict {
 	return v
 }
 
-// partVerdicts returns the trusted layers' verdict for each simple command of a parsed
-// bash call (for tests of the invariants).
-func (p *Policy) partVerdicts(c Call, sc *shellCmd) []Verdict {
-	li, e, found := p.entry(c.Tool)
-	parts := sc.subjects()
-	out := make([]Verdict, len(parts))
-	for i := range parts {
-		out[i] = p.decideSubject(c, sc, &parts[i], li, e, found)
-	}
-	return out
-}
-
 // entry returns the latest trusted layer with an entry for a tool, and that entry.
 func (p *Policy) entry(tool string) (int, Entry, bool) {
 	if p == nil {

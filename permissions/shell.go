@@ -100,6 +100,29 @@ const maxShellInput = 1 << 20
 // maxShellDepth bounds the nesting of commands read from strings (eval, sh -c, env -S).
 const maxShellDepth = 4
 
+// maxNesting bounds how deep brackets nest in a command pid parses: the parser takes time
+// quadratic in the depth of some constructs ("((((..."), and no real command nests deeper.
+const maxNesting = 200
+
+// tooDeep reports whether brackets nest deeper than maxNesting in s (counting quoted ones
+// too: the check only has to be cheap and never miss).
+func tooDeep(s string) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '{', '[', '`':
+			if depth++; depth > maxNesting {
+				return true
+			}
+		case ')', '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
+}
+
 // parserPool holds bash parsers: a syntax.Parser is reusable but not safe for concurrent use.
 var parserPool = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
@@ -115,9 +138,12 @@ type cachedCmd struct {
 	cmd *shellCmd
 }
 
+// maxCachedInput is the longest command the cache keeps (32 of them at most).
+const maxCachedInput = 64 << 10
+
 // parseShellCached is parseShell with the small cache in front.
 func parseShellCached(src string) *shellCmd {
-	if len(src) > 4096 {
+	if len(src) > maxCachedInput {
 		return parseShell(src)
 	}
 	slot := &cmdCache[maphash.String(cmdCacheSeed, src)%uint64(len(cmdCache))]
@@ -136,6 +162,10 @@ func parseShell(src string) (c *shellCmd) {
 	c = &shellCmd{main: -1}
 	if len(src) > maxShellInput {
 		c.unsafe, c.parseErr = "the command is too long to check", "too long"
+		return c
+	}
+	if tooDeep(src) {
+		c.unsafe, c.parseErr = "the command nests too deeply to check", "nests too deeply"
 		return c
 	}
 	defer func() {

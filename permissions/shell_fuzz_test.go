@@ -95,3 +95,15 @@ func FuzzShellRules(f *testing.F) {
 		}
 	})
 }
+
+// partVerdicts returns the trusted layers' verdict for each simple command of a parsed bash
+// call, as Decide computes them before taking the strictest.
+func (p *Policy) partVerdicts(c Call, sc *shellCmd) []Verdict {
+	li, e, found := p.entry(c.Tool)
+	parts := sc.subjects()
+	out := make([]Verdict, len(parts))
+	for i := range parts {
+		out[i] = p.decideSubject(c, sc, &parts[i], li, e, found)
+	}
+	return out
+}

