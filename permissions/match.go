@@ -604,25 +604,6 @@ func escapeGlob(v string) string {
 	return b.String()
 }
 
-// SuggestPattern returns SuggestScope's argument path and pattern.
-//
-// Deprecated: use SuggestScope, which also says when no scope fits (an "always" answer must
-// then count once). For compatibility, when SuggestScope finds no scope for a bash call,
-// SuggestPattern returns the whole command, a pattern that a remembered allow never matches
-// (such commands are never allowed by a rule) and a remembered deny matches exactly; for
-// other tools it returns "", "" (the whole tool), as before.
-func SuggestPattern(c Call) (argPath, pattern string) {
-	if s, ok := SuggestScope(c); ok {
-		return s.Path, s.Pattern
-	}
-	if c.Tool == "bash" {
-		if vals, ok := values(c, "command"); ok && len(vals) == 1 && strings.TrimSpace(vals[0].text) != "" {
-			return "", normalizeSpace(vals[0].text)
-		}
-	}
-	return "", ""
-}
-
 // plainWord reports whether w looks like a subcommand (status, test, run) rather than an
 // option, a path or a value.
 func plainWord(w string) bool {

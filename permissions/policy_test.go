@@ -314,38 +314,6 @@ func TestMissingPathOfSearchToolsIsTheWorkingFolder(t *testing.T) {
 	}
 }
 
-func TestSuggestPattern(t *testing.T) {
-	cases := []struct {
-		call permissions.Call
-		want string
-	}{
-		{call("bash", `{"command":"git status --short"}`), "git status"},
-		{call("bash", `{"command":"ls -la"}`), "ls"},
-		{call("bash", `{"command":"go test ./..."}`), "go test"},
-		{call("bash", `{"command":"npm run test:unit"}`), "npm run"},
-		{call("bash", `{"command":"ls; rm -rf /"}`), "ls; rm -rf /"},
-		{call("write", `{"path":"docs/a.md"}`), "docs/a.md"},
-		{permissions.Call{Tool: "write", Args: json.RawMessage(`{"path":"/w/p/src/x.go"}`), Cwd: "/w/p"}, "src/x.go"},
-		{call("write", `{"path":"a[1]*.md"}`), `a\[1]\*.md`},
-		{call("mcp_x", `{"a":1}`), ""},
-		{call("write", `{}`), ""},
-	}
-	for _, c := range cases {
-		if _, got := permissions.SuggestPattern(c.call); got != c.want {
-			t.Errorf("%s %s: %q, want %q", c.call.Tool, c.call.Args, got, c.want)
-		}
-	}
-	// A suggested path pattern matches that path and no other.
-	_, pat := permissions.SuggestPattern(call("write", `{"path":"a[1]*.md"}`))
-	rules := `[{"pattern":` + strings.ReplaceAll(`"`+pat+`"`, `\`, `\\`) + `,"decision":"allow"}]`
-	if d := decide(t, "write", rules, `{"path":"a[1]*.md"}`); d != permissions.Allow {
-		t.Errorf("escaped pattern %q does not match its path: %s", pat, d)
-	}
-	if d := decide(t, "write", rules, `{"path":"a1x.md"}`); d != permissions.Ask {
-		t.Errorf("escaped pattern %q matched another path: %s", pat, d)
-	}
-}
-
 func TestSpecInRequestParams(t *testing.T) {
 	// The daemon decodes session/new's params with encoding/json: the Spec's own error text
 	// (naming the field) comes out unchanged, and null leaves the field nil.

@@ -135,21 +135,6 @@ func TestSuggestScopeOverTheCorpus(t *testing.T) {
 	}
 }
 
-func TestSuggestPatternIsKeptForCompatibility(t *testing.T) {
-	if p, pat := permissions.SuggestPattern(bashCall("[ -f go.mod ]")); p != "" || pat != "[" {
-		t.Errorf("[: %q %q", p, pat)
-	}
-	// No scope: the whole command, which a remembered allow never matches.
-	_, pat := permissions.SuggestPattern(bashCall("echo $(date) > out.txt"))
-	if pat != "echo $(date) > out.txt" {
-		t.Fatalf("pattern %q", pat)
-	}
-	r := permissions.Rule{Pattern: pat, Decision: permissions.Allow}
-	if r.Matches(bashCall("echo $(date) > out.txt")) {
-		t.Error("a remembered allow of a command with a substitution and a write matched")
-	}
-}
-
 // TestRememberedAnswersOnParsedCommands: a remembered answer is applied the way a rule is:
 // an allow needs every part and no write, a deny any part.
 func TestRememberedAnswersOnParsedCommands(t *testing.T) {
