@@ -212,7 +212,7 @@ func nonNil(e []Remembered) []Remembered {
 
 // Remember records an "always" answer for a tool in a workspace (an absolute root), limited
 // to calls whose argument (argPath, "" for the tool's default) matches pattern when pattern
-// is set (see SuggestPattern). An entry with the same tool, argument, pattern and scope is
+// is set (see SuggestScope). An entry with the same tool, argument, pattern and scope is
 // updated in place (it keeps its id). decision must be Allow or Deny.
 //
 // Contract: safe for concurrent use; it writes the file before returning. On failure the
