@@ -1,6 +1,6 @@
-// This file holds the audit log: one JSON line per executed call, appended to a file under
-// the XDG state folder, and Starts, which remembers when calls started so the log can say
-// how long they took.
+// This file holds the audit log: one JSON line per executed, denied or blocked call, appended
+// to a file under the XDG state folder, and Starts, which remembers when calls started so the
+// log can say how long they took.
 
 package afterrules
 
@@ -28,6 +28,13 @@ type AuditEntry struct {
 	ToolCallID string          `json:"toolCallId"`
 	Args       json.RawMessage `json:"args"`
 	IsError    bool            `json:"isError"`
+	// Decision is what was decided before the call: "allow" (it ran), "deny" (it did not),
+	// or "aborted" (the run was cancelled while the user was asked); "" when unknown.
+	Decision string `json:"decision,omitempty"`
+	// DecidedBy says who decided: "user" (the editor's answer), "remembered", the policy
+	// source ("built-in", "session", "user settings /path", ...) with the bash part that
+	// decided, or why nobody could ("no answer from the editor").
+	DecidedBy string `json:"decidedBy,omitempty"`
 	// DurationMs is the whole milliseconds since the call started (see Starts); absent when
 	// the start is unknown.
 	DurationMs *int64 `json:"durationMs,omitempty"`
@@ -150,6 +157,9 @@ type AuditOptions struct {
 	// OnError receives a failure to write the log (the call's result is never affected).
 	// May be nil; must not block.
 	OnError func(error)
+	// Decision, when set, returns what was decided before the call ran and by whom (and
+	// forgets it); the entry then carries decision and decidedBy.
+	Decision func(toolCallID string) (decision, by string, ok bool)
 }
 
 // Hook returns the audit rule as an afterToolCall hook: it records the call (arguments,
@@ -172,6 +182,11 @@ func (l *AuditLog) Hook(o AuditOptions) toolexec.AfterHook {
 			Args:       sanitizeArgs(in.Call.Arguments, o.Redactor, maxString),
 			IsError:    in.IsError,
 		}
+		if o.Decision != nil {
+			if d, by, ok := o.Decision(in.Call.ID); ok {
+				e.Decision, e.DecidedBy = d, by
+			}
+		}
 		if o.Started != nil {
 			if t, ok := o.Started(in.Call.ID); ok {
 				ms := time.Since(t).Milliseconds()
@@ -183,6 +198,13 @@ func (l *AuditLog) Hook(o AuditOptions) toolexec.AfterHook {
 		}
 		return nil, nil
 	}
+}
+
+// SanitizeArgs returns a call's arguments as the audit hook logs them: secrets redacted (when
+// r is set), long strings cut at 2048 bytes. For a daemon that records entries itself (a
+// denied call). Pure; safe for concurrent use.
+func SanitizeArgs(raw json.RawMessage, r *Redactor) json.RawMessage {
+	return sanitizeArgs(raw, r, 2048)
 }
 
 // sanitizeArgs returns the arguments to log: as sent, unless a string value holds a secret

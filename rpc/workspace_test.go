@@ -1017,9 +1017,16 @@ func TestWorkspaceAuditLog(t *testing.T) {
 		}
 		byID[e.Get("toolCallId").String()] = e
 	}
-	// One line per executed call; none for the denied call or the unknown tool.
-	if len(lines) != 5 {
-		t.Errorf("audit log has %d lines, want 5 (c1-c4, c7):\n%s", len(lines), data)
+	// One line per executed call and per denied call, with the decision and who made it;
+	// none for the unknown tool (nothing was decided about it).
+	if len(lines) != 6 {
+		t.Errorf("audit log has %d lines, want 6 (c1-c5, c7):\n%s", len(lines), data)
+	}
+	if e := byID["c5"]; e.Get("decision").String() != "deny" || e.Get("decidedBy").String() != "session" || !e.Get("isError").Bool() || e.Get("tool").String() != "write" {
+		t.Errorf("audit line for the denied c5: %s, want decision deny by session", e.Raw)
+	}
+	if e := byID["c1"]; e.Get("decision").String() != "allow" || e.Get("decidedBy").String() != "built-in" {
+		t.Errorf("audit line for c1: %s, want decision allow by built-in", e.Raw)
 	}
 	// Secrets in the arguments are redacted in the log (the call itself got them as sent).
 	if e := byID["c7"]; e.Get("args.token").String() != "[REDACTED:github-token]" || e.Get("args.note").String() != "plain" || strings.Contains(data, testGitHubToken) {
@@ -1051,10 +1058,8 @@ func TestWorkspaceAuditLog(t *testing.T) {
 			t.Errorf("audit line %s: durationMs %s", id, e.Get("durationMs").Raw)
 		}
 	}
-	for _, id := range []string{"c5", "c6"} {
-		if _, ok := byID[id]; ok {
-			t.Errorf("call %s did not execute but is in the audit log", id)
-		}
+	if _, ok := byID["c6"]; ok {
+		t.Errorf("the unknown tool's call c6 is in the audit log")
 	}
 
 	// The same batch without an audit log (its folder cannot be made) gives the same results.

@@ -80,37 +80,60 @@ func (s *Session) root() string {
 
 // beforeToolCall is the session's toolexec.BeforeHook. Contract as there: it waits for the
 // person without a timeout and gives up when ctx ends. Any failure to get an answer denies
-// the call with a reason the model can read.
+// the call with a reason the model can read. Every decision goes to the audit log: a blocked
+// call at once, an allowed one when it has run (the audit hook reads it back).
 func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, error) {
+	b, d := s.decide(ctx, in)
+	switch {
+	case b != nil:
+		s.auditBlocked(in.Call, d)
+	case s.host.audit != nil:
+		s.decisions.Store(in.Call.ID, d) // dropped at the call's end if the hook did not run
+	}
+	return b, nil
+}
+
+// decision is what was decided about a call and who decided it, for the audit log.
+type decision struct {
+	Decision string // "allow", "deny" or "aborted"
+	By       string // "user" (the editor's answer), "remembered", or the policy's source
+}
+
+// decide is beforeToolCall's body.
+func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
 	name := in.Call.Name
 	v := s.verdict(in.Call)
+	by := v.Source
+	if v.Part != "" {
+		by += " (" + v.Part + ")"
+	}
 	switch {
 	case v.Decision == permissions.Allow:
-		return nil, nil
+		return nil, decision{"allow", by}
 	case v.Decision == permissions.Deny && v.Source == "remembered":
-		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, nil
+		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, decision{"deny", by}
 	case v.Decision == permissions.Deny:
-		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, nil
+		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	}
 	q := Approval{Call: in.Call, Always: s.always(in.Call)}
 	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &toolexec.Block{Reason: "Operation aborted"}, nil
+			return &toolexec.Block{Reason: "Operation aborted"}, decision{"aborted", "cancelled while waiting for the user"}
 		}
 		s.face.Warn(s, fmt.Sprintf("approval request for %s failed: %v", in.Call.ID, err))
 		reason := fmt.Sprintf("the editor did not answer the approval request (%v).", err)
 		if r, ok := err.(interface{ Reason() string }); ok {
 			reason = r.Reason()
 		}
-		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: %s", name, reason)}, nil
+		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: %s", name, reason)}, decision{"deny", "no answer from the editor"}
 	}
 	switch a.Decision {
 	case "allowAlways":
 		s.remember(q, permissions.Allow)
 		fallthrough
 	case "allow":
-		return nil, nil
+		return nil, decision{"allow", "user"}
 	case "denyAlways":
 		s.remember(q, permissions.Deny)
 		fallthrough
@@ -119,9 +142,35 @@ func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (
 		if reason == "" {
 			reason = fmt.Sprintf("The user denied this call of %s.", name)
 		}
-		return &toolexec.Block{Reason: reason}, nil
+		return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
 	}
-	return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor answered the approval request with an unknown decision %q.", name, a.Decision)}, nil
+	return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor answered the approval request with an unknown decision %q.", name, a.Decision)}, decision{"deny", "user (unknown answer)"}
+}
+
+// auditBlocked writes a call that will not run to the audit log.
+func (s *Session) auditBlocked(call llm.ToolCall, d decision) {
+	h := s.host
+	if h.audit == nil {
+		return
+	}
+	err := h.audit.Record(afterrules.AuditEntry{
+		Session: s.id, Tool: call.Name, ToolCallID: call.ID,
+		Args:    afterrules.SanitizeArgs(call.Arguments, h.redactor),
+		IsError: true, Decision: d.Decision, DecidedBy: d.By,
+	})
+	if err != nil {
+		h.log.Warn("audit log", "err", err)
+	}
+}
+
+// decisionOf returns (and forgets) what was decided about a call that ran.
+func (s *Session) decisionOf(id string) (string, string, bool) {
+	v, ok := s.decisions.LoadAndDelete(id)
+	if !ok {
+		return "", "", false
+	}
+	d := v.(decision)
+	return d.Decision, d.By, true
 }
 
 // remember keeps an "always" answer exactly as q.Always scoped it (what the person was
@@ -161,7 +210,7 @@ func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterI
 	}
 	if h.audit != nil {
 		hooks = append(hooks, h.audit.Hook(afterrules.AuditOptions{
-			Session: s.id, Started: s.starts.Started, Redactor: h.redactor,
+			Session: s.id, Started: s.starts.Started, Redactor: h.redactor, Decision: s.decisionOf,
 			OnError: func(err error) { h.log.Warn("audit log", "err", err) },
 		}))
 	}

@@ -99,6 +99,10 @@ type Session struct {
 	running bool // a prompt is in progress
 	// memory keeps "always" answers that the store could not keep, exactly as scoped.
 	memory *permissions.Store
+
+	// decisions holds, per call id, what beforeToolCall decided about a call that will run,
+	// until the audit hook reads it.
+	decisions sync.Map
 }
 
 // New makes a session from its settings (already merged with the client's defaults).
@@ -262,13 +266,59 @@ func (s *Session) Steer(text string) { s.agent.Steer(llm.NewUser(text)) }
 // FollowUp queues a message taken when the running prompt would stop.
 func (s *Session) FollowUp(text string) { s.agent.FollowUp(llm.NewUser(text)) }
 
-// sink is the event sink of the session's runs: the audit log's start times, the face, and
-// the gates of scripted tools waiting for a call's end.
+// sink is the event sink of the session's runs: the audit log's start times, the redaction
+// of progress (the results themselves are redacted by the afterToolCall chain), the face,
+// and the gates of scripted tools waiting for a call's end.
 func (s *Session) sink() event.Sink {
 	return s.starts.Sink(func(ev event.Event) {
+		if e, ok := ev.(event.ToolUpdate); ok && s.host.redactor != nil {
+			e.Partial.Content = redactPartial(s.host.redactor, e.Partial.Content)
+			ev = e
+		}
 		s.face.Emit(s, ev)
 		if e, ok := ev.(event.ToolEnd); ok {
 			s.gates.ended(e.ToolCallID)
+			s.decisions.Delete(e.ToolCallID)
 		}
 	})
 }
+
+// redactPartial returns progress content with secrets redacted, as a result's would be, and
+// with a text's unfinished last word held back: progress comes in pieces, and the start of a
+// secret (a token cut mid-way) matches no pattern yet. The final result carries it whole, and
+// redacted. content is not modified.
+func redactPartial(r *afterrules.Redactor, content []llm.Content) []llm.Content {
+	var out []llm.Content
+	for i, c := range content {
+		if c.Type != llm.ContentText {
+			continue
+		}
+		t, changed := r.Redact(c.Text)
+		if cut := unfinishedWord(t); cut < len(t) {
+			t, changed = t[:cut]+"…", true
+		}
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]llm.Content(nil), content...)
+		}
+		out[i].Text = t
+	}
+	if out == nil {
+		return content
+	}
+	return out
+}
+
+// unfinishedWord returns where a text's last word starts when the text does not end in white
+// space (that word may be the start of a secret), else len(t).
+func unfinishedWord(t string) int {
+	i := len(t)
+	for i > 0 && !isSpace(t[i-1]) {
+		i--
+	}
+	return i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }
