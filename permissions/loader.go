@@ -1,5 +1,5 @@
 // This file holds the Loader: it reads the user and workspace settings files, watches their
-// folders with fsnotify, reloads them on change, and publishes the effective policies
+// folders through the process's shared watcher (internal/watch), reloads them on change, and publishes the effective policies
 // atomically. A workspace folder that the user does not trust gets its settings as a
 // narrow-only layer: what would widen is left out and listed by Ignored.
 
@@ -22,6 +22,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/pid-agent/pid/internal/safefile"
+	"github.com/pid-agent/pid/internal/watch"
 )
 
 // realFolder returns a folder's real path ("~/" expanded to the home folder), or the folder
@@ -70,11 +71,16 @@ type Loader struct {
 	files    []*fileState // [0] is the user file, then one per root in order
 	cur      atomic.Pointer[snapshot]
 
-	watcher *fsnotify.Watcher // nil when fsnotify could not start
-	watched map[string]bool   // folders being watched; only the run goroutine touches it after start
-	done    chan struct{}     // closed by Close
-	wg      sync.WaitGroup    // the run goroutine
-	close   sync.Once
+	// sub is the Loader's share of the process's watcher; nil when it could not start.
+	sub     *watch.Sub
+	watched map[string]bool // folders being watched; only the run goroutine touches it after start
+	// poke gets a token (without blocking) when a relevant file event arrives; errs gets
+	// the watcher's errors (dropped when full). The watcher's goroutine sends, run reads.
+	poke  chan struct{}
+	errs  chan error
+	done  chan struct{}  // closed by Close
+	wg    sync.WaitGroup // the run goroutine
+	close sync.Once
 
 	// mu serializes reloads and publishing (the run goroutine and Refresh), and guards the
 	// files' states.
@@ -121,7 +127,8 @@ type snapshot struct {
 // the Loader's own goroutine, never concurrently; they must not call Close (it waits for that
 // goroutine) and should return promptly. Close must be called to stop the goroutine.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{opts: opts, debounce: opts.Debounce, watched: map[string]bool{}, done: make(chan struct{})}
+	l := &Loader{opts: opts, debounce: opts.Debounce, watched: map[string]bool{}, done: make(chan struct{}),
+		poke: make(chan struct{}, 1), errs: make(chan error, 8)}
 	if l.debounce <= 0 {
 		l.debounce = 50 * time.Millisecond
 	}
@@ -144,17 +151,17 @@ func NewLoader(opts LoaderOptions) *Loader {
 		p := WorkspaceSettingsPath(root)
 		l.files = append(l.files, &fileState{path: p, source: "workspace settings " + p, root: root})
 	}
-	w, err := fsnotify.NewWatcher()
+	sub, err := watch.Subscribe(l.event, l.watchError)
 	if err != nil {
 		l.report("", err)
 	} else {
-		l.watcher = w
+		l.sub = sub
 		l.rewatch() // before the first read, so that no change between the two is missed
 	}
 	l.mu.Lock()
 	l.reload(true)
 	l.mu.Unlock()
-	if l.watcher != nil {
+	if l.sub != nil {
 		l.wg.Add(1)
 		go l.run()
 	}
@@ -166,10 +173,10 @@ func NewLoader(opts LoaderOptions) *Loader {
 func (l *Loader) Close() error {
 	var err error
 	l.close.Do(func() {
-		close(l.done)
-		if l.watcher != nil {
-			err = l.watcher.Close()
+		if l.sub != nil {
+			err = l.sub.Close() // no event reaches l.event afterwards
 		}
+		close(l.done)
 		l.wg.Wait()
 	})
 	return err
@@ -255,6 +262,28 @@ func (l *Loader) report(path string, err error) {
 	}
 }
 
+// event pokes the run goroutine when a file event may concern a settings file. Called on
+// the watcher's goroutine: it only reads l.files' paths, which never change.
+func (l *Loader) event(ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod || !l.relevant(ev.Name) {
+		return
+	}
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+}
+
+// watchError hands a watcher error to the run goroutine, which reports it (the callbacks
+// are never called concurrently); when events were lost, the files are read again too.
+// Called on the watcher's goroutine.
+func (l *Loader) watchError(err error) {
+	select {
+	case l.errs <- err:
+	default:
+	}
+}
+
 // run waits for file events, lets a burst settle, then re-reads the files.
 func (l *Loader) run() {
 	defer l.wg.Done()
@@ -265,28 +294,25 @@ func (l *Loader) run() {
 			timer.Stop()
 		}
 	}()
+	settle := func() {
+		if timer == nil {
+			timer = time.NewTimer(l.debounce)
+		} else {
+			timer.Reset(l.debounce)
+		}
+		fire = timer.C
+	}
 	for {
 		select {
 		case <-l.done:
 			return
-		case ev, ok := <-l.watcher.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod || !l.relevant(ev.Name) {
-				continue
-			}
-			if timer == nil {
-				timer = time.NewTimer(l.debounce)
-			} else {
-				timer.Reset(l.debounce)
-			}
-			fire = timer.C
-		case err, ok := <-l.watcher.Errors:
-			if !ok {
-				return
-			}
+		case <-l.poke:
+			settle()
+		case err := <-l.errs:
 			l.report("", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				settle()
+			}
 		case <-fire:
 			fire = nil
 			l.rewatch()
@@ -329,7 +355,7 @@ func (l *Loader) rewatch() {
 	}
 	for d := range l.watched {
 		if !want[d] {
-			_ = l.watcher.Remove(d) // fails harmlessly when the folder is gone
+			l.sub.Remove(d)
 			delete(l.watched, d)
 		}
 	}
@@ -337,7 +363,7 @@ func (l *Loader) rewatch() {
 		if l.watched[d] {
 			continue
 		}
-		if err := l.watcher.Add(d); err != nil {
+		if err := l.sub.Add(d); err != nil {
 			l.report(d, err)
 			continue
 		}

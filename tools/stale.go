@@ -14,25 +14,27 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/pid-agent/pid/internal/watch"
 )
 
 // digest is the sha256 of a file's content.
 type digest = [sha256.Size]byte
 
 // tracker holds, per real path, the digest of what the agent last read or wrote, and a
-// watcher on the parent folders of those files. The watcher only marks files as touched;
-// the digest is the final word: a touched file with the content the agent saw is not stale.
+// subscription to the process's shared watcher (package watch) on the parent folders of
+// those files. The watcher only marks files as touched; the digest is the final word: a
+// touched file with the content the agent saw is not stale.
 type tracker struct {
 	mu      sync.Mutex
 	files   map[string]*seenFile
-	watched map[string]bool // parent folders added to the watcher
-	watcher *fsnotify.Watcher
-	// watchErr is why the watcher could not start; the digest alone then decides.
+	watched map[string]bool // parent folders added to the subscription
+	sub     *watch.Sub      // nil until the first record, and when it could not start
+	// watchErr is why the subscription could not start; the digest alone then decides.
 	watchErr error
 	closed   bool
-	done     chan struct{} // closed when the event goroutine ends; nil until it starts
-	// onEvent, when set (by tests), is called from the event goroutine, without the lock,
-	// with each recorded path that an event touched.
+	// onEvent, when set (by tests), is called from the watcher's goroutine, without the
+	// lock, with each recorded path that an event touched.
 	onEvent func(path string)
 }
 
@@ -54,60 +56,62 @@ func (t *tracker) record(path string, sum digest) {
 	dir := filepath.Dir(path)
 	t.mu.Lock()
 	t.files[path] = &seenFile{sum: sum}
-	var w *fsnotify.Watcher
-	if !t.closed && !t.watched[dir] {
-		if t.watcher == nil && t.watchErr == nil {
-			t.startLocked()
-		}
-		w = t.watcher
-		if w != nil {
-			t.watched[dir] = true
-		}
-	}
+	want := !t.closed && !t.watched[dir]
+	start := want && t.sub == nil && t.watchErr == nil
 	t.mu.Unlock()
-	if w != nil {
-		if err := w.Add(dir); err != nil {
-			t.mu.Lock()
-			delete(t.watched, dir)
-			t.mu.Unlock()
-		}
-	}
-}
-
-// startLocked starts the watcher and its event goroutine; t.mu is held.
-func (t *tracker) startLocked() {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.watchErr = err
+	if !want {
 		return
 	}
-	t.watcher = w
-	t.done = make(chan struct{})
-	go t.events(w, t.done)
+	if start {
+		// Subscribed without the lock: the watcher's goroutine takes it in t.event.
+		s, err := watch.Subscribe(t.event, t.watchError)
+		t.mu.Lock()
+		switch {
+		case t.closed || t.sub != nil || t.watchErr != nil:
+			// Closed meanwhile, or another record subscribed first.
+		default:
+			t.sub, t.watchErr, s = s, err, nil
+		}
+		t.mu.Unlock()
+		if s != nil {
+			s.Close()
+		}
+	}
+	t.mu.Lock()
+	sub := t.sub
+	if sub == nil || t.closed || t.watched[dir] {
+		t.mu.Unlock()
+		return
+	}
+	t.watched[dir] = true
+	t.mu.Unlock()
+	if err := sub.Add(dir); err != nil {
+		t.mu.Lock()
+		delete(t.watched, dir)
+		t.mu.Unlock()
+	}
 }
 
-// events marks the files that the watcher's events name as touched, until the watcher is
-// closed.
-func (t *tracker) events(w *fsnotify.Watcher, done chan struct{}) {
-	defer close(done)
-	for {
-		select {
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod {
-				continue
-			}
-			t.touch(ev.Name)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				t.touchAll()
-			}
-		}
+// event marks the file an event names as touched. A watched folder that is removed or
+// renamed is forgotten, so that recording a file in it again (once it is back) watches it
+// again. Called on the watcher's goroutine.
+func (t *tracker) event(ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod {
+		return
+	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		t.mu.Lock()
+		delete(t.watched, ev.Name)
+		t.mu.Unlock()
+	}
+	t.touch(ev.Name)
+}
+
+// watchError marks every file as touched when the watcher lost events. Called on the
+// watcher's goroutine.
+func (t *tracker) watchError(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		t.touchAll()
 	}
 }
 
@@ -162,7 +166,7 @@ func (t *tracker) changed(hash func(real string) (digest, error)) []string {
 	}
 	var cands []candidate
 	t.mu.Lock()
-	all := t.watcher == nil
+	all := t.sub == nil
 	for p, s := range t.files {
 		if s.touched || all {
 			cands = append(cands, candidate{p, s.sum})
@@ -186,19 +190,17 @@ func (t *tracker) changed(hash func(real string) (digest, error)) []string {
 	return out
 }
 
-// close stops the watcher and waits for the event goroutine.
+// close ends the subscription to the watcher; no event reaches the tracker afterwards.
 func (t *tracker) close() error {
 	t.mu.Lock()
 	t.closed = true
-	w, done := t.watcher, t.done
-	t.watcher = nil
+	sub := t.sub
+	t.sub = nil
 	t.mu.Unlock()
-	if w == nil {
+	if sub == nil {
 		return nil
 	}
-	err := w.Close()
-	<-done
-	return err
+	return sub.Close()
 }
 
 // hashFile returns the digest of the regular file at the real path p, read through the

@@ -1,0 +1,66 @@
+package permissions_test
+
+// Every Loader watches through the process's one inotify instance (internal/watch): with one
+// each, a daemon with many workspaces would exhaust the user's limit (often 128), and the
+// user's editor would then get EMFILE for its own watchers.
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pid-agent/pid/permissions"
+)
+
+// inotifyFDs counts the process's open inotify instances.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// 300 Loaders, each with a workspace folder of its own, hold one inotify instance, and each
+// still reloads its own settings; once all are closed, none is left.
+func TestLoadersShareOneInotifyInstance(t *testing.T) {
+	setEnv(t)
+	const n = 300
+	var e errs
+	loaders := make([]*permissions.Loader, n)
+	roots := make([]string, n)
+	for i := range loaders {
+		roots[i] = t.TempDir()
+		loaders[i] = permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: []string{roots[i]}, OnError: e.add, Trusted: trustAll})
+	}
+	defer func() {
+		for _, l := range loaders {
+			l.Close()
+		}
+	}()
+	if got := inotifyFDs(t); got != 1 {
+		t.Errorf("%d Loaders hold %d inotify instances, want 1", n, got)
+	}
+	if got := e.all(); len(got) != 0 {
+		t.Fatalf("%d errors, the first: %s", len(got), got[0])
+	}
+	l, root := loaders[n-1], roots[n-1]
+	writeFile(t, permissions.WorkspaceSettingsPath(root), `{"permissions":{"default":"deny"}}`)
+	eventually(t, "the last Loader to reload", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
+	if d := bashDecision(loaders[0], roots[0], "ls"); d != permissions.Ask {
+		t.Errorf("another Loader's folder changed its policy: %s", d)
+	}
+	for _, l := range loaders {
+		l.Close()
+	}
+	if got := inotifyFDs(t); got != 0 {
+		t.Errorf("after every Loader closed, %d inotify instances are open, want 0", got)
+	}
+}
