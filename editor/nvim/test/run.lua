@@ -51,17 +51,22 @@ local pid = require('pid')
 local view = require('pid.view')
 local approval = require('pid.approval')
 
--- Scripted vim.ui.select: each question takes the next answer of `answers`:
---   {choice = 'Allow'|'Always allow'|'Deny'|nil, sync = bool, never = bool, action = fn}
--- (sync: answer inside the call; otherwise 20 ms later from a timer; never: do not answer,
--- run action 50 ms later instead). Problems are recorded in select_errors (an error raised in
--- here would only become an error response to pid).
+-- Scripted vim.ui.select: each approval takes the next answer of `answers`, each trust
+-- question (kind "pid.trust") the next of `trust_answers`:
+--   {choice = 'Allow'|'Always allow'|'Deny'|'Trust this folder'|...|nil, sync = bool,
+--    never = bool, action = fn, when = fn}
+-- (sync: answer inside the call; otherwise 20 ms later from a timer, or once when() is true;
+-- never: do not answer, run action 50 ms later instead). 'Always allow' picks the item that
+-- starts with "Always allow: " (it is labelled with its scope). Problems are recorded in
+-- select_errors (an error raised in here would only become an error response to pid).
 local answers = {}
+local trust_answers = {}
 local asked = {}
 local select_errors = {}
 vim.ui.select = function(items, opts, on_choice)
-  table.insert(asked, { items = items, prompt = opts and opts.prompt, kind = opts and opts.kind })
-  local a = table.remove(answers, 1)
+  local kind = opts and opts.kind
+  table.insert(asked, { items = items, prompt = opts and opts.prompt, kind = kind })
+  local a = table.remove(kind == 'pid.trust' and trust_answers or answers, 1)
   if a == nil then
     table.insert(select_errors, 'unexpected question: ' .. tostring(opts and opts.prompt))
     vim.defer_fn(function() on_choice(nil, nil) end, 20)
@@ -75,17 +80,27 @@ vim.ui.select = function(items, opts, on_choice)
   end
   local idx = nil
   for i, it in ipairs(items) do
-    if it == a.choice then
+    if it == a.choice or (a.choice == 'Always allow' and it:find('Always allow: ', 1, true) == 1) then
       idx = i
     end
   end
   if a.choice ~= nil and idx == nil then
     table.insert(select_errors, 'answer ' .. a.choice .. ' is not among ' .. vim.inspect(items))
   end
+  local item = idx and items[idx] or nil
   if a.sync then
-    on_choice(a.choice, idx)
+    on_choice(item, idx)
+  elseif a.when then
+    local function poll()
+      if a.when() then
+        on_choice(item, idx)
+      else
+        vim.defer_fn(poll, 5)
+      end
+    end
+    vim.defer_fn(poll, 5)
   else
-    vim.defer_fn(function() on_choice(a.choice, idx) end, 20)
+    vim.defer_fn(function() on_choice(item, idx) end, 20)
   end
 end
 
@@ -166,6 +181,26 @@ local function results(res)
   return out
 end
 
+-- of_kind returns the questions asked of one kind ("pid.approval" or "pid.trust").
+local function of_kind(kind)
+  local out = {}
+  for _, a in ipairs(asked) do
+    if a.kind == kind then
+      table.insert(out, a)
+    end
+  end
+  return out
+end
+
+local function has_line(line)
+  for _, l in ipairs(view.lines()) do
+    if l == line then
+      return true
+    end
+  end
+  return false
+end
+
 local function roles(messages)
   local r = {}
   for _, m in ipairs(messages) do
@@ -216,7 +251,9 @@ local function run()
   eq(st.server_info and st.server_info.name, 'pid', 'serverInfo.name')
   check(asked[1].input, 'the first question should be vim.ui.input')
   eq(#asked, 2, 'questions asked (input, then one approval)')
-  eq(asked[2].items, { 'Allow', 'Always allow', 'Deny' }, 'approval choices')
+  eq(#asked[2].items, 3, 'approval choices: ' .. vim.inspect(asked[2].items))
+  eq({ asked[2].items[1], asked[2].items[3] }, { 'Allow', 'Deny' }, 'approval choices')
+  check(asked[2].items[2]:match('^Always allow: .*fast'), 'the always choice is labelled with its scope: %q', asked[2].items[2])
   check(asked[2].prompt:find('fast', 1, true) and asked[2].prompt:find('x.txt', 1, true),
     'approval prompt should name the tool and its args: %q', asked[2].prompt)
 
@@ -395,6 +432,107 @@ local function run()
   eq(pid.status().exit.code, 0, 'pid exit code after :PidStop')
   eq(pid.status().started, false, 'started after :PidStop')
   say('ok - setup{env} reached pid; :PidStop: pid exited with code 0')
+
+  -- 7. Trust declined. A workspace whose .pid/settings.json allows writes under notes/; pid
+  -- (started again, in that folder) asks whether to trust it; "Keep restricted": the allow
+  -- rule is ignored, so a write of notes/a.txt asks.
+  local tws = vim.fn.tempname()
+  vim.fn.mkdir(tws .. '/.pid', 'p')
+  vim.fn.writefile({ '{"permissions":{"tools":{"write":[{"pattern":"notes/**","decision":"allow"}]}}}' }, tws .. '/.pid/settings.json')
+  tws = uv.fs_realpath(tws)
+  vim.cmd('cd ' .. vim.fn.fnameescape(tws))
+  local ignored = 'permissions.tools["write"][0] allow "notes/**"'
+  local function write_session(id, file)
+    return { model = { provider = 'script', turns = {
+      { content = { { type = 'toolCall', id = id, name = 'write', arguments = { path = file, content = id .. '\n' } } } },
+      { content = text('written') },
+    } } }
+  end
+  pid.new_session(write_session('w1', 'notes/a.txt'))
+  asked = {}
+  trust_answers = { { choice = 'Keep restricted' } }
+  answers = { { choice = 'Allow' } }
+  vim.cmd('PidAsk write a')
+  res = wait_run(6)
+  wait_for('the trust answer', function() return has_line('[trust] ' .. tws .. ': kept restricted') end)
+  local tq = of_kind('pid.trust')
+  eq(#tq, 1, 'trust questions')
+  eq(tq[1].items, { 'Trust this folder', 'Keep restricted' }, 'trust choices')
+  check(tq[1].prompt:find(tws, 1, true) and tq[1].prompt:find(ignored, 1, true),
+    'the trust question should name the folder and the ignored rule: %q', tq[1].prompt)
+  check(has_line('[trust] ' .. tws .. ' is not trusted; its .pid/settings.json would enable: ' .. ignored), 'the run buffer shows the question')
+  local aq = of_kind('pid.approval')
+  eq(#aq, 1, 'approvals: the write asked')
+  eq(aq[1].items, { 'Allow', 'Always allow: write calls on the path `notes/a.txt` in this workspace', 'Deny' }, 'write approval choices')
+  find(run_lines('write a'), '[approval] write (w1): allow')
+  eq(results(res), { { 'w1', 'write', false, 'Created notes/a.txt (1 line, 3 B).' } }, 'the write ran')
+  eq(vim.fn.readfile(tws .. '/notes/a.txt'), { 'w1' }, 'notes/a.txt')
+  say('ok - trust declined: the workspace allow rule is ignored, the write asked')
+
+  -- 8. Trust granted, answered only after the first run ended (a run's end does not withdraw
+  -- a trust question). Once pid says the trust is in force, a write of notes/ in a new session
+  -- runs without asking.
+  vim.cmd('PidStop')
+  wait_for('pid to exit', function() return pid.status().exit ~= nil end)
+  pid.new_session({ model = { provider = 'script', turns = { { content = text('hello') } } } })
+  asked = {}
+  trust_answers = { { choice = 'Trust this folder', when = function() return pid.status().runs >= 7 end } }
+  answers = {}
+  vim.cmd('PidAsk hi')
+  wait_run(7)
+  local in_force = '[log] pid: ' .. tws .. ' is trusted: its settings apply in full from now on'
+  wait_for("pid's log message that the trust is in force", function() return has_line(in_force) end)
+  check(has_line('[trust] ' .. tws .. ': trusted'), 'the run buffer shows the answer')
+  eq(#of_kind('pid.trust'), 1, 'trust questions')
+  pid.new_session(write_session('w2', 'notes/b.txt'))
+  vim.cmd('PidAsk write b')
+  res = wait_run(8)
+  eq(#of_kind('pid.approval'), 0, 'approvals: the folder allows writes under notes/ now')
+  eq(results(res), { { 'w2', 'write', false, 'Created notes/b.txt (1 line, 3 B).' } }, 'the write ran')
+  eq(vim.fn.readfile(tws .. '/notes/b.txt'), { 'w2' }, 'notes/b.txt')
+  -- trust/list lists it; revoked, it is gone, and revoking again fails.
+  local listed, revoked, again = nil, nil, nil
+  check(pid.trusted_folders(function(err, folders) listed = { err = err, folders = folders } end), 'trusted_folders while pid runs')
+  wait_for('trust/list', function() return listed ~= nil end)
+  eq(listed.err, nil, 'trust/list error')
+  eq(#listed.folders, 1, 'trusted folders')
+  eq(listed.folders[1].folder, tws, 'the trusted folder')
+  check(pid.revoke_trust(tws, function(err) revoked = { err = err } end), 'revoke_trust while pid runs')
+  wait_for('trust/revoke', function() return revoked ~= nil end)
+  eq(revoked.err, nil, 'trust/revoke error')
+  check(pid.revoke_trust(tws, function(err) again = { err = err } end), 'revoke_trust again')
+  wait_for('the second trust/revoke', function() return again ~= nil end)
+  check(type(again.err) == 'string' and again.err:find('not a trusted folder', 1, true), 'revoking twice: %s', vim.inspect(again))
+  say('ok - trust granted (after the run ended): a write of notes/ in a new session did not ask; listed, revoked')
+
+  -- 9. The scope of "Always allow": offered for `npm test`, labelled with what it covers; not
+  -- offered for `echo $(date)`, which pid cannot scope as narrowly as the call.
+  pid.new_session({ model = { provider = 'script', turns = {
+    { content = { { type = 'toolCall', id = 'b1', name = 'bash', arguments = { command = 'echo $(date)' } } } },
+    { content = { { type = 'toolCall', id = 'b2', name = 'bash', arguments = { command = 'npm test' } } } },
+    { content = text('both denied') },
+  } } })
+  asked = {}
+  answers = { { choice = 'Deny' }, { choice = 'Deny' } }
+  vim.cmd('PidAsk run them')
+  res = wait_run(9)
+  aq = of_kind('pid.approval')
+  eq(#aq, 2, 'approvals')
+  eq(aq[1].items, { 'Allow', 'Deny' }, 'choices for echo $(date)')
+  eq(aq[2].items, { 'Allow', 'Always allow: bash commands starting with `npm test` in this workspace', 'Deny' }, 'choices for npm test')
+  check(aq[2].prompt:find('npm test', 1, true), 'the prompt shows the command: %q', aq[2].prompt)
+  L = run_lines('run them')
+  find(L, '[approval] bash (b1): deny')
+  find(L, '[approval] bash (b2): deny')
+  eq(results(res), {
+    { 'b1', 'bash', true, 'The user denied this call of bash.' },
+    { 'b2', 'bash', true, 'The user denied this call of bash.' },
+  }, 'both denied')
+  say('ok - "Always allow" offered with its scope for npm test, not for echo $(date)')
+
+  vim.cmd('PidStop')
+  wait_for('pid to exit', function() return pid.status().exit ~= nil end)
+  eq(pid.status().exit.code, 0, 'pid exit code after :PidStop')
 end
 
 local ok, err = xpcall(run, debug.traceback)

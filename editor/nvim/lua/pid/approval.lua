@@ -1,5 +1,9 @@
 -- Approvals: pid's beforeToolCall requests (and LSP's window/showMessageRequest, the fallback)
--- answered with vim.ui.select.
+-- and its workspace/requestTrust questions, answered with vim.ui.select.
+--
+-- "Always allow" is offered only when pid says what it would cover (params.always), and its
+-- item is labelled with that: "Always allow: bash commands starting with `npm test` in this
+-- workspace". Without it pid would count the answer as once, so only Allow and Deny are shown.
 --
 -- vim.lsp.rpc wants a server request's answer as the return value of the server_request
 -- dispatcher, while vim.ui.select answers through a callback, perhaps later (dressing.nvim,
@@ -21,19 +25,19 @@
 --
 -- When pid withdraws a question (the prompt was cancelled: pid sends $/cancelRequest), or
 -- the run ends, or pid exits, the wait ends at once and the answer (ignored by pid) is deny.
--- A selection made after that is ignored.
+-- A selection made after that is ignored. A trust question belongs to no run: only pid's exit
+-- (or :PidStop) ends it, and its answer then is "not trusted".
 
 local M = {}
 
-M.items = { 'Allow', 'Always allow', 'Deny' }
+M.ALLOW, M.ALWAYS_ALLOW, M.DENY = 'Allow', 'Always allow', 'Deny'
+M.TRUST, M.KEEP_RESTRICTED = 'Trust this folder', 'Keep restricted'
+M.trust_items = { M.TRUST, M.KEEP_RESTRICTED }
 
-local decisions = {
-  ['Allow'] = 'allow',
-  ['Always allow'] = 'allowAlways',
-  ['Deny'] = 'deny',
-}
+-- How many ignored settings a trust question names before "and N more".
+M.MAX_IGNORED_SHOWN = 6
 
--- Questions waiting for an answer: {done, choice, why, co, session, on_resolved}.
+-- Questions waiting for an answer: {done, choice, why, co, session, trust, on_resolved}.
 local pending = {}
 
 local WAIT_SLICE_MS = 200
@@ -86,8 +90,9 @@ end
 -- dismissed) and, when the question ended otherwise, why: "withdrawn", "interrupted" or
 -- "failed". on_resolved(choice, why), if given, is called the moment the outcome is known,
 -- which on 0.7 - 0.9 may be well before choose returns (events go on during vim.wait).
-function M.choose(items, opts, session, on_resolved)
-  local p = { done = false, session = session, on_resolved = on_resolved }
+-- session ties an approval to its run; trust = true marks a trust question (see withdraw).
+function M.choose(items, opts, session, on_resolved, trust)
+  local p = { done = false, session = session, trust = trust == true, on_resolved = on_resolved }
   table.insert(pending, p)
   local ok, err = pcall(vim.ui.select, items, opts, function(choice)
     if vim.in_fast_event() then
@@ -122,11 +127,11 @@ function M.choose(items, opts, session, on_resolved)
   return p.choice, p.why
 end
 
--- withdraw ends every open question (of session, or all when nil): pid withdrew it, the run
--- ended, or pid exited.
-function M.withdraw(session)
+-- withdraw ends the open approval questions (of session, or all when nil): pid withdrew one,
+-- or the run ended. with_trust ends the trust questions too (pid exited or was stopped).
+function M.withdraw(session, with_trust)
   for _, p in ipairs(vim.list_slice(pending, 1, #pending)) do
-    if not p.done and (session == nil or p.session == nil or p.session == session) then
+    if not p.done and (with_trust or not p.trust) and (session == nil or p.session == nil or p.session == session) then
       resolve(p, nil, 'withdrawn')
     end
   end
@@ -148,29 +153,102 @@ local function short_json(v, limit)
 end
 M.short_json = short_json
 
+-- oneline makes text from pid (or from the workspace, through pid) fit one line of a picker.
+local function oneline(v)
+  return (tostring(v):gsub('%c', ' '))
+end
+
+-- scope returns the description of what an always answer covers, or nil when params.always
+-- is absent or malformed.
+local function scope(always)
+  if type(always) ~= 'table' or type(always.description) ~= 'string' or always.description:match('^%s*$') then
+    return nil
+  end
+  return oneline(always.description)
+end
+
+-- items returns the approval's choices and what each answers: "Always allow" only when pid
+-- scoped it, labelled with the scope.
+function M.items(always)
+  local desc = scope(always)
+  local items, decisions = { M.ALLOW }, { [M.ALLOW] = 'allow', [M.DENY] = 'deny' }
+  if desc ~= nil then
+    local label = M.ALWAYS_ALLOW .. ': ' .. desc
+    table.insert(items, label)
+    decisions[label] = 'allowAlways'
+  end
+  table.insert(items, M.DENY)
+  return items, decisions
+end
+
 -- before answers a beforeToolCall request: {decision, reason?}. on_line(text) reports the
 -- outcome for the run buffer.
 function M.before(params, on_line)
   params = params or {}
   local name = tostring(params.toolName or '?')
   local id = tostring(params.toolCallId or '?')
+  local items, decisions = M.items(params.always)
   local prompt = string.format('pid wants to run %s %s', name, short_json(params.args or vim.empty_dict(), 300))
   if type(params.diff) == 'string' and params.diff ~= '' then
     -- Not sent by pid's protocol 1; shown if a later pid sends one.
     on_line(string.format('[approval] %s (%s) diff:\n%s', name, id, params.diff))
   end
   pcall(vim.cmd, 'redraw') -- show the run so far under a synchronous (inputlist) prompt
-  local choice = M.choose(M.items, { prompt = prompt .. ': ', kind = 'pid.approval' }, params.sessionId,
+  local choice = M.choose(items, { prompt = prompt .. ': ', kind = 'pid.approval' }, params.sessionId,
     function(c, why)
       local shown = decisions[c] or 'deny'
       if why ~= nil then
         shown = 'deny (' .. why .. ')'
       elseif c == nil then
         shown = 'deny (dismissed)'
+      elseif shown == 'allowAlways' then
+        shown = shown .. ' (' .. scope(params.always) .. ')'
       end
       on_line(string.format('[approval] %s (%s): %s', name, id, shown))
     end)
   return { decision = decisions[choice] or 'deny' }
+end
+
+-- trust_prompt says which folder pid asks about and what trusting it would enable.
+function M.trust_prompt(params)
+  local folder = oneline(params.folder or '?')
+  local ignored = {}
+  if type(params.ignored) == 'table' then
+    for _, v in ipairs(params.ignored) do
+      table.insert(ignored, oneline(v))
+    end
+  end
+  local list = table.concat(vim.list_slice(ignored, 1, M.MAX_IGNORED_SHOWN), '; ')
+  if #ignored > M.MAX_IGNORED_SHOWN then
+    list = string.format('%s; and %d more', list, #ignored - M.MAX_IGNORED_SHOWN)
+  elseif #ignored == 0 then
+    list = 'settings it did not name'
+  end
+  return string.format('pid: the workspace folder %s is not trusted, so pid ignores what its .pid/settings.json would enable: %s. Trust it? ',
+    folder, list), folder, list
+end
+
+-- trust answers a workspace/requestTrust request: {trusted}. Only "Trust this folder" trusts;
+-- dismissed, withdrawn or failed keep the folder restricted. on_line(text) reports the question
+-- and its outcome for the run buffer.
+function M.trust(params, on_line)
+  params = type(params) == 'table' and params or {}
+  local prompt, folder, list = M.trust_prompt(params)
+  on_line(string.format('[trust] %s is not trusted; its .pid/settings.json would enable: %s', folder, list))
+  pcall(vim.cmd, 'redraw')
+  local choice = M.choose(M.trust_items, { prompt = prompt, kind = 'pid.trust' }, nil,
+    function(c, why)
+      local shown = 'kept restricted'
+      if c == M.TRUST then
+        shown = 'trusted'
+      elseif why ~= nil then
+        shown = shown .. ' (' .. why .. ')'
+      elseif c == nil then
+        shown = shown .. ' (dismissed)'
+      end
+      on_line(string.format('[trust] %s: %s', folder, shown))
+    end, true)
+  return { trusted = choice == M.TRUST }
 end
 
 -- show_message_request answers LSP's window/showMessageRequest: the chosen action, or null.

@@ -201,7 +201,8 @@ end
 
 -- pid withdraws an approval request it sent (the prompt was cancelled). The id is pid's
 -- request id, which vim.lsp.rpc does not give the server_request dispatcher; at most one
--- question is open at a time (one prompt runs, pid asks one at a time), so end them all.
+-- approval is open at a time (one prompt runs, pid asks one at a time), so end them all. A
+-- trust question stays open: pid gives it up only when it shuts down (then on_exit ends it).
 handlers['$/cancelRequest'] = function(_)
   S.withdrawals = S.withdrawals + 1
   approval.withdraw(nil)
@@ -244,6 +245,8 @@ local function make_dispatchers(token)
     end
     if method == 'beforeToolCall' then
       return approval.before(params, line_for(params))
+    elseif method == 'workspace/requestTrust' then
+      return approval.trust(params, line_for(params))
     elseif method == 'window/showMessageRequest' then
       return approval.show_message_request(params, line_for(params))
     elseif method == 'afterToolCall' then
@@ -261,7 +264,7 @@ local function make_dispatchers(token)
         return -- stopped by :PidStop: nothing is waiting for it
       end
       S.token, S.client, S.starting, S.initialized, S.session_id = nil, nil, false, false, nil
-      approval.withdraw(nil)
+      approval.withdraw(nil, true)
       local msg = string.format('pid exited (code %s%s)', tostring(code),
         (signal ~= nil and signal ~= 0) and (', signal ' .. tostring(signal)) or '')
       fail_waiters(msg)
@@ -334,7 +337,7 @@ local function ensure(cb)
     clientInfo = { name = 'pid.nvim', version = M.version },
     rootUri = uri,
     workspaceFolders = { { uri = uri, name = vim.fn.fnamemodify(cwd, ':t') } },
-    capabilities = { experimental = { pid = { beforeToolCall = true } } },
+    capabilities = { experimental = { pid = { beforeToolCall = true, trust = true } } },
     initializationOptions = config.init_options,
   }, function(e, res)
     if S.client ~= client then
@@ -449,7 +452,7 @@ function M.stop()
   -- its answer (pid cancels it and answers before it answers shutdown).
   S.token, S.client, S.starting, S.initialized, S.session_id = nil, nil, false, false, nil
   fail_waiters('pid was stopped')
-  approval.withdraw(nil)
+  approval.withdraw(nil, true)
   local ok = client.request('shutdown', nil, function()
     client.notify('exit', nil)
   end)
@@ -463,6 +466,37 @@ function M.stop()
     end
   end, 5000)
   return true
+end
+
+-- trust_request sends a trust/* request to the running pid; cb(err, result) gets the answer
+-- (err: a message). It returns false, without calling cb, when pid does not run.
+local function trust_request(method, params, cb)
+  local client = S.client
+  if client == nil or not S.initialized then
+    return false
+  end
+  return client.request(method, params, function(err, res)
+    if err ~= nil then
+      return cb(method .. ' failed: ' .. (err.message or tostring(err)), nil)
+    end
+    cb(nil, res)
+  end)
+end
+
+-- trusted_folders calls cb(err, folders) with the folders pid trusts (trust/list):
+-- { {folder = '/real/path', trustedAt = '...'}, ... }. false when pid does not run.
+function M.trusted_folders(cb)
+  return trust_request('trust/list', vim.empty_dict(), function(err, res)
+    cb(err, err == nil and type(res) == 'table' and type(res.folders) == 'table' and res.folders or {})
+  end)
+end
+
+-- revoke_trust stops trusting folder (trust/revoke): its settings only narrow again, in
+-- running sessions too. cb(err) is called with pid's answer; false when pid does not run.
+function M.revoke_trust(folder, cb)
+  return trust_request('trust/revoke', { folder = folder }, function(err)
+    cb(err)
+  end)
 end
 
 function M.show()

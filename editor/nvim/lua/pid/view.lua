@@ -5,6 +5,7 @@
 --   [start] slow (a) {}
 --   [progress] slow (a): half
 --   [approval] fast (b): allow
+--   [trust] /path/to/ws: kept restricted
 --   [end] fast (b) ok: fast ok
 --   [end] slow (a) ok: slow ok
 --   the assistant's text, streamed in place
@@ -32,7 +33,7 @@ local function define_syntax(buf)
       syntax match PidPrompt /^>>> .*$/
       syntax match PidStart /^\[start\]/
       syntax match PidProgress /^\[progress\]/
-      syntax match PidApproval /^\[approval\]/
+      syntax match PidApproval /^\[\(approval\|trust\)\]/
       syntax match PidEndOk /^\[end\] \S\+ (\S\+) ok\>/
       syntax match PidEndError /^\[end\] \S\+ (\S\+) error\>/
       syntax match PidDone /^\[done\].*$/

@@ -21,16 +21,28 @@ export const STEP_TIMEOUT_MS = 15_000;
 
 export { within };
 
-/** until polls pred every 5 ms and fails after ms naming what it waited for. */
+/**
+ * until polls pred every 5 ms and fails after ms naming what it waited for; it stops polling
+ * then, so that a failed wait does not keep the test process alive.
+ */
 export function until(pred: () => boolean, what: string, ms = STEP_TIMEOUT_MS): Promise<void> {
+	let stopped = false;
 	return within(
 		new Promise<void>((resolve) => {
-			const poll = () => (pred() ? resolve() : setTimeout(poll, 5));
+			const poll = () => {
+				if (pred()) {
+					resolve();
+				} else if (!stopped) {
+					setTimeout(poll, 5);
+				}
+			};
 			poll();
 		}),
 		what,
 		ms,
-	);
+	).finally(() => {
+		stopped = true;
+	});
 }
 
 export const text = (s: string) => [{ type: 'text', text: s }];
