@@ -10,17 +10,32 @@
 //	  TurnStart
 //	    MessageStart/MessageEnd (prompt, steering or follow-up messages)
 //	    MessageStart, MessageUpdate*, MessageEnd (the assistant message)
-//	    per tool call: ToolStart ... ToolEnd
+//	    per tool call: ToolStart, [ToolExecutionStart, ToolUpdate*], ToolEnd
 //	    MessageStart/MessageEnd per tool-result message, in source order (R14)
 //	  TurnEnd
 //	  ...
 //	AgentEnd
 //
-// In parallel mode the ToolUpdate and ToolEnd events of different calls come from the
-// calls' own goroutines and interleave in completion order (R13); they never overlap in
-// time, and every ToolUpdate of a call precedes that call's ToolEnd (R9). ToolStart events
-// come in source order, each before its call is prepared (R4). Everything else comes from
-// the loop's goroutine. Warning may come from either.
+// ToolStart events come in source order, each before its call is prepared (R4). A call gets
+// ToolExecutionStart if and only if its tool's Execute is called, just before that call;
+// calls that end during the prepare pass (R3, R5-R8: unknown tool, invalid arguments, a
+// denial, an abort before running) get none. In sequential mode each call's events come
+// whole, one call after the other (R15). In parallel mode, once the prepare pass is over,
+// the ToolExecutionStart events of the calls that start at once come in source order from
+// the batch's goroutine before any of them runs; a call that waits for another one sharing
+// a resource (C3) gets its ToolExecutionStart from its own goroutine once that one has
+// ended. The ToolUpdate and ToolEnd events of different calls come from the calls' own
+// goroutines and interleave in completion order (R13); they never overlap in time, and
+// every ToolUpdate of a call follows its ToolExecutionStart and precedes its ToolEnd (R9).
+// Everything else comes from the loop's goroutine. Warning may come from either.
+//
+// # Cost
+//
+// Sending an event is a synchronous call of the Sink; the senders copy nothing for it. In
+// particular a MessageUpdate points at the provider's partial message itself, so a stream of
+// n deltas costs the loop O(n), not O(n) copies of a growing message: an observer that
+// wants the partial message encodes it only where it needs it (the faces do at the *_end
+// steps, when a block is complete).
 package event
 
 import (
@@ -36,9 +51,10 @@ type Event interface{ isEvent() }
 //
 // Contract: called synchronously, never concurrently (see the package comment). It must not
 // block for long (the pipeline waits for it), must not call back into the loop or pipeline
-// that called it, and must not retain or mutate the slices it is given beyond the call
-// unless it copies them (a finished message, from MessageEnd, may be kept). Events whose
-// only field is a pointer cost no allocation to send. It cannot fail: an observer with trouble handles it itself.
+// that called it, and must not mutate what it is given nor retain it beyond the call unless
+// it copies it: a finished message, from MessageEnd, may be kept; the partial message of a
+// MessageStart or MessageUpdate changes after the call. Events whose only field is a pointer
+// cost no allocation to send. It cannot fail: an observer with trouble handles it itself.
 type Sink func(Event)
 
 // Result is the content and details of a tool result or of a progress update.
@@ -60,10 +76,14 @@ type (
 		ToolResults []llm.Message
 	}
 	// MessageStart announces a message (a partial one for a streaming assistant message).
-	// Message points at the sender's copy: read it during the call, never modify it.
+	// Message points at the sender's copy: read it during the call only, never modify it
+	// (a streaming message goes on changing after the call).
 	MessageStart struct{ Message *llm.Message }
-	// MessageUpdate carries a streaming step of an assistant message and a snapshot of the
-	// partial message so far (a fresh copy for each update).
+	// MessageUpdate carries a streaming step of an assistant message (Delta: for a
+	// *_delta step the text or arguments fragment that arrived) and the partial message so
+	// far. Message is the provider's own partial message, not a copy: it is valid to read
+	// during the call only, must never be modified, and changes after the call returns (a
+	// sink that keeps anything of it copies it). It is never nil.
 	MessageUpdate struct {
 		Message *llm.Message
 		Delta   llm.StreamEvent
@@ -76,6 +96,14 @@ type (
 		ToolCallID string
 		ToolName   string
 		Args       json.RawMessage
+	}
+	// ToolExecutionStart is sent when a prepared call begins executing: just before its
+	// tool's Execute is called, after its ToolStart and before any of its ToolUpdate (see
+	// the package comment for the order). Calls that end during the prepare pass never get
+	// one.
+	ToolExecutionStart struct {
+		ToolCallID string
+		ToolName   string
 	}
 	// ToolUpdate is a progress report from a running tool (R9).
 	ToolUpdate struct {
@@ -102,14 +130,15 @@ type (
 	}
 )
 
-func (AgentStart) isEvent()    {}
-func (AgentEnd) isEvent()      {}
-func (TurnStart) isEvent()     {}
-func (TurnEnd) isEvent()       {}
-func (MessageStart) isEvent()  {}
-func (MessageUpdate) isEvent() {}
-func (MessageEnd) isEvent()    {}
-func (ToolStart) isEvent()     {}
-func (ToolUpdate) isEvent()    {}
-func (ToolEnd) isEvent()       {}
-func (Warning) isEvent()       {}
+func (AgentStart) isEvent()         {}
+func (AgentEnd) isEvent()           {}
+func (TurnStart) isEvent()          {}
+func (TurnEnd) isEvent()            {}
+func (MessageStart) isEvent()       {}
+func (MessageUpdate) isEvent()      {}
+func (MessageEnd) isEvent()         {}
+func (ToolStart) isEvent()          {}
+func (ToolExecutionStart) isEvent() {}
+func (ToolUpdate) isEvent()         {}
+func (ToolEnd) isEvent()            {}
+func (Warning) isEvent()            {}

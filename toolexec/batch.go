@@ -62,6 +62,8 @@ type call struct {
 	// returned is set under batch.mu once Execute has returned (and again when ToolEnd is
 	// sent); onUpdate calls after that are dropped, as Tool.Execute's contract says (R9).
 	returned bool
+	// begun is set when the call's ToolExecutionStart was sent: it will execute.
+	begun bool
 }
 
 // batch is one Run in progress.
@@ -145,6 +147,23 @@ func (r *batch) start(c *call) {
 	r.emit(event.ToolStart{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Args: c.tc.Arguments})
 }
 
+// begin reports whether prepared call c may execute now, which it may unless the batch was
+// aborted (R17), and if so sends its ToolExecutionStart. Every call that executes goes
+// through it exactly once, right before execute, so the event means "Execute is called".
+func (r *batch) begin(c *call) bool {
+	if c.begun {
+		return true
+	}
+	if r.ctx.Err() != nil {
+		return false
+	}
+	c.begun = true
+	if r.cfg.Emit != nil {
+		r.emit(event.ToolExecutionStart{ToolCallID: c.tc.ID, ToolName: c.tc.Name})
+	}
+	return true
+}
+
 func (r *batch) end(c *call) {
 	if r.cfg.Emit == nil {
 		return
@@ -186,9 +205,13 @@ func (r *batch) runSequential(calls []call) {
 	for i := range calls {
 		c := &calls[i]
 		r.start(c)
-		if r.ctx.Err() != nil {
+		switch {
+		case r.ctx.Err() != nil:
 			c.fail(msgAborted)
-		} else if r.prepare(c) {
+		case !r.prepare(c):
+		case !r.begin(c):
+			c.fail(msgAborted)
+		default:
 			r.execute(c)
 			r.finalize(c)
 		}
@@ -200,6 +223,9 @@ func (r *batch) runSequential(calls []call) {
 // runParallel prepares every call serially in source order, ending immediate outcomes at
 // once (R8), then executes and finalizes the prepared calls concurrently, each sending its
 // ToolEnd when it finishes (R13); calls that share a resource wait for each other (C3).
+// The calls that can start at once get their ToolExecutionStart here, in source order,
+// before any of them runs, so that the order of those events does not depend on the
+// scheduler; a call that waits gets it from runOne once it may start.
 func (r *batch) runParallel(calls []call) {
 	var runnable []*call
 	var holders map[string]*call // resource -> last call that declared it
@@ -235,6 +261,11 @@ func (r *batch) runParallel(calls []call) {
 		}
 		runnable = append(runnable, c)
 	}
+	for _, c := range runnable {
+		if len(c.deps) == 0 && !r.begin(c) {
+			break // aborted: runOne ends this call and the rest with "Operation aborted"
+		}
+	}
 	switch len(runnable) {
 	case 0:
 	case 1:
@@ -264,11 +295,11 @@ func (r *batch) runOne(c *call) {
 	for _, d := range c.deps {
 		<-d.done
 	}
-	if r.ctx.Err() != nil {
-		c.fail(msgAborted)
-	} else {
+	if r.begin(c) {
 		r.execute(c)
 		r.finalize(c)
+	} else {
+		c.fail(msgAborted)
 	}
 	r.end(c)
 	if c.done != nil {

@@ -89,6 +89,8 @@ func TestMixedParallelBatch(t *testing.T) {
 			"start:w", "before:w", "end:w", // R7: blocked
 			"start:r1", "before:r1",
 			"start:r2", "before:r2",
+			// R13: after the prepare pass, both runnable calls start executing, in source order
+			"run:r1", "run:r2",
 		}
 		diff(t, "events of the prepare pass", prepare, rec.Log())
 		if !gates["r1"].hasEntered() || !gates["r2"].hasEntered() {
@@ -180,10 +182,10 @@ func TestSessionSequentialMode(t *testing.T) {
 		if gates["b"].hasEntered() {
 			t.Fatal("b started while a was held")
 		}
-		diff(t, "events while a is held", []string{"start:a"}, rec.Log())
+		diff(t, "events while a is held", []string{"start:a", "run:a"}, rec.Log())
 		gates["a"].open()
 		synctest.Wait()
-		diff(t, "events while b is held", []string{"start:a", "end:a", "msgstart:a", "msgend:a", "start:b"}, rec.Log())
+		diff(t, "events while b is held", []string{"start:a", "run:a", "end:a", "msgstart:a", "msgend:a", "start:b", "run:b"}, rec.Log())
 		gates["b"].open()
 		out := <-done
 		diff(t, "messages", []string{"a", "b"}, ids(out.Messages))
@@ -205,7 +207,7 @@ func TestOneSequentialToolMakesBatchSequential(t *testing.T) {
 		if gates["b"].hasEntered() || gates["c"].hasEntered() {
 			t.Fatal("a later call started while a was held")
 		}
-		diff(t, "events while a is held", []string{"start:a"}, rec.Log())
+		diff(t, "events while a is held", []string{"start:a", "run:a"}, rec.Log())
 		gates["a"].open()
 		synctest.Wait()
 		if gates["c"].hasEntered() {
@@ -215,9 +217,9 @@ func TestOneSequentialToolMakesBatchSequential(t *testing.T) {
 		gates["c"].open()
 		<-done
 		diff(t, "event sequence", []string{
-			"start:a", "end:a", "msgstart:a", "msgend:a",
-			"start:b", "end:b", "msgstart:b", "msgend:b",
-			"start:c", "end:c", "msgstart:c", "msgend:c",
+			"start:a", "run:a", "end:a", "msgstart:a", "msgend:a",
+			"start:b", "run:b", "end:b", "msgstart:b", "msgend:b",
+			"start:c", "run:c", "end:c", "msgstart:c", "msgend:c",
 		}, rec.Log())
 	})
 }
@@ -237,7 +239,7 @@ func TestDefaultModeIsParallel(t *testing.T) {
 		if !gates["a"].hasEntered() || !gates["b"].hasEntered() {
 			t.Fatalf("parallel batch: a running %v, b running %v; want both", gates["a"].hasEntered(), gates["b"].hasEntered())
 		}
-		diff(t, "events while both are held", []string{"start:a", "start:b"}, rec.Log())
+		diff(t, "events while both are held", []string{"start:a", "start:b", "run:a", "run:b"}, rec.Log())
 		gates["a"].open()
 		gates["b"].open()
 		<-done
@@ -327,7 +329,8 @@ func TestImmediateOutcomesEndDuringPrepare(t *testing.T) {
 			Tools: set,
 		})
 		synctest.Wait()
-		diff(t, "events while a is held", []string{"start:a", "start:x", "end:x", "start:y", "end:y", "start:z", "end:z"}, rec.Log())
+		// Only a executes: the immediate outcomes get no ToolExecutionStart.
+		diff(t, "events while a is held", []string{"start:a", "start:x", "end:x", "start:y", "end:y", "start:z", "end:z", "run:a"}, rec.Log())
 		gates["a"].open()
 		out := <-done
 		diff(t, "message order", []string{"a", "x", "y", "z"}, ids(out.Messages))
@@ -363,6 +366,7 @@ func TestParallelEndsInCompletionOrderMessagesInSourceOrder(t *testing.T) {
 		out := <-done
 		diff(t, "event sequence", []string{
 			"start:a", "start:b", "start:c",
+			"run:a", "run:b", "run:c",
 			"end:c", "end:a", "end:b",
 			"msgstart:a", "msgend:a", "msgstart:b", "msgend:b", "msgstart:c", "msgend:c",
 		}, rec.Log())
@@ -400,9 +404,9 @@ func TestSequentialWholePipelinePerCall(t *testing.T) {
 		Tools: active(t, tool),
 	})
 	diff(t, "pipeline", []string{
-		"start:a", "prepare", "before:a", "exec:a", "after:a", "end:a", "msgstart:a", "msgend:a",
+		"start:a", "prepare", "before:a", "run:a", "exec:a", "after:a", "end:a", "msgstart:a", "msgend:a",
 		"start:x", "end:x", "msgstart:x", "msgend:x",
-		"start:b", "prepare", "before:b", "exec:b", "after:b", "end:b", "msgstart:b", "msgend:b",
+		"start:b", "prepare", "before:b", "run:b", "exec:b", "after:b", "end:b", "msgstart:b", "msgend:b",
 	}, rec.Log())
 	diff(t, "messages", []string{"a", "x", "b"}, ids(out.Messages))
 }
@@ -418,10 +422,10 @@ func TestSequentialNextCallWaits(t *testing.T) {
 			Tools: active(t, gatedTool("read", gates, nil)),
 		})
 		synctest.Wait()
-		diff(t, "while a runs", []string{"start:a"}, rec.Log())
+		diff(t, "while a runs", []string{"start:a", "run:a"}, rec.Log())
 		gates["a"].open()
 		synctest.Wait()
-		diff(t, "while b runs", []string{"start:a", "end:a", "msgstart:a", "msgend:a", "start:b"}, rec.Log())
+		diff(t, "while b runs", []string{"start:a", "run:a", "end:a", "msgstart:a", "msgend:a", "start:b", "run:b"}, rec.Log())
 		gates["b"].open()
 		<-done
 	})
@@ -520,7 +524,8 @@ func TestAbortSequential(t *testing.T) {
 			{"c", "read", true, "Operation aborted"},
 		}, summarize(out.Messages))
 		diff(t, "events", []string{
-			"start:a", "prepare", "end:a", "msgstart:a", "msgend:a",
+			"start:a", "prepare", "run:a", "end:a", "msgstart:a", "msgend:a",
+			// only a executed: b and c never get a ToolExecutionStart
 			"start:b", "end:b", "msgstart:b", "msgend:b",
 			"start:c", "end:c", "msgstart:c", "msgend:c",
 		}, rec.Log())

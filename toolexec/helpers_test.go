@@ -25,8 +25,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// recorder keeps every event of a batch as a compact string ("start:a", "update:a", "end:a",
-// "msgstart:a", "msgend:a", "warn:a") plus markers the test's tools and hooks add
+// recorder keeps every event of a batch as a compact string ("start:a", "run:a" for
+// ToolExecutionStart, "update:a", "end:a", "msgstart:a", "msgend:a", "warn:a") plus markers the test's tools and hooks add
 // ("before:a", "exec:a", ...), in the order they happened. The Sink is never called
 // concurrently (event.go), but the test goroutine reads the log while a batch runs, hence
 // the lock.
@@ -41,6 +41,8 @@ func (r *recorder) sink(ev event.Event) {
 	switch e := ev.(type) {
 	case event.ToolStart:
 		s = "start:" + e.ToolCallID
+	case event.ToolExecutionStart:
+		s = "run:" + e.ToolCallID
 	case event.ToolUpdate:
 		s = "update:" + e.ToolCallID
 	case event.ToolEnd:

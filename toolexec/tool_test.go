@@ -210,16 +210,16 @@ func TestUpdatesBeforeEnd(t *testing.T) {
 			Tools: active(t, tool),
 		})
 		synctest.Wait()
-		diff(t, "first", []string{"start:a", "start:b", "update:a"}, rec.Log())
+		diff(t, "first", []string{"start:a", "start:b", "run:a", "run:b", "update:a"}, rec.Log())
 		gb1.open()
 		synctest.Wait()
-		diff(t, "second", []string{"start:a", "start:b", "update:a", "update:b"}, rec.Log())
+		diff(t, "second", []string{"start:a", "start:b", "run:a", "run:b", "update:a", "update:b"}, rec.Log())
 		ga.open()
 		synctest.Wait()
 		gb2.open()
 		<-done
 		diff(t, "event sequence", []string{
-			"start:a", "start:b", "update:a", "update:b", "update:a", "end:a", "end:b",
+			"start:a", "start:b", "run:a", "run:b", "update:a", "update:b", "update:a", "end:a", "end:b",
 			"msgstart:a", "msgend:a", "msgstart:b", "msgend:b",
 		}, rec.Log())
 		var partials []string
@@ -256,7 +256,7 @@ func TestLateUpdatesDropped(t *testing.T) {
 				Tools: active(t, tool),
 			})
 			leaked(event.Result{Content: []llm.Content{llm.Text("after the batch")}})
-			diff(t, "events", []string{"start:a", "update:a", "end:a", "msgstart:a", "msgend:a"}, rec.Log())
+			diff(t, "events", []string{"start:a", "run:a", "update:a", "end:a", "msgstart:a", "msgend:a"}, rec.Log())
 		})
 	}
 }
