@@ -49,7 +49,7 @@ func TestAgentSteerAndFollowUpDuringTool(t *testing.T) {
 
 	want := seq("AgentStart", "TurnStart", "MessageStart user hi", "MessageEnd user hi",
 		"MessageStart assistant", updates("toolcall"), "MessageEnd assistant toolUse",
-		"ToolStart c1", "ToolEnd c1", "MessageStart toolResult c1", "MessageEnd toolResult c1",
+		"ToolStart c1", "ToolExecutionStart c1", "ToolEnd c1", "MessageStart toolResult c1", "MessageEnd toolResult c1",
 		"TurnEnd assistant toolUse [c1]",
 		"TurnStart", "MessageStart user steer", "MessageEnd user steer",
 		"MessageStart assistant", updates("text"), "MessageEnd assistant stop", "TurnEnd assistant stop []",

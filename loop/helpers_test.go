@@ -21,16 +21,21 @@ import (
 // a run starts has finished when Run returns).
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// recorder is an event.Sink that keeps every event. It locks although the pipeline
-// serializes its calls, because the test goroutine reads it while a run may be going on.
+// recorder is an event.Sink that keeps every event, and its compact line made during the
+// call (a MessageStart's or MessageUpdate's partial message may only be read then). It locks
+// although the pipeline serializes its calls, because the test goroutine reads it while a
+// run may be going on.
 type recorder struct {
-	mu  sync.Mutex
-	evs []event.Event
+	mu    sync.Mutex
+	evs   []event.Event
+	lines []string
 }
 
 func (r *recorder) sink(e event.Event) {
+	line := compact(e)
 	r.mu.Lock()
 	r.evs = append(r.evs, e)
+	r.lines = append(r.lines, line)
 	r.mu.Unlock()
 }
 
@@ -42,11 +47,9 @@ func (r *recorder) events() []event.Event {
 
 // compact returns one short line per event, for exact sequence comparisons.
 func (r *recorder) compact() []string {
-	var out []string
-	for _, e := range r.events() {
-		out = append(out, compact(e))
-	}
-	return out
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lines)
 }
 
 // warnings returns the messages of the Warning events.
@@ -99,6 +102,8 @@ func compact(e event.Event) string {
 		return "MessageEnd " + msgTag(*e.Message)
 	case event.ToolStart:
 		return "ToolStart " + e.ToolCallID
+	case event.ToolExecutionStart:
+		return "ToolExecutionStart " + e.ToolCallID
 	case event.ToolUpdate:
 		return "ToolUpdate " + e.ToolCallID
 	case event.ToolEnd:

@@ -292,22 +292,18 @@ func (r *run) ask() llm.Message {
 		}
 	}
 
+	// The provider's partial message goes to the observer as it is, never copied: the
+	// stream's contract (llm.StreamSink) and the events' (event.MessageUpdate) both make it
+	// valid during the call only, so a stream of n steps costs O(n) here.
 	started := false
 	sink := func(partial *llm.Message, ev llm.StreamEvent) {
-		snap := *partial
-		snap.Content = slices.Clone(partial.Content)
-		if ev.Kind == llm.StreamStart {
-			if !started {
-				started = true
-				r.emit(event.MessageStart{Message: &snap})
-			}
-			return
-		}
 		if !started {
 			started = true
-			r.emit(event.MessageStart{Message: &snap})
+			r.emit(event.MessageStart{Message: partial})
 		}
-		r.emit(event.MessageUpdate{Message: &snap, Delta: ev})
+		if ev.Kind != llm.StreamStart {
+			r.emit(event.MessageUpdate{Message: partial, Delta: ev})
+		}
 	}
 	msg, err := protect(func() (llm.Message, error) { return r.cfg.Provider.Stream(r.ctx, req, sink), nil })
 	if err != nil {

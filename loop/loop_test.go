@@ -24,7 +24,20 @@ func TestRunEventSequence(t *testing.T) {
 		text("done"),
 	)
 	rec := &recorder{}
-	cfg := &loop.Config{Provider: prov, Tools: activate(t, tb, "echo"), ToolExecution: toolexec.Sequential, Emit: rec.sink}
+	// The partial message of the first assistant message's last update, copied during the
+	// call as event.MessageUpdate's contract asks.
+	var lastPartial []llm.Content
+	firstDone := false
+	sink := func(e event.Event) {
+		rec.sink(e)
+		if u, ok := e.(event.MessageUpdate); ok && !firstDone {
+			lastPartial = cloneContent(u.Message.Content)
+		}
+		if m, ok := e.(event.MessageEnd); ok && m.Message.Role == llm.RoleAssistant {
+			firstDone = true
+		}
+	}
+	cfg := &loop.Config{Provider: prov, Tools: activate(t, tb, "echo"), ToolExecution: toolexec.Sequential, Emit: sink}
 	res := loop.Run(context.Background(), cfg, nil, []llm.Message{user("hi")})
 
 	want := seq(
@@ -32,8 +45,8 @@ func TestRunEventSequence(t *testing.T) {
 		"TurnStart",
 		"MessageStart user hi", "MessageEnd user hi",
 		"MessageStart assistant", updates("text", "toolcall", "toolcall"), "MessageEnd assistant toolUse",
-		"ToolStart c1", "ToolEnd c1", "MessageStart toolResult c1", "MessageEnd toolResult c1",
-		"ToolStart c2", "ToolEnd c2", "MessageStart toolResult c2", "MessageEnd toolResult c2",
+		"ToolStart c1", "ToolExecutionStart c1", "ToolEnd c1", "MessageStart toolResult c1", "MessageEnd toolResult c1",
+		"ToolStart c2", "ToolExecutionStart c2", "ToolEnd c2", "MessageStart toolResult c2", "MessageEnd toolResult c2",
 		"TurnEnd assistant toolUse [c1 c2]",
 		"TurnStart",
 		"MessageStart assistant", updates("text"), "MessageEnd assistant stop",
@@ -65,23 +78,19 @@ func TestRunEventSequence(t *testing.T) {
 	if d := cmp.Diff(res.Messages, end.Messages); d != "" {
 		t.Errorf("AgentEnd.Messages differ from Result.Messages (-result +event):\n%s", d)
 	}
-	var lastUpdate event.MessageUpdate
 	var firstEnd event.MessageEnd
 	for _, e := range evs {
-		if u, ok := e.(event.MessageUpdate); ok && firstEnd.Message == nil {
-			lastUpdate = u
-		}
 		if m, ok := e.(event.MessageEnd); ok && m.Message.Role == llm.RoleAssistant && firstEnd.Message == nil {
 			firstEnd = m
 		}
 	}
-	if firstEnd.Message == nil || lastUpdate.Message == nil {
+	if firstEnd.Message == nil || lastPartial == nil {
 		t.Fatal("no assistant MessageEnd or MessageUpdate")
 	}
 	if d := cmp.Diff(res.Messages[1], *firstEnd.Message); d != "" {
 		t.Errorf("assistant MessageEnd (-transcript +event):\n%s", d)
 	}
-	if d := cmp.Diff(res.Messages[1].Content, lastUpdate.Message.Content); d != "" {
+	if d := cmp.Diff(res.Messages[1].Content, lastPartial); d != "" {
 		t.Errorf("last MessageUpdate content (-final +partial):\n%s", d)
 	}
 	var turnEnd event.TurnEnd
@@ -117,6 +126,8 @@ func TestRunParallelCompletionOrder(t *testing.T) {
 		"AgentStart", "TurnStart", "MessageStart user go", "MessageEnd user go",
 		"MessageStart assistant", updates("toolcall", "toolcall"), "MessageEnd assistant toolUse",
 		"ToolStart c1", "ToolStart c2",
+		// R13: both start executing once both are prepared, in source order
+		"ToolExecutionStart c1", "ToolExecutionStart c2",
 		"ToolEnd c2", "ToolEnd c1",
 		"MessageStart toolResult c1", "MessageEnd toolResult c1",
 		"MessageStart toolResult c2", "MessageEnd toolResult c2",
@@ -204,7 +215,7 @@ func TestRunLengthStopRunsNoTool(t *testing.T) {
 		"TurnEnd assistant length [c1 c2]",
 		// the loop goes on so the model can re-issue the calls
 		"TurnStart", "MessageStart assistant", updates("toolcall"), "MessageEnd assistant toolUse",
-		"ToolStart c3", "ToolEnd c3", "MessageStart toolResult c3", "MessageEnd toolResult c3",
+		"ToolStart c3", "ToolExecutionStart c3", "ToolEnd c3", "MessageStart toolResult c3", "MessageEnd toolResult c3",
 		"TurnEnd assistant toolUse [c3]",
 		"TurnStart", "MessageStart assistant", updates("text"), "MessageEnd assistant stop", "TurnEnd assistant stop []",
 		"AgentEnd 7")
