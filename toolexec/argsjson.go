@@ -11,8 +11,14 @@ import (
 
 var errSlow = errors.New("slow path")
 
+// maxDepth is the deepest nesting decodeArgs takes: encoding/json's limit, so the fast path
+// never accepts what the general path refuses, and arguments nested without end cannot
+// grow the goroutine's stack without bound.
+const maxDepth = 10000
+
 // decodeArgs decodes JSON into the any-tree jsonschema wants (numbers as json.Number)
-// without a json.Decoder. It reports errSlow for anything it does not handle.
+// without a json.Decoder. It reports errSlow for anything it does not handle, and never
+// returns a value for text that encoding/json would refuse.
 func decodeArgs(b []byte) (any, error) {
 	p := parser{b: b}
 	v, err := p.value()
@@ -27,8 +33,9 @@ func decodeArgs(b []byte) (any, error) {
 }
 
 type parser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // open objects and arrays
 }
 
 func (p *parser) ws() {
@@ -48,72 +55,19 @@ func (p *parser) value() (any, error) {
 		return nil, errSlow
 	}
 	switch c := p.b[p.i]; {
-	case c == '{':
-		p.i++
-		m := make(map[string]any)
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return m, nil
-		}
-		for {
-			p.ws()
-			k, err := p.str()
-			if err != nil {
-				return nil, err
-			}
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return nil, errSlow
-			}
-			p.i++
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			m[k] = v
-			p.ws()
-			if p.i >= len(p.b) {
-				return nil, errSlow
-			}
-			if p.b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.b[p.i] == '}' {
-				p.i++
-				return m, nil
-			}
+	case c == '{' || c == '[':
+		if p.depth++; p.depth > maxDepth {
 			return nil, errSlow
 		}
-	case c == '[':
-		p.i++
-		a := []any{}
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
-			return a, nil
+		var v any
+		var err error
+		if c == '[' {
+			v, err = p.array()
+		} else {
+			v, err = p.object()
 		}
-		for {
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
-			p.ws()
-			if p.i >= len(p.b) {
-				return nil, errSlow
-			}
-			if p.b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.b[p.i] == ']' {
-				p.i++
-				return a, nil
-			}
-			return nil, errSlow
-		}
+		p.depth--
+		return v, err
 	case c == '"':
 		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -142,6 +96,78 @@ func (p *parser) value() (any, error) {
 		return nil, nil
 	}
 	return nil, errSlow
+}
+
+// object decodes the object that starts at p.i.
+func (p *parser) object() (any, error) {
+	p.i++
+	m := make(map[string]any)
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return m, nil
+	}
+	for {
+		p.ws()
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return nil, errSlow
+		}
+		p.i++
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		p.ws()
+		if p.i >= len(p.b) {
+			return nil, errSlow
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.b[p.i] == '}' {
+			p.i++
+			return m, nil
+		}
+		return nil, errSlow
+	}
+}
+
+// array decodes the array that starts at p.i.
+func (p *parser) array() (any, error) {
+	p.i++
+	a := []any{}
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return a, nil
+	}
+	for {
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		p.ws()
+		if p.i >= len(p.b) {
+			return nil, errSlow
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.b[p.i] == ']' {
+			p.i++
+			return a, nil
+		}
+		return nil, errSlow
+	}
 }
 
 func lit(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
