@@ -1,5 +1,6 @@
 // This file holds the bash tool: a shell command in the session's cwd, its output streamed
-// (throttled) and cut to its tail, its whole process group killed on abort or timeout.
+// (throttled) and cut to its tail, its whole process group killed on abort or timeout. The
+// shell is started through StartGroup (proc_unix.go), so it also dies with pid.
 
 package tools
 
@@ -93,20 +94,19 @@ func runBash(ctx context.Context, shell, dir, command string, timeout time.Durat
 	}
 	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir = dir
-	ownGroup(cmd)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return toolexec.Result{}, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
+	group, err := StartGroup(cmd)
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", shell, err)
 	}
 	pw.Close() // the children hold their copies
-	pid := cmd.Process.Pid
 
 	out := newTail()
 	readDone := make(chan struct{})
@@ -122,7 +122,7 @@ func runBash(ctx context.Context, shell, dir, command string, timeout time.Durat
 		}
 	}()
 	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
+	go func() { waitDone <- group.Wait() }()
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -170,7 +170,7 @@ loop:
 		}
 	}
 	if stop != "" {
-		waitErr = killGroup(pid, waitDone)
+		waitErr = killGroup(group, waitDone)
 	}
 	// The shell is gone. A background process may still hold the pipe open: read what is
 	// already there, then stop.
@@ -207,11 +207,11 @@ loop:
 	return toolexec.Result{Content: []llm.Content{llm.Text(shown)}, Details: det}, nil
 }
 
-// killGroup ends the process group led by pid: SIGTERM, then SIGKILL once the leader has
-// exited or bashKillGrace has passed, whichever comes first (a process ignoring SIGTERM
-// does not get longer). It returns the leader's Wait error.
-func killGroup(pid int, waitDone <-chan error) error {
-	signalGroup(pid, syscall.SIGTERM)
+// killGroup ends the process group g: SIGTERM, then SIGKILL once the leader has exited or
+// bashKillGrace has passed, whichever comes first (a process ignoring SIGTERM does not get
+// longer). It returns the leader's Wait error.
+func killGroup(g *Group, waitDone <-chan error) error {
+	g.Signal(syscall.SIGTERM)
 	grace := time.NewTimer(bashKillGrace)
 	defer grace.Stop()
 	var err error
@@ -221,7 +221,7 @@ func killGroup(pid int, waitDone <-chan error) error {
 		exited = true
 	case <-grace.C:
 	}
-	signalGroup(pid, syscall.SIGKILL)
+	g.Signal(syscall.SIGKILL)
 	if !exited {
 		err = <-waitDone
 	}

@@ -21,6 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperMain(os.Getenv(helperEnv)))
+	}
 	goleak.VerifyTestMain(m)
 }
 

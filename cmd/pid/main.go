@@ -5,6 +5,12 @@
 //	pid --acp           serve the Agent Client Protocol instead (see docs/acp.md)
 //	pid test FILE...    replay fixture files against this binary (see docs/fixtures.md)
 //	pid --version       print the version
+//
+// SIGTERM, SIGINT and SIGHUP make pid wind down as when stdin closes: running tools are
+// cancelled, every process group a tool started is killed, and pid exits with the code
+// documented for stdin closing. A second signal, or a face that does not return within
+// windDownWait, makes it kill the groups and exit at once. Every process a tool starts also
+// dies with pid when pid itself is killed (see tools.StartGroup).
 package main
 
 import (
@@ -18,9 +24,21 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pid-agent/pid/acp"
 	"github.com/pid-agent/pid/rpc"
+	"github.com/pid-agent/pid/tools"
+)
+
+const (
+	// windDownWait is how long a signal waits for the face to return before pid kills the
+	// tools' process groups and exits anyway (a face blocked in a read that closing stdin
+	// cannot interrupt, as on a terminal).
+	windDownWait = 3 * time.Second
+	// exitGrace is how long the processes that tools left behind get between SIGTERM and
+	// SIGKILL when pid exits.
+	exitGrace = 500 * time.Millisecond
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -65,10 +83,63 @@ func run(args []string) int {
 	// down when stdin ends) instead of killing the process with SIGPIPE mid-reply.
 	signal.Ignore(syscall.SIGPIPE)
 	in, out := pollable(os.Stdin, 0), pollable(os.Stdout, 1)
+	log := logger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan struct{})
+	// Exit codes as documented for stdin closing: ACP 0; the native protocol 1 unless
+	// shutdown came first, which only the face knows (so 1 when it does not return).
+	stuckCode := 1
 	if serveACP {
-		return acp.Serve(context.Background(), in, out, acp.Options{Version: version, Log: logger()})
+		stuckCode = 0
 	}
-	return rpc.Serve(context.Background(), in, out, rpc.Options{Version: version, Log: logger()})
+	go windDownOnSignal(log, cancel, in, served, stuckCode)
+	if os.Getenv("PID_STATS") != "" {
+		go statsOnSignal(served)
+	}
+	var code int
+	if serveACP {
+		code = acp.Serve(ctx, in, out, acp.Options{Version: version, Log: log})
+	} else {
+		code = rpc.Serve(ctx, in, out, rpc.Options{Version: version, Log: log})
+	}
+	close(served)
+	// The runs are over; what tools left running in the background goes with pid.
+	if n := tools.KillGroups(exitGrace); n > 0 {
+		log.Info("ended the process groups tools left running", "groups", n)
+	}
+	return code
+}
+
+// windDownOnSignal waits for SIGTERM, SIGINT or SIGHUP until served is closed. On the first
+// signal it cancels the face's context and closes its input (the face then winds down as
+// when the editor closes stdin, and run kills the tools' process groups); if the face has
+// not returned after windDownWait, or on a second signal, it kills the groups itself and
+// exits with code.
+func windDownOnSignal(log *slog.Logger, cancel context.CancelFunc, in *os.File, served <-chan struct{}, code int) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	select {
+	case <-served:
+		return
+	case sig := <-sigs:
+		log.Info("winding down: cancelling the runs and ending the tools' processes", "signal", sig.String())
+	}
+	cancel()
+	in.Close() // for a face that does not watch its context; closing twice is harmless
+	wait := time.NewTimer(windDownWait)
+	defer wait.Stop()
+	select {
+	case <-served:
+		return
+	case sig := <-sigs:
+		log.Warn("second signal: exiting without waiting for the runs", "signal", sig.String())
+	case <-wait.C:
+		log.Warn("the runs did not end in time: exiting without them", "waited", windDownWait.String())
+	}
+	tools.KillGroups(0)
+	os.Exit(code)
 }
 
 // logger writes to stderr; PID_LOG=debug|info|warn|error sets the level (default warn).

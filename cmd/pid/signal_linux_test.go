@@ -1,0 +1,390 @@
+package main
+
+// pid and the processes its tools start, with the real binary over pipes: SIGTERM winds pid
+// down as stdin closing does and leaves no process of a tool behind; SIGKILL of pid takes
+// the tool's processes with it (the shell by its parent-death signal, what the shell started
+// by the watchdog); processes a finished command left in the background end with pid.
+// Nothing sleeps to order events: the tests poll /proc with a deadline.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// daemon is one pid process and the client end of its stdio.
+type daemon struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	msgs   chan []byte // the messages pid sends, in order; closed when its stdout ends
+	stderr *syncBuffer
+	exited chan struct{} // closed once cmd.Wait returned
+	err    error         // cmd.Wait's, valid after exited
+	dir    string        // the workspace folder
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startDaemon starts pid with args in a fresh environment (its own config and state
+// folders) and a workspace folder.
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	root := t.TempDir()
+	d := &daemon{msgs: make(chan []byte, 1024), stderr: &syncBuffer{}, exited: make(chan struct{}), dir: filepath.Join(root, "ws")}
+	for _, sub := range []string{"ws", "home", "config", "state"} {
+		if err := os.Mkdir(filepath.Join(root, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.cmd = exec.Command(pidBin, args...)
+	d.cmd.Env = append(os.Environ(), "HOME="+filepath.Join(root, "home"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
+		"XDG_STATE_HOME="+filepath.Join(root, "state"), "PID_LOG=info")
+	d.cmd.Stderr = d.stderr
+	var err error
+	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if len(args) > 0 && args[0] == "--acp" {
+		go d.readLines(stdout)
+	} else {
+		go d.read(stdout)
+	}
+	go func() {
+		d.err = d.cmd.Wait()
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		d.cmd.Process.Kill()
+		<-d.exited
+		if t.Failed() {
+			t.Logf("pid's stderr:\n%s", d.stderr.String())
+		}
+	})
+	return d
+}
+
+// read splits pid's stdout into LSP frames.
+func (d *daemon) read(r io.Reader) {
+	defer close(d.msgs)
+	br := bufio.NewReader(r)
+	for {
+		n := -1
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimRight(line, "\r\n")
+			if line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+				n, _ = strconv.Atoi(v)
+			}
+		}
+		if n < 0 {
+			return
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return
+		}
+		d.msgs <- body
+	}
+}
+
+// readLines splits pid's stdout into lines (ACP).
+func (d *daemon) readLines(r io.Reader) {
+	defer close(d.msgs)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		d.msgs <- append([]byte(nil), sc.Bytes()...)
+	}
+}
+
+func (d *daemon) send(t *testing.T, msg any) {
+	t.Helper()
+	body, err := json.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(d.stdin, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// request sends a request and, when wait is set, returns its response's result.
+func (d *daemon) request(t *testing.T, id int, method string, params any, wait bool) gjson.Result {
+	t.Helper()
+	d.send(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if !wait {
+		return gjson.Result{}
+	}
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case m, ok := <-d.msgs:
+			if !ok {
+				t.Fatalf("pid's output ended before the answer to %s", method)
+			}
+			r := gjson.ParseBytes(m)
+			if r.Get("id").Int() == int64(id) && !r.Get("method").Exists() {
+				if e := r.Get("error"); e.Exists() {
+					t.Fatalf("%s: %s", method, e.Raw)
+				}
+				return r.Get("result")
+			}
+		case <-deadline:
+			t.Fatalf("no answer to %s", method)
+		}
+	}
+}
+
+// session initializes pid with its workspace folder and opens a session where bash runs
+// without asking.
+func (d *daemon) session(t *testing.T) string {
+	t.Helper()
+	d.request(t, 1, "initialize", map[string]any{"processId": nil, "capabilities": map[string]any{},
+		"workspaceFolders": []any{map[string]any{"uri": "file://" + d.dir, "name": "ws"}}}, true)
+	d.send(t, map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	r := d.request(t, 2, "session/new", map[string]any{"cwd": d.dir, "permissions": map[string]any{"tools": map[string]any{"bash": "allow"}}}, true)
+	return r.Get("sessionId").String()
+}
+
+// bash runs command as a tool call, answering or not (wait).
+func (d *daemon) bash(t *testing.T, id int, sid, command string, wait bool) gjson.Result {
+	t.Helper()
+	return d.request(t, id, "tools/execute", map[string]any{"sessionId": sid, "toolCalls": []any{
+		map[string]any{"id": "c" + strconv.Itoa(id), "name": "bash", "arguments": map[string]any{"command": command}}}}, wait)
+}
+
+// procStat is what /proc/PID/stat says of a process.
+type procStat struct {
+	pid, ppid, pgid int
+	comm, state     string
+}
+
+// processes lists the processes that are not zombies.
+func processes(t *testing.T) []procStat {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []procStat
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[end+1:])
+		if open < 0 || len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgid, _ := strconv.Atoi(f[2])
+		out = append(out, procStat{pid: pid, ppid: ppid, pgid: pgid, comm: s[open+1 : end], state: f[0]})
+	}
+	return out
+}
+
+// groupOf returns the members of process group pgid.
+func groupOf(t *testing.T, pgid int) []procStat {
+	t.Helper()
+	var out []procStat
+	for _, p := range processes(t) {
+		if p.pgid == pgid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// poll waits until cond holds, checking every few milliseconds for at most within.
+func poll(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// toolGroup waits for the bash shell that pid started and for its group to have n
+// processes, and returns the group's id.
+func (d *daemon) toolGroup(t *testing.T, n int) int {
+	t.Helper()
+	pgid := 0
+	poll(t, 20*time.Second, "bash to start", func() bool {
+		for _, p := range processes(t) {
+			if p.ppid == d.cmd.Process.Pid && p.comm == "bash" {
+				pgid = p.pgid
+				return true
+			}
+		}
+		return false
+	})
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // whatever the test left
+	poll(t, 20*time.Second, fmt.Sprintf("%d processes in the tool's group", n), func() bool { return len(groupOf(t, pgid)) == n })
+	return pgid
+}
+
+// waitExit waits for pid to exit and returns its exit code.
+func (d *daemon) waitExit(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-d.exited:
+	case <-time.After(within):
+		t.Fatalf("pid did not exit within %v", within)
+	}
+	var ee *exec.ExitError
+	if errors.As(d.err, &ee) {
+		return ee.ExitCode()
+	}
+	if d.err != nil {
+		t.Fatalf("pid: %v", d.err)
+	}
+	return 0
+}
+
+// SIGTERM while a command runs that started children of its own: pid exits as when stdin
+// closes (code 1: no shutdown came first), promptly, and no process of the group is left.
+func TestSIGTERMEndsToolProcesses(t *testing.T) {
+	d := startDaemon(t)
+	sid := d.session(t)
+	d.bash(t, 3, sid, "sleep 1000 & sleep 1000", false)
+	pgid := d.toolGroup(t, 3) // bash and its two sleepers
+	sent := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.waitExit(t, 10*time.Second); code != 1 {
+		t.Errorf("exit code %d after SIGTERM, want 1 (as stdin closing without shutdown)", code)
+	}
+	t.Logf("pid exited %v after SIGTERM", time.Since(sent))
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Errorf("pid took %v to exit after SIGTERM", took)
+	}
+	if left := groupOf(t, pgid); len(left) != 0 {
+		t.Errorf("processes of the tool outlived pid: %+v", left)
+	}
+}
+
+// SIGKILL cannot be handled: the shell dies by its parent-death signal, and the sleepers
+// it started by the watchdog.
+func TestSIGKILLTakesToolProcesses(t *testing.T) {
+	d := startDaemon(t)
+	sid := d.session(t)
+	d.bash(t, 3, sid, "sleep 1000 & sleep 1000", false)
+	pgid := d.toolGroup(t, 3)
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.waitExit(t, 10*time.Second)
+	poll(t, 10*time.Second, "the tool's processes to die with pid", func() bool { return len(groupOf(t, pgid)) == 0 })
+}
+
+// A command that finished normally may leave a process running in the background (pid does
+// not wait for it); it ends when pid does, here by stdin closing.
+func TestBackgroundProcessEndsWithPid(t *testing.T) {
+	d := startDaemon(t)
+	sid := d.session(t)
+	r := d.bash(t, 3, sid, "sleep 1000 > /dev/null 2>&1 & echo $! > bg.pid; echo started", true)
+	if got := r.Get("messages.0.content.0.text").String(); got != "started\n" {
+		t.Fatalf("bash said %q (%s)", got, r.Raw)
+	}
+	b, err := os.ReadFile(filepath.Join(d.dir, "bg.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid := 0
+	for _, p := range processes(t) {
+		if p.pid == bg {
+			pgid = p.pgid
+		}
+	}
+	if pgid == 0 {
+		t.Fatalf("the background sleeper %d is not running", bg)
+	}
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	d.stdin.Close()
+	if code := d.waitExit(t, 10*time.Second); code != 1 {
+		t.Errorf("exit code %d after stdin closed, want 1", code)
+	}
+	if left := groupOf(t, pgid); len(left) != 0 {
+		t.Errorf("a background process outlived pid: %+v", left)
+	}
+}
+
+// SIGINT winds the ACP face down too, with its exit code for stdin closing (0).
+func TestSIGINTEndsACPFace(t *testing.T) {
+	d := startDaemon(t, "--acp")
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
+	if _, err := io.WriteString(d.stdin, body); err != nil {
+		t.Fatal(err)
+	}
+	// Once it answers, pid handles signals.
+	select {
+	case m := <-d.msgs:
+		if !gjson.GetBytes(m, "result").Exists() {
+			t.Fatalf("initialize: %s", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer to initialize")
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.waitExit(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGINT, want 0", code)
+	}
+}

@@ -1,0 +1,196 @@
+package tools_test
+
+// Child processes and pid's death: StartGroup's children survive the end of the OS thread
+// that asked for them (the parent-death signal is tied to the forking thread), a process
+// group is ended with its background processes by KillGroups, and when the process that
+// started a group is killed with SIGKILL, the whole group dies (parent-death signal for the
+// shell, the watchdog for what the shell started). Nothing sleeps to order events: the
+// tests poll /proc with a deadline.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pid-agent/pid/tools"
+)
+
+// helperEnv, when set in the environment of this test binary, makes it a helper process
+// instead of running the tests (see helperMain).
+const helperEnv = "PID_TOOLS_TEST_HELPER"
+
+// helperMain is the helper process: "group" starts a shell through StartGroup that starts
+// two sleepers (its children), prints "pgid N" and waits (for the shell) to be killed.
+func helperMain(mode string) int {
+	if mode != "group" {
+		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+		return 2
+	}
+	cmd := exec.Command("bash", "-c", "sleep 1000 & sleep 1000")
+	g, err := tools.StartGroup(cmd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("pgid %d\n", g.Pid())
+	g.Wait() // in wait4: a select{} would be a deadlock the runtime ends
+	return 1
+}
+
+// groupMembers returns the processes of the group pgid that are not zombies.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		s := string(b)
+		// After "pid (comm) ": state ppid pgrp ...
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if pg, _ := strconv.Atoi(f[2]); pg == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// A child started with a parent-death signal from a goroutine whose thread then ends
+// (locked to it and returning) keeps running: the fork happened on the spawner's thread.
+// Forked from the ending thread itself, it would get SIGKILL at that moment.
+func TestChildOutlivesTheThreadThatAskedForIt(t *testing.T) {
+	type started struct {
+		g   *tools.Group
+		in  io.WriteCloser
+		tid int
+		err error
+	}
+	var s started
+	for range 10 {
+		ch := make(chan started, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the runtime ends this thread with the goroutine
+			cmd := exec.Command("sh", "-c", "read x; exit 7")
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				ch <- started{err: err}
+				return
+			}
+			g, err := tools.StartGroup(cmd)
+			ch <- started{g: g, in: in, tid: syscall.Gettid(), err: err}
+		}()
+		s = <-ch
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		if s.tid != os.Getpid() { // the main thread is never ended: try again
+			break
+		}
+		s.in.Close()
+		s.g.Wait()
+	}
+	task := fmt.Sprintf("/proc/self/task/%d", s.tid)
+	waitUntil(t, 10*time.Second, "the thread to end", func() bool {
+		_, err := os.Stat(task)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	// The thread is gone; a parent-death signal tied to it would already be pending.
+	if _, err := io.WriteString(s.in, "go on\n"); err != nil {
+		t.Errorf("writing to the child: %v", err)
+	}
+	s.in.Close()
+	err := s.g.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("the child ended with %v, want exit status 7 (it was killed when the thread that asked for it ended)", err)
+	}
+}
+
+// A background process that a finished command left running is ended by KillGroups, with
+// SIGTERM first.
+func TestKillGroupsEndsBackgroundProcesses(t *testing.T) {
+	ws, dir := newWorkspace(t, nil)
+	r := call(t, ws, "bash", `{"command":"(trap 'echo got-term > term.txt; exit 0' TERM; sleep 1000 & wait) & echo $! > bg.pid; echo started"}`)
+	mustOK(t, r)
+	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(dir, "bg.pid"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alive(pid) {
+		t.Fatalf("background process %d is not running", pid)
+	}
+	if n := tools.KillGroups(5 * time.Second); n < 1 {
+		t.Errorf("KillGroups signalled %d groups, want at least 1", n)
+	}
+	waitUntil(t, 5*time.Second, "the background process to die", func() bool { return !alive(pid) })
+	if got := readFile(t, filepath.Join(dir, "term.txt")); got != "got-term\n" {
+		t.Errorf("the background process did not get SIGTERM first: %q", got)
+	}
+	if n := tools.KillGroups(0); n != 0 {
+		t.Errorf("a second KillGroups signalled %d groups, want 0", n)
+	}
+}
+
+// When the process that started a group is killed with SIGKILL, nothing of the group is
+// left: the shell has a parent-death signal, and the watchdog kills the sleepers the shell
+// started (which no parent-death signal reaches).
+func TestGroupDiesWithItsStarter(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), helperEnv+"=group")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "pgid ")))
+	if err != nil {
+		t.Fatalf("helper said %q", line)
+	}
+	defer syscall.Kill(-pgid, syscall.SIGKILL) // in case the test fails
+	waitUntil(t, 10*time.Second, "the shell and its two sleepers", func() bool { return len(groupMembers(t, pgid)) == 3 })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(groupMembers(t, pgid)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the group outlived their starter: %v", groupMembers(t, pgid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
