@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/internal/safefile"
+	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/trust"
@@ -84,11 +86,17 @@ func NewHost(opts HostOptions) *Host {
 }
 
 // SetUp records the editor's workspace folders, loads the settings files and opens the
-// store of remembered answers and the audit log. Failures are reported; pid then runs
-// without that part.
+// store of remembered answers and the audit log. It first removes the temporary files that
+// a pid killed mid-write left in pid's state folder (safefile.CleanTemps: only those of
+// processes that are gone). Failures are reported; pid then runs without that part.
 //
 // Contract: called once, before New, by the face's initialize.
 func (h *Host) SetUp(roots []string) {
+	if dir, err := xdg.StateDir(); err == nil {
+		if n := safefile.CleanTemps(dir); n > 0 {
+			h.log.Info("removed temporary files left by a pid that was killed", "folder", dir, "files", n)
+		}
+	}
 	// A folder that does not exist (deleted since the editor opened it) is reported and
 	// left out, rather than making every session fail.
 	for _, r := range roots {
