@@ -225,8 +225,9 @@ local function run()
       } },
       scriptedTools = {
         { name = 'slow', steps = {
-          { update = { content = text('half') } },
-          { update = { content = text('three quarters') } },
+          -- Each ends its last word: pid holds an unfinished one back (it may be a secret's start).
+          { update = { content = text('half\n') } },
+          { update = { content = text('three quarters\n') } },
           { waitForEnd = 'b' },
           { result = { content = text('slow ok') } },
         } },

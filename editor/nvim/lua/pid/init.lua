@@ -83,9 +83,11 @@ local function text_of(content)
   return table.concat(parts, '\n')
 end
 
--- summary returns the first line of a tool content, shortened, for a one-line event.
+-- summary returns the first line of a tool content, shortened, for a one-line event. Final
+-- newlines end the text's last line, they do not start more (pid holds back a progress text's
+-- unfinished last word, so progress usually ends in one).
 local function summary(content, details)
-  local s = text_of(content)
+  local s = text_of(content):gsub('[\r\n]+$', '')
   if s == '' then
     if details ~= nil and details ~= vim.NIL then
       s = approval.short_json(details, 160)

@@ -29,8 +29,9 @@ const parallelSession = () => ({
 	},
 	scriptedTools: [
 		{ name: 'slow', steps: [
-			{ update: { content: text('half') } },
-			{ update: { content: text('three quarters') } },
+			// Each ends its last word: pid holds an unfinished one back (it may be a secret's start).
+			{ update: { content: text('half\n') } },
+			{ update: { content: text('three quarters\n') } },
 			{ waitForEnd: 'b' },
 			{ result: { content: text('slow ok') } },
 		] },
@@ -84,7 +85,7 @@ test('a parallel batch with an approval: tool ends in completion order, results 
 
 	// Progress: both updates of a, in order, before a's end.
 	const updates = run.entries.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === 'toolUpdate');
-	assert.deepEqual(updates.map(({ e }) => [e.toolCallId, e.text]), [['a', 'half'], ['a', 'three quarters']]);
+	assert.deepEqual(updates.map(({ e }) => [e.toolCallId, e.text]), [['a', 'half\n'], ['a', 'three quarters\n']]);
 	for (const { i } of updates) {
 		assert.ok(i < endA, `progress #${i} before a's end #${endA}`);
 	}
@@ -100,7 +101,7 @@ test('a parallel batch with an approval: tool ends in completion order, results 
 
 	// Tool states, and the results as the model sees them: source order.
 	assert.deepEqual([...run.tools.values()].map((x) => [x.toolCallId, x.status, x.updates, x.output]), [
-		['a', 'ok', ['half', 'three quarters'], 'slow ok'],
+		['a', 'ok', ['half\n', 'three quarters\n'], 'slow ok'],
 		['b', 'ok', [], 'fast ok'],
 	]);
 	assert.deepEqual(run.results.map((m) => m.toolCallId), ['a', 'b'], 'result messages announced in source order');
