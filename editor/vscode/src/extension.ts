@@ -17,7 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
 	context.subscriptions.push(out);
 
 	// pid's trust questions: never asked in Restricted Mode (answered "not trusted"), else a
-	// non-modal warning (it arrives while a prompt may already run; nothing waits for it).
+	// non-modal warning (it arrives while a prompt may already run, which does not wait for it).
 	const trust = new TrustAsker({
 		isTrusted: () => vscode.workspace.isTrusted,
 		show: async (p) => vscode.window.showWarningMessage(p.message, ...p.choices),
