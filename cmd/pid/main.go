@@ -93,9 +93,14 @@ func run(args []string) int {
 	if serveACP {
 		stuckCode = 0
 	}
-	go windDownOnSignal(log, cancel, in, served, stuckCode)
+	// Notify before serving, so that a signal from the first answer on is handled.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go windDownOnSignal(log, sigs, cancel, in, served, stuckCode)
 	if os.Getenv("PID_STATS") != "" {
-		go statsOnSignal(served)
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		go statsOnSignal(usr1, served)
 	}
 	var code int
 	if serveACP {
@@ -111,14 +116,12 @@ func run(args []string) int {
 	return code
 }
 
-// windDownOnSignal waits for SIGTERM, SIGINT or SIGHUP until served is closed. On the first
-// signal it cancels the face's context and closes its input (the face then winds down as
+// windDownOnSignal waits for a signal on sigs (SIGTERM, SIGINT, SIGHUP) until served is
+// closed, then stops their delivery. On the first signal it cancels the face's context and closes its input (the face then winds down as
 // when the editor closes stdin, and run kills the tools' process groups); if the face has
 // not returned after windDownWait, or on a second signal, it kills the groups itself and
 // exits with code.
-func windDownOnSignal(log *slog.Logger, cancel context.CancelFunc, in *os.File, served <-chan struct{}, code int) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+func windDownOnSignal(log *slog.Logger, sigs chan os.Signal, cancel context.CancelFunc, in *os.File, served <-chan struct{}, code int) {
 	defer signal.Stop(sigs)
 	select {
 	case <-served:

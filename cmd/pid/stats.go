@@ -8,19 +8,17 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"syscall"
 )
 
-// statsOnSignal writes, for each SIGUSR1 until done is closed, one line to stderr:
+// statsOnSignal writes, for each signal on sigs (SIGUSR1) until done is closed, one line to
+// stderr:
 //
 //	pid-stats goroutines=N heap_live=BYTES heap_inuse=BYTES heap_sys=BYTES sys=BYTES gc=N
 //
 // heap_live is the heap in use right after a forced collection (what is really retained).
 // Started by run only when PID_STATS is set: the collection stops the world for a moment,
 // which a soak test accepts and an editor should not get by accident.
-func statsOnSignal(done <-chan struct{}) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGUSR1)
+func statsOnSignal(sigs chan os.Signal, done <-chan struct{}) {
 	defer signal.Stop(sigs)
 	for {
 		select {
