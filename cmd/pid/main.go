@@ -117,10 +117,10 @@ func run(args []string) int {
 }
 
 // windDownOnSignal waits for a signal on sigs (SIGTERM, SIGINT, SIGHUP) until served is
-// closed, then stops their delivery. On the first signal it cancels the face's context and closes its input (the face then winds down as
-// when the editor closes stdin, and run kills the tools' process groups); if the face has
-// not returned after windDownWait, or on a second signal, it kills the groups itself and
-// exits with code.
+// closed, then stops their delivery. On the first signal it cancels the face's context and
+// closes its input (the face then winds down as when the editor closes stdin, and run kills
+// the tools' process groups); if the face has not returned after windDownWait, or on a
+// second signal, it kills the groups itself and exits with code.
 func windDownOnSignal(log *slog.Logger, sigs chan os.Signal, cancel context.CancelFunc, in *os.File, served <-chan struct{}, code int) {
 	defer signal.Stop(sigs)
 	select {
