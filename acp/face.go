@@ -131,8 +131,9 @@ func (s *server) state(ss *session.Session) *sessionState {
 }
 
 // Emit implements session.Face: text and thinking deltas become message and thought
-// chunks, and each tool call's start, progress and end become tool_call and
-// tool_call_update. Events outside a turn are dropped (there are none: ACP runs the loop
+// chunks, and each tool call's start, execution start, progress and end become tool_call
+// and tool_call_update (pending, in_progress, progress content, completed or failed). It
+// never encodes the partial message of a MessageUpdate, so streaming costs O(delta). Events outside a turn are dropped (there are none: ACP runs the loop
 // only in session/prompt).
 func (s *server) Emit(ss *session.Session, ev event.Event) {
 	if w, ok := ev.(event.Warning); ok {
@@ -171,13 +172,23 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 		}
 		t.calls[e.ToolCallID] = &callState{name: e.ToolName, args: e.Args, status: "pending"}
 		st.update(s.toolCall(ss, e.ToolCallID, e.ToolName, e.Args))
+	case event.ToolExecutionStart:
+		if c := t.calls[e.ToolCallID]; c != nil && c.status == "pending" {
+			c.status = "in_progress"
+			st.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Status: "in_progress"})
+		}
 	case event.ToolUpdate:
 		c := t.calls[e.ToolCallID]
 		if c == nil {
 			return
 		}
-		c.status = "in_progress"
-		st.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Status: "in_progress", Content: resultContent(e.Partial.Content)})
+		// Progress carries content only: the call went in_progress at its
+		// ToolExecutionStart, and each status is sent once.
+		u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Content: resultContent(e.Partial.Content)}
+		if c.status == "pending" {
+			c.status, u.Status = "in_progress", "in_progress"
+		}
+		st.update(u)
 	case event.ToolEnd:
 		c := t.calls[e.ToolCallID]
 		if c == nil {
@@ -193,7 +204,8 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 
 // Ask implements session.Face: session/request_permission with the four kinds of option.
 // No timeout: a person may take their time; ctx (the turn) ends the wait, and a response
-// that comes later is dropped. An allowed call moves to in_progress at once.
+// that comes later is dropped. An allowed call stays pending until it starts executing
+// (its event.ToolExecutionStart), which in a parallel batch is after the whole prepare pass.
 func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approval) (session.Answer, error) {
 	call := q.Call
 	tc := s.toolCall(ss, call.ID, call.Name, call.Arguments)
@@ -228,18 +240,6 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		}
 	default:
 		a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("Tool %s was not run: the editor answered the permission request with an unknown outcome %q.", call.Name, res.Outcome.Outcome)}
-	}
-	if (a.Decision == "allow" || a.Decision == "allowAlways") && ctx.Err() == nil {
-		if st := s.state(ss); st != nil {
-			st.mu.Lock()
-			if t := st.cur; t != nil {
-				if c := t.calls[call.ID]; c != nil && c.status == "pending" {
-					c.status = "in_progress"
-					st.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: call.ID, Status: "in_progress"})
-				}
-			}
-			st.mu.Unlock()
-		}
 	}
 	return a, nil
 }

@@ -102,13 +102,18 @@ func TestUserMessageFromContentBlocks(t *testing.T) {
 	}
 }
 
-// toolEvents returns the tool updates of a turn as "kind id status" lines.
+// toolEvents returns the tool updates of a turn as "kind id status" lines; an update
+// without a status (progress content) reads "progress".
 func toolEvents(us []gjson.Result) []string {
 	var out []string
 	for _, u := range us {
 		switch k := u.Get("sessionUpdate").String(); k {
 		case "tool_call", "tool_call_update":
-			out = append(out, k+" "+u.Get("toolCallId").String()+" "+u.Get("status").String())
+			status := u.Get("status").String()
+			if status == "" {
+				status = "progress"
+			}
+			out = append(out, k+" "+u.Get("toolCallId").String()+" "+status)
 		}
 	}
 	return out
@@ -122,7 +127,7 @@ func TestToolCallsInCompletionOrder(t *testing.T) {
 	tools := `"scriptedTools":[
 		{"name":"first","steps":[{"waitForEnd":"c2"},{"result":{"content":[{"type":"text","text":"one"}]}}]},
 		{"name":"second","steps":[{"waitForEnd":"c3"},{"error":"second failed"}]},
-		{"name":"third","steps":[{"update":{"content":[{"type":"text","text":"half way"}]}},{"result":{"content":[{"type":"text","text":"three"}],"details":{"n":3}}}]}]`
+		{"name":"third","steps":[{"update":{"content":[{"type":"text","text":"half way\n"}]}},{"result":{"content":[{"type":"text","text":"three"}],"details":{"n":3}}}]}]`
 	sid := c.newSession(t.TempDir(), script(tools,
 		toolTurn(call("c1", "first", `{}`), call("c2", "second", `{}`), call("c3", "third", `{"x":1}`)),
 		textTurn("all done")))
@@ -132,9 +137,12 @@ func TestToolCallsInCompletionOrder(t *testing.T) {
 	}
 	us := updates(t, sid, before)
 	got := strings.Join(toolEvents(us), "\n")
+	// R13: the three start executing together once all are prepared, in source order;
+	// each goes in_progress once, and c3's progress carries content only.
 	want := strings.Join([]string{
 		"tool_call c1 pending", "tool_call c2 pending", "tool_call c3 pending",
-		"tool_call_update c3 in_progress", "tool_call_update c3 completed",
+		"tool_call_update c1 in_progress", "tool_call_update c2 in_progress", "tool_call_update c3 in_progress",
+		"tool_call_update c3 progress", "tool_call_update c3 completed",
 		"tool_call_update c2 failed", "tool_call_update c1 completed",
 	}, "\n")
 	if got != want {
@@ -148,7 +156,12 @@ func TestToolCallsInCompletionOrder(t *testing.T) {
 				t.Errorf("tool_call %s: %s", id, u.Raw)
 			}
 		case "tool_call_update in_progress":
-			if u.Get("content.0.content.text").String() != "half way" {
+			if u.Get("content").Exists() {
+				t.Errorf("the execution start of %s carries content: %s", id, u.Raw)
+			}
+		case "tool_call_update ":
+			// (a progress text's unfinished last word is held back: this one ends a line)
+			if id != "c3" || u.Get("content.0.content.text").String() != "half way\n" {
 				t.Errorf("progress of %s: %s", id, u.Raw)
 			}
 		case "tool_call_update completed":
@@ -237,7 +250,12 @@ func TestBuiltinToolsPermissionAndDiff(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
-	for id, want := range map[string]string{"r1": "pending,completed", "e1": "pending,in_progress,completed", "w1": "pending,in_progress,completed", "b1": "pending,failed"} {
+	// Every call that executes goes in_progress once, approved or not; the rejected one
+	// never executes.
+	for id, want := range map[string]string{
+		"r1": "pending,in_progress,completed", "l1": "pending,in_progress,completed", "g1": "pending,in_progress,completed",
+		"e1": "pending,in_progress,completed", "w1": "pending,in_progress,completed", "b1": "pending,failed",
+	} {
 		if got := statuses(id); got != want {
 			t.Errorf("%s statuses %s, want %s", id, got, want)
 		}
@@ -406,7 +424,7 @@ func TestCancelRunningToolInSequence(t *testing.T) {
 		t.Fatalf("answer %s", resp.raw)
 	}
 	ev := toolEvents(updates(t, sid, append(seen, rest...)))
-	want := "tool_call w1 pending,tool_call_update w1 in_progress,tool_call_update w1 failed,tool_call w2 pending,tool_call_update w2 failed"
+	want := "tool_call w1 pending,tool_call_update w1 in_progress,tool_call_update w1 progress,tool_call_update w1 failed,tool_call w2 pending,tool_call_update w2 failed"
 	if strings.Join(ev, ",") != want {
 		t.Errorf("events %v\nwant %s", ev, want)
 	}
@@ -518,4 +536,74 @@ func TestWorkspaceSettingsOfTheCwd(t *testing.T) {
 	if !strings.Contains(m.Error.Message, "no model") {
 		t.Errorf("a session elsewhere saw the settings: %s", m.raw)
 	}
+}
+
+// Every call that starts executing gets exactly one tool_call_update with status
+// in_progress, before its final update, whether it was approved, allowed without asking
+// or has no progress to report; a call that ends during the prepare pass (unknown tool,
+// invalid arguments, rejected) never gets one. In a parallel batch the approved call goes
+// in_progress only when it starts executing, after the whole prepare pass, not when it is
+// approved (R13). Before, an approved call went in_progress at its approval and a call
+// without approval or progress never did.
+func TestInProgressForEveryExecutingCall(t *testing.T) {
+	c := start(t)
+	c.initialize(nil)
+	tools := `"scriptedTools":[
+		{"name":"quiet","steps":[{"result":{"content":[{"type":"text","text":"done"}]}}]},
+		{"name":"gated","requiresApproval":true,"steps":[{"result":{"content":[{"type":"text","text":"ran"}]}}]},
+		{"name":"strict","parameters":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]},"steps":[{"result":{"content":[]}}]}]`
+	sid := c.newSession(t.TempDir(), script(tools,
+		toolTurn(call("q1", "quiet", `{}`), call("a1", "gated", `{}`), call("u1", "nope", `{}`),
+			call("v1", "strict", `{"n":"x"}`), call("r1", "gated", `{}`), call("q2", "quiet", `{}`)),
+		textTurn("ok")))
+	var asked []string
+	res, before := c.result(c.prompt(sid, "go"), func(m *msg) {
+		id := m.get("params.toolCall.toolCallId").String()
+		asked = append(asked, id)
+		answer := "allow_once"
+		if id == "r1" {
+			answer = "reject_once"
+		}
+		c.respond(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": answer}})
+	})
+	if res.Get("stopReason").String() != "end_turn" {
+		t.Fatalf("stopReason %s", res.Raw)
+	}
+	if strings.Join(asked, ",") != "a1,r1" {
+		t.Errorf("permission requests for %v, want a1, r1", asked)
+	}
+	ev := toolEvents(updates(t, sid, before))
+	byCall := map[string][]string{}
+	for _, e := range ev {
+		f := strings.Fields(e)
+		byCall[f[1]] = append(byCall[f[1]], f[2])
+	}
+	for id, want := range map[string]string{
+		"q1": "pending,in_progress,completed", "a1": "pending,in_progress,completed", "q2": "pending,in_progress,completed",
+		"u1": "pending,failed", "v1": "pending,failed", "r1": "pending,failed",
+	} {
+		if got := strings.Join(byCall[id], ","); got != want {
+			t.Errorf("%s: statuses %s, want %s", id, got, want)
+		}
+	}
+	// The three executing calls go in_progress after every call of the batch was started
+	// and the rejected one has failed: they start executing after the prepare pass.
+	at := func(line string) int {
+		for i, e := range ev {
+			if e == line {
+				return i
+			}
+		}
+		t.Fatalf("no %q in %v", line, ev)
+		return -1
+	}
+	for _, id := range []string{"q1", "a1", "q2"} {
+		if at("tool_call_update "+id+" in_progress") < at("tool_call_update r1 failed") {
+			t.Errorf("%s went in_progress during the prepare pass: %v", id, ev)
+		}
+	}
+	if !(at("tool_call_update q1 in_progress") < at("tool_call_update a1 in_progress") && at("tool_call_update a1 in_progress") < at("tool_call_update q2 in_progress")) {
+		t.Errorf("the calls that start together do not go in_progress in source order: %v", ev)
+	}
+	c.quiet(50 * time.Millisecond)
 }

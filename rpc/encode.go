@@ -102,19 +102,25 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 		b, err = e.Message.AppendJSON(b)
 	case event.MessageUpdate:
 		b = note(b, "messageUpdate", sessionID)
-		b = field(b, "message")
-		if b, err = e.Message.AppendJSON(b); err == nil {
+		b = field(b, "delta")
+		b = append(b, `{"type":`...)
+		b = llm.AppendString(b, string(e.Delta.Kind))
+		b = field(b, "contentIndex")
+		b = strconv.AppendInt(b, int64(e.Delta.Index), 10)
+		if e.Delta.Delta != "" {
 			b = field(b, "delta")
-			b = append(b, `{"type":`...)
-			b = llm.AppendString(b, string(e.Delta.Kind))
-			b = field(b, "contentIndex")
-			b = strconv.AppendInt(b, int64(e.Delta.Index), 10)
-			if e.Delta.Delta != "" {
-				b = field(b, "delta")
-				b = llm.AppendString(b, e.Delta.Delta)
-			}
-			b = append(b, '}')
+			b = llm.AppendString(b, e.Delta.Delta)
 		}
+		b = append(b, '}')
+		// The partial message goes only with the step that completes a block: with every
+		// step it would make the bytes written grow with the square of the answer.
+		if blockEnd(e.Delta.Kind) {
+			b = field(b, "message")
+			b, err = e.Message.AppendJSON(b)
+		}
+	case event.ToolExecutionStart:
+		b = note(b, "toolExecutionStart", sessionID)
+		b = appendCall(b, e.ToolCallID, e.ToolName)
 	case event.ToolStart:
 		b = note(b, "toolStart", sessionID)
 		b = appendCall(b, e.ToolCallID, e.ToolName)
@@ -137,6 +143,11 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 		return b, false, nil
 	}
 	return noteEnd(b), true, err
+}
+
+// blockEnd reports whether k is the step that completes a content block.
+func blockEnd(k llm.StreamKind) bool {
+	return k == llm.StreamTextEnd || k == llm.StreamThinkingEnd || k == llm.StreamToolCallEnd
 }
 
 // beforeParamsJSON encodes beforeToolCall's params; always is omitted when nil.
