@@ -176,10 +176,11 @@ local function run()
         { content = text('done') },
       },
     },
+    -- Progress texts end a line: pid holds back an unfinished last word of progress.
     scriptedTools = {
       { name = 'slow', steps = {
-        { update = { content = text('half') } },
-        { update = { content = text('three quarters') } },
+        { update = { content = text('half\n') } },
+        { update = { content = text('three quarters\n') } },
         { waitForEnd = 'b' },
         { result = { content = text('slow ok') } },
       } },
@@ -237,7 +238,41 @@ local function run()
       table.insert(updates, { id, e.params.partialResult.content })
     end
   end
-  eq(updates, { { 'a', text('half') }, { 'a', text('three quarters') } }, '$/toolUpdate notifications')
+  eq(updates, { { 'a', text('half\n') }, { 'a', text('three quarters\n') } }, '$/toolUpdate notifications')
+
+  -- Streaming: every messageUpdate carries its delta, and the partial message only with a
+  -- *_end delta (a block complete); the last answer's text deltas make up its text.
+  local answer, streamed = '', 0
+  for i = 1, n do
+    local e = log[i]
+    if note('messageUpdate')(e) then
+      streamed = streamed + 1
+      local d = e.params.delta
+      check(type(d) == 'table' and type(d.type) == 'string', 'messageUpdate #%d without a delta', i)
+      local is_end = d.type:sub(-4) == '_end'
+      check((e.params.message ~= nil) == is_end, 'messageUpdate #%d (%s) carries the message: %s, want %s', i, d.type,
+        tostring(e.params.message ~= nil), tostring(is_end))
+      if d.type == 'text_delta' then
+        answer = answer .. d.delta
+      end
+    end
+  end
+  check(streamed > 0, 'no messageUpdate notifications')
+  eq(answer, 'done', 'text deltas of the run')
+
+  -- Both calls ran: one toolExecutionStart each, after the prepare pass (both toolStarts and
+  -- b's approval), in source order, before their progress and their toolEnd.
+  eq(count(note('toolExecutionStart'), n), 2, 'toolExecutionStart count')
+  local exec_a = index_of(note('toolExecutionStart', 'a'), 'toolExecutionStart for a', n)
+  local exec_b = index_of(note('toolExecutionStart', 'b'), 'toolExecutionStart for b', n)
+  eq({ log[exec_a].params.toolName, log[exec_b].params.toolName }, { 'slow', 'fast' }, 'toolExecutionStart toolName')
+  check(ask < exec_a and exec_a < exec_b, 'approval (#%d), toolExecutionStart a (#%d), b (#%d): want that order', ask, exec_a, exec_b)
+  check(exec_b < end_b and exec_a < end_a, 'toolExecutionStart after toolEnd')
+  for i = 1, n do
+    if note('$/toolUpdate', 'a')(log[i]) then
+      check(exec_a < i, '$/toolUpdate #%d of a before its toolExecutionStart #%d', i, exec_a)
+    end
+  end
 
   -- The response: tool results in source order.
   eq(roles(res.messages), { 'user', 'assistant', 'toolResult', 'toolResult', 'assistant' }, 'response message roles')

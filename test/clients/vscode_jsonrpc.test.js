@@ -134,10 +134,12 @@ function parallelSession(extra = {}) {
 				{ content: text('done') },
 			],
 		},
+		// Progress texts end a line: pid holds back an unfinished last word of progress (it
+		// may be the first half of a secret).
 		scriptedTools: [
 			{ name: 'slow', steps: [
-				{ update: { content: text('half') } },
-				{ update: { content: text('three quarters') } },
+				{ update: { content: text('half\n') } },
+				{ update: { content: text('three quarters\n') } },
 				{ waitForEnd: 'b' },
 				{ result: { content: text('slow ok') } },
 			] },
@@ -156,6 +158,48 @@ const indexOf = (log, pred, what) => {
 	return i;
 };
 const isNote = (method, id) => (e) => e.kind === 'notification' && e.method === method && (id === undefined || e.params.toolCallId === id);
+
+// assertStreaming checks the messageUpdate notifications of a run: each carries its delta,
+// and the partial message only with a *_end delta (a block complete), where the block is
+// whole; the text_delta deltas of the last assistant message make up its text.
+function assertStreaming(log, finalText) {
+	const updates = log.filter(isNote('messageUpdate'));
+	assert.ok(updates.length > 0, 'messageUpdate notifications arrived');
+	for (const u of updates) {
+		const d = u.params.delta;
+		assert.equal(typeof d.type, 'string', 'messageUpdate carries its delta');
+		assert.equal(typeof d.contentIndex, 'number');
+		assert.equal('message' in u.params, d.type.endsWith('_end'), `messageUpdate ${d.type} carries the message only at a block's end`);
+		if (d.type === 'text_end') {
+			assert.equal(u.params.message.content[d.contentIndex].type, 'text');
+		}
+	}
+	const lastStart = log.findLastIndex((e) => isNote('messageStart')(e) && e.params.message.role === 'assistant');
+	const text = log.slice(lastStart).filter((e) => isNote('messageUpdate')(e) && e.params.delta.type === 'text_delta').map((e) => e.params.delta.delta).join('');
+	assert.equal(text, finalText, 'the text deltas of the last answer make up its text');
+}
+
+// assertExecutionStarts checks that exactly the calls in ran got one toolExecutionStart
+// {sessionId, toolCallId, toolName}, after their toolStart (and approval, if any) and before
+// their progress and their toolEnd.
+function assertExecutionStarts(log, ran, names) {
+	const starts = log.filter(isNote('toolExecutionStart'));
+	assert.deepEqual(starts.map((e) => e.params.toolCallId).sort(), [...ran].sort(), 'toolExecutionStart for exactly the calls that ran');
+	for (const id of ran) {
+		const i = indexOf(log, isNote('toolExecutionStart', id), `toolExecutionStart for ${id}`);
+		assert.deepEqual(Object.keys(log[i].params).sort(), ['sessionId', 'toolCallId', 'toolName']);
+		assert.equal(log[i].params.toolName, names[id]);
+		assert.ok(indexOf(log, isNote('toolStart', id), `toolStart for ${id}`) < i, `toolStart ${id} before its toolExecutionStart`);
+		assert.ok(i < indexOf(log, isNote('toolEnd', id), `toolEnd for ${id}`), `toolExecutionStart ${id} before its toolEnd`);
+		const ask = log.findIndex((e) => e.kind === 'request' && e.params.toolCallId === id);
+		assert.ok(ask < i, `the approval of ${id} before its toolExecutionStart`);
+		for (let k = 0; k < log.length; k++) {
+			if (isNote('$/toolUpdate', id)(log[k])) {
+				assert.ok(i < k, `toolExecutionStart ${id} before its progress`);
+			}
+		}
+	}
+}
 
 function assertSessionIds(log, sessionId) {
 	for (const e of log) {
@@ -228,8 +272,8 @@ test('parallel batch with an approval: completion-order ends, source-order resul
 	// Every $/toolUpdate of a call precedes its toolEnd; a's progress arrived in order.
 	const updates = log.map((e, i) => ({ e, i })).filter(({ e }) => isNote('$/toolUpdate')(e));
 	assert.deepEqual(updates.map(({ e }) => [e.params.toolCallId, e.params.toolName, e.params.partialResult.content]), [
-		['a', 'slow', text('half')],
-		['a', 'slow', text('three quarters')],
+		['a', 'slow', text('half\n')],
+		['a', 'slow', text('three quarters\n')],
 	]);
 	for (const { e, i } of updates) {
 		const end = indexOf(log, isNote('toolEnd', e.params.toolCallId), `toolEnd for ${e.params.toolCallId}`);
@@ -256,6 +300,15 @@ test('parallel batch with an approval: completion-order ends, source-order resul
 	// agentEnd carries the same messages as the response.
 	assert.deepEqual(notes(log).at(-1).params.messages, res.messages);
 
+	// Streaming: deltas always, the partial message only at a block's end.
+	assertStreaming(log, 'done');
+	// Both calls ran: each was announced by toolExecutionStart, after the whole prepare pass
+	// (both toolStarts and b's approval), in source order.
+	assertExecutionStarts(log, ['a', 'b'], { a: 'slow', b: 'fast' });
+	const execA = indexOf(log, isNote('toolExecutionStart', 'a'), 'toolExecutionStart for a');
+	const execB = indexOf(log, isNote('toolExecutionStart', 'b'), 'toolExecutionStart for b');
+	assert.ok(askB < execA && execA < execB, `a starts executing after b's approval, and before b (#${askB}, #${execA}, #${execB})`);
+
 	await c.shutdown();
 });
 
@@ -273,7 +326,11 @@ test('showMessageRequest fallback: a client without beforeToolCall denies, the m
 	assert.equal(res.stopReason, 'stop');
 	assert.equal(log.filter((e) => e.method === 'beforeToolCall').length, 0, 'no beforeToolCall to a client that did not declare it');
 	assert.equal(asked.length, 1, 'one window/showMessageRequest');
-	assert.deepEqual(asked[0].actions.map((a) => a.title), ['Allow', 'Always allow', 'Deny']);
+	const titles = asked[0].actions.map((a) => a.title);
+	assert.equal(titles.length, 3, `actions ${titles}`);
+	assert.equal(titles[0], 'Allow');
+	assert.match(titles[1], /^Always allow/, 'the second action allows always (and may say for what)');
+	assert.equal(titles[2], 'Deny');
 	assert.match(asked[0].message, /fast/, 'the question names the tool');
 	assert.equal(typeof asked[0].type, 'number');
 
@@ -284,6 +341,8 @@ test('showMessageRequest fallback: a client without beforeToolCall denies, the m
 	assert.equal(log[endB].params.isError, true, 'denied call ends with an error');
 	assert.equal(log[endA].params.isError, false);
 	assert.equal(notes(log).at(-1).method, 'agentEnd');
+	// The denied call never started executing.
+	assertExecutionStarts(log, ['a'], { a: 'slow' });
 
 	// The model's transcript: b's result is an error saying why; then the model answers.
 	assert.deepEqual(res.messages.map((m) => m.role), ['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
