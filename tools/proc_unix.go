@@ -67,8 +67,8 @@ func (g *Group) Pid() int { return g.pgid }
 // Signal sends sig to every process of the group. A group that has ended is not signalled
 // (its id may have been given to another process since).
 //
-// Contract: safe for concurrent use; it never blocks and never fails (a group that is
-// already gone is what the caller wanted).
+// Contract: safe for concurrent use; it does not wait for the group to end, and never
+// fails (a group that is already gone is what the caller wanted).
 func (g *Group) Signal(sig syscall.Signal) {
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
