@@ -144,6 +144,9 @@ type outcome struct {
 	turnDurations []time.Duration
 	peakRSS       uint64 // bytes, sampled at every TurnEnd when asked
 	messages      []llm.Message
+	// execStarts counts ToolExecutionStart, which pi has no counterpart of: it is kept out
+	// of events and counts so that those stay comparable with pi's.
+	execStarts int
 }
 
 func (o *outcome) countMap() map[string]int {
@@ -172,6 +175,10 @@ func runOnce(s spec, sampleRSS bool) (*outcome, error) {
 	o := &outcome{turnDurations: make([]time.Duration, 0, s.T)}
 	var turnStart time.Time
 	emit := func(e event.Event) {
+		if _, ok := e.(event.ToolExecutionStart); ok {
+			o.execStarts++
+			return
+		}
 		o.events++
 		switch e := e.(type) {
 		case event.AgentStart:
@@ -236,6 +243,9 @@ func runOnce(s spec, sampleRSS bool) (*outcome, error) {
 	o.messages = res.Messages
 	if got := o.counts[evToolEnd]; got != o.toolCalls {
 		return nil, fmt.Errorf("%s %s: expected %d tool_execution_end, got %d", s.ID, s.Mode, o.toolCalls, got)
+	}
+	if o.execStarts != o.toolCalls {
+		return nil, fmt.Errorf("%s %s: expected %d ToolExecutionStart (every call runs), got %d", s.ID, s.Mode, o.toolCalls, o.execStarts)
 	}
 	if want := 1 + s.T*(1+s.K) + 1; len(res.Messages) != want {
 		return nil, fmt.Errorf("%s %s: unexpected message count %d (want %d)", s.ID, s.Mode, len(res.Messages), want)
