@@ -40,7 +40,9 @@ const (
 )
 
 // StreamEvent is one streaming step: its kind, the index of the content block it concerns
-// and, for deltas, the text that arrived.
+// and, for deltas, what arrived: the text of a text_delta or thinking_delta, the fragment
+// of the raw arguments of a toolcall_delta (the fragments of a call, put together, are
+// its arguments as the model wrote them).
 type StreamEvent struct {
 	Kind  StreamKind `json:"type"`
 	Index int        `json:"contentIndex"`
