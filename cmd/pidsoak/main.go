@@ -4,7 +4,9 @@
 // leaks grows after its warm-up by more than what it is asked to keep (the sessions'
 // transcripts); pidsoak prints that growth next to the transcripts' size.
 //
-//	go run ./cmd/pidsoak [-pid bin/pid] [-sessions 20] [-prompts 4000] [-warmup 400] [-idle 1000]
+//	go run ./cmd/pidsoak [-pid BINARY] [-sessions 20] [-prompts 4000] [-warmup 400] [-idle 1000]
+//
+// Without -pid it builds ./cmd/pid first (run it from the repository).
 //
 // The soak: -sessions sessions, each with a scripted model and a scripted tool, run
 // -prompts prompts between them, concurrently; each prompt is a batch of two scripted
@@ -41,7 +43,7 @@ import (
 )
 
 func main() {
-	bin := flag.String("pid", "bin/pid", "the pid binary (built from ./cmd/pid when missing)")
+	bin := flag.String("pid", "", "the pid binary (default: build ./cmd/pid)")
 	sessions := flag.Int("sessions", 20, "sessions of the soak")
 	prompts := flag.Int("prompts", 4000, "prompts of the soak, over all sessions")
 	warmup := flag.Int("warmup", 400, "prompts before the warm-up measure")
@@ -63,7 +65,7 @@ func run(bin string, sessions, prompts, warmup, checkpoints, idle int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := os.Stat(bin); err != nil {
+	if bin == "" {
 		bin = filepath.Join(tmp, "pid")
 		fmt.Println("building pid into", bin)
 		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/pid").CombinedOutput(); err != nil {
