@@ -109,11 +109,29 @@ func (s *Session) runSteps(steps []ScriptStep) func(context.Context, toolexec.Ca
 }
 
 // endGates lets scripted tools wait for another call's toolEnd (the waitForEnd step), so
-// fixtures can fix completion order without timing.
+// fixtures can fix completion order without timing. Gates live while a run (a prompt or a
+// batch) is in progress: when the last run ends they are dropped, so a long session does not
+// keep one per call it ever made.
 type endGates struct {
-	// mu guards m.
-	mu sync.Mutex
-	m  map[string]chan struct{}
+	// mu guards m and runs.
+	mu   sync.Mutex
+	m    map[string]chan struct{}
+	runs int // runs in progress
+}
+
+// enter marks a run as started; leave, as ended. The caller pairs them.
+func (g *endGates) enter() {
+	g.mu.Lock()
+	g.runs++
+	g.mu.Unlock()
+}
+
+func (g *endGates) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.runs--; g.runs == 0 {
+		clear(g.m)
+	}
 }
 
 func newEndGates() *endGates { return &endGates{m: map[string]chan struct{}{}} }

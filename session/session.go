@@ -236,6 +236,8 @@ func (s *Session) End() {
 // Prompt runs the agent with prompts as the new input (see loop.Agent.PromptMessages).
 // With no model it returns ErrNoModel.
 func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Result, error) {
+	s.gates.enter()
+	defer s.gates.leave()
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink())
 	if errors.Is(err, loop.ErrNoProvider) {
 		return res, ErrNoModel
@@ -253,6 +255,8 @@ func (s *Session) Execute(ctx context.Context, calls []llm.ToolCall, mode string
 	default:
 		return toolexec.Outcome{}, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, mode)
 	}
+	s.gates.enter()
+	defer s.gates.leave()
 	out := s.agent.Execute(ctx, calls, toolexec.Mode(mode), s.sink())
 	if out.Aborted {
 		out.Terminate = false

@@ -169,7 +169,7 @@ func (w *Workspace) Roots() []string {
 	return out
 }
 
-// Close stops the file watcher, waits for its goroutine and closes the workspace folders'
+// Close gives up the workspace's share of the process's file watcher (internal/watch) and closes the workspace folders'
 // descriptors. From then on the file tools fail, saying the workspace is closed, and
 // ChangedFiles returns nil; a call already under way finishes or fails cleanly.
 //
