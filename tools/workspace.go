@@ -169,8 +169,8 @@ func (w *Workspace) Roots() []string {
 	return out
 }
 
-// Close gives up the workspace's share of the process's file watcher (internal/watch) and closes the workspace folders'
-// descriptors. From then on the file tools fail, saying the workspace is closed, and
+// Close gives up the workspace's share of the process's file watcher (internal/watch) and
+// closes the workspace folders' descriptors. From then on the file tools fail, saying the workspace is closed, and
 // ChangedFiles returns nil; a call already under way finishes or fails cleanly.
 //
 // Contract: called once by the session owner when the session ends; safe to call again.
