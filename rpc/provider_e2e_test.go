@@ -392,13 +392,20 @@ func TestE2EOpenAIRoundTrip(t *testing.T) {
 	if got := u.get("params.delta.delta").String(); got != `{"pattern": ` {
 		t.Errorf("scan's first toolcall_delta %q, want %q", got, `{"pattern": `)
 	}
-	if got := u.get("params.message.content.1.name").String(); got != "peek" {
-		t.Errorf("the partial message's block 1 is %q, want the peek call: %s", got, u)
+	if u.get("params.message").Exists() {
+		t.Errorf("a toolcall_delta carries the partial message (only the *_end deltas do): %s", truncate(u.String(), 300))
 	}
 	if n := countMatching(d.snapshot(), isAssistantEnd); n != 0 {
 		t.Errorf("an assistant messageEnd arrived while the server held the stream open")
 	}
 	close(argsSeen)
+	// Block 1 is the peek call: its toolcall_end carries the partial message with it whole.
+	u = d.notification("messageUpdate", func(m *wireMsg) bool {
+		return isUpdate("toolcall_end")(m) && m.get("params.delta.contentIndex").Int() == 1
+	})
+	if got := u.get("params.message.content.1.name").String(); got != "peek" || !jsonEq(u.get("params.message.content.1.arguments").Raw, `{"path": "a.txt"}`) {
+		t.Errorf("at its toolcall_end the partial message's block 1 is %s, want the peek call: %s", u.get("params.message.content.1").Raw, truncate(u.String(), 400))
+	}
 	u = d.notification("messageUpdate", func(m *wireMsg) bool {
 		return isUpdate("text_delta")(m) && m.get("params.delta.delta").String() == "Found one TODO"
 	})

@@ -3,6 +3,7 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sync"
@@ -11,8 +12,9 @@ import (
 )
 
 // Recorder is an llm.StreamSink that keeps each step as "kind index delta" and a copy of
-// each partial message as the loop would keep it (a shallow copy of Content). It checks
-// that every partial encodes, as the daemon's messageUpdate notification needs.
+// each partial message, its Content and the tool calls' Arguments copied (a partial is
+// valid during the sink's call only). It checks that every partial encodes, as the
+// daemon's messageUpdate notification needs at the end of a block.
 type Recorder struct {
 	mu       sync.Mutex
 	steps    []string
@@ -28,6 +30,9 @@ func (r *Recorder) Sink(partial *llm.Message, ev llm.StreamEvent) {
 	r.steps = append(r.steps, fmt.Sprintf("%s %d %q", ev.Kind, ev.Index, ev.Delta))
 	snap := *partial
 	snap.Content = slices.Clone(partial.Content)
+	for i := range snap.Content {
+		snap.Content[i].Arguments = bytes.Clone(snap.Content[i].Arguments)
+	}
 	r.partials = append(r.partials, snap)
 	if _, err := partial.AppendJSON(nil); err != nil {
 		r.errs = append(r.errs, fmt.Sprintf("partial at step %d (%s) does not encode: %v", len(r.steps)-1, r.steps[len(r.steps)-1], err))

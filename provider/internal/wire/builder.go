@@ -16,9 +16,11 @@ import (
 // the order they first appear; an index returned by Open is the block's index in the
 // message's Content and in the StreamEvents about it.
 //
-// Every value a sink can see is left untouched afterwards: texts are immutable strings
-// and each partial Arguments is a new slice, so a sink may keep what it was shown (the loop
-// keeps a shallow copy and hands it to another goroutine).
+// A partial message is valid during the sink's call only (llm.StreamSink's contract): the
+// Arguments of an open tool call are the arguments so far closed into valid JSON, kept in
+// a buffer the next step rewrites, so that a step costs its own size plus the closing
+// suffix, not the size of everything before it. Texts are immutable strings. The message
+// Done or Fail returns is never changed afterwards.
 type Builder struct {
 	msg     llm.Message
 	sink    llm.StreamSink
@@ -29,7 +31,7 @@ type Builder struct {
 type block struct {
 	open bool
 	text strings.Builder // text or thinking so far
-	args []byte          // tool-call arguments so far, as they arrived
+	args PartialJSON     // tool-call arguments so far, and their closed form
 }
 
 // NewBuilder returns a builder of an empty assistant message stamped now; sink may be nil.
@@ -95,7 +97,7 @@ func (b *Builder) IsOpen(i int) bool { return i >= 0 && i < len(b.blocks) && b.b
 func (b *Builder) Block(i int) *llm.Content { return &b.msg.Content[i] }
 
 // Append adds delta to open block i and reports it. For a tool call the partial Arguments
-// become the arguments so far closed into valid JSON (see CloseJSON), or stay as they were
+// become the arguments so far closed into valid JSON (see PartialJSON), or stay as they were
 // when nothing valid can be made yet. An empty delta, or one for a closed block, is ignored.
 func (b *Builder) Append(i int, delta string) {
 	if delta == "" || !b.IsOpen(i) {
@@ -112,8 +114,8 @@ func (b *Builder) Append(i int, delta string) {
 		c.Thinking = blk.text.String()
 		b.emit(llm.StreamThinkingDelta, i, delta)
 	case llm.ContentToolCall:
-		blk.args = append(blk.args, delta...)
-		if closed := CloseJSON(blk.args); closed != nil {
+		blk.args.WriteString(delta)
+		if closed := blk.args.Closed(); closed != nil {
 			c.Arguments = closed
 		}
 		b.emit(llm.StreamToolCallDelta, i, delta)
@@ -134,7 +136,7 @@ func (b *Builder) Close(i int) {
 	case llm.ContentThinking:
 		b.emit(llm.StreamThinkingEnd, i, "")
 	case llm.ContentToolCall:
-		c.Arguments = FinalArgs(b.blocks[i].args)
+		c.Arguments = FinalArgs(b.blocks[i].args.Raw())
 		b.emit(llm.StreamToolCallEnd, i, "")
 	}
 }
@@ -172,8 +174,14 @@ func (b *Builder) Fail(stop llm.StopReason, text string) llm.Message {
 	for i, blk := range b.blocks {
 		blk.open = false
 		c := &b.msg.Content[i]
-		if c.Type == llm.ContentToolCall && len(c.Arguments) == 0 {
+		switch {
+		case c.Type != llm.ContentToolCall:
+		case len(c.Arguments) == 0:
 			c.Arguments = json.RawMessage("{}")
+		default:
+			// The partial arguments live in the block's buffer: the message returned gets
+			// its own copy.
+			c.Arguments = bytes.Clone(c.Arguments)
 		}
 	}
 	b.msg.StopReason = stop
