@@ -151,15 +151,31 @@ end
 
 local handlers = {}
 
+-- streamed counts the text blocks of the assistant message being streamed, which are shown
+-- one after another, a newline between two (as text_of joins them).
+local streamed = 0
+
 handlers['messageStart'] = function(p)
   if p.message and p.message.role == 'assistant' then
     view.text_begin()
+    streamed = 0
   end
 end
 
+-- messageUpdate carries a delta, and the partial message only when a block is complete: the
+-- text is appended piece by piece, never rebuilt.
 handlers['messageUpdate'] = function(p)
-  if p.message and p.message.role == 'assistant' then
-    view.text_set(text_of(p.message.content))
+  local d = p.delta
+  if type(d) ~= 'table' then
+    return
+  end
+  if d.type == 'text_start' then
+    if streamed > 0 then
+      view.text_append('\n')
+    end
+    streamed = streamed + 1
+  elseif d.type == 'text_delta' and type(d.delta) == 'string' then
+    view.text_append(d.delta)
   end
 end
 

@@ -174,7 +174,34 @@ function M.text_set(s)
     return
   end
   set(t.start, t.start + t.n, lines)
-  t.n = #lines
+  t.n, t.last = #lines, lines[#lines]
+end
+
+-- text_append adds s (a streamed piece of assistant text, which may hold newlines) to the end
+-- of the current region. It rewrites only the region's last line and adds the new ones, so a
+-- long answer streamed in small pieces costs what it holds, not its length times the pieces.
+function M.text_append(s)
+  if s == nil or s == '' then
+    return
+  end
+  if state.text == nil then
+    M.text_begin()
+  end
+  local t = state.text
+  local pieces = lines_of(s)
+  if t.n == 0 then
+    set(t.start, t.start, pieces)
+    t.n, t.last = #pieces, pieces[#pieces]
+    return
+  end
+  local last = t.last
+  if last == nil then
+    last = vim.api.nvim_buf_get_lines(M.bufnr(), t.start + t.n - 1, t.start + t.n, false)[1] or ''
+  end
+  pieces[1] = last .. pieces[1]
+  set(t.start + t.n - 1, t.start + t.n, pieces)
+  t.n = t.n + #pieces - 1
+  t.last = pieces[#pieces]
 end
 
 function M.text_end()
