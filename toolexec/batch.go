@@ -64,6 +64,8 @@ type call struct {
 	returned bool
 	// begun is set when the call's ToolExecutionStart was sent: it will execute.
 	begun bool
+	// slot is the call's place in its tool's Slots, when the tool has some.
+	slot *ticket
 }
 
 // batch is one Run in progress.
@@ -209,12 +211,14 @@ func (r *batch) runSequential(calls []call) {
 		case r.ctx.Err() != nil:
 			c.fail(msgAborted)
 		case !r.prepare(c):
-		case !r.begin(c):
+		case !r.takeSlot(c) || !r.begin(c):
 			c.fail(msgAborted)
 		default:
 			r.execute(c)
+			r.releaseSlot(c)
 			r.finalize(c)
 		}
+		r.releaseSlot(c)
 		r.end(c)
 		r.addMessage(c)
 	}
@@ -259,10 +263,13 @@ func (r *batch) runParallel(calls []call) {
 				holders[name] = c
 			}
 		}
+		if sl := c.entry.tool.Slots; sl != nil {
+			c.slot = sl.reserve() // in source order: the queue serves calls as prepared
+		}
 		runnable = append(runnable, c)
 	}
 	for _, c := range runnable {
-		if len(c.deps) == 0 && !r.begin(c) {
+		if len(c.deps) == 0 && (c.slot == nil || c.slot.grantedNow()) && !r.begin(c) {
 			break // aborted: runOne ends this call and the rest with "Operation aborted"
 		}
 	}
@@ -295,15 +302,38 @@ func (r *batch) runOne(c *call) {
 	for _, d := range c.deps {
 		<-d.done
 	}
-	if r.begin(c) {
+	if r.takeSlot(c) && r.begin(c) {
 		r.execute(c)
+		r.releaseSlot(c)
 		r.finalize(c)
 	} else {
 		c.fail(msgAborted)
 	}
+	r.releaseSlot(c)
 	r.end(c)
 	if c.done != nil {
 		close(c.done)
+	}
+}
+
+// takeSlot waits, when the call's tool has Slots, until the call holds one (reserving its
+// place first in sequential mode). It reports false when the run was aborted meanwhile.
+func (r *batch) takeSlot(c *call) bool {
+	if c.slot == nil {
+		sl := c.entry.tool.Slots
+		if sl == nil {
+			return true
+		}
+		c.slot = sl.reserve()
+	}
+	return c.slot.wait(r.ctx) == nil
+}
+
+// releaseSlot gives the call's slot back once it has executed (before afterToolCall, so the
+// next call need not wait for the hooks). Idempotent.
+func (r *batch) releaseSlot(c *call) {
+	if c.slot != nil {
+		c.slot.release()
 	}
 }
 

@@ -84,6 +84,12 @@ type Tool struct {
 	// A panic is caught and turns the call into an error result.
 	Resources func(call Call) []string
 
+	// Slots, if set, caps how many calls of this tool (and of the other tools sharing the
+	// pool) execute at once, across batches and sessions; the calls beyond it wait before
+	// execution, in the order they were prepared, and get their ToolExecutionStart when they
+	// start. nil means no cap.
+	Slots *Slots
+
 	// Execute runs the call.
 	//
 	// Contract: called at most once per call, concurrently with other calls of the batch in

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,6 +58,20 @@ var bashSchema = schema(`{
   "additionalProperties": false
 }`)
 
+// ProcessSlots caps how many bash commands run at once in this process, across batches and
+// sessions: twice the number of CPUs, or $PID_MAX_PROCESSES when it is a positive number.
+// A batch of many commands queues the rest in source order (toolexec.Slots).
+var ProcessSlots = toolexec.NewSlots(MaxProcesses())
+
+// MaxProcesses returns ProcessSlots' size: $PID_MAX_PROCESSES when it is a positive
+// integer, else twice the number of CPUs.
+func MaxProcesses() int {
+	if n, err := strconv.Atoi(os.Getenv("PID_MAX_PROCESSES")); err == nil && n > 0 {
+		return n
+	}
+	return 2 * runtime.NumCPU()
+}
+
 func bashTool(ws *Workspace) toolexec.Tool {
 	shell := "sh"
 	if p, err := exec.LookPath("bash"); err == nil {
@@ -68,6 +84,7 @@ func bashTool(ws *Workspace) toolexec.Tool {
 			"The command is killed, with every process it started, after timeout seconds (default 120) or when the user aborts. " +
 			"A process left running in the background (cmd &) is not waited for and its output is not captured: redirect it to a file.",
 		Parameters: bashSchema,
+		Slots:      ProcessSlots,
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Command string   `json:"command"`

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,5 +270,24 @@ func TestBashAbortThroughPipeline(t *testing.T) {
 	m := oc.Messages[0]
 	if !oc.Aborted || !m.IsError || !strings.HasPrefix(m.Content[0].Text, "Operation aborted: the command was stopped and its processes killed.") || !strings.HasSuffix(m.Content[0].Text, "ready\n") {
 		t.Errorf("aborted %v, result %q", oc.Aborted, m.Content[0].Text)
+	}
+}
+
+// Bash commands share the process-wide pool that caps how many run at once (issue 11: a
+// batch used to start all its commands together).
+func TestBashSharesTheProcessPool(t *testing.T) {
+	ws, _ := newWorkspace(t, nil)
+	for _, tl := range tools.New(ws) {
+		if tl.Name == tools.NameBash && tl.Slots != tools.ProcessSlots {
+			t.Error("the bash tool does not take its slots from ProcessSlots")
+		}
+	}
+	t.Setenv("PID_MAX_PROCESSES", "3")
+	if tools.MaxProcesses() != 3 {
+		t.Errorf("MaxProcesses() = %d with PID_MAX_PROCESSES=3", tools.MaxProcesses())
+	}
+	t.Setenv("PID_MAX_PROCESSES", "zero")
+	if tools.MaxProcesses() != 2*runtime.NumCPU() {
+		t.Errorf("MaxProcesses() = %d, want twice the CPUs", tools.MaxProcesses())
 	}
 }
