@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/session"
 )
@@ -49,23 +47,29 @@ func invalidParams(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errInvalidParams}, args...)...)
 }
 
+// wireError is the error member of a response.
+type wireError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
 // toWire maps an error to the JSON-RPC error sent to the client. Coded errors keep their
 // code, a busy agent is RequestFailed, a cancelled request RequestCancelled, and anything
 // else is an internal error: no error reaches the wire with code 0.
-func toWire(err error) *jsonrpc2.Error {
+func toWire(err error) *wireError {
 	var ce *codedError
 	switch {
 	case errors.Is(err, loop.ErrBusy):
-		return &jsonrpc2.Error{Code: errBusy.code, Message: errBusy.msg}
+		return &wireError{Code: errBusy.code, Message: errBusy.msg}
 	case errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrUnknownSession):
-		return &jsonrpc2.Error{Code: codeInvalidParams, Message: err.Error()}
+		return &wireError{Code: codeInvalidParams, Message: err.Error()}
 	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrUnavailable):
-		return &jsonrpc2.Error{Code: codeRequestFailed, Message: err.Error()}
+		return &wireError{Code: codeRequestFailed, Message: err.Error()}
 	case errors.As(err, &ce):
 		msg := err.Error()
-		return &jsonrpc2.Error{Code: ce.code, Message: msg}
+		return &wireError{Code: ce.code, Message: msg}
 	case errors.Is(err, context.Canceled):
-		return &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled"}
+		return &wireError{Code: codeRequestCancelled, Message: "request cancelled"}
 	}
-	return &jsonrpc2.Error{Code: codeInternalError, Message: "internal error: " + err.Error()}
+	return &wireError{Code: codeInternalError, Message: "internal error: " + err.Error()}
 }

@@ -132,3 +132,30 @@ func TestProcessKeepsServing(t *testing.T) {
 		t.Errorf("stdout carried something other than protocol: %v", err)
 	}
 }
+
+func TestProcessHostileFrames(t *testing.T) {
+	stderr := &syncBuffer{}
+	d := startProcess(t, processOptions{Stderr: stderr})
+	d.initialize(nil)
+	// Ten million '[' once killed pid (a recursive validator ran out of stack): now they are
+	// answered like any other broken frame, and pid serves on.
+	mark := len(d.snapshot())
+	d.frame(strings.Repeat("[", 10_000_000))
+	if m := d.await("the answer to the frame of '['", func(m *wireMsg) bool { return m.seq >= mark }); m.id() != "null" || m.get("error.code").Int() != codeParseError {
+		t.Errorf("10 M '[': %s", m)
+	}
+	d.call("session/new", omit)
+	// A length pid will not read is answered at once, and ends the connection with a log
+	// line saying why.
+	d.write([]byte("Content-Length: 4611686018427387904\r\n\r\n"))
+	m := d.await("the answer to the oversized frame", func(m *wireMsg) bool { return m.isResponse() && m.id() == "null" && m.seq > mark+1 })
+	if m.get("error.code").Int() != codeParseError {
+		t.Errorf("oversized frame: %s", m)
+	}
+	if code := d.wait(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if !strings.Contains(stderr.String(), "closing the connection") {
+		t.Errorf("pid's stderr does not say why it closed the connection:\n%s", stderr)
+	}
+}

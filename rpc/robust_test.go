@@ -146,8 +146,9 @@ func TestNotARequest(t *testing.T) {
 		"method not a string":           {`{"jsonrpc":"2.0","id":10,"method":5}`, "10"},
 		"params a string":               {`{"jsonrpc":"2.0","id":11,"method":"session/new","params":"x"}`, "11"},
 		"id an object":                  {`{"jsonrpc":"2.0","id":{},"method":"session/new"}`, "null"},
-		"id negative":                   {`{"jsonrpc":"2.0","id":-1,"method":"session/new"}`, "null"},
-		"id fractional":                 {`{"jsonrpc":"2.0","id":1.5,"method":"session/new"}`, "null"},
+		"id true":                       {`{"jsonrpc":"2.0","id":true,"method":"session/new"}`, "null"},
+		"id an array":                   {`{"jsonrpc":"2.0","id":[1],"method":"session/new"}`, "null"},
+		"odd id, jsonrpc 1.0":           {`{"jsonrpc":"1.0","id":-1.5e3,"method":"session/new"}`, "-1.5e3"},
 		"id null":                       {`{"jsonrpc":"2.0","id":null,"method":"session/new"}`, "null"},
 	} {
 		t.Run(name, func(t *testing.T) {

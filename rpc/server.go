@@ -3,7 +3,8 @@
 // loop), and encodes results, notifications and requests to the editor; docs/protocol.md
 // describes the protocol. The entry point is Serve.
 //
-// This file holds the server: the connection, the lifecycle and request dispatch.
+// This file holds the server: the read loop, the lifecycle, request dispatch and replies,
+// and pid's own requests to the editor.
 package rpc
 
 import (
@@ -18,9 +19,9 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
-	"github.com/tidwall/gjson"
 	"go.lsp.dev/protocol"
 
+	"github.com/pid-agent/pid/internal/rpcwire"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -36,9 +37,6 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	stream *frameStream
-	conn   *jsonrpc2.Conn
-	// ready closes once conn is set: jsonrpc2 starts reading before NewConn returns.
-	ready chan struct{}
 
 	// host is the session layer: the sessions and what they share.
 	host *session.Host
@@ -57,9 +55,11 @@ type Server struct {
 	// goroutine touches it.
 	afterReply []func()
 
-	// exited closes when the editor sends exit or the connection ends.
-	exitOnce sync.Once
-	exited   chan struct{}
+	// exit is set by the exit notification; only the read goroutine touches it.
+	exit bool
+	// done closes when the read loop has ended (exit, or the input ended or broke): pid's
+	// requests to the editor then get no answer.
+	done chan struct{}
 
 	// mu guards the fields below it.
 	mu           sync.Mutex
@@ -70,9 +70,13 @@ type Server struct {
 	clientAfter  bool           // the editor answers afterToolCall
 	clientTrust  bool           // the editor answers workspace/requestTrust
 	defaults     session.Config // initializationOptions
-	inflight     map[jsonrpc2.ID]*inflight
-	nextOutID    uint64
-	waiting      map[string]chan []byte // id of a request to the editor -> its answer
+	// inflight holds the long requests not yet answered, by id key (rpcwire.IDKey): what
+	// $/cancelRequest reaches, and the ids a new request may not reuse.
+	inflight map[string]*inflight
+	// running holds the long requests whose reply is not yet written: what shutdown waits for.
+	running   map[*inflight]struct{}
+	nextOutID uint64
+	waiting   map[string]chan answerMsg // id key of a request to the editor -> its answer
 }
 
 // inflight is a request running on a goroutine of its own.
@@ -81,34 +85,52 @@ type inflight struct {
 	done   chan struct{} // closed once it has been answered
 }
 
+// answerMsg is the editor's response to one of pid's requests: its members, raw.
+type answerMsg struct {
+	result, err json.RawMessage
+}
+
 // Serve speaks the protocol on r and w until the editor sends exit or r ends, and returns
 // the process exit code: 0 after shutdown, 1 otherwise. When it returns, every request has
-// been answered or cancelled and every goroutine it started has finished.
+// been answered or cancelled and every goroutine it started has finished; r is closed if it
+// is an io.Closer. Ending ctx closes r (when it is an io.Closer), which ends Serve.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
-	s := &Server{opts: opts, log: opts.Log, exited: make(chan struct{}), ready: make(chan struct{}), inflight: map[jsonrpc2.ID]*inflight{}, waiting: map[string]chan []byte{}, exitCode: 1}
+	s := &Server{opts: opts, log: opts.Log, done: make(chan struct{}), exitCode: 1,
+		inflight: map[string]*inflight{}, running: map[*inflight]struct{}{}, waiting: map[string]chan answerMsg{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	var closer io.Closer
-	if c, ok := r.(io.Closer); ok {
-		closer = c
-	}
-	s.stream = newFrameStream(r, w, closer)
-	s.stream.intercept = s.answer
+	s.stream = newFrameStream(r, w)
 	s.host = session.NewHost(session.HostOptions{Log: s.log, Report: s.report})
+	closeInput := func() {}
+	stop := func() bool { return true }
+	closed := make(chan struct{})
+	if c, ok := r.(io.Closer); ok {
+		// A read cannot be interrupted otherwise: closing the input ends it.
+		var once sync.Once
+		closeInput = func() { once.Do(func() { c.Close() }) }
+		stop = context.AfterFunc(ctx, func() { defer close(closed); closeInput() })
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.bg, s.bgCancel = context.WithCancel(ctx)
-	s.conn = jsonrpc2.NewConn(ctx, s.stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
-	close(s.ready)
-	select {
-	case <-s.conn.DisconnectNotify():
-	case <-s.exited:
-		s.conn.Close()
+
+	err := s.readLoop(ctx)
+	close(s.done)
+	var fe *frameError
+	switch {
+	case errors.As(err, &fe):
+		s.log.Error("closing the connection: the input cannot be read on", "reason", fe.msg)
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && ctx.Err() == nil:
+		s.log.Warn("reading the input failed; closing the connection", "err", err)
+	}
+	closeInput()
+	if !stop() {
+		<-closed // ctx ended: wait for its close to finish
 	}
 	cancel()
 	s.mu.Lock()
-	for _, f := range s.inflight {
+	for f := range s.running {
 		f.cancel()
 	}
 	s.mu.Unlock()
@@ -121,66 +143,97 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	return s.exitCode
 }
 
-type slogPrinter struct{ log *slog.Logger }
+// readLoop reads and dispatches messages until the editor sends exit (it returns nil) or the
+// input ends or breaks (it returns why).
+func (s *Server) readLoop(ctx context.Context) error {
+	for {
+		m, err := s.stream.readMessage()
+		switch {
+		case err != nil:
+			return err
+		case m == nil: // answered with an error
+		case m.response:
+			s.answer(m)
+		default:
+			s.handle(ctx, m)
+			if s.exit {
+				return nil
+			}
+		}
+	}
+}
 
-func (p slogPrinter) Printf(format string, v ...any) { p.log.Info(fmt.Sprintf(format, v...)) }
-
-// Handle is called by jsonrpc2 on its read goroutine, in arrival order. Notifications and
-// quick requests are handled right here, so their order is kept ($/cancelRequest reaches a
-// running prompt at once, steer lands before anything sent after it); requests that run the
-// agent or wait on the editor get a goroutine and a context of their own.
-func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	<-s.ready
-	if req.Notif {
-		s.guard(req, func() { s.notification(req) })
+// handle dispatches one request or notification, on the read goroutine, in arrival order.
+// Notifications and quick requests are handled right here, so their order is kept
+// ($/cancelRequest reaches a running prompt at once, steer lands before anything sent after
+// it); requests that run the agent or wait on the editor get a goroutine and a context of
+// their own. Handlers see a jsonrpc2.Request with Method and Params; its ID is not set (the
+// id the editor wrote is answered by this file, exactly as written).
+func (s *Server) handle(ctx context.Context, m *incoming) {
+	if m.id == nil {
+		s.guard(m.method, func() { s.notification(m) })
 		return
 	}
-	if err := s.admit(req.Method); err != nil {
-		s.reply(req.ID, nil, err)
+	if err := s.admit(m.method, m.key); err != nil {
+		s.reply(m.id, nil, err)
 		return
 	}
-	if h, ok := longMethods[req.Method]; ok {
-		rctx, cancel := context.WithCancel(ctx)
-		start, err := h.start(s, req)
+	req := &jsonrpc2.Request{Method: m.method}
+	if m.params != nil {
+		p := m.params
+		req.Params = &p
+	}
+	if h, ok := longMethods[m.method]; ok {
+		var start func(context.Context) (any, error)
+		var err error
+		if perr := s.guard(m.method, func() { start, err = h.start(s, req) }); perr != nil {
+			err = perr
+		}
+		req.Params = nil // the frame is not kept alive while the request runs
 		if err != nil {
-			cancel()
-			s.reply(req.ID, nil, err)
+			s.reply(m.id, nil, err)
 			return
 		}
+		rctx, cancel := context.WithCancel(ctx)
 		f := &inflight{cancel: cancel, done: make(chan struct{})}
 		s.mu.Lock()
-		s.inflight[req.ID] = f
+		s.inflight[m.key] = f
+		s.running[f] = struct{}{}
 		s.mu.Unlock()
+		id, key, method := m.id, m.key, m.method
 		s.wg.Go(func() {
-			defer func() {
-				s.mu.Lock()
-				if s.inflight[req.ID] == f {
-					delete(s.inflight, req.ID)
-				}
-				s.mu.Unlock()
-				cancel()
-				close(f.done)
-			}()
 			var result any
 			var err error
-			if perr := s.guard(req, func() { result, err = start(rctx) }); perr != nil {
+			if perr := s.guard(method, func() { result, err = start(rctx) }); perr != nil {
 				result, err = nil, perr
 			}
-			s.reply(req.ID, result, err)
+			// The id is free again before the answer goes out: an editor may reuse it as
+			// soon as it has the answer.
+			s.mu.Lock()
+			if s.inflight[key] == f {
+				delete(s.inflight, key)
+			}
+			s.mu.Unlock()
+			s.writeReply(id, result, err, method == "shutdown" && err == nil)
+			cancel()
+			s.mu.Lock()
+			delete(s.running, f)
+			s.mu.Unlock()
+			close(f.done)
 		})
 		return
 	}
-	h, ok := quickMethods[req.Method]
+	h, ok := quickMethods[m.method]
 	if !ok {
-		s.reply(req.ID, nil, fmt.Errorf("%w: %s", errUnknownMethod, req.Method))
+		s.reply(m.id, nil, fmt.Errorf("%w: %s", errUnknownMethod, m.method))
 		return
 	}
 	var result any
 	var err error
-	if perr := s.guard(req, func() { result, err = h(s, req) }); perr != nil {
+	if perr := s.guard(m.method, func() { result, err = h(s, req) }); perr != nil {
 		result, err = nil, perr
 	}
-	s.reply(req.ID, result, err)
+	s.reply(m.id, result, err)
 	for _, f := range s.afterReply {
 		f()
 	}
@@ -189,19 +242,20 @@ func (s *Server) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 
 // guard runs f and logs a panic instead of crashing the daemon. It returns the panic as an
 // internal error, which the caller answers the request with (never a result).
-func (s *Server) guard(req *jsonrpc2.Request, f func()) (err error) {
+func (s *Server) guard(method string, f func()) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("handler panicked", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("the handler of %s panicked: %v", req.Method, p)
+			s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("the handler of %s panicked: %v", method, p)
 		}
 	}()
 	f()
 	return nil
 }
 
-// admit applies the lifecycle: nothing before initialize, nothing after shutdown.
-func (s *Server) admit(method string) error {
+// admit applies the lifecycle (nothing before initialize, nothing after shutdown) and
+// refuses the id of a request still running: a cancel naming it could not tell the two apart.
+func (s *Server) admit(method, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -211,56 +265,80 @@ func (s *Server) admit(method string) error {
 		return fmt.Errorf("%w: initialize was already received", errInvalidRequest)
 	case method != "initialize" && !s.initialized:
 		return errNotInitialized
+	case s.inflight[key] != nil:
+		return fmt.Errorf("%w: a request with this id is still running; give every request an id of its own", errInvalidRequest)
 	}
 	return nil
 }
 
-func (s *Server) reply(id jsonrpc2.ID, result any, err error) {
-	if err != nil {
-		if rerr := s.conn.ReplyWithError(context.Background(), id, toWire(err)); rerr != nil {
-			s.log.Debug("reply failed", "err", rerr)
+// reply answers the request with id: its result, or its error mapped to a code.
+func (s *Server) reply(id json.RawMessage, result any, err error) {
+	s.writeReply(id, result, err, false)
+}
+
+// writeReply is reply; last marks the shutdown reply, after which pid starts nothing.
+func (s *Server) writeReply(id json.RawMessage, result any, err error, last bool) {
+	var body []byte
+	if err == nil {
+		rb, merr := json.Marshal(result) // nil is null
+		if merr != nil {
+			s.log.Error("encoding a result failed", "err", merr)
+			err = merr
+		} else {
+			body = make([]byte, 0, 40+len(id)+len(rb))
+			body = append(body, `{"jsonrpc":"2.0","id":`...)
+			body = append(body, id...)
+			body = append(body, `,"result":`...)
+			body = append(body, rb...)
+			body = append(body, '}')
 		}
-		return
 	}
-	if result == nil {
-		result = json.RawMessage("null")
+	if err != nil {
+		body = errorBody(id, toWire(err))
 	}
-	if rerr := s.conn.Reply(context.Background(), id, result); rerr != nil {
-		s.log.Debug("reply failed", "err", rerr)
+	if werr := s.stream.writeAnswer(body, last); werr != nil {
+		s.log.Debug("reply failed", "err", werr)
 	}
 }
 
 // notification handles one notification on the read goroutine.
-func (s *Server) notification(req *jsonrpc2.Request) {
-	switch req.Method {
+func (s *Server) notification(m *incoming) {
+	switch m.method {
 	case "exit":
 		s.mu.Lock()
 		if s.shutdown {
 			s.exitCode = 0
 		}
 		s.mu.Unlock()
-		s.exitOnce.Do(func() { close(s.exited) })
+		s.exit = true
 	case "$/cancelRequest":
 		var p struct {
-			ID jsonrpc2.ID `json:"id"`
+			ID json.RawMessage `json:"id"`
 		}
-		if err := decodeParams(req.Params, &p); err != nil {
+		params := m.params
+		if err := decodeParams(&params, &p); err != nil {
 			s.log.Warn("bad $/cancelRequest", "err", err)
 			return
 		}
+		key, ok := rpcwire.IDKey(p.ID)
+		if !ok {
+			s.log.Warn("bad $/cancelRequest: id must be a string or a number", "id", truncate(string(p.ID), 80))
+			return
+		}
 		s.mu.Lock()
-		f := s.inflight[p.ID]
+		f := s.inflight[key]
 		s.mu.Unlock()
 		if f != nil {
 			f.cancel()
 		}
 	case "initialized", "$/setTrace", "$/logTrace":
 	default:
-		s.log.Debug("ignored notification", "method", req.Method)
+		s.log.Debug("ignored notification", "method", m.method)
 	}
 }
 
-// notify writes a notification. Errors mean the editor is gone; they are logged only.
+// notify writes a notification. Errors mean the editor is gone, or that the shutdown reply
+// was written; they are logged only.
 func (s *Server) notify(method string, params any) {
 	body, err := json.Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
@@ -284,19 +362,19 @@ func (s *Server) logMessage(typ protocol.MessageType, msg string) {
 
 // call sends a request to the editor and waits for its answer or for ctx; the answer's
 // result is decoded into result. When ctx ends first, the editor is told with
-// $/cancelRequest. pid's requests bypass jsonrpc2's Conn: the request is written by hand and
-// the answer taken off the frame stream (answer), which saves a map-based encoding and two
-// decodings on the approval round trip.
+// $/cancelRequest. Once the read loop has ended, or after the shutdown reply, it fails at
+// once. The answer is taken off the read loop (answer), with no decoding but result's.
 func (s *Server) call(ctx context.Context, method string, params []byte, result any) error {
 	s.mu.Lock()
 	s.nextOutID++
 	id := strconv.FormatUint(s.nextOutID, 10)
-	ch := make(chan []byte, 1)
-	s.waiting[id] = ch
+	key, _ := rpcwire.IDKey([]byte(id))
+	ch := make(chan answerMsg, 1)
+	s.waiting[key] = ch
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.waiting, id)
+		delete(s.waiting, key)
 		s.mu.Unlock()
 	}()
 	b := make([]byte, 0, 64+len(method)+len(params))
@@ -311,9 +389,9 @@ func (s *Server) call(ctx context.Context, method string, params []byte, result 
 		return fmt.Errorf("writing %s: %w", method, err)
 	}
 	select {
-	case body := <-ch:
-		return decodeAnswer(body, result)
-	case <-s.conn.DisconnectNotify():
+	case a := <-ch:
+		return decodeAnswer(a, result)
+	case <-s.done:
 		return errors.New("the editor disconnected")
 	case <-ctx.Done():
 		s.notify("$/cancelRequest", map[string]any{"id": json.RawMessage(id)})
@@ -321,18 +399,23 @@ func (s *Server) call(ctx context.Context, method string, params []byte, result 
 	}
 }
 
-// answer takes a response to one of pid's own requests off the stream; it reports false for
-// any other response, which then goes to jsonrpc2 (and is logged as unexpected there).
-func (s *Server) answer(id json.RawMessage, body []byte) bool {
+// answer hands a response to the request of pid's it answers. A response to nothing pid
+// waits for (a late answer to a request given up on, or one with id null) is logged and
+// dropped.
+func (s *Server) answer(m *incoming) {
 	s.mu.Lock()
-	ch := s.waiting[string(id)]
-	delete(s.waiting, string(id))
+	ch := s.waiting[m.key]
+	delete(s.waiting, m.key)
 	s.mu.Unlock()
 	if ch == nil {
-		return false
+		if m.id == nil && m.error != nil {
+			s.log.Warn("the editor answered with an error to a message it could not read", "error", truncate(string(m.error), 400))
+			return
+		}
+		s.log.Debug("dropped a response to no pending request of pid's", "id", truncate(string(m.id), 80))
+		return
 	}
-	ch <- body
-	return true
+	ch <- answerMsg{result: m.result, err: m.error}
 }
 
 // editorError is an error response from the editor.
@@ -343,19 +426,18 @@ type editorError struct {
 
 func (e *editorError) Error() string { return fmt.Sprintf("error %d: %s", e.Code, e.Message) }
 
-func decodeAnswer(body []byte, result any) error {
-	f := gjson.GetManyBytes(body, "error", "result")
-	if f[0].Exists() && f[0].Type != gjson.Null {
+func decodeAnswer(a answerMsg, result any) error {
+	if a.err != nil && string(a.err) != "null" {
 		var e editorError
-		if err := json.Unmarshal([]byte(f[0].Raw), &e); err != nil {
-			return &editorError{Message: "malformed error response: " + f[0].Raw}
+		if err := json.Unmarshal(a.err, &e); err != nil {
+			return &editorError{Message: "malformed error response: " + truncate(string(a.err), 200)}
 		}
 		return &e
 	}
-	if result == nil || !f[1].Exists() {
+	if result == nil || a.result == nil {
 		return nil
 	}
-	if err := json.Unmarshal([]byte(f[1].Raw), result); err != nil {
+	if err := json.Unmarshal(a.result, result); err != nil {
 		return fmt.Errorf("the editor's answer does not have the expected shape: %v", err)
 	}
 	return nil
@@ -442,13 +524,15 @@ func declared(exp any) clientCaps {
 }
 
 // shutdownReq stops taking requests at once (admit answers -32600 from now on), cancels the
-// running ones, and answers only once they have all been answered: an editor that has the
-// shutdown reply knows nothing more is coming.
+// running ones and pid's own questions, and answers only once they have all been answered:
+// an editor that has the shutdown reply knows nothing more is coming. Its reply is written
+// with last set (handle), so that whatever part of pid still reports after it (a settings
+// file that changes) is logged but not sent.
 func (s *Server) shutdownReq(*jsonrpc2.Request) (func(context.Context) (any, error), error) {
 	s.mu.Lock()
 	s.shutdown = true
-	running := make([]*inflight, 0, len(s.inflight))
-	for _, f := range s.inflight {
+	running := make([]*inflight, 0, len(s.running))
+	for f := range s.running {
 		running = append(running, f)
 	}
 	s.mu.Unlock()

@@ -1,7 +1,8 @@
-// This file implements the LSP-framed object stream under sourcegraph/jsonrpc2: it reads
-// `Content-Length` frames, answers a frame that is not a JSON-RPC message with an error
-// response (-32700 for bad JSON, -32600 for JSON that is no request or response) and keeps
-// reading, where jsonrpc2's own codec would close the connection.
+// This file is the wire under the server: it reads `Content-Length` frames and checks the
+// JSON-RPC message each holds, answering at once every frame that holds none (-32700 for
+// what is not JSON or not framed, -32600 for JSON that is no request, notification or
+// response) and reading on; and it writes frames, of which only answers once the shutdown
+// reply has gone out.
 
 package rpc
 
@@ -11,124 +12,170 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tidwall/gjson"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
-// maxFrame bounds one message; a larger Content-Length is answered with -32700 and skipped.
+// maxFrame bounds one message. A larger Content-Length is answered with -32700 and closes the
+// connection: the frame cannot be skipped without reading it.
 const maxFrame = 64 << 20
 
-// frameStream is a jsonrpc2.ObjectStream over LSP framing.
+// maxHeaderLine bounds one header line, line end included. A longer line is answered with
+// -32700 and the input is skipped up to the next Content-Length header.
+const maxHeaderLine = 8 << 10
+
+// maxLengthDigits bounds the digits of a Content-Length value that are read; more digits
+// (leading zeros included) count as a length over maxFrame.
+const maxLengthDigits = 19
+
+// frameStream reads and writes LSP-framed messages.
 type frameStream struct {
+	// Reader state, used by the read loop's goroutine only.
 	r      *bufio.Reader
-	closer io.Closer
+	resync bool // skip to the next Content-Length header before reading a frame
 
-	// wmu serializes writes: jsonrpc2's and the stream's own error answers.
-	wmu sync.Mutex
-	w   *bufio.Writer
-	buf bytes.Buffer // scratch for one frame's header and body
-
-	// intercept, if set, is offered every response before jsonrpc2 sees it; it reports
-	// whether it took it (pid's own requests to the editor are answered through it).
-	intercept func(id json.RawMessage, body []byte) bool
-
-	// Reader state, used by ReadObject's goroutine only.
-	resync  bool   // skip to the next Content-Length header before reading a frame
-	pending string // a header line to read before the input's next line
+	// wmu serializes writes: answers, pid's notifications and requests. It guards the fields
+	// below it.
+	wmu    sync.Mutex
+	w      *bufio.Writer
+	header []byte // scratch for one frame's header
+	// sealed is set by writing the shutdown reply: from then on only answers are written.
+	sealed bool
 }
 
-func newFrameStream(r io.Reader, w io.Writer, closer io.Closer) *frameStream {
-	return &frameStream{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10), closer: closer}
+func newFrameStream(r io.Reader, w io.Writer) *frameStream {
+	return &frameStream{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// WriteObject writes one framed message and flushes it.
-func (s *frameStream) WriteObject(obj any) error {
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	return s.writeFrame(body)
-}
+// errSealed is the failure of a message pid starts after its shutdown reply.
+var errSealed = errors.New("not sent: nothing pid starts is written after its shutdown reply")
 
+// writeFrame writes a message pid starts (a notification, a request of its own, a
+// $/cancelRequest of one) and flushes it. Any goroutine may call it. Once the shutdown reply
+// is written it writes nothing and returns errSealed. Other errors mean the editor is gone.
 func (s *frameStream) writeFrame(body []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.buf.Reset()
-	s.buf.WriteString("Content-Length: ")
-	s.buf.WriteString(strconv.Itoa(len(body)))
-	s.buf.WriteString("\r\n\r\n")
-	s.buf.Write(body)
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	if s.sealed {
+		return errSealed
+	}
+	return s.writeLocked(body)
+}
+
+// writeAnswer writes an answer to something the editor sent (a response, an error answer),
+// which is written even after the shutdown reply. last marks body as the shutdown reply: once
+// it is written, writeFrame writes nothing more. Any goroutine may call it.
+func (s *frameStream) writeAnswer(body []byte, last bool) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.writeLocked(body)
+	if last {
+		s.sealed = true
+	}
+	return err
+}
+
+func (s *frameStream) writeLocked(body []byte) error {
+	h := append(s.header[:0], "Content-Length: "...)
+	h = strconv.AppendInt(h, int64(len(body)), 10)
+	h = append(h, "\r\n\r\n"...)
+	s.header = h
+	if _, err := s.w.Write(h); err != nil {
+		return err
+	}
+	if _, err := s.w.Write(body); err != nil {
 		return err
 	}
 	return s.w.Flush()
 }
 
-// errorReply writes an error response that is not tied to a handler.
+// errorReply answers a message that could not be handled; id is nil when it is unknown (the
+// answer then carries id null).
 func (s *frameStream) errorReply(id json.RawMessage, code int64, msg string) {
+	_ = s.writeAnswer(errorBody(id, &wireError{Code: code, Message: msg}), false)
+}
+
+// errorBody encodes an error response.
+func errorBody(id json.RawMessage, e *wireError) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   wireError       `json:"error"`
-	}{"2.0", id, wireError{Code: code, Message: msg}})
-	_ = s.writeFrame(body)
-}
-
-type wireError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-}
-
-// ReadObject reads frames until one holds a JSON-RPC message, which it decodes into v.
-// Frames that are not are answered and skipped. It fails only when the input ends or
-// breaks (then the connection closes).
-func (s *frameStream) ReadObject(v any) error {
-	for {
-		body, err := s.readFrame()
-		var fe *frameError
-		if errors.As(err, &fe) {
-			s.errorReply(nil, codeParseError, fe.msg)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		id, response, problem, code := classify(body)
-		if problem != "" {
-			s.errorReply(id, code, problem)
-			continue
-		}
-		if response && s.intercept != nil && s.intercept(id, body) {
-			continue
-		}
-		if err := json.Unmarshal(body, v); err != nil {
-			s.errorReply(id, codeInvalidRequest, "invalid request: "+err.Error())
-			continue
-		}
-		return nil
+	eb, err := json.Marshal(e)
+	if err != nil { // cannot happen: two plain fields
+		eb = []byte(`{"code":-32603,"message":"internal error"}`)
 	}
+	b := make([]byte, 0, 40+len(id)+len(eb))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, eb...)
+	return append(b, '}')
 }
 
-// frameError is a frame that could be skipped but not read.
-type frameError struct{ msg string }
+// incoming is one message the editor sent, checked: a request (id set), a notification (id
+// nil) or a response to one of pid's requests (response set).
+type incoming struct {
+	id     json.RawMessage // exactly as the editor wrote it (a copy, not a slice of the frame)
+	key    string          // the id's matching key (rpcwire.IDKey), "" without an id
+	method string
+	params json.RawMessage // nil when absent; a slice of the frame
+
+	response      bool
+	result, error json.RawMessage // a response's members (slices of the frame), nil when absent
+}
+
+// readMessage reads the next frame and returns the message it holds. A frame that holds none
+// is answered at once with an error and readMessage returns nil, nil: the caller reads on.
+// It returns an error when the input ends or breaks, and a *frameError, already answered,
+// when the input cannot be read on (a frame over maxFrame). Only the read loop calls it.
+func (s *frameStream) readMessage() (*incoming, error) {
+	body, err := s.readFrame()
+	var fe *frameError
+	if errors.As(err, &fe) {
+		s.errorReply(nil, codeParseError, fe.msg)
+		if fe.fatal {
+			return nil, fe
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, p := parseMessage(body)
+	if p != nil {
+		s.errorReply(p.id, p.code, p.msg)
+		return nil, nil
+	}
+	return m, nil
+}
+
+// frameError is a frame that could not be read. fatal means the input cannot be read on.
+type frameError struct {
+	msg   string
+	fatal bool
+}
 
 func (e *frameError) Error() string { return e.msg }
 
-// readFrame reads one frame's body. Header lines end in \r\n (a bare \n is accepted);
-// headers other than Content-Length are ignored.
+// errLineTooLong is a header line over maxHeaderLine.
+var errLineTooLong = errors.New("header line too long")
+
+// readFrame reads one frame's body. Header lines end in \r\n (a bare \n is accepted) and are
+// at most maxHeaderLine bytes; headers other than Content-Length are ignored, and a
+// Content-Length is decimal digits only.
 //
-// A header block without a usable Content-Length is answered with -32700, and since the
-// length of what follows it is unknown, the input is then skipped up to the next
-// Content-Length header (resync), so that the next well-formed frame is read as it was sent.
-// A line that is not a header where a frame should start is data outside a frame: it is
-// answered with -32700 too, and when it runs into a header (a body written without a header,
-// followed by the next frame) the header is read from there.
+// A header block without a usable Content-Length, or with an overlong line, is answered with
+// -32700, and since the length of what follows it is unknown, the input is then skipped up to
+// the next Content-Length header (resync), so that the next well-formed frame is read as it
+// was sent. A line that is not a header where a frame should start is data outside a frame:
+// it is answered with -32700 too, and when it runs into a header (a body written without a
+// header, followed by the next frame) the header is read from there. A Content-Length over
+// maxFrame is answered at once and ends the reading (a fatal frameError): a frame that size is
+// not read, and without reading it the next one cannot be found.
 func (s *frameStream) readFrame() ([]byte, error) {
 	if s.resync {
 		s.resync = false
@@ -140,132 +187,173 @@ func (s *frameStream) readFrame() ([]byte, error) {
 	sawHeader := false
 	var bad string
 	for {
-		line, err := s.readLine()
+		line, err := s.peekLine()
+		if err == errLineTooLong {
+			s.resync = true
+			if !sawHeader {
+				return nil, &frameError{msg: fmt.Sprintf("parse error: data outside a frame: a line longer than %d bytes where a Content-Length header should start", maxHeaderLine)}
+			}
+			return nil, &frameError{msg: fmt.Sprintf("parse error: a header line longer than %d bytes; the frame is skipped", maxHeaderLine)}
+		}
 		if err != nil {
-			if err == io.EOF && (line != "" || sawHeader) {
+			if err == io.EOF && (len(line) > 0 || sawHeader) {
 				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, err
 		}
-		if line == "" {
+		text := bytes.TrimRight(line, "\r\n")
+		if len(text) == 0 {
+			s.r.Discard(len(line))
 			if !sawHeader {
-				continue // stray blank line between frames
+				continue // a stray blank line between frames
 			}
 			break
 		}
-		name, value, ok := strings.Cut(line, ":")
-		if !ok || !isHeaderName(strings.TrimSpace(name)) {
-			if i := indexContentLength(line); i > 0 {
+		name, value, ok := bytes.Cut(text, []byte(":"))
+		name = bytes.TrimSpace(name)
+		if !ok || !isHeaderName(name) {
+			if i := indexFold(text, contentLengthHeader); i > 0 {
 				// Junk ran into the next frame's header: report the junk, read the frame.
-				s.pending = line[i:]
-				return nil, &frameError{fmt.Sprintf("parse error: data outside a frame (no Content-Length header): %q", truncate(line[:i], 80))}
+				fe := &frameError{msg: fmt.Sprintf("parse error: data outside a frame (no Content-Length header): %q", truncate(string(text[:i]), 80))}
+				s.r.Discard(i)
+				return nil, fe
 			}
+			quoted := truncate(string(text), 80)
+			s.r.Discard(len(line))
 			if !sawHeader {
 				// Where a frame should start: data outside a frame, reported line by line.
-				return nil, &frameError{fmt.Sprintf("parse error: data outside a frame (no Content-Length header): %q", truncate(line, 80))}
+				return nil, &frameError{msg: fmt.Sprintf("parse error: data outside a frame (no Content-Length header): %q", quoted)}
 			}
-			bad = fmt.Sprintf("parse error: malformed header line %q", truncate(line, 80))
+			bad = fmt.Sprintf("parse error: malformed header line %q", quoted)
 			continue
 		}
 		sawHeader = true
-		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
-			n, err := strconv.Atoi(strings.TrimSpace(value))
-			if err != nil || n < 0 {
-				bad = fmt.Sprintf("parse error: bad Content-Length %q", truncate(strings.TrimSpace(value), 40))
-				continue
+		if bytes.EqualFold(name, []byte("Content-Length")) {
+			value = bytes.TrimSpace(value)
+			n, ok := parseLength(value)
+			switch {
+			case !ok:
+				bad = fmt.Sprintf("parse error: bad Content-Length %q: it must be the body's size in bytes, in decimal digits", truncate(string(value), 40))
+			case n > maxFrame:
+				fe := &frameError{fatal: true, msg: fmt.Sprintf("parse error: a frame of %s bytes exceeds the limit of %d bytes; pid cannot skip it, and closes the connection", truncate(string(value), 40), maxFrame)}
+				s.r.Discard(len(line))
+				return nil, fe
+			default:
+				length = n
 			}
-			length = n
 		}
+		s.r.Discard(len(line))
 	}
 	if length < 0 {
 		if bad == "" {
 			bad = "parse error: frame without Content-Length header"
 		}
 		s.resync = true
-		return nil, &frameError{bad}
-	}
-	if length > maxFrame {
-		if _, err := s.r.Discard(length); err != nil {
-			return nil, err
-		}
-		return nil, &frameError{fmt.Sprintf("parse error: message of %d bytes exceeds the %d byte limit", length, maxFrame)}
+		return nil, &frameError{msg: bad}
 	}
 	body := make([]byte, length)
 	if _, err := io.ReadFull(s.r, body); err != nil {
 		return nil, io.ErrUnexpectedEOF
 	}
 	if bad != "" {
-		return nil, &frameError{bad}
+		return nil, &frameError{msg: bad}
 	}
 	return body, nil
 }
 
-// readLine returns the next header line without its line end: a line put back by readFrame,
-// else one read from the input.
-func (s *frameStream) readLine() (string, error) {
-	if s.pending != "" {
-		line := s.pending
-		s.pending = ""
-		return line, nil
+// parseLength reads a Content-Length value: decimal digits only (no sign, no space inside),
+// and reports whether it is one. More than maxLengthDigits digits give maxFrame+1.
+func parseLength(v []byte) (int, bool) {
+	if len(v) == 0 {
+		return 0, false
 	}
-	line, err := s.r.ReadString('\n')
-	if err != nil {
-		return line, err
+	n := 0
+	for i, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if i < maxLengthDigits {
+			n = n*10 + int(c-'0')
+		}
 	}
-	return strings.TrimRight(line, "\r\n"), nil
+	if len(v) > maxLengthDigits || n > maxFrame {
+		return maxFrame + 1, true
+	}
+	return n, true
+}
+
+// peekLine returns the next line of the input, line end included, without consuming it (the
+// caller discards what it used). It returns errLineTooLong when no line end comes within
+// maxHeaderLine bytes, and at the end of the input what is left with io.EOF. It waits for no
+// more input than the line needs.
+func (s *frameStream) peekLine() ([]byte, error) {
+	searched := 0
+	for {
+		n := max(s.r.Buffered(), searched+1)
+		n = min(n, maxHeaderLine)
+		buf, err := s.r.Peek(n)
+		if i := bytes.IndexByte(buf[searched:], '\n'); i >= 0 {
+			return buf[:searched+i+1], nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) >= maxHeaderLine {
+			return nil, errLineTooLong
+		}
+		searched = len(buf)
+	}
 }
 
 const contentLengthHeader = "content-length:"
 
-// skipToHeader discards input up to the next "Content-Length:" (in any case), which it puts
-// back for readFrame.
+// skipToHeader discards input up to the next "Content-Length:" (in any case), which is then
+// the next thing read. It holds no more than the reader's buffer.
 func (s *frameStream) skipToHeader() error {
-	matched := 0
+	const keep = len(contentLengthHeader) - 1 // a match may start in the last bytes seen
 	for {
-		b, err := s.r.ReadByte()
-		if err != nil {
-			return err
-		}
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		switch {
-		case b == contentLengthHeader[matched]:
-			matched++
-		case b == contentLengthHeader[0]:
-			matched = 1
-		default:
-			matched = 0
-		}
-		if matched == len(contentLengthHeader) {
-			rest, err := s.r.ReadString('\n')
-			if err != nil && err != io.EOF {
+		if s.r.Buffered() < len(contentLengthHeader) {
+			if buf, err := s.r.Peek(len(contentLengthHeader)); err != nil {
+				s.r.Discard(len(buf))
 				return err
 			}
-			s.pending = "Content-Length:" + strings.TrimRight(rest, "\r\n")
+		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		if i := indexFold(buf, contentLengthHeader); i >= 0 {
+			s.r.Discard(i)
 			return nil
 		}
+		s.r.Discard(len(buf) - keep)
 	}
 }
 
-// indexContentLength returns where "Content-Length:" (in any case) starts in line, or -1.
-func indexContentLength(line string) int {
-	lower := []byte(line)
-	for i, c := range lower {
-		if 'A' <= c && c <= 'Z' {
-			lower[i] = c + 'a' - 'A'
+// indexFold returns where lower (lower-case ASCII) starts in b, in any case, or -1.
+func indexFold(b []byte, lower string) int {
+	for i := 0; i+len(lower) <= len(b); i++ {
+		j := 0
+		for j < len(lower) && toLower(b[i+j]) == lower[j] {
+			j++
+		}
+		if j == len(lower) {
+			return i
 		}
 	}
-	return bytes.Index(lower, []byte(contentLengthHeader))
+	return -1
+}
+
+func toLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // isHeaderName reports whether s is an HTTP header field name (a token).
-func isHeaderName(s string) bool {
-	if s == "" {
+func isHeaderName(s []byte) bool {
+	if len(s) == 0 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	for _, c := range s {
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
@@ -283,57 +371,69 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// classify checks that body is one JSON-RPC request, notification or response, and returns
-// its id (when it has a usable one) with a problem and the code to answer it with.
-// It also reports whether the message is a response.
-func classify(body []byte) (id json.RawMessage, response bool, problem string, code int64) {
-	if !gjson.ValidBytes(body) {
-		return nil, false, "parse error: the message is not valid JSON", codeParseError
-	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		if len(trimmed) > 0 && trimmed[0] == '[' {
-			return nil, false, "invalid request: batch messages are not supported", codeInvalidRequest
-		}
-		return nil, false, "invalid request: a message must be a JSON object", codeInvalidRequest
-	}
-	f := gjson.GetManyBytes(trimmed, "jsonrpc", "id", "method", "result", "error", "params")
-	jsonrpc, rid, method, result, rerr, params := f[0], f[1], f[2], f[3], f[4], f[5]
-	switch rid.Type {
-	case gjson.String:
-		id = json.RawMessage(rid.Raw)
-	case gjson.Number:
-		if n, err := strconv.ParseInt(rid.Raw, 10, 64); err != nil || n < 0 {
-			return nil, false, "invalid request: id must be a string or a non-negative integer", codeInvalidRequest
-		}
-		id = json.RawMessage(rid.Raw)
-	case gjson.Null:
-		if rid.Exists() && method.Exists() {
-			// jsonrpc2 would take it for a notification and the client would wait forever.
-			return nil, false, "invalid request: a request id must be a string or an integer, not null", codeInvalidRequest
-		}
-	default:
-		return nil, false, "invalid request: id must be a string or a non-negative integer", codeInvalidRequest
-	}
-	if jsonrpc.Type != gjson.String || jsonrpc.Str != "2.0" {
-		return id, false, `invalid request: "jsonrpc" must be "2.0"`, codeInvalidRequest
-	}
-	isReq := method.Exists()
-	isResp := result.Exists() || rerr.Exists()
-	switch {
-	case isReq && isResp, !isReq && !isResp:
-		return id, false, "invalid request: a message needs either a method or a result/error", codeInvalidRequest
-	case isReq && method.Type != gjson.String:
-		return id, false, "invalid request: method must be a string", codeInvalidRequest
-	case isReq && params.Exists() && !params.IsObject() && !params.IsArray() && params.Type != gjson.Null:
-		return id, false, "invalid request: params must be an object or an array", codeInvalidRequest
-	}
-	return id, isResp, "", 0
+// problem is why a frame holds no message: the answer to send, with the id it can carry (nil
+// for null).
+type problem struct {
+	id   json.RawMessage
+	code int64
+	msg  string
 }
 
-func (s *frameStream) Close() error {
-	if s.closer != nil {
-		return s.closer.Close()
+// parseMessage checks that body is one JSON-RPC request, notification or response, in one
+// pass over it (rpcwire.Scan), and returns it, or the problem to answer. Ids may be any
+// string or number; null is refused for a request, since jsonrpc2 clients take an id-null
+// answer for a reply to nothing. Valid JSON nested deeper than rpcwire.MaxDepth is refused
+// with -32600 and the message's id, except a response, which goes to the request of pid's it
+// answers (whose decoding then fails on the depth).
+func parseMessage(body []byte) (*incoming, *problem) {
+	env, err := rpcwire.Scan(body)
+	var se *rpcwire.SyntaxError
+	if errors.As(err, &se) {
+		return nil, &problem{nil, codeParseError, "parse error: the message is not valid JSON"}
 	}
-	return nil
+	tooDeep := errors.Is(err, rpcwire.ErrTooDeep)
+	switch env.Top {
+	case '{':
+	case '[':
+		return nil, &problem{nil, codeInvalidRequest, "invalid request: batch messages are not supported"}
+	default:
+		return nil, &problem{nil, codeInvalidRequest, "invalid request: a message must be a JSON object"}
+	}
+	m := &incoming{}
+	if env.ID != nil && string(env.ID) != "null" {
+		key, ok := rpcwire.IDKey(env.ID)
+		if !ok {
+			return nil, &problem{nil, codeInvalidRequest, "invalid request: id must be a string or a number"}
+		}
+		m.id, m.key = append(json.RawMessage(nil), env.ID...), key
+	}
+	if v, ok := rpcwire.String(env.JSONRPC); !ok || v != "2.0" {
+		return nil, &problem{m.id, codeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`}
+	}
+	isReq := env.Method != nil
+	isResp := env.Result != nil || env.Error != nil
+	switch {
+	case isReq && isResp, !isReq && !isResp:
+		return nil, &problem{m.id, codeInvalidRequest, "invalid request: a message needs either a method or a result/error"}
+	case isResp:
+		m.response, m.result, m.error = true, env.Result, env.Error
+		return m, nil
+	case env.ID != nil && m.id == nil:
+		// jsonrpc2 clients would take the answer (id null) for a reply to nothing, and wait.
+		return nil, &problem{nil, codeInvalidRequest, "invalid request: a request id must be a string or a number, not null"}
+	case tooDeep:
+		return nil, &problem{m.id, codeInvalidRequest, fmt.Sprintf("invalid request: %v, pid's limit", rpcwire.ErrTooDeep)}
+	}
+	method, ok := rpcwire.String(env.Method)
+	if !ok {
+		return nil, &problem{m.id, codeInvalidRequest, "invalid request: method must be a string"}
+	}
+	m.method = method
+	if p := env.Params; p != nil {
+		if p[0] != '{' && p[0] != '[' && string(p) != "null" {
+			return nil, &problem{m.id, codeInvalidRequest, "invalid request: params must be an object or an array"}
+		}
+		m.params = p
+	}
+	return m, nil
 }
