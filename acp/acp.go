@@ -137,22 +137,12 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 // goroutines of their own.
 func (s *server) readLoop(ctx context.Context) error {
 	for {
-		line, err := s.conn.readLine()
-		if errors.Is(err, errLineTooLong) {
-			s.conn.replyError(json.RawMessage("null"), errorf(codeParseError, "Parse error: the message is longer than %d bytes", maxLine))
-			continue
-		}
+		msg, k, err := s.conn.next()
 		if err != nil {
 			return err
 		}
-		msg, k, answerID, perr := classify(line)
-		if perr != nil {
-			s.conn.replyError(answerID, perr)
-			continue
-		}
 		if msg == nil {
-			s.log.Debug("dropped a malformed notification")
-			continue
+			continue // answered, or dropped
 		}
 		switch k {
 		case kindResponse:
@@ -202,9 +192,18 @@ func init() {
 	}
 }
 
-// request answers one request: unknown methods (extension methods starting with "_"
-// included) with -32601, anything but initialize before initialize with -32600.
+// request answers one request: the id of a request still running with -32600 (a
+// $/cancel_request naming it could not tell the two apart), unknown methods (extension
+// methods starting with "_" included) with -32601, anything but initialize before initialize
+// with -32600.
 func (s *server) request(ctx context.Context, msg *message) {
+	s.mu.Lock()
+	running := s.inflight[idKey(msg.ID)] != nil
+	s.mu.Unlock()
+	if running {
+		s.conn.replyError(msg.ID, errorf(codeInvalidRequest, "Invalid request: a request with this id is still running; give every request an id of its own"))
+		return
+	}
 	quick, isQuick := quickMethods[msg.Method]
 	long, isLong := longMethods[msg.Method]
 	if !isQuick && !isLong {

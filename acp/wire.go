@@ -1,7 +1,9 @@
 // This file is the wire: JSON-RPC 2.0 as newline-delimited JSON (one message per line, no
-// Content-Length header), which is how ACP runs over stdio. It reads and classifies lines,
-// writes messages one line at a time, and tracks pid's own requests to the client until
-// their responses arrive.
+// Content-Length header), which is how ACP runs over stdio. It reads lines (at most maxLine
+// bytes each: a longer one is answered at once and skipped unread) and checks the message
+// each holds (rpcwire.Scan: no recursion, at most rpcwire.MaxDepth levels), writes messages
+// one line at a time, and tracks pid's own requests to the client until their responses
+// arrive.
 
 package acp
 
@@ -17,6 +19,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
 // JSON-RPC error codes pid answers with (ACP's ErrorCode lists them).
@@ -29,7 +33,8 @@ const (
 	codeNotFound       = -32002 // ACP "Resource not found": an unknown session
 )
 
-// maxLine bounds one incoming message. A longer line is answered with -32700 and skipped.
+// maxLine bounds one incoming message, line end included. A longer line is answered with
+// -32700 as soon as it is longer, and the rest of it is skipped without being kept.
 const maxLine = 64 << 20
 
 // rpcError is an error with its JSON-RPC code; it is what a handler returns to answer a
@@ -64,67 +69,78 @@ const (
 	kindResponse
 )
 
-// classify decodes one line. It returns the message and its kind, or the error response to
-// send (with the id it can answer, "null" when there is none) for a line that is no
-// JSON-RPC message; a malformed response is reported with code 0 and never answered.
+// classify checks one line (in one pass: rpcwire.Scan). It returns the message and its kind,
+// or the error response to send (with the id it can answer, "null" when there is none) for
+// a line that is no JSON-RPC message; a malformed notification is returned as nil with no
+// error: it is dropped, never answered. The message's members are slices of line.
 func classify(line []byte) (*message, kind, json.RawMessage, *rpcError) {
 	null := json.RawMessage("null")
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(line, &m); err != nil {
-		if !json.Valid(line) {
-			return nil, 0, null, errorf(codeParseError, "Parse error: %v", err)
-		}
+	env, err := rpcwire.Scan(line)
+	var se *rpcwire.SyntaxError
+	if errors.As(err, &se) {
+		return nil, 0, null, errorf(codeParseError, "Parse error: %v", se)
+	}
+	tooDeep := errors.Is(err, rpcwire.ErrTooDeep)
+	if env.Top != '{' {
 		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: a message must be a JSON object (ACP does not use batches)")
 	}
-	msg := &message{ID: m["id"], Params: m["params"], Result: m["result"], Error: m["error"]}
+	msg := &message{ID: env.ID, Params: env.Params, Result: env.Result, Error: env.Error}
 	idOK := msg.ID == nil || validID(msg.ID)
 	answerID := null
 	if msg.ID != nil && idOK {
 		answerID = msg.ID
 	}
-	rawMethod, hasMethod := m["method"]
-	if !hasMethod {
-		_, hasResult := m["result"]
-		_, hasError := m["error"]
-		if msg.ID != nil && (hasResult || hasError) {
-			// A response to one of pid's requests; checked by whoever waits for it.
+	if env.Method == nil {
+		if msg.ID != nil && (env.Result != nil || env.Error != nil) {
+			// A response to one of pid's requests; checked by whoever waits for it (a
+			// result nested too deep then fails to decode there).
 			return msg, kindResponse, nil, nil
 		}
 		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: a message needs a method (request or notification) or an id with a result or error (response)")
 	}
-	if err := json.Unmarshal(rawMethod, &msg.Method); err != nil {
+	method, ok := rpcwire.String(env.Method)
+	if !ok {
 		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: method must be a string")
 	}
-	if string(m["jsonrpc"]) != `"2.0"` {
+	msg.Method = method
+	if v, ok := rpcwire.String(env.JSONRPC); !ok || v != "2.0" {
 		if msg.ID == nil {
 			return nil, 0, nil, nil // a bad notification: dropped, never answered
 		}
 		return nil, 0, answerID, errorf(codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`)
 	}
 	if msg.ID == nil {
+		if tooDeep {
+			return nil, 0, nil, nil
+		}
 		return msg, kindNotification, nil, nil
 	}
 	if !idOK {
-		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: id must be a string, an integer or null")
+		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: id must be a string, a number or null")
+	}
+	if tooDeep {
+		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: %v, pid's limit", rpcwire.ErrTooDeep)
 	}
 	return msg, kindRequest, nil, nil
 }
 
-// validID reports whether raw is a JSON-RPC id ACP accepts: null, an integer or a string.
+// validID reports whether raw is a JSON-RPC id pid accepts: null (which ACP allows), a
+// string or any number (integers beyond 64 bits and fractions included: they are echoed as
+// written).
 func validID(raw json.RawMessage) bool {
-	switch {
-	case string(raw) == "null":
+	if string(raw) == "null" {
 		return true
-	case len(raw) > 0 && raw[0] == '"':
-		var s string
-		return json.Unmarshal(raw, &s) == nil
 	}
-	_, err := strconv.ParseInt(string(raw), 10, 64)
-	return err == nil
+	_, ok := rpcwire.IDKey(raw)
+	return ok
 }
 
-// idKey is the map key of a request id: its compact JSON text.
+// idKey is the map key of a request id: ids equal in value share it (rpcwire.IDKey), null is
+// "null", and anything else its compact JSON text.
 func idKey(raw json.RawMessage) string {
+	if k, ok := rpcwire.IDKey(raw); ok {
+		return k
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
@@ -166,8 +182,12 @@ type answer struct {
 // conn is one connection: the reading side (used by the read loop only), the writing side
 // (any goroutine) and pid's requests waiting for their responses.
 type conn struct {
-	r   *bufio.Reader
 	log *slog.Logger
+
+	// Reader state, used by the read loop only.
+	r        *bufio.Reader
+	maxLine  int  // maxLine, or less in tests
+	skipping bool // the rest of an overlong line is to be skipped before the next line
 
 	// wmu serializes writes: each message is one Write of one whole line.
 	wmu sync.Mutex
@@ -185,32 +205,62 @@ type conn struct {
 }
 
 func newConn(r io.Reader, w io.Writer, log *slog.Logger) *conn {
-	return &conn{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log, done: make(chan struct{}), waiting: map[string]chan answer{}}
+	return &conn{r: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine, w: w, log: log, done: make(chan struct{}), waiting: map[string]chan answer{}}
 }
 
-// errLineTooLong reports a line over maxLine; it was skipped.
+// errLineTooLong reports a line over maxLine; the rest of it is skipped by the next read.
 var errLineTooLong = errors.New("line too long")
 
-// readLine returns the next non-empty line without its line end. At the end of the input
-// it returns io.EOF (a last line without a newline is still returned first).
+// next reads the next line and returns the message it holds. A line that holds none is
+// answered at once with an error (or, a malformed notification, dropped) and next returns
+// nil: the caller reads on. It returns an error when the input ends or breaks. Only the
+// read loop calls it.
+func (c *conn) next() (*message, kind, error) {
+	line, err := c.readLine()
+	if errors.Is(err, errLineTooLong) {
+		c.replyError(json.RawMessage("null"), errorf(codeParseError, "Parse error: the message is longer than %d bytes", c.maxLine))
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	msg, k, answerID, perr := classify(line)
+	if perr != nil {
+		c.replyError(answerID, perr)
+		return nil, 0, nil
+	}
+	if msg == nil {
+		c.log.Debug("dropped a malformed notification")
+		return nil, 0, nil
+	}
+	if msg.ID != nil {
+		// The id outlives the line while the request runs; the rest is not kept.
+		msg.ID = append(json.RawMessage(nil), msg.ID...)
+	}
+	return msg, k, nil
+}
+
+// readLine returns the next non-empty line without its line end, in memory of its own. A
+// line longer than c.maxLine is not kept: readLine returns errLineTooLong as soon as it has
+// received more than that, and the next call first skips the rest of the line. At the end of
+// the input it returns io.EOF (a last line without a newline is still returned first).
 func (c *conn) readLine() ([]byte, error) {
 	for {
+		if c.skipping {
+			if err := c.skipLine(); err != nil {
+				return nil, err
+			}
+		}
 		line, err := c.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			big := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = c.r.ReadSlice('\n')
-				if len(big) <= maxLine {
-					big = append(big, line...)
-				}
+			if line, err = c.readLong(line); errors.Is(err, errLineTooLong) {
+				return nil, err
 			}
-			if len(big) > maxLine {
-				if err != nil {
-					return nil, err
-				}
-				return nil, errLineTooLong
-			}
-			line = big
+		} else {
+			line = append([]byte(nil), line...) // ReadSlice's is overwritten by the next read
+		}
+		if len(line) > c.maxLine { // it ended (or the input did): nothing to skip
+			return nil, errLineTooLong
 		}
 		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
 			return nil, err
@@ -223,6 +273,55 @@ func (c *conn) readLine() ([]byte, error) {
 			continue
 		}
 		return line, nil
+	}
+}
+
+// readLong reads the rest of a line whose start filled the reader's buffer, and returns the
+// whole line with the error that ended it (nil at its line end). It looks at the input as it
+// arrives, so that it returns errLineTooLong (and has the next readLine skip the rest) as
+// soon as the line is longer than c.maxLine, without waiting for more.
+func (c *conn) readLong(start []byte) ([]byte, error) {
+	line := append(make([]byte, 0, 2*len(start)), start...)
+	for {
+		if len(line) > c.maxLine {
+			c.skipping = true
+			return nil, errLineTooLong
+		}
+		buf, err := c.r.Peek(max(c.r.Buffered(), 1))
+		if len(buf) == 0 {
+			return line, err // the input ended or broke
+		}
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[:i+1]
+		}
+		line = c.appendLong(line, buf)
+		c.r.Discard(len(buf))
+		if line[len(line)-1] == '\n' {
+			return line, nil
+		}
+	}
+}
+
+// appendLong appends p to a long line, doubling its memory when it must grow (so that a line
+// costs at most twice its size in allocations) but never beyond what the limit needs.
+func (c *conn) appendLong(line, p []byte) []byte {
+	if cap(line)-len(line) < len(p) {
+		size := min(max(2*cap(line), len(line)+len(p)), max(c.maxLine+c.r.Size()+1, len(line)+len(p)))
+		grown := make([]byte, len(line), size)
+		copy(grown, line)
+		line = grown
+	}
+	return append(line, p...)
+}
+
+// skipLine discards the input up to and including the next line end.
+func (c *conn) skipLine() error {
+	for {
+		_, err := c.r.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			c.skipping = false
+			return err
+		}
 	}
 }
 
@@ -295,7 +394,7 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
-	key := strconv.FormatUint(id, 10)
+	key := idKey(json.RawMessage(strconv.FormatUint(id, 10)))
 	ch := make(chan answer, 1)
 	c.waiting[key] = ch
 	c.mu.Unlock()

@@ -60,7 +60,8 @@ func TestWireParseErrorsAndInvalidMessages(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":5}`, codeInvalidRequest, "5"},
 		{`{"jsonrpc":"1.0","id":6,"method":"initialize","params":{"protocolVersion":1}}`, codeInvalidRequest, "6"},
 		{`{"jsonrpc":"2.0","id":{"a":1},"method":"initialize"}`, codeInvalidRequest, "null"},
-		{`{"jsonrpc":"2.0","id":1.5,"method":"initialize"}`, codeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":true,"method":"initialize"}`, codeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":[1],"method":"initialize"}`, codeInvalidRequest, "null"},
 		{`{"jsonrpc":"2.0","id":8,"method":12}`, codeInvalidRequest, "8"},
 	} {
 		c.send(tc.line)
@@ -220,7 +221,7 @@ func TestWireOutputIsValidUTF8(t *testing.T) {
 		toolTurn(call("u1", "echo", "{\"s\":\"bad \xff\xfe bytes\"}")), textTurn("done"))
 	p := `{"jsonrpc":"2.0","id":"s","method":"session/new","params":{"cwd":` + quote(t.TempDir()) + `,"mcpServers":[],"_meta":{"pid":` + cfg + `}}}`
 	c.mu.Lock()
-	c.ours[`"s"`] = "session/new"
+	c.ours[idKey(json.RawMessage(`"s"`))] = "session/new"
 	c.mu.Unlock()
 	c.send(p)
 	m := c.next()
