@@ -189,6 +189,9 @@ func (s *frameStream) readFrame() ([]byte, error) {
 	for {
 		line, err := s.peekLine()
 		if err == errLineTooLong {
+			// Drop the line's start, keeping the bytes where the next frame's header may
+			// begin (junk running into it), and find that header from there.
+			s.r.Discard(maxHeaderLine - 64)
 			s.resync = true
 			if !sawHeader {
 				return nil, &frameError{msg: fmt.Sprintf("parse error: data outside a frame: a line longer than %d bytes where a Content-Length header should start", maxHeaderLine)}
