@@ -62,7 +62,7 @@ func TestScanAgreesWithEncodingJSON(t *testing.T) {
 		` {"id":"x","result":null} `,
 		`{"id":-1.5e+10,"error":{"code":-32000,"message":"m"}}`,
 		`{"\u0069d":7,"me\u0074hod":"x","params":[]}`, // escaped member names
-		`{"id":1,"id":2}`, // the last one counts
+		`{"id":1,"id":2}`,                             // the last one counts
 		`{"params":{"id":5},"id":6}`,
 		`{}`, `[]`, `[{}]`, `[[[]]]`, `"s"`, `0`, `-0`, `1.5`, `1e2`, `1E-2`, `true`, `false`, `null`,
 		`{"a":"\"\\\/\b\f\n\r\t\u00e9"}`,
