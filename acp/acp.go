@@ -233,7 +233,9 @@ func (s *server) request(ctx context.Context, msg *message) {
 	}
 	var work func(context.Context, func(any, error))
 	var err error
-	if perr := s.guard(msg.Method, func() { work, err = long(s, msg.ID, msg.Params) }); perr != nil {
+	perr := s.guard(msg.Method, func() { work, err = long(s, msg.ID, msg.Params) })
+	msg.Params = nil // the line is not kept alive while the request runs
+	if perr != nil {
 		s.conn.replyError(msg.ID, perr)
 		return
 	}
