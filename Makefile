@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all build test vet demo bench bench-vs-pi clean
+.PHONY: all build test vet demo bench bench-vs-pi clean fuzz soak
 
 all: build
 
@@ -44,3 +44,28 @@ bench:
 
 bench-vs-pi:
 	GO="$(GO)" PI_BENCH_DIR="$(PI_BENCH_DIR)" BENCH_ARGS="$(BENCH_ARGS)" ./scripts/bench-vs-pi.sh
+
+# Fuzzing (issue 11): each target runs for FUZZTIME (default 30s). Their seed corpora
+# (testdata/fuzz/ in each package, and the f.Add rows) run as ordinary tests in `make test`.
+# PACKAGE:TARGET pairs; the frame readers of both faces, the JSON scanner they share, the
+# tool-argument parser, the partial-JSON closer, permission and shell-rule matching,
+# gitignore matching and path confinement.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
+	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString \
+	./permissions:FuzzPathRules ./permissions:FuzzShellRules \
+	./tools:FuzzGitignore ./tools:FuzzResolve
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
+	done
+
+# The soak benchmark (issue 11): one daemon, 20 sessions, thousands of prompts; it prints RSS,
+# fds, threads and goroutines at start, after warm-up and at the end. SOAK_ARGS passes flags.
+SOAK_ARGS ?=
+soak: build
+	$(GO) run ./cmd/pidsoak -pid $(BIN)/pid $(SOAK_ARGS)
