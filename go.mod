@@ -10,7 +10,9 @@ require (
 	github.com/tidwall/gjson v1.20.2
 	go.lsp.dev/protocol v0.12.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.47.0
 	golang.org/x/text v0.14.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
@@ -24,6 +26,4 @@ require (
 	go.uber.org/atomic v1.9.0 // indirect
 	go.uber.org/multierr v1.8.0 // indirect
 	go.uber.org/zap v1.21.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

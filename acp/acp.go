@@ -124,7 +124,7 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 		h.Close()
 	}
 	s.hmu.Unlock()
-	if err != nil && !errors.Is(err, io.EOF) && !stopped {
+	if !errors.Is(err, io.EOF) && !stopped { // readLoop returns only when reading ends
 		s.log.Error("reading the input failed", "err", err)
 		return 1
 	}

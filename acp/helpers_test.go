@@ -492,11 +492,7 @@ func script(extra string, turns ...string) string {
 
 // toolTurn is a scripted turn calling tools; each call is `id name {args}`-shaped JSON.
 func toolTurn(calls ...string) string {
-	var parts []string
-	for _, c := range calls {
-		parts = append(parts, c)
-	}
-	return `{"content":[` + strings.Join(parts, ",") + `]}`
+	return `{"content":[` + strings.Join(calls, ",") + `]}`
 }
 
 func call(id, name, args string) string {

@@ -406,7 +406,7 @@ func TestE2EOpenAIRoundTrip(t *testing.T) {
 	if got := u.get("params.message.content.1.name").String(); got != "peek" || !jsonEq(u.get("params.message.content.1.arguments").Raw, `{"path": "a.txt"}`) {
 		t.Errorf("at its toolcall_end the partial message's block 1 is %s, want the peek call: %s", u.get("params.message.content.1").Raw, truncate(u.String(), 400))
 	}
-	u = d.notification("messageUpdate", func(m *wireMsg) bool {
+	d.notification("messageUpdate", func(m *wireMsg) bool {
 		return isUpdate("text_delta")(m) && m.get("params.delta.delta").String() == "Found one TODO"
 	})
 	if n := countMatching(d.snapshot(), isAssistantEnd); n != 1 {

@@ -17,20 +17,25 @@ import (
 )
 
 // workspaceRoots returns the folders of initialize's workspaceFolders, else of rootUri or
-// rootPath, as absolute paths.
+// rootPath, as absolute paths. The last two are deprecated in LSP, and still what older
+// clients (Neovim 0.7's vim.lsp.rpc callers, say) send.
 func workspaceRoots(p *protocol.InitializeParams) ([]string, error) {
 	var uris []string
 	for _, f := range p.WorkspaceFolders {
 		uris = append(uris, f.URI)
 	}
+	//lint:ignore SA1019 the fallback for clients that send no workspaceFolders
 	if len(uris) == 0 && p.RootURI != "" {
+		//lint:ignore SA1019 as above
 		uris = append(uris, string(p.RootURI))
 	}
 	roots, err := session.WorkspaceRoots(uris)
 	if err != nil {
 		return nil, err
 	}
+	//lint:ignore SA1019 the fallback for clients that send neither
 	if len(roots) == 0 && p.RootPath != "" {
+		//lint:ignore SA1019 as above
 		roots = append(roots, filepath.Clean(p.RootPath))
 	}
 	return roots, nil

@@ -780,7 +780,7 @@ func TestWorkspaceRememberedAnswers(t *testing.T) {
 	// denyAlways is remembered too, and then blocks without asking.
 	m, _ = wsOne(t, d2, sid, wsDecide("denyAlways"), "a8", "bash", obj{"command": "touch ./made-by-a8"})
 	wsWantError(t, m)
-	m, b = wsOne(t, d2, sid, nil, "a9", "bash", obj{"command": "touch ./made-by-a9"})
+	m, _ = wsOne(t, d2, sid, nil, "a9", "bash", obj{"command": "touch ./made-by-a9"})
 	wsWantError(t, m, "always deny")
 	if wsExists(filepath.Join(ws, "made-by-a8")) || wsExists(filepath.Join(ws, "made-by-a9")) {
 		t.Error("a denied command ran")

@@ -207,19 +207,19 @@ loop:
 	}
 	switch stop {
 	case "abort":
-		return toolexec.Result{}, fmt.Errorf("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
+		return toolexec.Result{}, failf("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
 	case "timeout":
-		return toolexec.Result{}, fmt.Errorf("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, timeout)
+		return toolexec.Result{}, failf("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, timeout)
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return toolexec.Result{}, fmt.Errorf("%s\n\nWaiting for the command failed: %v", shown, waitErr)
 	}
 	if st, ok := processStatus(cmd); ok && st.Signaled() {
-		return toolexec.Result{}, fmt.Errorf("%s\n\nCommand was killed by signal %d (%v).", shown, int(st.Signal()), st.Signal())
+		return toolexec.Result{}, failf("%s\n\nCommand was killed by signal %d (%v).", shown, int(st.Signal()), st.Signal())
 	}
 	if det.ExitCode != 0 {
-		return toolexec.Result{}, fmt.Errorf("%s\n\nCommand exited with code %d.", shown, det.ExitCode)
+		return toolexec.Result{}, failf("%s\n\nCommand exited with code %d.", shown, det.ExitCode)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(shown)}, Details: det}, nil
 }

@@ -204,7 +204,7 @@ func applyEdits(content string, edits []replacement, shown string) (string, erro
 		}
 	}
 	if len(problems) > 0 {
-		return "", fmt.Errorf("%s\nNo edits were applied; %s is unchanged.", strings.Join(problems, "\n"), shown)
+		return "", failf("%s\nNo edits were applied; %s is unchanged.", strings.Join(problems, "\n"), shown)
 	}
 	var sb strings.Builder
 	sb.Grow(len(content))

@@ -58,6 +58,15 @@ func ReadOnly(name string) bool {
 	return false
 }
 
+// failure is a tool's error written as prose for the model and the person: whole sentences,
+// punctuation and line breaks included, unlike Go's terse error strings.
+type failure struct{ text string }
+
+func (f *failure) Error() string { return f.text }
+
+// failf returns a failure with a formatted text.
+func failf(format string, args ...any) error { return &failure{fmt.Sprintf(format, args...)} }
+
 // decodeArgs decodes a call's validated arguments into v, naming the tool on failure (which
 // the schema should have prevented).
 func decodeArgs(call toolexec.Call, v any) error {
