@@ -54,7 +54,7 @@ func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
 // whole tool, which the description says.
 func (s *Session) always(call llm.ToolCall) *Always {
 	if !s.builtin[call.Name] {
-		return &Always{Tool: call.Name, Description: fmt.Sprintf("every call of %s in this folder", call.Name)}
+		return &Always{Tool: call.Name, Description: fmt.Sprintf("every call of the tool %s in this workspace", call.Name)}
 	}
 	sc, ok := permissions.SuggestScope(permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
 	if !ok {
