@@ -15,6 +15,22 @@ type Turn struct {
 	StopReason StopReason `json:"stopReason,omitempty"`
 	// ErrorMessage is copied onto the message (useful with StopReason StopError).
 	ErrorMessage string `json:"errorMessage,omitempty"`
+	// Usage, if set, is the token accounting the message reports, written as
+	// {"input", "output", "cacheRead"?, "cacheWrite"?} like a provider's; a zero
+	// totalTokens is filled with the sum of the four. Each message gets its own copy.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// usage returns a copy of the turn's usage with its total filled in, or nil.
+func (t *Turn) usage() *Usage {
+	if t.Usage == nil {
+		return nil
+	}
+	u := *t.Usage
+	if u.Total == 0 {
+		u.Total = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	}
+	return &u
 }
 
 // ScriptedProvider answers each Stream call with the next scripted turn and streams it the
@@ -23,23 +39,37 @@ type Turn struct {
 //
 // It is safe for concurrent use, though the loop calls it one turn at a time.
 type ScriptedProvider struct {
-	// Next returns the turn for call n (0-based), or false when the script is over.
+	// Next returns the turn for call n (0-based, counted from the script's start, so a
+	// provider from NewScriptFrom(k, ...) asks for k first), or false when the script is
+	// over.
 	Next func(n int) (Turn, bool)
 	// DoneOnly skips the streaming steps: the message arrives whole, as with pi's
 	// "done-only" benchmark model.
 	DoneOnly bool
 
+	// first is the index of the turn the first Stream call plays. counted says the
+	// constructor knew the number of turns, length.
+	first, length int
+	counted       bool
+
 	mu sync.Mutex
 	n  int
 	// over is set once a call found the script over; end is the first such call's index,
-	// which is the script's length.
+	// which is the script's length when length is unknown.
 	over bool
 	end  int
 }
 
 // NewScript returns a provider that plays turns in order.
-func NewScript(turns ...Turn) *ScriptedProvider {
-	return &ScriptedProvider{Next: func(n int) (Turn, bool) {
+func NewScript(turns ...Turn) *ScriptedProvider { return NewScriptFrom(0, turns...) }
+
+// NewScriptFrom returns a provider that plays turns in order starting with turns[k]: the
+// model of a loaded session whose transcript already records k model calls. A k below 0
+// counts as 0; a k at or past the end gives a provider whose every call says the script
+// is over. Error text names calls as the script counts them (call k+1 first).
+func NewScriptFrom(k int, turns ...Turn) *ScriptedProvider {
+	k = max(k, 0)
+	return &ScriptedProvider{first: k, length: len(turns), counted: true, Next: func(n int) (Turn, bool) {
 		if n < len(turns) {
 			return turns[n], true
 		}
@@ -47,7 +77,8 @@ func NewScript(turns ...Turn) *ScriptedProvider {
 	}}
 }
 
-// Calls reports how many times Stream has been called.
+// Calls reports how many times Stream has been called on this provider (turns skipped by
+// NewScriptFrom are not counted).
 func (p *ScriptedProvider) Calls() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -64,6 +95,7 @@ func (p *ScriptedProvider) Stream(ctx context.Context, _ *Request, sink StreamSi
 	if ctx.Err() != nil {
 		return Message{Role: RoleAssistant, Content: []Content{}, StopReason: StopAborted, ErrorMessage: "Operation aborted", Timestamp: Now()}
 	}
+	n += p.first
 	turn, ok := p.Next(n)
 	if !ok {
 		p.mu.Lock()
@@ -72,6 +104,9 @@ func (p *ScriptedProvider) Stream(ctx context.Context, _ *Request, sink StreamSi
 		}
 		length := p.end
 		p.mu.Unlock()
+		if p.counted {
+			length = p.length
+		}
 		return Message{
 			Role: RoleAssistant, Content: []Content{}, StopReason: StopError, Timestamp: Now(),
 			ErrorMessage: fmt.Sprintf("scripted model: no turn left for model call %d (the script has %d turns)", n+1, length),
@@ -87,7 +122,7 @@ func (p *ScriptedProvider) Stream(ctx context.Context, _ *Request, sink StreamSi
 			}
 		}
 	}
-	final := Message{Role: RoleAssistant, Content: turn.Content, StopReason: stop, ErrorMessage: turn.ErrorMessage, Timestamp: Now()}
+	final := Message{Role: RoleAssistant, Content: turn.Content, StopReason: stop, ErrorMessage: turn.ErrorMessage, Usage: turn.usage(), Timestamp: Now()}
 	if final.Content == nil {
 		final.Content = []Content{}
 	}

@@ -157,3 +157,72 @@ func TestScriptConcurrent(t *testing.T) {
 		t.Errorf("%d distinct turns, %d calls; want %d", len(seen), p.Calls(), n)
 	}
 }
+
+// A turn's usage, written with the issue's field names, reaches the message with its total
+// computed; a given total is kept; each message gets its own copy; a turn without usage
+// gives a message without it.
+func TestScriptUsage(t *testing.T) {
+	var turns []llm.Turn
+	err := json.Unmarshal([]byte(`[
+		{"content":[{"type":"text","text":"a"}],"usage":{"input":100,"output":20,"cacheRead":5,"cacheWrite":7}},
+		{"content":[{"type":"text","text":"b"}],"usage":{"input":1,"output":2,"totalTokens":50}},
+		{"content":[{"type":"text","text":"c"}]}
+	]`), &turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := llm.NewScript(turns...)
+	want := []*llm.Usage{
+		{Input: 100, Output: 20, CacheRead: 5, CacheWrite: 7, Total: 132},
+		{Input: 1, Output: 2, Total: 50},
+		nil,
+	}
+	for i, w := range want {
+		m := p.Stream(context.Background(), &llm.Request{}, func(*llm.Message, llm.StreamEvent) {})
+		if d := cmp.Diff(w, m.Usage); d != "" {
+			t.Errorf("turn %d usage (-want +got):\n%s", i, d)
+		}
+		if m.Usage != nil && m.Usage == turns[i].Usage {
+			t.Errorf("turn %d: the message shares the turn's Usage pointer", i)
+		}
+	}
+	if turns[0].Usage.Total != 0 {
+		t.Errorf("the turn itself was changed: %+v", turns[0].Usage)
+	}
+}
+
+// NewScriptFrom(k) plays turns[k] first, then on; running out names the call as the
+// whole script counts it and the script's real length, also when k is past the end.
+func TestScriptFrom(t *testing.T) {
+	turns := []llm.Turn{
+		{Content: []llm.Content{llm.Text("t0")}},
+		{Content: []llm.Content{llm.Text("t1")}},
+		{Content: []llm.Content{llm.Text("t2")}},
+	}
+	p := llm.NewScriptFrom(1, turns...)
+	for _, want := range []string{"t1", "t2"} {
+		if m := p.Stream(context.Background(), &llm.Request{}, nil); m.Text() != want || m.StopReason != llm.StopEnd {
+			t.Fatalf("got %q (%s), want %q", m.Text(), m.StopReason, want)
+		}
+	}
+	m := p.Stream(context.Background(), &llm.Request{}, nil)
+	if want := "scripted model: no turn left for model call 4 (the script has 3 turns)"; m.StopReason != llm.StopError || m.ErrorMessage != want {
+		t.Errorf("after the end: %q %q, want %q", m.StopReason, m.ErrorMessage, want)
+	}
+	if p.Calls() != 3 {
+		t.Errorf("Calls() = %d, want 3 (skipped turns are not calls)", p.Calls())
+	}
+
+	past := llm.NewScriptFrom(5, turns...)
+	for call := 6; call <= 7; call++ {
+		m := past.Stream(context.Background(), &llm.Request{}, nil)
+		want := fmt.Sprintf("scripted model: no turn left for model call %d (the script has 3 turns)", call)
+		if m.ErrorMessage != want {
+			t.Errorf("k past the end: %q, want %q", m.ErrorMessage, want)
+		}
+	}
+
+	if m := llm.NewScriptFrom(-2, turns...).Stream(context.Background(), &llm.Request{}, nil); m.Text() != "t0" {
+		t.Errorf("negative k: got %q, want t0", m.Text())
+	}
+}
