@@ -1,0 +1,420 @@
+// This file holds the session file format: the header and entry types, writing a line, and
+// reading a whole file back into entries and the current branch, skipping (and reporting)
+// the lines it cannot use. docs/sessions.md is the format's description for people.
+
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/tidwall/gjson"
+)
+
+// Header is a session file's first line: {"type":"session","version":1,...}. It carries
+// what re-creates the session after a restart. It never carries a key: Model names the
+// environment variable of its key (apiKeyEnv), never the key.
+type Header struct {
+	ID            string          `json:"id"`
+	Cwd           string          `json:"cwd"`
+	CreatedAt     time.Time       `json:"createdAt"`
+	Model         json.RawMessage `json:"model,omitempty"` // the model config, never a key
+	ToolExecution string          `json:"toolExecution,omitempty"`
+	Permissions   json.RawMessage `json:"permissions,omitempty"`
+	ScriptedTools json.RawMessage `json:"scriptedTools,omitempty"`
+	SystemPrompt  string          `json:"systemPrompt,omitempty"`
+	Tools         []string        `json:"tools"` // the tools active at the start
+	ForkedFrom    *Fork           `json:"forkedFrom,omitempty"`
+}
+
+// Fork says which session a forked session was copied from, and how many of its messages.
+type Fork struct {
+	SessionID    string `json:"sessionId"`
+	MessageCount int    `json:"messageCount"`
+}
+
+// Entry kinds.
+const (
+	KindMessage    = "message"
+	KindCompaction = "compaction"
+	KindModel      = "model"
+)
+
+// Entry is one line after the header. Kind ("type" on the wire) is KindMessage,
+// KindCompaction or KindModel (a model change), and the field of that name holds its
+// content. On the wire the content is under the key named like the kind:
+// {"type":"message","id":...,"parentId":...,"timestamp":...,"message":{...}}.
+type Entry struct {
+	Kind       string
+	ID         string
+	ParentID   string // "" for a root (the first entry)
+	Timestamp  time.Time
+	Message    *llm.Message    // Kind "message"
+	Compaction *Compaction     // Kind "compaction"
+	Model      json.RawMessage // Kind "model": the new model config, never a key
+}
+
+// Compaction replaces the messages before FirstKeptID, on its branch, with Summary.
+type Compaction struct {
+	Summary      string `json:"summary"`
+	FirstKeptID  string `json:"firstKeptId"` // the entry id of the first message kept after the summary ("" when none is kept)
+	TokensBefore int    `json:"tokensBefore"`
+	Reason       string `json:"reason,omitempty"` // manual, threshold, overflow
+}
+
+// Loaded is what a session file holds.
+type Loaded struct {
+	Header  Header
+	Entries []Entry // every readable entry, in file order
+	Branch  []Entry // the current branch: from the root to the last entry (leaf), by parentId
+	// Problems says which lines were skipped and why, one sentence each naming the file
+	// and line: a torn last line (a "warning:", expected after a crash), unreadable lines,
+	// unknown entry types. The daemon reports them; loading never fails for them.
+	Problems []string
+}
+
+// secretNames are member names refused in a stored model config, in lower case.
+var secretNames = []string{"apikey", "api_key", "key", "token", "authorization", "password", "secret"}
+
+// checkNoSecret returns an error when the JSON object raw has a top-level member named
+// like a secret. Anything that is not an object passes.
+func checkNoSecret(what string, raw json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	for name := range obj {
+		for _, s := range secretNames {
+			if strings.EqualFold(name, s) {
+				return fmt.Errorf("store: the %s has a member %q; pid never saves keys in session files (name the key's environment variable in apiKeyEnv instead)", what, name)
+			}
+		}
+	}
+	return nil
+}
+
+// wireHeader is the header line's shape.
+type wireHeader struct {
+	Type    string `json:"type"`
+	Version int    `json:"version"`
+	Header
+}
+
+// encodeHeader returns h's header line, newline included.
+func encodeHeader(h *Header) ([]byte, error) {
+	if len(h.Model) > 0 {
+		if err := checkNoSecret("model config", h.Model); err != nil {
+			return nil, err
+		}
+	}
+	w := wireHeader{Type: "session", Version: Version, Header: *h}
+	if w.Tools == nil {
+		w.Tools = []string{}
+	}
+	b, err := json.Marshal(&w)
+	if err != nil {
+		return nil, fmt.Errorf("store: the session header cannot be written as JSON: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// timeLayout writes entry timestamps: ISO 8601 in UTC, to the millisecond.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// appendEntry appends e's line, newline included, to b. e must be checked (checkEntry).
+func appendEntry(b []byte, e *Entry) ([]byte, error) {
+	start := len(b)
+	b = append(b, `{"type":`...)
+	b = llm.AppendString(b, e.Kind)
+	b = append(b, `,"id":`...)
+	b = llm.AppendString(b, e.ID)
+	if e.ParentID == "" {
+		b = append(b, `,"parentId":null`...)
+	} else {
+		b = append(b, `,"parentId":`...)
+		b = llm.AppendString(b, e.ParentID)
+	}
+	b = append(b, `,"timestamp":"`...)
+	b = e.Timestamp.UTC().AppendFormat(b, timeLayout)
+	b = append(b, '"')
+	var err error
+	switch e.Kind {
+	case KindMessage:
+		b = append(b, `,"message":`...)
+		b, err = e.Message.AppendJSON(b)
+	case KindCompaction:
+		var c []byte
+		c, err = json.Marshal(e.Compaction)
+		b = append(b, `,"compaction":`...)
+		b = append(b, c...)
+	case KindModel:
+		b = append(b, `,"model":`...)
+		b, err = llm.AppendRaw(b, e.Model)
+	}
+	if err != nil {
+		return b[:start], fmt.Errorf("store: entry %s cannot be written as JSON: %w", e.ID, err)
+	}
+	b = append(b, '}')
+	// Raw JSON (tool arguments, details, a model config) may hold newlines between its
+	// tokens. A newline inside a JSON string is always escaped, so every newline byte in
+	// the line is such whitespace, and a space does as well.
+	line := b[start:]
+	for i := bytes.IndexByte(line, '\n'); i >= 0; i = bytes.IndexByte(line, '\n') {
+		line[i] = ' '
+		line = line[i+1:]
+	}
+	return append(b, '\n'), nil
+}
+
+// checkEntry returns an error when e's kind and content do not go together.
+func checkEntry(e *Entry) error {
+	switch e.Kind {
+	case KindMessage:
+		if e.Message == nil {
+			return errors.New("store: a message entry without a message")
+		}
+	case KindCompaction:
+		if e.Compaction == nil {
+			return errors.New("store: a compaction entry without a compaction")
+		}
+	case KindModel:
+		if len(e.Model) == 0 || !json.Valid(e.Model) {
+			return errors.New("store: a model entry needs the model config as JSON")
+		}
+		if err := checkNoSecret("model config", e.Model); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("store: unknown entry kind %q (want message, compaction or model)", e.Kind)
+	}
+	return nil
+}
+
+// wireEntry is an entry line's shape, for reading.
+type wireEntry struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id"`
+	ParentID   *string         `json:"parentId"`
+	Timestamp  time.Time       `json:"timestamp"`
+	Message    json.RawMessage `json:"message"`
+	Compaction *Compaction     `json:"compaction"`
+	Model      json.RawMessage `json:"model"`
+}
+
+// parsed is a file read by parse.
+type parsed struct {
+	loaded *Loaded
+	// ids holds every entry id of the file: true for the entries read, false for those of
+	// skipped lines (which stay taken, so that no new entry reuses them).
+	ids  map[string]bool
+	leaf string
+	// skipped maps the id of a skipped line (when its id could be made out) to its
+	// nearest readable ancestor ("" for none), so that the entries after it that name it
+	// as their parent hang from that ancestor instead of being lost with it.
+	skipped map[string]string
+	// tornAt is the offset of a torn last line (the file's readable part ends there), -1
+	// when the file ends with a complete line.
+	tornAt int
+	// raw holds, when messages were not decoded, each entry's message JSON ("" for other
+	// kinds), by position in Entries.
+	raw []string
+}
+
+// parse reads a session file's content. It fails only when the header cannot be used;
+// every other problem skips a line and is reported. With decode false, messages are left
+// as JSON in raw (List decodes only the one it needs for the title).
+func parse(path, id string, data []byte, decode bool) (*parsed, error) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, fmt.Errorf("store: %s has no complete header line (pid may have crashed while creating it); delete the file", path)
+	}
+	var h wireHeader
+	if err := json.Unmarshal(data[:nl], &h); err != nil || h.Type != "session" {
+		why := "its type is not \"session\""
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("store: the header line of %s is unreadable (%s); it is not a pid session file, move it out of the sessions folder", path, why)
+	}
+	if h.Version > Version {
+		return nil, fmt.Errorf("store: %s: %w (format version %d; this pid reads up to %d): update pid to open it", path, ErrNewerVersion, h.Version, Version)
+	}
+	if h.Version < 1 {
+		return nil, fmt.Errorf("store: the header line of %s has no valid version (%d); it is not a pid session file", path, h.Version)
+	}
+	p := &parsed{loaded: &Loaded{Header: h.Header}, ids: map[string]bool{}, skipped: map[string]string{}, tornAt: -1}
+	l := p.loaded
+	if l.Header.ID != id {
+		l.Problems = append(l.Problems, fmt.Sprintf("%s: the header says session %q, but the file name says %q; using the file name", path, l.Header.ID, id))
+		l.Header.ID = id
+	}
+	if l.Header.Tools == nil {
+		l.Header.Tools = []string{}
+	}
+	// Lines are counted from 1, the header being line 1. The fast reader works on the
+	// file as one string (one copy), the entries' strings pointing into it.
+	text := string(data)
+	lineNo := 1
+	l.Entries = make([]Entry, 0, strings.Count(text[nl+1:], "\n"))
+	for off := nl + 1; off < len(text); {
+		lineNo++
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			l.Problems = append(l.Problems, fmt.Sprintf("warning: %s: line %d, the last, is incomplete (a crash while writing it); skipped", path, lineNo))
+			p.tornAt = off
+			break
+		}
+		line := text[off : off+end]
+		last := off+end+1 == len(text)
+		off += end + 1
+		if len(strings.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, raw, fast := fastEntry(line, decode)
+		var err error
+		if !fast {
+			e, raw, err = decodeEntry(data[off-end-1:off-1], decode)
+		}
+		if err == nil {
+			err = p.link(&e)
+		}
+		if err != nil {
+			msg := fmt.Sprintf("%s: line %d: %v; skipped", path, lineNo, err)
+			if last && !errors.Is(err, errUnknownType) {
+				msg = fmt.Sprintf("warning: %s: line %d, the last, is unreadable (%v; a crash while writing it?); skipped", path, lineNo, err)
+			}
+			l.Problems = append(l.Problems, msg+p.skip(line))
+			continue
+		}
+		l.Entries = append(l.Entries, e)
+		if !decode {
+			p.raw = append(p.raw, raw)
+		}
+	}
+	l.Branch = branch(l.Entries)
+	return p, nil
+}
+
+// errUnknownType is wrapped by decodeEntry's error for an entry type this pid does not know.
+var errUnknownType = errors.New("unknown entry type")
+
+// decodeEntry reads one entry line with encoding/json: the reader of lines fastEntry is not
+// sure of, and the one whose errors are reported. With decode false a message is left as
+// JSON in msgRaw.
+func decodeEntry(line []byte, decode bool) (e Entry, msgRaw string, err error) {
+	var w wireEntry
+	if err := json.Unmarshal(line, &w); err != nil {
+		return Entry{}, "", fmt.Errorf("not valid JSON (%v)", err)
+	}
+	e = Entry{Kind: w.Type, ID: w.ID, Timestamp: w.Timestamp}
+	if w.ParentID != nil {
+		e.ParentID = *w.ParentID
+	}
+	if e.ID == "" {
+		return Entry{}, "", errors.New("an entry without an id")
+	}
+	switch w.Type {
+	case KindMessage:
+		if len(w.Message) == 0 || string(w.Message) == "null" {
+			return Entry{}, "", errors.New("a message entry without a message")
+		}
+		if !decode {
+			return e, string(w.Message), nil
+		}
+		m := new(llm.Message)
+		if err := m.UnmarshalJSON(w.Message); err != nil {
+			return Entry{}, "", fmt.Errorf("the message is unreadable (%v)", err)
+		}
+		e.Message = m
+	case KindCompaction:
+		if w.Compaction == nil {
+			return Entry{}, "", errors.New("a compaction entry without a compaction")
+		}
+		e.Compaction = w.Compaction
+	case KindModel:
+		if len(w.Model) == 0 || string(w.Model) == "null" {
+			return Entry{}, "", errors.New("a model entry without a model")
+		}
+		e.Model = w.Model
+	default:
+		return Entry{}, "", fmt.Errorf("%w %s (written by a newer pid?)", errUnknownType, strconv.Quote(w.Type))
+	}
+	return e, "", nil
+}
+
+// link checks e's id and parent against the entries read so far and records its id. A
+// parent that is a skipped line is replaced by that line's nearest readable ancestor.
+func (p *parsed) link(e *Entry) error {
+	if _, dup := p.ids[e.ID]; dup {
+		return fmt.Errorf("id %q is used by an earlier entry", e.ID)
+	}
+	if e.ParentID != "" && !p.ids[e.ParentID] {
+		up, ok := p.skipped[e.ParentID]
+		if !ok {
+			return fmt.Errorf("parentId %q names no earlier entry", e.ParentID)
+		}
+		e.ParentID = up
+	}
+	p.ids[e.ID] = true
+	p.leaf = e.ID
+	return nil
+}
+
+// skip records a skipped line's id, when it can be made out, and returns what to add to its
+// report. gjson reads what it can of a damaged line, and the writer puts id and parentId
+// first, so a line damaged further on still names them.
+func (p *parsed) skip(line string) string {
+	id := gjson.Get(line, "id").String()
+	parent := gjson.Get(line, "parentId").String()
+	if !validID(id) {
+		return ""
+	}
+	if _, taken := p.ids[id]; taken {
+		return ""
+	}
+	if !p.ids[parent] {
+		up, ok := p.skipped[parent]
+		if !ok {
+			up = ""
+			if parent != "" {
+				return "" // its parent is unknown too: entries naming it cannot be placed
+			}
+		}
+		parent = up
+	}
+	p.ids[id] = false
+	p.skipped[id] = parent
+	return fmt.Sprintf(" (entries whose parent it was, id %s, hang from its parent instead)", id)
+}
+
+// branch returns the entries from the root to the last entry, following parent ids. Every
+// parent id names an earlier entry (parse checks it), so the walk ends.
+func branch(entries []Entry) []Entry {
+	if len(entries) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(entries))
+	for i := range entries {
+		at[entries[i].ID] = i
+	}
+	var rev []int
+	for i := len(entries) - 1; ; {
+		rev = append(rev, i)
+		parent := entries[i].ParentID
+		if parent == "" {
+			break
+		}
+		i = at[parent]
+	}
+	out := make([]Entry, len(rev))
+	for j, i := range rev {
+		out[len(rev)-1-j] = entries[i]
+	}
+	return out
+}
