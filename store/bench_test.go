@@ -4,23 +4,43 @@
 package store
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/pid-agent/pid/llm"
 )
+
+// sessionEntries is where the append benchmarks start a new file: a file's id set, which
+// every Append consults, then stays at the size of a long session's.
+const sessionEntries = 10000
+
+// rotate closes f and returns a new session file, outside the timer.
+func rotate(b *testing.B, s *Store, f *File) *File {
+	b.StopTimer()
+	f.Close()
+	f = create(b, s, "/w")
+	b.StartTimer()
+	return f
+}
 
 func BenchmarkAppendOne(b *testing.B) {
 	s := newStore(b)
 	f := create(b, s, "/w")
 	e := msg(1, assistantMsg(1)) // about 300 bytes of JSON
-	e.Timestamp = at(1)
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
+		if n%sessionEntries == sessionEntries-1 {
+			f = rotate(b, s, f)
+		}
 		if _, err := f.Append(e); err != nil {
 			b.Fatal(err)
 		}
 		n++
 	}
-	b.ReportMetric(float64(fileSize(b, f.Path()))/float64(n), "bytes/entry")
+	e.ID, e.ParentID = "abcdefgh", "abcdefgh"
+	line, _ := appendEntry(nil, &e)
+	b.ReportMetric(float64(len(line)), "bytes/entry")
 }
 
 func BenchmarkAppendBatch8(b *testing.B) {
@@ -31,11 +51,43 @@ func BenchmarkAppendBatch8(b *testing.B) {
 		batch[i] = msg(1, resultMsg(i)) // about 1.2 KB each
 	}
 	b.ReportAllocs()
+	n := 0
 	for b.Loop() {
+		if n++; n%(sessionEntries/8) == 0 {
+			f = rotate(b, s, f)
+		}
 		if _, err := f.Append(batch...); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTurn7 saves what one turn of the daemon's W1 workload would: an assistant
+// message with 7 tool calls, then the 7 small results of no-op tools in one Append. It
+// reports the cost per tool call, to set against pid's per-call cost.
+func BenchmarkTurn7(b *testing.B) {
+	s := newStore(b)
+	f := create(b, s, "/w")
+	a := msg(1, assistantMsg(7))
+	results := make([]Entry, 7)
+	for i := range results {
+		results[i] = msg(2, llm.Message{Role: llm.RoleToolResult, ToolCallID: fmt.Sprintf("call_%02d_Xk3b9QpL", i), ToolName: "noop",
+			Content: []llm.Content{llm.Text("ok")}, Timestamp: 1772366402000})
+	}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if n++; n%(sessionEntries/8) == 0 {
+			f = rotate(b, s, f)
+		}
+		if _, err := f.Append(a); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Append(results...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/7, "ns/call")
 }
 
 // session10k writes a session of 10,000 messages shaped like a coding session: per turn a

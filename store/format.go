@@ -127,6 +127,43 @@ func encodeHeader(h *Header) ([]byte, error) {
 // timeLayout writes entry timestamps: ISO 8601 in UTC, to the millisecond.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
+// appendTime appends t as timeLayout does, without parsing the layout each time (this is
+// on the path of every Append).
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(month), 2)
+	b = append(b, '-')
+	b = appendDigits(b, day, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, hour, 2)
+	b = append(b, ':')
+	b = appendDigits(b, minute, 2)
+	b = append(b, ':')
+	b = appendDigits(b, sec, 2)
+	b = append(b, '.')
+	b = appendDigits(b, t.Nanosecond()/1e6, 3)
+	return append(b, 'Z')
+}
+
+// appendDigits appends the last width decimal digits of v >= 0, zero-padded.
+func appendDigits(b []byte, v, width int) []byte {
+	for i := width - 1; i >= 0; i-- {
+		d := v
+		for range i {
+			d /= 10
+		}
+		b = append(b, byte('0'+d%10))
+	}
+	return b
+}
+
 // appendEntry appends e's line, newline included, to b. e must be checked (checkEntry).
 func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	start := len(b)
@@ -141,7 +178,7 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 		b = llm.AppendString(b, e.ParentID)
 	}
 	b = append(b, `,"timestamp":"`...)
-	b = e.Timestamp.UTC().AppendFormat(b, timeLayout)
+	b = appendTime(b, e.Timestamp)
 	b = append(b, '"')
 	var err error
 	switch e.Kind {

@@ -82,6 +82,7 @@ type LockedError struct {
 	PID int
 }
 
+// Error says who holds the session and what to do. Pure.
 func (e *LockedError) Error() string {
 	switch {
 	case e.PID == os.Getpid():
@@ -92,7 +93,7 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("session %s is open in another pid process; close it there and try again", e.ID)
 }
 
-// Is reports whether target is ErrLocked.
+// Is reports whether target is ErrLocked, so that errors.Is(err, ErrLocked) holds. Pure.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // Store is the sessions folder. It is safe for concurrent use; several Stores, in one

@@ -308,6 +308,15 @@ func TestZeroTimestampIsNow(t *testing.T) {
 	}
 }
 
+func TestAppendTime(t *testing.T) {
+	for _, ts := range []time.Time{at(0), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2026, 7, 4, 9, 5, 3, 7_000_000, time.FixedZone("x", -7*3600)), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		if got, want := string(appendTime(nil, ts)), ts.UTC().Format(timeLayout); got != want {
+			t.Errorf("appendTime(%v) = %s, want %s", ts, got, want)
+		}
+	}
+}
+
 // appendRaw adds text at the end of a file.
 func appendRaw(t *testing.T, path, text string) {
 	t.Helper()
