@@ -55,7 +55,7 @@ FUZZ_TARGETS := \
 	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
 	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString \
 	./permissions:FuzzPathRules ./permissions:FuzzShellRules \
-	./tools:FuzzGitignore ./tools:FuzzResolve
+	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -16,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/session"
+	"github.com/pid-agent/pid/store"
 )
 
 type initializeParams struct {
@@ -137,10 +138,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	if fi, err := os.Stat(cfg.Cwd); err != nil || !fi.IsDir() {
 		return nil, errorf(codeInvalidParams, "Invalid params: cwd %q is not a folder", cfg.Cwd)
 	}
-	s.mu.Lock()
-	s.nextSession++
-	id := fmt.Sprintf("s%d", s.nextSession)
-	s.mu.Unlock()
+	id := store.NewID()
 	st := &sessionState{srv: s}
 	ss, err := s.hostFor(cfg.Cwd).New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id)})
 	if err != nil {

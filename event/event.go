@@ -29,6 +29,10 @@
 // every ToolUpdate of a call follows its ToolExecutionStart and precedes its ToolEnd (R9).
 // Everything else comes from the loop's goroutine. Warning may come from either.
 //
+// CompactionStart and CompactionEnd come from the session layer, not the loop: around a
+// compaction of the transcript, before a model call (on the loop's goroutine, between
+// TurnStart and the assistant's MessageStart) or on request while no run is in progress.
+//
 // # Cost
 //
 // Sending an event is a synchronous call of the Sink; the senders copy nothing for it. In
@@ -46,6 +50,23 @@ import (
 
 // Event is one of the types below; the set is closed.
 type Event interface{ isEvent() }
+
+// CompactionStart and CompactionEnd bracket a compaction of a session's transcript: the
+// messages before a cut point are summarized by the model, and from then on the model sees
+// the summary instead of them. Reason is "manual", "threshold" (the context grew past the
+// model's window less the reserve) or "overflow" (the provider said the context is too long).
+type (
+	CompactionStart struct{ Reason string }
+	// CompactionEnd carries the summary, or Err when the compaction failed or was
+	// cancelled (the transcript is then as it was). TokensBefore is the context size that
+	// was compacted.
+	CompactionEnd struct {
+		Reason       string
+		Summary      string
+		TokensBefore int
+		Err          string
+	}
+)
 
 // Sink receives events.
 //
@@ -139,6 +160,8 @@ func (MessageUpdate) isEvent()      {}
 func (MessageEnd) isEvent()         {}
 func (ToolStart) isEvent()          {}
 func (ToolExecutionStart) isEvent() {}
+func (CompactionStart) isEvent()    {}
+func (CompactionEnd) isEvent()      {}
 func (ToolUpdate) isEvent()         {}
 func (ToolEnd) isEvent()            {}
 func (Warning) isEvent()            {}

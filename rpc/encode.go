@@ -121,6 +121,24 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 	case event.ToolExecutionStart:
 		b = note(b, "toolExecutionStart", sessionID)
 		b = appendCall(b, e.ToolCallID, e.ToolName)
+	case event.CompactionStart:
+		b = note(b, "compactionStart", sessionID)
+		b = field(b, "reason")
+		b = llm.AppendString(b, e.Reason)
+	case event.CompactionEnd:
+		b = note(b, "compactionEnd", sessionID)
+		b = field(b, "reason")
+		b = llm.AppendString(b, e.Reason)
+		if e.Summary != "" {
+			b = field(b, "summary")
+			b = llm.AppendString(b, e.Summary)
+		}
+		b = field(b, "tokensBefore")
+		b = strconv.AppendInt(b, int64(e.TokensBefore), 10)
+		if e.Err != "" {
+			b = field(b, "error")
+			b = llm.AppendString(b, e.Err)
+		}
 	case event.ToolStart:
 		b = note(b, "toolStart", sessionID)
 		b = appendCall(b, e.ToolCallID, e.ToolName)

@@ -63,7 +63,8 @@ func toWire(err error) *wireError {
 		return &wireError{Code: errBusy.code, Message: errBusy.msg}
 	case errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrUnknownSession):
 		return &wireError{Code: codeInvalidParams, Message: err.Error()}
-	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrUnavailable):
+	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrUnavailable), errors.Is(err, session.ErrLocked),
+		errors.Is(err, session.ErrFailed):
 		return &wireError{Code: codeRequestFailed, Message: err.Error()}
 	case errors.As(err, &ce):
 		msg := err.Error()

@@ -439,6 +439,8 @@ type daemon struct {
 	closeInput func()
 	// wait waits, under the hang guard, for the daemon to end and returns its exit code.
 	wait func() int
+	// kill ends a daemon started as a process with SIGKILL and waits for it (nil in process).
+	kill func()
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
@@ -555,6 +557,10 @@ func startProcess(t testing.TB, opts processOptions) *daemon {
 	var once sync.Once
 	code := -1
 	d := &daemon{pipeClient: c, closeInput: func() { inW.Close() }}
+	d.kill = func() {
+		cmd.Process.Kill()
+		d.wait()
+	}
 	d.wait = func() int {
 		t.Helper()
 		once.Do(func() {

@@ -455,6 +455,8 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"trust/grant":        (*Server).trustGrant,
 	"trust/revoke":       (*Server).trustRevoke,
 	"tools/list":         (*Server).toolsList,
+	"session/close":      (*Server).sessionClose,
+	"session/delete":     (*Server).sessionDelete,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy
@@ -467,9 +469,13 @@ var longMethods map[string]longMethod
 
 func init() {
 	longMethods = map[string]longMethod{
-		"session/prompt": {(*Server).sessionPrompt},
-		"tools/execute":  {(*Server).toolsExecute},
-		"shutdown":       {(*Server).shutdownReq},
+		"session/prompt":  {(*Server).sessionPrompt},
+		"session/list":    {(*Server).sessionList},
+		"session/load":    {(*Server).sessionLoad},
+		"session/fork":    {(*Server).sessionFork},
+		"session/compact": {(*Server).sessionCompact},
+		"tools/execute":   {(*Server).toolsExecute},
+		"shutdown":        {(*Server).shutdownReq},
 	}
 }
 
@@ -501,6 +507,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 		Capabilities: protocol.ServerCapabilities{
 			Experimental: map[string]any{"pid": map[string]any{
 				"protocolVersion": ProtocolVersion,
+				"sessions":        true,
 				"tools":           session.BuiltinTools(),
 			}},
 		},

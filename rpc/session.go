@@ -6,6 +6,10 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -22,13 +26,8 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	}
 	s.mu.Lock()
 	cfg := s.defaults.Merge(p)
-	clientAfter := s.clientAfter
 	s.mu.Unlock()
-	opts := session.Options{Face: s}
-	if clientAfter {
-		opts.After = s.afterToolCall
-	}
-	ss, err := s.host.New(cfg, opts)
+	ss, err := s.host.New(cfg, s.sessionOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -147,12 +146,168 @@ func (s *Server) Emit(ss *session.Session, ev event.Event) {
 		if werr := s.stream.writeFrame(b); werr != nil {
 			s.log.Debug("notification not sent", "err", werr)
 		}
+		freezeAfter(ev)
 	}
 	*bp = b
 	bufPool.Put(bp)
 }
 
+// freeze is PID_DEBUG_FREEZE_AFTER=KIND:N, a hook for crash tests: the run that sends the
+// Nth event of that kind (a Go type name of package event, such as MessageEnd) stops right
+// after sending it, forever, so that a test killing pid then kills it at exactly that point.
+var freeze = func() (kind string, n int64) {
+	k, nth, ok := strings.Cut(os.Getenv("PID_DEBUG_FREEZE_AFTER"), ":")
+	if !ok {
+		return "", 0
+	}
+	v, err := strconv.ParseInt(nth, 10, 64)
+	if err != nil || v < 1 {
+		return "", 0
+	}
+	return k, v
+}
+
+var (
+	freezeKind, freezeN = freeze()
+	freezeSeen          atomic.Int64
+)
+
+func freezeAfter(ev event.Event) {
+	if freezeKind == "" || strings.TrimPrefix(fmt.Sprintf("%T", ev), "event.") != freezeKind {
+		return
+	}
+	if freezeSeen.Add(1) == freezeN {
+		select {}
+	}
+}
+
 // Warn implements session.Face.
 func (s *Server) Warn(ss *session.Session, msg string) {
 	s.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("session %s: %s", ss.ID(), msg))
+}
+
+// The saved sessions: session/list, load, fork, close, delete and compact (docs/protocol.md,
+// "Saved sessions").
+
+type listParams struct {
+	Cwd    string `json:"cwd"`
+	Cursor string `json:"cursor"`
+}
+
+type listResult struct {
+	Sessions   []session.Summary `json:"sessions"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+}
+
+type loadedResult struct {
+	SessionID string             `json:"sessionId"`
+	Tools     []session.ToolInfo `json:"tools"`
+	Messages  []session.Item     `json:"messages"`
+}
+
+func (s *Server) sessionList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p listParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return func(context.Context) (any, error) {
+		page, next, err := s.host.List(p.Cwd, p.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if page == nil {
+			page = []session.Summary{}
+		}
+		return &listResult{Sessions: page, NextCursor: next}, nil
+	}, nil
+}
+
+// sessionOptions are the options of the sessions this face makes or loads.
+func (s *Server) sessionOptions() session.Options {
+	s.mu.Lock()
+	clientAfter := s.clientAfter
+	s.mu.Unlock()
+	opts := session.Options{Face: s}
+	if clientAfter {
+		opts.After = s.afterToolCall
+	}
+	return opts
+}
+
+func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p sessionParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return func(context.Context) (any, error) {
+		ss, items, err := s.host.Load(p.SessionID, s.sessionOptions())
+		if err != nil {
+			return nil, err
+		}
+		return loaded(ss, items), nil
+	}, nil
+}
+
+func loaded(ss *session.Session, items []session.Item) *loadedResult {
+	if items == nil {
+		items = []session.Item{}
+	}
+	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Messages: items}
+}
+
+func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p struct {
+		SessionID    string `json:"sessionId"`
+		MessageCount *int   `json:"messageCount"`
+	}
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.MessageCount == nil {
+		return nil, invalidParams("messageCount is required")
+	}
+	return func(context.Context) (any, error) {
+		ss, items, err := s.host.Fork(p.SessionID, *p.MessageCount, s.sessionOptions())
+		if err != nil {
+			return nil, err
+		}
+		return loaded(ss, items), nil
+	}, nil
+}
+
+func (s *Server) sessionClose(req *jsonrpc2.Request) (any, error) {
+	var p sessionParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return nil, s.host.CloseSession(p.SessionID)
+}
+
+func (s *Server) sessionDelete(req *jsonrpc2.Request) (any, error) {
+	var p sessionParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return nil, s.host.DeleteSession(p.SessionID)
+}
+
+func (s *Server) sessionCompact(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p struct {
+		SessionID    string `json:"sessionId"`
+		Instructions string `json:"instructions"`
+	}
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (any, error) {
+		res, err := ss.Compact(ctx, p.Instructions)
+		if err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}, nil
 }

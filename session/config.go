@@ -60,9 +60,15 @@ type ModelConfig struct {
 	MaxTokens int    `json:"maxTokens,omitempty"`
 	// RequestTimeoutMs and IdleTimeoutMs bound the wait for a response's headers and the
 	// silence mid-stream (see docs/providers.md); 0 means the default.
-	RequestTimeoutMs int        `json:"requestTimeoutMs,omitempty"`
-	IdleTimeoutMs    int        `json:"idleTimeoutMs,omitempty"`
-	Turns            []llm.Turn `json:"turns,omitempty"`
+	RequestTimeoutMs int `json:"requestTimeoutMs,omitempty"`
+	IdleTimeoutMs    int `json:"idleTimeoutMs,omitempty"`
+	// ContextWindow is the model's context window in tokens; 0 means the default for the
+	// model id (see compact.ContextWindow).
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// Compaction is {enabled?, reserveTokens?, keepRecentTokens?} (see compact.Settings);
+	// absent means the defaults.
+	Compaction json.RawMessage `json:"compaction,omitempty"`
+	Turns      []llm.Turn      `json:"turns,omitempty"`
 }
 
 // ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.

@@ -17,6 +17,7 @@ import (
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/trust"
 )
@@ -29,6 +30,11 @@ var (
 	ErrUnknownSession = errors.New("unknown session")
 	// ErrNoModel is returned by a prompt in a session with no model.
 	ErrNoModel = errors.New(`no model is configured for this session: pass model {provider: "openai" or "anthropic", id: MODEL} in session/new, in initializationOptions or in a settings file (keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY, or the variable named by apiKeyEnv; OPENAI_BASE_URL or baseUrl points at Ollama, vLLM, llama.cpp or LM Studio), or {provider: "script", turns: [...]} for a scripted model`)
+	// ErrFailed wraps a request that could not be done for a reason the error text gives
+	// (a compaction the model could not make, say).
+	ErrFailed = errors.New("request failed")
+	// ErrLocked is returned when another live pid holds the session.
+	ErrLocked = errors.New("the session is open in another pid")
 	// ErrUnavailable is returned when a shared part (the remembered answers) could not be
 	// set up; the face has been told why.
 	ErrUnavailable = errors.New("not available")
@@ -61,11 +67,13 @@ type Host struct {
 	audit    *afterrules.AuditLog
 	redactor *afterrules.Redactor
 	trust    *trust.Store
+	// files keeps the sessions' files; nil when the sessions folder cannot be used (then
+	// sessions live in memory only, which was reported).
+	files *store.Store
 
 	// mu guards the fields below it.
 	mu       sync.Mutex
 	sessions map[string]*Session
-	next     int
 	// asked holds the roots whose trust question was handed to the face (once per daemon).
 	asked map[string]bool
 	// trustedHere holds roots trusted for this daemon only, because trust.json could not
@@ -128,6 +136,10 @@ func (h *Host) SetUp(roots []string) {
 		h.store = nil
 		h.opts.Report(fmt.Sprintf("remembered permissions are not available: %v", err), false)
 	}
+	if h.files, err = store.Open(""); err != nil {
+		h.files = nil
+		h.opts.Report(fmt.Sprintf("sessions are not saved (they live until pid stops): %v", err), false)
+	}
 	if h.audit, err = afterrules.OpenAuditLog(""); err != nil {
 		h.audit = nil
 		h.opts.Report(fmt.Sprintf("the audit log is not available: %v", err), false)
@@ -144,6 +156,7 @@ func (h *Host) Close() {
 	}
 	h.mu.Unlock()
 	for _, s := range sessions {
+		s.closeFile()
 		s.ws.Close()
 	}
 	if h.loader != nil {

@@ -10,11 +10,13 @@ import (
 	"sync"
 
 	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/permissions"
 	modelProvider "github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -70,7 +72,7 @@ type Options struct {
 	Face Face
 	// After, if set, is the face's own afterToolCall (the editor's), run first in the chain.
 	After func(ctx context.Context, s *Session, in toolexec.AfterInput) (*toolexec.Override, error)
-	// ID, if set, is the session's id; otherwise the host numbers them s1, s2, ...
+	// ID, if set, is the session's id; otherwise a new unique one (store.NewID).
 	ID string
 	// Files, if set, is the editor's view of files: the file tools read and write through
 	// it (see tools.EditorFiles).
@@ -78,7 +80,7 @@ type Options struct {
 }
 
 // Session is one conversation: its agent (transcript, model, tools), workspace and
-// permissions. Its methods are safe for concurrent use.
+// permissions, and the file it is saved in. Its methods are safe for concurrent use.
 type Session struct {
 	id    string
 	host  *Host
@@ -93,20 +95,65 @@ type Session struct {
 	builtin map[string]bool
 	starts  *afterrules.Starts
 	gates   *endGates
+	// header is what the session's file starts with: what re-creates it after a restart.
+	header store.Header
+	// model is the model as the provider was made (the scripted one, to go on after a load).
+	model    llm.Provider
+	compactS compact.Settings
+	window   int
 
 	// mu guards the fields below it.
 	mu      sync.Mutex
-	running bool // a prompt is in progress
+	running bool // a prompt or a compaction is in progress
+	closed  bool
+	// runDone closes when the run claimed by Begin ends; runCancel cancels it (nil until the
+	// run has its context).
+	runDone   chan struct{}
+	runCancel context.CancelFunc
 	// memory keeps "always" answers that the store could not keep, exactly as scoped.
 	memory *permissions.Store
 
 	// decisions holds, per call id, what beforeToolCall decided about a call that will run,
 	// until the audit hook reads it.
 	decisions sync.Map
+
+	// pmu guards the file and what is saved (persist.go); it is taken on the loop's
+	// goroutine while the sink saves a message, never while calling the face.
+	pmu sync.Mutex
+	// file is the session's file, created with its first message; nil before that, or
+	// when sessions cannot be saved.
+	file *store.File
+	// entryIDs holds the file entry of each transcript message ("" when not saved).
+	entryIDs []string
+	// compactions are the compactions of the transcript, in order.
+	compactions []compactionRecord
+	// saveErr is why saving stopped (reported once); later messages are not saved.
+	saveErr error
+	// lastTranscript is the transcript of the running model call (set by transformContext),
+	// for a compaction after the provider answered that the context is too long.
+	lastTranscript []llm.Message
 }
 
-// New makes a session from its settings (already merged with the client's defaults).
+// restoring is what a session loaded or forked from a file starts with.
+type restoring struct {
+	file        *store.File
+	header      store.Header
+	transcript  []llm.Message
+	entryIDs    []string
+	compactions []compactionRecord
+	// calls is the number of model calls recorded (assistant messages and compaction
+	// summaries): a scripted model goes on with that turn.
+	calls int
+}
+
+// New makes a session from its settings (already merged with the client's defaults). It is
+// saved from its first message on.
 func (h *Host) New(cfg Config, o Options) (*Session, error) {
+	return h.build(cfg, o, nil)
+}
+
+// build makes a new session, or re-creates a saved one when r is set.
+func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	switch cfg.ToolExecution {
 	case "", string(toolexec.Parallel), string(toolexec.Sequential):
 	default:
@@ -129,10 +176,24 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 	if cfg.Model == nil {
 		cfg.Model = h.settingsModel(ws.Cwd())
 	}
+	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
+		starts: afterrules.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(),
+		compactS: compact.Defaults()}
 	var provider llm.Provider
 	if m := cfg.Model; m != nil {
+		if s.compactS, err = compact.ParseSettings(m.Compaction); err != nil {
+			return nil, invalid("model.compaction: %v", err)
+		}
+		s.window = m.ContextWindow
+		if s.window <= 0 {
+			s.window = compact.ContextWindow(m.ID)
+		}
 		if m.Provider == "script" {
-			provider = llm.NewScript(m.Turns...)
+			calls := 0
+			if r != nil {
+				calls = r.calls
+			}
+			provider = llm.NewScriptFrom(calls, m.Turns...)
 		} else if provider, err = modelProvider.New(modelProvider.Config{
 			Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, MaxTokens: m.MaxTokens,
 			RequestTimeoutMs: m.RequestTimeoutMs, IdleTimeoutMs: m.IdleTimeoutMs,
@@ -143,8 +204,6 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
-	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: afterrules.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore()}
 	scripted, initial, err := s.scriptedTools(cfg.ScriptedTools)
 	if err != nil {
 		return nil, err
@@ -162,20 +221,44 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 	if err != nil {
 		return nil, invalid("scriptedTools: %v", err)
 	}
-	h.mu.Lock()
-	if s.id = o.ID; s.id == "" {
-		h.next++
-		s.id = fmt.Sprintf("s%d", h.next)
+	if r != nil {
+		// The tools the session started with, as saved; a tool that no longer exists is
+		// left out (the load reports it).
+		initial = initial[:0]
+		for _, name := range r.header.Tools {
+			if _, known := box.Tool(name); known {
+				initial = append(initial, name)
+			}
+		}
 	}
-	h.mu.Unlock()
+	if s.id = o.ID; s.id == "" {
+		s.id = store.NewID()
+	}
+	if provider != nil {
+		s.model = provider
+		provider = &compactingProvider{s: s, inner: provider}
+	}
 	acfg := loop.AgentConfig{
 		Provider: provider, SystemPrompt: cfg.SystemPrompt, Toolbox: box, InitialTools: initial,
 		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
+		TransformContext: s.transformContext,
 	}
 	if s.agent, err = loop.NewAgent(acfg); err != nil {
 		return nil, invalid("%v", err)
 	}
+	s.header = headerOf(s.id, ws.Cwd(), cfg, initial)
+	if r != nil {
+		s.header.CreatedAt, s.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
+		s.file, s.entryIDs, s.compactions = r.file, r.entryIDs, r.compactions
+		if err := s.agent.Restore(r.transcript); err != nil {
+			return nil, err
+		}
+	}
 	h.mu.Lock()
+	if h.sessions[s.id] != nil {
+		h.mu.Unlock()
+		return nil, invalid("session %s is already open", s.id)
+	}
 	h.sessions[s.id] = s
 	h.mu.Unlock()
 	ok = true
@@ -219,10 +302,14 @@ func info(t toolexec.Tool) ToolInfo {
 func (s *Session) Begin() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("%w: %q (it was closed)", ErrUnknownSession, s.id)
+	}
 	if s.running {
 		return loop.ErrBusy
 	}
 	s.running = true
+	s.runDone, s.runCancel = make(chan struct{}), nil
 	return nil
 }
 
@@ -230,7 +317,33 @@ func (s *Session) Begin() error {
 func (s *Session) End() {
 	s.mu.Lock()
 	s.running = false
+	close(s.runDone)
+	s.runCancel = nil
 	s.mu.Unlock()
+}
+
+// runContext returns ctx made cancellable by CancelRun, for the run claimed by Begin.
+func (s *Session) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.runCancel = cancel
+	s.mu.Unlock()
+	return ctx, cancel
+}
+
+// CancelRun cancels the session's running prompt or compaction, if any, and waits until it
+// has ended (its answer is sent by the face as usual).
+func (s *Session) CancelRun() {
+	s.mu.Lock()
+	running, done, cancel := s.running, s.runDone, s.runCancel
+	s.mu.Unlock()
+	if !running {
+		return
+	}
+	if cancel != nil {
+		cancel()
+	}
+	<-done
 }
 
 // Prompt runs the agent with prompts as the new input (see loop.Agent.PromptMessages).
@@ -238,7 +351,9 @@ func (s *Session) End() {
 func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Result, error) {
 	s.gates.enter()
 	defer s.gates.leave()
-	res, err := s.agent.PromptMessages(ctx, prompts, s.sink())
+	ctx, cancel := s.runContext(ctx)
+	defer cancel()
+	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
 	if errors.Is(err, loop.ErrNoProvider) {
 		return res, ErrNoModel
 	}
@@ -257,7 +372,7 @@ func (s *Session) Execute(ctx context.Context, calls []llm.ToolCall, mode string
 	}
 	s.gates.enter()
 	defer s.gates.leave()
-	out := s.agent.Execute(ctx, calls, toolexec.Mode(mode), s.sink())
+	out := s.agent.Execute(ctx, calls, toolexec.Mode(mode), s.sink(false))
 	if out.Aborted {
 		out.Terminate = false
 	}
@@ -271,13 +386,29 @@ func (s *Session) Steer(text string) { s.agent.Steer(llm.NewUser(text)) }
 func (s *Session) FollowUp(text string) { s.agent.FollowUp(llm.NewUser(text)) }
 
 // sink is the event sink of the session's runs: the audit log's start times, the redaction
-// of progress (the results themselves are redacted by the afterToolCall chain), the face,
-// and the gates of scripted tools waiting for a call's end.
-func (s *Session) sink() event.Sink {
+// of progress (the results themselves are redacted by the afterToolCall chain), the
+// session's file (save: a prompt's messages are transcript; a tools/execute batch's are
+// not), the face, and the gates of scripted tools waiting for a call's end.
+//
+// A message is written to the file before its MessageEnd reaches the face, so an editor
+// that has seen messageEnd knows the message is on disk (in the kernel: fsync comes at the
+// turn's end).
+func (s *Session) sink(save bool) event.Sink {
 	return s.starts.Sink(func(ev event.Event) {
-		if e, ok := ev.(event.ToolUpdate); ok && s.host.redactor != nil {
-			e.Partial.Content = redactPartial(s.host.redactor, e.Partial.Content)
-			ev = e
+		switch e := ev.(type) {
+		case event.ToolUpdate:
+			if s.host.redactor != nil {
+				e.Partial.Content = redactPartial(s.host.redactor, e.Partial.Content)
+				ev = e
+			}
+		case event.MessageEnd:
+			if save {
+				s.saveMessage(e.Message)
+			}
+		case event.TurnEnd, event.AgentEnd:
+			if save {
+				s.syncFile()
+			}
 		}
 		s.face.Emit(s, ev)
 		if e, ok := ev.(event.ToolEnd); ok {

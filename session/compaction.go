@@ -1,0 +1,207 @@
+// This file compacts a session's transcript: before a model call when the context grew past
+// the model's window less the reserve, when the provider answers that the context is too
+// long (then the call is made again, once), and on request (session/compact). The messages
+// before a cut point are summarized by the session's own model; from then on the model sees
+// the summary and the messages after the cut. The transcript and the file keep everything.
+
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pid-agent/pid/compact"
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+)
+
+// Compaction reasons.
+const (
+	ReasonManual    = "manual"
+	ReasonThreshold = "threshold"
+	ReasonOverflow  = "overflow"
+)
+
+// CompactResult is what session/compact answers.
+type CompactResult struct {
+	Summary      string `json:"summary"`
+	TokensBefore int    `json:"tokensBefore"`
+	// FirstKeptIndex is the index, among the session's items (Items), of the first message
+	// the model still sees.
+	FirstKeptIndex int `json:"firstKeptIndex"`
+}
+
+// view returns what the model sees of a transcript: the latest compaction's summary, then
+// the messages from its cut on; the transcript itself when there was none.
+func (s *Session) view(transcript []llm.Message) []llm.Message {
+	s.pmu.Lock()
+	var last *compactionRecord
+	if n := len(s.compactions); n > 0 {
+		c := s.compactions[n-1]
+		last = &c
+	}
+	s.pmu.Unlock()
+	if last == nil || last.firstKept > len(transcript) {
+		return transcript
+	}
+	out := make([]llm.Message, 0, len(transcript)-last.firstKept+1)
+	out = append(out, compact.SummaryMessage(last.summary))
+	return append(out, transcript[last.firstKept:]...)
+}
+
+// transformContext is the agent's TransformContext: the view, compacted first when it has
+// grown past the window less the reserve.
+//
+// Contract: called on the loop's goroutine before every model call, with the transcript so
+// far, which it does not modify.
+func (s *Session) transformContext(ctx context.Context, transcript []llm.Message) ([]llm.Message, error) {
+	s.pmu.Lock()
+	s.lastTranscript = transcript
+	s.pmu.Unlock()
+	v := s.view(transcript)
+	if s.compactS.Enabled && compact.ShouldCompact(s.contextTokens(v), s.window, s.compactS.Fit(s.window)) {
+		if _, err := s.compactNow(ctx, transcript, ReasonThreshold, ""); err == nil {
+			v = s.view(transcript)
+		}
+	}
+	return v, nil
+}
+
+// contextTokens is the context size of a view. After a compaction, the usage the kept
+// assistant messages reported was for the context before it: only messages after the
+// compaction are trusted for usage, the rest are estimated.
+func (s *Session) contextTokens(v []llm.Message) int {
+	s.pmu.Lock()
+	since := 0
+	if n := len(s.compactions); n > 0 {
+		c := s.compactions[n-1]
+		since = c.at - c.firstKept + 1 // where transcript[c.at] sits in the view
+	}
+	s.pmu.Unlock()
+	if since <= 0 {
+		return compact.ContextTokens(v)
+	}
+	return compact.ContextTokensSince(v, since)
+}
+
+// compactNow compacts transcript (the whole of it, as the loop has it) and records the
+// compaction; it tells the face with CompactionStart and CompactionEnd. On failure the
+// transcript's view is unchanged and the error says why.
+func (s *Session) compactNow(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, error) {
+	s.face.Emit(s, event.CompactionStart{Reason: reason})
+	res, err := s.summarize(ctx, transcript, reason, instructions)
+	end := event.CompactionEnd{Reason: reason, Summary: res.Summary, TokensBefore: res.TokensBefore}
+	if err != nil {
+		end.Summary, end.Err = "", err.Error()
+	}
+	s.face.Emit(s, end)
+	return res, err
+}
+
+// summarize asks the model for the summary of the view's messages before the cut point.
+func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, error) {
+	if s.model == nil {
+		return CompactResult{}, ErrNoModel
+	}
+	v := s.view(transcript)
+	tokens := s.contextTokens(v)
+	first, ok := compact.CutPoint(v, s.compactS.Fit(s.window).KeepRecentTokens)
+	if !ok {
+		return CompactResult{TokensBefore: tokens}, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")
+	}
+	previous := ""
+	if len(v) > 0 {
+		previous, _ = compact.IsSummaryMessage(&v[0])
+	}
+	answer := s.model.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
+	summary, err := compact.SummaryText(answer)
+	if err != nil {
+		if ctx.Err() != nil {
+			return CompactResult{TokensBefore: tokens}, fmt.Errorf("the compaction was cancelled: %w", ctx.Err())
+		}
+		return CompactResult{TokensBefore: tokens}, err
+	}
+	// Index of v[first] in the transcript: v starts with the previous summary when there was
+	// a compaction, standing for the messages before its cut.
+	kept := first
+	s.pmu.Lock()
+	if n := len(s.compactions); n > 0 && previous != "" {
+		kept = s.compactions[n-1].firstKept + first - 1
+	}
+	s.pmu.Unlock()
+	rec := compactionRecord{at: len(transcript), firstKept: kept, summary: summary, tokensBefore: tokens, reason: reason, time: time.Now().UTC()}
+	s.saveCompaction(&rec)
+	s.pmu.Lock()
+	idx := itemIndexOf(s.compactions, kept)
+	s.pmu.Unlock()
+	return CompactResult{Summary: summary, TokensBefore: tokens, FirstKeptIndex: idx}, nil
+}
+
+// Compact compacts the session on request (session/compact), with optional instructions for
+// the summary. It claims the session as a prompt does (ErrBusy while one runs).
+func (s *Session) Compact(ctx context.Context, instructions string) (CompactResult, error) {
+	if err := s.Begin(); err != nil {
+		return CompactResult{}, err
+	}
+	defer s.End()
+	ctx, cancel := s.runContext(ctx)
+	defer cancel()
+	res, err := s.compactNow(ctx, s.agent.Transcript(), ReasonManual, instructions)
+	if err != nil && !errors.Is(err, ErrNoModel) {
+		err = fmt.Errorf("%w: %v", ErrFailed, err)
+	}
+	return res, err
+}
+
+// compactingProvider is the session's model as the loop sees it: when the provider answers
+// that the context is too long, the session compacts and the call is made again, once. The
+// first attempt's stream start is held back until it streams something, so a call retried
+// after an overflow shows as one message.
+type compactingProvider struct {
+	s     *Session
+	inner llm.Provider
+}
+
+// Stream implements llm.Provider.
+func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
+	var held bool // the first attempt's start, not yet passed on
+	var heldPartial *llm.Message
+	streamed := false
+	first := func(partial *llm.Message, ev llm.StreamEvent) {
+		if sink == nil {
+			return
+		}
+		if ev.Kind == llm.StreamStart && !streamed {
+			// The start as it was: the partial message will have grown when it is passed on.
+			snap := *partial
+			snap.Content = append([]llm.Content(nil), partial.Content...)
+			held, heldPartial = true, &snap
+			return
+		}
+		if held {
+			held = false
+			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
+		}
+		streamed = true
+		sink(partial, ev)
+	}
+	m := p.inner.Stream(ctx, req, first)
+	if streamed || ctx.Err() != nil || !compact.IsContextOverflow(&m) || !p.s.compactS.Enabled {
+		if held && sink != nil {
+			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
+		}
+		return m
+	}
+	s := p.s
+	s.pmu.Lock()
+	transcript := s.lastTranscript
+	s.pmu.Unlock()
+	if _, err := s.compactNow(ctx, transcript, ReasonOverflow, ""); err != nil {
+		return m
+	}
+	retry := *req
+	retry.Messages = s.view(transcript)
+	return p.inner.Stream(ctx, &retry, sink)
+}

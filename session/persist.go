@@ -1,0 +1,223 @@
+// This file saves a session as it happens: its header (what re-creates it), each message
+// of its transcript before the face announces it, and its compactions, in the session's
+// file (package store); and it lists the session's items (messages and compactions) the way
+// session/load and session/fork count them.
+
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
+)
+
+// compactionRecord is one compaction of the transcript: the messages before firstKept (an
+// index into the transcript) were summarized; it happened after the first at messages.
+type compactionRecord struct {
+	at           int // messages in the transcript when it happened
+	firstKept    int
+	summary      string
+	tokensBefore int
+	reason       string
+	entryID      string
+	time         time.Time
+}
+
+// headerOf is the header of a new session's file: what re-creates it after a restart. The
+// model config holds no key (ModelConfig has none; apiKeyEnv names a variable only).
+func headerOf(id, cwd string, cfg Config, tools []string) store.Header {
+	h := store.Header{ID: id, Cwd: cwd, CreatedAt: time.Now().UTC(), ToolExecution: cfg.ToolExecution,
+		Permissions: cfg.Permissions, SystemPrompt: cfg.SystemPrompt, Tools: append([]string{}, tools...)}
+	if cfg.Model != nil {
+		h.Model, _ = json.Marshal(cfg.Model)
+	}
+	if cfg.ScriptedTools != nil {
+		h.ScriptedTools, _ = json.Marshal(cfg.ScriptedTools)
+	}
+	return h
+}
+
+// configOf is the Config a saved header describes.
+func configOf(h store.Header) (Config, error) {
+	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt}
+	if len(h.Model) > 0 && string(h.Model) != "null" {
+		cfg.Model = &ModelConfig{}
+		if err := json.Unmarshal(h.Model, cfg.Model); err != nil {
+			return Config{}, fmt.Errorf("its model: %v", err)
+		}
+	}
+	if len(h.ScriptedTools) > 0 && string(h.ScriptedTools) != "null" {
+		if err := json.Unmarshal(h.ScriptedTools, &cfg.ScriptedTools); err != nil {
+			return Config{}, fmt.Errorf("its scriptedTools: %v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// saveMessage appends a transcript message to the session's file, creating the file with
+// the first message. A failure is reported once; the session goes on unsaved.
+//
+// Contract: called from the run's sink (the loop's goroutine), before the message's
+// MessageEnd goes to the face.
+func (s *Session) saveMessage(m *llm.Message) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	id := ""
+	if f := s.openFileLocked(); f != nil {
+		ids, err := f.Append(store.Entry{Kind: store.KindMessage, Timestamp: time.Now().UTC(), Message: m})
+		if err != nil {
+			s.saveFailedLocked(err)
+		} else {
+			id = ids[0]
+		}
+	}
+	s.entryIDs = append(s.entryIDs, id)
+}
+
+// saveCompaction appends a compaction to the file. Caller holds no lock.
+func (s *Session) saveCompaction(c *compactionRecord) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.compactions = append(s.compactions, *c)
+	f := s.openFileLocked()
+	if f == nil {
+		return
+	}
+	kept := ""
+	if c.firstKept < len(s.entryIDs) {
+		kept = s.entryIDs[c.firstKept]
+	}
+	ids, err := f.Append(store.Entry{Kind: store.KindCompaction, Timestamp: c.time,
+		Compaction: &store.Compaction{Summary: c.summary, FirstKeptID: kept, TokensBefore: c.tokensBefore, Reason: c.reason}})
+	if err != nil {
+		s.saveFailedLocked(err)
+		return
+	}
+	s.compactions[len(s.compactions)-1].entryID = ids[0]
+	if err := f.Sync(); err != nil {
+		s.saveFailedLocked(err)
+	}
+}
+
+// openFileLocked returns the session's file, creating it when the store is there and saving
+// has not failed. Caller holds s.pmu.
+func (s *Session) openFileLocked() *store.File {
+	if s.file != nil || s.saveErr != nil || s.host.files == nil {
+		return s.file
+	}
+	f, err := s.host.files.Create(s.header)
+	if err != nil {
+		s.saveFailedLocked(err)
+		return nil
+	}
+	s.file = f
+	return f
+}
+
+// saveFailedLocked stops saving and tells the face why, once. Caller holds s.pmu.
+func (s *Session) saveFailedLocked(err error) {
+	if s.saveErr != nil {
+		return
+	}
+	s.saveErr = err
+	s.face.Warn(s, fmt.Sprintf("this session is no longer saved (its messages stay in memory until pid stops): %v", err))
+}
+
+// syncFile flushes the file to disk (at a turn's end).
+func (s *Session) syncFile() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.file == nil || s.saveErr != nil {
+		return
+	}
+	if err := s.file.Sync(); err != nil {
+		s.saveFailedLocked(err)
+	}
+}
+
+// closeFile closes the session's file (releasing its lock).
+func (s *Session) closeFile() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.file != nil {
+		s.file.Close()
+	}
+}
+
+// Item is one entry of a session as session/load and session/fork list it: a transcript
+// message, or a compaction at the place it happened.
+type Item struct {
+	Message    *llm.Message
+	Compaction *CompactionItem
+}
+
+// CompactionItem is a compaction as listed among a session's items.
+type CompactionItem struct {
+	Summary      string `json:"summary"`
+	TokensBefore int    `json:"tokensBefore"`
+	// FirstKeptIndex is the index, among the session's items, of the first message the
+	// model still sees after the summary.
+	FirstKeptIndex int    `json:"firstKeptIndex"`
+	Reason         string `json:"reason,omitempty"`
+	Timestamp      int64  `json:"timestamp"`
+}
+
+// MarshalJSON writes a message as itself and a compaction as {"role":"compaction", ...}.
+func (it Item) MarshalJSON() ([]byte, error) {
+	if it.Message != nil {
+		return it.Message.AppendJSON(nil)
+	}
+	type shown struct {
+		Role string `json:"role"`
+		CompactionItem
+	}
+	return json.Marshal(shown{"compaction", *it.Compaction})
+}
+
+// itemsOf interleaves a transcript and its compactions into items.
+func itemsOf(transcript []llm.Message, comps []compactionRecord) []Item {
+	out := make([]Item, 0, len(transcript)+len(comps))
+	itemIndex := func(i int) int { return itemIndexOf(comps, i) }
+	ci := 0
+	for i := range transcript {
+		for ci < len(comps) && comps[ci].at <= i {
+			out = append(out, compactionItem(comps[ci], itemIndex))
+			ci++
+		}
+		out = append(out, Item{Message: &transcript[i]})
+	}
+	for ; ci < len(comps); ci++ {
+		out = append(out, compactionItem(comps[ci], itemIndex))
+	}
+	return out
+}
+
+// itemIndexOf returns the index among the items of transcript message i: i plus the
+// compactions placed before it.
+func itemIndexOf(comps []compactionRecord, i int) int {
+	n := i
+	for _, c := range comps {
+		if c.at <= i {
+			n++
+		}
+	}
+	return n
+}
+
+func compactionItem(c compactionRecord, itemIndex func(int) int) Item {
+	return Item{Compaction: &CompactionItem{Summary: c.summary, TokensBefore: c.tokensBefore,
+		FirstKeptIndex: itemIndex(c.firstKept), Reason: c.reason, Timestamp: c.time.UnixMilli()}}
+}
+
+// Items returns the session's items: its transcript with its compactions where they
+// happened.
+func (s *Session) Items() []Item {
+	t := s.agent.Transcript()
+	s.pmu.Lock()
+	comps := append([]compactionRecord(nil), s.compactions...)
+	s.pmu.Unlock()
+	return itemsOf(t, comps)
+}

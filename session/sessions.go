@@ -1,0 +1,389 @@
+// This file holds what a host does with saved sessions: list them, load one (live again in
+// this daemon), fork one at a message, close and delete one. A session's file is owned by one
+// daemon at a time (store's lock).
+
+package session
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pid-agent/pid/compact"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
+)
+
+// PageSize is how many sessions List returns at most.
+const PageSize = 50
+
+// Summary is one session of List.
+type Summary struct {
+	SessionID    string `json:"sessionId"`
+	Cwd          string `json:"cwd"`
+	Title        string `json:"title"`
+	CreatedAt    string `json:"createdAt"`
+	UpdatedAt    string `json:"updatedAt"`
+	MessageCount int    `json:"messageCount"`
+}
+
+// List returns the saved sessions, newest updatedAt first, PageSize at a time: cwd "" lists
+// every folder's, cursor "" starts at the newest; next is the cursor of the following page,
+// "" when there is none.
+func (h *Host) List(cwd, cursor string) (page []Summary, next string, err error) {
+	if h.files == nil {
+		return nil, "", fmt.Errorf("%w: saved sessions (see pid's log)", ErrUnavailable)
+	}
+	if cwd != "" {
+		if !filepath.IsAbs(cwd) {
+			return nil, "", invalid("cwd must be an absolute path, not %q", cwd)
+		}
+		cwd = filepath.Clean(cwd)
+	}
+	all, err := h.files.List(cwd)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrFailed, err)
+	}
+	start := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 {
+			return nil, "", invalid("cursor %q is not one session/list gave", cursor)
+		}
+		start = min(n, len(all))
+	}
+	end := min(start+PageSize, len(all))
+	page = make([]Summary, 0, end-start)
+	for _, s := range all[start:end] {
+		page = append(page, Summary{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, MessageCount: s.MessageCount,
+			CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)})
+	}
+	if end < len(all) {
+		next = strconv.Itoa(end)
+	}
+	return page, next, nil
+}
+
+// Load makes a saved session live in this daemon and returns it, with its items (the
+// current branch, compactions where they happened). A session live here already is returned
+// as it is. Problems found reading its file (a torn last line, unreadable lines) are told
+// to the face as warnings; a tool call left without its result by a pid that stopped gets
+// an error result saying so, saved like any message.
+func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
+	if id == "" {
+		return nil, nil, invalid("sessionId is required")
+	}
+	h.mu.Lock()
+	live := h.sessions[id]
+	h.mu.Unlock()
+	if live != nil {
+		return live, live.Items(), nil
+	}
+	if h.files == nil {
+		return nil, nil, fmt.Errorf("%w: saved sessions (see pid's log)", ErrUnavailable)
+	}
+	f, loaded, err := h.files.OpenSession(id)
+	if err != nil {
+		return nil, nil, h.storeError(id, err)
+	}
+	s, err := h.restore(f, loaded, loaded.Branch, o)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	for _, p := range loaded.Problems {
+		s.face.Warn(s, "reading the saved session: "+p)
+	}
+	s.closeInterrupted()
+	return s, s.Items(), nil
+}
+
+// storeError maps the store's errors to the layer's.
+func (h *Host) storeError(id string, err error) error {
+	var le *store.LockedError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: %q (no saved session has this id)", ErrUnknownSession, id)
+	case errors.As(err, &le):
+		return fmt.Errorf("%w: session %s is open in another pid (process %d); close it there first", ErrLocked, id, le.PID)
+	}
+	return fmt.Errorf("%w: session %s: %v", ErrFailed, id, err)
+}
+
+// restore re-creates a session from its header and the entries of a branch (all of them for
+// a load, a prefix for a fork), with f as its file (nil: created at the first message).
+func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry, o Options) (*Session, error) {
+	cfg, err := configOf(loaded.Header)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the saved session cannot be re-created: %v", ErrFailed, err)
+	}
+	r := &restoring{file: f, header: loaded.Header}
+	index := map[string]int{} // entry id -> transcript index
+	for _, e := range branch {
+		switch e.Kind {
+		case store.KindMessage:
+			if e.Message == nil {
+				continue
+			}
+			index[e.ID] = len(r.transcript)
+			r.transcript = append(r.transcript, *e.Message)
+			r.entryIDs = append(r.entryIDs, e.ID)
+			if e.Message.Role == llm.RoleAssistant {
+				r.calls++
+			}
+		case store.KindCompaction:
+			if e.Compaction == nil {
+				continue
+			}
+			r.calls++
+			kept, ok := index[e.Compaction.FirstKeptID]
+			if !ok {
+				kept = len(r.transcript)
+			}
+			r.compactions = append(r.compactions, compactionRecord{at: len(r.transcript), firstKept: kept,
+				summary: e.Compaction.Summary, tokensBefore: e.Compaction.TokensBefore, reason: e.Compaction.Reason,
+				entryID: e.ID, time: e.Timestamp})
+		}
+	}
+	if f == nil {
+		// A fork: the entries are written to its own file, ids of its own.
+		r.entryIDs = make([]string, len(r.transcript))
+	}
+	o.ID = loaded.Header.ID
+	return h.build(cfg, o, r)
+}
+
+// closeInterrupted gives every tool call of the transcript that has no result (pid stopped
+// while it ran) an error result, saved, so the transcript stays valid for every provider.
+func (s *Session) closeInterrupted() {
+	t := s.agent.Transcript()
+	missing := unansweredCalls(t)
+	if len(missing) == 0 {
+		return
+	}
+	for _, c := range missing {
+		m := llm.Message{Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true, Timestamp: llm.Now(),
+			Content: []llm.Content{llm.Text("This call was interrupted when pid stopped: it may not have finished, and its result was lost. Check its effects, and run it again if it is still needed.")}}
+		s.saveMessage(&m)
+		t = append(t, m)
+	}
+	s.syncFile()
+	_ = s.agent.Restore(t)
+}
+
+// unansweredCalls returns the tool calls of the last assistant message that have no result
+// after it (only the last one can lack them: results follow their calls).
+func unansweredCalls(t []llm.Message) []llm.ToolCall {
+	last := -1
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i].Role == llm.RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, m := range t[last+1:] {
+		if m.Role == llm.RoleToolResult {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []llm.ToolCall
+	for _, c := range t[last].Content {
+		if c.Type == llm.ContentToolCall && !answered[c.ID] {
+			out = append(out, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+	}
+	return out
+}
+
+// Fork makes a new session whose transcript is the first count items of the given one (a
+// live session of this daemon, or a saved one); the original is untouched. count must leave
+// no tool call without its result (ErrInvalid names the nearest valid counts).
+func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
+	if id == "" {
+		return nil, nil, invalid("sessionId is required")
+	}
+	var loaded *store.Loaded
+	h.mu.Lock()
+	live := h.sessions[id]
+	h.mu.Unlock()
+	if live != nil {
+		loaded = live.snapshot()
+	} else {
+		if h.files == nil {
+			return nil, nil, fmt.Errorf("%w: %q", ErrUnknownSession, id)
+		}
+		var err error
+		if loaded, err = h.files.Read(id); err != nil {
+			return nil, nil, h.storeError(id, err)
+		}
+	}
+	branch := loaded.Branch
+	if count < 0 || count > len(branch) {
+		return nil, nil, invalid("messageCount %d is out of range: the session has %d messages (compactions included)", count, len(branch))
+	}
+	if valid := validForkCounts(branch); !slices.Contains(valid, count) {
+		lo, hi := nearest(valid, count)
+		return nil, nil, invalid("messageCount %d would leave a tool call without its result; the nearest valid counts are %s", count, strings.Join(append(lo, hi...), " and "))
+	}
+	hdr := loaded.Header
+	hdr.ForkedFrom = &store.Fork{SessionID: id, MessageCount: count}
+	hdr.ID = store.NewID()
+	hdr.CreatedAt = time.Now().UTC()
+	s, err := h.restore(nil, &store.Loaded{Header: hdr}, branch[:count], o)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.header.ForkedFrom = hdr.ForkedFrom
+	s.copyEntries(branch[:count])
+	return s, s.Items(), nil
+}
+
+// copyEntries writes a fork's entries into its own file.
+func (s *Session) copyEntries(branch []store.Entry) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	f := s.openFileLocked()
+	if f == nil {
+		return
+	}
+	newIDs := map[string]string{}
+	mi, ci := 0, 0
+	for _, e := range branch {
+		old := e.ID
+		e.ID, e.ParentID = "", ""
+		if e.Kind == store.KindCompaction && e.Compaction != nil {
+			c := *e.Compaction
+			c.FirstKeptID = newIDs[c.FirstKeptID]
+			e.Compaction = &c
+		}
+		ids, err := f.Append(e)
+		if err != nil {
+			s.saveFailedLocked(err)
+			return
+		}
+		newIDs[old] = ids[0]
+		switch {
+		case e.Kind == store.KindMessage && e.Message != nil && mi < len(s.entryIDs):
+			s.entryIDs[mi] = ids[0]
+			mi++
+		case e.Kind == store.KindCompaction && ci < len(s.compactions):
+			s.compactions[ci].entryID = ids[0]
+			ci++
+		}
+	}
+	if err := f.Sync(); err != nil {
+		s.saveFailedLocked(err)
+	}
+}
+
+// snapshot returns the session as a file would hold it, for a fork of a live session.
+func (s *Session) snapshot() *store.Loaded {
+	l := &store.Loaded{Header: s.header}
+	for _, it := range s.Items() {
+		switch {
+		case it.Message != nil:
+			l.Branch = append(l.Branch, store.Entry{Kind: store.KindMessage, ID: fmt.Sprintf("m%d", len(l.Branch)), Message: it.Message})
+		case it.Compaction != nil:
+			// FirstKeptID names the entry of the first kept message, by its place.
+			l.Branch = append(l.Branch, store.Entry{Kind: store.KindCompaction, ID: fmt.Sprintf("m%d", len(l.Branch)),
+				Compaction: &store.Compaction{Summary: it.Compaction.Summary, TokensBefore: it.Compaction.TokensBefore,
+					Reason: it.Compaction.Reason, FirstKeptID: fmt.Sprintf("m%d", it.Compaction.FirstKeptIndex)}})
+		}
+	}
+	return l
+}
+
+// validForkCounts returns the item counts a fork may take: those whose messages leave no
+// tool call without its result.
+func validForkCounts(branch []store.Entry) []int {
+	var msgs []llm.Message
+	msgCount := []int{0} // messages among the first n items
+	for _, e := range branch {
+		if e.Kind == store.KindMessage && e.Message != nil {
+			msgs = append(msgs, *e.Message)
+		}
+		msgCount = append(msgCount, len(msgs))
+	}
+	cuts := compact.ValidCuts(msgs)
+	var out []int
+	for n := range msgCount {
+		if slices.Contains(cuts, msgCount[n]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// nearest returns the valid counts just below and just above n, as text.
+func nearest(valid []int, n int) (below, above []string) {
+	for _, v := range valid {
+		if v < n {
+			below = []string{strconv.Itoa(v)}
+		} else if v > n && above == nil {
+			above = []string{strconv.Itoa(v)}
+		}
+	}
+	return below, above
+}
+
+// CloseSession unloads the session from this daemon: a prompt or compaction it runs is
+// cancelled first (its request answers as after a cancel), then its file is closed (it stays,
+// and its lock is released).
+func (h *Host) CloseSession(id string) error {
+	s, err := h.Get(id)
+	if err != nil {
+		return err
+	}
+	for {
+		s.CancelRun()
+		s.mu.Lock()
+		if !s.running {
+			s.closed = true // Begin refuses from now on
+			s.mu.Unlock()
+			break
+		}
+		s.mu.Unlock()
+	}
+	h.mu.Lock()
+	delete(h.sessions, id)
+	h.mu.Unlock()
+	s.closeFile()
+	s.ws.Close()
+	return nil
+}
+
+// DeleteSession closes the session when it is live here, and removes its file.
+func (h *Host) DeleteSession(id string) error {
+	if id == "" {
+		return invalid("sessionId is required")
+	}
+	h.mu.Lock()
+	live := h.sessions[id] != nil
+	h.mu.Unlock()
+	if live {
+		if err := h.CloseSession(id); err != nil {
+			return err
+		}
+	}
+	if h.files == nil {
+		if live {
+			return nil
+		}
+		return fmt.Errorf("%w: %q", ErrUnknownSession, id)
+	}
+	if err := h.files.Delete(id); err != nil {
+		if errors.Is(err, store.ErrNotFound) && live {
+			return nil // never saved: it had no message
+		}
+		return h.storeError(id, err)
+	}
+	return nil
+}
