@@ -11,6 +11,8 @@ import type {
 	PromptResult,
 	RequestTrustAnswer,
 	RequestTrustParams,
+	SessionListResult,
+	SessionLoadResult,
 	SessionNewParams,
 	SessionNewResult,
 	ToolInfo,
@@ -222,6 +224,34 @@ export class PidClient {
 		return r.tools;
 	}
 
+	/** Reports whether pid saves sessions (initialize's capabilities.experimental.pid.sessions). */
+	get savesSessions(): boolean {
+		return this.initializeResult?.capabilities?.experimental?.pid?.sessions === true;
+	}
+
+	/**
+	 * One page of the saved sessions (session/list), newest first; params.cursor is the
+	 * previous page's nextCursor, params.cwd (absolute) keeps one folder's.
+	 */
+	async listSessions(params: { cursor?: string; cwd?: string } = {}): Promise<SessionListResult> {
+		const r = await this.connection.sendRequest<SessionListResult | null>('session/list', params);
+		return { sessions: Array.isArray(r?.sessions) ? r.sessions : [], nextCursor: typeof r?.nextCursor === 'string' && r.nextCursor !== '' ? r.nextCursor : undefined };
+	}
+
+	/**
+	 * Makes a saved session live in this pid (session/load) and returns its items. Fails with
+	 * -32602 for an unknown id and -32803 when another live pid holds it (see REQUEST_FAILED).
+	 */
+	async loadSession(sessionId: string): Promise<SessionLoadResult> {
+		const r = await this.connection.sendRequest<SessionLoadResult>('session/load', { sessionId });
+		return { sessionId: r.sessionId, tools: Array.isArray(r.tools) ? r.tools : [], messages: Array.isArray(r.messages) ? r.messages : [] };
+	}
+
+	/** Unloads a session from this pid (session/close): its file stays, another pid may load it. */
+	async closeSession(sessionId: string): Promise<void> {
+		await this.connection.sendRequest('session/close', { sessionId });
+	}
+
 	/** The folders the user trusts (trust/list): their settings apply in full. */
 	async trustList(): Promise<TrustedFolder[]> {
 		const r = await this.connection.sendRequest<{ folders: TrustedFolder[] | null }>('trust/list', {});
@@ -293,6 +323,15 @@ export function describeExit(e: Exit): string {
 		return `was killed by ${e.signal}`;
 	}
 	return `exited with code ${e.code}`;
+}
+
+/** pid's JSON-RPC error codes a client tells apart (docs/protocol.md, Errors). */
+export const INVALID_PARAMS = -32602;
+export const REQUEST_FAILED = -32803;
+
+/** The JSON-RPC error code of a failed request, or undefined when it failed otherwise. */
+export function errorCode(err: unknown): number | undefined {
+	return err instanceof rpc.ResponseError ? err.code : undefined;
 }
 
 export function errorText(err: unknown): string {

@@ -1,14 +1,26 @@
 // PidController is the extension without VS Code: it starts pid when first needed, keeps one
-// session, runs prompts (one at a time) into a Run whose entries go to the UI as they arrive,
-// puts approval and trust questions to the UI, and cancels. extension.ts only supplies the UI
-// (an output channel, a modal dialog, a warning) and the commands. No `vscode` import: tests
-// drive it under plain node with a scripted UI.
+// session (a new one, or a saved one it resumed), runs prompts (one at a time) into a Run
+// whose entries go to the UI as they arrive, puts approval and trust questions to the UI, and
+// cancels. extension.ts only supplies the UI (an output channel, a modal dialog, a warning,
+// pickers) and the commands. No `vscode` import: tests drive it under plain node with a
+// scripted UI.
 
 import * as rpc from 'vscode-jsonrpc/node';
 import { answer, question, type ApprovalQuestion } from './approval';
-import { PidClient, describeExit, errorText, type ClientOptions } from './client';
-import type { BeforeToolCallAnswer, BeforeToolCallParams, RequestTrustAnswer, RequestTrustParams, SessionNewParams, TrustedFolder } from './protocol';
-import { Run } from './run';
+import { PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
+import {
+	contentText,
+	type BeforeToolCallAnswer,
+	type BeforeToolCallParams,
+	type RequestTrustAnswer,
+	type RequestTrustParams,
+	type SessionLoadResult,
+	type SessionNewParams,
+	type SessionSummary,
+	type TrustedFolder,
+} from './protocol';
+import { Run, transcriptEntries } from './run';
+import { MAX_LISTED, ResumeError, loadErrorText } from './sessions';
 
 export interface Ui {
 	/** Shows one more entry of the log (the output channel). */
@@ -34,16 +46,20 @@ export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall
 }
 
 export class BusyError extends Error {
-	constructor() {
-		super('pid is already answering a prompt: wait for it, or run "pid: Cancel".');
+	constructor(message = 'pid is already answering a prompt: wait for it, or run "pid: Cancel".') {
+		super(message);
 	}
 }
+
+const LOADING = 'pid is loading a saved session: wait a moment, then try again.';
 
 export class PidController {
 	private client: PidClient | undefined;
 	private starting: Promise<PidClient> | undefined;
 	private sessionId: string | undefined;
 	private current: { run?: Run; source: rpc.CancellationTokenSource } | undefined;
+	/** True while resume() loads a session: no prompt may start meanwhile. */
+	private loading = false;
 	private disposed = false;
 	private stderrLine = '';
 
@@ -54,8 +70,14 @@ export class PidController {
 		return this.current?.run;
 	}
 
+	/** Reports whether a prompt runs or a saved session is being loaded. */
 	get busy(): boolean {
-		return this.current !== undefined;
+		return this.current !== undefined || this.loading;
+	}
+
+	/** The session the next prompt goes to; undefined when it will start a new one. */
+	get currentSession(): string | undefined {
+		return this.sessionId;
 	}
 
 	/** The pid client, once started (tests use it to look at the daemon). */
@@ -75,6 +97,9 @@ export class PidController {
 		}
 		if (this.current) {
 			throw new BusyError();
+		}
+		if (this.loading) {
+			throw new BusyError(LOADING);
 		}
 		const source = new rpc.CancellationTokenSource();
 		const cur: { run?: Run; source: rpc.CancellationTokenSource } = { source };
@@ -131,6 +156,114 @@ export class PidController {
 			this.opts.session = params;
 		}
 		this.sessionId = undefined;
+	}
+
+	/**
+	 * listSessions lists the saved sessions (session/list), newest first, following nextCursor
+	 * until max sessions (default MAX_LISTED) or the last page; onPage gets each page as it
+	 * arrives (a picker can show the first while the rest load). It starts pid if needed.
+	 * `more` says that sessions beyond max were left out. It throws (with pid's words) when
+	 * pid cannot list them, e.g. when its state folder is unusable.
+	 */
+	async listSessions(opts: { max?: number; cwd?: string; onPage?: (page: SessionSummary[]) => void } = {}): Promise<{ sessions: SessionSummary[]; more: boolean }> {
+		const max = opts.max ?? MAX_LISTED;
+		const client = await this.ensureClient();
+		if (!client.savesSessions) {
+			throw new Error('this pid does not keep saved sessions (its initialize result does not declare them): update pid.');
+		}
+		const sessions: SessionSummary[] = [];
+		let cursor: string | undefined;
+		const seen = new Set<string>();
+		for (;;) {
+			const params: { cursor?: string; cwd?: string } = {};
+			if (cursor !== undefined) {
+				params.cursor = cursor;
+			}
+			if (opts.cwd) {
+				params.cwd = opts.cwd;
+			}
+			const page = await client.listSessions(params);
+			const fresh = page.sessions.slice(0, max - sessions.length);
+			sessions.push(...fresh);
+			if (fresh.length > 0) {
+				opts.onPage?.(fresh);
+			}
+			if (fresh.length < page.sessions.length) {
+				return { sessions, more: true };
+			}
+			// A cursor pid gave twice would loop forever: stop there.
+			if (page.nextCursor === undefined || seen.has(page.nextCursor)) {
+				return { sessions, more: false };
+			}
+			if (sessions.length >= max) {
+				return { sessions, more: true };
+			}
+			seen.add(page.nextCursor);
+			cursor = page.nextCursor;
+		}
+	}
+
+	/**
+	 * resume loads a saved session (session/load) and makes it the current one: the next
+	 * prompt continues it. It writes the loaded transcript to the UI in the format of a live
+	 * run, between a header and a line saying the next prompt continues it, and closes the
+	 * session it replaces (session/close: its file stays) so that other pids may load that
+	 * one. summary, when given (the picked list entry), names the session in the header.
+	 * It throws BusyError while a prompt runs or another load is under way, and ResumeError
+	 * saying what happened and what to do when pid cannot load it (held by another pid: code
+	 * -32803; unknown: -32602); the current session is then unchanged.
+	 */
+	async resume(sessionId: string, summary?: SessionSummary): Promise<SessionLoadResult> {
+		if (this.disposed) {
+			throw new Error('the pid controller was disposed');
+		}
+		if (this.current) {
+			throw new BusyError();
+		}
+		if (this.loading) {
+			throw new BusyError(LOADING);
+		}
+		this.loading = true;
+		try {
+			const client = await this.ensureClient();
+			if (!client.savesSessions) {
+				throw new ResumeError('this pid does not keep saved sessions (its initialize result does not declare them): update pid.');
+			}
+			let loaded: SessionLoadResult;
+			try {
+				loaded = await client.loadSession(sessionId);
+			} catch (err) {
+				const message = loadErrorText(err, sessionId, summary?.cwd);
+				this.opts.ui.appendLine(`! ${message}`);
+				throw new ResumeError(message, errorCode(err));
+			}
+			const previous = this.sessionId;
+			this.sessionId = loaded.sessionId;
+			if (previous !== undefined && previous !== loaded.sessionId) {
+				client.closeSession(previous).catch((err) => {
+					this.opts.ui.appendLine(`! pid: could not close the previous session ${previous}: ${errorText(err)}`);
+				});
+			}
+			this.showTranscript(loaded, summary);
+			return loaded;
+		} finally {
+			this.loading = false;
+		}
+	}
+
+	/** showTranscript writes a loaded session to the UI: a header, its items, a footer. */
+	private showTranscript(loaded: SessionLoadResult, summary?: SessionSummary): void {
+		const ui = this.opts.ui;
+		const messages = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction');
+		const firstUser = messages.find((m) => m.role === 'user');
+		const title = (summary?.title ?? (firstUser ? contentText(firstUser.content).slice(0, 80) : '')).replace(/\s+/g, ' ').trim();
+		const where = summary?.cwd ? `, in ${summary.cwd}` : '';
+		ui.appendLine('');
+		ui.appendLine(`pid: resumed session ${loaded.sessionId}${title ? ` "${title}"` : ''} (${messages.length} message${messages.length === 1 ? '' : 's'}${where})`);
+		for (const e of transcriptEntries(loaded.messages)) {
+			ui.appendLine(e.line);
+		}
+		ui.appendLine('pid: — end of the saved transcript: "pid: Ask" continues this session —');
 	}
 
 	/** trustedFolders lists the folders the user trusts (trust/list), starting pid if needed. */

@@ -1,12 +1,14 @@
 // The VS Code side of the extension, kept thin: settings, commands, the output channel, the
-// approval dialog and the trust question. Everything else (pid's protocol, the run's log,
+// approval dialog, the trust question and the saved-session picker. Everything else (pid's protocol, the run's log,
 // approval and trust questions) is in modules that do not import `vscode` and are tested
 // under node against pid.
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { BusyError, PidController } from './controller';
 import { errorText } from './client';
+import { ResumeError, sessionPick, type SessionPick } from './sessions';
 import { TrustAsker } from './trust';
 
 let controller: PidController | undefined;
@@ -110,6 +112,20 @@ export function activate(context: vscode.ExtensionContext): void {
 			current().newSession();
 			out.appendLine('pid: the next prompt starts a new session');
 		}),
+		vscode.commands.registerCommand('pid.resumeSession', async () => {
+			try {
+				await resumeSession(current(), out);
+			} catch (err) {
+				if (err instanceof BusyError) {
+					void vscode.window.showInformationMessage(`pid: ${err.message}`);
+				} else if (err instanceof ResumeError) {
+					void vscode.window.showErrorMessage(`pid: ${err.message}`);
+				} else {
+					out.appendLine(`! ${errorText(err)}`);
+					void vscode.window.showErrorMessage(`pid: ${errorText(err)}`);
+				}
+			}
+		}),
 		vscode.commands.registerCommand('pid.trustedFolders', async () => {
 			try {
 				await trustedFolders(current(), trust);
@@ -167,6 +183,88 @@ async function trustedFolders(c: PidController, trust: TrustAsker): Promise<void
 		await c.revokeTrust(pick.folder);
 		void vscode.window.showInformationMessage(`pid: ${pick.folder} is no longer trusted: its .pid/settings.json may only narrow what pid does.`);
 	}
+}
+
+/**
+ * resumeSession is the "pid: Resume Session" command: a QuickPick of pid's saved sessions
+ * (title, folder, when and how many messages), filled page by page as pid lists them, newest
+ * first; the picked one is loaded, shown in the output channel, and continued by the next
+ * "pid: Ask". It throws BusyError while a prompt runs, ResumeError when pid cannot load it,
+ * and pid's error when it cannot list them.
+ */
+async function resumeSession(c: PidController, out: vscode.OutputChannel): Promise<void> {
+	if (c.busy) {
+		throw new BusyError();
+	}
+	type Item = vscode.QuickPickItem & SessionPick;
+	const qp = vscode.window.createQuickPick<Item>();
+	qp.title = 'pid: Resume Session';
+	qp.placeholder = 'Loading the saved sessions…';
+	qp.matchOnDescription = true;
+	qp.matchOnDetail = true;
+	qp.keepScrollPosition = true;
+	qp.busy = true;
+	const now = new Date();
+	const home = os.homedir();
+	const current = c.currentSession;
+	const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => realPath(f.uri.fsPath));
+	let settled = false;
+	let failed: unknown;
+	let empty = false;
+	const picked = new Promise<Item | undefined>((resolve) => {
+		qp.onDidAccept(() => {
+			const item = qp.selectedItems[0] ?? qp.activeItems[0];
+			if (item) {
+				resolve(item);
+				qp.hide();
+			}
+		});
+		qp.onDidHide(() => resolve(undefined));
+	});
+	qp.show();
+	void c
+		.listSessions({
+			onPage: (page) => {
+				if (!settled) {
+					qp.items = [...qp.items, ...page.map((s) => sessionPick(s, now, { home, current, folders }))];
+				}
+			},
+		})
+		.then(
+			(r) => {
+				if (settled) {
+					return;
+				}
+				qp.busy = false;
+				if (r.sessions.length === 0) {
+					empty = true;
+					qp.hide();
+					return;
+				}
+				qp.placeholder = r.more
+					? `The newest ${r.sessions.length} sessions: type to filter, pick one to continue it`
+					: 'Type to filter, pick a session to continue it';
+			},
+			(err) => {
+				failed = err;
+				qp.hide();
+			},
+		);
+	const pick = await picked;
+	settled = true;
+	qp.dispose();
+	if (failed !== undefined) {
+		throw new Error(`could not list the saved sessions: ${errorText(failed)}`);
+	}
+	if (empty) {
+		void vscode.window.showInformationMessage('pid: there are no saved sessions yet.');
+		return;
+	}
+	if (!pick) {
+		return;
+	}
+	out.show(true);
+	await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'pid is loading the session' }, () => c.resume(pick.sessionId, pick.summary));
 }
 
 export async function deactivate(): Promise<void> {

@@ -66,7 +66,7 @@ export interface ToolInfo {
 export interface InitializeResult {
 	serverInfo?: { name: string; version?: string };
 	capabilities?: {
-		experimental?: { pid?: { protocolVersion?: string; tools?: ToolInfo[] } };
+		experimental?: { pid?: { protocolVersion?: string; tools?: ToolInfo[]; sessions?: boolean } };
 	};
 }
 
@@ -178,6 +178,64 @@ export interface TrustedFolder {
 	folder: string;
 	/** When it was trusted (RFC 3339). */
 	trustedAt: string;
+}
+
+/** One saved session of session/list. */
+export interface SessionSummary {
+	sessionId: string;
+	/** The session's working folder (absolute). */
+	cwd: string;
+	/** The first user text, cut to 80 characters by pid. */
+	title: string;
+	/** ISO 8601 (UTC). */
+	createdAt: string;
+	/** ISO 8601 (UTC); session/list sorts by it, newest first. */
+	updatedAt: string;
+	/** The messages of the current branch. */
+	messageCount: number;
+}
+
+export interface SessionListResult {
+	sessions: SessionSummary[];
+	/** Pass as `cursor` for the next page; absent on the last one. */
+	nextCursor?: string;
+}
+
+/** A compaction among a loaded session's items: the messages before firstKeptIndex were summarized. */
+export interface CompactionItem {
+	role: 'compaction';
+	summary: string;
+	tokensBefore: number;
+	/** The index, among the items, of the first message the model still sees after the summary. */
+	firstKeptIndex: number;
+	reason: CompactionReason;
+	timestamp?: number | string;
+}
+
+/** A loaded session's item: a message of its transcript, or a compaction where it happened. */
+export type SessionItem = Message | CompactionItem;
+
+/** session/load's (and session/fork's) result. */
+export interface SessionLoadResult {
+	sessionId: string;
+	tools: ToolInfo[];
+	messages: SessionItem[];
+}
+
+export type CompactionReason = 'manual' | 'threshold' | 'overflow';
+
+export interface CompactionStartParams {
+	sessionId: string;
+	reason: CompactionReason;
+}
+
+export interface CompactionEndParams {
+	sessionId: string;
+	reason: CompactionReason;
+	summary?: string;
+	tokensBefore?: number;
+	/** Set when the compaction failed or was cancelled (the transcript is as it was). */
+	error?: string;
 }
 
 /** The text of content blocks: text as is, images as a placeholder, the rest left out. */

@@ -7,9 +7,13 @@ import {
 	finalAnswer,
 	type AssistantMessage,
 	type BeforeToolCallAnswer,
+	type CompactionEndParams,
+	type CompactionItem,
+	type CompactionStartParams,
 	type LogMessageParams,
 	type MessageParams,
 	type PromptResult,
+	type SessionItem,
 	type StopReason,
 	type ToolEndParams,
 	type ToolResultMessage,
@@ -28,6 +32,7 @@ export type EntryKind =
 	| 'answer' // assistant text of a message without tool calls
 	| 'error' // an assistant message that failed (stopReason error), a failed request
 	| 'log' // window/logMessage
+	| 'compaction' // compactionStart, compactionEnd, a compaction of a loaded transcript
 	| 'end';
 
 export interface Entry {
@@ -97,6 +102,142 @@ export function argsSummary(args: unknown): string {
 	return parts.join(' ');
 }
 
+// The entries below are shared by a live run (from pid's notifications) and a loaded
+// transcript (from session/load's items), so that both read the same.
+
+function toolStartEntry(toolCallId: string, toolName: string, args: unknown): Entry {
+	const summary = argsSummary(args);
+	return { kind: 'toolStart', toolCallId, toolName, line: `[${toolCallId}] ${toolName} started${summary ? ` ${summary}` : ''}` };
+}
+
+function toolEndEntry(toolCallId: string, toolName: string, text: string, isError: boolean): Entry {
+	const head = `[${toolCallId}] ${toolName} ${isError ? 'failed' : 'done'}`;
+	const shown = text.replace(/\n+$/, '');
+	const body = shown === '' ? '' : shown.includes('\n') || shown.length > 100 ? `\n${indent(shorten(shown))}` : `: ${shown}`;
+	return { kind: 'toolEnd', toolCallId, toolName, isError, text, line: head + body };
+}
+
+/** The entries of a finished assistant message: its text, and why it failed when it did. */
+function assistantEntries(m: AssistantMessage): Entry[] {
+	const out: Entry[] = [];
+	const text = contentText(m.content).trim();
+	const calls = (m.content ?? []).some((c) => c?.type === 'toolCall');
+	if (text !== '') {
+		out.push(calls ? { kind: 'assistant', text, line: `pid: ${text}` } : { kind: 'answer', text, line: `\n${text}\n` });
+	}
+	if (m.stopReason === 'error' || m.stopReason === 'length') {
+		const why = m.errorMessage ?? (m.stopReason === 'length' ? 'the answer hit the output-token limit' : 'the model failed');
+		out.push({ kind: 'error', isError: true, text: why, line: `! ${why}` });
+	}
+	return out;
+}
+
+function promptEntry(text: string): Entry {
+	return { kind: 'prompt', line: `> ${text}`, text };
+}
+
+function stateOf(stopReason: StopReason | undefined): RunState {
+	return stopReason === 'aborted' ? 'aborted' : stopReason === 'error' ? 'failed' : 'done';
+}
+
+function endEntry(stopReason: StopReason, terminated?: boolean): Entry {
+	const state = stateOf(stopReason);
+	const tail = terminated ? ', a tool ended the run' : '';
+	return { kind: 'end', text: stopReason, line: `— ${state === 'aborted' ? 'cancelled' : state} (${stopReason}${tail}) —` };
+}
+
+const REASONS: Record<string, string> = {
+	manual: 'on request',
+	threshold: 'it neared the context window',
+	overflow: 'the model said it was too long',
+};
+
+function reasonText(reason: unknown): string {
+	return REASONS[String(reason)] ?? String(reason);
+}
+
+function tokensText(tokensBefore: unknown): string {
+	return typeof tokensBefore === 'number' && tokensBefore > 0 ? `, ${tokensBefore} tokens before` : '';
+}
+
+/**
+ * compactedEntry says that the conversation was compacted and what the model sees instead of
+ * the older messages: the summary, indented, whole (it is what the model goes on from).
+ */
+function compactedEntry(reason: unknown, tokensBefore: unknown, summary: unknown): Entry {
+	const text = typeof summary === 'string' ? summary.replace(/\n+$/, '') : '';
+	const head = `pid: the conversation was compacted (${reasonText(reason)}${tokensText(tokensBefore)}); the model now sees this summary instead of the older messages:`;
+	return { kind: 'compaction', text, line: text === '' ? `${head} (empty)` : `${head}\n${indent(text)}` };
+}
+
+/**
+ * transcriptEntries renders a loaded session's items (session/load's messages) in the format
+ * of a live run: each user text as a prompt, the assistant's text, each tool call as started
+ * and its result as done or failed, an end line where the assistant stopped, and each
+ * compaction with its summary. Items that are not objects, and unknown roles, are skipped.
+ */
+export function transcriptEntries(items: readonly SessionItem[]): Entry[] {
+	const out: Entry[] = [];
+	const names = new Map<string, string>();
+	let open = false; // a prompt's exchange that has not ended yet
+	let aborted = false; // the last tool result of the exchange is pid's "Operation aborted"
+	const unfinished = () => {
+		if (open) {
+			// The exchange ended without a final answer: cancelled while tools ran (as the live
+			// run said), or pid stopped. (A steered message also lands here, as a new prompt.)
+			out.push(aborted ? endEntry('aborted') : { kind: 'end', text: 'unfinished', line: '— ended before the model answered (pid stopped?) —' });
+			open = false;
+		}
+	};
+	for (const item of items ?? []) {
+		if (item === null || typeof item !== 'object') {
+			continue;
+		}
+		switch (item.role) {
+			case 'user': {
+				unfinished();
+				out.push(promptEntry(contentText(item.content)));
+				open = true;
+				break;
+			}
+			case 'assistant': {
+				out.push(...assistantEntries(item));
+				let calls = 0;
+				for (const c of item.content ?? []) {
+					if (c?.type === 'toolCall') {
+						calls++;
+						names.set(c.id, c.name);
+						out.push(toolStartEntry(c.id, c.name, c.arguments));
+					}
+				}
+				// The run stops at an answer without tool calls, a failed call and a cancel; a
+				// reply cut off with tool calls goes on (their results ask the model again).
+				if (calls === 0 || item.stopReason === 'aborted' || item.stopReason === 'error') {
+					out.push(endEntry(item.stopReason ?? 'stop'));
+					open = false;
+				}
+				break;
+			}
+			case 'toolResult': {
+				const name = item.toolName ?? names.get(item.toolCallId) ?? 'tool';
+				const text = contentText(item.content);
+				out.push(toolEndEntry(item.toolCallId, name, text, item.isError === true));
+				aborted = item.isError === true && text === 'Operation aborted';
+				break;
+			}
+			case 'compaction': {
+				const c = item as CompactionItem;
+				out.push(compactedEntry(c.reason, c.tokensBefore, c.summary));
+				break;
+			}
+			default:
+				break;
+		}
+	}
+	unfinished();
+	return out;
+}
+
 export class Run {
 	readonly entries: Entry[] = [];
 	readonly tools = new Map<string, ToolState>();
@@ -113,7 +254,7 @@ export class Run {
 		readonly text: string,
 		private readonly onEntry?: (entry: Entry) => void,
 	) {
-		this.add({ kind: 'prompt', line: `> ${text}`, text });
+		this.add(promptEntry(text));
 	}
 
 	/** The log as lines, in order. */
@@ -145,8 +286,7 @@ export class Run {
 			case 'toolStart': {
 				const s = params as ToolStartParams;
 				this.tools.set(s.toolCallId, { toolCallId: s.toolCallId, toolName: s.toolName, args: s.args, status: 'running', updates: [] });
-				const summary = argsSummary(s.args);
-				this.add({ kind: 'toolStart', toolCallId: s.toolCallId, toolName: s.toolName, line: `[${s.toolCallId}] ${s.toolName} started${summary ? ` ${summary}` : ''}` });
+				this.add(toolStartEntry(s.toolCallId, s.toolName, s.args));
 				break;
 			}
 			case '$/toolUpdate': {
@@ -165,10 +305,7 @@ export class Run {
 					t.status = e.isError ? 'error' : 'ok';
 					t.output = text;
 				}
-				const head = `[${e.toolCallId}] ${e.toolName} ${e.isError ? 'failed' : 'done'}`;
-				const shown = text.replace(/\n+$/, '');
-				const body = shown === '' ? '' : shown.includes('\n') || shown.length > 100 ? `\n${indent(shorten(shown))}` : `: ${shown}`;
-				this.add({ kind: 'toolEnd', toolCallId: e.toolCallId, toolName: e.toolName, isError: e.isError, text, line: head + body });
+				this.add(toolEndEntry(e.toolCallId, e.toolName, text, e.isError));
 				break;
 			}
 			case 'messageEnd': {
@@ -177,6 +314,20 @@ export class Run {
 					this.results.push(m);
 				} else if (m?.role === 'assistant') {
 					this.assistant(m);
+				}
+				break;
+			}
+			case 'compactionStart': {
+				const c = params as CompactionStartParams;
+				this.add({ kind: 'compaction', text: String(c.reason), line: `pid: compacting the conversation (${reasonText(c.reason)})…` });
+				break;
+			}
+			case 'compactionEnd': {
+				const c = params as CompactionEndParams;
+				if (typeof c.error === 'string' && c.error !== '') {
+					this.add({ kind: 'compaction', isError: true, text: c.error, line: `! the conversation was not compacted (${reasonText(c.reason)}): ${c.error}` });
+				} else {
+					this.add(compactedEntry(c.reason, c.tokensBefore, c.summary));
 				}
 				break;
 			}
@@ -189,14 +340,8 @@ export class Run {
 	}
 
 	private assistant(m: AssistantMessage): void {
-		const text = contentText(m.content).trim();
-		const calls = (m.content ?? []).some((c) => c.type === 'toolCall');
-		if (text !== '') {
-			this.add(calls ? { kind: 'assistant', text, line: `pid: ${text}` } : { kind: 'answer', text, line: `\n${text}\n` });
-		}
-		if (m.stopReason === 'error' || m.stopReason === 'length') {
-			const why = m.errorMessage ?? (m.stopReason === 'length' ? 'the answer hit the output-token limit' : 'the model failed');
-			this.add({ kind: 'error', isError: true, text: why, line: `! ${why}` });
+		for (const e of assistantEntries(m)) {
+			this.add(e);
 		}
 	}
 
@@ -224,9 +369,8 @@ export class Run {
 		this.result = result;
 		this.stopReason = result.stopReason;
 		this.answer = finalAnswer(result.messages ?? []);
-		this.state = result.stopReason === 'aborted' ? 'aborted' : result.stopReason === 'error' ? 'failed' : 'done';
-		const tail = result.terminated ? ', a tool ended the run' : '';
-		this.add({ kind: 'end', text: result.stopReason, line: `— ${this.state === 'aborted' ? 'cancelled' : this.state} (${result.stopReason}${tail}) —` });
+		this.state = stateOf(result.stopReason);
+		this.add(endEntry(result.stopReason, result.terminated));
 	}
 
 	/** fail records that the prompt request itself failed (pid died, a JSON-RPC error). */

@@ -2,7 +2,7 @@
 // a stand-in for the `vscode` module (a real VS Code cannot be downloaded in CI) and its
 // commands are run against the real pid. This checks the wiring (settings, commands, the
 // output channel, the modal approval with the diff, the trust question, the Trusted Folders
-// QuickPick, deactivate), not VS Code itself.
+// QuickPick, the Resume Session QuickPick, deactivate), not VS Code itself.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { PidClient } from '../client';
 import { PID_BIN, STEP_TIMEOUT_MS, text, until, within } from './harness';
 
 interface Modal {
@@ -32,6 +33,83 @@ interface Answers {
 	warning?: string;
 	/** Picks from a QuickPick's items (undefined: dismissed). */
 	pick?: (items: Pick[]) => Pick | undefined;
+	/** Picks from a createQuickPick's items once it is no longer busy (undefined: dismissed). */
+	pickLoaded?: (items: Pick[]) => Pick | undefined;
+}
+
+/** What a createQuickPick showed: its settings, and its items when it stopped being busy. */
+interface LoadedPick {
+	title?: string;
+	placeholder?: string;
+	matchOnDescription?: boolean;
+	matchOnDetail?: boolean;
+	items: Pick[];
+	disposed: boolean;
+}
+
+/**
+ * fakeQuickPick stands in for vscode.window.createQuickPick: when the extension sets busy to
+ * false (everything is listed), answer picks an item (accept) or none (hide).
+ */
+function fakeQuickPick(record: LoadedPick[], answers: Answers) {
+	const accept: (() => void)[] = [];
+	const hide: (() => void)[] = [];
+	const rec: LoadedPick = { items: [], disposed: false };
+	let busy = false;
+	let hidden = false;
+	const qp = {
+		title: undefined as string | undefined,
+		placeholder: undefined as string | undefined,
+		matchOnDescription: false,
+		matchOnDetail: false,
+		keepScrollPosition: false,
+		items: [] as Pick[],
+		selectedItems: [] as Pick[],
+		activeItems: [] as Pick[],
+		get busy() {
+			return busy;
+		},
+		set busy(v: boolean) {
+			const done = busy && !v;
+			busy = v;
+			if (done) {
+				Object.assign(rec, { title: qp.title, placeholder: qp.placeholder, matchOnDescription: qp.matchOnDescription, matchOnDetail: qp.matchOnDetail, items: qp.items.slice() });
+				record.push(rec);
+				// As a person would: after the list has shown.
+				setImmediate(() => {
+					if (hidden) {
+						return; // the extension closed it itself (nothing to pick)
+					}
+					const item = answers.pickLoaded?.(qp.items);
+					if (item) {
+						qp.selectedItems = [item];
+						accept.forEach((l) => l());
+					} else {
+						qp.hide();
+					}
+				});
+			}
+		},
+		onDidAccept: (l: () => void) => {
+			accept.push(l);
+			return { dispose() {} };
+		},
+		onDidHide: (l: () => void) => {
+			hide.push(l);
+			return { dispose() {} };
+		},
+		show() {},
+		hide() {
+			if (!hidden) {
+				hidden = true;
+				hide.forEach((l) => l());
+			}
+		},
+		dispose() {
+			rec.disposed = true;
+		},
+	};
+	return qp;
 }
 
 function fakeVscode(settings: Record<string, unknown>, folder: string, answers: Answers) {
@@ -40,6 +118,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 	const modals: Modal[] = [];
 	const warnings: { message: string; items: string[] }[] = [];
 	const picks: Pick[][] = [];
+	const loadedPicks: LoadedPick[] = [];
 	const infos: string[] = [];
 	const errors: string[] = [];
 	const grantListeners: (() => void)[] = [];
@@ -63,6 +142,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 				picks.push(items);
 				return answers.pick?.(items);
 			},
+			createQuickPick: () => fakeQuickPick(loadedPicks, answers),
 			showInformationMessage: async (m: string) => { infos.push(m); return undefined; },
 			showErrorMessage: async (m: string) => { errors.push(m); return undefined; },
 			withProgress: async (_o: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) => task({ report() {} }, {}),
@@ -93,7 +173,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			l();
 		}
 	};
-	return { vscode, commands, output, modals, warnings, picks, infos, errors, grantTrust };
+	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust };
 }
 
 type Ext = typeof import('../extension');
@@ -224,6 +304,81 @@ test('extension.ts: no trust question in Restricted Mode; once trusted, a non-mo
 	await within(Promise.resolve(fake.commands.get('pid.trustedFolders')?.()), 'the Trusted Folders command', STEP_TIMEOUT_MS);
 	assert.deepEqual(fake.picks[1].map((i) => [i.label, i.description]), [[folder, 'not trusted']]);
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+
+	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
+});
+
+test('extension.ts: pid: Resume Session lists the saved sessions, loads the picked one into the output, and pid: Ask continues it', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const answers: Answers = { input: 'first question' };
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.model': { provider: 'script', turns: [{ content: text('first answer') }, { content: text('second answer') }] },
+	}, ws, answers);
+	const ext = loadExtension(t, fake, tmp);
+	const activate = () => ext.activate({ subscriptions: [] } as unknown as import('vscode').ExtensionContext);
+	const run = (id: string) => within(Promise.resolve(fake.commands.get(id)?.()), `the ${id} command`, STEP_TIMEOUT_MS);
+
+	// No saved session yet: said so, nothing loaded.
+	answers.pickLoaded = () => assert.fail('nothing to pick');
+	await run('pid.resumeSession');
+	assert.deepEqual(fake.infos, ['pid: there are no saved sessions yet.']);
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+
+	await run('pid.ask');
+	assert.ok(fake.output.includes('\nfirst answer\n'), fake.output.join('\n'));
+	const live = fake.output.slice(fake.output.indexOf('> first question'), fake.output.indexOf('— done (stop) —') + 1);
+	// VS Code restarts: a new pid, no session.
+	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
+	activate();
+	fake.output.length = 0;
+
+	answers.pickLoaded = (items) => items.find((i) => i.label === 'first question');
+	await run('pid.resumeSession');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+	const qp = fake.loadedPicks.at(-1);
+	assert.ok(qp, 'a QuickPick was shown');
+	assert.equal(qp.title, 'pid: Resume Session');
+	assert.equal(qp.disposed, true, 'and disposed');
+	assert.ok(qp.matchOnDescription && qp.matchOnDetail, 'filters on folder and time too');
+	assert.deepEqual(qp.items.map((i) => [i.label, i.description]), [['first question', ws]]);
+	assert.match(qp.items[0].detail ?? '', /^(just now|\d+ minutes? ago) · 2 messages$/);
+	const header = fake.output.findIndex((l) => /^pid: resumed session \S+ "first question" \(2 messages, in /.test(l));
+	assert.notEqual(header, -1, fake.output.join('\n'));
+	assert.deepEqual(fake.output.slice(header + 1, header + 1 + live.length), live, 'the transcript reads as the live run did');
+	assert.equal(fake.output[header + 1 + live.length], 'pid: — end of the saved transcript: "pid: Ask" continues this session —');
+
+	answers.input = 'second question';
+	await run('pid.ask');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+	assert.ok(fake.output.includes('\nsecond answer\n'), `the saved model plays its next turn:\n${fake.output.join('\n')}`);
+	assert.ok(!fake.output.some((l) => l.startsWith('pid: new session')), 'no new session');
+
+	// Dismissing the pick loads nothing.
+	const before = fake.output.length;
+	answers.pickLoaded = () => undefined;
+	await run('pid.resumeSession');
+	assert.equal(fake.loadedPicks.at(-1)?.items[0]?.detail?.endsWith('· 4 messages · the current session'), true, JSON.stringify(fake.loadedPicks.at(-1)?.items));
+	assert.equal(fake.output.length, before, 'nothing written');
+
+	// Held by another pid (another window): an error in words, and the output says it too.
+	const sid = (fake.loadedPicks.at(-1)?.items[0] as { sessionId?: string } | undefined)?.sessionId;
+	assert.ok(sid);
+	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
+	const holder = await PidClient.start({ command: PID_BIN, env: { ...process.env }, onBeforeToolCall: () => ({ decision: 'deny' }) });
+	t.after(() => holder.kill());
+	await within(holder.loadSession(sid), 'the other pid to load the session', STEP_TIMEOUT_MS);
+	activate();
+	answers.pickLoaded = (items) => items[0];
+	await run('pid.resumeSession');
+	const errors = fake.errors as string[]; // (deepEqual above narrowed it to never[])
+	assert.equal(errors.length, 1, fake.output.join('\n'));
+	assert.match(errors[0], new RegExp(`^pid: the session ${sid} is open in another pid \\(another editor window, or a pid still running\\): close it there, or quit that editor, then resume it again\\.`));
+	assert.ok(fake.output.includes(`! ${errors[0].slice('pid: '.length)}`), fake.output.join('\n'));
+	await holder.shutdown();
 
 	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
 });

@@ -85,6 +85,8 @@ export interface Harness {
 	tmp: string;
 	/** The workspace folder (tmp/ws) when HarnessOptions.workspace is set. */
 	ws: string;
+	/** The folder of pid's XDG_CONFIG_HOME (config/) and XDG_STATE_HOME (state/). */
+	xdg: string;
 	/** pass marks a test that ends without pid running (no diagnostics printed). */
 	pass(): void;
 	/** shutdown ends pid the LSP way and checks it exits with code 0. */
@@ -103,6 +105,11 @@ export interface HarnessOptions {
 	workspaceFolders?: WorkspaceFolder[];
 	cwd?: string;
 	command?: string;
+	/**
+	 * pid's XDG folder (config/ and state/ in it), e.g. another harness's xdg, so that a
+	 * second pid sees the first one's saved sessions. Default: tmp/xdg.
+	 */
+	xdg?: string;
 }
 
 export function start(t: TestContext, o: HarnessOptions = {}): Harness {
@@ -122,7 +129,8 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 			fs.writeFileSync(path.join(ws, '.pid', 'settings.json'), o.workspaceSettings);
 		}
 	}
-	const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg', 'config'), XDG_STATE_HOME: path.join(tmp, 'xdg', 'state') };
+	const xdg = o.xdg ?? path.join(tmp, 'xdg');
+	const env = { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state') };
 	const ui = new ScriptedUi(o.answer ?? (() => 'Allow'), o.trust);
 	const c = new PidController({
 		command,
@@ -155,6 +163,7 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 		ui,
 		tmp,
 		ws,
+		xdg,
 		pass() {
 			done = true;
 		},
