@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/pid-agent/pid/session"
+	"github.com/pid-agent/pid/store"
 )
 
 // ProtocolVersion is the ACP version pid speaks.
@@ -38,9 +39,16 @@ type server struct {
 	log  *slog.Logger
 	conn *conn
 
-	// hmu guards hosts: the session layer's hosts, one per session cwd (see hostFor).
+	// hmu guards hosts (the session layer's hosts, one per session cwd: see hostFor),
+	// catalog and saved.
 	hmu   sync.Mutex
 	hosts map[string]*session.Host
+	// catalog is the host with no workspace folder that lists and deletes saved sessions
+	// (see catalogHost); nil until first used.
+	catalog *session.Host
+	// saved is the sessions folder, read to find the cwd a saved session belongs to (see
+	// savedStore); nil until opened, and while it cannot be.
+	saved *store.Store
 
 	// wg counts the goroutines of requests.
 	wg sync.WaitGroup
@@ -50,8 +58,10 @@ type server struct {
 	initialized bool
 	caps        clientCaps
 	sessions    map[string]*sessionState
-	nextSession int
 	inflight    map[string]context.CancelFunc // id of a running request -> its cancel
+	// lifeTail closes when the last lifecycle request received (session/load, resume,
+	// list, close, delete) has been answered; see lifecycle.
+	lifeTail chan struct{}
 }
 
 // clientCaps is what the client declared in initialize.
@@ -60,6 +70,7 @@ type clientCaps struct {
 	WriteTextFile bool
 	Terminal      bool
 	Notices       bool
+	Compaction    bool // session.compaction: compaction_update and its summary
 }
 
 // Serve speaks ACP on r and w until r ends (the client closed pid's stdin) or ctx ends, and
@@ -122,6 +133,9 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 	s.hmu.Lock()
 	for _, h := range s.hosts {
 		h.Close()
+	}
+	if s.catalog != nil {
+		s.catalog.Close()
 	}
 	s.hmu.Unlock()
 	if !errors.Is(err, io.EOF) && !stopped { // readLoop returns only when reading ends
@@ -189,6 +203,11 @@ func init() {
 	}
 	longMethods = map[string]longMethod{
 		"session/prompt": (*server).sessionPrompt,
+		"session/load":   (*server).sessionLoad,
+		"session/resume": (*server).sessionResume,
+		"session/list":   (*server).sessionList,
+		"session/close":  (*server).sessionClose,
+		"session/delete": (*server).sessionDelete,
 	}
 }
 
@@ -286,6 +305,8 @@ func toWire(err error) *rpcError {
 		return re
 	case errors.Is(err, session.ErrUnknownSession):
 		return &rpcError{Code: codeNotFound, Message: "Resource not found: " + err.Error()}
+	case errors.Is(err, session.ErrLocked):
+		return &rpcError{Code: codeRequestFailed, Message: "Session in use: " + strings.TrimPrefix(err.Error(), session.ErrLocked.Error()+": ")}
 	case errors.Is(err, session.ErrInvalid):
 		return &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + strings.TrimPrefix(err.Error(), session.ErrInvalid.Error()+": ")}
 	}

@@ -8,6 +8,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -21,15 +22,21 @@ import (
 type sessionState struct {
 	srv *server
 	ss  *session.Session
+	// host is the session layer's host the session lives in (hostFor its cwd).
+	host *session.Host
 
 	// active is the running turn, for session/cancel on the read loop (which must not wait
 	// for mu while an update is being written).
 	active atomic.Pointer[turn]
 
-	// mu serializes the session's writes (updates, and the prompt's response) and guards
-	// the fields below it.
+	// mu serializes the session's writes (updates, replays, and the prompt's response) and
+	// guards the fields below it.
 	mu  sync.Mutex
 	cur *turn // the running turn, nil between prompts
+	// closing is set by session/close and session/delete: no prompt starts any more.
+	closing bool
+	// liveCompactions counts the compactions shown live, for their ids.
+	liveCompactions int
 }
 
 // turn is one session/prompt in progress.
@@ -51,14 +58,26 @@ type callState struct {
 	status string // the last status sent: pending, in_progress, completed or failed
 }
 
-// begin opens a turn. Contract: called on the read loop after Session.Begin succeeded.
-func (st *sessionState) begin() *turn {
-	t := &turn{calls: map[string]*callState{}}
+// errClosing is open's error for a session being closed or deleted.
+var errClosing = errors.New("the session is being closed")
+
+// open claims the session for a prompt (Session.Begin) and opens its turn. It fails with
+// errClosing once close has begun (so a prompt either starts before closing is set, and is
+// cancelled by the close, or not at all), and with Begin's error (loop.ErrBusy) while a
+// prompt runs. Contract: called on the read loop.
+func (st *sessionState) open() (*turn, error) {
 	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closing {
+		return nil, errClosing
+	}
+	if err := st.ss.Begin(); err != nil {
+		return nil, err
+	}
+	t := &turn{calls: map[string]*callState{}}
 	st.cur = t
-	st.mu.Unlock()
 	st.active.Store(t)
-	return t
+	return t, nil
 }
 
 // setCancel gives the turn its cancel function; a cancel that came first applies at once.
@@ -113,7 +132,14 @@ func (st *sessionState) finish(t *turn, respond func()) {
 	respond()
 }
 
-// update writes one session/update. Contract: mu is held and the turn is open.
+// liveCompactionID is the id of the compaction being shown live: distinct from a replay's
+// ids ("compaction-N"), which number the saved compactions. Contract: mu is held.
+func (st *sessionState) liveCompactionID() string {
+	return fmt.Sprintf("compaction-live-%d", st.liveCompactions)
+}
+
+// update writes one session/update. Contract: mu is held, and a turn is open or the
+// session's conversation is being replayed (session/load).
 func (st *sessionState) update(u any) {
 	st.srv.conn.notify("session/update", sessionNotification{SessionID: st.ss.ID(), Update: u})
 }
@@ -132,7 +158,9 @@ func (s *server) state(ss *session.Session) *sessionState {
 
 // Emit implements session.Face: text and thinking deltas become message and thought
 // chunks, and each tool call's start, execution start, progress and end become tool_call
-// and tool_call_update (pending, in_progress, progress content, completed or failed). It
+// and tool_call_update (pending, in_progress, progress content, completed or failed); a
+// compaction becomes compaction_update (in_progress, then completed or failed) when the
+// client declared session.compaction. It
 // never encodes the partial message of a MessageUpdate, so streaming costs O(delta). Events outside a turn are dropped (there are none: ACP runs the loop
 // only in session/prompt).
 func (s *server) Emit(ss *session.Session, ev event.Event) {
@@ -147,6 +175,9 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 	if st == nil {
 		return
 	}
+	s.mu.Lock()
+	compaction := s.caps.Compaction
+	s.mu.Unlock()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	t := st.cur
@@ -155,6 +186,21 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 		return
 	}
 	switch e := ev.(type) {
+	case event.CompactionStart:
+		if compaction {
+			st.liveCompactions++
+			st.update(compactionUpdate{SessionUpdate: "compaction_update", CompactionID: st.liveCompactionID(), Status: "in_progress"})
+		}
+	case event.CompactionEnd:
+		if compaction && st.liveCompactions > 0 {
+			u := compactionUpdate{SessionUpdate: "compaction_update", CompactionID: st.liveCompactionID(), Status: "completed"}
+			if e.Err != "" {
+				u.Status, u.Error = "failed", e.Err
+			} else {
+				u.Summary = []any{textBlock(e.Summary)}
+			}
+			st.update(u)
+		}
 	case event.MessageUpdate:
 		switch e.Delta.Kind {
 		case llm.StreamTextDelta:

@@ -103,11 +103,15 @@ func validate(t testing.TB, name string, raw []byte) error {
 var (
 	requestDefs = map[string]string{
 		"initialize": "InitializeRequest", "session/new": "NewSessionRequest", "session/prompt": "PromptRequest",
+		"session/load": "LoadSessionRequest", "session/resume": "ResumeSessionRequest", "session/list": "ListSessionsRequest",
+		"session/close": "CloseSessionRequest", "session/delete": "DeleteSessionRequest",
 		"session/request_permission": "RequestPermissionRequest",
 		"fs/read_text_file":          "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
 	}
 	responseDefs = map[string]string{
 		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
+		"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "session/list": "ListSessionsResponse",
+		"session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
 		"session/request_permission": "RequestPermissionResponse",
 		"fs/read_text_file":          "ReadTextFileResponse", "fs/write_text_file": "WriteTextFileResponse",
 	}
@@ -235,6 +239,20 @@ func start(t *testing.T) *client {
 		}
 	})
 	return c
+}
+
+// stop ends the connection as a client that quits does (pid's input closes) and waits
+// until Serve has returned: its sessions are closed and their locks released, as when the
+// process ends. The test's cleanup still sees the exit.
+func (c *client) stop() {
+	c.t.Helper()
+	c.closeInput()
+	select {
+	case code := <-c.exit:
+		c.exit <- code
+	case <-time.After(hangGuard):
+		c.t.Fatalf("Serve did not return after its input closed")
+	}
 }
 
 func (c *client) closeInput() {

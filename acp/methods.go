@@ -28,7 +28,8 @@ type initializeParams struct {
 		} `json:"fs"`
 		Terminal bool `json:"terminal"`
 		Session  *struct {
-			Notices json.RawMessage `json:"notices"`
+			Notices    json.RawMessage `json:"notices"`
+			Compaction json.RawMessage `json:"compaction"`
 		} `json:"session"`
 	} `json:"clientCapabilities"`
 }
@@ -57,6 +58,16 @@ type agentCapabilities struct {
 		HTTP bool `json:"http"`
 		SSE  bool `json:"sse"`
 	} `json:"mcpCapabilities"`
+	SessionCapabilities sessionCapabilities `json:"sessionCapabilities"`
+}
+
+// sessionCapabilities are the session methods pid takes besides the baseline ones; {} says
+// "supported", and an absent member "not supported".
+type sessionCapabilities struct {
+	List   *struct{} `json:"list,omitempty"`
+	Resume *struct{} `json:"resume,omitempty"`
+	Close  *struct{} `json:"close,omitempty"`
+	Delete *struct{} `json:"delete,omitempty"`
 }
 
 // initialize records the client's capabilities and answers with protocol version 1,
@@ -81,7 +92,8 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		ReadTextFile:  cc.FS.ReadTextFile,
 		WriteTextFile: cc.FS.WriteTextFile,
 		Terminal:      cc.Terminal,
-		Notices:       cc.Session != nil && len(cc.Session.Notices) > 0 && string(cc.Session.Notices) != "null",
+		Notices:       cc.Session != nil && declared(cc.Session.Notices),
+		Compaction:    cc.Session != nil && declared(cc.Session.Compaction),
 	}
 	s.mu.Unlock()
 	res := &initializeResult{
@@ -90,10 +102,23 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		AgentInfo:       implementation{Name: "pid", Title: "pid", Version: s.opts.Version},
 	}
 	// Images go to the model as image blocks; embedded text resources become context in
-	// the user message. No audio; no MCP servers; sessions do not persist (no session/load).
+	// the user message. No audio; no MCP servers. Saved sessions can be loaded, listed,
+	// resumed and deleted when pid can use its sessions folder; a live session can always
+	// be closed.
 	res.AgentCapabilities.PromptCapabilities.Image = true
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
+	sc := &res.AgentCapabilities.SessionCapabilities
+	sc.Close = &struct{}{}
+	if s.savedStore() != nil {
+		res.AgentCapabilities.LoadSession = true
+		sc.List, sc.Resume, sc.Delete = &struct{}{}, &struct{}{}, &struct{}{}
+	}
 	return res, nil
+}
+
+// declared reports whether a client capability object is present (not absent nor null).
+func declared(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 // authenticate: pid advertises no authentication method, so there is none to use.
@@ -139,12 +164,12 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 		return nil, errorf(codeInvalidParams, "Invalid params: cwd %q is not a folder", cfg.Cwd)
 	}
 	id := store.NewID()
-	st := &sessionState{srv: s}
-	ss, err := s.hostFor(cfg.Cwd).New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id)})
+	host := s.hostFor(cfg.Cwd)
+	ss, err := host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id)})
 	if err != nil {
 		return nil, err
 	}
-	st.ss = ss
+	st := &sessionState{srv: s, ss: ss, host: host}
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
@@ -174,16 +199,19 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 	st := s.sessions[p.SessionID]
 	s.mu.Unlock()
 	if st == nil {
-		return nil, errorf(codeNotFound, "Resource not found: no session %q", p.SessionID)
+		return nil, notFound(p.SessionID, "no session %q is active in this pid (session/load or session/resume makes a saved one active)", p.SessionID)
 	}
 	user, err := userMessage(p.Prompt)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.ss.Begin(); err != nil {
+	t, err := st.open()
+	if errors.Is(err, errClosing) {
+		return nil, notFound(p.SessionID, "session %s is being closed", p.SessionID)
+	}
+	if err != nil {
 		return nil, errorf(codeInvalidRequest, "Invalid request: a prompt is already running in session %s; cancel it with session/cancel or wait for its answer", p.SessionID)
 	}
-	t := st.begin()
 	return func(ctx context.Context, reply func(any, error)) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -81,9 +80,17 @@ type toolArgs struct {
 	Offset  *float64 `json:"offset"`
 }
 
+// callSite is what describing a call needs of its session (*session.Session has it).
+type callSite interface {
+	// IsBuiltin reports whether the session's tool of that name is a built-in one.
+	IsBuiltin(name string) bool
+	// Cwd returns the session's working folder.
+	Cwd() string
+}
+
 // toolCall describes a call that starts: pending, with its title, kind, arguments and, for
 // the file tools, the file it touches (absolute).
-func (s *server) toolCall(ss *session.Session, id, name string, args json.RawMessage) toolCallStart {
+func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) toolCallStart {
 	tc := toolCallStart{SessionUpdate: "tool_call", ToolCallID: id, Status: "pending", Title: name, Kind: "other"}
 	if json.Valid(args) {
 		tc.RawInput = args
@@ -207,26 +214,33 @@ func resultContent(cs []llm.Content) []any {
 	return out
 }
 
-// finalUpdate is a call's last tool_call_update: completed or failed, its content (and a
-// diff for a successful write or edit), and rawOutput {content, details}.
-func (s *server) finalUpdate(ss *session.Session, e event.ToolEnd, c *callState) toolCallUpdate {
-	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Status: "completed", Content: resultContent(e.Result.Content)}
-	if e.IsError {
+// finalUpdate is a call's last tool_call_update, from its end (see resultUpdate).
+func (s *server) finalUpdate(ss callSite, e event.ToolEnd, c *callState) toolCallUpdate {
+	return s.resultUpdate(ss, e.ToolCallID, e.ToolName, c.args, e.Result.Content, e.Result.Details, e.IsError)
+}
+
+// resultUpdate is the last tool_call_update of call id (name, arguments args) from its
+// result: completed or failed, its content (and a diff for a successful write or edit),
+// and rawOutput {content, details}. Live, details are the tool's own value; from a saved
+// session, their JSON decoded (fileChange reads both).
+func (s *server) resultUpdate(ss callSite, id, name string, args json.RawMessage, content []llm.Content, details any, isError bool) toolCallUpdate {
+	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "completed", Content: resultContent(content)}
+	if isError {
 		u.Status = "failed"
 	}
-	if !e.IsError && ss.IsBuiltin(e.ToolName) && (e.ToolName == tools.NameWrite || e.ToolName == tools.NameEdit) {
-		if d, ok := fileChange(e.Result.Details); ok && d.Diff != "" {
+	if !isError && ss.IsBuiltin(name) && (name == tools.NameWrite || name == tools.NameEdit) {
+		if d, ok := fileChange(details); ok && d.Diff != "" {
 			path := absPath(ss.Cwd(), d.Path)
-			var content string
-			if d.Created && e.ToolName == tools.NameWrite {
+			var whole string
+			if d.Created && name == tools.NameWrite {
 				var a struct {
 					Content *string `json:"content"`
 				}
-				if json.Unmarshal(c.args, &a) == nil && a.Content != nil {
-					content = *a.Content
+				if json.Unmarshal(args, &a) == nil && a.Content != nil {
+					whole = *a.Content
 				}
 			}
-			u.Content = append(u.Content, diffBlocks(path, d.Diff, d.Created, content)...)
+			u.Content = append(u.Content, diffBlocks(path, d.Diff, d.Created, whole)...)
 			if d.FirstChangedLine > 0 {
 				line := d.FirstChangedLine
 				u.Locations = []location{{Path: path, Line: &line}}
@@ -236,14 +250,14 @@ func (s *server) finalUpdate(ss *session.Session, e event.ToolEnd, c *callState)
 	raw := struct {
 		Content []llm.Content `json:"content"`
 		Details any           `json:"details,omitempty"`
-	}{e.Result.Content, e.Result.Details}
+	}{content, details}
 	if raw.Content == nil {
 		raw.Content = []llm.Content{}
 	}
 	if b, err := json.Marshal(raw); err == nil {
 		u.RawOutput = b
 	} else {
-		s.log.Warn("a tool result could not be encoded as rawOutput", "toolCallId", e.ToolCallID, "err", err)
+		s.log.Warn("a tool result could not be encoded as rawOutput", "toolCallId", id, "err", err)
 	}
 	return u
 }
@@ -256,7 +270,8 @@ type change struct {
 	FirstChangedLine int
 }
 
-// fileChange reads the details of a write or edit result.
+// fileChange reads the details of a write or edit result: the tool's own value, or (from a
+// saved session) its JSON decoded into maps.
 func fileChange(details any) (change, bool) {
 	switch d := details.(type) {
 	case tools.WriteDetails:
@@ -271,6 +286,22 @@ func fileChange(details any) (change, bool) {
 		if d != nil {
 			return change{Path: d.Path, Diff: d.Diff, FirstChangedLine: d.FirstChangedLine}, true
 		}
+	case map[string]any:
+		// The JSON of WriteDetails or EditDetails (their json tags).
+		b, err := json.Marshal(d)
+		if err != nil {
+			return change{}, false
+		}
+		var c struct {
+			Path             string `json:"path"`
+			Diff             string `json:"diff"`
+			Created          bool   `json:"created"`
+			FirstChangedLine int    `json:"firstChangedLine"`
+		}
+		if json.Unmarshal(b, &c) != nil {
+			return change{}, false
+		}
+		return change{Path: c.Path, Diff: c.Diff, Created: c.Created, FirstChangedLine: c.FirstChangedLine}, true
 	}
 	return change{}, false
 }

@@ -31,6 +31,10 @@ const (
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 	codeNotFound       = -32002 // ACP "Resource not found": an unknown session
+	// codeRequestFailed is LSP's RequestFailed (ACP takes -32800 from the same range): a
+	// valid request that cannot be done now, for the reason its message gives (a session
+	// another pid holds).
+	codeRequestFailed = -32803
 )
 
 // maxLine bounds one incoming message, line end included. A longer line is answered with
@@ -42,6 +46,8 @@ const maxLine = 64 << 20
 type rpcError struct {
 	Code    int64  `json:"code"`
 	Message string `json:"message"`
+	// Data is the error's optional data ({sessionId} for an unknown session, as ACP asks).
+	Data any `json:"data,omitempty"`
 }
 
 func (e *rpcError) Error() string { return e.Message }

@@ -107,7 +107,7 @@ func TestWireExtensionAndUnknownMethods(t *testing.T) {
 	// Before initialize, unknown methods are still "method not found".
 	c.wantError(c.request("_zed/whatever", map[string]any{"x": 1}), codeMethodNotFound)
 	c.initialize(nil)
-	for _, m := range []string{"_pid/ping", "_", "session/load", "session/set_mode", "terminal/create", "nope"} {
+	for _, m := range []string{"_pid/ping", "_", "session/set_mode", "session/fork", "terminal/create", "nope"} {
 		c.wantError(c.request(m, map[string]any{}), codeMethodNotFound)
 	}
 	// authenticate exists but pid has no method to authenticate with.
@@ -125,7 +125,7 @@ func TestInitializeVersionsAndCapabilities(t *testing.T) {
 			continue
 		}
 		checks := map[string]string{
-			"agentInfo.name": "pid", "agentInfo.version": "test", "agentCapabilities.loadSession": "false",
+			"agentInfo.name": "pid", "agentInfo.version": "test", "agentCapabilities.loadSession": "true",
 			"agentCapabilities.promptCapabilities.audio": "false", "agentCapabilities.mcpCapabilities.http": "false",
 			"agentCapabilities.mcpCapabilities.sse": "false", "authMethods.#": "0",
 		}
@@ -134,9 +134,10 @@ func TestInitializeVersionsAndCapabilities(t *testing.T) {
 				t.Errorf("%s = %q, want %q", path, got, want)
 			}
 		}
-		// Nothing pid cannot do: no session list/resume/close, no config options.
-		if res.Get("agentCapabilities.sessionCapabilities").Exists() {
-			t.Errorf("sessionCapabilities advertised: %s", res.Raw)
+		// Saved sessions: list, resume, close and delete; nothing pid cannot do (no
+		// additionalDirectories, no config options).
+		if got := res.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"list":{},"resume":{},"close":{},"delete":{}}` {
+			t.Errorf("sessionCapabilities %s", got)
 		}
 		// initialize again (as the SDK's agents allow) gives the same answer.
 		again, _ := c.result(c.request("initialize", map[string]any{"protocolVersion": 1}), nil)

@@ -1,0 +1,369 @@
+// This file holds ACP's methods for saved sessions: session/load (which replays the
+// conversation before it answers, see replay.go), session/resume, session/list,
+// session/close and session/delete. They run one at a time, in the order they arrived, each
+// on a goroutine of its own (lifecycle), so that the read loop never waits for a file to be
+// read or a running prompt to be cancelled.
+
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pid-agent/pid/session"
+	"github.com/pid-agent/pid/store"
+)
+
+// lifecycle returns work that runs f once every lifecycle request received before it has
+// been answered, and answers with f's result. Contract: called on the read loop, as the
+// last step of a long method that succeeded (the work must then run, or later lifecycle
+// requests would wait for it forever).
+func (s *server) lifecycle(f func() (any, error)) func(context.Context, func(any, error)) {
+	s.mu.Lock()
+	prev := s.lifeTail
+	mine := make(chan struct{})
+	s.lifeTail = mine
+	s.mu.Unlock()
+	return func(_ context.Context, reply func(any, error)) {
+		defer close(mine)
+		if prev != nil {
+			<-prev
+		}
+		reply(f())
+	}
+}
+
+// savedStore returns the sessions folder, opening it on first use; nil when pid cannot use
+// it (no state folder, say), which is logged. Safe for concurrent use.
+func (s *server) savedStore() *store.Store {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if s.saved == nil {
+		f, err := store.Open("")
+		if err != nil {
+			s.log.Warn("saved sessions are not available: sessions live until pid stops, and session/load, list, resume and delete are not offered", "err", err)
+			return nil
+		}
+		s.saved = f
+	}
+	return s.saved
+}
+
+// catalogHost returns the host that lists saved sessions and deletes those that are not
+// live in this pid. It has no workspace folder: it never runs a session. Safe for
+// concurrent use.
+func (s *server) catalogHost() *session.Host {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if s.catalog == nil {
+		s.catalog = session.NewHost(session.HostOptions{Log: s.log, Report: func(msg string, severe bool) {
+			if severe {
+				s.log.Error(msg)
+			} else {
+				s.log.Warn(msg)
+			}
+		}})
+		s.catalog.SetUp(nil)
+	}
+	return s.catalog
+}
+
+// unavailable is the error of the saved-session methods when pid cannot use its sessions
+// folder (initialize then does not advertise them).
+func unavailable(method string) *rpcError {
+	return errorf(codeMethodNotFound, "Method not found: %s is not available: pid cannot use its sessions folder (see its log), so sessions are not saved", method)
+}
+
+// notFound is the error for a session id that names no session: ACP's "Resource not found"
+// with data {sessionId}.
+func notFound(id, format string, args ...any) *rpcError {
+	e := errorf(codeNotFound, "Resource not found: "+format, args...)
+	e.Data = map[string]string{"sessionId": id}
+	return e
+}
+
+// sessionError maps the session layer's error about session id to the wire.
+func sessionError(id string, err error) *rpcError {
+	if errors.Is(err, session.ErrUnknownSession) {
+		return notFound(id, "%s", strings.TrimPrefix(err.Error(), session.ErrUnknownSession.Error()+": "))
+	}
+	return toWire(err)
+}
+
+type activateParams struct {
+	SessionID  string            `json:"sessionId"`
+	Cwd        *string           `json:"cwd"`
+	MCPServers []json.RawMessage `json:"mcpServers"`
+}
+
+// activateResult is the result of session/load and session/resume: _meta.pid.cwd is the
+// folder the session works in (its saved cwd, whatever cwd the request named).
+type activateResult struct {
+	Meta struct {
+		PID struct {
+			Cwd string `json:"cwd"`
+		} `json:"pid"`
+	} `json:"_meta"`
+}
+
+func (s *server) sessionLoad(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	return s.activate("session/load", params, true)
+}
+
+func (s *server) sessionResume(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	return s.activate("session/resume", params, false)
+}
+
+// activate is session/load (replay true) and session/resume: it makes a saved session live
+// in this pid, in the host of its saved cwd. A session live here already (made by
+// session/new or an earlier load) is taken as it is. session/load first replays the
+// conversation (see replay), refusing while a prompt of the session runs.
+func (s *server) activate(method string, params json.RawMessage, replay bool) (func(context.Context, func(any, error)), error) {
+	var p activateParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.SessionID == "":
+		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+	case p.Cwd == nil || *p.Cwd == "":
+		return nil, errorf(codeInvalidParams, "Invalid params: cwd is required (an absolute path)")
+	case !filepath.IsAbs(*p.Cwd):
+		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+	}
+	if len(p.MCPServers) > 0 {
+		s.log.Warn("pid does not connect to MCP servers yet; the session's mcpServers are ignored", "count", len(p.MCPServers))
+	}
+	id, asked := p.SessionID, filepath.Clean(*p.Cwd)
+	return s.lifecycle(func() (any, error) {
+		st, fresh, err := s.activeState(method, id, replay)
+		if err != nil {
+			return nil, err
+		}
+		// A fresh state is known to no one else yet; a live one's prompt must not start
+		// while the replay is written.
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if replay && st.cur != nil {
+			return nil, errorf(codeInvalidRequest, "Invalid request: a prompt is running in session %s; wait for its answer or cancel it (session/cancel), then load the session", id)
+		}
+		cwd := st.ss.Cwd()
+		if !sameFolder(asked, cwd) {
+			s.log.Warn("the session works in the folder it was saved in, not the cwd of the request", "method", method, "session", id, "cwd", cwd, "requested", asked)
+			s.mu.Lock()
+			notices := s.caps.Notices
+			s.mu.Unlock()
+			if notices {
+				st.update(notice{SessionUpdate: "notice", Severity: "info",
+					Title: "This session works in " + cwd + ", the folder it was saved in, not in " + asked + "."})
+			}
+		}
+		if replay {
+			st.replay(st.ss.Items())
+		}
+		if fresh {
+			s.mu.Lock()
+			s.sessions[id] = st
+			s.mu.Unlock()
+		}
+		var res activateResult
+		res.Meta.PID.Cwd = cwd
+		return &res, nil
+	}), nil
+}
+
+// activeState returns the face's state of session id: the one live in this pid (fresh
+// false), or a new one (fresh true, not yet registered) for the saved session made live in
+// the host of its saved cwd. Contract: called by lifecycle work only (so that no other load,
+// close or delete runs meanwhile).
+func (s *server) activeState(method, id string, replay bool) (st *sessionState, fresh bool, err error) {
+	s.mu.Lock()
+	st = s.sessions[id]
+	s.mu.Unlock()
+	if st != nil {
+		return st, false, nil
+	}
+	files := s.savedStore()
+	if files == nil {
+		return nil, false, unavailable(method)
+	}
+	// The header says which folder, and so which host, the session belongs to.
+	saved, err := files.Read(id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, false, notFound(id, "no saved session has the id %q (session/list shows the saved ones)", id)
+	case err != nil:
+		return nil, false, errorf(codeRequestFailed, "Session cannot be read: %v", err)
+	}
+	cwd := saved.Header.Cwd
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, false, errorf(codeRequestFailed, "Session folder missing: session %s works in %s, which is no longer a folder; restore that folder to continue the session, or delete it with session/delete", id, cwd)
+	}
+	host := s.hostFor(cwd)
+	ss, _, err := host.Load(id, session.Options{Face: s, Files: s.editorFiles(id)})
+	if err != nil {
+		return nil, false, sessionError(id, err)
+	}
+	return &sessionState{srv: s, ss: ss, host: host}, true, nil
+}
+
+// sameFolder reports whether two absolute paths name the same folder (the same text, or
+// the same folder reached through links).
+func sameFolder(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+type listParams struct {
+	Cwd    *string `json:"cwd"`
+	Cursor *string `json:"cursor"`
+}
+
+type listResult struct {
+	Sessions   []sessionInfo `json:"sessions"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+// sessionInfo is ACP's SessionInfo; _meta.pid has what pid's own session/list adds.
+type sessionInfo struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	Title     string `json:"title,omitempty"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
+	Meta      struct {
+		PID struct {
+			CreatedAt    string `json:"createdAt"`
+			MessageCount int    `json:"messageCount"`
+		} `json:"pid"`
+	} `json:"_meta"`
+}
+
+// sessionList lists the saved sessions (of every folder, or of cwd), newest activity first,
+// session.PageSize at a time.
+func (s *server) sessionList(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	var p listParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	var cwd, cursor string
+	if p.Cwd != nil {
+		if !filepath.IsAbs(*p.Cwd) {
+			return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+		}
+		cwd = filepath.Clean(*p.Cwd)
+	}
+	if p.Cursor != nil {
+		cursor = *p.Cursor
+	}
+	if s.savedStore() == nil {
+		return nil, unavailable("session/list")
+	}
+	return s.lifecycle(func() (any, error) {
+		page, next, err := s.catalogHost().List(cwd, cursor)
+		if err != nil {
+			return nil, err
+		}
+		res := &listResult{Sessions: make([]sessionInfo, 0, len(page)), NextCursor: next}
+		for _, sum := range page {
+			info := sessionInfo{SessionID: sum.SessionID, Cwd: sum.Cwd, Title: sum.Title, UpdatedAt: sum.UpdatedAt}
+			info.Meta.PID.CreatedAt, info.Meta.PID.MessageCount = sum.CreatedAt, sum.MessageCount
+			res.Sessions = append(res.Sessions, info)
+		}
+		return res, nil
+	}), nil
+}
+
+type sessionIDParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// sessionClose ends a session live in this pid: its running prompt is cancelled (and
+// answers "cancelled" before the close does), then the session is unloaded; its file stays.
+func (s *server) sessionClose(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	var p sessionIDParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+	}
+	return s.lifecycle(func() (any, error) {
+		s.mu.Lock()
+		st := s.sessions[p.SessionID]
+		s.mu.Unlock()
+		if st == nil {
+			return nil, notFound(p.SessionID, "session %s is not active in this pid, so there is nothing to close", p.SessionID)
+		}
+		return nil, s.end(st, false)
+	}), nil
+}
+
+// sessionDelete closes the session when it is live in this pid, and removes its file.
+func (s *server) sessionDelete(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	var p sessionIDParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+	}
+	return s.lifecycle(func() (any, error) {
+		s.mu.Lock()
+		st := s.sessions[p.SessionID]
+		s.mu.Unlock()
+		if st != nil {
+			return nil, s.end(st, true)
+		}
+		if s.savedStore() == nil {
+			return nil, unavailable("session/delete")
+		}
+		if err := s.catalogHost().DeleteSession(p.SessionID); err != nil {
+			return nil, sessionError(p.SessionID, err)
+		}
+		return nil, nil
+	}), nil
+}
+
+// end closes a live session (and deletes its file when del is set): no prompt starts any
+// more, the running one is cancelled as by session/cancel and has answered when end
+// returns, and the session leaves this pid. Contract: called by lifecycle work only.
+func (s *server) end(st *sessionState, del bool) error {
+	id := st.ss.ID()
+	st.mu.Lock()
+	st.closing = true
+	st.mu.Unlock()
+	st.cancelTurn()
+	var err error
+	if del {
+		err = st.host.DeleteSession(id)
+	} else {
+		err = st.host.CloseSession(id)
+	}
+	_, gone := st.host.Get(id)
+	// The cancelled prompt has ended (the layer waited for it) and answers under st.mu:
+	// taking it here puts that answer before this one.
+	st.mu.Lock()
+	if gone == nil {
+		st.closing = false // still live: the layer refused
+	}
+	st.mu.Unlock()
+	if gone != nil {
+		s.mu.Lock()
+		if s.sessions[id] == st {
+			delete(s.sessions, id)
+		}
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return sessionError(id, err)
+	}
+	return nil
+}
