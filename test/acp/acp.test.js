@@ -65,10 +65,14 @@ function validatorFor(def) {
 // Which $defs the params and results of each method must satisfy.
 const REQUEST = {
 	initialize: 'InitializeRequest', 'session/new': 'NewSessionRequest', 'session/prompt': 'PromptRequest',
+	'session/load': 'LoadSessionRequest', 'session/resume': 'ResumeSessionRequest', 'session/list': 'ListSessionsRequest',
+	'session/close': 'CloseSessionRequest', 'session/delete': 'DeleteSessionRequest',
 	'session/request_permission': 'RequestPermissionRequest',
 };
 const RESPONSE = {
 	initialize: 'InitializeResponse', 'session/new': 'NewSessionResponse', 'session/prompt': 'PromptResponse',
+	'session/load': 'LoadSessionResponse', 'session/resume': 'ResumeSessionResponse', 'session/list': 'ListSessionsResponse',
+	'session/close': 'CloseSessionResponse', 'session/delete': 'DeleteSessionResponse',
 	'session/request_permission': 'RequestPermissionResponse',
 };
 const NOTIFICATION = {
@@ -167,11 +171,12 @@ class Tap {
 
 // --- The child -----------------------------------------------------------------------------
 
-// start spawns `pid --acp` with its settings in a temp folder and connects the SDK's client
-// to it through a tap. handlers: {permission(params, signal) -> response}.
-function start(t, handlers = {}) {
+// start spawns `pid --acp` with its settings and state in a temp folder (or in xdg, which
+// the caller owns: pids that share it share their saved sessions) and connects the SDK's
+// client to it through a tap. handlers: {permission(params, signal) -> response}.
+function start(t, handlers = {}, { xdg: shared } = {}) {
 	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
-	const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
+	const xdg = shared ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
 	const child = spawn(PID_BIN, ['--acp'], {
 		stdio: ['pipe', 'pipe', 'pipe'],
 		env: { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state') },
@@ -209,7 +214,7 @@ function start(t, handlers = {}) {
 	t.after(async () => {
 		child.kill('SIGKILL');
 		await exited.catch(() => {});
-		fs.rmSync(xdg, { recursive: true, force: true });
+		if (!shared) fs.rmSync(xdg, { recursive: true, force: true });
 	});
 	let done = false;
 	t.after(() => {
@@ -276,7 +281,8 @@ test(`SDK ${SDK_VERSION}: initialize, a parallel batch with permissions and an e
 	await within(pid.app.connectWith(pid.stream, async (ctx) => {
 		const init = await initialize(ctx);
 		assert.equal(init.agentInfo.name, 'pid');
-		assert.equal(init.agentCapabilities.loadSession, false);
+		assert.equal(init.agentCapabilities.loadSession, true);
+		assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, close: {}, delete: {} });
 		assert.deepEqual(init.authMethods, []);
 
 		const meta = {
@@ -432,4 +438,119 @@ test(`SDK ${SDK_VERSION}: a higher protocol version is answered with 1; cancel m
 	assert.equal(signal, null);
 	assert.equal(code, 0);
 	pid.finish();
+});
+
+// describe is an update as "kind detail", for comparing sequences.
+function describe(u) {
+	switch (u.sessionUpdate) {
+	case 'user_message_chunk': case 'agent_message_chunk': case 'agent_thought_chunk':
+		return `${u.sessionUpdate} ${u.content.type === 'text' ? u.content.text : u.content.type}`;
+	case 'tool_call': case 'tool_call_update':
+		return `${u.sessionUpdate} ${u.toolCallId} ${u.status ?? ''}`.trim();
+	}
+	return u.sessionUpdate;
+}
+
+// ends closes a pid's stdin, as an editor that quits does, and waits for it to exit.
+async function ends(pid) {
+	pid.child.stdin.end();
+	const { code, signal } = await within(pid.exited, 'pid to exit after its stdin closed');
+	assert.equal(signal, null);
+	assert.equal(code, 0);
+}
+
+test(`SDK ${SDK_VERSION}: a session saved by one pid is listed, loaded with its replay, resumed, closed and deleted by the next`, async (t) => {
+	const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
+	t.after(() => fs.rmSync(xdg, { recursive: true, force: true }));
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	fs.writeFileSync(path.join(cwd, 'notes.txt'), 'hello\n');
+	const meta = {
+		model: {
+			provider: 'script',
+			turns: [
+				turn({ type: 'thinking', thinking: 'Read it first.' }, text('Looking.'), call('r1', 'read', { path: 'notes.txt' })),
+				turn(text('It says hello.')),
+				turn(text('Resumed.')),
+			],
+		},
+	};
+	const question = 'What does notes.txt say?';
+
+	// The first pid: one prompt. While it holds the session, another pid cannot load it.
+	const first = start(t, {}, { xdg });
+	let sessionId;
+	await within(first.app.connectWith(first.stream, async (ctx) => {
+		await initialize(ctx);
+		({ sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: meta } }), 'session/new'));
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text(question)] }), 'session/prompt');
+		assert.equal(res.stopReason, 'end_turn');
+
+		const other = start(t, {}, { xdg });
+		await within(other.app.connectWith(other.stream, async (octx) => {
+			await initialize(octx);
+			await assert.rejects(octx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }),
+				(e) => e.code === -32803 && /open in another pid/.test(e.message) && e.message.includes(String(first.child.pid)));
+		}), 'a load by another pid', 30_000);
+		await ends(other);
+		other.finish();
+	}), 'the first pid', 60_000);
+	await ends(first);
+	first.finish();
+	const live = updatesOf(first.updates, sessionId);
+
+	// The next pid.
+	const second = start(t, {}, { xdg });
+	await within(second.app.connectWith(second.stream, async (ctx) => {
+		const init = await initialize(ctx);
+		assert.equal(init.agentCapabilities.loadSession, true);
+		assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, close: {}, delete: {} });
+
+		const list = await within(ctx.request(acp.methods.agent.session.list, { cwd }), 'session/list');
+		assert.deepEqual(list.sessions.map((s) => s.sessionId), [sessionId]);
+		assert.equal(list.sessions[0].cwd, cwd);
+		assert.equal(list.sessions[0].title, question);
+		assert.ok(!Number.isNaN(Date.parse(list.sessions[0].updatedAt)), `updatedAt ${list.sessions[0].updatedAt}`);
+		assert.equal(list.nextCursor ?? null, null);
+
+		// Load: the conversation comes back as updates, all before the response.
+		const loaded = await within(ctx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), 'session/load');
+		assert.equal(loaded._meta.pid.cwd, cwd);
+		const replay = updatesOf(second.updates, sessionId);
+		assert.deepEqual(replay.map(describe), [
+			`user_message_chunk ${question}`, 'agent_thought_chunk Read it first.', 'agent_message_chunk Looking.',
+			'tool_call r1 pending', 'tool_call_update r1 completed', 'agent_message_chunk It says hello.',
+		]);
+		// The call looks as it did live: same title, kind, input, locations, result.
+		const byKind = (us, kind) => us.find((u) => u.toolCallId === 'r1' && u.sessionUpdate === kind && (kind === 'tool_call' || u.status === 'completed'));
+		assert.deepEqual(byKind(replay, 'tool_call'), byKind(live, 'tool_call'));
+		assert.deepEqual(byKind(replay, 'tool_call_update'), byKind(live, 'tool_call_update'));
+		const at = second.tap.responseIndex('session/load', sessionId);
+		assert.equal(second.tap.fromPid().slice(at + 1).filter((m) => m.method === 'session/update').length, 0, 'no update after the load response');
+
+		// Close it, then resume it: no replay, and the conversation goes on.
+		assert.deepEqual(await within(ctx.request(acp.methods.agent.session.close, { sessionId }), 'session/close'), {});
+		await assert.rejects(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('closed?')] }), (e) => e.code === -32002);
+		const before = second.updates.length;
+		const resumed = await within(ctx.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] }), 'session/resume');
+		assert.equal(resumed._meta.pid.cwd, cwd);
+		assert.equal(second.updates.length, before, 'resume replays nothing');
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('Go on.')] }), 'prompt after resume');
+		assert.equal(res.stopReason, 'end_turn');
+		assert.deepEqual(second.updates.slice(before).map((n) => describe(n.update)), ['agent_message_chunk Resumed.']);
+
+		// Delete: gone from the list and from the disk; load then answers "not found".
+		await within(ctx.request(acp.methods.agent.session.delete, { sessionId }), 'session/delete');
+		assert.deepEqual((await within(ctx.request(acp.methods.agent.session.list, { cwd }), 'session/list')).sessions, []);
+		await assert.rejects(ctx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), (e) => e.code === -32002);
+		const left = fs.readdirSync(path.join(xdg, 'state', 'pid', 'sessions'), { recursive: true }).filter((f) => f.includes(sessionId));
+		assert.deepEqual(left, []);
+		// Closing or deleting what is gone: -32002, which the SDK takes as done.
+		assert.deepEqual(await within(ctx.request(acp.methods.agent.session.delete, { sessionId }), 'second delete'), {});
+		assert.deepEqual(await within(ctx.request(acp.methods.agent.session.close, { sessionId }), 'close of a deleted session'), {});
+		const codes = second.tap.fromPid().filter((m) => m.error).map((m) => m.error.code);
+		assert.deepEqual(codes, [-32002, -32002, -32002, -32002]);
+	}), 'the second pid', 60_000);
+	await ends(second);
+	second.finish();
 });
