@@ -544,3 +544,36 @@ func rawOf(t *testing.T, v any) []byte {
 type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestWithoutASessionsFolder(t *testing.T) {
+	// A state folder that cannot be made: sessions are not saved, and pid says so.
+	notAFolder := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notAFolder, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", notAFolder)
+	c := start(t)
+	caps := c.initialize(nil)
+	if got := caps.Get("agentCapabilities.loadSession").Raw; got != "false" {
+		t.Errorf("loadSession %s without a sessions folder", got)
+	}
+	if got := caps.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"close":{}}` {
+		t.Errorf("sessionCapabilities %s without a sessions folder", got)
+	}
+	dir := t.TempDir()
+	for _, m := range []string{"session/list", "session/load", "session/resume", "session/delete"} {
+		params := map[string]any{"sessionId": "0mx4y7xftz50k0wsj8es1k90m", "cwd": dir, "mcpServers": []any{}}
+		if m == "session/list" {
+			params = map[string]any{}
+		}
+		c.wantError(c.request(m, params), codeMethodNotFound)
+	}
+	// Sessions still work while pid runs, and close.
+	sid := c.newSession(dir, script("", textTurn("in memory")))
+	if res, _ := c.result(c.prompt(sid, "hi"), nil); res.Get("stopReason").String() != "end_turn" {
+		t.Errorf("prompt: %s", res.Raw)
+	}
+	c.result(c.request("session/resume", loadParams(sid, dir)), nil)
+	c.result(c.request("session/close", map[string]any{"sessionId": sid}), nil)
+	c.wantError(c.prompt(sid, "closed?"), codeNotFound)
+}
