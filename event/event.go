@@ -11,7 +11,7 @@
 //	    MessageStart/MessageEnd (prompt, steering or follow-up messages)
 //	    MessageStart, MessageUpdate*, MessageEnd (the assistant message)
 //	    per tool call: ToolStart, [ToolExecutionStart, ToolUpdate*], ToolEnd
-//	    MessageStart/MessageEnd per tool-result message, in source order (R14)
+//	    [ToolResults] MessageStart/MessageEnd per tool-result message, in source order (R14)
 //	  TurnEnd
 //	  ...
 //	AgentEnd
@@ -50,6 +50,12 @@ import (
 
 // Event is one of the types below; the set is closed.
 type Event interface{ isEvent() }
+
+// ToolResults is sent in parallel mode once every call of a batch has finished, right before
+// its tool-result messages are announced one by one (R14): Messages are those messages, in
+// source order, so an observer that keeps them (a session's file) can take the batch at once.
+// The slice is the sender's: read it during the call only.
+type ToolResults struct{ Messages []llm.Message }
 
 // CompactionStart and CompactionEnd bracket a compaction of a session's transcript: the
 // messages before a cut point are summarized by the model, and from then on the model sees
@@ -161,6 +167,7 @@ func (MessageEnd) isEvent()         {}
 func (ToolStart) isEvent()          {}
 func (ToolExecutionStart) isEvent() {}
 func (CompactionStart) isEvent()    {}
+func (ToolResults) isEvent()        {}
 func (CompactionEnd) isEvent()      {}
 func (ToolUpdate) isEvent()         {}
 func (ToolEnd) isEvent()            {}

@@ -111,6 +111,12 @@ func compact(e event.Event) string {
 			return "ToolEnd " + e.ToolCallID + " error"
 		}
 		return "ToolEnd " + e.ToolCallID
+	case event.ToolResults:
+		ids := []string{}
+		for _, m := range e.Messages {
+			ids = append(ids, m.ToolCallID)
+		}
+		return fmt.Sprintf("ToolResults [%s]", strings.Join(ids, " "))
 	case event.Warning:
 		return "Warning"
 	}

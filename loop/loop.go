@@ -276,12 +276,16 @@ func (r *run) ask() llm.Message {
 		if err != nil {
 			return r.failed(fmt.Sprintf("transformContext failed: %v", err))
 		}
-		req.Messages = make([]llm.Message, 0, len(msgs))
-		for i := range msgs {
-			if r.cfg.ConvertToLlm == nil {
-				req.Messages = append(req.Messages, msgs[i])
-			} else if c, ok := r.cfg.ConvertToLlm(&msgs[i]); ok {
-				req.Messages = append(req.Messages, c)
+		if r.cfg.ConvertToLlm == nil {
+			// The transform's own slice: copying it would make every call cost the
+			// transcript's length (a run quadratic in it). The provider never modifies it.
+			req.Messages = slices.Clip(msgs)
+		} else {
+			req.Messages = make([]llm.Message, 0, len(msgs))
+			for i := range msgs {
+				if c, ok := r.cfg.ConvertToLlm(&msgs[i]); ok {
+					req.Messages = append(req.Messages, c)
+				}
 			}
 		}
 	} else {

@@ -129,7 +129,7 @@ func TestRunParallelCompletionOrder(t *testing.T) {
 		// R13: both start executing once both are prepared, in source order
 		"ToolExecutionStart c1", "ToolExecutionStart c2",
 		"ToolEnd c2", "ToolEnd c1",
-		"MessageStart toolResult c1", "MessageEnd toolResult c1",
+		"ToolResults [c1 c2]", "MessageStart toolResult c1", "MessageEnd toolResult c1",
 		"MessageStart toolResult c2", "MessageEnd toolResult c2",
 		"TurnEnd assistant toolUse [c1 c2]",
 		"TurnStart", "MessageStart assistant", updates("text"), "MessageEnd assistant stop", "TurnEnd assistant stop []",

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pid-agent/pid/compact"
@@ -34,21 +35,28 @@ type CompactResult struct {
 }
 
 // view returns what the model sees of a transcript: the latest compaction's summary, then
-// the messages from its cut on; the transcript itself when there was none.
+// the messages from its cut on; the transcript itself when there was none. The view of the
+// loop's transcript, which only grows, is kept and extended with the new messages, so a
+// call costs what was added since the last, not the transcript's length.
 func (s *Session) view(transcript []llm.Message) []llm.Message {
 	s.pmu.Lock()
-	var last *compactionRecord
-	if n := len(s.compactions); n > 0 {
-		c := s.compactions[n-1]
-		last = &c
-	}
-	s.pmu.Unlock()
-	if last == nil || last.firstKept > len(transcript) {
+	defer s.pmu.Unlock()
+	n := len(s.compactions)
+	if n == 0 {
 		return transcript
 	}
-	out := make([]llm.Message, 0, len(transcript)-last.firstKept+1)
-	out = append(out, compact.SummaryMessage(last.summary))
-	return append(out, transcript[last.firstKept:]...)
+	last := s.compactions[n-1]
+	if last.firstKept > len(transcript) {
+		return transcript
+	}
+	vc := &s.viewCache
+	if vc.compactions != n || vc.covered > len(transcript) || len(vc.msgs) == 0 {
+		vc.compactions, vc.covered = n, last.firstKept
+		vc.msgs = append(vc.msgs[:0], compact.SummaryMessage(last.summary))
+	}
+	vc.msgs = append(vc.msgs, transcript[vc.covered:]...)
+	vc.covered = len(transcript)
+	return slices.Clip(vc.msgs)
 }
 
 // transformContext is the agent's TransformContext: the view, compacted first when it has
@@ -61,7 +69,7 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 	s.lastTranscript = transcript
 	s.pmu.Unlock()
 	v := s.view(transcript)
-	if s.compactS.Enabled && compact.ShouldCompact(s.contextTokens(v), s.window, s.compactS.Fit(s.window)) {
+	if s.compactS.Enabled && compact.ShouldCompact(s.contextTokens(transcript), s.window, s.compactS.Fit(s.window)) {
 		if _, err := s.compactNow(ctx, transcript, ReasonThreshold, ""); err == nil {
 			v = s.view(transcript)
 		}
@@ -69,21 +77,26 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 	return v, nil
 }
 
-// contextTokens is the context size of a view. After a compaction, the usage the kept
-// assistant messages reported was for the context before it: only messages after the
-// compaction are trusted for usage, the rest are estimated.
-func (s *Session) contextTokens(v []llm.Message) int {
+// contextTokens is the context size of what the model sees of transcript. After a
+// compaction, the usage the kept assistant messages reported was for the context before it:
+// only messages after the compaction are trusted for usage, the rest are estimated. The
+// counter keeps this at the cost of the new messages (the loop's transcript only grows).
+//
+// Contract: called on the loop's goroutine, or by Compact while it holds the session.
+func (s *Session) contextTokens(transcript []llm.Message) int {
+	s.counter.Update(transcript)
 	s.pmu.Lock()
-	since := 0
+	var last *compactionRecord
 	if n := len(s.compactions); n > 0 {
 		c := s.compactions[n-1]
-		since = c.at - c.firstKept + 1 // where transcript[c.at] sits in the view
+		last = &c
 	}
 	s.pmu.Unlock()
-	if since <= 0 {
-		return compact.ContextTokens(v)
+	if last == nil || last.firstKept > len(transcript) {
+		return s.counter.Tokens(0, 0, 0)
 	}
-	return compact.ContextTokensSince(v, since)
+	summary := compact.SummaryMessage(last.summary)
+	return s.counter.Tokens(compact.EstimateTokens(&summary), last.firstKept, last.at)
 }
 
 // compactNow compacts transcript (the whole of it, as the loop has it) and records the
@@ -106,7 +119,7 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 		return CompactResult{}, ErrNoModel
 	}
 	v := s.view(transcript)
-	tokens := s.contextTokens(v)
+	tokens := s.contextTokens(transcript)
 	first, ok := compact.CutPoint(v, s.compactS.Fit(s.window).KeepRecentTokens)
 	if !ok {
 		return CompactResult{TokensBefore: tokens}, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")

@@ -65,8 +65,13 @@ func configOf(h store.Header) (Config, error) {
 func (s *Session) saveMessage(m *llm.Message) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
+	if s.presaved > 0 {
+		s.presaved-- // saved with its batch
+		return
+	}
 	id := ""
 	if f := s.openFileLocked(); f != nil {
+		s.lastWrite.Store(time.Now().UnixNano())
 		ids, err := f.Append(store.Entry{Kind: store.KindMessage, Timestamp: time.Now().UTC(), Message: m})
 		if err != nil {
 			s.saveFailedLocked(err)
@@ -75,6 +80,29 @@ func (s *Session) saveMessage(m *llm.Message) {
 		}
 	}
 	s.entryIDs = append(s.entryIDs, id)
+}
+
+// saveMessages appends a parallel batch's results in one write, at its ToolResults event:
+// before any of their MessageEnds, which then save nothing.
+func (s *Session) saveMessages(ms []llm.Message) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.presaved = len(ms)
+	ids := make([]string, len(ms))
+	if f := s.openFileLocked(); f != nil {
+		now := time.Now().UTC()
+		entries := make([]store.Entry, len(ms))
+		for i := range ms {
+			entries[i] = store.Entry{Kind: store.KindMessage, Timestamp: now, Message: &ms[i]}
+		}
+		s.lastWrite.Store(now.UnixNano())
+		if got, err := f.Append(entries...); err != nil {
+			s.saveFailedLocked(err)
+		} else {
+			copy(ids, got)
+		}
+	}
+	s.entryIDs = append(s.entryIDs, ids...)
 }
 
 // saveCompaction appends a compaction to the file. Caller holds no lock.
@@ -126,7 +154,18 @@ func (s *Session) saveFailedLocked(err error) {
 	s.face.Warn(s, fmt.Sprintf("this session is no longer saved (its messages stay in memory until pid stops): %v", err))
 }
 
-// syncFile flushes the file to disk (at a turn's end).
+// When to fsync after a turn ends: once the file has had no write for syncQuiet (the model
+// is thinking, the person is reading), and in any case within syncMaxDelay. A burst of quick
+// turns (tools that take microseconds) is flushed together after it, so fsyncs, and the
+// appends a journal commit holds up meanwhile, do not slow it down; a turn of a real model
+// gets its fsync right after it.
+const (
+	syncQuiet    = 50 * time.Millisecond
+	syncMaxDelay = time.Second
+)
+
+// syncFile flushes the file to disk, now (the end of a prompt: its answer will say the
+// transcript is safe).
 func (s *Session) syncFile() {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
@@ -138,8 +177,74 @@ func (s *Session) syncFile() {
 	}
 }
 
-// closeFile closes the session's file (releasing its lock).
+// syncSoon asks for the file to be flushed to disk without waiting for it (the end of a
+// turn, of a prompt): an fsync costs from a quarter of a millisecond to several, more than a
+// turn of quick tools, and the messages are in the kernel already (a kill -9 loses nothing;
+// only the machine stopping could). Requests made while one waits are served by one fsync,
+// after the file has been quiet a moment (see syncQuiet).
+func (s *Session) syncSoon() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.file == nil || s.saveErr != nil {
+		return
+	}
+	if s.syncs == nil {
+		s.syncs = make(chan struct{}, 1)
+		s.syncDone = make(chan struct{})
+		go s.syncer(s.file, s.syncs, s.syncDone)
+	}
+	select {
+	case s.syncs <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// syncer fsyncs f after each request on syncs (see syncQuiet), until syncs is closed.
+func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for range syncs {
+		asked := time.Now()
+	quiet:
+		for {
+			wait := min(syncQuiet-time.Since(time.Unix(0, s.lastWrite.Load())), syncMaxDelay-time.Since(asked))
+			if wait <= 0 {
+				break
+			}
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case _, ok := <-syncs: // served by this fsync too
+				timer.Stop()
+				if !ok {
+					return // closing: closeFile flushes the file
+				}
+			}
+			if time.Since(time.Unix(0, s.lastWrite.Load())) >= syncQuiet || time.Since(asked) >= syncMaxDelay {
+				break quiet
+			}
+		}
+		if err := f.Sync(); err != nil {
+			s.pmu.Lock()
+			s.saveFailedLocked(err)
+			s.pmu.Unlock()
+		}
+	}
+}
+
+// closeFile stops the syncer and closes the session's file (flushing it and releasing its
+// lock).
 func (s *Session) closeFile() {
+	s.pmu.Lock()
+	syncs, done := s.syncs, s.syncDone
+	s.syncs = nil
+	s.pmu.Unlock()
+	if syncs != nil {
+		close(syncs)
+		<-done
+	}
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.file != nil {

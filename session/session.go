@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/compact"
@@ -127,11 +128,29 @@ type Session struct {
 	entryIDs []string
 	// compactions are the compactions of the transcript, in order.
 	compactions []compactionRecord
+	// presaved counts the messages of a parallel batch saved at its ToolResults whose
+	// MessageEnd is still to come (it then saves nothing).
+	presaved int
 	// saveErr is why saving stopped (reported once); later messages are not saved.
 	saveErr error
+	// syncs asks the file's syncer goroutine for an fsync; syncDone closes when it ends.
+	syncs    chan struct{}
+	syncDone chan struct{}
+	// lastWrite is when the file was last appended to (Unix nanoseconds), for the syncer.
+	lastWrite atomic.Int64
+	// viewCache is what the model saw of the transcript at the last call (compaction.go).
+	viewCache struct {
+		compactions int // the compactions it was made for
+		covered     int // the transcript messages it holds
+		msgs        []llm.Message
+	}
 	// lastTranscript is the transcript of the running model call (set by transformContext),
 	// for a compaction after the provider answered that the context is too long.
 	lastTranscript []llm.Message
+
+	// counter measures the context (compaction.go); only the loop's goroutine, or Compact
+	// holding the session, uses it.
+	counter compact.Counter
 }
 
 // restoring is what a session loaded or forked from a file starts with.
@@ -391,8 +410,9 @@ func (s *Session) FollowUp(text string) { s.agent.FollowUp(llm.NewUser(text)) }
 // not), the face, and the gates of scripted tools waiting for a call's end.
 //
 // A message is written to the file before its MessageEnd reaches the face, so an editor
-// that has seen messageEnd knows the message is on disk (in the kernel: fsync comes at the
-// turn's end).
+// that has seen messageEnd knows the message is on disk (in the kernel: a kill -9 of pid
+// loses nothing). The file is fsynced in the background at each turn's end, at most every
+// second (see syncSoon), and when the session is closed.
 func (s *Session) sink(save bool) event.Sink {
 	return s.starts.Sink(func(ev event.Event) {
 		switch e := ev.(type) {
@@ -401,13 +421,17 @@ func (s *Session) sink(save bool) event.Sink {
 				e.Partial.Content = redactPartial(s.host.redactor, e.Partial.Content)
 				ev = e
 			}
+		case event.ToolResults:
+			if save {
+				s.saveMessages(e.Messages)
+			}
 		case event.MessageEnd:
 			if save {
 				s.saveMessage(e.Message)
 			}
-		case event.TurnEnd, event.AgentEnd:
+		case event.TurnEnd:
 			if save {
-				s.syncFile()
+				s.syncSoon()
 			}
 		}
 		s.face.Emit(s, ev)

@@ -111,8 +111,22 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 		r.runSequential(calls)
 	} else {
 		r.runParallel(calls)
-		for i := range calls {
-			r.addMessage(&calls[i])
+		if r.cfg.Emit != nil && len(calls) > 1 {
+			// The batch's results as they will be announced, for an observer that keeps them
+			// all (one write instead of one per message).
+			for i := range calls {
+				r.msgs = append(r.msgs, r.resultMessage(&calls[i]))
+			}
+			r.emit(event.ToolResults{Messages: r.msgs})
+			for i := range r.msgs {
+				m := &r.msgs[i]
+				r.emit(event.MessageStart{Message: m})
+				r.emit(event.MessageEnd{Message: m})
+			}
+		} else {
+			for i := range calls {
+				r.addMessage(&calls[i])
+			}
 		}
 	}
 	terminate := len(calls) > 0

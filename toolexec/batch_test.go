@@ -105,7 +105,7 @@ func TestMixedParallelBatch(t *testing.T) {
 
 		want := append(prepare[:len(prepare):len(prepare)],
 			"end:r2", "end:r1", // R13: completion order
-			"msgstart:u", "msgend:u", // R14: source order
+			"results:u:v:w:r1:r2", "msgstart:u", "msgend:u", // R14: source order
 			"msgstart:v", "msgend:v",
 			"msgstart:w", "msgend:w",
 			"msgstart:r1", "msgend:r1",
@@ -368,7 +368,7 @@ func TestParallelEndsInCompletionOrderMessagesInSourceOrder(t *testing.T) {
 			"start:a", "start:b", "start:c",
 			"run:a", "run:b", "run:c",
 			"end:c", "end:a", "end:b",
-			"msgstart:a", "msgend:a", "msgstart:b", "msgend:b", "msgstart:c", "msgend:c",
+			"results:a:b:c", "msgstart:a", "msgend:a", "msgstart:b", "msgend:b", "msgstart:c", "msgend:c",
 		}, rec.Log())
 		diff(t, "outcome order", []string{"a", "b", "c"}, ids(out.Messages))
 		// The MessageStart/MessageEnd events carry the same messages as the outcome.
@@ -574,7 +574,7 @@ func TestAbortParallelDuringPrepare(t *testing.T) {
 	}, summarize(out.Messages))
 	diff(t, "events", []string{
 		"start:1", "start:2", "end:2", "start:3", "end:3", "end:1",
-		"msgstart:1", "msgend:1", "msgstart:2", "msgend:2", "msgstart:3", "msgend:3",
+		"results:1:2:3", "msgstart:1", "msgend:1", "msgstart:2", "msgend:2", "msgstart:3", "msgend:3",
 	}, rec.Log())
 	checkLifecycle(t, rec.Log(), "1", "2", "3")
 	goleak.VerifyNone(t)

@@ -43,6 +43,11 @@ func (r *recorder) sink(ev event.Event) {
 		s = "start:" + e.ToolCallID
 	case event.ToolExecutionStart:
 		s = "run:" + e.ToolCallID
+	case event.ToolResults:
+		s = "results"
+		for _, m := range e.Messages {
+			s += ":" + m.ToolCallID
+		}
 	case event.ToolUpdate:
 		s = "update:" + e.ToolCallID
 	case event.ToolEnd:

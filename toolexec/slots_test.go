@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 )
@@ -133,4 +134,30 @@ func TestSlotsAbortWhileWaiting(t *testing.T) {
 		gates["d0"].open()
 		<-later
 	})
+}
+
+// R14: ToolResults carries a parallel batch's result messages, in source order, once before
+// they are announced; a sequential batch (each result announced after its call, R15) and a
+// batch of one call have none.
+func TestToolResultsOnlyForParallelBatches(t *testing.T) {
+	for _, c := range []struct {
+		mode  toolexec.Mode
+		calls []llm.ToolCall
+		want  []string
+	}{
+		{toolexec.Parallel, []llm.ToolCall{tc("a", "echo", `{"path":"x"}`), tc("b", "echo", `{"path":"y"}`)}, []string{"results:a:b"}},
+		{toolexec.Sequential, []llm.ToolCall{tc("a", "echo", `{"path":"x"}`), tc("b", "echo", `{"path":"y"}`)}, nil},
+		{toolexec.Parallel, []llm.ToolCall{tc("a", "echo", `{"path":"x"}`)}, nil},
+	} {
+		rec := &recorder{}
+		out := toolexec.Run(t.Context(), &toolexec.Config{Mode: c.mode, Emit: rec.sink}, toolexec.Batch{Calls: c.calls, Tools: active(t, echoTool("echo"))})
+		if got := rec.Only("results"); !slices.Equal(got, c.want) {
+			t.Errorf("%s, %d calls: %v, want %v", c.mode, len(c.calls), got, c.want)
+		}
+		for _, ev := range rec.Events() {
+			if r, ok := ev.(event.ToolResults); ok && !slices.EqualFunc(r.Messages, out.Messages, func(a, b llm.Message) bool { return a.ToolCallID == b.ToolCallID && a.Content[0].Text == b.Content[0].Text }) {
+				t.Errorf("ToolResults %v differ from the outcome %v", r.Messages, out.Messages)
+			}
+		}
+	}
 }

@@ -220,7 +220,7 @@ func TestUpdatesBeforeEnd(t *testing.T) {
 		<-done
 		diff(t, "event sequence", []string{
 			"start:a", "start:b", "run:a", "run:b", "update:a", "update:b", "update:a", "end:a", "end:b",
-			"msgstart:a", "msgend:a", "msgstart:b", "msgend:b",
+			"results:a:b", "msgstart:a", "msgend:a", "msgstart:b", "msgend:b",
 		}, rec.Log())
 		var partials []string
 		for _, ev := range rec.Events() {
