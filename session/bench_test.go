@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
 )
 
 func w1Turns(t, k int) []llm.Turn {
@@ -77,4 +79,50 @@ func BenchmarkSessionW1(b *testing.B) {
 	}
 	b.Run("saved", func(b *testing.B) { benchmarkSessionW1(b, true) })
 	b.Run("unsaved", func(b *testing.B) { benchmarkSessionW1(b, false) })
+}
+
+// Loading a saved session of 10,000 messages (turns of a user message, an assistant message
+// with a tool call and its result of about 1 KB, and an answer): `go test -run '^$' -bench
+// SessionLoad ./session/`. Target: under 200 ms.
+func BenchmarkSessionLoad10k(b *testing.B) {
+	state := b.TempDir()
+	b.Setenv("XDG_STATE_HOME", state)
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	h := NewHost(HostOptions{})
+	h.SetUp(nil)
+	defer h.Close()
+	cwd := b.TempDir()
+	f, err := h.files.Create(headerOf("", cwd, Config{Model: &ModelConfig{Provider: "script"}}, []string{"read", "bash"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := f.ID()
+	result := strings.Repeat("output line of a tool\n", 45)
+	for n := 0; n < 10000/4; n++ {
+		call := fmt.Sprintf("call_%d", n)
+		ms := []llm.Message{
+			llm.NewUser(fmt.Sprintf("step %d: look at the file and run the tests", n)),
+			{Role: llm.RoleAssistant, StopReason: llm.StopToolUse, Content: []llm.Content{llm.Text("Running them."), {Type: llm.ContentToolCall, ID: call, Name: "bash", Arguments: []byte(`{"command":"go test ./..."}`)}}, Usage: &llm.Usage{Input: 1000 + n, Output: 20}},
+			{Role: llm.RoleToolResult, ToolCallID: call, ToolName: "bash", Content: []llm.Content{llm.Text(result)}},
+			{Role: llm.RoleAssistant, StopReason: llm.StopEnd, Content: []llm.Content{llm.Text("All tests pass.")}},
+		}
+		var entries []store.Entry
+		for i := range ms {
+			entries = append(entries, store.Entry{Kind: store.KindMessage, Message: &ms[i]})
+		}
+		if _, err := f.Append(entries...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.Close()
+	b.ResetTimer()
+	for range b.N {
+		s, items, err := h.Load(id, Options{Face: quietFace{}})
+		if err != nil || len(items) != 10000 {
+			b.Fatalf("load: %v, %d items", err, len(items))
+		}
+		b.StopTimer()
+		h.CloseSession(s.ID())
+		b.StartTimer()
+	}
 }
