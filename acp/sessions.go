@@ -192,14 +192,14 @@ func (s *server) activeState(method, id string, replay bool) (st *sessionState, 
 		return nil, false, unavailable(method)
 	}
 	// The header says which folder, and so which host, the session belongs to.
-	saved, err := files.Read(id)
+	header, err := files.ReadHeader(id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, false, notFound(id, "no saved session has the id %q (session/list shows the saved ones)", id)
 	case err != nil:
 		return nil, false, errorf(codeRequestFailed, "Session cannot be read: %v", err)
 	}
-	cwd := saved.Header.Cwd
+	cwd := header.Cwd
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return nil, false, errorf(codeRequestFailed, "Session folder missing: session %s works in %s, which is no longer a folder; restore that folder to continue the session, or delete it with session/delete", id, cwd)
 	}

@@ -15,6 +15,7 @@
 package store
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -450,4 +451,43 @@ func (s *Store) Delete(id string) error {
 	delete(s.summaries, path)
 	s.mu.Unlock()
 	return nil
+}
+
+// maxHeaderLine caps the header line ReadHeader reads (a scripted model's turns live there).
+const maxHeaderLine = 16 << 20
+
+// ReadHeader reads only a session's header line: which folder it belongs to, how to
+// re-create it, without reading its entries (for a face that must pick the host before
+// loading). Errors as Read's.
+//
+// Contract: safe for concurrent use; it takes no lock and changes nothing.
+func (s *Store) ReadHeader(id string) (Header, error) {
+	path, err := s.find(id)
+	if err != nil {
+		return Header{}, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Header{}, fmt.Errorf("store: %s: %w", path, ErrNotFound)
+		}
+		return Header{}, fmt.Errorf("store: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Header{}, fmt.Errorf("store: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Header{}, fmt.Errorf("store: %s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
+	}
+	line, err := bufio.NewReaderSize(io.LimitReader(f, maxHeaderLine), 64<<10).ReadBytes('\n')
+	if err != nil {
+		line = nil // no complete header line: parse says so
+	}
+	p, err := parse(path, id, line, false)
+	if err != nil {
+		return Header{}, err
+	}
+	return p.loaded.Header, nil
 }

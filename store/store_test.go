@@ -618,3 +618,28 @@ func TestDelete(t *testing.T) {
 		t.Errorf("List after Delete: %v, want only %s", sums, keep.ID())
 	}
 }
+
+// ReadHeader reads the header alone, and refuses what Read refuses.
+func TestReadHeader(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	f, err := s.Create(Header{Cwd: cwd, SystemPrompt: "sp", Tools: []string{"read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llm.NewUser("hello")
+	if _, err := f.Append(Entry{Kind: KindMessage, Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	h, err := s.ReadHeader(f.ID())
+	if err != nil || h.Cwd != cwd || h.SystemPrompt != "sp" || h.ID != f.ID() {
+		t.Errorf("ReadHeader = %+v, %v", h, err)
+	}
+	if _, err := s.ReadHeader("0000000000000000000000000"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReadHeader of an unknown id: %v", err)
+	}
+}
