@@ -61,10 +61,28 @@ local approval = require('pid.approval')
 -- select_errors (an error raised in here would only become an error response to pid).
 local answers = {}
 local trust_answers = {}
+local session_answers = {} -- {pick = fn(items) -> index or nil}
 local asked = {}
 local select_errors = {}
 vim.ui.select = function(items, opts, on_choice)
   local kind = opts and opts.kind
+  if kind == 'pid.session' then
+    -- Saved sessions: items are session/list entries, shown through format_item.
+    local shown = {}
+    for i, it in ipairs(items) do
+      shown[i] = opts.format_item and opts.format_item(it) or tostring(it)
+    end
+    table.insert(asked, { items = items, shown = shown, prompt = opts.prompt, kind = kind })
+    local a = table.remove(session_answers, 1)
+    if a == nil then
+      table.insert(select_errors, 'unexpected session question: ' .. tostring(opts.prompt))
+      vim.defer_fn(function() on_choice(nil, nil) end, 20)
+      return
+    end
+    local idx = a.pick(items)
+    vim.defer_fn(function() on_choice(idx and items[idx] or nil, idx) end, 20)
+    return
+  end
   table.insert(asked, { items = items, prompt = opts and opts.prompt, kind = kind })
   local a = table.remove(kind == 'pid.trust' and trust_answers or answers, 1)
   if a == nil then
@@ -201,6 +219,15 @@ local function has_line(line)
   return false
 end
 
+local function has_line_prefix(prefix)
+  for _, l in ipairs(view.lines()) do
+    if l:find(prefix, 1, true) == 1 then
+      return true
+    end
+  end
+  return false
+end
+
 local function roles(messages)
   local r = {}
   for _, m in ipairs(messages) do
@@ -237,7 +264,7 @@ local function run()
       },
     },
   })
-  for _, c in ipairs({ 'PidAsk', 'PidCancel', 'PidNew', 'PidShow', 'PidStop' }) do
+  for _, c in ipairs({ 'PidAsk', 'PidCancel', 'PidNew', 'PidSessions', 'PidShow', 'PidStop' }) do
     eq(vim.fn.exists(':' .. c), 2, ':' .. c .. ' exists')
   end
   eq(pid.status().started, false, 'pid started before the first prompt (it starts lazily)')
@@ -530,6 +557,253 @@ local function run()
     { 'b2', 'bash', true, 'The user denied this call of bash.' },
   }, 'both denied')
   say('ok - "Always allow" offered with its scope for npm test, not for echo $(date)')
+
+
+  -- 10. Saved sessions: a session prompted in one pid, pid stopped, :PidSessions in the next
+  -- pid lists it (title, folder, when), loads it into the run buffer as the live run showed
+  -- it, and the next :PidAsk continues it (the scripted model plays its third turn). In a
+  -- folder of its own (pid was stopped at the end of 9: it starts there).
+  vim.cmd('PidStop')
+  local sws = vim.fn.tempname()
+  vim.fn.mkdir(sws, 'p')
+  sws = uv.fs_realpath(sws)
+  vim.cmd('cd ' .. vim.fn.fnameescape(sws))
+  pid.new_session({
+    model = { provider = 'script', turns = {
+      { content = { { type = 'toolCall', id = 'c1', name = 'probe', arguments = { path = 'a.txt' } } } },
+      { content = text('probed') },
+      { content = text('second answer') },
+    } },
+    scriptedTools = { { name = 'probe', steps = { { result = { content = text('ok') } } } } },
+  })
+  asked = {}
+  vim.cmd('PidAsk Probe it, please.')
+  wait_run(10)
+  local live = run_lines('Probe it, please.')
+  eq(live, { '>>> Probe it, please.', '[start] probe (c1) {"path":"a.txt"}', '[end] probe (c1) ok: ok', 'probed', '[done] stop' }, 'the live run')
+  local sid = pid.status().session_id
+  check(type(sid) == 'string', 'a session id')
+  vim.cmd('PidStop')
+  wait_for('pid to exit', function() return pid.status().exit ~= nil and not pid.status().started end)
+
+  session_answers = { { pick = function(items)
+    for i, it in ipairs(items) do
+      if it.sessionId == sid then
+        return i
+      end
+    end
+  end } }
+  local loaded = nil
+  check(pid.sessions({ on_done = function(err, r) loaded = { err = err, result = r } end }), ':PidSessions started')
+  wait_for('the session to load', function() return loaded ~= nil end)
+  eq(loaded.err, nil, 'load error')
+  eq(pid.status().session_id, sid, 'the loaded session is the current one')
+  local sq = of_kind('pid.session')
+  eq(#sq, 1, 'session pickers')
+  eq(sq[1].prompt, 'Resume which session?', 'the picker prompt')
+  eq(sq[1].items[1].sessionId, sid, 'the newest session first')
+  eq(sq[1].items[1].title, 'Probe it, please.', 'its title')
+  eq(sq[1].items[1].cwd, sws, 'its folder')
+  eq(sq[1].items[1].messageCount, 4, 'its messages')
+  local shown1 = sq[1].shown[1]
+  check(shown1 == 'Probe it, please. | ' .. sws .. ' | just now, 4 messages'
+    or shown1 == 'Probe it, please. | ' .. sws .. ' | 1 minute ago, 4 messages',
+    'the picker line (title | folder | when, messages): %q', shown1)
+  eq(#sq[1].items, 10, 'every saved session is listed (each earlier run had its own)')
+  for i = 2, #sq[1].items do
+    local sm_ = require('pid.sessions')
+    check(sm_.parse_time(sq[1].items[i - 1].updatedAt) >= sm_.parse_time(sq[1].items[i].updatedAt), 'newest first: %s before %s', sq[1].items[i - 1].updatedAt, sq[1].items[i].updatedAt)
+  end
+  local all = view.lines()
+  local head = nil
+  for i, l in ipairs(all) do
+    if l == string.format('[session] resumed %s "Probe it, please." (4 messages, in %s)', sid, sws) then
+      head = i
+    end
+  end
+  check(head ~= nil, 'no [session] resumed line in:\n  %s', table.concat(all, '\n  '))
+  eq(all[head + 1], '', 'a blank line before the first prompt, as before a live run')
+  eq(vim.list_slice(all, head + 2, head + 1 + #live), live, 'the transcript reads as the live run did')
+  eq(all[head + 2 + #live], '[session] end of the saved transcript: :PidAsk continues this session', 'the last line')
+  eq(head + 2 + #live, #all, 'nothing after it')
+  vim.cmd('PidAsk Again?')
+  res = wait_run(11)
+  eq(pid.status().session_id, sid, 'the same session')
+  eq(res.messages[#res.messages].content[1].text, 'second answer', "the saved model's third turn")
+  find(run_lines('Again?'), 'second answer')
+  say('ok - :PidSessions in a new pid: listed (title, folder, when), transcript as the live run, :PidAsk continues it')
+
+  -- 11. A session another pid holds: said in words, nothing changes; once closed there, it
+  -- loads. The other pid is started here, with the same state folder.
+  local other_exit = nil
+  local other = require('pid.rpc').start({ pid_bin }, {
+    notification = function() end,
+    server_request = function() return nil, vim.lsp.rpc.rpc_response_error(-32601, 'no') end,
+    on_exit = function(code) other_exit = code end,
+    on_error = function() end,
+  }, { cwd = sws, env = { XDG_CONFIG_HOME = xdg .. '/config', XDG_STATE_HOME = xdg .. '/state' } })
+  check(other ~= nil, 'the second pid started')
+  local function other_call(method, params)
+    local got = nil
+    other.request(method, params, function(err, r) got = { err = err, result = r } end)
+    wait_for('the second pid to answer ' .. method, function() return got ~= nil end)
+    return got
+  end
+  local uri = vim.uri_from_fname(sws)
+  eq(other_call('initialize', { processId = vim.NIL, rootUri = uri, workspaceFolders = { { uri = uri, name = 'ws' } }, capabilities = vim.empty_dict() }).err, nil, 'initialize')
+  other.notify('initialized', vim.empty_dict())
+  vim.cmd('PidStop')
+  wait_for('pid to exit (and let go of the session)', function() return pid.status().exit ~= nil end)
+  local ol = other_call('session/load', { sessionId = sid })
+  check(ol.err == nil, 'the second pid loads the session: %s %s %s', tostring(ol.err), type(ol.err) == 'table' and tostring(ol.err.code) or '', type(ol.err) == 'table' and tostring(ol.err.message) or '')
+  notes = {}
+  session_answers = { { pick = function() return 1 end } }
+  loaded = nil
+  vim.cmd('PidSessions')
+  wait_for('the refused load', function() return #of_kind('pid.session') == 2 and not pid.status().loading and has_line_prefix('[error] the session ' .. sid) end)
+  local held = string.format('[error] the session %s is open in another pid (another Neovim or editor, or a pid still running): close it there, or quit that editor, then :PidSessions again. pid says: ', sid)
+  local held_line = nil
+  for _, l in ipairs(view.lines()) do
+    if l:find(held, 1, true) == 1 then
+      held_line = l
+    end
+  end
+  check(held_line ~= nil and held_line:find('process %d+'), 'the run buffer says who holds it: %s', tostring(held_line))
+  check(notes[#notes] and notes[#notes].msg == held_line:sub(#'[error] ' + 1), 'notified in the same words: %s', vim.inspect(notes[#notes]))
+  eq(pid.status().session_id, nil, 'no current session')
+  eq(other_call('session/close', { sessionId = sid }).err, nil, 'closed in the second pid')
+  loaded = nil
+  check(pid.load_session(sid, { on_done = function(err, r) loaded = { err = err, result = r } end }), 'load_session')
+  wait_for('the load', function() return loaded ~= nil end)
+  eq(loaded.err, nil, 'load error once closed there')
+  eq(pid.status().session_id, sid, 'loaded')
+  -- An id pid does not know.
+  loaded = nil
+  pid.load_session('no-such-session', { on_done = function(err) loaded = { err = err } end })
+  wait_for('the unknown load', function() return loaded ~= nil end)
+  check(type(loaded.err) == 'string' and loaded.err:find('pid has no saved session no-such-session any more', 1, true) == 1, 'unknown id: %s', tostring(loaded.err))
+  eq(pid.status().session_id, sid, 'the current session is unchanged')
+  other.request('shutdown', nil, function() other.notify('exit', nil) end)
+  wait_for('the second pid to exit', function() return other_exit ~= nil end)
+  eq(other_exit, 0, "the second pid's exit code")
+  say('ok - a session another pid holds: said in words (process named); loaded once closed there; an unknown id said too')
+
+  -- 12. Compaction: shown live as it starts and ends, and in the loaded transcript where it
+  -- happened.
+  local big = string.rep('x', 4000) -- about 1000 tokens
+  pid.new_session({ model = { provider = 'script', contextWindow = 20000,
+    compaction = { reserveTokens = 2000, keepRecentTokens = 1500 }, turns = {
+      { content = text('one'), usage = { input = 3000, output = 10 } },
+      -- Past the threshold (20000 - 2000): the next prompt compacts before its model call.
+      { content = text('two'), usage = { input = 19000, output = 10 } },
+      { content = text('## Goal\nsummary one') },
+      { content = text('three') },
+    } } })
+  pid.ask('a ' .. big)
+  wait_run(12)
+  pid.ask('b ' .. big)
+  wait_run(13)
+  pid.ask('c ' .. big)
+  wait_run(14)
+  local three = run_lines('a ' .. big)
+  L = run_lines('c ' .. big)
+  local cs = find(L, '[compaction] compacting the conversation (it neared the context window)...')
+  local ce = find(L, '[compaction] the conversation was compacted (it neared the context window, ')
+  check(ce == cs + 1 and L[ce]:match(', %d+ tokens before%); the model now sees this summary instead of the older messages:$'), 'the compaction lines: %s', L[ce])
+  eq(vim.list_slice(L, ce + 1, ce + 3), { '    ## Goal', '    summary one', 'three' }, 'the summary, then the answer')
+  local csid = pid.status().session_id
+  -- Loaded at once after :PidStop: the next pid starts only once the stopped one has exited,
+  -- which held the session.
+  vim.cmd('PidStop')
+  eq(pid.status().exit, nil, 'the stopped pid is still exiting')
+  loaded = nil
+  pid.load_session(csid, { on_done = function(err, r) loaded = { err = err, result = r } end })
+  wait_for('the load', function() return loaded ~= nil end)
+  eq(loaded.err, nil, 'load error')
+  eq(roles(loaded.result.messages), { 'user', 'assistant', 'user', 'assistant', 'user', 'compaction', 'assistant' }, 'the items')
+  all = view.lines()
+  head = nil
+  for i, l in ipairs(all) do
+    if l:find('[session] resumed ' .. csid, 1, true) == 1 then
+      head = i
+    end
+  end
+  check(head ~= nil, 'no [session] resumed line')
+  local want = { '' }
+  for _, l in ipairs(three) do
+    if l ~= '[compaction] compacting the conversation (it neared the context window)...' then
+      table.insert(want, l)
+    end
+  end
+  eq(vim.list_slice(all, head + 1, #all - 1), want, 'the transcript: the three runs, less the line saying a compaction starts')
+  say('ok - compaction: live lines with the summary; in the loaded transcript where it happened')
+
+  -- 13. Paging: more than one page of session/list (50 a page), newest first, up to max.
+  pid.new_session({ model = { provider = 'script', turns = { { content = text('ok') } } } })
+  local runs_before = pid.status().runs
+  for i = 1, 45 do
+    pid.new_session()
+    pid.ask('page ' .. i)
+    wait_run(runs_before + i)
+  end
+  local got = nil
+  pid._list_sessions(500, function(err, list, more) got = { err = err, list = list, more = more } end)
+  wait_for('session/list', function() return got ~= nil end)
+  eq(got.err, nil, 'list error')
+  eq(#got.list, 10 + 1 + 45, 'all sessions, over two pages')
+  eq(got.more, false, 'nothing left out')
+  eq(got.list[1].title, 'page 45', 'the newest first')
+  eq(got.list[45].title, 'page 1', 'then the older ones')
+  local ids = {}
+  for _, x in ipairs(got.list) do
+    check(not ids[x.sessionId], 'session %s listed twice', x.sessionId)
+    ids[x.sessionId] = true
+  end
+  got = nil
+  pid._list_sessions(52, function(err, list, more) got = { err = err, list = list, more = more } end)
+  wait_for('session/list', function() return got ~= nil end)
+  eq({ #got.list, got.more }, { 52, true }, 'up to max, saying more were left out')
+  got = nil
+  pid._list_sessions(50, function(err, list, more) got = { err = err, list = list, more = more } end)
+  wait_for('session/list', function() return got ~= nil end)
+  eq({ #got.list, got.more }, { 50, true }, 'exactly one page of max')
+  say('ok - session/list paging: %d sessions over two pages, newest first; max respected', 10 + 1 + 45)
+
+  -- 14. The picker line's pieces.
+  local sm = require('pid.sessions')
+  local now = sm.parse_time('2026-12-01T12:00:00Z')
+  eq(sm.parse_time('2026-12-01T12:00:00.25Z'), now + 0.25, 'fractions of a second')
+  check(sm.parse_time('2026-12-01T12:00:00.66Z') > sm.parse_time('2026-12-01T12:00:00.666Z') == false, '.66 is before .666')
+  eq(sm.parse_time('2026-12-01T13:30:00+01:30'), now, 'an offset')
+  eq(sm.parse_time('1970-01-01T00:00:00Z'), 0, 'the epoch')
+  eq(sm.parse_time('2000-03-01T00:00:00Z'), 951868800, 'after a leap day')
+  eq(sm.parse_time('yesterday'), nil, 'not a time')
+  local function ago_(secs) return os.date('!%Y-%m-%dT%H:%M:%SZ', now - secs) end
+  local rel = {}
+  for _, secs in ipairs({ 10, -300, 60, 59 * 60, 3 * 3600 + 300, 86400 + 3600, 3 * 86400, 14 * 86400, 65 * 86400, 400 * 86400 }) do
+    table.insert(rel, sm.relative_time(ago_(secs), now))
+  end
+  eq(rel, { 'just now', 'just now', '1 minute ago', '59 minutes ago', '3 hours ago', 'yesterday', '3 days ago', '2 weeks ago', '2 months ago', 'last year' }, 'relative times')
+  eq(sm.short_folder('/home/me/src/x', '/home/me'), '~/src/x', 'short folder')
+  eq(sm.short_folder('/home/mess', '/home/me'), '/home/mess', 'not under home')
+  eq(sm.format_item({ sessionId = 's', cwd = '/home/me/w', title = 'fix\nthe  bug', updatedAt = ago_(3 * 3600), messageCount = 1 },
+    { now = now, home = '/home/me', current = 's', workspace = '/home/me/other' }),
+    'fix the bug | ~/w | 3 hours ago, 1 message, the current session, another folder: :cd there and :PidStop to resume it', 'a picker line')
+  eq(sm.format_item({ sessionId = 't', cwd = '/w/sub', title = '', updatedAt = ago_(0), messageCount = 2 }, { now = now, workspace = '/w' }),
+    '(no text) | /w/sub | just now, 2 messages', 'an untitled session in the workspace')
+  local tl = pid._transcript_lines({
+    { role = 'user', content = text('hi') },
+    { role = 'assistant', content = { { type = 'text', text = 'Let me look.' }, { type = 'toolCall', id = 'c', name = 'ls', arguments = vim.empty_dict() } }, stopReason = 'toolUse' },
+    { role = 'toolResult', toolCallId = 'c', content = text('a\nb'), isError = false },
+    { role = 'assistant', content = {}, stopReason = 'error', errorMessage = 'the provider failed' },
+    { role = 'mystery' },
+    { role = 'user', content = text('again') },
+    { role = 'compaction', summary = '', tokensBefore = 0, firstKeptIndex = 6, reason = 'manual' },
+  })
+  eq(tl, { '', '>>> hi', 'Let me look.', '[start] ls (c) {}', '[end] ls (c) ok: a (+1 lines)', '[error] the provider failed', '[done] error',
+    '', '>>> again', '[compaction] the conversation was compacted (on request); the model now sees this summary instead of the older messages: (empty)',
+    '[done] unfinished (pid stopped before the model answered?)' }, 'transcript lines')
+  say('ok - picker lines (title | folder | when), ISO times as UTC, transcript lines')
 
   vim.cmd('PidStop')
   wait_for('pid to exit', function() return pid.status().exit ~= nil end)

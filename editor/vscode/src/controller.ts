@@ -43,6 +43,11 @@ export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall
 	/** session/new's params (cwd, model, scripted tools for tests...). */
 	session?: SessionNewParams;
 	ui: Ui;
+	/**
+	 * pid is started only once this settles: the shutdown of the pid this controller replaces,
+	 * which holds its sessions' files until it exits (a new pid could not load them before).
+	 */
+	startAfter?: Promise<unknown>;
 }
 
 export class BusyError extends Error {
@@ -307,8 +312,12 @@ export class PidController {
 	}
 
 	private async startClient(): Promise<PidClient> {
-		const { ui, session: _session, ...clientOpts } = this.opts;
+		const { ui, session: _session, startAfter, ...clientOpts } = this.opts;
 		void _session;
+		await startAfter?.catch(() => undefined);
+		if (this.disposed) {
+			throw new Error('the pid controller was disposed');
+		}
 		const client = await PidClient.start({
 			...clientOpts,
 			onBeforeToolCall: (params, token) => this.approve(params, token),

@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		askTrust: (params: { folder: string; ignored: string[] }) => trust.ask(params),
 	};
 
-	const make = (): PidController => {
+	const make = (startAfter?: Promise<unknown>): PidController => {
 		const cfg = vscode.workspace.getConfiguration('pid');
 		const folders = vscode.workspace.workspaceFolders ?? [];
 		const model = cfg.get<Record<string, unknown> | null>('model', null);
@@ -47,17 +47,21 @@ export function activate(context: vscode.ExtensionContext): void {
 			initializationOptions: model ? { model } : undefined,
 			clientInfo: { name: 'vscode', version: vscode.version },
 			ui,
+			startAfter,
 		});
 	};
 
 	// Settings and folders are read when pid starts; a change restarts pid once it is idle.
 	const current = (): PidController => {
+		let stopping: Promise<void> | undefined;
 		if (controller && stale && !controller.busy) {
-			void controller.dispose();
+			stopping = controller.dispose();
 			controller = undefined;
 		}
 		if (!controller) {
-			controller = make();
+			// The next pid starts once the old one is gone: it holds the current session's file
+			// until then, and "pid: Resume Session" could not load that session.
+			controller = make(stopping);
 			stale = false;
 		}
 		return controller;

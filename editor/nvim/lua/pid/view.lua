@@ -9,7 +9,11 @@
 --   [end] fast (b) ok: fast ok
 --   [end] slow (a) ok: slow ok
 --   the assistant's text, streamed in place
+--   [compaction] the conversation was compacted (...); the model now sees this summary ...
 --   [done] stop
+--
+-- A session loaded with :PidSessions is written in the same form, between
+-- '[session] resumed ...' and '[session] end of the saved transcript ...'.
 --
 -- Everything here must run on the main loop (it calls nvim_buf_* functions).
 
@@ -38,7 +42,7 @@ local function define_syntax(buf)
       syntax match PidEndError /^\[end\] \S\+ (\S\+) error\>/
       syntax match PidDone /^\[done\].*$/
       syntax match PidError /^\[\(error\|exit\)\].*$/
-      syntax match PidLog /^\[\(log\|cancel\|pid\)\]/
+      syntax match PidLog /^\[\(log\|cancel\|pid\|session\|compaction\)\]/
       highlight default link PidPrompt Title
       highlight default link PidStart Function
       highlight default link PidProgress Comment
@@ -134,6 +138,17 @@ end
 function M.append(...)
   local out = {}
   for _, s in ipairs({ ... }) do
+    vim.list_extend(out, lines_of(s))
+  end
+  local n = count()
+  set(n, n, out)
+end
+
+-- append_lines adds a list of lines (each may hold newlines) at the end, in one change:
+-- a long transcript costs one buffer update.
+function M.append_lines(list)
+  local out = {}
+  for _, s in ipairs(list) do
     vim.list_extend(out, lines_of(s))
   end
   local n = count()

@@ -110,6 +110,8 @@ export interface HarnessOptions {
 	 * second pid sees the first one's saved sessions. Default: tmp/xdg.
 	 */
 	xdg?: string;
+	/** ControllerOptions.startAfter. */
+	startAfter?: Promise<unknown>;
 }
 
 export function start(t: TestContext, o: HarnessOptions = {}): Harness {
@@ -140,6 +142,7 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 		clientInfo: { name: 'pid-vscode tests', version: '0' },
 		session: o.session,
 		ui,
+		startAfter: o.startAfter,
 	});
 	let done = false;
 	t.after(async () => {

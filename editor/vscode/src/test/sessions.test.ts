@@ -280,3 +280,27 @@ test('listSessions follows nextCursor page by page, newest first, up to max', T,
 	assert.deepEqual(some.sessions.map((s) => s.title), all.sessions.slice(0, 52).map((s) => s.title));
 	await h.shutdown();
 });
+
+test('startAfter: a controller that replaces another starts pid once the old one is gone, then loads its session', T, async (t) => {
+	const h1 = start(t, { session: { model: { provider: 'script', turns: [{ content: text('one') }, { content: text('two') }] } } });
+	await ask(h1, 'first');
+	const sid = h1.c.currentSession;
+	assert.ok(sid);
+	let release: () => void = () => {};
+	const gate = new Promise<void>((resolve) => {
+		release = resolve;
+	});
+	const stopped = gate.then(() => h1.shutdown());
+	const h2 = start(t, { xdg: h1.xdg, startAfter: stopped });
+	const resumed = h2.c.resume(sid);
+	await new Promise((r) => setImmediate(r));
+	const old = h1.c.pid;
+	assert.ok(old?.alive, 'the old pid runs');
+	assert.equal(h2.c.pid, undefined, 'no new pid yet');
+	release();
+	await within(resumed, 'the resume after the old pid stopped', STEP_TIMEOUT_MS);
+	assert.equal(old.alive, false, 'the old pid had exited first');
+	assert.equal(h2.c.currentSession, sid);
+	assert.equal((await ask(h2, 'second')).answer, 'two');
+	await h2.shutdown();
+});
