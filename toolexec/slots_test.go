@@ -155,7 +155,9 @@ func TestToolResultsOnlyForParallelBatches(t *testing.T) {
 			t.Errorf("%s, %d calls: %v, want %v", c.mode, len(c.calls), got, c.want)
 		}
 		for _, ev := range rec.Events() {
-			if r, ok := ev.(event.ToolResults); ok && !slices.EqualFunc(r.Messages, out.Messages, func(a, b llm.Message) bool { return a.ToolCallID == b.ToolCallID && a.Content[0].Text == b.Content[0].Text }) {
+			if r, ok := ev.(event.ToolResults); ok && !slices.EqualFunc(r.Messages, out.Messages, func(a, b llm.Message) bool {
+				return a.ToolCallID == b.ToolCallID && a.Content[0].Text == b.Content[0].Text
+			}) {
 				t.Errorf("ToolResults %v differ from the outcome %v", r.Messages, out.Messages)
 			}
 		}
