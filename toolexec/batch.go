@@ -149,13 +149,6 @@ func (r *batch) sequential(calls []call) bool {
 	return false
 }
 
-func (a *ActiveSet) lookup(name string) *entry {
-	if a == nil {
-		return nil
-	}
-	return a.entries[name]
-}
-
 func (r *batch) start(c *call) {
 	if len(c.tc.Arguments) == 0 {
 		c.tc.Arguments = json.RawMessage(`{}`)
@@ -358,6 +351,10 @@ func (r *batch) prepare(c *call) bool {
 	e := r.b.Tools.lookup(c.tc.Name)
 	if e == nil {
 		c.fail(fmt.Sprintf("Tool %s not found", c.tc.Name))
+		return false
+	}
+	if e.tool.Unavailable != "" {
+		c.fail(fmt.Sprintf("Tool %s is unavailable: %s", c.tc.Name, e.tool.Unavailable))
 		return false
 	}
 	c.entry = e

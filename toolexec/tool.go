@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -84,6 +85,11 @@ type Tool struct {
 	// A panic is caught and turns the call into an error result.
 	Resources func(call Call) []string
 
+	// Unavailable, when set, says why a catalog tool cannot be called now (its server is
+	// starting, failed, or no longer offers it): the tool is listed as active, not offered to
+	// the model, and a call to it gets an error result with this text (see Catalog).
+	Unavailable string
+
 	// Slots, if set, caps how many calls of this tool (and of the other tools sharing the
 	// pool) execute at once, across batches and sessions; the calls beyond it wait before
 	// execution, in the order they were prepared, and get their ToolExecutionStart when they
@@ -113,6 +119,8 @@ type entry struct {
 type Toolbox struct {
 	byName map[string]*entry
 	names  []string
+	// catalog, when set, supplies tools that come and go (see Catalog).
+	catalog Catalog
 }
 
 var anyObject = json.RawMessage(`{"type":"object"}`)
@@ -214,37 +222,50 @@ func (tb *Toolbox) Tool(name string) (Tool, bool) {
 }
 
 // ActiveSet is the set of tools visible at one point of a transcript (R12). It is immutable:
-// With returns a new set, so a set can be kept as the snapshot of its point.
+// With returns a new set, so a set can be kept as the snapshot of its point. The tools of a
+// catalog it activated are looked up as they are now (a server's tool list changes).
 type ActiveSet struct {
 	box     *Toolbox
 	entries map[string]*entry
 	order   []string // names in Toolbox order
 	specs   []llm.ToolSpec
+	// dyn holds the activated names the catalog supplies, in activation order.
+	dyn []string
+	*catalogState
 }
 
 // Activate returns the set of the named tools. Names the toolbox does not know are returned
 // in unknown and otherwise ignored.
 func (tb *Toolbox) Activate(names ...string) (set *ActiveSet, unknown []string) {
-	return (&ActiveSet{box: tb}).With(names)
+	return (&ActiveSet{box: tb, catalogState: &catalogState{}}).With(names)
 }
 
 // With returns the set plus the named tools. Unknown names are returned and ignored; when
 // nothing is added the receiver itself is returned.
 func (a *ActiveSet) With(names []string) (set *ActiveSet, unknown []string) {
 	var add []*entry
+	var dyn []string
 	for _, n := range names {
 		e, ok := a.box.byName[n]
 		switch {
-		case !ok:
-			unknown = append(unknown, n)
-		case a.entries[n] == nil:
+		case ok && a.entries[n] == nil:
 			add = append(add, e)
+		case ok:
+		case a.box.catalog != nil && !slices.Contains(a.dyn, n) && !slices.Contains(dyn, n):
+			if _, known := a.box.catalog.Lookup(n); known {
+				dyn = append(dyn, n)
+			} else {
+				unknown = append(unknown, n)
+			}
+		case a.box.catalog != nil:
+		default:
+			unknown = append(unknown, n)
 		}
 	}
-	if len(add) == 0 && a.entries != nil {
+	if len(add) == 0 && len(dyn) == 0 && a.entries != nil {
 		return a, unknown
 	}
-	next := &ActiveSet{box: a.box, entries: make(map[string]*entry, len(a.entries)+len(add))}
+	next := &ActiveSet{box: a.box, entries: make(map[string]*entry, len(a.entries)+len(add)), dyn: append(slices.Clip(a.dyn), dyn...), catalogState: &catalogState{}}
 	for n, e := range a.entries {
 		next.entries[n] = e
 	}
@@ -264,23 +285,48 @@ func (a *ActiveSet) With(names []string) (set *ActiveSet, unknown []string) {
 func (a *ActiveSet) Toolbox() *Toolbox { return a.box }
 
 // Has reports whether the tool named name is active.
-func (a *ActiveSet) Has(name string) bool { return a.entries[name] != nil }
+func (a *ActiveSet) Has(name string) bool { return a.lookup(name) != nil }
 
-// Names returns the active tools' names in toolbox order.
-func (a *ActiveSet) Names() []string { return append([]string(nil), a.order...) }
+// lookup returns the active tool named name, or nil: the toolbox's, else the catalog's as
+// it is now.
+func (a *ActiveSet) lookup(name string) *entry {
+	if a == nil {
+		return nil
+	}
+	if e := a.entries[name]; e != nil || a.box.catalog == nil {
+		return e
+	}
+	return a.view().byName[name]
+}
 
-// Tools returns the active tools in toolbox order.
+// Names returns the active tools' names: the toolbox's in toolbox order, then the catalog's.
+func (a *ActiveSet) Names() []string {
+	if a.box.catalog == nil {
+		return append([]string(nil), a.order...)
+	}
+	return slices.Clone(a.view().names)
+}
+
+// Tools returns the active tools in the order of Names; catalog tools that cannot be called
+// now have Unavailable set.
 func (a *ActiveSet) Tools() []Tool {
-	out := make([]Tool, len(a.order))
-	for i, n := range a.order {
-		out[i] = a.entries[n].tool
+	names := a.Names()
+	out := make([]Tool, len(names))
+	for i, n := range names {
+		out[i] = a.lookup(n).tool
 	}
 	return out
 }
 
-// Specs returns what the model is told about the active tools, in toolbox order. The slice
-// is shared: callers must not modify it.
-func (a *ActiveSet) Specs() []llm.ToolSpec { return a.specs }
+// Specs returns what the model is told about the active tools, in the order of Names,
+// leaving out catalog tools that cannot be called now. The slice is shared: callers must
+// not modify it.
+func (a *ActiveSet) Specs() []llm.ToolSpec {
+	if a.box.catalog == nil {
+		return a.specs
+	}
+	return a.view().specs
+}
 
 // Replay returns the active set after each message of transcript, starting from initial:
 // sets[i] is what is active once message i has been added, so a model call made after
