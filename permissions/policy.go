@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -155,6 +156,11 @@ func parseEntry(name string, raw json.RawMessage) (Entry, error) {
 	field := fmt.Sprintf("permissions.tools[%q]", name)
 	if name == "" {
 		return Entry{}, fmt.Errorf("permissions.tools has an empty tool name")
+	}
+	if isGlob(name) {
+		if _, err := path.Match(name, ""); err != nil {
+			return Entry{}, fmt.Errorf("%s: the tool name is not a valid glob: %v", field, err)
+		}
 	}
 	if len(raw) > 0 && raw[0] == '"' {
 		d, err := parseDecision(raw, field)
@@ -478,7 +484,7 @@ func (p *Policy) entry(tool string) (int, Entry, bool) {
 		if l.Narrow || l.Spec == nil {
 			continue
 		}
-		if e, ok := l.Spec.Tools[tool]; ok {
+		if e, ok := l.Spec.entryFor(tool); ok {
 			return i, e, true
 		}
 	}
@@ -561,7 +567,7 @@ func (p *Policy) decideSubject(c Call, sc *shellCmd, pt *shellPart, li int, e En
 // when no rule matches and the default is deny or ask), ask for a bash construct its rules
 // cannot see into, and its verdicts on the files the command writes.
 func narrowVerdict(l Layer, c Call, sc *shellCmd) (Verdict, bool) {
-	e, found := l.Spec.Tools[c.Tool]
+	e, found := l.Spec.entryFor(c.Tool)
 	var best Verdict
 	has := false
 	consider := func(v Verdict) {
@@ -636,4 +642,26 @@ func Check(p *Policy, store *Store, workspace string, c Call) Verdict {
 		return Verdict{Decision: r.Decision, Source: "remembered", Rule: -1, Remembered: &r}
 	}
 	return v
+}
+
+// entryFor returns the spec's entry for a tool: the one named exactly so, else the most
+// specific glob key that matches the name ("mcp__github__*" for every tool of the github MCP
+// server; a longer pattern wins, then the first in name order).
+func (s *Spec) entryFor(tool string) (Entry, bool) {
+	if e, ok := s.Tools[tool]; ok {
+		return e, true
+	}
+	best := ""
+	for name := range s.Tools {
+		if !isGlob(name) {
+			continue
+		}
+		if ok, _ := path.Match(name, tool); ok && (len(name) > len(best) || len(name) == len(best) && name < best) {
+			best = name
+		}
+	}
+	if best == "" {
+		return Entry{}, false
+	}
+	return s.Tools[best], true
 }

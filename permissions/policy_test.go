@@ -476,3 +476,25 @@ func TestSpecWidening(t *testing.T) {
 		t.Errorf("nil spec: %q", got)
 	}
 }
+
+// Tool names in permissions may be globs: mcp__github__* covers every tool of the github MCP
+// server; an exact name wins over a glob, a longer glob over a shorter one.
+func TestToolNameGlobs(t *testing.T) {
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "user", Spec: spec(t, `{"tools":{
+		"mcp__*": "deny",
+		"mcp__github__*": "allow",
+		"mcp__github__delete_repo": "ask"}}`)})
+	for tool, want := range map[string]permissions.Decision{
+		"mcp__github__list_issues": permissions.Allow,
+		"mcp__github__delete_repo": permissions.Ask,
+		"mcp__fs__write":           permissions.Deny,
+		"bash":                     permissions.Ask, // no glob matches: the built-in default
+	} {
+		if got := p.Decide(call(tool, "{}")).Decision; got != want {
+			t.Errorf("%s: %s, want %s", tool, got, want)
+		}
+	}
+	if _, err := permissions.ParseSpec([]byte(`{"tools":{"mcp__[x":"allow"}}`)); err == nil {
+		t.Error("a malformed tool-name glob was accepted")
+	}
+}
