@@ -110,6 +110,10 @@ type snapshot struct {
 	// userModel is the user settings' model; rootModel a trusted root's own.
 	userModel json.RawMessage
 	rootModel map[string]json.RawMessage
+	// userMCP is the user settings' mcpServers; rootMCP a root's own (trusted or not: the
+	// session layer lists an untrusted root's servers as untrusted and starts none).
+	userMCP json.RawMessage
+	rootMCP map[string]json.RawMessage
 	// trusted tells which roots are trusted; ignored lists, for an untrusted root, what its
 	// settings would have widened.
 	trusted map[string]bool
@@ -217,6 +221,21 @@ func (l *Loader) Model(folder string) json.RawMessage {
 		return s.rootModel[root]
 	}
 	return s.userModel
+}
+
+// MCPServers returns the "mcpServers" of the settings for a folder: the user settings' and
+// those of the workspace root holding the folder, with whether that root is trusted (its
+// servers must not start until it is: the session layer lists them as untrusted). Either
+// may be nil.
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) MCPServers(folder string) (user, workspace json.RawMessage, trusted bool) {
+	s := l.cur.Load()
+	root, ok := s.rootOf(folder)
+	if !ok {
+		return s.userMCP, nil, true
+	}
+	return s.userMCP, s.rootMCP[root], s.trusted[root]
 }
 
 // Trusted reports whether a workspace root is trusted (by the Trusted option or the user
@@ -418,7 +437,8 @@ func (l *Loader) reload(first bool) {
 // publish builds the snapshot of the files' last good content and stores it. Caller holds
 // l.mu.
 func (l *Loader) publish() {
-	s := &snapshot{byRoot: map[string]*Policy{}, rootModel: map[string]json.RawMessage{}, trusted: map[string]bool{}, ignored: map[string][]string{}}
+	s := &snapshot{byRoot: map[string]*Policy{}, rootModel: map[string]json.RawMessage{}, rootMCP: map[string]json.RawMessage{},
+		trusted: map[string]bool{}, ignored: map[string][]string{}}
 	var user []Layer
 	for _, f := range l.files {
 		if f.good == nil {
@@ -431,6 +451,7 @@ func (l *Loader) publish() {
 				user = []Layer{{Source: f.source, Spec: f.good.Permissions}}
 			}
 			s.userModel = f.good.Model
+			s.userMCP = f.good.MCPServers
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}
@@ -445,6 +466,7 @@ func (l *Loader) publish() {
 		s.trusted[f.root] = trusted
 		layers := slices.Clone(user)
 		if g := f.good; g != nil {
+			s.rootMCP[f.root] = g.MCPServers
 			if g.Permissions != nil {
 				layers = append(layers, Layer{Source: f.source, Spec: g.Permissions, Narrow: !trusted})
 			}

@@ -141,3 +141,24 @@ func TestSettingsFileThatIsNotAFile(t *testing.T) {
 		t.Errorf("errors %q; want one naming the file that is not a regular file", got)
 	}
 }
+
+// An untrusted root's mcpServers are handed out with trusted false (never started); the
+// user's always.
+func TestLoaderMCPServers(t *testing.T) {
+	env := setEnv(t)
+	writeFile(t, filepath.Join(env.config, "pid", "settings.json"), `{"mcpServers":{"mine":{"command":"my-server"}}}`)
+	root := t.TempDir()
+	writeFile(t, permissions.WorkspaceSettingsPath(root), hostileWorkspace)
+	var trusted atomic.Bool
+	l := permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: []string{root}, Trusted: func(string) bool { return trusted.Load() }})
+	defer l.Close()
+	user, ws, ok := l.MCPServers(root)
+	if string(user) != `{"mine":{"command":"my-server"}}` || string(ws) != `{"x": {"command": "sh"}}` || ok {
+		t.Errorf("untrusted: user %s, workspace %s, trusted %v", user, ws, ok)
+	}
+	trusted.Store(true)
+	l.Refresh()
+	if _, _, ok := l.MCPServers(root); !ok {
+		t.Error("trusted root reported untrusted")
+	}
+}
