@@ -175,8 +175,8 @@ func NewManager(o Options) *Manager {
 func (m *Manager) Acquire(name string, cfg ServerConfig) *Server {
 	key := name + "\x00" + cfg.Key()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		s := newServer(m, name, cfg, key)
 		s.gone = true
 		s.status = StatusFailed
@@ -202,6 +202,7 @@ func (m *Manager) Acquire(name string, cfg ServerConfig) *Server {
 		s.startLocked()
 	}
 	s.mu.Unlock()
+	m.mu.Unlock()
 	if start {
 		s.notify()
 	}
