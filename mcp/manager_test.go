@@ -22,6 +22,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp/internal/testserver"
+	"github.com/pid-agent/pid/toolexec"
 )
 
 func TestToolsListedUnderPidNames(t *testing.T) {
@@ -75,6 +76,16 @@ func TestCallMapsContent(t *testing.T) {
 	res, err := call(t, h, "echo", `{"text":"hello"}`, nil)
 	if err != nil || len(res.Content) != 1 || !reflect.DeepEqual(res.Content[0], llm.Text("hello")) || res.Details != nil {
 		t.Fatalf("echo = %+v, %v; want one text block hello and no details", res, err)
+	}
+	// The same call as pid's pipeline makes it.
+	i := slices.IndexFunc(h.Tools(), func(tl Tool) bool { return tl.Original == "echo" })
+	tool := h.ExecTool(h.Tools()[i])
+	if _, err := toolexec.NewToolbox(tool); err != nil || tool.Name != "mcp__test__echo" {
+		t.Fatalf("ExecTool gave %q, which makes no toolbox: %v", tool.Name, err)
+	}
+	res, err = tool.Execute(context.Background(), toolexec.Call{Name: tool.Name, Args: json.RawMessage(`{"text":"via toolexec"}`)}, nil)
+	if err != nil || text(res) != "via toolexec" {
+		t.Fatalf("ExecTool's Execute = %q, %v", text(res), err)
 	}
 
 	res, err = call(t, h, "rich", `{}`, nil)

@@ -145,7 +145,7 @@ func (ix *Index) Search(query string, limit int) []Tool {
 
 // Search ranks tools for query exactly as NewIndex(tools).Search would, without building
 // an index: one pass over the names and descriptions that only looks for the query's
-// words (about half a millisecond for a thousand tools). A caller that searches the same
+// words (about a millisecond for a thousand tools). A caller that searches the same
 // tools many times keeps an Index, whose queries cost microseconds.
 //
 // Contract: pure; safe for concurrent use; the result is the caller's.

@@ -140,6 +140,23 @@ func (h *Server) Call(ctx context.Context, tool string, args json.RawMessage, on
 	return c.call(ctx, tool, args, onUpdate)
 }
 
+// ExecTool returns t (one of h's tools) as a tool of pid's pipeline: its name, description
+// and schema, and an Execute that calls it through h (Call, with t's original name).
+// Unavailable is left for the caller to set from the server's status.
+//
+// Contract: safe for concurrent use; the tool is valid as long as the handle is held.
+func (h *Server) ExecTool(t Tool) toolexec.Tool {
+	original := t.Original
+	return toolexec.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		Parameters:  t.InputSchema,
+		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
+			return h.Call(ctx, original, call.Args, onUpdate)
+		},
+	}
+}
+
 // Release gives the handle back. When no handle holds the server any more, it keeps
 // running for Options.Linger and then stops (at once for a negative Linger); an Acquire
 // meanwhile takes it back. Calls through this handle afterwards fail.
