@@ -302,25 +302,32 @@ func (c *conn) call(parent context.Context, tool string, args json.RawMessage, o
 	if c.ctx.Err() == nil && parent.Err() != nil {
 		return toolexec.Result{}, parent.Err()
 	}
-	var rpcErr *jsonrpc.Error
-	if c.ctx.Err() == nil && errors.As(err, &rpcErr) {
+	if c.ctx.Err() == nil && !c.isLost(err) {
 		return toolexec.Result{}, fmt.Errorf("MCP server %q: %s failed: %v", c.srv.name, tool, err)
-	}
-	if c.ctx.Err() == nil && c.proc != nil && !connectionLost(err) {
-		select {
-		case <-c.proc.exited:
-		default:
-			return toolexec.Result{}, fmt.Errorf("MCP server %q: %s failed: %v", c.srv.name, tool, err)
-		}
 	}
 	c.breakOff(err)
 	return toolexec.Result{}, c.endError(tool)
 }
 
-// connectionLost reports whether err says the connection to a stdio server is gone.
-func connectionLost(err error) bool {
-	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
+// isLost reports whether a call's error says the connection is gone, rather than that the
+// server refused the call: for stdio, the pipe closed or the process exited; over HTTP, no
+// answer from the server (the SDK keeps an HTTP session after a failed request, so that a
+// passing failure does not end it; pid starts a new one on the next call instead).
+func (c *conn) isLost(err error) bool {
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	if c.httpT != nil {
+		var ue *url.Error
+		return errors.As(err, &ue) || errors.Is(err, sdk.ErrSessionMissing)
+	}
+	select {
+	case <-c.proc.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // breakOff handles a connection a call found broken: a stdio process gets a moment to exit
@@ -350,9 +357,17 @@ func (c *conn) endError(tool string) error {
 	dead, why, detail := c.dead, c.deadWhy, c.deadDetail
 	c.mu.Unlock()
 	if dead {
-		return fmt.Errorf("MCP server %q: %s during the call to %s; the next call starts it again.%s", c.srv.name, why, tool, detail)
+		return fmt.Errorf("MCP server %q: %s during the call to %s; %s.%s", c.srv.name, why, tool, c.again(), detail)
 	}
 	return fmt.Errorf("MCP server %q was stopped during the call to %s: %v", c.srv.name, tool, context.Cause(c.ctx))
+}
+
+// again says what the next call does about a lost connection.
+func (c *conn) again() string {
+	if c.httpT != nil {
+		return "the next call connects again"
+	}
+	return "the next call starts it again"
 }
 
 // processExited is the process's exit report: unless pid stopped it, the server crashed.
@@ -373,7 +388,7 @@ func (c *conn) lost(why, detail string) {
 	c.dead, c.deadWhy, c.deadDetail = true, why, detail
 	c.mu.Unlock()
 	c.cancel(errors.New(why))
-	status := why + "; the next call starts it again."
+	status := why + "; " + c.again() + "."
 	if detail != "" {
 		status += detail
 	}

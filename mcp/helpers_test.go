@@ -221,9 +221,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// httpServer runs the test server in HTTP mode as a process of its own and returns its URL;
-// the process is killed and reaped when the test ends.
-func httpServer(t *testing.T) string {
+// httpServer runs the test server in HTTP mode as a process of its own and returns its URL
+// and a function that kills it; the process is killed and reaped when the test ends.
+func httpServer(t *testing.T) (string, func()) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -239,13 +239,17 @@ func httpServer(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(kill)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("the HTTP test server printed no URL: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), kill
 }

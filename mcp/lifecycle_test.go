@@ -164,7 +164,7 @@ func TestLingerExpires(t *testing.T) {
 }
 
 func TestStreamableHTTP(t *testing.T) {
-	url := httpServer(t)
+	url, kill := httpServer(t)
 	t.Setenv("PID_MCP_TEST_TOKEN", "s3cret")
 	m := newTestManager(t, Options{})
 	cfg := ServerConfig{URL: url, Headers: map[string]string{"X-Pid-Test": "Bearer ${PID_MCP_TEST_TOKEN}"}}
@@ -185,6 +185,20 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Errorf("fail over HTTP = %v", err)
 	}
 	testCancel(t, h) // progress reaches onUpdate, and the cancel reaches the server
+
+	// The server goes away: the call fails naming it, the server is failed, and the next
+	// call tries to connect again.
+	kill()
+	_, err = call(t, h, "echo", `{"text":"anyone?"}`, nil)
+	if err == nil || !strings.Contains(err.Error(), `MCP server "remote"`) || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "the next call connects again") {
+		t.Fatalf("a call to a server that went away = %v", err)
+	}
+	if st := h.Status(); st.Status != StatusFailed || !strings.Contains(st.Error, url) {
+		t.Errorf("status of a server that went away = %+v", st)
+	}
+	if _, err := call(t, h, "echo", `{}`, nil); err == nil || !strings.Contains(err.Error(), "cannot connect to "+url) {
+		t.Errorf("the next call = %v, want a new connection that fails", err)
+	}
 }
 
 func TestStopEscalatesToSIGKILLAndLeavesNoOrphan(t *testing.T) {
