@@ -50,14 +50,14 @@ type process struct {
 	stopOnce   sync.Once
 
 	// exited is closed once the leader has been waited for, the rest of its group
-	// killed and stderr read to its end (or given up on); exitErr is Wait's error then.
-	exited  chan struct{}
-	exitErr error
+	// killed and stderr read to its end (or given up on).
+	exited chan struct{}
 
 	// mu guards the fields below it.
 	mu      sync.Mutex
 	tail    []byte // the last stderrKeep bytes of stderr
 	stopped bool   // pid asked the process to stop (its exit is not a crash)
+	exitErr error  // the leader's Wait error, once it has exited
 }
 
 // startProcess starts cfg's command (cfg already expanded) with its stdin and stdout on
