@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"sync"
 	"sync/atomic"
 
@@ -372,4 +373,10 @@ type notice struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	Severity      string `json:"severity"`
 	Title         string `json:"title"`
+}
+
+// Elicit implements session.Face. ACP's own elicitation/create is not wired yet: an MCP
+// server's request is declined, which servers must handle.
+func (s *server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	return nil, fmt.Errorf("pid's ACP face does not route elicitation/create yet (server %s)", server)
 }

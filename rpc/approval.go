@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/event"
@@ -38,7 +39,7 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	}
 	if declared {
 		var a *beforeAnswer
-		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args, q.Always)
+		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args, q.Always, q.Annotations)
 		if err != nil {
 			return session.Answer{}, err
 		}
@@ -123,4 +124,38 @@ func (s *Server) afterToolCall(ctx context.Context, ss *session.Session, in tool
 		return nil, nil
 	}
 	return &toolexec.Override{Content: a.Content, Details: a.Details, IsError: a.IsError, Terminate: a.Terminate}, nil
+}
+
+// Elicit implements session.Face: an MCP server's elicitation/create, made during a tool
+// call of the session, goes to the editor as a request of the same name and params (the
+// MCP ElicitRequest params), with _meta.pid {sessionId, server} added; the editor's answer is
+// the MCP ElicitResult ({action: "accept"|"decline"|"cancel", content?}). An editor that
+// answers with an error (it does not know the method, say) declines.
+func (s *Server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var params map[string]any
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, err
+	}
+	meta, _ := params["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["pid"] = map[string]any{"sessionId": ss.ID(), "server": server}
+	params["_meta"] = meta
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var res *sdk.ElicitResult
+	if err := s.call(ctx, "elicitation/create", body, &res); err != nil {
+		return nil, fmt.Errorf("the editor did not answer elicitation/create: %w", err)
+	}
+	if res == nil {
+		return &sdk.ElicitResult{Action: "decline"}, nil
+	}
+	return res, nil
 }

@@ -168,8 +168,9 @@ func blockEnd(k llm.StreamKind) bool {
 	return k == llm.StreamTextEnd || k == llm.StreamThinkingEnd || k == llm.StreamToolCallEnd
 }
 
-// beforeParamsJSON encodes beforeToolCall's params; always is omitted when nil.
-func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, always *session.Always) ([]byte, error) {
+// beforeParamsJSON encodes beforeToolCall's params; always and annotations are omitted
+// when nil.
+func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, always *session.Always, annotations map[string]any) ([]byte, error) {
 	b := append([]byte(`{"sessionId":`), llm.AppendString(nil, sessionID)...)
 	b = appendCall(b, toolCallID, toolName)
 	b = field(b, "args")
@@ -185,6 +186,10 @@ func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessa
 		b = field(b, "description")
 		b = llm.AppendString(b, always.Description)
 		b = append(b, '}')
+	}
+	if err == nil && annotations != nil {
+		b = field(b, "annotations")
+		b, err = llm.AppendAny(b, annotations)
 	}
 	return append(b, '}'), err
 }

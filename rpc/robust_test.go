@@ -406,13 +406,13 @@ func TestServedWhileApprovalPending(t *testing.T) {
 	}
 }
 
-// toolNames lists the scripted tools of a tools result (every session also has the
+// toolNames lists the active scripted tools of a tools result (every session also has the
 // built-in tools, which these tests do not look at; scripted tools keep their default
-// description, "Scripted tool NAME").
+// description, "Scripted tool NAME"; tools/list lists inactive tools too, active: false).
 func toolNames(r gjson.Result) []string {
 	var out []string
 	for _, t := range r.Get("tools").Array() {
-		if strings.HasPrefix(t.Get("description").String(), "Scripted tool ") {
+		if strings.HasPrefix(t.Get("description").String(), "Scripted tool ") && t.Get("active").Bool() {
 			out = append(out, t.Get("name").String())
 		}
 	}

@@ -101,7 +101,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.stream = newFrameStream(r, w)
-	s.host = session.NewHost(session.HostOptions{Log: s.log, Report: s.report})
+	s.host = session.NewHost(session.HostOptions{Log: s.log, Report: s.report, MCPStatus: s.mcpStatus})
 	closeInput := func() {}
 	stop := func() bool { return true }
 	closed := make(chan struct{})
@@ -456,6 +456,7 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"trust/revoke":       (*Server).trustRevoke,
 	"tools/list":         (*Server).toolsList,
 	"session/close":      (*Server).sessionClose,
+	"mcp/servers":        (*Server).mcpServers,
 	"session/delete":     (*Server).sessionDelete,
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -93,7 +94,23 @@ func (s *Server) toolsList(req *jsonrpc2.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &toolsResult{Tools: ss.Tools()}, nil
+	return &toolsResult{Tools: ss.ToolList()}, nil
+}
+
+// mcpServers answers mcp/servers: every MCP server of the sessions, with its status.
+func (s *Server) mcpServers(*jsonrpc2.Request) (any, error) {
+	return &struct {
+		Servers []session.ServerInfo `json:"servers"`
+	}{s.host.MCPServers()}, nil
+}
+
+// mcpStatus sends mcp/serverStatus when a server's status changes.
+func (s *Server) mcpStatus(st mcp.ServerStatus) {
+	s.notify("mcp/serverStatus", &struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+		Error  string `json:"error,omitempty"`
+	}{st.Name, string(st.Status), st.Error})
 }
 
 func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {

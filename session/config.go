@@ -25,6 +25,9 @@ type Config struct {
 	Permissions   json.RawMessage `json:"permissions,omitempty"`
 	ScriptedTools []ScriptedTool  `json:"scriptedTools,omitempty"`
 	SystemPrompt  string          `json:"systemPrompt,omitempty"`
+	// MCPServers are the session's own MCP servers, in the shape of the settings files'
+	// "mcpServers" (see mcp.ParseServers); they come on top of the settings' servers.
+	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 }
 
 // Merge returns c with every field that over sets replaced by over's.
@@ -46,6 +49,9 @@ func (c Config) Merge(over Config) Config {
 	}
 	if over.SystemPrompt != "" {
 		c.SystemPrompt = over.SystemPrompt
+	}
+	if len(over.MCPServers) > 0 && string(over.MCPServers) != "null" {
+		c.MCPServers = over.MCPServers
 	}
 	return c
 }
@@ -109,4 +115,12 @@ type ToolInfo struct {
 	Description   string          `json:"description"`
 	Parameters    json.RawMessage `json:"parameters"`
 	ExecutionMode string          `json:"executionMode"`
+	// Source is "builtin", "session" (scripted tools) or "mcp:SERVER".
+	Source string `json:"source"`
+	// Active reports whether the model is offered the tool now; a deferred MCP tool is
+	// listed inactive until tool_search loads it.
+	Active bool `json:"active"`
+	// Unavailable, when set, says why an active tool cannot be called now (its MCP server is
+	// starting, failed or no longer offers it).
+	Unavailable string `json:"unavailable,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/tools"
@@ -48,6 +49,13 @@ func invalid(format string, args ...any) error {
 type HostOptions struct {
 	// Log receives what only the daemon's log should see (stacks); nil discards it.
 	Log *slog.Logger
+	// MCP, if set, is the manager of MCP servers this host's sessions use (a face with
+	// several hosts shares one, so that one server process serves them all); nil: the host
+	// makes its own on first use and closes it in Close.
+	MCP *mcp.Manager
+	// MCPStatus, if set, is told when a server of the host's own manager changes status
+	// (the face's mcp/serverStatus). Contract: as mcp.Options.OnStatus.
+	MCPStatus func(mcp.ServerStatus)
 	// Report tells the client about a problem with the settings or the shared files
 	// (a settings file with an error: severe is true). It may be called from any goroutine,
 	// must not block for long and must not call back into the Host.
@@ -79,6 +87,9 @@ type Host struct {
 	// trustedHere holds roots trusted for this daemon only, because trust.json could not
 	// be written.
 	trustedHere map[string]bool
+	// mcpm runs the sessions' MCP servers; ownMCP is set when the host made it.
+	mcpm   *mcp.Manager
+	ownMCP bool
 }
 
 // NewHost returns a host with no workspace folders; call SetUp before the first session.
@@ -157,7 +168,14 @@ func (h *Host) Close() {
 	h.mu.Unlock()
 	for _, s := range sessions {
 		s.closeFile()
+		s.closeMCP()
 		s.ws.Close()
+	}
+	h.mu.Lock()
+	m, own := h.mcpm, h.ownMCP
+	h.mu.Unlock()
+	if own {
+		m.Close()
 	}
 	if h.loader != nil {
 		h.loader.Close()

@@ -4,9 +4,12 @@ package session_test
 // pid left, and the sessions of many hosts share one file watcher.
 
 import (
+	"errors"
+
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,6 +91,9 @@ func (face) Ask(context.Context, *session.Session, session.Approval) (session.An
 	return session.Answer{Decision: "deny"}, nil
 }
 func (face) Warn(*session.Session, string) {}
+func (face) Elicit(context.Context, *session.Session, string, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	return nil, errors.New("no editor")
+}
 
 // readIn runs the read tool on name in the session and checks that it worked.
 func readIn(t *testing.T, s *session.Session, name string) {

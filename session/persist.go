@@ -37,12 +37,13 @@ func headerOf(id, cwd string, cfg Config, tools []string) store.Header {
 	if cfg.ScriptedTools != nil {
 		h.ScriptedTools, _ = json.Marshal(cfg.ScriptedTools)
 	}
+	h.MCPServers = cfg.MCPServers
 	return h
 }
 
 // configOf is the Config a saved header describes.
 func configOf(h store.Header) (Config, error) {
-	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt}
+	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt, MCPServers: h.MCPServers}
 	if len(h.Model) > 0 && string(h.Model) != "null" {
 		cfg.Model = &ModelConfig{}
 		if err := json.Unmarshal(h.Model, cfg.Model); err != nil {

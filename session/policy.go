@@ -23,6 +23,9 @@ func (s *Session) readOnly(tool string) bool {
 	if s.builtin[tool] {
 		return tools.ReadOnly(tool)
 	}
+	if tool == ToolSearchName {
+		return true // it searches the session's own list of tools
+	}
 	if need, scripted := s.asks[tool]; scripted {
 		return !need
 	}
@@ -115,7 +118,7 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	case v.Decision == permissions.Deny:
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	}
-	q := Approval{Call: in.Call, Always: s.always(in.Call)}
+	q := Approval{Call: in.Call, Always: s.always(in.Call), Annotations: s.annotations(in.Call.Name)}
 	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -4,8 +4,11 @@ package session
 // keeps none per call it made (the soak benchmark found them growing without end).
 
 import (
+	"errors"
+
 	"context"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
 
 	"github.com/pid-agent/pid/event"
@@ -19,6 +22,9 @@ func (quietFace) Ask(context.Context, *Session, Approval) (Answer, error) {
 	return Answer{Decision: "deny"}, nil
 }
 func (quietFace) Warn(*Session, string) {}
+func (quietFace) Elicit(context.Context, *Session, string, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	return nil, errors.New("no editor")
+}
 
 func TestEndGatesDroppedAfterRuns(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())

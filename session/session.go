@@ -7,8 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/compact"
@@ -38,6 +42,11 @@ type Face interface {
 	Ask(ctx context.Context, s *Session, q Approval) (Answer, error)
 	// Warn tells the client something about this session (a failure that did not stop it).
 	Warn(s *Session, msg string)
+	// Elicit puts an MCP server's elicitation/create request, made during one of the
+	// session's tool calls, to the person, and returns their answer. Contract: called from
+	// the MCP client's goroutines, possibly concurrently; must return promptly once ctx ends.
+	// An error, or a face that cannot ask, declines.
+	Elicit(ctx context.Context, s *Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error)
 }
 
 // Approval is the question put to the person about one call.
@@ -46,6 +55,9 @@ type Approval struct {
 	// Always is what an "always" answer would cover, to show before the choice; nil when no
 	// scope as narrow as this call can be given (an "always" answer then counts as once).
 	Always *Always
+	// Annotations are an MCP tool's hints (readOnlyHint, destructiveHint...) as its server
+	// sent them, shown to the person; never trusted to skip the question. nil otherwise.
+	Annotations map[string]any
 }
 
 // Always is the scope of an "always" answer, in the shape of beforeToolCall's
@@ -151,6 +163,9 @@ type Session struct {
 	// counter measures the context (compaction.go); only the loop's goroutine, or Compact
 	// holding the session, uses it.
 	counter compact.Counter
+
+	// mcp is the session's MCP servers and the catalog of their tools (mcp.go).
+	mcp *mcpSet
 }
 
 // restoring is what a session loaded or forked from a file starts with.
@@ -240,6 +255,10 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, invalid("scriptedTools: %v", err)
 	}
+	servers, untrusted, err := h.mcpServers(ws.Cwd(), cfg.MCPServers)
+	if err != nil {
+		return nil, err
+	}
 	if r != nil {
 		// The tools the session started with, as saved; a tool that no longer exists is
 		// left out (the load reports it).
@@ -253,6 +272,13 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if s.id = o.ID; s.id == "" {
 		s.id = store.NewID()
 	}
+	s.openMCP(servers, untrusted)
+	defer func() {
+		if !ok {
+			s.closeMCP()
+		}
+	}()
+	box = box.WithCatalog(s.mcp)
 	if provider != nil {
 		s.model = provider
 		provider = &compactingProvider{s: s, inner: provider}
@@ -290,18 +316,80 @@ func (s *Session) ID() string { return s.id }
 // Cwd returns the session's working folder.
 func (s *Session) Cwd() string { return s.ws.Cwd() }
 
-// Tools returns the tools active now (R12).
+// Tools returns the tools active now (R12), with where each comes from.
 func (s *Session) Tools() []ToolInfo {
 	all := s.agent.Tools().Tools()
 	out := make([]ToolInfo, len(all))
 	for i, t := range all {
-		out[i] = info(t)
+		out[i] = s.info(t, true)
+	}
+	return out
+}
+
+// ToolList returns every tool of the session (tools/list): the active ones, then those the
+// model is not offered yet (scripted tools made inactive, deferred MCP tools that
+// tool_search has not loaded).
+func (s *Session) ToolList() []ToolInfo {
+	out := s.Tools()
+	active := map[string]bool{}
+	for _, t := range out {
+		active[t.Name] = true
+	}
+	box := s.agent.Tools().Toolbox()
+	for _, name := range box.Names() {
+		if t, ok := box.Tool(name); ok && !active[name] {
+			out = append(out, s.info(t, false))
+		}
+	}
+	if s.mcp != nil {
+		cv := s.mcp.view()
+		names := make([]string, 0, len(cv.byName))
+		for name := range cv.byName {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if active[name] {
+				continue
+			}
+			if t, ok := s.mcp.Lookup(name); ok {
+				out = append(out, s.info(t, false))
+			}
+		}
 	}
 	return out
 }
 
 // IsBuiltin reports whether the session's tool of that name is a built-in one.
 func (s *Session) IsBuiltin(name string) bool { return s.builtin[name] }
+
+// info describes a tool of the session.
+func (s *Session) info(t toolexec.Tool, active bool) ToolInfo {
+	ti := info(t)
+	ti.Active, ti.Unavailable = active, t.Unavailable
+	switch {
+	case s.builtin[t.Name]:
+		ti.Source = SourceBuiltin
+	case t.Name == ToolSearchName:
+		ti.Source = SourceBuiltin
+	case strings.HasPrefix(t.Name, "mcp__"):
+		ti.Source = sourceMCP + serverOfTool(s.mcp, t.Name)
+	default:
+		ti.Source = SourceSession
+	}
+	return ti
+}
+
+// serverOfTool returns the MCP server a tool of the session comes from.
+func serverOfTool(set *mcpSet, name string) string {
+	if set == nil {
+		return ""
+	}
+	if t, ok := set.view().byName[name]; ok {
+		return t.Server
+	}
+	return serverOfName(name, set.servers)
+}
 
 func info(t toolexec.Tool) ToolInfo {
 	mode := t.ExecutionMode
@@ -312,7 +400,7 @@ func info(t toolexec.Tool) ToolInfo {
 	if len(params) == 0 {
 		params = []byte(`{"type":"object"}`)
 	}
-	return ToolInfo{Name: t.Name, Description: t.Description, Parameters: params, ExecutionMode: string(mode)}
+	return ToolInfo{Name: t.Name, Description: t.Description, Parameters: params, ExecutionMode: string(mode), Source: SourceBuiltin, Active: true}
 }
 
 // Begin claims the session for a prompt, or returns loop.ErrBusy when one runs. A face

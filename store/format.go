@@ -31,6 +31,10 @@ type Header struct {
 	SystemPrompt  string          `json:"systemPrompt,omitempty"`
 	Tools         []string        `json:"tools"` // the tools active at the start
 	ForkedFrom    *Fork           `json:"forkedFrom,omitempty"`
+	// MCPServers are the session's own MCP servers (session/new's mcpServers; the settings'
+	// are read again when it is loaded). Values may name environment variables (${VAR}),
+	// never hold them.
+	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 }
 
 // Fork says which session a forked session was copied from, and how many of its messages.
