@@ -59,6 +59,14 @@ func TestMain(m *testing.M) {
 	} else {
 		pidBinary = bin
 	}
+	// The test MCP server (package mcp's), on PATH as pidtestmcp for the daemons and
+	// fixtures that name it in mcpServers.
+	mcpBin := filepath.Join(dir, "pidtestmcp")
+	if out, err := exec.Command("go", "build", "-o", mcpBin, "github.com/pid-agent/pid/mcp/internal/testserver/cmd/pidtestmcp").CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("go build pidtestmcp: %v\n%s", err, out)
+		pidBinary = ""
+	}
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }
 

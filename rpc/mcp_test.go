@@ -1,0 +1,283 @@
+// This file tests MCP servers as tool sources through the protocol, against the real binary
+// and package mcp's test server (pidtestmcp, on PATH): tool_search finds a deferred tool and
+// activates it, the editor approves it like any tool, progress and cancel reach the server,
+// a crash fails the call with the server's stderr and the next call restarts it, a changed
+// tool list shows, elicitation goes to the editor, an untrusted workspace's servers never
+// start, a reloaded session has the tools it had, and no server outlives pid.
+
+package rpc
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// testServers is mcpServers naming the test server "t" (deferred).
+func testServers(extra obj) obj {
+	c := obj{"command": "pidtestmcp"}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return obj{"t": c}
+}
+
+// awaitServer waits until mcp/servers says the server is ready.
+func awaitServer(t *testing.T, d *daemon, name string) {
+	t.Helper()
+	d.await("mcp/serverStatus ready for "+name, func(m *wireMsg) bool {
+		return m.method() == "mcp/serverStatus" && m.get("params.name").String() == name && m.get("params.status").String() == "ready"
+	})
+}
+
+// allow answers every approval with allow, recording the requests.
+func allowAll(reqs *[]*wireMsg) wsAnswerer {
+	return func(m *wireMsg) any {
+		*reqs = append(*reqs, m)
+		return obj{"decision": "allow"}
+	}
+}
+
+// promptAnswering runs a prompt, answering the editor's requests with answer.
+func promptAnswering(t *testing.T, d *daemon, sid, text string, answer func(*wireMsg) any) gjson.Result {
+	t.Helper()
+	start := len(d.snapshot())
+	id := d.request("session/prompt", obj{"sessionId": sid, "text": text})
+	handled := map[int]bool{}
+	for {
+		m := d.await("the prompt's answer or a request", func(m *wireMsg) bool {
+			return m.seq >= start && (m.isResponse() && m.id() == id || m.isRequest() && !handled[m.seq])
+		})
+		if m.isResponse() {
+			return m.get("result")
+		}
+		handled[m.seq] = true
+		d.answer(m, answer(m))
+	}
+}
+
+// executeAnswering runs tools/execute, answering every request of pid's with answer (nil:
+// an error, as an editor that does not know the method).
+func executeAnswering(t *testing.T, d *daemon, sid string, calls []obj, answer func(*wireMsg) any) gjson.Result {
+	t.Helper()
+	start := len(d.snapshot())
+	id := d.request("tools/execute", obj{"sessionId": sid, "toolCalls": calls})
+	handled := map[int]bool{}
+	for {
+		m := d.await("the batch's answer or a request", func(m *wireMsg) bool {
+			return m.seq >= start && (m.isResponse() && m.id() == id || m.isRequest() && !handled[m.seq])
+		})
+		if m.isResponse() {
+			return m.get("result")
+		}
+		handled[m.seq] = true
+		if answer == nil {
+			d.answerError(m, -32601, "method not found")
+			continue
+		}
+		d.answer(m, answer(m))
+	}
+}
+
+func TestMCPToolSearchThenCall(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	model := scriptModel(
+		turn(toolCall("s1", "tool_search", obj{"query": "echo text back"})),
+		turn(toolCall("e1", "mcp__t__echo", obj{"text": "hello"})),
+		turn(text("done")),
+	)
+	sid := d.newSession(obj{"model": model, "mcpServers": testServers(nil)})
+	awaitServer(t, d, "t")
+	// Deferred: listed, not active; tool_search is.
+	list := d.call("tools/list", obj{"sessionId": sid})
+	if e := list.Get(`tools.#(name=="mcp__t__echo")`); e.Get("active").Bool() || e.Get("source").String() != "mcp:t" {
+		t.Errorf("mcp__t__echo before the search: %s", e.Raw)
+	}
+	if e := list.Get(`tools.#(name=="tool_search")`); !e.Get("active").Bool() {
+		t.Errorf("tool_search: %s", e.Raw)
+	}
+	var asked []*wireMsg
+	res := promptAnswering(t, d, sid, "echo hello", allowAll(&asked))
+	msgs := res.Get("messages").Array()
+	search := msgs[2]
+	if !strings.Contains(search.Get("content.0.text").String(), "mcp__t__echo") || search.Get("addedToolNames.0").String() != "mcp__t__echo" {
+		t.Fatalf("tool_search result: %s", search.Raw)
+	}
+	if call := msgs[4]; call.Get("isError").Bool() || call.Get("content.0.text").String() != "hello" {
+		t.Errorf("mcp__t__echo result: %s", call.Raw)
+	}
+	// The MCP tool was asked about (MCP tools ask by default), tool_search was not.
+	if len(asked) != 1 || asked[0].get("params.toolName").String() != "mcp__t__echo" || asked[0].get("params.always.tool").String() != "mcp__t__echo" {
+		t.Errorf("approvals: %v", asked)
+	}
+	if e := d.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__echo")`); !e.Get("active").Bool() {
+		t.Errorf("mcp__t__echo after the search: %s", e.Raw)
+	}
+	servers := d.call("mcp/servers", obj{})
+	if s := servers.Get(`servers.#(name=="t")`); s.Get("status").String() != "ready" || s.Get("tools").Int() < 5 {
+		t.Errorf("mcp/servers: %s", servers.Raw)
+	}
+	stopDaemon(t, d)
+}
+
+// Progress becomes $/toolUpdate; $/cancelRequest cancels the MCP request (the server sees it).
+func TestMCPProgressAndCancel(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
+	awaitServer(t, d, "t")
+	id := d.request("tools/execute", obj{"sessionId": sid, "toolCalls": []obj{wsCall("h1", "mcp__t__hang", obj{})}})
+	d.notification("$/toolUpdate", func(m *wireMsg) bool { return m.get("params.toolCallId").String() == "h1" })
+	d.cancel(id)
+	res := d.result(id)
+	if !res.Get("aborted").Bool() || !res.Get("messages.0.isError").Bool() {
+		t.Errorf("cancelled call: %s", res.Raw)
+	}
+	// The server saw the cancellation: its cancelled tool says how many hang calls did.
+	b := wsExecute(t, d, sid, "", nil, wsCall("c1", "mcp__t__cancelled", obj{}))
+	if got := b.res.Get("messages.0.content.0.text").String(); !strings.Contains(got, "1") {
+		t.Errorf("the server did not see the cancel: %q", got)
+	}
+	// Progress through a plain call.
+	b = wsExecute(t, d, sid, "", nil, wsCall("p1", "mcp__t__progress", obj{"count": 3}))
+	n := 0
+	for _, m := range d.notes(sid) {
+		if m.method() == "$/toolUpdate" && m.get("params.toolCallId").String() == "p1" {
+			n++
+		}
+	}
+	if n != 3 || b.res.Get("messages.0.isError").Bool() {
+		t.Errorf("progress: %d updates, result %s", n, b.res.Raw)
+	}
+	stopDaemon(t, d)
+}
+
+// A server that crashes fails the call in flight with its name and stderr; the next call
+// restarts it.
+func TestMCPCrashAndRestart(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
+	awaitServer(t, d, "t")
+	b := wsExecute(t, d, sid, "", nil, wsCall("x1", "mcp__t__crash", obj{"text": "the disk is on fire"}))
+	if text := b.res.Get("messages.0.content.0.text").String(); !b.res.Get("messages.0.isError").Bool() || !strings.Contains(text, "t") || !strings.Contains(text, "the disk is on fire") {
+		t.Errorf("call during a crash: %s", b.res.Raw)
+	}
+	b = wsExecute(t, d, sid, "", nil, wsCall("e2", "mcp__t__echo", obj{"text": "back"}))
+	if b.res.Get("messages.0.content.0.text").String() != "back" {
+		t.Errorf("call after the crash: %s", b.res.Raw)
+	}
+	stopDaemon(t, d)
+}
+
+// A server's changed tool list shows in tools/list; elicitation goes to the editor.
+func TestMCPListChangedAndElicitation(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
+	awaitServer(t, d, "t")
+	wsExecute(t, d, sid, "", nil, wsCall("g1", "mcp__t__grow", obj{"name": "newcomer"}))
+	deadline := time.Now().Add(pollDeadline)
+	for !d.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__newcomer")`).Exists() {
+		if time.Now().After(deadline) {
+			t.Fatal("the tool grow added never showed in tools/list")
+		}
+	}
+	res := executeAnswering(t, d, sid, []obj{wsCall("a1", "mcp__t__ask", obj{"text": "Your name?"})}, func(m *wireMsg) any {
+		if m.method() != "elicitation/create" {
+			return obj{"decision": "allow"}
+		}
+		if m.get("params._meta.pid.sessionId").String() != sid || m.get("params._meta.pid.server").String() != "t" || m.get("params.message").String() != "Your name?" {
+			t.Errorf("elicitation/create params: %s", m.get("params").Raw)
+		}
+		return obj{"action": "accept", "content": obj{"answer": "Ada"}}
+	})
+	if got := res.Get("messages.0.content.0.text").String(); !strings.Contains(got, "action=accept") || !strings.Contains(got, "Ada") {
+		t.Errorf("ask: %s", res.Raw)
+	}
+	// An editor that cannot answer declines.
+	res = executeAnswering(t, d, sid, []obj{wsCall("a2", "mcp__t__ask", obj{"text": "Again?"})}, nil)
+	if got := res.Get("messages.0.content.0.text").String(); !strings.Contains(got, "decline") {
+		t.Errorf("ask without an answer: %s", res.Raw)
+	}
+	stopDaemon(t, d)
+}
+
+// An untrusted workspace's servers are listed as untrusted and never start; a reloaded
+// session has the MCP tools its transcript activated; no server outlives pid.
+func TestMCPUntrustedReloadAndNoOrphans(t *testing.T) {
+	env := sessionEnv(t)
+	_, ws := newWorkspaceDir(t, map[string]string{".pid/settings.json": mustJSON(obj{"mcpServers": obj{"shipped": obj{"command": "pidtestmcp"}}})})
+	d := startProcess(t, processOptions{Env: env})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	model := scriptModel(turn(toolCall("s1", "tool_search", obj{"query": "echo"})), turn(text("found")), turn(text("again")))
+	sid := d.newSession(obj{"model": model, "mcpServers": testServers(nil)})
+	awaitServer(t, d, "t")
+	if s := d.call("mcp/servers", obj{}).Get(`servers.#(name=="shipped")`); s.Get("status").String() != "untrusted" {
+		t.Errorf("the workspace's server: %s", s.Raw)
+	}
+	promptAnswering(t, d, sid, "find echo", func(*wireMsg) any { return obj{"decision": "allow"} })
+	pids := mcpServerPids(t, d)
+	if len(pids) != 1 {
+		t.Fatalf("%d pidtestmcp processes, want 1 (the untrusted one must not start)", len(pids))
+	}
+	stopDaemon(t, d)
+	for _, p := range pids {
+		if processAlive(p) {
+			t.Errorf("the MCP server %d outlived pid", p)
+		}
+	}
+	d2 := startProcess(t, processOptions{Env: env})
+	initWorkspace(d2, obj{"beforeToolCall": true}, ws)
+	res := d2.call("session/load", obj{"sessionId": sid})
+	if e := res.Get(`tools.#(name=="mcp__t__echo")`); !e.Exists() || !e.Get("active").Bool() {
+		t.Errorf("after load mcp__t__echo is %s; want it active, as the transcript activated it", e.Raw)
+	}
+	awaitServer(t, d2, "t")
+	if e := d2.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__echo")`); e.Get("unavailable").Exists() {
+		t.Errorf("mcp__t__echo still unavailable once its server is ready: %s", e.Raw)
+	}
+	stopDaemon(t, d2)
+}
+
+// mcpServerPids returns the pidtestmcp processes whose parent is the daemon.
+func mcpServerPids(t *testing.T, d *daemon) []int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), "pidtestmcp") && processAlive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// processAlive reports whether a process exists and is not a zombie.
+func processAlive(pid int) bool {
+	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}

@@ -1,0 +1,425 @@
+// This file connects a session to MCP servers (package mcp): the servers it names (settings
+// files, its own mcpServers) are acquired when it opens, and their tools reach the pipeline
+// through a toolexec.Catalog: deferred servers' tools are found with tool_search and activated
+// by its addedToolNames (R12), eager servers' are active from the start.
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/mcp"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// ToolSearchName is the built-in tool that finds deferred MCP tools.
+const ToolSearchName = "tool_search"
+
+// Sources of tools, as tools/list names them.
+const (
+	SourceBuiltin = "builtin"
+	SourceSession = "session"
+	sourceMCP     = "mcp:"
+)
+
+// ServerInfo is one MCP server as mcp/servers lists it.
+type ServerInfo struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Tools  int    `json:"tools"`
+	Error  string `json:"error,omitempty"`
+}
+
+// mcpSet is a session's MCP servers and the catalog of their tools.
+type mcpSet struct {
+	s *Session
+	// servers are the handles the session acquired, by config name; configs their configs.
+	servers map[string]*mcp.Server
+	configs map[string]mcp.ServerConfig
+	// untrusted are the servers an untrusted workspace's settings name: listed, never run.
+	untrusted []string
+	version   atomic.Uint64
+
+	// mu guards cache.
+	mu    sync.Mutex
+	cache *mcpView
+}
+
+// mcpView is the catalog as of one version.
+type mcpView struct {
+	version  uint64
+	byName   map[string]mcp.Tool
+	always   []toolexec.Tool
+	deferred *mcp.Index
+}
+
+// sessionKey finds the session in the context of its MCP calls (for elicitation).
+type sessionKey struct{}
+
+// sessionOf returns the session whose tool call ctx belongs to.
+func sessionOf(ctx context.Context) *Session {
+	s, _ := ctx.Value(sessionKey{}).(*Session)
+	return s
+}
+
+// mcpServers returns the servers a session names: the user settings', its workspace
+// root's (only when that root is trusted: else listed as untrusted), then its own config's,
+// later ones replacing earlier ones of the same name.
+func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.ServerConfig, []string, error) {
+	out := map[string]mcp.ServerConfig{}
+	var untrusted []string
+	add := func(raw json.RawMessage, where string) error {
+		if len(raw) == 0 || string(raw) == "null" {
+			return nil
+		}
+		servers, err := mcp.ParseServers(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
+		for name, c := range servers {
+			if c.Cwd == "" && !c.IsHTTP() {
+				c.Cwd = cwd
+			}
+			out[name] = c
+		}
+		return nil
+	}
+	if h.loader != nil {
+		user, ws, trusted := h.loader.MCPServers(cwd)
+		if err := add(user, "user settings"); err != nil {
+			h.opts.Report("settings: "+err.Error(), true)
+		}
+		if trusted {
+			if err := add(ws, "workspace settings"); err != nil {
+				h.opts.Report("settings: "+err.Error(), true)
+			}
+		} else if servers, err := mcp.ParseServers(ws); err == nil {
+			for name := range servers {
+				untrusted = append(untrusted, name)
+			}
+			sort.Strings(untrusted)
+		}
+	}
+	if err := add(own, "mcpServers"); err != nil {
+		return nil, nil, invalid("%v", err)
+	}
+	for _, name := range untrusted {
+		delete(out, name) // a session's own server of that name is the editor's: it runs
+	}
+	untrusted = slices.DeleteFunc(untrusted, func(n string) bool { _, own := out[n]; return own })
+	return out, untrusted, nil
+}
+
+// openMCP acquires the session's servers (they start in the background).
+func (s *Session) openMCP(servers map[string]mcp.ServerConfig, untrusted []string) {
+	set := &mcpSet{s: s, servers: map[string]*mcp.Server{}, configs: servers, untrusted: untrusted}
+	s.mcp = set
+	if len(servers) == 0 {
+		return
+	}
+	m := s.host.mcpManager()
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		set.servers[name] = m.Acquire(name, servers[name])
+	}
+}
+
+// closeMCP releases the session's servers.
+func (s *Session) closeMCP() {
+	if s.mcp == nil {
+		return
+	}
+	for _, srv := range s.mcp.servers {
+		srv.Release()
+	}
+}
+
+// changed is called when a server of the set changed status or tools.
+func (set *mcpSet) changed() { set.version.Add(1) }
+
+// uses reports whether the set has a server of that identity.
+func (set *mcpSet) uses(st mcp.ServerStatus) bool {
+	srv := set.servers[st.Name]
+	return srv != nil && srv.Status().ID == st.ID
+}
+
+// view returns the catalog as of now.
+func (set *mcpSet) view() *mcpView {
+	v := set.version.Load()
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if set.cache != nil && set.cache.version == v {
+		return set.cache
+	}
+	cv := &mcpView{version: v, byName: map[string]mcp.Tool{}}
+	var deferred []mcp.Tool
+	names := make([]string, 0, len(set.servers))
+	for name := range set.servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	handles := make([]*mcp.Server, len(names))
+	for i, name := range names {
+		handles[i] = set.servers[name]
+	}
+	// AllTools keeps names unique across servers (two long names cut to 64 characters). A
+	// server that failed keeps its last tools: calling one restarts it (with backoff).
+	for _, t := range mcp.AllTools(handles...) {
+		cv.byName[t.Name] = t
+		if set.configs[t.Server].Load == mcp.LoadEager {
+			cv.always = append(cv.always, set.tool(t))
+		} else {
+			deferred = append(deferred, t)
+		}
+	}
+	if len(deferred) > 0 {
+		cv.deferred = mcp.NewIndex(deferred)
+		cv.always = append([]toolexec.Tool{set.searchTool()}, cv.always...)
+	}
+	set.cache = cv
+	return cv
+}
+
+// Lookup implements toolexec.Catalog: a server's tool as it is now (a call waits while its
+// server starts, and restarts one that failed); a name of an MCP tool no server of the
+// session offers now is known but unavailable, so a transcript that activated it keeps it
+// (R12) and a call gets an error saying why.
+func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
+	cv := set.view()
+	if name == ToolSearchName {
+		if cv.deferred == nil {
+			return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers deferred tools now"}, true
+		}
+		return set.searchTool(), true
+	}
+	if !strings.HasPrefix(name, "mcp__") {
+		return toolexec.Tool{}, false
+	}
+	t, found := cv.byName[name]
+	server := t.Server
+	if !found {
+		server = serverOfName(name, set.servers)
+	}
+	srv := set.servers[server]
+	switch {
+	case srv == nil:
+		return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers it (the server it came from is no longer configured)"}, true
+	case !found:
+		st := srv.Status()
+		if st.Status == mcp.StatusReady {
+			return toolexec.Tool{Name: name, Unavailable: fmt.Sprintf("the MCP server %s no longer offers it", server)}, true
+		}
+		return toolexec.Tool{Name: name, Unavailable: statusText(st)}, true
+	}
+	return set.tool(t), true
+}
+
+// Always implements toolexec.Catalog: tool_search when deferred tools exist, and the eager
+// servers' tools.
+func (set *mcpSet) Always() []toolexec.Tool { return set.view().always }
+
+// Version implements toolexec.Catalog.
+func (set *mcpSet) Version() uint64 { return set.version.Load() }
+
+// serverOfName returns the configured server whose prefix a tool name has, the longest one.
+func serverOfName(name string, servers map[string]*mcp.Server) string {
+	best := ""
+	for s := range servers {
+		if p := "mcp__" + s + "__"; strings.HasPrefix(name, p) && len(s) > len(best) {
+			best = s
+		}
+	}
+	return best
+}
+
+func statusText(st mcp.ServerStatus) string {
+	switch st.Status {
+	case mcp.StatusStarting:
+		return fmt.Sprintf("its MCP server %s is still starting; call it again in a moment", st.Name)
+	case mcp.StatusFailed:
+		return fmt.Sprintf("its MCP server %s failed: %s", st.Name, st.Error)
+	}
+	return fmt.Sprintf("its MCP server %s is %s", st.Name, st.Status)
+}
+
+// tool is the pipeline's tool for an MCP tool: arguments validated against the server's
+// schema, the call made on the server with progress, cancelled with ctx.
+func (set *mcpSet) tool(t mcp.Tool) toolexec.Tool {
+	srv := set.servers[t.Server]
+	s := set.s
+	desc := t.Description
+	if desc == "" {
+		desc = fmt.Sprintf("Tool %s of the MCP server %s.", t.Original, t.Server)
+	}
+	return toolexec.Tool{
+		Name: t.Name, Description: desc, Parameters: t.InputSchema,
+		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
+			return srv.Call(context.WithValue(ctx, sessionKey{}, s), t.Original, call.Args, onUpdate)
+		},
+	}
+}
+
+// annotations returns an MCP tool's hints (readOnlyHint, destructiveHint...), for the
+// approval question; nil for other tools.
+func (s *Session) annotations(name string) map[string]any {
+	if s.mcp == nil || !strings.HasPrefix(name, "mcp__") {
+		return nil
+	}
+	return s.mcp.view().byName[name].Annotations
+}
+
+// searchTool is tool_search: it ranks the deferred tools and activates those it returns.
+func (set *mcpSet) searchTool() toolexec.Tool {
+	return toolexec.Tool{
+		Name: ToolSearchName,
+		Description: "Find tools of the MCP servers of this session that are not loaded yet. Give a few words of what you need " +
+			"(or a tool's exact name); you get the best matching tools with their descriptions, and they can be called from your next step on.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1,"description":"What the tool should do, or its name."},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return at most. Default 5."}},"required":["query"],"additionalProperties":false}`),
+		Execute: func(_ context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+			var a struct {
+				Query string `json:"query"`
+				Limit int    `json:"limit"`
+			}
+			if err := call.Decode(&a); err != nil {
+				return toolexec.Result{}, err
+			}
+			cv := set.view()
+			if cv.deferred == nil {
+				return toolexec.TextResult("No MCP server of this session offers tools to load now."), nil
+			}
+			found := cv.deferred.Search(a.Query, a.Limit)
+			if len(found) == 0 {
+				return toolexec.TextResult(fmt.Sprintf("No tool matches %q.", a.Query)), nil
+			}
+			var b strings.Builder
+			names := make([]string, 0, len(found))
+			fmt.Fprintf(&b, "%d tool(s) found; they can be called from your next step on:\n", len(found))
+			for _, t := range found {
+				fmt.Fprintf(&b, "\n- %s (MCP server %s): %s", t.Name, t.Server, oneLine(t.Description))
+				names = append(names, t.Name)
+			}
+			return toolexec.Result{Content: []llm.Content{llm.Text(b.String())}, AddedToolNames: names}, nil
+		},
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// MCPServers lists the session's MCP servers for mcp/servers.
+func (s *Session) MCPServers() []ServerInfo {
+	if s.mcp == nil {
+		return nil
+	}
+	var out []ServerInfo
+	for name, srv := range s.mcp.servers {
+		st := srv.Status()
+		out = append(out, ServerInfo{Name: name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
+	}
+	for _, name := range s.mcp.untrusted {
+		out = append(out, ServerInfo{Name: name, Status: "untrusted", Error: "the workspace folder is not trusted, so pid does not start the servers its settings name"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// MCPServers lists every MCP server of the host's sessions (mcp/servers): those running,
+// starting or failed, and those an untrusted workspace names, each once.
+func (h *Host) MCPServers() []ServerInfo {
+	h.mu.Lock()
+	sessions := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	seen := map[string]bool{}
+	out := []ServerInfo{}
+	for _, s := range sessions {
+		for _, si := range s.MCPServers() {
+			if key := si.Name + "\x00" + si.Status; !seen[key] {
+				seen[key] = true
+				out = append(out, si)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// mcpManager returns the manager of the host's servers, made on first use.
+func (h *Host) mcpManager() *mcp.Manager {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.mcpm == nil {
+		h.mcpm = h.opts.MCP
+		if h.mcpm == nil {
+			h.mcpm = mcp.NewManager(h.MCPOptions(h.opts.MCPStatus))
+			h.ownMCP = true
+		}
+	}
+	return h.mcpm
+}
+
+// MCPOptions returns the options of a manager serving this host's sessions: status
+// changes reach their catalogs (and status, when set, the face); elicitation goes to the
+// face of the session whose call asked; roots are the workspace folders.
+func (h *Host) MCPOptions(status func(mcp.ServerStatus)) mcp.Options {
+	return mcp.Options{
+		Log: h.log,
+		OnStatus: func(st mcp.ServerStatus) {
+			h.MCPChanged(st)
+			if status != nil {
+				status(st)
+			}
+		},
+		Elicit: func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+			s := sessionOf(ctx)
+			if s == nil {
+				return nil, fmt.Errorf("no session is calling the MCP server %s", server)
+			}
+			return s.face.Elicit(ctx, s, server, req)
+		},
+		Roots: func() []string { return append([]string(nil), h.roots...) },
+		// A server that ignores its stdin closing gets SIGTERM after this, then SIGKILL after
+		// as long again: within the second the daemon gives itself to stop.
+		StopGrace: 400 * time.Millisecond,
+	}
+}
+
+// MCPChanged tells the sessions that use a server that its status or tools changed.
+//
+// Contract: the mcp.Manager's OnStatus calls it (directly or through a face); any goroutine.
+func (h *Host) MCPChanged(st mcp.ServerStatus) {
+	h.mu.Lock()
+	sessions := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		if s.mcp != nil && s.mcp.uses(st) {
+			s.mcp.changed()
+		}
+	}
+}
