@@ -1,0 +1,35 @@
+// Smoke test of the Neovim harness: a real Neovim in tmux runs `:PidAsk hello` with pid's
+// plugin from editor/nvim, against bin/pid with a scripted model; the run buffer shows the run.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { withNvim } from './lib/nvim.js';
+import { pidBin } from './lib/util.js';
+
+const answer = 'Hello from the scripted model: the Neovim harness works.';
+
+test('Neovim: :PidAsk hello shows the scripted answer in the run buffer', { timeout: 60000 }, async () => {
+	let nvRef;
+	let seenPid = false;
+	await withNvim(
+		{ name: 'nvim-ask', session: { model: { provider: 'script', turns: [{ content: [{ type: 'text', text: answer }] }] } } },
+		async (nv) => {
+			nvRef = nv;
+			const before = await nv.capture();
+			assert.doesNotMatch(before, /pid:\/\/run/, 'no run buffer before the first prompt');
+			await nv.sendKeys(':PidAsk hello', 'Enter');
+			const screen = await nv.waitFor((s) => /^\[done\] stop\s*$/m.test(s), { what: 'the run to end with [done] stop' });
+			const rows = screen.split('\n').map((r) => r.trimEnd());
+			const start = rows.indexOf('>>> hello');
+			assert.ok(start >= 0, `the run buffer shows the prompt:\n${screen}`);
+			assert.deepEqual(rows.slice(start, start + 3), ['>>> hello', answer, '[done] stop'], 'prompt, answer, end, in that order');
+			assert.ok(rows.some((r) => /^pid:\/\/run\s/.test(r)), 'the run buffer\'s window is named pid://run in its status line');
+			seenPid = nv.processes().some((p) => p.cmd === pidBin());
+			await nv.saveScreen('nvim-ask', screen);
+		},
+	);
+	assert.ok(seenPid, 'pid ran as a process under Neovim while the prompt ran');
+	assert.ok(nvRef.report.all.some((p) => p.cmd === pidBin()), 'the teardown knew the pid process');
+	assert.deepEqual(nvRef.report.afterGentle, [], 'Neovim and pid exited when tmux hung up on them (pid exits with Neovim)');
+	assert.deepEqual(nvRef.report.leftover, [], 'no process survived the teardown');
+});
