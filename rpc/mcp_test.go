@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,6 +125,46 @@ func TestMCPToolSearchThenCall(t *testing.T) {
 	servers := d.call("mcp/servers", obj{})
 	if s := servers.Get(`servers.#(name=="t")`); s.Get("status").String() != "ready" || s.Get("tools").Int() < 5 {
 		t.Errorf("mcp/servers: %s", servers.Raw)
+	}
+	stopDaemon(t, d)
+}
+
+// A prompt sent while the server still starts is offered tool_search, whose search waits
+// for the server (held at a gate here) and then finds its tool.
+func TestMCPToolSearchWaitsForStartingServer(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	model := scriptModel(
+		turn(toolCall("s1", "tool_search", obj{"query": "echo text back"})),
+		turn(toolCall("e1", "mcp__t__echo", obj{"text": "hello"})),
+		turn(text("done")),
+	)
+	sid := d.newSession(obj{"model": model, "mcpServers": testServers(obj{"args": []string{"-gate", gate}}),
+		"permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
+	id := d.request("session/prompt", obj{"sessionId": sid, "text": "echo hello"})
+	// The search has started and waits: the server is held at its gate.
+	d.notification("toolExecutionStart", func(m *wireMsg) bool { return m.get("params.toolCallId").String() == "s1" })
+	if st := d.call("mcp/servers", obj{}).Get(`servers.#(name=="t").status`).String(); st != "starting" {
+		t.Fatalf("server status while gated: %q", st)
+	}
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("go\n")
+	f.Close()
+	msgs := d.result(id).Get("messages").Array()
+	if search := msgs[2]; search.Get("addedToolNames.0").String() != "mcp__t__echo" {
+		t.Fatalf("tool_search result: %s", search.Raw)
+	}
+	if call := msgs[4]; call.Get("isError").Bool() || call.Get("content.0.text").String() != "hello" {
+		t.Errorf("mcp__t__echo result: %s", call.Raw)
 	}
 	stopDaemon(t, d)
 }

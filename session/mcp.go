@@ -169,11 +169,7 @@ func (set *mcpSet) view() *mcpView {
 	}
 	cv := &mcpView{version: v, byName: map[string]mcp.Tool{}}
 	var deferred []mcp.Tool
-	names := make([]string, 0, len(set.servers))
-	for name := range set.servers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := set.names()
 	handles := make([]*mcp.Server, len(names))
 	for i, name := range names {
 		handles[i] = set.servers[name]
@@ -190,6 +186,10 @@ func (set *mcpSet) view() *mcpView {
 	}
 	if len(deferred) > 0 {
 		cv.deferred = mcp.NewIndex(deferred)
+	}
+	// tool_search is offered while a deferred server starts too, so a prompt sent as the
+	// session opens can find its tools: the search waits for it.
+	if len(deferred) > 0 || len(set.startingDeferred()) > 0 {
 		cv.always = append([]toolexec.Tool{set.searchTool()}, cv.always...)
 	}
 	set.cache = cv
@@ -203,7 +203,7 @@ func (set *mcpSet) view() *mcpView {
 func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 	cv := set.view()
 	if name == ToolSearchName {
-		if cv.deferred == nil {
+		if cv.deferred == nil && len(set.startingDeferred()) == 0 {
 			return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers deferred tools now"}, true
 		}
 		return set.searchTool(), true
@@ -291,7 +291,7 @@ func (set *mcpSet) searchTool() toolexec.Tool {
 		Description: "Find tools of the MCP servers of this session that are not loaded yet. Give a few words of what you need " +
 			"(or a tool's exact name); you get the best matching tools with their descriptions, and they can be called from your next step on.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1,"description":"What the tool should do, or its name."},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return at most. Default 5."}},"required":["query"],"additionalProperties":false}`),
-		Execute: func(_ context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Query string `json:"query"`
 				Limit int    `json:"limit"`
@@ -299,13 +299,22 @@ func (set *mcpSet) searchTool() toolexec.Tool {
 			if err := call.Decode(&a); err != nil {
 				return toolexec.Result{}, err
 			}
+			// Servers still starting are waited for (their start is bounded by the
+			// manager's StartTimeout; an abort ends the wait).
+			for _, srv := range set.startingDeferred() {
+				// A server that fails is named in the notes below.
+				if srv.WaitReady(ctx); ctx.Err() != nil {
+					return toolexec.Result{}, ctx.Err()
+				}
+			}
 			cv := set.view()
+			notes := set.unavailableNotes()
 			if cv.deferred == nil {
-				return toolexec.TextResult("No MCP server of this session offers tools to load now."), nil
+				return toolexec.TextResult("No MCP server of this session offers tools to load now." + notes), nil
 			}
 			found := cv.deferred.Search(a.Query, a.Limit)
 			if len(found) == 0 {
-				return toolexec.TextResult(fmt.Sprintf("No tool matches %q.", a.Query)), nil
+				return toolexec.TextResult(fmt.Sprintf("No tool matches %q.", a.Query) + notes), nil
 			}
 			var b strings.Builder
 			names := make([]string, 0, len(found))
@@ -314,9 +323,51 @@ func (set *mcpSet) searchTool() toolexec.Tool {
 				fmt.Fprintf(&b, "\n- %s (MCP server %s): %s", t.Name, t.Server, oneLine(t.Description))
 				names = append(names, t.Name)
 			}
+			b.WriteString(notes)
 			return toolexec.Result{Content: []llm.Content{llm.Text(b.String())}, AddedToolNames: names}, nil
 		},
 	}
+}
+
+// startingDeferred returns the servers with deferred tools that are starting now, by name.
+func (set *mcpSet) startingDeferred() []*mcp.Server {
+	var out []*mcp.Server
+	for _, name := range set.names() {
+		srv := set.servers[name]
+		if set.configs[name].Load != mcp.LoadEager && srv.Status().Status == mcp.StatusStarting {
+			out = append(out, srv)
+		}
+	}
+	return out
+}
+
+// unavailableNotes tells the model which servers with deferred tools are not ready, and
+// why: their tools may be missing from a search. It is "" when all are ready.
+func (set *mcpSet) unavailableNotes() string {
+	var b strings.Builder
+	for _, name := range set.names() {
+		if set.configs[name].Load == mcp.LoadEager {
+			continue
+		}
+		switch st := set.servers[name].Status(); st.Status {
+		case mcp.StatusReady:
+		case mcp.StatusFailed:
+			fmt.Fprintf(&b, "\n\nNote: the MCP server %s failed (%s); its tools may be missing here. Calling one of them restarts it.", name, st.Error)
+		default:
+			fmt.Fprintf(&b, "\n\nNote: the MCP server %s is %s; its tools may be missing here.", name, st.Status)
+		}
+	}
+	return b.String()
+}
+
+// names returns the names of the set's servers, sorted.
+func (set *mcpSet) names() []string {
+	names := make([]string, 0, len(set.servers))
+	for name := range set.servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func oneLine(s string) string {
