@@ -124,15 +124,17 @@ type Progress struct {
 }
 
 // progressUpdate maps an MCP progress notification: text "3/10: message" (or "3/10",
-// "3: message", "message" alone when there is no number worth showing) and Progress.
+// "3: message") ending a line, and Progress. Each update is a whole line: pid holds back
+// the unfinished last word of progress text (it might be half a secret), and a line ended
+// is finished.
 func progressUpdate(p *sdk.ProgressNotificationParams) event.Result {
 	num := strconv.FormatFloat(p.Progress, 'f', -1, 64)
 	if p.Total > 0 {
 		num += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
 	}
-	text := num
+	text := num + "\n"
 	if p.Message != "" {
-		text = num + ": " + p.Message
+		text = num + ": " + p.Message + "\n"
 	}
 	return event.Result{
 		Content: []llm.Content{llm.Text(text)},

@@ -50,9 +50,9 @@ func TestProgressText(t *testing.T) {
 		p    sdk.ProgressNotificationParams
 		want string
 	}{
-		{sdk.ProgressNotificationParams{Progress: 3, Total: 10, Message: "copying"}, "3/10: copying"},
-		{sdk.ProgressNotificationParams{Progress: 0.5}, "0.5"},
-		{sdk.ProgressNotificationParams{Progress: 2, Message: "step"}, "2: step"},
+		{sdk.ProgressNotificationParams{Progress: 3, Total: 10, Message: "copying"}, "3/10: copying\n"},
+		{sdk.ProgressNotificationParams{Progress: 0.5}, "0.5\n"},
+		{sdk.ProgressNotificationParams{Progress: 2, Message: "step"}, "2: step\n"},
 	}
 	for _, c := range cases {
 		u := progressUpdate(&c.p)

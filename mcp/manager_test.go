@@ -158,7 +158,7 @@ func testProgress(t *testing.T, version string) {
 		}
 		for i, u := range got {
 			p := u.Details.(Progress)
-			wantText := strconv.Itoa(i+1) + "/5: step " + strconv.Itoa(i+1)
+			wantText := strconv.Itoa(i+1) + "/5: step " + strconv.Itoa(i+1) + "\n"
 			if p.Progress != float64(i+1) || p.Total != 5 || contentText(u.Content) != wantText {
 				t.Fatalf("update %d = %+v %q, want progress %d of 5, text %q", i, p, contentText(u.Content), i+1, wantText)
 			}

@@ -2,7 +2,8 @@
 # Installs what the real-client tests (test/clients) need on a fresh Debian machine.
 # Installing neovim needs root (or sudo). Node.js (v20+) and npm are expected to be installed.
 #   - neovim from Debian (apt-get) when nvim is not on PATH
-#   - the node test's dependencies, exactly as pinned in test/clients/package-lock.json (npm ci)
+#   - the node tests' dependencies, exactly as pinned in their package-lock.json files (npm ci):
+#     test/clients, editor/vscode, test/acp, test/mcp (the reference MCP server among them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,5 +27,6 @@ done
 (cd test/clients && npm ci --no-audit --no-fund)
 (cd editor/vscode && npm ci --no-audit --no-fund)
 (cd test/acp && npm ci --no-audit --no-fund)
+(cd test/mcp && npm ci --no-audit --no-fund)
 
 echo "install-test-deps: nvim $(nvim --version | head -n1 | sed 's/^NVIM //'), node $(node --version), npm $(npm --version)"
