@@ -169,6 +169,41 @@ func TestMCPToolSearchWaitsForStartingServer(t *testing.T) {
 	stopDaemon(t, d)
 }
 
+// A server whose config sets sampling gets the session's model (here a scripted turn); one
+// without is declined with the setting to change, as an error result.
+func TestMCPSampling(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	model := scriptModel(
+		turn(toolCall("m1", "mcp__t__sample", obj{"text": "Answer yes."})),
+		turn(text("yes, from the session's model")),
+		turn(text("done")),
+	)
+	allow := obj{"tools": obj{"mcp__t__*": "allow"}}
+	sid := d.newSession(obj{"model": model, "mcpServers": testServers(obj{"load": "eager", "sampling": true}), "permissions": allow})
+	awaitServer(t, d, "t")
+	msgs := d.call("session/prompt", obj{"sessionId": sid, "text": "sample"}).Get("messages").Array()
+	if r := msgs[2]; r.Get("isError").Bool() || r.Get("content.0.text").String() != "yes, from the session's model" {
+		t.Errorf("sampled result: %s", r.Raw)
+	}
+	if got := msgs[len(msgs)-1].Get("content.0.text").String(); got != "done" {
+		t.Errorf("the model's last answer %q: the sampling call took its own turn", got)
+	}
+	// Another config of the server (another process), sampling off.
+	start := len(d.snapshot())
+	sid2 := d.newSession(obj{"mcpServers": obj{"t": obj{"command": "pidtestmcp", "load": "eager", "env": obj{"X": "2"}}}, "permissions": allow})
+	d.await("the second server ready", func(m *wireMsg) bool {
+		return m.seq >= start && m.method() == "mcp/serverStatus" && m.get("params.status").String() == "ready"
+	})
+	b := wsExecute(t, d, sid2, "", nil, wsCall("m2", "mcp__t__sample", obj{"text": "Answer yes."}))
+	if text := b.res.Get("messages.0.content.0.text").String(); !b.res.Get("messages.0.isError").Bool() || !strings.Contains(text, `"sampling": true`) {
+		t.Errorf("sampling off: %s", b.res.Raw)
+	}
+	stopDaemon(t, d)
+}
+
 // Progress becomes $/toolUpdate; $/cancelRequest cancels the MCP request (the server sees it).
 func TestMCPProgressAndCancel(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)

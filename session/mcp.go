@@ -434,7 +434,8 @@ func (h *Host) mcpManager() *mcp.Manager {
 
 // MCPOptions returns the options of a manager serving this host's sessions: status
 // changes reach their catalogs (and status, when set, the face); elicitation goes to the
-// face of the session whose call asked; roots are the workspace folders.
+// face of the session whose call asked, sampling (for servers that may) to its model;
+// roots are the workspace folders.
 func (h *Host) MCPOptions(status func(mcp.ServerStatus)) mcp.Options {
 	return mcp.Options{
 		Log: h.log,
@@ -451,6 +452,7 @@ func (h *Host) MCPOptions(status func(mcp.ServerStatus)) mcp.Options {
 			}
 			return s.face.Elicit(ctx, s, server, req)
 		},
+		Sample: sample,
 		Roots: func() []string { return append([]string(nil), h.roots...) },
 		// A server that ignores its stdin closing gets SIGTERM after this, then SIGKILL after
 		// as long again: within the second the daemon gives itself to stop.

@@ -111,7 +111,11 @@ type Session struct {
 	// header is what the session's file starts with: what re-creates it after a restart.
 	header store.Header
 	// model is the model as the provider was made (the scripted one, to go on after a load).
-	model    llm.Provider
+	model llm.Provider
+	// modelName is "provider/id", as sampling results name the model.
+	modelName string
+	// sampleMu makes the MCP servers' sampling requests wait for each other (sampling.go).
+	sampleMu sync.Mutex
 	compactS compact.Settings
 	window   int
 
@@ -217,6 +221,10 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if m := cfg.Model; m != nil {
 		if s.compactS, err = compact.ParseSettings(m.Compaction); err != nil {
 			return nil, invalid("model.compaction: %v", err)
+		}
+		s.modelName = m.Provider
+		if m.ID != "" {
+			s.modelName += "/" + m.ID
 		}
 		s.window = m.ContextWindow
 		if s.window <= 0 {
