@@ -15,7 +15,9 @@ vet:
 # Every test: Go tests with the race detector (fixtures and real-binary tests included), then
 # the real editor clients (vscode-jsonrpc under node, headless Neovim), the Neovim plugin's
 # headless test, the ACP face with the official ACP SDK (every message validated against the
-# schema), and the VS Code extension's type check and tests, all against bin/pid.
+# schema), the reference MCP server (server-everything) through the daemon, the VS Code
+# extension's type check and tests, and last the end-to-end tests in a real VS Code and a
+# real Neovim (the e2e target), all against bin/pid.
 # scripts/install-test-deps.sh installs what the clients need on a fresh machine.
 test: vet build
 	bash scripts/install-test-deps.sh
@@ -23,7 +25,9 @@ test: vet build
 	bash test/clients/run.sh
 	bash editor/nvim/test/run.sh
 	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
+	cd test/mcp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
 	cd editor/vscode && npm run typecheck && PID_BIN=$(CURDIR)/$(BIN)/pid timeout -k 5 180 npm test
+	$(MAKE) --no-print-directory e2e
 
 # End-to-end tests (issue 14): a real VS Code (code-server in headless Chromium, through
 # puppeteer-core) and a real Neovim (in tmux) with pid's clients against bin/pid, scripted models,
