@@ -115,9 +115,8 @@ func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.Serve
 	if err := add(own, "mcpServers"); err != nil {
 		return nil, nil, invalid("%v", err)
 	}
-	for _, name := range untrusted {
-		delete(out, name) // a session's own server of that name is the editor's: it runs
-	}
+	// A name the untrusted workspace shares with the user's settings or the session's own
+	// servers is theirs: that one runs, and the name is not listed as untrusted.
 	untrusted = slices.DeleteFunc(untrusted, func(n string) bool { _, own := out[n]; return own })
 	return out, untrusted, nil
 }
@@ -453,7 +452,7 @@ func (h *Host) MCPOptions(status func(mcp.ServerStatus)) mcp.Options {
 			return s.face.Elicit(ctx, s, server, req)
 		},
 		Sample: sample,
-		Roots: func() []string { return append([]string(nil), h.roots...) },
+		Roots:  func() []string { return append([]string(nil), h.roots...) },
 		// A server that ignores its stdin closing gets SIGTERM after this, then SIGKILL after
 		// as long again: within the second the daemon gives itself to stop.
 		StopGrace: 400 * time.Millisecond,
