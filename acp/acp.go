@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/store"
 )
@@ -50,6 +51,19 @@ type server struct {
 	// savedStore); nil until opened, and while it cannot be.
 	saved *store.Store
 
+	// mcpm runs the MCP servers of every session of the face (see newMCPManager); closed
+	// when Serve ends, so that no server outlives it.
+	mcpm *mcp.Manager
+	// mmu guards mcpHosts (the hosts told about MCP status changes, with their cwds: the
+	// roots MCP servers see) and mcpSeen. It is never held while calling out.
+	mmu      sync.Mutex
+	mcpHosts []hostRoot
+	// mcpSeen, if set, is called with each MCP status change once every host has been told
+	// (so the catalogs of the sessions that use the server are up to date): tests wait on
+	// it. Called from the manager's goroutines, never concurrently for one server; it must
+	// not block nor call into the server.
+	mcpSeen func(mcp.ServerStatus)
+
 	// wg counts the goroutines of requests.
 	wg sync.WaitGroup
 
@@ -71,13 +85,16 @@ type clientCaps struct {
 	Terminal      bool
 	Notices       bool
 	Compaction    bool // session.compaction: compaction_update and its summary
+	// ElicitForm is elicitation.form: MCP servers' questions go to the client as
+	// elicitation/create (form mode).
+	ElicitForm bool
 }
 
 // Serve speaks ACP on r and w until r ends (the client closed pid's stdin) or ctx ends, and
 // returns the process exit code: 0 when the input ended, 1 when reading it failed. When it
 // returns, every request has been answered and every goroutine it started has finished:
-// running prompts are cancelled (they answer "cancelled") and pid's own requests to the
-// client are given up.
+// running prompts are cancelled (they answer "cancelled"), pid's own requests to the
+// client are given up, and every MCP server the sessions used has stopped.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	return newServer(r, w, opts).serve(ctx, r)
 }
@@ -88,6 +105,7 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.conn = newConn(r, w, s.log)
+	s.mcpm = s.newMCPManager()
 	return s
 }
 
@@ -95,14 +113,15 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 // cwd as its only workspace folder. ACP has no workspace folders of its own: each session
 // names its cwd, which thereby is its workspace root, and its .pid/settings.json is read
 // (with the user's settings file) as the native face reads each workspace folder's. Hosts
-// share the remembered answers and the audit log through their files, as pid processes do.
+// share the remembered answers and the audit log through their files, as pid processes do,
+// and the MCP servers through the face's one manager.
 func (s *server) hostFor(cwd string) *session.Host {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	if h := s.hosts[cwd]; h != nil {
 		return h
 	}
-	h := session.NewHost(session.HostOptions{Log: s.log, Report: func(msg string, severe bool) {
+	h := session.NewHost(session.HostOptions{Log: s.log, MCP: s.mcpm, Report: func(msg string, severe bool) {
 		if severe {
 			s.log.Error(msg, "cwd", cwd)
 		} else {
@@ -111,6 +130,9 @@ func (s *server) hostFor(cwd string) *session.Host {
 	}})
 	h.SetUp([]string{cwd})
 	s.hosts[cwd] = h
+	s.mmu.Lock()
+	s.mcpHosts = append(s.mcpHosts, hostRoot{cwd: cwd, host: h})
+	s.mmu.Unlock()
 	return h
 }
 
@@ -138,6 +160,9 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 		s.catalog.Close()
 	}
 	s.hmu.Unlock()
+	// The sessions have released their servers: stop them all now (and wait for them),
+	// rather than after the linger that would keep them for a next session.
+	s.mcpm.Close()
 	if !errors.Is(err, io.EOF) && !stopped { // readLoop returns only when reading ends
 		s.log.Error("reading the input failed", "err", err)
 		return 1

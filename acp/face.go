@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"sync"
 	"sync/atomic"
 
@@ -25,6 +24,9 @@ type sessionState struct {
 	ss  *session.Session
 	// host is the session layer's host the session lives in (hostFor its cwd).
 	host *session.Host
+	// mcpOwn is the session's own mcpServers as the session layer has them (settings
+	// shape; nil: none): what session/new gave, or what the saved session holds.
+	mcpOwn json.RawMessage
 
 	// active is the running turn, for session/cancel on the read loop (which must not wait
 	// for mu while an update is being written).
@@ -308,20 +310,8 @@ func (e askError) Reason() string {
 // declared session.notices and a turn of the session is running.
 func (s *server) Warn(ss *session.Session, msg string) {
 	s.log.Warn(msg, "session", ss.ID())
-	s.mu.Lock()
-	notices := s.caps.Notices
-	s.mu.Unlock()
-	if !notices || msg == "" {
-		return
-	}
-	st := s.state(ss)
-	if st == nil {
-		return
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.cur != nil {
-		st.update(notice{SessionUpdate: "notice", Severity: "warning", Title: msg})
+	if st := s.state(ss); st != nil {
+		s.tell(st, "warning", msg)
 	}
 }
 
@@ -373,10 +363,4 @@ type notice struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	Severity      string `json:"severity"`
 	Title         string `json:"title"`
-}
-
-// Elicit implements session.Face. ACP's own elicitation/create is not wired yet: an MCP
-// server's request is declined, which servers must handle.
-func (s *server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	return nil, fmt.Errorf("pid's ACP face does not route elicitation/create yet (server %s)", server)
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +32,13 @@ import (
 // hangGuard bounds every wait. It is not a timed assertion: a test that hits it has hung.
 const hangGuard = 20 * time.Second
 
+// testMCP is the path of package mcp's test MCP server (pidtestmcp), which TestMain builds
+// into its temp folder; "" when the build failed (testMCPErr says why).
+var (
+	testMCP    string
+	testMCPErr error
+)
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "pid-acp-test-")
 	if err != nil {
@@ -39,6 +47,12 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	bin := filepath.Join(dir, "bin", "pidtestmcp")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/pid-agent/pid/mcp/internal/testserver/cmd/pidtestmcp").CombinedOutput(); err != nil {
+		testMCPErr = fmt.Errorf("go build pidtestmcp: %v\n%s", err, out)
+	} else {
+		testMCP = bin
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }
 
@@ -107,6 +121,7 @@ var (
 		"session/close": "CloseSessionRequest", "session/delete": "DeleteSessionRequest",
 		"session/request_permission": "RequestPermissionRequest",
 		"fs/read_text_file":          "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
+		"elicitation/create": "CreateElicitationRequest",
 	}
 	responseDefs = map[string]string{
 		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
@@ -114,6 +129,7 @@ var (
 		"session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
 		"session/request_permission": "RequestPermissionResponse",
 		"fs/read_text_file":          "ReadTextFileResponse", "fs/write_text_file": "WriteTextFileResponse",
+		"elicitation/create": "CreateElicitationResponse",
 	}
 	notificationDefs = map[string]string{
 		"session/update": "SessionNotification", "session/cancel": "CancelNotification",
@@ -164,7 +180,8 @@ type client struct {
 	theirs  map[string]string // ids of pid's requests -> method
 	closed  bool
 	readErr error
-	// declared holds the client methods this client declared in initialize (fs/*).
+	// declared holds the client methods this client declared in initialize (fs/*,
+	// elicitation/create).
 	declared map[string]bool
 }
 
@@ -288,14 +305,23 @@ func (c *client) check(line []byte) (*msg, error) {
 		c.mu.Lock()
 		declared := c.declared[m.Method]
 		c.mu.Unlock()
-		if !ok || strings.HasPrefix(m.Method, "fs/") && !declared {
+		if !ok || (strings.HasPrefix(m.Method, "fs/") || m.Method == "elicitation/create") && !declared {
 			return &m, fmt.Errorf("pid sent a request it must not send (not declared by the client): %s", line)
 		}
 		return &m, validate(c.t, d, m.Params)
 	case m.isNotification():
 		d, ok := notificationDefs[m.Method]
-		if !ok || m.Method != "session/update" {
+		if !ok || m.Method != "session/update" && m.Method != "$/cancel_request" {
 			return &m, fmt.Errorf("pid sent an unexpected notification: %s", line)
+		}
+		if m.Method == "$/cancel_request" {
+			// pid gives up only a request of its own.
+			c.mu.Lock()
+			_, ours := c.theirs[idKey(json.RawMessage(m.get("params.requestId").Raw))]
+			c.mu.Unlock()
+			if !ours {
+				return &m, fmt.Errorf("pid cancelled a request it never sent: %s", line)
+			}
 		}
 		return &m, validate(c.t, d, m.Params)
 	}
@@ -454,8 +480,10 @@ func (c *client) initialize(caps map[string]any) gjson.Result {
 	if caps != nil {
 		p["clientCapabilities"] = caps
 		fs, _ := caps["fs"].(map[string]any)
+		el, _ := caps["elicitation"].(map[string]any)
 		c.mu.Lock()
-		c.declared = map[string]bool{"fs/read_text_file": fs["readTextFile"] == true, "fs/write_text_file": fs["writeTextFile"] == true}
+		c.declared = map[string]bool{"fs/read_text_file": fs["readTextFile"] == true, "fs/write_text_file": fs["writeTextFile"] == true,
+			"elicitation/create": el["form"] != nil}
 		c.mu.Unlock()
 	}
 	res, _ := c.result(c.request("initialize", p), nil)

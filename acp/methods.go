@@ -31,6 +31,9 @@ type initializeParams struct {
 			Notices    json.RawMessage `json:"notices"`
 			Compaction json.RawMessage `json:"compaction"`
 		} `json:"session"`
+		Elicitation *struct {
+			Form json.RawMessage `json:"form"`
+		} `json:"elicitation"`
 	} `json:"clientCapabilities"`
 }
 
@@ -94,6 +97,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		Terminal:      cc.Terminal,
 		Notices:       cc.Session != nil && declared(cc.Session.Notices),
 		Compaction:    cc.Session != nil && declared(cc.Session.Compaction),
+		ElicitForm:    cc.Elicitation != nil && declared(cc.Elicitation.Form),
 	}
 	s.mu.Unlock()
 	res := &initializeResult{
@@ -102,11 +106,13 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		AgentInfo:       implementation{Name: "pid", Title: "pid", Version: s.opts.Version},
 	}
 	// Images go to the model as image blocks; embedded text resources become context in
-	// the user message. No audio; no MCP servers. Saved sessions can be loaded, listed,
+	// the user message. No audio. MCP servers over stdio (which every agent takes) and
+	// streamable HTTP, not the old SSE transport. Saved sessions can be loaded, listed,
 	// resumed and deleted when pid can use its sessions folder; a live session can always
 	// be closed.
 	res.AgentCapabilities.PromptCapabilities.Image = true
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
+	res.AgentCapabilities.MCPCapabilities.HTTP = true
 	sc := &res.AgentCapabilities.SessionCapabilities
 	sc.Close = &struct{}{}
 	if s.savedStore() != nil {
@@ -139,8 +145,11 @@ type sessionNewResult struct {
 }
 
 // sessionNew makes a session whose cwd (required, absolute, an existing folder) is its
-// working folder and its only workspace folder (see hostFor). _meta.pid holds pid's own settings (model, toolExecution,
-// permissions, scriptedTools, systemPrompt), as in the native session/new.
+// working folder and its only workspace folder (see hostFor). mcpServers are the client's
+// MCP servers (see mcpServersConfig): their tools join the session's catalog, found through
+// tool_search. _meta.pid holds pid's own settings (model, toolExecution, permissions,
+// scriptedTools, systemPrompt, mcpServers in the settings files' shape), as in the native
+// session/new.
 func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	var p sessionNewParams
 	if err := decodeParams(params, &p); err != nil {
@@ -157,19 +166,21 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 		cfg = *p.Meta.PID
 	}
 	cfg.Cwd = filepath.Clean(*p.Cwd)
-	if len(p.MCPServers) > 0 {
-		s.log.Warn("pid does not connect to MCP servers yet; the session's mcpServers are ignored", "count", len(p.MCPServers))
-	}
 	if fi, err := os.Stat(cfg.Cwd); err != nil || !fi.IsDir() {
 		return nil, errorf(codeInvalidParams, "Invalid params: cwd %q is not a folder", cfg.Cwd)
 	}
+	servers, err := mcpServersConfig(p.MCPServers, cfg.MCPServers, cfg.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MCPServers = servers
 	id := store.NewID()
 	host := s.hostFor(cfg.Cwd)
 	ss, err := host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id)})
 	if err != nil {
 		return nil, err
 	}
-	st := &sessionState{srv: s, ss: ss, host: host}
+	st := &sessionState{srv: s, ss: ss, host: host, mcpOwn: servers}
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func (s *server) catalogHost() *session.Host {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	if s.catalog == nil {
-		s.catalog = session.NewHost(session.HostOptions{Log: s.log, Report: func(msg string, severe bool) {
+		s.catalog = session.NewHost(session.HostOptions{Log: s.log, MCP: s.mcpm, Report: func(msg string, severe bool) {
 			if severe {
 				s.log.Error(msg)
 			} else {
@@ -121,7 +122,10 @@ func (s *server) sessionResume(_ json.RawMessage, params json.RawMessage) (func(
 // activate is session/load (replay true) and session/resume: it makes a saved session live
 // in this pid, in the host of its saved cwd. A session live here already (made by
 // session/new or an earlier load) is taken as it is. session/load first replays the
-// conversation (see replay), refusing while a prompt of the session runs.
+// conversation (see replay), refusing while a prompt of the session runs. mcpServers are
+// checked as session/new checks them, but the session keeps the servers it was started
+// with (the session layer re-creates it from its saved settings): when the request names
+// others, a warning says so.
 func (s *server) activate(method string, params json.RawMessage, replay bool) (func(context.Context, func(any, error)), error) {
 	var p activateParams
 	if err := decodeParams(params, &p); err != nil {
@@ -135,10 +139,11 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 	case !filepath.IsAbs(*p.Cwd):
 		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
 	}
-	if len(p.MCPServers) > 0 {
-		s.log.Warn("pid does not connect to MCP servers yet; the session's mcpServers are ignored", "count", len(p.MCPServers))
-	}
 	id, asked := p.SessionID, filepath.Clean(*p.Cwd)
+	requested, err := mcpServersConfig(p.MCPServers, nil, asked)
+	if err != nil {
+		return nil, err
+	}
 	return s.lifecycle(func() (any, error) {
 		st, fresh, err := s.activeState(method, id, replay)
 		if err != nil {
@@ -160,6 +165,18 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 			if notices {
 				st.update(notice{SessionUpdate: "notice", Severity: "info",
 					Title: "This session works in " + cwd + ", the folder it was saved in, not in " + asked + "."})
+			}
+		}
+		if same, had, want := sameServers(st.mcpOwn, requested); !same {
+			// The session layer re-creates a session with the servers it was saved with.
+			msg := fmt.Sprintf("Session %s keeps the MCP servers it was started with (%s); the servers of this request (%s) are not used: pid cannot change a session's MCP servers. Start a new session to use them.",
+				id, listOrNone(had), listOrNone(want))
+			s.log.Warn(msg, "method", method)
+			s.mu.Lock()
+			notices := s.caps.Notices
+			s.mu.Unlock()
+			if notices {
+				st.update(notice{SessionUpdate: "notice", Severity: "warning", Title: msg})
 			}
 		}
 		if replay {
@@ -208,7 +225,15 @@ func (s *server) activeState(method, id string, replay bool) (st *sessionState, 
 	if err != nil {
 		return nil, false, sessionError(id, err)
 	}
-	return &sessionState{srv: s, ss: ss, host: host}, true, nil
+	return &sessionState{srv: s, ss: ss, host: host, mcpOwn: header.MCPServers}, true, nil
+}
+
+// listOrNone is names joined with commas, or "none".
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // sameFolder reports whether two absolute paths name the same folder (the same text, or

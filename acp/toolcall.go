@@ -11,6 +11,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -96,6 +97,7 @@ func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) to
 		tc.RawInput = args
 	}
 	if !ss.IsBuiltin(name) {
+		tc.Kind, tc.Title = otherTool(name, args)
 		return tc
 	}
 	var a toolArgs
@@ -114,6 +116,30 @@ func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) to
 		}
 	}
 	return tc
+}
+
+// otherTool is the kind and title of a tool that is not built in: tool_search is a search
+// ("Find MCP tools: `query`"); an MCP tool reads "echo (MCP server t)" and is of kind
+// other, whatever its server's annotations say (hints: they are not trusted, and the
+// session layer shows them only with the approval question); a scripted tool keeps its
+// name.
+func otherTool(name string, args json.RawMessage) (kind, title string) {
+	if name == session.ToolSearchName {
+		var a struct {
+			Query string `json:"query"`
+		}
+		_ = json.Unmarshal(args, &a)
+		if a.Query == "" {
+			return "search", "Find MCP tools"
+		}
+		return "search", "Find MCP tools: " + code(oneLine(a.Query, 60))
+	}
+	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
+			return "other", tool + " (MCP server " + server + ")"
+		}
+	}
+	return "other", name
 }
 
 // toolKind maps a built-in tool onto ACP's kinds.

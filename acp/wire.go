@@ -397,6 +397,20 @@ var errClosed = errors.New("the client closed the connection")
 // input. The response's result is decoded into result; an error response is returned as
 // an *rpcError. Once call has returned, a late response to it is dropped.
 func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	return c.roundTrip(ctx, method, params, result, false)
+}
+
+// callCancelling is call, except that when ctx ends first the client is told with
+// $/cancel_request that the request is given up (so it can take down what it shows).
+func (c *conn) callCancelling(ctx context.Context, method string, params, result any) error {
+	return c.roundTrip(ctx, method, params, result, true)
+}
+
+type cancelRequestParams struct {
+	RequestID uint64 `json:"requestId"`
+}
+
+func (c *conn) roundTrip(ctx context.Context, method string, params, result any, cancel bool) error {
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
@@ -432,6 +446,9 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 	case <-c.done:
 		return errClosed
 	case <-ctx.Done():
+		if cancel {
+			_ = c.notify("$/cancel_request", cancelRequestParams{RequestID: id})
+		}
 		return ctx.Err()
 	}
 }

@@ -126,7 +126,7 @@ func TestInitializeVersionsAndCapabilities(t *testing.T) {
 		}
 		checks := map[string]string{
 			"agentInfo.name": "pid", "agentInfo.version": "test", "agentCapabilities.loadSession": "true",
-			"agentCapabilities.promptCapabilities.audio": "false", "agentCapabilities.mcpCapabilities.http": "false",
+			"agentCapabilities.promptCapabilities.audio": "false", "agentCapabilities.mcpCapabilities.http": "true",
 			"agentCapabilities.mcpCapabilities.sse": "false", "authMethods.#": "0",
 		}
 		for path, want := range checks {

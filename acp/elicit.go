@@ -1,0 +1,148 @@
+// This file routes an MCP server's elicitation (a question it asks the person during one of
+// its tool calls) to the ACP client as elicitation/create, and the client's answer back to
+// the server.
+
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pid-agent/pid/mcp"
+	"github.com/pid-agent/pid/session"
+)
+
+// elicitationParams is ACP's CreateElicitationRequest in form mode, scoped to a session
+// and, when pid can tell which, to the tool call that asked.
+type elicitationParams struct {
+	SessionID       string          `json:"sessionId"`
+	ToolCallID      string          `json:"toolCallId,omitempty"`
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+	Meta            elicitationMeta `json:"_meta"`
+}
+
+// elicitationMeta is _meta.pid of elicitation/create: the MCP server that asks.
+type elicitationMeta struct {
+	PID struct {
+		Server string `json:"server"`
+	} `json:"pid"`
+}
+
+// elicitationResponse is ACP's CreateElicitationResponse.
+type elicitationResponse struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
+}
+
+// emptyForm is the requestedSchema of a question that came without one.
+var emptyForm = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// Elicit implements session.Face: a form question goes to the client as elicitation/create
+// when it declared elicitation.form, and the client's action (accept with its content,
+// decline, cancel) goes back to the server. A client without the capability, and a
+// question in another mode (url), get a decline, with a warning that says why (the log,
+// and a notice when the client takes notices). When ctx ends first (the prompt was
+// cancelled) the client is told with $/cancel_request and the server gets cancel; so it
+// does when the client goes away. An error response of the client declines (the error is
+// logged by package mcp).
+func (s *server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	decline := &sdk.ElicitResult{Action: "decline"}
+	cancel := &sdk.ElicitResult{Action: "cancel"}
+	if req == nil {
+		return decline, nil
+	}
+	if ctx.Err() != nil {
+		return cancel, nil
+	}
+	s.mu.Lock()
+	form := s.caps.ElicitForm
+	s.mu.Unlock()
+	mode := req.Mode
+	if mode == "" {
+		mode = "form"
+		if req.URL != "" || req.ElicitationID != "" {
+			mode = "url"
+		}
+	}
+	switch {
+	case mode != "form":
+		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question in %q mode, which pid does not pass to the editor (only form questions); the question was declined.", server, mode))
+		return decline, nil
+	case !form:
+		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question (%s), but the editor cannot answer questions from MCP servers (it did not declare elicitation.form in its clientCapabilities); the question was declined.", server, code(oneLine(req.Message, 80))))
+		return decline, nil
+	}
+	schema := emptyForm
+	if req.RequestedSchema != nil {
+		b, err := json.Marshal(req.RequestedSchema)
+		if err != nil {
+			return nil, fmt.Errorf("the requestedSchema of MCP server %s cannot be encoded: %v", server, err)
+		}
+		if string(b) != "null" {
+			schema = b
+		}
+	}
+	p := elicitationParams{SessionID: ss.ID(), Mode: "form", Message: req.Message, RequestedSchema: schema}
+	p.Meta.PID.Server = server
+	if st := s.state(ss); st != nil {
+		p.ToolCallID = st.runningCall(server)
+	}
+	var res elicitationResponse
+	if err := s.conn.callCancelling(ctx, "elicitation/create", p, &res); err != nil {
+		if ctx.Err() != nil || errors.Is(err, errClosed) {
+			return cancel, nil
+		}
+		return nil, fmt.Errorf("the editor did not answer elicitation/create: %w", err)
+	}
+	switch res.Action {
+	case "accept":
+		return &sdk.ElicitResult{Action: "accept", Content: res.Content}, nil
+	case "decline", "cancel":
+		return &sdk.ElicitResult{Action: res.Action}, nil
+	}
+	s.log.Warn("the editor answered elicitation/create with an unknown action; the question is declined", "session", ss.ID(), "server", server, "action", res.Action)
+	return decline, nil
+}
+
+// runningCall returns the id of the tool call of the running turn that a request of the MCP
+// server belongs to: the only call of one of that server's tools now executing; "" when
+// there is none, or several (the request cannot be told apart: the session layer does not
+// say which call it came from).
+func (st *sessionState) runningCall(server string) string {
+	prefix := mcpToolPrefix(server)
+	if prefix == "" {
+		return ""
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t := st.cur
+	if t == nil {
+		return ""
+	}
+	found := ""
+	for _, id := range t.order {
+		if c := t.calls[id]; c.status == "in_progress" && strings.HasPrefix(c.name, prefix) {
+			if found != "" {
+				return ""
+			}
+			found = id
+		}
+	}
+	return found
+}
+
+// mcpToolPrefix is the start of the names pid gives the tools of an MCP server
+// ("mcp__github__"); "" when its name is so long that the tools' names are cut.
+func mcpToolPrefix(server string) string {
+	if p, ok := strings.CutSuffix(mcp.ToolName(server, "t", nil), "__t"); ok {
+		return p + "__"
+	}
+	return ""
+}
