@@ -10,7 +10,9 @@
 //     sends toolEnd): one framed round trip plus pid's JSON and pipeline work;
 //   - notification rate: $/toolUpdate and toolEnd notifications a client receives per second
 //     from tools that report progress as fast as they can;
-//   - start to initialize: from starting the process to the initialize response.
+//   - start to initialize: from starting the process to the initialize response;
+//   - an MCP tool call (pidtestmcp's echo) through pid against the SDK's client calling it
+//     directly, and pid's own part (a scripted tool) to tell the MCP leg apart.
 package main
 
 import (
@@ -36,6 +38,7 @@ func main() {
 	approvals := flag.Int("approvals", 5000, "approval round trips to time")
 	updates := flag.Int("updates", 200000, "notifications to time")
 	starts := flag.Int("starts", 30, "process starts to time")
+	mcpCalls := flag.Int("mcp", 2000, "MCP echo calls to time each way (0: skip)")
 	jsonOut := flag.String("json", "", "also write the figures as JSON to this file")
 	flag.Parse()
 
@@ -80,6 +83,20 @@ func main() {
 		fmt.Printf("notification rate / raw one-way rate: %.2f (target: >= 100000 msgs/s absolute)\n", rate/res["raw_msgs_per_s"])
 	}
 	fmt.Printf("start to initialize: %.2f ms (target <= 20 ms)\n", smed)
+
+	if *mcpCalls > 0 {
+		f, err := mcpRoundTrip(*bin, *mcpCalls)
+		if err != nil {
+			fail(err)
+		}
+		res["mcp_direct_median_us"], res["mcp_via_pid_median_us"], res["mcp_pid_noop_median_us"] = f.direct, f.viaPID, f.pidNoop
+		res["mcp_via_pid_vs_direct_ratio"] = f.viaPID / f.direct
+		res["mcp_part_vs_direct_ratio"] = (f.viaPID - f.pidNoop) / f.direct
+		fmt.Printf("MCP echo: SDK client direct %.1f us; through pid (tools/execute) %.1f us; pid with a scripted tool %.1f us (medians, %d calls each)\n",
+			f.direct, f.viaPID, f.pidNoop, *mcpCalls)
+		fmt.Printf("MCP through pid / direct: %.2f; pid's MCP leg (through pid - scripted tool) / direct: %.2f (target <= 1.2)\n",
+			f.viaPID/f.direct, (f.viaPID-f.pidNoop)/f.direct)
+	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
