@@ -6,10 +6,13 @@
 // what arrived, and check that the SDK saw every update the tap saw.
 //
 // Run with `node --test` here (after `npm ci`). The binary is $PID_BIN, else ../../bin/pid.
+// The MCP test runs package mcp's test server: $PID_TESTMCP_BIN, else one it builds with
+// `go build` into a temp folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,26 +70,28 @@ const REQUEST = {
 	initialize: 'InitializeRequest', 'session/new': 'NewSessionRequest', 'session/prompt': 'PromptRequest',
 	'session/load': 'LoadSessionRequest', 'session/resume': 'ResumeSessionRequest', 'session/list': 'ListSessionsRequest',
 	'session/close': 'CloseSessionRequest', 'session/delete': 'DeleteSessionRequest',
-	'session/request_permission': 'RequestPermissionRequest',
+	'session/request_permission': 'RequestPermissionRequest', 'elicitation/create': 'CreateElicitationRequest',
 };
 const RESPONSE = {
 	initialize: 'InitializeResponse', 'session/new': 'NewSessionResponse', 'session/prompt': 'PromptResponse',
 	'session/load': 'LoadSessionResponse', 'session/resume': 'ResumeSessionResponse', 'session/list': 'ListSessionsResponse',
 	'session/close': 'CloseSessionResponse', 'session/delete': 'DeleteSessionResponse',
-	'session/request_permission': 'RequestPermissionResponse',
+	'session/request_permission': 'RequestPermissionResponse', 'elicitation/create': 'CreateElicitationResponse',
 };
 const NOTIFICATION = {
 	'session/update': 'SessionNotification', 'session/cancel': 'CancelNotification',
 	'$/cancel_request': 'CancelRequestNotification',
 };
 // What each side may send: the client never gets fs/* or terminal/* requests (it declared
-// neither), and pid sends no notification but session/update.
+// neither), nor elicitation/create unless it declared elicitation.form (Tap's
+// elicitation), and pid sends no notification but session/update.
 const AGENT_MAY_REQUEST = new Set(['session/request_permission']);
 const AGENT_MAY_NOTIFY = new Set(['session/update']);
 
 // Tap records and validates every line of one connection, in each direction's order.
 class Tap {
-	constructor() {
+	constructor({ elicitation = false } = {}) {
+		this.elicitation = elicitation; // the client declared elicitation.form
 		this.lines = []; // {dir: 'in'|'out', msg} in the order seen ('in': from pid)
 		this.errors = [];
 		this.requests = { in: new Map(), out: new Map() }; // id -> method, per sender
@@ -111,7 +116,8 @@ class Tap {
 		const other = dir === 'in' ? 'out' : 'in';
 		if (typeof msg.method === 'string' && 'id' in msg) {
 			this.requests[dir].set(JSON.stringify(msg.id), msg.method);
-			if (dir === 'in' && !AGENT_MAY_REQUEST.has(msg.method)) return fail(`pid must not send ${msg.method}`);
+			const mayAsk = AGENT_MAY_REQUEST.has(msg.method) || (this.elicitation && msg.method === 'elicitation/create');
+			if (dir === 'in' && !mayAsk) return fail(`pid must not send ${msg.method}`);
 			if (dir === 'out' && msg.method.startsWith('_')) return; // extension request: any params
 			if (!REQUEST[msg.method]) return fail(`no schema for request ${msg.method}`);
 			return valid(REQUEST[msg.method], msg.params);
@@ -173,7 +179,9 @@ class Tap {
 
 // start spawns `pid --acp` with its settings and state in a temp folder (or in xdg, which
 // the caller owns: pids that share it share their saved sessions) and connects the SDK's
-// client to it through a tap. handlers: {permission(params, signal) -> response}.
+// client to it through a tap. handlers: {permission(params, signal) -> response,
+// elicitation(params, signal) -> response}; with an elicitation handler the client may be
+// asked elicitation/create (it must then declare elicitation.form in initialize).
 function start(t, handlers = {}, { xdg: shared } = {}) {
 	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
 	const xdg = shared ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
@@ -188,7 +196,7 @@ function start(t, handlers = {}, { xdg: shared } = {}) {
 		child.on('error', reject);
 		child.on('exit', (code, signal) => resolve({ code, signal }));
 	});
-	const tap = new Tap();
+	const tap = new Tap({ elicitation: Boolean(handlers.elicitation) });
 	const fromPid = tap.splitter('in');
 	const toPid = tap.splitter('out');
 	const input = Readable.toWeb(child.stdout).pipeThrough(new TransformStream({
@@ -210,6 +218,10 @@ function start(t, handlers = {}, { xdg: shared } = {}) {
 		.onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
 			assert.ok(handlers.permission, `unexpected permission request: ${JSON.stringify(params)}`);
 			return handlers.permission(params, signal);
+		})
+		.onRequest(acp.methods.client.elicitation.create, async ({ params, signal }) => {
+			assert.ok(handlers.elicitation, `unexpected elicitation request: ${JSON.stringify(params)}`);
+			return handlers.elicitation(params, signal);
 		});
 	t.after(async () => {
 		child.kill('SIGKILL');
@@ -553,4 +565,120 @@ test(`SDK ${SDK_VERSION}: a session saved by one pid is listed, loaded with its 
 	}), 'the second pid', 60_000);
 	await ends(second);
 	second.finish();
+});
+
+// The test MCP server of package mcp: $PID_TESTMCP_BIN, else built once into a temp folder.
+let testMCP;
+function testMCPBin(t) {
+	if (!testMCP) {
+		if (process.env.PID_TESTMCP_BIN) {
+			testMCP = path.resolve(process.env.PID_TESTMCP_BIN);
+		} else {
+			const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-testmcp-'));
+			testMCP = path.join(dir, 'pidtestmcp');
+			execFileSync('go', ['build', '-o', testMCP, 'github.com/pid-agent/pid/mcp/internal/testserver/cmd/pidtestmcp'],
+				{ cwd: path.resolve(here, '../..'), stdio: ['ignore', 'ignore', 'inherit'] });
+			process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+		}
+	}
+	assert.ok(fs.existsSync(testMCP), `no test MCP server at ${testMCP}: build it (go build -o DIR/pidtestmcp ./mcp/internal/testserver/cmd/pidtestmcp) and set PID_TESTMCP_BIN`);
+	return testMCP;
+}
+
+// The ids of the live processes running the binary bin.
+function processesOf(bin) {
+	const out = [];
+	for (const name of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(name)) continue;
+		try {
+			const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8');
+			const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+			if (cmdline.startsWith(bin + '\0') && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') out.push(Number(name));
+		} catch {
+			// gone meanwhile
+		}
+	}
+	return out;
+}
+
+test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search, a call, an elicitation; no server outlives pid`, async (t) => {
+	const bin = testMCPBin(t);
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	const asked = [];
+	const questions = [];
+	const pid = start(t, {
+		permission(params) {
+			asked.push(params);
+			return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once').optionId } };
+		},
+		elicitation(params) {
+			questions.push(params);
+			return { action: 'accept', content: { answer: 'Ada' } };
+		},
+	});
+	const mcpServers = [{ name: 't', command: bin, args: [], env: [{ name: 'PID_ACP_TEST_VAR', value: 'from the editor' }] }];
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		const init = await within(ctx.request(acp.methods.agent.initialize, {
+			protocolVersion: acp.PROTOCOL_VERSION,
+			clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
+			clientInfo: { name: 'pid-acp-test', version: '1' },
+		}), 'initialize');
+		assert.equal(init.agentCapabilities.mcpCapabilities.http, true);
+		assert.notEqual(init.agentCapabilities.mcpCapabilities.sse, true);
+
+		// A first session starts the server: its tool_search waits for the start. (The
+		// search may still read the catalog of before the start: package mcp wakes it
+		// before it tells the sessions. The session below shares the then ready server.)
+		const warm = await within(ctx.request(acp.methods.agent.session.new, {
+			cwd, mcpServers, _meta: { pid: { model: { provider: 'script', turns: [turn(call('w1', 'tool_search', { query: 'echo' })), turn(text('warm'))] } } },
+		}), 'session/new (warm-up)');
+		assert.equal((await within(ctx.request(acp.methods.agent.session.prompt, { sessionId: warm.sessionId, prompt: [text('start')] }), 'warm-up prompt')).stopReason, 'end_turn');
+		const servers = processesOf(bin);
+		assert.equal(servers.length, 1, 'one server process');
+
+		const meta = {
+			model: {
+				provider: 'script',
+				turns: [
+					turn(call('s1', 'tool_search', { query: 'echo' }), call('s2', 'tool_search', { query: 'ask' })),
+					turn(call('e1', 'mcp__t__echo', { text: 'hello from MCP' })),
+					// Alone in its batch: while several calls of one server run, pid cannot tell
+					// which one a question comes from, and ties it to the session only.
+					turn(call('a1', 'mcp__t__ask', { text: 'Your name?' })),
+					turn(text('done')),
+				],
+			},
+		};
+		const { sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers, _meta: { pid: meta } }), 'session/new');
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('Echo and ask')] }), 'session/prompt');
+		assert.equal(res.stopReason, 'end_turn');
+		assert.deepEqual(processesOf(bin), servers, 'the second session shares the server process');
+
+		const us = updatesOf(pid.updates, sessionId);
+		const byId = (id, kind) => us.filter((u) => u.toolCallId === id && u.sessionUpdate === kind);
+		const search = byId('s1', 'tool_call')[0];
+		assert.equal(search.kind, 'search');
+		assert.equal(search.title, 'Find MCP tools: `echo`');
+		assert.match(byId('s1', 'tool_call_update').at(-1).content[0].content.text, /mcp__t__echo/);
+		const echo = byId('e1', 'tool_call')[0];
+		assert.equal(echo.title, 'echo (MCP server t)');
+		assert.equal(echo.kind, 'other');
+		assert.deepEqual(echo.rawInput, { text: 'hello from MCP' });
+		const echoEnd = byId('e1', 'tool_call_update').at(-1);
+		assert.equal(echoEnd.status, 'completed');
+		assert.deepEqual(echoEnd.content, [{ type: 'content', content: { type: 'text', text: 'hello from MCP' } }]);
+		// The MCP calls asked like other tools; the question went to the client, tied to its call.
+		assert.deepEqual(asked.map((a) => [a.toolCall.toolCallId, a.toolCall.title]), [['e1', 'echo (MCP server t)'], ['a1', 'ask (MCP server t)']]);
+		assert.equal(questions.length, 1);
+		assert.equal(questions[0].sessionId, sessionId);
+		assert.equal(questions[0].toolCallId, 'a1');
+		assert.equal(questions[0].mode, 'form');
+		assert.equal(questions[0].message, 'Your name?');
+		assert.deepEqual(questions[0].requestedSchema.properties, { answer: { type: 'string' } });
+		assert.equal(byId('a1', 'tool_call_update').at(-1).content[0].content.text, 'action=accept answer=Ada');
+	}), 'the client workflow', 60_000);
+	await ends(pid);
+	assert.deepEqual(processesOf(bin), [], 'no MCP server outlives pid');
+	pid.finish();
 });
