@@ -94,7 +94,11 @@ func TestMCPToolSearchThenCall(t *testing.T) {
 		turn(toolCall("s1", "tool_search", obj{"query": "echo text back"})),
 		turn(toolCall("e1", "mcp__t__echo", obj{"text": "hello"})),
 		turn(text("done")),
+		turn(text("## Goal\nsummary of the search")), // session/compact's summary
+		turn(toolCall("e2", "mcp__t__echo", obj{"text": "after the compaction"})),
+		turn(text("again")),
 	)
+	model["compaction"] = obj{"keepRecentTokens": 1} // everything before the last prompt can go
 	sid := d.newSession(obj{"model": model, "mcpServers": testServers(nil)})
 	awaitServer(t, d, "t")
 	// Deferred: listed, not active; tool_search is.
@@ -125,6 +129,18 @@ func TestMCPToolSearchThenCall(t *testing.T) {
 	servers := d.call("mcp/servers", obj{})
 	if s := servers.Get(`servers.#(name=="t")`); s.Get("status").String() != "ready" || s.Get("tools").Int() < 5 {
 		t.Errorf("mcp/servers: %s", servers.Raw)
+	}
+	// A compaction summarizes the search away from the model's view; the tool it activated
+	// stays active (the activation is in the transcript), and the model calls it again.
+	if res := d.call("session/compact", obj{"sessionId": sid}); !strings.Contains(res.Get("summary").String(), "summary of the search") {
+		t.Fatalf("session/compact: %s", res.Raw)
+	}
+	if e := d.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__echo")`); !e.Get("active").Bool() {
+		t.Errorf("mcp__t__echo after the compaction: %s", e.Raw)
+	}
+	msgs = promptAnswering(t, d, sid, "echo again", allowAll(&asked)).Get("messages").Array()
+	if call := msgs[2]; call.Get("isError").Bool() || call.Get("content.0.text").String() != "after the compaction" {
+		t.Errorf("mcp__t__echo after the compaction: %s", call.Raw)
 	}
 	stopDaemon(t, d)
 }
