@@ -220,6 +220,51 @@ func TestMCPSampling(t *testing.T) {
 	stopDaemon(t, d)
 }
 
+// roots/list answers the workspace folders; every kind of content maps onto pid's result
+// (structuredContent in details); the server's annotations reach beforeToolCall, and a
+// readOnlyHint does not skip the question.
+func TestMCPRootsContentAndAnnotations(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}),
+		"permissions": obj{"tools": obj{"mcp__t__roots": "allow", "mcp__t__rich": "allow"}}})
+	awaitServer(t, d, "t")
+	b := wsExecute(t, d, sid, "", nil, wsCall("r1", "mcp__t__roots", obj{}))
+	if got, want := wsText(b.msg(t, "r1")), wsFileURI(ws); got != want {
+		t.Errorf("roots: %q, want %q", got, want)
+	}
+	b = wsExecute(t, d, sid, "", nil, wsCall("x1", "mcp__t__rich", obj{}))
+	m := b.msg(t, "x1")
+	var kinds []string
+	for _, c := range m.Get("content").Array() {
+		kinds = append(kinds, c.Get("type").String())
+	}
+	if strings.Join(kinds, ",") != "text,image,text,text,text,text" || m.Get("content.1.mimeType").String() != "image/png" {
+		t.Errorf("rich content kinds %v: %s", kinds, m.Raw)
+	}
+	text := wsText(m)
+	for _, want := range []string{"plain text", "audio/wav", "file:///srv/notes.md", "embedded text", "file:///srv/b.bin"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rich text lacks %q: %s", want, text)
+		}
+	}
+	if m.Get("details.count").Int() != 6 || !m.Get("details.ok").Bool() {
+		t.Errorf("structuredContent is not in details: %s", m.Get("details").Raw)
+	}
+	var asked []*wireMsg
+	b = wsExecute(t, d, sid, "", func(m *wireMsg) any { asked = append(asked, m); return obj{"decision": "allow"} },
+		wsCall("p1", "mcp__t__peek", obj{"text": "k"}))
+	if len(asked) != 1 || !asked[0].get("params.annotations.readOnlyHint").Bool() || asked[0].get("params.annotations.title").String() != "Peek" {
+		t.Errorf("peek was not asked about with its annotations: %v", asked)
+	}
+	if wsText(b.msg(t, "p1")) != "k" {
+		t.Errorf("peek: %s", b.res.Raw)
+	}
+	stopDaemon(t, d)
+}
+
 // Progress becomes $/toolUpdate; $/cancelRequest cancels the MCP request (the server sees it).
 func TestMCPProgressAndCancel(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)
