@@ -447,14 +447,16 @@ func TestMCPLoadedSessionKeepsItsServers(t *testing.T) {
 }
 
 // askScript is a session whose model finds the ask tool in its first prompt, then calls it
-// once per prompt (a1, then a2), with MCP tools allowed.
+// once per prompt (a1, a2, a3), with MCP tools allowed.
 func askScript() string {
 	return script(allowMCP,
 		toolTurn(call("s1", "tool_search", `{"query":"ask"}`)),
 		textTurn("found"),
 		toolTurn(call("a1", "mcp__t__ask", `{"text":"Your name?"}`)),
 		textTurn("asked"),
-		toolTurn(call("a2", "mcp__t__ask", `{"text":"Once more?"}`)),
+		toolTurn(call("a2", "mcp__t__ask", `{"text":"Your age?"}`)),
+		textTurn("asked again"),
+		toolTurn(call("a3", "mcp__t__ask", `{"text":"Once more?"}`)),
 		textTurn("never"))
 }
 
@@ -490,6 +492,14 @@ func TestMCPElicitationRoundTrip(t *testing.T) {
 		t.Errorf("the tool's result after accept: %q", got)
 	}
 
+	// The client declines.
+	_, before = c.result(c.prompt(sid, "ask again"), func(m *msg) {
+		c.respond(m, map[string]any{"action": "decline"})
+	})
+	if got := finalOf(updates(t, sid, before), "a2").Get("content.0.content.text").String(); got != "action=decline answer=<nil>" {
+		t.Errorf("the tool's result after decline: %q", got)
+	}
+
 	// A prompt cancelled while the question is open: the client is told the request is
 	// given up, the tool gets cancel, and the prompt answers cancelled.
 	id := c.prompt(sid, "once more")
@@ -506,17 +516,24 @@ func TestMCPElicitationRoundTrip(t *testing.T) {
 	if r.Error != nil || gjson.GetBytes(r.Result, "stopReason").String() != "cancelled" {
 		t.Errorf("cancelled prompt: %s", r.raw)
 	}
-	var gaveUp bool
+	// The question is given up on its own goroutine: its $/cancel_request may come before
+	// or after the prompt's answer (nothing else may follow that answer).
+	gaveUp := func(m *msg) bool {
+		return m.Method == "$/cancel_request" && idKey(json.RawMessage(m.get("params.requestId").Raw)) == idKey(asked.ID)
+	}
+	found := false
 	for _, m := range rest {
-		if m.Method == "$/cancel_request" && idKey(json.RawMessage(m.get("params.requestId").Raw)) == idKey(asked.ID) {
-			gaveUp = true
+		found = found || gaveUp(m)
+	}
+	for !found {
+		m := c.next()
+		if !gaveUp(m) {
+			t.Fatalf("after the cancelled prompt's answer, waiting for the $/cancel_request of question %s: %s", asked.ID, m.raw)
 		}
+		found = true
 	}
-	if !gaveUp {
-		t.Errorf("no $/cancel_request for the open question %s", asked.ID)
-	}
-	if f := finalOf(updates(t, sid, rest), "a2"); f.Get("status").String() != "failed" {
-		t.Errorf("a2 after the cancel: %s", f.Raw)
+	if f := finalOf(updates(t, sid, rest), "a3"); f.Get("status").String() != "failed" {
+		t.Errorf("a3 after the cancel: %s", f.Raw)
 	}
 }
 
@@ -613,4 +630,71 @@ func TestMCPServersConfigShape(t *testing.T) {
 	if raw, err := mcpServersConfig(nil, nil, "/"); raw != nil || err != nil {
 		t.Errorf("no servers: %s, %v", raw, err)
 	}
+}
+
+// serverStatuses returns "name=status" of a live session's MCP servers, sorted by name.
+func (c *client) serverStatuses(sid string) string {
+	c.t.Helper()
+	c.srv.mu.Lock()
+	st := c.srv.sessions[sid]
+	c.srv.mu.Unlock()
+	if st == nil {
+		c.t.Fatalf("no live session %s", sid)
+	}
+	var out []string
+	for _, si := range st.ss.MCPServers() {
+		out = append(out, si.Name+"="+si.Status)
+	}
+	return strings.Join(out, " ")
+}
+
+// The editor's servers run whatever the cwd's trust; the cwd's own settings' servers only
+// once the folder is trusted.
+func TestMCPWorkspaceServersFollowTrust(t *testing.T) {
+	needMCP(t)
+	config := filepath.Join(t.TempDir(), "config")
+	t.Setenv("XDG_CONFIG_HOME", config)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".pid"), 0o755)
+	shipped := fmt.Sprintf(`{"mcpServers":{"shipped":{"command":%q},"t":{"command":%q,"args":["-stderr","the workspace's t"]}}}`, testMCP, testMCP)
+	os.WriteFile(filepath.Join(dir, ".pid", "settings.json"), []byte(shipped), 0o644)
+
+	c := start(t)
+	c.initialize(nil)
+	ready := c.watchReady("t")
+	sid := c.newSessionWith(dir, "", stdioEntry("t"))
+	ready()
+	if got := c.serverStatuses(sid); got != "shipped=untrusted t=ready" {
+		t.Errorf("untrusted cwd: servers %s, want the workspace's not started and the editor's running", got)
+	}
+	if pids := testServerPids(); len(pids) != 1 {
+		t.Errorf("%d server processes in an untrusted cwd, want 1 (the editor's)", len(pids))
+	}
+	c.stop()
+
+	os.MkdirAll(filepath.Join(config, "pid"), 0o755)
+	os.WriteFile(filepath.Join(config, "pid", "settings.json"), []byte(`{"trustedFolders":["`+dir+`"]}`), 0o644)
+	c2 := start(t)
+	c2.initialize(nil)
+	ready, readyT := c2.watchReady("shipped"), c2.watchReady("t")
+	sid = c2.newSessionWith(dir, "", stdioEntry("t"))
+	ready()
+	readyT()
+	if got := c2.serverStatuses(sid); got != "shipped=ready t=ready" {
+		t.Errorf("trusted cwd: servers %s, want the workspace's started", got)
+	}
+	// The editor's t replaces the workspace's t: one process each, and t is the editor's
+	// (its command line has no -stderr).
+	pids := testServerPids()
+	if len(pids) != 2 {
+		t.Errorf("%d server processes in a trusted cwd, want 2", len(pids))
+	}
+	for _, p := range pids {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
+		if strings.Contains(string(cmdline), "-stderr") {
+			t.Errorf("the workspace's t runs (process %d) though the editor named a server t", p)
+		}
+	}
+	c2.stop()
+	noServersLeft(t, nil)
 }
