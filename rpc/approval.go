@@ -61,7 +61,7 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	actions = append(actions, protocol.MessageActionItem{Title: titleDeny})
 	params := &protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeInfo,
-		Message: fmt.Sprintf("pid wants to run %s with %s", call.Name, truncate(string(args), 400)),
+		Message: fmt.Sprintf("pid wants to run %s with %s%s", call.Name, truncate(string(args), 400), hintNote(q.Annotations)),
 		Actions: actions,
 	}
 	body, err := json.Marshal(params)
@@ -158,4 +158,16 @@ func (s *Server) Elicit(ctx context.Context, ss *session.Session, server string,
 		return &sdk.ElicitResult{Action: "decline"}, nil
 	}
 	return res, nil
+}
+
+// hintNote is what the showMessageRequest question adds about an MCP tool's annotations:
+// what its server claims, said as a claim ("" when it claims nothing worth showing).
+func hintNote(a map[string]any) string {
+	switch {
+	case a["destructiveHint"] == true:
+		return " (its MCP server says it may destroy data)"
+	case a["readOnlyHint"] == true:
+		return " (its MCP server says it only reads)"
+	}
+	return ""
 }

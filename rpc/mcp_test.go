@@ -265,6 +265,35 @@ func TestMCPRootsContentAndAnnotations(t *testing.T) {
 	stopDaemon(t, d)
 }
 
+// The showMessageRequest fallback says what an MCP server claims about its tool, as a claim.
+func TestMCPFallbackQuestionNamesTheHint(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, obj{}, ws) // no beforeToolCall: questions come as window/showMessageRequest
+	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"})})
+	awaitServer(t, d, "t")
+	var question string
+	b := wsExecute(t, d, sid, "", func(m *wireMsg) any {
+		question = m.get("params.message").String()
+		return obj{"title": "Allow"}
+	}, wsCall("p1", "mcp__t__peek", obj{"text": "k"}), wsCall("e1", "mcp__t__echo", obj{"text": "e"}))
+	if !strings.Contains(question, "pid wants to run mcp__t__") {
+		t.Fatalf("question %q", question)
+	}
+	if len(b.requests) != 2 {
+		t.Fatalf("%d questions, want 2", len(b.requests))
+	}
+	for _, r := range b.requests {
+		msg := r.get("params.message").String()
+		peek := strings.Contains(msg, "mcp__t__peek")
+		if claims := strings.HasSuffix(msg, "(its MCP server says it only reads)"); claims != peek {
+			t.Errorf("question %q: the read-only claim shown = %v, want %v", msg, claims, peek)
+		}
+	}
+	stopDaemon(t, d)
+}
+
 // Progress becomes $/toolUpdate; $/cancelRequest cancels the MCP request (the server sees it).
 func TestMCPProgressAndCancel(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)
