@@ -267,8 +267,10 @@ func (s *server) runAttempt(ctx context.Context, done chan struct{}) {
 	}
 	s.attempt, s.attemptCancel = done, nil
 	s.mu.Unlock()
-	close(done)
+	// OnStatus first: whoever waits on done (WaitReady, a call) must find the users of
+	// the status (a session's tool catalog) already told.
 	s.notify()
+	close(done)
 }
 
 // failLocked marks the server failed, counting the failure for the backoff; up is when

@@ -128,7 +128,7 @@ func (s *Server) afterToolCall(ctx context.Context, ss *session.Session, in tool
 
 // Elicit implements session.Face: an MCP server's elicitation/create, made during a tool
 // call of the session, goes to the editor as a request of the same name and params (the
-// MCP ElicitRequest params), with _meta.pid {sessionId, server} added; the editor's answer is
+// MCP ElicitRequest params), with _meta.pid {sessionId, server, toolCallId} added; the editor's answer is
 // the MCP ElicitResult ({action: "accept"|"decline"|"cancel", content?}). An editor that
 // answers with an error (it does not know the method, say) declines.
 func (s *Server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
@@ -144,7 +144,11 @@ func (s *Server) Elicit(ctx context.Context, ss *session.Session, server string,
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta["pid"] = map[string]any{"sessionId": ss.ID(), "server": server}
+	pidMeta := map[string]any{"sessionId": ss.ID(), "server": server}
+	if id := session.ToolCallID(ctx); id != "" {
+		pidMeta["toolCallId"] = id
+	}
+	meta["pid"] = pidMeta
 	params["_meta"] = meta
 	body, err := json.Marshal(params)
 	if err != nil {

@@ -449,6 +449,8 @@ type daemon struct {
 	wait func() int
 	// kill ends a daemon started as a process with SIGKILL and waits for it (nil in process).
 	kill func()
+	// pid is the daemon's process id (0 in process).
+	pid int
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
@@ -564,7 +566,7 @@ func startProcess(t testing.TB, opts processOptions) *daemon {
 	}()
 	var once sync.Once
 	code := -1
-	d := &daemon{pipeClient: c, closeInput: func() { inW.Close() }}
+	d := &daemon{pipeClient: c, closeInput: func() { inW.Close() }, pid: cmd.Process.Pid}
 	d.kill = func() {
 		cmd.Process.Kill()
 		d.wait()

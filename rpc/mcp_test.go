@@ -367,7 +367,8 @@ func TestMCPListChangedAndElicitation(t *testing.T) {
 		if m.method() != "elicitation/create" {
 			return obj{"decision": "allow"}
 		}
-		if m.get("params._meta.pid.sessionId").String() != sid || m.get("params._meta.pid.server").String() != "t" || m.get("params.message").String() != "Your name?" {
+		if m.get("params._meta.pid.sessionId").String() != sid || m.get("params._meta.pid.server").String() != "t" ||
+			m.get("params._meta.pid.toolCallId").String() != "a1" || m.get("params.message").String() != "Your name?" {
 			t.Errorf("elicitation/create params: %s", m.get("params").Raw)
 		}
 		return obj{"action": "accept", "content": obj{"answer": "Ada"}}
@@ -420,6 +421,65 @@ func TestMCPUntrustedReloadAndNoOrphans(t *testing.T) {
 	stopDaemon(t, d2)
 }
 
+// A session's own servers are saved without the literal values of their env: a load
+// without mcpServers runs the server with pid's variable of that name; a load that gives
+// mcpServers again runs them as given. The token never reaches the session's file.
+func TestMCPSavedServersKeepNoSecrets(t *testing.T) {
+	env := sessionEnv(t)
+	_, ws := newWorkspaceDir(t, nil)
+	const token = "tok-5f1c0e9a7d2b4c68"
+	servers := obj{"t": obj{"command": "pidtestmcp", "load": "eager", "env": obj{"PID_TEST_TOKEN": token, "PID_TEST_REF": "${PID_TEST_REF_SRC:-fallback}"}}}
+	allow := obj{"tools": obj{"mcp__t__*": "allow"}}
+	whoami := func(d *daemon, sid, id, name string) string {
+		t.Helper()
+		b := wsExecute(t, d, sid, "", nil, wsCall(id, "mcp__t__whoami", obj{"env": name}))
+		return b.msg(t, id).Get("details.env").String()
+	}
+	d := startProcess(t, processOptions{Env: env})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"mcpServers": servers, "permissions": allow, "model": scriptModel(turn(text("hi")))})
+	awaitServer(t, d, "t")
+	if got := whoami(d, sid, "w1", "PID_TEST_TOKEN"); got != token {
+		t.Fatalf("the server's env in its first session: %q", got)
+	}
+	d.call("session/prompt", obj{"sessionId": sid, "text": "hello"}) // the file is made at the first message
+	stopDaemon(t, d)
+	var saved []byte
+	filepath.WalkDir(strings.TrimPrefix(env[1], "XDG_STATE_HOME="), func(path string, e os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".jsonl") {
+			saved, _ = os.ReadFile(path)
+		}
+		return nil
+	})
+	if len(saved) == 0 {
+		t.Fatal("no session file")
+	}
+	if strings.Contains(string(saved), token) || !strings.Contains(string(saved), `${PID_TEST_TOKEN}`) || !strings.Contains(string(saved), `${PID_TEST_REF_SRC:-fallback}`) {
+		t.Errorf("the session file keeps the token, or lost the references:\n%s", saved)
+	}
+	// Loaded without mcpServers: the variable of the same name in pid's environment.
+	d2 := startProcess(t, processOptions{Env: append(env, "PID_TEST_TOKEN=from-pids-environment")})
+	initWorkspace(d2, obj{"beforeToolCall": true}, ws)
+	d2.call("session/load", obj{"sessionId": sid})
+	awaitServer(t, d2, "t")
+	if got := whoami(d2, sid, "w2", "PID_TEST_TOKEN"); got != "from-pids-environment" {
+		t.Errorf("after a load without mcpServers: %q", got)
+	}
+	if got := whoami(d2, sid, "w3", "PID_TEST_REF"); got != "fallback" {
+		t.Errorf("a reference after the load: %q", got)
+	}
+	stopDaemon(t, d2)
+	// Loaded with mcpServers: those, secrets included.
+	d3 := startProcess(t, processOptions{Env: env})
+	initWorkspace(d3, obj{"beforeToolCall": true}, ws)
+	d3.call("session/load", obj{"sessionId": sid, "mcpServers": servers})
+	awaitServer(t, d3, "t")
+	if got := whoami(d3, sid, "w4", "PID_TEST_TOKEN"); got != token {
+		t.Errorf("after a load with mcpServers: %q", got)
+	}
+	stopDaemon(t, d3)
+}
+
 // mcpServerPids returns the pidtestmcp processes whose parent is the daemon.
 func mcpServerPids(t *testing.T, d *daemon) []int {
 	t.Helper()
@@ -431,11 +491,25 @@ func mcpServerPids(t *testing.T, d *daemon) []int {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), "pidtestmcp") && processAlive(pid) {
+		if strings.Contains(string(cmdline), "pidtestmcp") && processAlive(pid) && parentOf(pid) == d.pid {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// parentOf returns the id of a process's parent (0 when it is gone).
+func parentOf(pid int) int {
+	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // processAlive reports whether a process exists and is not a zombie.

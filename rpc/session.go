@@ -5,6 +5,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -252,12 +253,17 @@ func (s *Server) sessionOptions() session.Options {
 }
 
 func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p sessionParams
+	var p struct {
+		SessionID  string          `json:"sessionId"`
+		MCPServers json.RawMessage `json:"mcpServers"`
+	}
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	return func(context.Context) (any, error) {
-		ss, items, err := s.host.Load(p.SessionID, s.sessionOptions())
+		opts := s.sessionOptions()
+		opts.MCPServers = p.MCPServers
+		ss, items, err := s.host.Load(p.SessionID, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -274,8 +280,9 @@ func loaded(ss *session.Session, items []session.Item) *loadedResult {
 
 func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
 	var p struct {
-		SessionID    string `json:"sessionId"`
-		MessageCount *int   `json:"messageCount"`
+		SessionID    string          `json:"sessionId"`
+		MessageCount *int            `json:"messageCount"`
+		MCPServers   json.RawMessage `json:"mcpServers"`
 	}
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
@@ -284,7 +291,9 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 		return nil, invalidParams("messageCount is required")
 	}
 	return func(context.Context) (any, error) {
-		ss, items, err := s.host.Fork(p.SessionID, *p.MessageCount, s.sessionOptions())
+		opts := s.sessionOptions()
+		opts.MCPServers = p.MCPServers
+		ss, items, err := s.host.Fork(p.SessionID, *p.MessageCount, opts)
 		if err != nil {
 			return nil, err
 		}

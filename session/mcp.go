@@ -65,13 +65,26 @@ type mcpView struct {
 	deferred *mcp.Index
 }
 
-// sessionKey finds the session in the context of its MCP calls (for elicitation).
-type sessionKey struct{}
+// sessionKey and callKey find the session and the tool call in the context of an MCP call
+// (for elicitation and sampling).
+type (
+	sessionKey struct{}
+	callKey    struct{}
+)
 
 // sessionOf returns the session whose tool call ctx belongs to.
 func sessionOf(ctx context.Context) *Session {
 	s, _ := ctx.Value(sessionKey{}).(*Session)
 	return s
+}
+
+// ToolCallID returns the id of the tool call an MCP server's request (elicitation,
+// sampling) was made during, as the model wrote it; "" when ctx is not such a request's.
+//
+// Contract: pure; any goroutine.
+func ToolCallID(ctx context.Context) string {
+	id, _ := ctx.Value(callKey{}).(string)
+	return id
 }
 
 // mcpServers returns the servers a session names: the user settings', its workspace
@@ -269,10 +282,18 @@ func (set *mcpSet) tool(t mcp.Tool) toolexec.Tool {
 	return toolexec.Tool{
 		Name: t.Name, Description: desc, Parameters: t.InputSchema,
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
-			return srv.Call(context.WithValue(ctx, sessionKey{}, s), t.Original, call.Args, onUpdate)
+			ctx = context.WithValue(context.WithValue(ctx, sessionKey{}, s), callKey{}, call.ID)
+			return srv.Call(ctx, t.Original, call.Args, onUpdate)
 		},
 	}
 }
+
+// ToolAnnotations returns the hints (readOnlyHint, destructiveHint, title...) the MCP
+// server of the tool named name gives about it, as the server sent them; nil for other
+// tools. They are claims of the server's: show them, never trust them to decide.
+//
+// Contract: safe for concurrent use; the map must not be modified.
+func (s *Session) ToolAnnotations(name string) map[string]any { return s.annotations(name) }
 
 // annotations returns an MCP tool's hints (readOnlyHint, destructiveHint...), for the
 // approval question; nil for other tools.

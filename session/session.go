@@ -5,6 +5,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -90,6 +91,10 @@ type Options struct {
 	// Files, if set, is the editor's view of files: the file tools read and write through
 	// it (see tools.EditorFiles).
 	Files *tools.EditorFiles
+	// MCPServers, if not nil, are a loaded or forked session's own MCP servers (the
+	// settings' shape), in place of those saved with it: the editor gives them again, with
+	// the secrets the file does not keep (see headerOf).
+	MCPServers json.RawMessage
 }
 
 // Session is one conversation: its agent (transcript, model, tools), workspace and

@@ -121,6 +121,9 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 	if err != nil {
 		return nil, fmt.Errorf("%w: the saved session cannot be re-created: %v", ErrFailed, err)
 	}
+	if o.MCPServers != nil && string(o.MCPServers) != "null" {
+		cfg.MCPServers = o.MCPServers
+	}
 	r := &restoring{file: f, header: loaded.Header}
 	index := map[string]int{} // entry id -> transcript index
 	for _, e := range branch {
