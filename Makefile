@@ -2,12 +2,16 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all build test vet demo bench bench-vs-pi clean fuzz soak
+.PHONY: all build testmcp test vet demo bench bench-vs-pi clean fuzz soak
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/pid ./cmd/pid
+
+# The test MCP server (package mcp's), for the node tests of the ACP face.
+testmcp:
+	$(GO) build -o $(BIN)/pidtestmcp ./mcp/internal/testserver/cmd/pidtestmcp
 
 vet:
 	$(GO) vet ./...
@@ -19,12 +23,12 @@ vet:
 # extension's type check and tests, and last the end-to-end tests in a real VS Code and a
 # real Neovim (the e2e target), all against bin/pid.
 # scripts/install-test-deps.sh installs what the clients need on a fresh machine.
-test: vet build
+test: vet build testmcp
 	bash scripts/install-test-deps.sh
 	$(GO) test -race -count=1 ./...
 	bash test/clients/run.sh
 	bash editor/nvim/test/run.sh
-	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
+	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" PID_TESTMCP_BIN="$(CURDIR)/$(BIN)/pidtestmcp" timeout -k 5 120 node --test --test-reporter=spec
 	cd test/mcp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
 	cd editor/vscode && npm run typecheck && PID_BIN=$(CURDIR)/$(BIN)/pid timeout -k 5 180 npm test
 	$(MAKE) --no-print-directory e2e
