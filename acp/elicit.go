@@ -9,16 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 )
 
 // elicitationParams is ACP's CreateElicitationRequest in form mode, scoped to a session
-// and, when pid can tell which, to the tool call that asked.
+// and to the tool call that asked.
 type elicitationParams struct {
 	SessionID       string          `json:"sessionId"`
 	ToolCallID      string          `json:"toolCallId,omitempty"`
@@ -46,12 +44,13 @@ var emptyForm = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // Elicit implements session.Face: a form question goes to the client as elicitation/create
 // when it declared elicitation.form, and the client's action (accept with its content,
-// decline, cancel) goes back to the server. A client without the capability, and a
-// question in another mode (url), get a decline, with a warning that says why (the log,
-// and a notice when the client takes notices). When ctx ends first (the prompt was
-// cancelled) the client is told with $/cancel_request and the server gets cancel; so it
-// does when the client goes away. An error response of the client declines (the error is
-// logged by package mcp).
+// decline, cancel) goes back to the server. The question names the tool call the server
+// asked during (session.ToolCallID), so that questions of parallel calls of one server are
+// told apart. A client without the capability, and a question in another mode (url), get a
+// decline, with a warning that says why (the log, and a notice when the client takes
+// notices). When ctx ends first (the prompt was cancelled) the client is told with
+// $/cancel_request and the server gets cancel; so it does when the client goes away. An
+// error response of the client declines (the error is logged by package mcp).
 func (s *server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 	decline := &sdk.ElicitResult{Action: "decline"}
 	cancel := &sdk.ElicitResult{Action: "cancel"}
@@ -91,9 +90,9 @@ func (s *server) Elicit(ctx context.Context, ss *session.Session, server string,
 	}
 	p := elicitationParams{SessionID: ss.ID(), Mode: "form", Message: req.Message, RequestedSchema: schema}
 	p.Meta.PID.Server = server
-	if st := s.state(ss); st != nil {
-		p.ToolCallID = st.runningCall(server)
-	}
+	// The call the server's request was made during (every request comes from one; ""
+	// would tie the question to the session only).
+	p.ToolCallID = session.ToolCallID(ctx)
 	var res elicitationResponse
 	if err := s.conn.callCancelling(ctx, "elicitation/create", p, &res); err != nil {
 		if ctx.Err() != nil || errors.Is(err, errClosed) {
@@ -109,40 +108,4 @@ func (s *server) Elicit(ctx context.Context, ss *session.Session, server string,
 	}
 	s.log.Warn("the editor answered elicitation/create with an unknown action; the question is declined", "session", ss.ID(), "server", server, "action", res.Action)
 	return decline, nil
-}
-
-// runningCall returns the id of the tool call of the running turn that a request of the MCP
-// server belongs to: the only call of one of that server's tools now executing; "" when
-// there is none, or several (the request cannot be told apart: the session layer does not
-// say which call it came from).
-func (st *sessionState) runningCall(server string) string {
-	prefix := mcpToolPrefix(server)
-	if prefix == "" {
-		return ""
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	t := st.cur
-	if t == nil {
-		return ""
-	}
-	found := ""
-	for _, id := range t.order {
-		if c := t.calls[id]; c.status == "in_progress" && strings.HasPrefix(c.name, prefix) {
-			if found != "" {
-				return ""
-			}
-			found = id
-		}
-	}
-	return found
-}
-
-// mcpToolPrefix is the start of the names pid gives the tools of an MCP server
-// ("mcp__github__"); "" when its name is so long that the tools' names are cut.
-func mcpToolPrefix(server string) string {
-	if p, ok := strings.CutSuffix(mcp.ToolName(server, "t", nil), "__t"); ok {
-		return p + "__"
-	}
-	return ""
 }

@@ -25,7 +25,7 @@ type sessionState struct {
 	// host is the session layer's host the session lives in (hostFor its cwd).
 	host *session.Host
 	// mcpOwn is the session's own mcpServers as the session layer has them (settings
-	// shape; nil: none): what session/new gave, or what the saved session holds.
+	// shape; nil or {}: none): what session/new gave, or the load that made it live.
 	mcpOwn json.RawMessage
 
 	// active is the running turn, for session/cancel on the read loop (which must not wait

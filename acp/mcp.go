@@ -287,17 +287,19 @@ func (s *server) newMCPManager() *mcp.Manager {
 // Contract: mcp.Options.OnStatus: any goroutine; takes only mmu, so it never waits for a
 // host being set up or for a write to the client.
 func (s *server) mcpStatus(st mcp.ServerStatus) {
-	switch st.Status {
-	case mcp.StatusFailed:
-		s.log.Warn("an MCP server failed", "server", st.Name, "err", st.Error)
-	default:
-		s.log.Debug("MCP server status", "server", st.Name, "status", string(st.Status), "tools", st.Tools)
-	}
+	// The hosts first: until their catalogs hear it, a session's tool_search can read the
+	// tools of before.
 	s.mmu.Lock()
 	hosts, seen := slices.Clone(s.mcpHosts), s.mcpSeen
 	s.mmu.Unlock()
 	for _, h := range hosts {
 		h.host.MCPChanged(st)
+	}
+	switch st.Status {
+	case mcp.StatusFailed:
+		s.log.Warn("an MCP server failed", "server", st.Name, "err", st.Error)
+	default:
+		s.log.Debug("MCP server status", "server", st.Name, "status", string(st.Status), "tools", st.Tools)
 	}
 	if seen != nil {
 		seen(st)

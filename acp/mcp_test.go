@@ -2,9 +2,11 @@
 // by TestMain): a stdio server from session/new's mcpServers found with tool_search and
 // called (approval, tool_call updates, the server's text in the result, env and cwd), an
 // HTTP one with its headers, bad entries refused with invalid params naming them, servers
-// shared between sessions, a loaded session keeping its servers, elicitation through a
-// client that declared it (accept, decline, cancel) and a decline for one that did not, a
-// client gone mid-question, and no server process left once the face has ended.
+// shared between sessions, a loaded session running the servers of its load request,
+// elicitation through a client that declared it (accept, decline, cancel; two questions of
+// one parallel batch, each naming its call) and a decline for one that did not, a client
+// gone mid-question, tool hints shown as kind and title but never deciding, sampling for a
+// server of _meta.pid.mcpServers, and no server process left once the face has ended.
 
 package acp
 
@@ -61,10 +63,13 @@ func (c *client) newSessionWith(cwd, cfg string, servers ...any) string {
 
 // watchReady returns a function that waits until the MCP server name has next become
 // ready and every host has been told (its tools are then in the catalogs of the sessions
-// that use it). Call it before the session that starts the server is made.
+// that use it). Call it before the request that starts the server (session/new, or a load
+// with another configuration).
 //
-// (A prompt sent before that may find no tools: package mcp wakes a tool_search waiting for
-// the server before it tells the hosts, so the search can read the catalog of before.)
+// A prompt sent before that can miss the server's tools: tool_search waits for a server
+// that is starting, but one whose status has just turned ready, before package mcp's
+// OnStatus has reached the sessions, is not waited for, and the search reads the catalog
+// of before (the session layer's cache, keyed by a version that OnStatus bumps).
 func (c *client) watchReady(name string) func() {
 	c.t.Helper()
 	ready := make(chan struct{})
@@ -403,9 +408,11 @@ func TestMCPServersSharedAcrossSessions(t *testing.T) {
 	noServersLeft(t, []int{got[0].PID, got[2].PID})
 }
 
-// A loaded or resumed session keeps the servers it was started with; a request naming
-// others is told so.
-func TestMCPLoadedSessionKeepsItsServers(t *testing.T) {
+// A loaded or resumed session runs the MCP servers of the request (mcpServers and
+// _meta.pid.mcpServers), with the env values the client gives now, in place of those saved
+// with it (its file keeps no env value); an empty list runs none of its own. A session live
+// in this pid already keeps its servers, and a request naming others is told so.
+func TestMCPLoadedSessionRunsTheRequestsServers(t *testing.T) {
 	needMCP(t)
 	c := start(t)
 	c.initialize(map[string]any{"session": map[string]any{"notices": map[string]any{}}})
@@ -413,37 +420,89 @@ func TestMCPLoadedSessionKeepsItsServers(t *testing.T) {
 	ready := c.watchReady("t")
 	sid := c.newSessionWith(dir, script(allowMCP,
 		toolTurn(call("s1", "tool_search", `{"query":"whoami"}`)),
-		textTurn("found"),
-		toolTurn(call("w2", "mcp__t__whoami", `{}`)),
-		textTurn("done")),
-		stdioEntry("t"))
+		toolTurn(call("w1", "mcp__t__whoami", `{"env":"PID_ACP_TEST_VAR"}`)),
+		textTurn("one"),
+		toolTurn(call("s2", "tool_search", `{"query":"whoami"}`)),
+		toolTurn(call("w2", "mcp__t__whoami", `{"env":"PID_ACP_TEST_VAR"}`)),
+		textTurn("two"),
+		toolTurn(call("w3", "mcp__t__whoami", `{"env":"PID_ACP_TEST_VAR"}`)),
+		textTurn("three")),
+		stdioEntry("t", "PID_ACP_TEST_VAR", "the first token"))
 	ready()
-	c.result(c.prompt(sid, "find whoami"), nil)
-	keeps := func(before []*msg) string {
+	_, before := c.result(c.prompt(sid, "who"), nil)
+	first := whoamiOf(t, finalOf(updates(t, sid, before), "w1"))
+	if first.Env != "the first token" {
+		t.Errorf("whoami in the new session: %+v", first)
+	}
+	// The session file's header keeps the server without the env value.
+	files, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_STATE_HOME"), "pid", "sessions", "*", sid+".jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files of %s: %v", sid, files)
+	}
+	b, _ := os.ReadFile(files[0])
+	header, _, _ := strings.Cut(string(b), "\n")
+	if saved := gjson.Get(header, "mcpServers.t.env.PID_ACP_TEST_VAR").String(); saved != "${PID_ACP_TEST_VAR}" || strings.Contains(header, "the first token") {
+		t.Errorf("the session file's header keeps the env value as %q, want a reference to the variable:\n%s", saved, header)
+	}
+	noticesOf := func(before []*msg) string {
+		var out []string
 		for _, u := range updates(t, sid, before) {
-			if u.Get("sessionUpdate").String() == "notice" && strings.Contains(u.Get("title").String(), "keeps the MCP servers") {
-				return u.Get("title").String()
+			if u.Get("sessionUpdate").String() == "notice" {
+				out = append(out, u.Get("title").String())
 			}
 		}
-		return ""
+		return strings.Join(out, "|")
 	}
-	c.result(c.request("session/close", map[string]any{"sessionId": sid}), nil)
-	_, before := c.result(c.request("session/load", loadParams(sid, dir)), nil)
-	if n := keeps(before); !strings.Contains(n, "started with (t)") || !strings.Contains(n, "this request (none)") {
-		t.Errorf("load without the servers: notice %q", n)
-	}
+
+	// Loaded with the editor's servers of now: t runs with the new value (another process:
+	// another configuration), and nothing is said about it.
 	c.result(c.request("session/close", map[string]any{"sessionId": sid}), nil)
 	p := loadParams(sid, dir)
+	p["mcpServers"] = []any{stdioEntry("t", "PID_ACP_TEST_VAR", "the second token")}
+	ready = c.watchReady("t")
+	if _, before := c.result(c.request("session/load", p), nil); noticesOf(before) != "" {
+		t.Errorf("load with servers: notices %q", noticesOf(before))
+	}
+	ready()
+	_, before = c.result(c.prompt(sid, "who now"), nil)
+	second := whoamiOf(t, finalOf(updates(t, sid, before), "w2"))
+	if second.Env != "the second token" || second.PID == first.PID {
+		t.Errorf("whoami after the load: %+v, want the second token from a new process (the first was %d)", second, first.PID)
+	}
+
+	// Resumed with no servers: the session has none of its own, and the tool its
+	// transcript activated fails, saying why.
+	c.result(c.request("session/close", map[string]any{"sessionId": sid}), nil)
+	c.result(c.request("session/resume", loadParams(sid, dir)), nil)
+	if got := c.serverStatuses(sid); got != "" {
+		t.Errorf("servers after a resume without any: %q", got)
+	}
+	_, before = c.result(c.prompt(sid, "who then"), nil)
+	if f := finalOf(updates(t, sid, before), "w3"); f.Get("status").String() != "failed" || !strings.Contains(f.Get("content.0.content.text").String(), "no MCP server of this session offers it") {
+		t.Errorf("w3 without servers: %s", f.Raw)
+	}
+
+	// _meta.pid.mcpServers count as in session/new.
+	c.result(c.request("session/close", map[string]any{"sessionId": sid}), nil)
+	p = loadParams(sid, dir)
+	p["_meta"] = map[string]any{"pid": map[string]any{"mcpServers": map[string]any{"u": map[string]any{"command": testMCP}}}}
+	c.result(c.request("session/resume", p), nil)
+	if got := c.serverStatuses(sid); !strings.HasPrefix(got, "u=") || strings.Contains(got, " ") {
+		t.Errorf("servers after a resume with _meta.pid.mcpServers: %q, want u alone", got)
+	}
+
+	// Live already: taken as it is, and the other servers of the request are not used.
+	p = loadParams(sid, dir)
 	p["mcpServers"] = []any{stdioEntry("t")}
 	_, before = c.result(c.request("session/resume", p), nil)
-	if n := keeps(before); n != "" {
-		t.Errorf("resume with the same servers: notice %q", n)
+	if n := noticesOf(before); !strings.Contains(n, "already active in this pid and keeps its MCP servers (u)") || !strings.Contains(n, "this request (t)") {
+		t.Errorf("resume of a live session with other servers: notice %q", n)
 	}
-	// The tool the transcript activated works: the saved session named the server.
-	_, before = c.result(c.prompt(sid, "who"), nil)
-	w := whoamiOf(t, finalOf(updates(t, sid, before), "w2"))
+	if got := c.serverStatuses(sid); !strings.HasPrefix(got, "u=") {
+		t.Errorf("servers after that resume: %q", got)
+	}
 	c.stop()
-	noServersLeft(t, []int{w.PID})
+	noServersLeft(t, []int{first.PID, second.PID})
 }
 
 // askScript is a session whose model finds the ask tool in its first prompt, then calls it
@@ -594,22 +653,160 @@ func TestMCPClientGoneMidElicitation(t *testing.T) {
 	noServersLeft(t, pids)
 }
 
-func TestMCPToolTitles(t *testing.T) {
-	for _, tc := range []struct{ name, args, kind, title string }{
-		{"tool_search", `{"query":"open a pull request"}`, "search", "Find MCP tools: `open a pull request`"},
-		{"tool_search", `{}`, "search", "Find MCP tools"},
-		{"mcp__github__create_issue", `{}`, "other", "create_issue (MCP server github)"},
-		{"mcp__broken", `{}`, "other", "mcp__broken"},
-		{"deploy", `{}`, "other", "deploy"},
-	} {
-		kind, title := otherTool(tc.name, json.RawMessage(tc.args))
-		if kind != tc.kind || title != tc.title {
-			t.Errorf("%s: kind %q title %q, want %q %q", tc.name, kind, title, tc.kind, tc.title)
+// Two calls of one server in a parallel batch both ask: each question names its own call,
+// and each answer reaches the call that asked.
+func TestMCPElicitationNamesItsCallInABatch(t *testing.T) {
+	needMCP(t)
+	c := start(t)
+	c.initialize(map[string]any{"elicitation": map[string]any{"form": map[string]any{}}})
+	ready := c.watchReady("t")
+	sid := c.newSessionWith(t.TempDir(), script(allowMCP,
+		toolTurn(call("s1", "tool_search", `{"query":"ask"}`)),
+		toolTurn(call("a1", "mcp__t__ask", `{"text":"Your name?"}`), call("a2", "mcp__t__ask", `{"text":"Your age?"}`)),
+		textTurn("done")), stdioEntry("t"))
+	ready()
+	answers := map[string]string{"Your name?": "Ada", "Your age?": "36"}
+	var open []*msg
+	out, before := c.result(c.prompt(sid, "ask twice"), func(m *msg) {
+		if m.Method != "elicitation/create" {
+			t.Fatalf("unexpected request %s", m.raw)
+		}
+		// Both questions are open at once (both calls run) before either is answered;
+		// the second is answered first.
+		open = append(open, m)
+		if len(open) == 2 {
+			for i := len(open) - 1; i >= 0; i-- {
+				c.respond(open[i], map[string]any{"action": "accept", "content": map[string]any{"answer": answers[open[i].get("params.message").String()]}})
+			}
+		}
+	})
+	if out.Get("stopReason").String() != "end_turn" || len(open) != 2 {
+		t.Fatalf("stopReason %s, %d questions", out.Raw, len(open))
+	}
+	byMessage := map[string]string{}
+	for _, q := range open {
+		byMessage[q.get("params.message").String()] = q.get("params.toolCallId").String()
+	}
+	if byMessage["Your name?"] != "a1" || byMessage["Your age?"] != "a2" {
+		t.Errorf("questions tied to calls %v, want Your name? to a1 and Your age? to a2", byMessage)
+	}
+	us := updates(t, sid, before)
+	for id, want := range map[string]string{"a1": "action=accept answer=Ada", "a2": "action=accept answer=36"} {
+		if got := finalOf(us, id).Get("content.0.content.text").String(); got != want {
+			t.Errorf("%s's result %q, want %q", id, got, want)
 		}
 	}
-	for server, want := range map[string]string{"github": "mcp__github__", "my.server": "mcp__my_server__", strings.Repeat("s", 70): ""} {
-		if got := mcpToolPrefix(server); got != want {
-			t.Errorf("mcpToolPrefix(%q) = %q, want %q", server, got, want)
+}
+
+// A tool whose server says it is read-only shows as a read, titled as the server says, and
+// still asks first: the hints never decide.
+func TestMCPToolHintsShowButDoNotDecide(t *testing.T) {
+	needMCP(t)
+	c := start(t)
+	c.initialize(nil)
+	ready := c.watchReady("t")
+	sid := c.newSessionWith(t.TempDir(), script("",
+		toolTurn(call("s1", "tool_search", `{"query":"peek"}`)),
+		toolTurn(call("p1", "mcp__t__peek", `{"text":"k"}`)),
+		textTurn("done")), stdioEntry("t"))
+	ready()
+	var asked []*msg
+	_, before := c.result(c.prompt(sid, "peek"), func(m *msg) {
+		if m.Method != "session/request_permission" {
+			t.Fatalf("unexpected request %s", m.raw)
+		}
+		asked = append(asked, m)
+		c.respond(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}})
+	})
+	var got []string
+	for _, m := range asked {
+		got = append(got, m.get("params.toolCall.toolCallId").String()+" "+m.get("params.toolCall.kind").String()+" "+m.get("params.toolCall.title").String())
+	}
+	if want := "p1 read Peek (MCP server t)"; strings.Join(got, "|") != want {
+		t.Errorf("permission requests %q, want %q", got, want)
+	}
+	us := updates(t, sid, before)
+	if p := startOf(us, "p1"); p.Get("kind").String() != "read" || p.Get("title").String() != "Peek (MCP server t)" {
+		t.Errorf("peek's tool_call: %s", p.Raw)
+	}
+	if f := finalOf(us, "p1"); f.Get("status").String() != "failed" {
+		t.Errorf("peek ran though the person rejected it: %s", f.Raw)
+	}
+}
+
+// A server of _meta.pid.mcpServers with "sampling": true gets the session's model (its next
+// scripted turn answers); the same server from an ACP entry, which cannot say sampling, is
+// declined with the setting to change.
+func TestMCPSamplingFromMeta(t *testing.T) {
+	needMCP(t)
+	c := start(t)
+	c.initialize(nil)
+	dir := t.TempDir()
+	meta := fmt.Sprintf(`"mcpServers":{"t":{"command":%q,"sampling":true}},%s`, testMCP, allowMCP)
+	ready := c.watchReady("t")
+	sid := c.newSessionWith(dir, script(meta,
+		toolTurn(call("s1", "tool_search", `{"query":"sample"}`)),
+		toolTurn(call("m1", "mcp__t__sample", `{"text":"Answer yes."}`)),
+		textTurn("yes, from the session's model"),
+		textTurn("done")))
+	ready()
+	out, before := c.result(c.prompt(sid, "sample"), func(m *msg) { t.Fatalf("unexpected request %s", m.raw) })
+	if out.Get("stopReason").String() != "end_turn" {
+		t.Fatalf("stopReason %s", out.Raw)
+	}
+	us := updates(t, sid, before)
+	if f := finalOf(us, "m1"); f.Get("status").String() != "completed" || f.Get("content.0.content.text").String() != "yes, from the session's model" {
+		t.Errorf("the sampled result: %s", f.Raw)
+	}
+	var said []string
+	for _, u := range us {
+		if u.Get("sessionUpdate").String() == "agent_message_chunk" {
+			said = append(said, u.Get("content.text").String())
+		}
+	}
+	if strings.Join(said, "") != "done" {
+		t.Errorf("the model said %q, want only its last turn (the sampling answer is the tool's)", said)
+	}
+
+	ready = c.watchReady("t") // another configuration: another process
+	sid = c.newSessionWith(dir, script(allowMCP,
+		toolTurn(call("s1", "tool_search", `{"query":"sample"}`)),
+		toolTurn(call("m2", "mcp__t__sample", `{"text":"Answer yes."}`)),
+		textTurn("done")), stdioEntry("t"))
+	ready()
+	_, before = c.result(c.prompt(sid, "sample"), nil)
+	if f := finalOf(updates(t, sid, before), "m2"); f.Get("status").String() != "failed" || !strings.Contains(f.Get("content.0.content.text").String(), `"sampling": true`) {
+		t.Errorf("sampling from an ACP entry: %s", f.Raw)
+	}
+}
+
+// An MCP tool's kind and title come from its server's hints: readOnlyHint reads (and
+// fetches when openWorldHint says it reaches outside), a title is shown with the server,
+// and with the tool's name when it says something else.
+func TestMCPToolTitles(t *testing.T) {
+	for _, tc := range []struct {
+		name, args  string
+		hints       map[string]any
+		kind, title string
+	}{
+		{"tool_search", `{"query":"open a pull request"}`, nil, "search", "Find MCP tools: `open a pull request`"},
+		{"tool_search", `{}`, nil, "search", "Find MCP tools"},
+		{"mcp__github__create_issue", `{}`, nil, "other", "create_issue (MCP server github)"},
+		{"mcp__github__create_issue", `{}`, map[string]any{"title": "Create Issue", "destructiveHint": true}, "other", "Create Issue (MCP server github)"},
+		{"mcp__t__peek", `{}`, map[string]any{"readOnlyHint": true, "title": "Peek"}, "read", "Peek (MCP server t)"},
+		{"mcp__web__search", `{}`, map[string]any{"readOnlyHint": true, "openWorldHint": true}, "fetch", "search (MCP server web)"},
+		{"mcp__t__peek", `{}`, map[string]any{"readOnlyHint": false, "openWorldHint": true}, "other", "peek (MCP server t)"},
+		{"mcp__t__peek", `{}`, map[string]any{"readOnlyHint": "yes"}, "other", "peek (MCP server t)"},
+		{"mcp__x__delete_all", `{}`, map[string]any{"readOnlyHint": true, "title": "List files"}, "read", "List files (MCP server x, tool delete_all)"},
+		{"mcp__x__delete_all", `{}`, map[string]any{"title": "Safe\n\x1b[2Jlookup\u202e"}, "other", "Safe [2Jlookup (MCP server x, tool delete_all)"},
+		{"mcp__x__t", `{}`, map[string]any{"title": strings.Repeat("long ", 20)}, "other", strings.Repeat("long ", 12)[:59] + "… (MCP server x, tool t)"},
+		{"mcp__x__t", `{}`, map[string]any{"title": " \t "}, "other", "t (MCP server x)"},
+		{"mcp__broken", `{}`, map[string]any{"readOnlyHint": true}, "other", "mcp__broken"},
+		{"deploy", `{}`, nil, "other", "deploy"},
+	} {
+		kind, title := otherTool(tc.name, json.RawMessage(tc.args), tc.hints)
+		if kind != tc.kind || title != tc.title {
+			t.Errorf("%s %v: kind %q title %q, want %q %q", tc.name, tc.hints, kind, title, tc.kind, tc.title)
 		}
 	}
 }

@@ -99,6 +99,13 @@ type activateParams struct {
 	SessionID  string            `json:"sessionId"`
 	Cwd        *string           `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
+	// Meta is _meta: of pid's own settings, a load takes mcpServers only (the session
+	// keeps the others it was saved with).
+	Meta struct {
+		PID *struct {
+			MCPServers json.RawMessage `json:"mcpServers"`
+		} `json:"pid"`
+	} `json:"_meta"`
 }
 
 // activateResult is the result of session/load and session/resume: _meta.pid.cwd is the
@@ -120,12 +127,16 @@ func (s *server) sessionResume(_ json.RawMessage, params json.RawMessage) (func(
 }
 
 // activate is session/load (replay true) and session/resume: it makes a saved session live
-// in this pid, in the host of its saved cwd. A session live here already (made by
-// session/new or an earlier load) is taken as it is. session/load first replays the
-// conversation (see replay), refusing while a prompt of the session runs. mcpServers are
-// checked as session/new checks them, but the session keeps the servers it was started
-// with (the session layer re-creates it from its saved settings): when the request names
-// others, a warning says so.
+// in this pid, in the host of its saved cwd. session/load first replays the conversation
+// (see replay), refusing while a prompt of the session runs.
+//
+// The request's mcpServers (with _meta.pid.mcpServers, merged as session/new merges them)
+// are the session's own MCP servers from now on, in place of those saved with it: an ACP
+// client sends the list it would send for a new session, with the env values and headers
+// that the session file does not keep. An empty list runs none of its own. They are checked
+// as session/new checks them, before anything is read. A session live in this pid already
+// (made by session/new or an earlier load) is taken as it is, servers included: when the
+// request names others, a warning says so.
 func (s *server) activate(method string, params json.RawMessage, replay bool) (func(context.Context, func(any, error)), error) {
 	var p activateParams
 	if err := decodeParams(params, &p); err != nil {
@@ -140,12 +151,25 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
 	}
 	id, asked := p.SessionID, filepath.Clean(*p.Cwd)
-	requested, err := mcpServersConfig(p.MCPServers, nil, asked)
+	var own json.RawMessage
+	if p.Meta.PID != nil {
+		own = p.Meta.PID.MCPServers
+	}
+	// servers converts the request's servers for a session working in cwd (a relative
+	// command is found there); {} when the request names none.
+	servers := func(cwd string) (json.RawMessage, error) {
+		raw, err := mcpServersConfig(p.MCPServers, own, cwd)
+		if err == nil && raw == nil {
+			raw = json.RawMessage("{}")
+		}
+		return raw, err
+	}
+	requested, err := servers(asked)
 	if err != nil {
 		return nil, err
 	}
 	return s.lifecycle(func() (any, error) {
-		st, fresh, err := s.activeState(method, id, replay)
+		st, fresh, err := s.activeState(method, id, asked, requested, servers)
 		if err != nil {
 			return nil, err
 		}
@@ -167,17 +191,8 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 					Title: "This session works in " + cwd + ", the folder it was saved in, not in " + asked + "."})
 			}
 		}
-		if same, had, want := sameServers(st.mcpOwn, requested); !same {
-			// The session layer re-creates a session with the servers it was saved with.
-			msg := fmt.Sprintf("Session %s keeps the MCP servers it was started with (%s); the servers of this request (%s) are not used: pid cannot change a session's MCP servers. Start a new session to use them.",
-				id, listOrNone(had), listOrNone(want))
-			s.log.Warn(msg, "method", method)
-			s.mu.Lock()
-			notices := s.caps.Notices
-			s.mu.Unlock()
-			if notices {
-				st.update(notice{SessionUpdate: "notice", Severity: "warning", Title: msg})
-			}
+		if !fresh {
+			s.keepsServers(st, method, requested)
 		}
 		if replay {
 			st.replay(st.ss.Items())
@@ -195,9 +210,10 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 
 // activeState returns the face's state of session id: the one live in this pid (fresh
 // false), or a new one (fresh true, not yet registered) for the saved session made live in
-// the host of its saved cwd. Contract: called by lifecycle work only (so that no other load,
-// close or delete runs meanwhile).
-func (s *server) activeState(method, id string, replay bool) (st *sessionState, fresh bool, err error) {
+// the host of its saved cwd, running the request's MCP servers: requested, converted for
+// the cwd asked, or servers(cwd) when the session works in another folder. Contract:
+// called by lifecycle work only (so that no other load, close or delete runs meanwhile).
+func (s *server) activeState(method, id, asked string, requested json.RawMessage, servers func(cwd string) (json.RawMessage, error)) (st *sessionState, fresh bool, err error) {
 	s.mu.Lock()
 	st = s.sessions[id]
 	s.mu.Unlock()
@@ -220,12 +236,37 @@ func (s *server) activeState(method, id string, replay bool) (st *sessionState, 
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return nil, false, errorf(codeRequestFailed, "Session folder missing: session %s works in %s, which is no longer a folder; restore that folder to continue the session, or delete it with session/delete", id, cwd)
 	}
+	if !sameFolder(asked, cwd) {
+		// A relative command is found in the folder the server will run in.
+		if requested, err = servers(cwd); err != nil {
+			return nil, false, err
+		}
+	}
 	host := s.hostFor(cwd)
-	ss, _, err := host.Load(id, session.Options{Face: s, Files: s.editorFiles(id)})
+	ss, _, err := host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested})
 	if err != nil {
 		return nil, false, sessionError(id, err)
 	}
-	return &sessionState{srv: s, ss: ss, host: host, mcpOwn: header.MCPServers}, true, nil
+	return &sessionState{srv: s, ss: ss, host: host, mcpOwn: requested}, true, nil
+}
+
+// keepsServers warns, when requested names other MCP servers than those the live session
+// st runs, that they are not used (the log, and a notice when the client takes notices).
+// Contract: called with st.mu held.
+func (s *server) keepsServers(st *sessionState, method string, requested json.RawMessage) {
+	same, had, want := sameServers(st.mcpOwn, requested)
+	if same {
+		return
+	}
+	msg := fmt.Sprintf("Session %s is already active in this pid and keeps its MCP servers (%s); the servers of this request (%s) are not used. Close the session (session/close) and load it again to run them.",
+		st.ss.ID(), listOrNone(had), listOrNone(want))
+	s.log.Warn(msg, "method", method)
+	s.mu.Lock()
+	notices := s.caps.Notices
+	s.mu.Unlock()
+	if notices {
+		st.update(notice{SessionUpdate: "notice", Severity: "warning", Title: msg})
+	}
 }
 
 // listOrNone is names joined with commas, or "none".

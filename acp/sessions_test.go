@@ -489,8 +489,9 @@ func TestCompactionShownLiveAndReplayed(t *testing.T) {
 // fakeSite is a session as replayUpdates needs one: every tool built in, cwd /w.
 type fakeSite struct{}
 
-func (fakeSite) IsBuiltin(string) bool { return true }
-func (fakeSite) Cwd() string           { return "/w" }
+func (fakeSite) IsBuiltin(string) bool                 { return true }
+func (fakeSite) Cwd() string                           { return "/w" }
+func (fakeSite) ToolAnnotations(string) map[string]any { return nil }
 
 func TestReplayUpdatesEdgeCases(t *testing.T) {
 	s := newServer(strings.NewReader(""), nopWriter{}, Options{})

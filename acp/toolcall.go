@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pid-agent/pid/event"
@@ -87,6 +88,9 @@ type callSite interface {
 	IsBuiltin(name string) bool
 	// Cwd returns the session's working folder.
 	Cwd() string
+	// ToolAnnotations returns the hints an MCP tool's server gives about it (readOnlyHint,
+	// title...), nil for other tools: shown, never trusted to decide anything.
+	ToolAnnotations(name string) map[string]any
 }
 
 // toolCall describes a call that starts: pending, with its title, kind, arguments and, for
@@ -97,7 +101,7 @@ func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) to
 		tc.RawInput = args
 	}
 	if !ss.IsBuiltin(name) {
-		tc.Kind, tc.Title = otherTool(name, args)
+		tc.Kind, tc.Title = otherTool(name, args, ss.ToolAnnotations(name))
 		return tc
 	}
 	var a toolArgs
@@ -119,11 +123,9 @@ func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) to
 }
 
 // otherTool is the kind and title of a tool that is not built in: tool_search is a search
-// ("Find MCP tools: `query`"); an MCP tool reads "echo (MCP server t)" and is of kind
-// other, whatever its server's annotations say (hints: they are not trusted, and the
-// session layer shows them only with the approval question); a scripted tool keeps its
-// name.
-func otherTool(name string, args json.RawMessage) (kind, title string) {
+// ("Find MCP tools: `query`"); an MCP tool gets its kind and title from its server's hints
+// (see mcpKind and mcpTitle); a scripted tool is of kind other and keeps its name.
+func otherTool(name string, args json.RawMessage, hints map[string]any) (kind, title string) {
 	if name == session.ToolSearchName {
 		var a struct {
 			Query string `json:"query"`
@@ -136,10 +138,63 @@ func otherTool(name string, args json.RawMessage) (kind, title string) {
 	}
 	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
 		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
-			return "other", tool + " (MCP server " + server + ")"
+			return mcpKind(hints), mcpTitle(server, tool, hints)
 		}
 	}
 	return "other", name
+}
+
+// mcpKind is the ACP kind of an MCP tool, from the hints its server sent: a tool that
+// says it does not change its environment (readOnlyHint) reads ("read": reading files or
+// data), or fetches when it also says it reaches outside entities (openWorldHint: "fetch",
+// retrieving external data); any other is "other", since a tool that may change things
+// could edit, delete, move or run, and the hints do not say which. Only hints given as
+// true count (MCP's defaults are not assumed). The kind only picks an icon: whether the
+// call asks first is decided by the permission rules alone.
+func mcpKind(hints map[string]any) string {
+	if hints["readOnlyHint"] != true {
+		return "other"
+	}
+	if hints["openWorldHint"] == true {
+		return "fetch"
+	}
+	return "read"
+}
+
+// mcpTitle is what a person reads about a call of MCP tool tool of server: its server's
+// title hint when it gave one, else the tool's name, and always the server, as in
+// "Create Issue (MCP server github)". A title that is not the tool's name in other words
+// (case, _ or - for spaces) also names the tool, so that a server cannot pass one tool off
+// as another in a permission request: "List files (MCP server x, tool delete_all)".
+func mcpTitle(server, tool string, hints map[string]any) string {
+	where := "MCP server " + server
+	title, _ := hints["title"].(string)
+	title = oneLine(printable(title), 60)
+	switch {
+	case title == "":
+		return tool + " (" + where + ")"
+	case words(title) == words(tool):
+		return title + " (" + where + ")"
+	}
+	return title + " (" + where + ", tool " + tool + ")"
+}
+
+// printable is s on one line: control and format characters (escape sequences, tabs, line
+// breaks, direction overrides) and runs of spaces become one space.
+func printable(s string) string {
+	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return ' '
+		}
+		return r
+	}, s)), " ")
+}
+
+// words is s in lower case with _, - and runs of spaces as one space.
+func words(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return r == '_' || r == '-' || unicode.IsSpace(r)
+	}), " ")
 }
 
 // toolKind maps a built-in tool onto ACP's kinds.
@@ -212,7 +267,7 @@ func oneLine(s string, max int) string {
 		s, cut = string([]rune(s)[:max]), true
 	}
 	if cut {
-		s += "…"
+		s = strings.TrimRightFunc(s, unicode.IsSpace) + "…"
 	}
 	return s
 }
