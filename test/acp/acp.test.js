@@ -601,20 +601,27 @@ function processesOf(bin) {
 	return out;
 }
 
-test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search, a call, an elicitation; no server outlives pid`, async (t) => {
+test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search, calls, hints, two questions of one batch; no server outlives pid`, async (t) => {
 	const bin = testMCPBin(t);
 	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
 	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
 	const asked = [];
 	const questions = [];
+	// Both questions of the batch are open at once before either is answered: the two
+	// calls run together, and each question must name its own.
+	let bothAsked;
+	const both = new Promise((resolve) => { bothAsked = resolve; });
+	const answers = { 'Your name?': 'Ada', 'Your age?': '36' };
 	const pid = start(t, {
 		permission(params) {
 			asked.push(params);
 			return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once').optionId } };
 		},
-		elicitation(params) {
+		async elicitation(params) {
 			questions.push(params);
-			return { action: 'accept', content: { answer: 'Ada' } };
+			if (questions.length === 2) bothAsked();
+			await within(both, 'the second question of the batch');
+			return { action: 'accept', content: { answer: answers[params.message] } };
 		},
 	});
 	const mcpServers = [{ name: 't', command: bin, args: [], env: [{ name: 'PID_ACP_TEST_VAR', value: 'from the editor' }] }];
@@ -627,9 +634,10 @@ test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search
 		assert.equal(init.agentCapabilities.mcpCapabilities.http, true);
 		assert.notEqual(init.agentCapabilities.mcpCapabilities.sse, true);
 
-		// A first session starts the server: its tool_search waits for the start. (The
-		// search may still read the catalog of before the start: package mcp wakes it
-		// before it tells the sessions. The session below shares the then ready server.)
+		// A first session starts the server: its tool_search waits for the start. (A search
+		// that runs in the instant the server's status turns ready, before the session's
+		// catalog has heard it, can still miss its tools: the session below shares the then
+		// ready server.)
 		const warm = await within(ctx.request(acp.methods.agent.session.new, {
 			cwd, mcpServers, _meta: { pid: { model: { provider: 'script', turns: [turn(call('w1', 'tool_search', { query: 'echo' })), turn(text('warm'))] } } },
 		}), 'session/new (warm-up)');
@@ -641,11 +649,9 @@ test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search
 			model: {
 				provider: 'script',
 				turns: [
-					turn(call('s1', 'tool_search', { query: 'echo' }), call('s2', 'tool_search', { query: 'ask' })),
-					turn(call('e1', 'mcp__t__echo', { text: 'hello from MCP' })),
-					// Alone in its batch: while several calls of one server run, pid cannot tell
-					// which one a question comes from, and ties it to the session only.
-					turn(call('a1', 'mcp__t__ask', { text: 'Your name?' })),
+					turn(call('s1', 'tool_search', { query: 'echo' }), call('s2', 'tool_search', { query: 'ask' }), call('s3', 'tool_search', { query: 'peek' })),
+					turn(call('e1', 'mcp__t__echo', { text: 'hello from MCP' }), call('p1', 'mcp__t__peek', { text: 'k' })),
+					turn(call('a1', 'mcp__t__ask', { text: 'Your name?' }), call('a2', 'mcp__t__ask', { text: 'Your age?' })),
 					turn(text('done')),
 				],
 			},
@@ -668,15 +674,29 @@ test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search
 		const echoEnd = byId('e1', 'tool_call_update').at(-1);
 		assert.equal(echoEnd.status, 'completed');
 		assert.deepEqual(echoEnd.content, [{ type: 'content', content: { type: 'text', text: 'hello from MCP' } }]);
-		// The MCP calls asked like other tools; the question went to the client, tied to its call.
-		assert.deepEqual(asked.map((a) => [a.toolCall.toolCallId, a.toolCall.title]), [['e1', 'echo (MCP server t)'], ['a1', 'ask (MCP server t)']]);
-		assert.equal(questions.length, 1);
-		assert.equal(questions[0].sessionId, sessionId);
-		assert.equal(questions[0].toolCallId, 'a1');
-		assert.equal(questions[0].mode, 'form');
-		assert.equal(questions[0].message, 'Your name?');
-		assert.deepEqual(questions[0].requestedSchema.properties, { answer: { type: 'string' } });
+		// peek's server says it is read-only and titles it: a read, and it still asks.
+		const peek = byId('p1', 'tool_call')[0];
+		assert.equal(peek.kind, 'read');
+		assert.equal(peek.title, 'Peek (MCP server t)');
+		assert.equal(byId('p1', 'tool_call_update').at(-1).content[0].content.text, 'k');
+		// The MCP calls asked like other tools, in source order within each batch.
+		assert.deepEqual(asked.map((a) => [a.toolCall.toolCallId, a.toolCall.kind, a.toolCall.title]), [
+			['e1', 'other', 'echo (MCP server t)'], ['p1', 'read', 'Peek (MCP server t)'],
+			['a1', 'other', 'ask (MCP server t)'], ['a2', 'other', 'ask (MCP server t)'],
+		]);
+		// Each question of the parallel batch went to the client tied to its own call.
+		assert.equal(questions.length, 2);
+		const byCall = Object.fromEntries(questions.map((q) => [q.toolCallId, q]));
+		assert.deepEqual(Object.keys(byCall).sort(), ['a1', 'a2']);
+		assert.equal(byCall.a1.message, 'Your name?');
+		assert.equal(byCall.a2.message, 'Your age?');
+		for (const q of questions) {
+			assert.equal(q.sessionId, sessionId);
+			assert.equal(q.mode, 'form');
+			assert.deepEqual(q.requestedSchema.properties, { answer: { type: 'string' } });
+		}
 		assert.equal(byId('a1', 'tool_call_update').at(-1).content[0].content.text, 'action=accept answer=Ada');
+		assert.equal(byId('a2', 'tool_call_update').at(-1).content[0].content.text, 'action=accept answer=36');
 	}), 'the client workflow', 60_000);
 	await ends(pid);
 	assert.deepEqual(processesOf(bin), [], 'no MCP server outlives pid');
