@@ -52,14 +52,19 @@ type mcpSet struct {
 	untrusted []string
 	version   atomic.Uint64
 
-	// mu guards cache.
+	// mu guards cache and gen.
 	mu    sync.Mutex
 	cache *mcpView
+	gen   uint64 // counts the views made: the catalog's Version
 }
 
-// mcpView is the catalog as of one version.
+// mcpView is the catalog as of one version and one state of its servers.
 type mcpView struct {
-	version  uint64
+	gen     uint64
+	version uint64
+	// states is each server's status and tool count when the view was made: a server
+	// may be ready before its OnStatus has bumped the version, so both must match.
+	states   string
 	byName   map[string]mcp.Tool
 	always   []toolexec.Tool
 	deferred *mcp.Index
@@ -174,12 +179,14 @@ func (set *mcpSet) uses(st mcp.ServerStatus) bool {
 // view returns the catalog as of now.
 func (set *mcpSet) view() *mcpView {
 	v := set.version.Load()
+	states := set.states()
 	set.mu.Lock()
 	defer set.mu.Unlock()
-	if set.cache != nil && set.cache.version == v {
+	if set.cache != nil && set.cache.version == v && set.cache.states == states {
 		return set.cache
 	}
-	cv := &mcpView{version: v, byName: map[string]mcp.Tool{}}
+	set.gen++
+	cv := &mcpView{gen: set.gen, version: v, states: states, byName: map[string]mcp.Tool{}}
 	var deferred []mcp.Tool
 	names := set.names()
 	handles := make([]*mcp.Server, len(names))
@@ -246,8 +253,9 @@ func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 // servers' tools.
 func (set *mcpSet) Always() []toolexec.Tool { return set.view().always }
 
-// Version implements toolexec.Catalog.
-func (set *mcpSet) Version() uint64 { return set.version.Load() }
+// Version implements toolexec.Catalog: it moves whenever the view is made again, which is
+// when a server's status or tools changed (told or seen).
+func (set *mcpSet) Version() uint64 { return set.view().gen }
 
 // serverOfName returns the configured server whose prefix a tool name has, the longest one.
 func serverOfName(name string, servers map[string]*mcp.Server) string {
@@ -347,6 +355,16 @@ func (set *mcpSet) searchTool() toolexec.Tool {
 			return toolexec.Result{Content: []llm.Content{llm.Text(b.String())}, AddedToolNames: names}, nil
 		},
 	}
+}
+
+// states describes the status and tool count of every server of the set, in name order.
+func (set *mcpSet) states() string {
+	var b strings.Builder
+	for _, name := range set.names() {
+		st := set.servers[name].Status()
+		fmt.Fprintf(&b, "%s\x00%s\x00%d\x00", st.ID, st.Status, st.Tools)
+	}
+	return b.String()
 }
 
 // startingDeferred returns the servers with deferred tools that are starting now, by name.
