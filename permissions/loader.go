@@ -110,6 +110,12 @@ type snapshot struct {
 	// userModel is the user settings' model; rootModel a trusted root's own.
 	userModel json.RawMessage
 	rootModel map[string]json.RawMessage
+	// userFile is the user settings file's path; rootFile each root's.
+	userFile string
+	rootFile map[string]string
+	// userModels is the user settings' "models" list; rootModels a trusted root's own.
+	userModels json.RawMessage
+	rootModels map[string]json.RawMessage
 	// userMCP is the user settings' mcpServers; rootMCP a root's own (trusted or not: the
 	// session layer lists an untrusted root's servers as untrusted and starts none).
 	userMCP json.RawMessage
@@ -221,6 +227,48 @@ func (l *Loader) Model(folder string) json.RawMessage {
 		return s.rootModel[root]
 	}
 	return s.userModel
+}
+
+// ModelSource is Model with the settings file the model comes from ("" with a nil model),
+// for messages that tell a person which file to change.
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) ModelSource(folder string) (model json.RawMessage, file string) {
+	s := l.cur.Load()
+	if root, ok := s.rootOf(folder); ok && s.rootModel[root] != nil {
+		return s.rootModel[root], s.rootFile[root]
+	}
+	if s.userModel == nil {
+		return nil, ""
+	}
+	return s.userModel, s.userFile
+}
+
+// ModelList is one settings file's "models" list: the models a person may pick from.
+type ModelList struct {
+	// File is the settings file's path.
+	File string
+	// Models is the raw "models" value; the session layer decodes it.
+	Models json.RawMessage
+}
+
+// Models returns the "models" lists of the settings for a folder: the user settings' first,
+// then that of the workspace root holding the folder when that root is trusted (an
+// untrusted root's list is left out, as its model is: Ignored names it). Files that set no
+// list are left out; the result is empty when none does.
+//
+// Contract: safe for concurrent use; never blocks, never reads files. The Models values
+// must not be modified.
+func (l *Loader) Models(folder string) []ModelList {
+	s := l.cur.Load()
+	var out []ModelList
+	if s.userModels != nil {
+		out = append(out, ModelList{File: s.userFile, Models: s.userModels})
+	}
+	if root, ok := s.rootOf(folder); ok && s.rootModels[root] != nil {
+		out = append(out, ModelList{File: s.rootFile[root], Models: s.rootModels[root]})
+	}
+	return out
 }
 
 // MCPServers returns the "mcpServers" of the settings for a folder: the user settings' and
@@ -438,7 +486,7 @@ func (l *Loader) reload(first bool) {
 // l.mu.
 func (l *Loader) publish() {
 	s := &snapshot{byRoot: map[string]*Policy{}, rootModel: map[string]json.RawMessage{}, rootMCP: map[string]json.RawMessage{},
-		trusted: map[string]bool{}, ignored: map[string][]string{}}
+		rootFile: map[string]string{}, rootModels: map[string]json.RawMessage{}, trusted: map[string]bool{}, ignored: map[string][]string{}}
 	var user []Layer
 	for _, f := range l.files {
 		if f.good == nil {
@@ -447,6 +495,8 @@ func (l *Loader) publish() {
 		// Extra redaction only hides more: every file's patterns apply, trusted or not.
 		s.redact = append(s.redact, f.good.Redact...)
 		if f.root == "" {
+			s.userFile = f.path
+			s.userModels = f.good.Models
 			if f.good.Permissions != nil {
 				user = []Layer{{Source: f.source, Spec: f.good.Permissions}}
 			}
@@ -464,6 +514,7 @@ func (l *Loader) publish() {
 		}
 		trusted := slices.Contains(s.userTrusted, realFolder(f.root)) || (l.opts.Trusted != nil && l.opts.Trusted(f.root))
 		s.trusted[f.root] = trusted
+		s.rootFile[f.root] = f.path
 		layers := slices.Clone(user)
 		if g := f.good; g != nil {
 			s.rootMCP[f.root] = g.MCPServers
@@ -473,6 +524,7 @@ func (l *Loader) publish() {
 			switch {
 			case trusted:
 				s.rootModel[f.root] = g.Model
+				s.rootModels[f.root] = g.Models
 			default:
 				s.ignored[f.root] = g.Widening()
 			}
