@@ -67,7 +67,7 @@ func TestEditorFiles(t *testing.T) {
 	// The stale guard looks at the editor's text: a change in the buffer since the last
 	// read refuses the next edit.
 	ed.set(path, "someone typed here\n")
-	mustFail(t, call(t, ws, "edit", `{"path":"a.go","edits":[{"oldText":"line 2","newText":"x"}]}`), "read it again")
+	mustFail(t, call(t, ws, "edit", `{"path":"a.go","edits":[{"oldText":"line 2","newText":"x"}]}`), "a.go changed in the editor since you last read it")
 
 	// write creates through the editor too.
 	mustOK(t, call(t, ws, "write", `{"path":"new.txt","content":"hello\n"}`))

@@ -137,9 +137,10 @@ func (t *tracker) touchAll() {
 }
 
 // check reports, as an error for the model, why the agent must read path (a real path,
-// shown as shown) again before changing it: it never read it, or the content on disk (with
-// digest current) is not what it last saw. It returns nil when the agent may go ahead.
-func (t *tracker) check(path, shown string, current digest) error {
+// shown as shown) again before changing it: it never read it, or its content now (with
+// digest current, read from the editor when inEditor is set, else from the disk) is not
+// what it last saw. It returns nil when the agent may go ahead.
+func (t *tracker) check(path, shown string, current digest, inEditor bool) error {
 	t.mu.Lock()
 	s := t.files[path]
 	var sum digest
@@ -150,6 +151,8 @@ func (t *tracker) check(path, shown string, current digest) error {
 	switch {
 	case s == nil:
 		return fmt.Errorf("%s exists but you have not read it in this session; read it before changing it", shown)
+	case sum != current && inEditor:
+		return fmt.Errorf("%s changed in the editor since you last read it (the person edited it, or a formatter ran); read it again before editing", shown)
 	case sum != current:
 		return fmt.Errorf("%s changed on disk since you last read it (edited in the editor or by a formatter); read it again before editing", shown)
 	}

@@ -44,13 +44,18 @@ type Workspace struct {
 }
 
 // EditorFiles is the editor's own view of files, for editors that offer one (an ACP client
-// declaring fs.readTextFile / fs.writeTextFile): read, write and edit then see unsaved
-// buffers, and their changes land in the editor. A nil func leaves that side to the disk.
+// declaring fs.readTextFile / fs.writeTextFile, a native one declaring
+// experimental.pid.fs): read, write and edit then see unsaved buffers, and their changes
+// land in the editor. A nil func leaves that side to the disk. grep, find and ls always
+// look at the disk.
 //
 // Contract: Read and Write are called from tool calls, possibly concurrently for different
-// paths, with the resolved absolute path inside the workspace; they must return promptly
-// when ctx ends. Read returns the whole text of the file as the editor has it; Write
-// replaces it. An error fails the tool call with that error's text.
+// paths, with the resolved absolute path inside the workspace, only once every check a disk
+// access would have passed has passed (confinement, the file being a regular text file on
+// disk for Read and for replacing one); they must return promptly when ctx ends. Read
+// returns the whole text of the file as the editor has it; Write replaces it. An error
+// fails the tool call with that error's text, and nothing falls back to the disk. The
+// stale-edit guard compares what Read returns with what the agent last saw.
 type EditorFiles struct {
 	Read  func(ctx context.Context, path string) (string, error)
 	Write func(ctx context.Context, path, text string) error

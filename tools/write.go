@@ -139,7 +139,7 @@ func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, 
 		}
 		fi = ofi
 	}
-	if err := ws.seen.check(real, shown, sha256.Sum256(data)); err != nil {
+	if err := ws.seen.check(real, shown, sha256.Sum256(data), ws.editor.Read != nil); err != nil {
 		return nil, 0, false, err
 	}
 	return data, fi.Mode().Perm(), true, nil
