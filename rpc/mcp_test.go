@@ -28,6 +28,20 @@ func testServers(extra obj) obj {
 	return obj{"t": c}
 }
 
+// eagerSession starts a daemon on a fresh workspace, initialized with the pid capabilities
+// caps, opens a session with params (which name the test server t), and waits for t. It
+// returns the daemon, the session and the workspace folder.
+func eagerSession(t *testing.T, caps, params obj) (*daemon, string, string) {
+	t.Helper()
+	_, ws := newWorkspaceDir(t, nil)
+	xdgDirs(t)
+	d := startProcess(t, processOptions{})
+	initWorkspace(d, caps, ws)
+	sid := d.newSession(params)
+	awaitServer(t, d, "t")
+	return d, sid, ws
+}
+
 // awaitServer waits until mcp/servers says the server is ready.
 func awaitServer(t *testing.T, d *daemon, name string) {
 	t.Helper()
@@ -224,13 +238,7 @@ func TestMCPSampling(t *testing.T) {
 // (structuredContent in details); the server's annotations reach beforeToolCall, and a
 // readOnlyHint does not skip the question.
 func TestMCPRootsContentAndAnnotations(t *testing.T) {
-	_, ws := newWorkspaceDir(t, nil)
-	xdgDirs(t)
-	d := startProcess(t, processOptions{})
-	initWorkspace(d, obj{"beforeToolCall": true}, ws)
-	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}),
-		"permissions": obj{"tools": obj{"mcp__t__roots": "allow", "mcp__t__rich": "allow"}}})
-	awaitServer(t, d, "t")
+	d, sid, ws := eagerSession(t, obj{"beforeToolCall": true}, obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__roots": "allow", "mcp__t__rich": "allow"}}})
 	b := wsExecute(t, d, sid, "", nil, wsCall("r1", "mcp__t__roots", obj{}))
 	if got, want := wsText(b.msg(t, "r1")), wsFileURI(ws); got != want {
 		t.Errorf("roots: %q, want %q", got, want)
@@ -267,12 +275,7 @@ func TestMCPRootsContentAndAnnotations(t *testing.T) {
 
 // The showMessageRequest fallback says what an MCP server claims about its tool, as a claim.
 func TestMCPFallbackQuestionNamesTheHint(t *testing.T) {
-	_, ws := newWorkspaceDir(t, nil)
-	xdgDirs(t)
-	d := startProcess(t, processOptions{})
-	initWorkspace(d, obj{}, ws) // no beforeToolCall: questions come as window/showMessageRequest
-	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"})})
-	awaitServer(t, d, "t")
+	d, sid, _ := eagerSession(t, obj{}, obj{"mcpServers": testServers(obj{"load": "eager"})}) // no beforeToolCall: questions come as window/showMessageRequest
 	var question string
 	b := wsExecute(t, d, sid, "", func(m *wireMsg) any {
 		question = m.get("params.message").String()
@@ -296,12 +299,7 @@ func TestMCPFallbackQuestionNamesTheHint(t *testing.T) {
 
 // Progress becomes $/toolUpdate; $/cancelRequest cancels the MCP request (the server sees it).
 func TestMCPProgressAndCancel(t *testing.T) {
-	_, ws := newWorkspaceDir(t, nil)
-	xdgDirs(t)
-	d := startProcess(t, processOptions{})
-	initWorkspace(d, obj{"beforeToolCall": true}, ws)
-	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
-	awaitServer(t, d, "t")
+	d, sid, _ := eagerSession(t, obj{"beforeToolCall": true}, obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
 	id := d.request("tools/execute", obj{"sessionId": sid, "toolCalls": []obj{wsCall("h1", "mcp__t__hang", obj{})}})
 	d.notification("$/toolUpdate", func(m *wireMsg) bool { return m.get("params.toolCallId").String() == "h1" })
 	d.cancel(id)
@@ -331,12 +329,7 @@ func TestMCPProgressAndCancel(t *testing.T) {
 // A server that crashes fails the call in flight with its name and stderr; the next call
 // restarts it.
 func TestMCPCrashAndRestart(t *testing.T) {
-	_, ws := newWorkspaceDir(t, nil)
-	xdgDirs(t)
-	d := startProcess(t, processOptions{})
-	initWorkspace(d, obj{"beforeToolCall": true}, ws)
-	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
-	awaitServer(t, d, "t")
+	d, sid, _ := eagerSession(t, obj{"beforeToolCall": true}, obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
 	b := wsExecute(t, d, sid, "", nil, wsCall("x1", "mcp__t__crash", obj{"text": "the disk is on fire"}))
 	if text := b.res.Get("messages.0.content.0.text").String(); !b.res.Get("messages.0.isError").Bool() || !strings.Contains(text, "t") || !strings.Contains(text, "the disk is on fire") {
 		t.Errorf("call during a crash: %s", b.res.Raw)
@@ -350,12 +343,7 @@ func TestMCPCrashAndRestart(t *testing.T) {
 
 // A server's changed tool list shows in tools/list; elicitation goes to the editor.
 func TestMCPListChangedAndElicitation(t *testing.T) {
-	_, ws := newWorkspaceDir(t, nil)
-	xdgDirs(t)
-	d := startProcess(t, processOptions{})
-	initWorkspace(d, obj{"beforeToolCall": true}, ws)
-	sid := d.newSession(obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
-	awaitServer(t, d, "t")
+	d, sid, _ := eagerSession(t, obj{"beforeToolCall": true}, obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
 	wsExecute(t, d, sid, "", nil, wsCall("g1", "mcp__t__grow", obj{"name": "newcomer"}))
 	deadline := time.Now().Add(pollDeadline)
 	for !d.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__newcomer")`).Exists() {
