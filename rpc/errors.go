@@ -39,7 +39,6 @@ var (
 	errInvalidParams  = &codedError{codeInvalidParams, "invalid params"}
 	errInvalidRequest = &codedError{codeInvalidRequest, "invalid request"}
 	errBusy           = &codedError{codeRequestFailed, "a prompt is already running for this session; send more input with session/steer or session/followUp"}
-	errFailed         = &codedError{codeRequestFailed, "request failed"}
 )
 
 // invalidParams returns an invalid-params error with detail.
@@ -51,14 +50,25 @@ func invalidParams(format string, args ...any) error {
 type wireError struct {
 	Code    int64  `json:"code"`
 	Message string `json:"message"`
+	// Data is a setup problem's machine-readable part (session.SetupError.Data): {reason,
+	// setting?, field?, file?, folder?, variable?}.
+	Data map[string]string `json:"data,omitempty"`
 }
 
 // toWire maps an error to the JSON-RPC error sent to the client. Coded errors keep their
-// code, a busy agent is RequestFailed, a cancelled request RequestCancelled, and anything
-// else is an internal error: no error reaches the wire with code 0.
+// code, a busy agent is RequestFailed, a cancelled request RequestCancelled, a setup problem
+// InvalidParams (a model that is not usable) or RequestFailed (the others) with its data,
+// and anything else is an internal error: no error reaches the wire with code 0.
 func toWire(err error) *wireError {
 	var ce *codedError
+	var se *session.SetupError
 	switch {
+	case errors.As(err, &se):
+		code := int64(codeRequestFailed)
+		if errors.Is(err, session.ErrInvalid) {
+			code = codeInvalidParams
+		}
+		return &wireError{Code: code, Message: err.Error(), Data: se.Data()}
 	case errors.Is(err, loop.ErrBusy):
 		return &wireError{Code: errBusy.code, Message: errBusy.msg}
 	case errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrUnknownSession):

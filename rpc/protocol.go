@@ -24,9 +24,32 @@ type sessionParams struct {
 	SessionID string `json:"sessionId"`
 }
 
-type textParams struct {
+// promptParams are the params of session/prompt, session/steer and session/followUp: text,
+// content blocks (session.Block's shape), or both.
+type promptParams struct {
+	SessionID string            `json:"sessionId"`
+	Text      *string           `json:"text"`
+	Content   []json.RawMessage `json:"content"`
+}
+
+type setModelParams struct {
+	SessionID string          `json:"sessionId"`
+	Model     json.RawMessage `json:"model"`
+}
+
+// readTextFileParams and writeTextFileParams are the params of pid's fs/read_text_file and
+// fs/write_text_file requests to the editor (the ACP shapes).
+type readTextFileParams struct {
 	SessionID string `json:"sessionId"`
-	Text      string `json:"text"`
+	Path      string `json:"path"`
+	Line      int    `json:"line,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+type writeTextFileParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Content   string `json:"content"`
 }
 
 type promptResult struct {
@@ -73,6 +96,9 @@ type (
 	}
 	trustAnswer struct {
 		Trusted bool `json:"trusted"`
+	}
+	readTextFileAnswer struct {
+		Content *string `json:"content"`
 	}
 	afterAnswer struct {
 		Content   []llm.Content `json:"content"`

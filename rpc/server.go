@@ -69,6 +69,8 @@ type Server struct {
 	clientBefore bool           // the editor answers beforeToolCall
 	clientAfter  bool           // the editor answers afterToolCall
 	clientTrust  bool           // the editor answers workspace/requestTrust
+	clientRead   bool           // the editor answers fs/read_text_file
+	clientWrite  bool           // the editor answers fs/write_text_file
 	defaults     session.Config // initializationOptions
 	// inflight holds the long requests not yet answered, by id key (rpcwire.IDKey): what
 	// $/cancelRequest reaches, and the ids a new request may not reuse.
@@ -458,6 +460,8 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"session/close":      (*Server).sessionClose,
 	"mcp/servers":        (*Server).mcpServers,
 	"session/delete":     (*Server).sessionDelete,
+	"session/setModel":   (*Server).sessionSetModel,
+	"models/list":        (*Server).modelsList,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy
@@ -501,6 +505,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.mu.Lock()
 	s.initialized = true
 	s.clientBefore, s.clientAfter, s.clientTrust = caps.before, caps.after, caps.trust
+	s.clientRead, s.clientWrite = caps.readFile, caps.writeFile
 	s.defaults = defaults
 	s.mu.Unlock()
 	return &protocol.InitializeResult{
@@ -518,9 +523,11 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 // clientCaps are the editor's declarations under capabilities.experimental.pid.
 type clientCaps struct {
 	before, after, trust bool
+	readFile, writeFile  bool
 }
 
-// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall,trust}.
+// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall,trust} and
+// .fs.{readTextFile,writeTextFile}.
 func declared(exp any) clientCaps {
 	m, _ := exp.(map[string]any)
 	pid, _ := m["pid"].(map[string]any)
@@ -528,6 +535,9 @@ func declared(exp any) clientCaps {
 	c.before, _ = pid["beforeToolCall"].(bool)
 	c.after, _ = pid["afterToolCall"].(bool)
 	c.trust, _ = pid["trust"].(bool)
+	fs, _ := pid["fs"].(map[string]any)
+	c.readFile, _ = fs["readTextFile"].(bool)
+	c.writeFile, _ = fs["writeTextFile"].(bool)
 	return c
 }
 

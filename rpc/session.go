@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
+	"github.com/pid-agent/pid/store"
 )
 
 func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
@@ -29,7 +30,8 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	s.mu.Lock()
 	cfg := s.defaults.Merge(p)
 	s.mu.Unlock()
-	ss, err := s.host.New(cfg, s.sessionOptions())
+	opts := s.sessionOptions(store.NewID())
+	ss, err := s.host.New(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -39,12 +41,10 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools()}, nil
 }
 
+// sessionPrompt runs session/prompt: text and content blocks become one user message
+// (session.UserMessage), checked here so that a bad block is answered in order.
 func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p textParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	ss, err := s.host.Get(p.SessionID)
+	ss, msg, err := s.userMessage(req)
 	if err != nil {
 		return nil, err
 	}
@@ -53,9 +53,9 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 	}
 	return func(ctx context.Context) (any, error) {
 		defer ss.End()
-		res, err := ss.Prompt(ctx, []llm.Message{llm.NewUser(p.Text)})
+		res, err := ss.Prompt(ctx, []llm.Message{msg})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errFailed, err)
+			return nil, err
 		}
 		out := &promptResult{StopReason: res.StopReason, Messages: res.Messages, Terminated: res.Terminated}
 		if out.Messages == nil {
@@ -65,8 +65,44 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 	}, nil
 }
 
-func (s *Server) queue(req *jsonrpc2.Request, add func(*session.Session, string)) (any, error) {
-	var p textParams
+// userMessage decodes the params of session/prompt, steer or followUp, and returns the
+// session and the user message they make.
+func (s *Server) userMessage(req *jsonrpc2.Request) (*session.Session, llm.Message, error) {
+	var p promptParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, llm.Message{}, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, llm.Message{}, err
+	}
+	msg, err := ss.UserMessage("content", p.Text, p.Content)
+	if err != nil {
+		return nil, llm.Message{}, err
+	}
+	return ss, msg, nil
+}
+
+func (s *Server) queue(req *jsonrpc2.Request, add func(*session.Session, llm.Message)) (any, error) {
+	ss, msg, err := s.userMessage(req)
+	if err != nil {
+		return nil, err
+	}
+	add(ss, msg)
+	return nil, nil
+}
+
+func (s *Server) sessionSteer(req *jsonrpc2.Request) (any, error) {
+	return s.queue(req, (*session.Session).SteerMessage)
+}
+
+func (s *Server) sessionFollowUp(req *jsonrpc2.Request) (any, error) {
+	return s.queue(req, (*session.Session).FollowUpMessage)
+}
+
+// sessionSetModel runs session/setModel: the session's next model call uses the model.
+func (s *Server) sessionSetModel(req *jsonrpc2.Request) (any, error) {
+	var p setModelParams
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
@@ -74,16 +110,20 @@ func (s *Server) queue(req *jsonrpc2.Request, add func(*session.Session, string)
 	if err != nil {
 		return nil, err
 	}
-	add(ss, p.Text)
-	return nil, nil
+	return nil, ss.SetModel(p.Model)
 }
 
-func (s *Server) sessionSteer(req *jsonrpc2.Request) (any, error) {
-	return s.queue(req, (*session.Session).Steer)
-}
-
-func (s *Server) sessionFollowUp(req *jsonrpc2.Request) (any, error) {
-	return s.queue(req, (*session.Session).FollowUp)
+// modelsList runs models/list: the settings' models, and the session's model or the one a
+// new session would get (initializationOptions.model, else the settings').
+func (s *Server) modelsList(req *jsonrpc2.Request) (any, error) {
+	var p sessionParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	def := s.defaults.Model
+	s.mu.Unlock()
+	return s.host.ModelList(p.SessionID, def)
 }
 
 func (s *Server) toolsList(req *jsonrpc2.Request) (any, error) {
@@ -240,12 +280,13 @@ func (s *Server) sessionList(req *jsonrpc2.Request) (func(context.Context) (any,
 	}, nil
 }
 
-// sessionOptions are the options of the sessions this face makes or loads.
-func (s *Server) sessionOptions() session.Options {
+// sessionOptions are the options of the session with that id this face makes, loads or
+// forks: the editor's afterToolCall and its buffers (fs.go) when it declared them.
+func (s *Server) sessionOptions(id string) session.Options {
 	s.mu.Lock()
 	clientAfter := s.clientAfter
 	s.mu.Unlock()
-	opts := session.Options{Face: s}
+	opts := session.Options{Face: s, ID: id, Files: s.editorFiles(id)}
 	if clientAfter {
 		opts.After = s.afterToolCall
 	}
@@ -261,7 +302,7 @@ func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any,
 		return nil, err
 	}
 	return func(context.Context) (any, error) {
-		opts := s.sessionOptions()
+		opts := s.sessionOptions(p.SessionID)
 		opts.MCPServers = p.MCPServers
 		ss, items, err := s.host.Load(p.SessionID, opts)
 		if err != nil {
@@ -291,7 +332,7 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 		return nil, invalidParams("messageCount is required")
 	}
 	return func(context.Context) (any, error) {
-		opts := s.sessionOptions()
+		opts := s.sessionOptions(store.NewID())
 		opts.MCPServers = p.MCPServers
 		ss, items, err := s.host.Fork(p.SessionID, *p.MessageCount, opts)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pid-agent/pid/trust"
 )
@@ -112,12 +111,10 @@ func TestRequestTrust(t *testing.T) {
 	}
 	d.answer(req, obj{"trusted": true})
 	real, _ := filepath.EvalSymlinks(ws)
-	deadline := time.Now().Add(pollDeadline)
-	for d.call("trust/list", obj{}).Get("folders.#").Int() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("trust/list never listed the folder after the editor trusted it")
-		}
-	}
+	// pid says when the trust is in force.
+	d.notification("window/logMessage", func(m *wireMsg) bool {
+		return strings.Contains(m.get("params.message").String(), "is trusted: its settings apply in full")
+	})
 	list := d.call("trust/list", obj{})
 	if list.Get("folders.0.folder").String() != real || list.Get("folders.0.trustedAt").String() == "" {
 		t.Errorf("trust/list = %s; want the real path %s with trustedAt", list.Raw, real)

@@ -69,7 +69,7 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 	s.lastTranscript = transcript
 	s.pmu.Unlock()
 	v := s.view(transcript)
-	if s.compactS.Enabled && compact.ShouldCompact(s.contextTokens(transcript), s.window, s.compactS.Fit(s.window)) {
+	if m := s.currentModel(); m.compact.Enabled && compact.ShouldCompact(s.contextTokens(transcript), m.window, m.compact.Fit(m.window)) {
 		if _, err := s.compactNow(ctx, transcript, ReasonThreshold, ""); err == nil {
 			v = s.view(transcript)
 		}
@@ -115,12 +115,13 @@ func (s *Session) compactNow(ctx context.Context, transcript []llm.Message, reas
 
 // summarize asks the model for the summary of the view's messages before the cut point.
 func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, error) {
-	if s.model == nil {
-		return CompactResult{}, ErrNoModel
+	if err := s.modelProblem(); err != nil {
+		return CompactResult{}, err
 	}
+	m := s.currentModel()
 	v := s.view(transcript)
 	tokens := s.contextTokens(transcript)
-	first, ok := compact.CutPoint(v, s.compactS.Fit(s.window).KeepRecentTokens)
+	first, ok := compact.CutPoint(v, m.compact.Fit(m.window).KeepRecentTokens)
 	if !ok {
 		return CompactResult{TokensBefore: tokens}, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")
 	}
@@ -128,7 +129,7 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	if len(v) > 0 {
 		previous, _ = compact.IsSummaryMessage(&v[0])
 	}
-	answer := s.model.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
+	answer := m.provider.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
 	summary, err := compact.SummaryText(answer)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -162,23 +163,32 @@ func (s *Session) Compact(ctx context.Context, instructions string) (CompactResu
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
 	res, err := s.compactNow(ctx, s.agent.Transcript(), ReasonManual, instructions)
-	if err != nil && !errors.Is(err, ErrNoModel) {
+	if err != nil && !isSetup(err) {
 		err = fmt.Errorf("%w: %v", ErrFailed, err)
 	}
 	return res, err
 }
 
-// compactingProvider is the session's model as the loop sees it: when the provider answers
-// that the context is too long, the session compacts and the call is made again, once. The
-// first attempt's stream start is held back until it streams something, so a call retried
-// after an overflow shows as one message.
+// compactingProvider is the session's model as the loop sees it: each call goes to the
+// session's model of the moment (SetModel changes it for the next call, never during one);
+// when the provider answers that the context is too long, the session compacts and the call
+// is made again, once. The first attempt's stream start is held back until it streams
+// something, so a call retried after an overflow shows as one message.
 type compactingProvider struct {
-	s     *Session
-	inner llm.Provider
+	s *Session
 }
 
 // Stream implements llm.Provider.
 func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
+	model := p.s.currentModel()
+	if model.provider == nil {
+		// Prompt refuses to run without a model, and SetModel never takes one away.
+		msg := "the session has no usable model"
+		if err := p.s.modelProblem(); err != nil {
+			msg = err.Error()
+		}
+		return llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: msg, Timestamp: llm.Now()}
+	}
 	var held bool // the first attempt's start, not yet passed on
 	var heldPartial *llm.Message
 	streamed := false
@@ -200,8 +210,8 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 		streamed = true
 		sink(partial, ev)
 	}
-	m := p.inner.Stream(ctx, req, first)
-	if streamed || ctx.Err() != nil || !compact.IsContextOverflow(&m) || !p.s.compactS.Enabled {
+	m := model.provider.Stream(ctx, req, first)
+	if streamed || ctx.Err() != nil || !compact.IsContextOverflow(&m) || !model.compact.Enabled {
 		if held && sink != nil {
 			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
 		}
@@ -216,5 +226,5 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	}
 	retry := *req
 	retry.Messages = s.view(transcript)
-	return p.inner.Stream(ctx, &retry, sink)
+	return model.provider.Stream(ctx, &retry, sink)
 }

@@ -59,8 +59,10 @@ func (c Config) Merge(over Config) Config {
 // ModelConfig selects a session's model: "openai" (any OpenAI-compatible server),
 // "anthropic", or "script" (turns given in advance, for tests and headless runs).
 type ModelConfig struct {
-	Provider  string `json:"provider"`
-	ID        string `json:"id,omitempty"`
+	Provider string `json:"provider"`
+	ID       string `json:"id,omitempty"`
+	// Name is how a person calls the model ("Sonnet 4.5"), shown by models/list.
+	Name      string `json:"name,omitempty"`
 	BaseURL   string `json:"baseUrl,omitempty"`
 	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
 	MaxTokens int    `json:"maxTokens,omitempty"`
@@ -74,7 +76,10 @@ type ModelConfig struct {
 	// Compaction is {enabled?, reserveTokens?, keepRecentTokens?} (see compact.Settings);
 	// absent means the defaults.
 	Compaction json.RawMessage `json:"compaction,omitempty"`
-	Turns      []llm.Turn      `json:"turns,omitempty"`
+	// Images says whether the model takes images in a prompt; nil means the default for
+	// the provider (see takesImages).
+	Images *bool      `json:"images,omitempty"`
+	Turns  []llm.Turn `json:"turns,omitempty"`
 }
 
 // ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.

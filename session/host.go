@@ -4,7 +4,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,11 +89,14 @@ type Host struct {
 	// mcpm runs the sessions' MCP servers; ownMCP is set when the host made it.
 	mcpm   *mcp.Manager
 	ownMCP bool
+	// reported holds the problems with settings content already reported (reportOnce).
+	reported map[string]bool
 }
 
 // NewHost returns a host with no workspace folders; call SetUp before the first session.
 func NewHost(opts HostOptions) *Host {
-	h := &Host{opts: opts, log: opts.Log, sessions: map[string]*Session{}, asked: map[string]bool{}, trustedHere: map[string]bool{}}
+	h := &Host{opts: opts, log: opts.Log, sessions: map[string]*Session{}, asked: map[string]bool{}, trustedHere: map[string]bool{},
+		reported: map[string]bool{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -246,11 +248,7 @@ func WorkspaceRoots(uris []string) ([]string, error) {
 // else pid's own working folder) confined to the editor's folders (default: the cwd).
 func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	if cwd == "" {
-		if len(h.roots) > 0 {
-			cwd = h.roots[0]
-		} else if wd, err := os.Getwd(); err == nil {
-			cwd = wd
-		}
+		cwd = h.defaultCwd()
 	}
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid("cwd must be an absolute path, not %q", cwd)
@@ -262,24 +260,25 @@ func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	return ws, nil
 }
 
-// settingsModel returns the model the settings files name for a session in cwd: its
-// workspace folder's own when that folder is trusted, else the user's; nil when none does
-// (or the value is malformed, which is reported). It is read when a session starts, so a
-// change applies to the next session.
-func (h *Host) settingsModel(cwd string) *ModelConfig {
+// settingsModel returns the model the settings files name for a session in cwd, with the
+// file it comes from: its workspace folder's own when that folder is trusted, else the
+// user's; nil when none does (or the value is malformed, which is reported). It is read
+// when a session starts, so a change applies to the next session.
+func (h *Host) settingsModel(cwd string) (*ModelConfig, modelSource) {
 	if h.loader == nil {
-		return nil
+		return nil, modelSource{}
 	}
-	raw := h.loader.Model(cwd)
+	raw, file := h.loader.ModelSource(cwd)
 	if raw == nil {
-		return nil
+		return nil, modelSource{}
 	}
-	var m ModelConfig
-	if err := json.Unmarshal(raw, &m); err != nil {
-		h.opts.Report(fmt.Sprintf("settings: model: %v", err), true)
-		return nil
+	src := modelSource{File: file}
+	m, err := decodeModel(raw, src)
+	if err != nil {
+		h.opts.Report(fmt.Sprintf("settings: %v", err), true)
+		return nil, modelSource{}
 	}
-	return &m
+	return m, src
 }
 
 var (

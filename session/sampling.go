@@ -41,8 +41,10 @@ func sample(ctx context.Context, server string, req *sdk.CreateMessageParams) (*
 // returns an error a person can read when the session has no model, the request holds
 // something pid cannot send the model, or the model call fails.
 func (s *Session) sample(ctx context.Context, server string, req *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
-	if s.model == nil {
-		return nil, fmt.Errorf("the session has no model to sample with")
+	// The session's model of the moment (SetModel may change it), kept for the request.
+	model := s.currentModel()
+	if model.provider == nil {
+		return nil, fmt.Errorf("the session has no usable model to sample with")
 	}
 	msgs, err := samplingMessages(req)
 	if err != nil {
@@ -51,7 +53,7 @@ func (s *Session) sample(ctx context.Context, server string, req *sdk.CreateMess
 	s.sampleMu.Lock()
 	defer s.sampleMu.Unlock()
 	s.host.log.Info("mcp sampling", "session", s.id, "server", server, "messages", len(msgs), "maxTokens", req.MaxTokens)
-	answer := s.model.Stream(ctx, &llm.Request{SystemPrompt: req.SystemPrompt, Messages: msgs}, nil)
+	answer := model.provider.Stream(ctx, &llm.Request{SystemPrompt: req.SystemPrompt, Messages: msgs}, nil)
 	switch answer.StopReason {
 	case llm.StopError:
 		return nil, fmt.Errorf("the model failed: %s", answer.ErrorMessage)
@@ -66,7 +68,7 @@ func (s *Session) sample(ctx context.Context, server string, req *sdk.CreateMess
 	if answer.StopReason == llm.StopLength {
 		stop = "maxTokens"
 	}
-	return &sdk.CreateMessageResult{Role: "assistant", Content: &sdk.TextContent{Text: text}, Model: s.modelName, StopReason: stop}, nil
+	return &sdk.CreateMessageResult{Role: "assistant", Content: &sdk.TextContent{Text: text}, Model: model.name, StopReason: stop}, nil
 }
 
 // samplingMessages converts a sampling request's messages: text and images of the user and

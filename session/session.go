@@ -21,7 +21,6 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/permissions"
-	modelProvider "github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -113,16 +112,13 @@ type Session struct {
 	builtin map[string]bool
 	starts  *afterrules.Starts
 	gates   *endGates
-	// header is what the session's file starts with: what re-creates it after a restart.
-	header store.Header
-	// model is the model as the provider was made (the scripted one, to go on after a load).
-	model llm.Provider
-	// modelName is "provider/id", as sampling results name the model.
-	modelName string
 	// sampleMu makes the MCP servers' sampling requests wait for each other (sampling.go).
 	sampleMu sync.Mutex
-	compactS compact.Settings
-	window   int
+
+	// modelMu guards model: the session's model (model.go), which SetModel replaces whole;
+	// read it with currentModel.
+	modelMu sync.Mutex
+	model   *sessionModel
 
 	// mu guards the fields below it.
 	mu      sync.Mutex
@@ -149,6 +145,11 @@ type Session struct {
 	entryIDs []string
 	// compactions are the compactions of the transcript, in order.
 	compactions []compactionRecord
+	// header is what the session's file starts with: what re-creates it after a restart
+	// (SetModel changes its model while the file does not exist yet).
+	header store.Header
+	// modelChanges are the model changes made once the transcript had messages, in order.
+	modelChanges []modelChange
 	// presaved counts the messages of a parallel batch saved at its ToolResults whose
 	// MessageEnd is still to come (it then saves nothing).
 	presaved int
@@ -185,8 +186,10 @@ type restoring struct {
 	entryIDs    []string
 	compactions []compactionRecord
 	// calls is the number of model calls recorded (assistant messages and compaction
-	// summaries): a scripted model goes on with that turn.
+	// summaries) since the last model change: a scripted model goes on with that turn.
 	calls int
+	// modelChanges are the model changes of the branch.
+	modelChanges []modelChange
 }
 
 // New makes a session from its settings (already merged with the client's defaults). It is
@@ -216,38 +219,24 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 			ws.Close()
 		}
 	}()
+	// The model: the session's own, else the settings'; a new session's named by provider
+	// and id gets the rest from the settings' "models" list. A saved session's is as saved.
+	src, calls := modelSource{}, 0
+	if r != nil {
+		src.Saved, calls = true, r.calls
+	}
 	if cfg.Model == nil {
-		cfg.Model = h.settingsModel(ws.Cwd())
+		cfg.Model, src = h.settingsModel(ws.Cwd())
+	}
+	if r == nil {
+		cfg.Model = h.fillModel(ws.Cwd(), cfg.Model)
+	}
+	model, err := makeModel(cfg.Model, src, calls, false)
+	if err != nil {
+		return nil, err
 	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: afterrules.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(),
-		compactS: compact.Defaults()}
-	var provider llm.Provider
-	if m := cfg.Model; m != nil {
-		if s.compactS, err = compact.ParseSettings(m.Compaction); err != nil {
-			return nil, invalid("model.compaction: %v", err)
-		}
-		s.modelName = m.Provider
-		if m.ID != "" {
-			s.modelName += "/" + m.ID
-		}
-		s.window = m.ContextWindow
-		if s.window <= 0 {
-			s.window = compact.ContextWindow(m.ID)
-		}
-		if m.Provider == "script" {
-			calls := 0
-			if r != nil {
-				calls = r.calls
-			}
-			provider = llm.NewScriptFrom(calls, m.Turns...)
-		} else if provider, err = modelProvider.New(modelProvider.Config{
-			Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, MaxTokens: m.MaxTokens,
-			RequestTimeoutMs: m.RequestTimeoutMs, IdleTimeoutMs: m.IdleTimeoutMs,
-		}); err != nil {
-			return nil, invalid("%v", err)
-		}
-	}
+		starts: afterrules.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: model}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
@@ -292,12 +281,10 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		}
 	}()
 	box = box.WithCatalog(s.mcp)
-	if provider != nil {
-		s.model = provider
-		provider = &compactingProvider{s: s, inner: provider}
-	}
+	// The loop always has a provider: it calls the session's model of the moment (which
+	// SetModel may change between two calls); Prompt refuses to run without one.
 	acfg := loop.AgentConfig{
-		Provider: provider, SystemPrompt: cfg.SystemPrompt, Toolbox: box, InitialTools: initial,
+		Provider: &compactingProvider{s: s}, SystemPrompt: cfg.SystemPrompt, Toolbox: box, InitialTools: initial,
 		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
 		TransformContext: s.transformContext,
 	}
@@ -307,7 +294,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	s.header = headerOf(s.id, ws.Cwd(), cfg, initial)
 	if r != nil {
 		s.header.CreatedAt, s.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
-		s.file, s.entryIDs, s.compactions = r.file, r.entryIDs, r.compactions
+		s.file, s.entryIDs, s.compactions, s.modelChanges = r.file, r.entryIDs, r.compactions, r.modelChanges
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return nil, err
 		}
@@ -467,15 +454,20 @@ func (s *Session) CancelRun() {
 }
 
 // Prompt runs the agent with prompts as the new input (see loop.Agent.PromptMessages).
-// With no model it returns ErrNoModel.
+// Without a model it returns a SetupError (noModel or untrustedSetting, matching
+// ErrNoModel), and with a model whose API key is missing one too (apiKeyMissing): nothing
+// runs then.
 func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Result, error) {
 	s.gates.enter()
 	defer s.gates.leave()
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
+	if err := s.modelProblem(); err != nil {
+		return loop.Result{}, err
+	}
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
 	if errors.Is(err, loop.ErrNoProvider) {
-		return res, ErrNoModel
+		return res, s.host.noModelError(s.ws.Cwd())
 	}
 	if err == nil && res.Aborted {
 		res.StopReason = llm.StopAborted
@@ -504,6 +496,14 @@ func (s *Session) Steer(text string) { s.agent.Steer(llm.NewUser(text)) }
 
 // FollowUp queues a message taken when the running prompt would stop.
 func (s *Session) FollowUp(text string) { s.agent.FollowUp(llm.NewUser(text)) }
+
+// SteerMessage is Steer with a user message made by UserMessage. Safe for concurrent use;
+// it never blocks on the run.
+func (s *Session) SteerMessage(m llm.Message) { s.agent.Steer(m) }
+
+// FollowUpMessage is FollowUp with a user message made by UserMessage. Safe for concurrent
+// use; it never blocks on the run.
+func (s *Session) FollowUpMessage(m llm.Message) { s.agent.FollowUp(m) }
 
 // sink is the event sink of the session's runs: the audit log's start times, the redaction
 // of progress (the results themselves are redacted by the afterToolCall chain), the

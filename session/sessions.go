@@ -138,6 +138,15 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 			if e.Message.Role == llm.RoleAssistant {
 				r.calls++
 			}
+		case store.KindModel:
+			// A model change: the session goes on with the last one, a scripted model
+			// from its own first turn on.
+			m, err := decodeModel(e.Model, modelSource{Saved: true})
+			if err != nil {
+				return nil, fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, e.ID, err)
+			}
+			cfg.Model, r.calls = m, 0
+			r.modelChanges = append(r.modelChanges, modelChange{at: len(r.transcript), cfg: e.Model})
 		case store.KindCompaction:
 			if e.Compaction == nil {
 				continue
@@ -207,8 +216,10 @@ func unansweredCalls(t []llm.Message) []llm.ToolCall {
 }
 
 // Fork makes a new session whose transcript is the first count items of the given one (a
-// live session of this daemon, or a saved one); the original is untouched. count must leave
-// no tool call without its result (ErrInvalid names the nearest valid counts).
+// live session of this daemon, or a saved one), with the model in force at that point; the
+// original is untouched. count must leave no tool call without its result (ErrInvalid names
+// the nearest valid counts). The new session's id is o.ID when set (a face that needs it
+// before the session exists picks it with store.NewID), else a new one.
 func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	if id == "" {
 		return nil, nil, invalid("sessionId is required")
@@ -229,8 +240,8 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		}
 	}
 	branch := loaded.Branch
-	if count < 0 || count > len(branch) {
-		return nil, nil, invalid("messageCount %d is out of range: the session has %d messages (compactions included)", count, len(branch))
+	if n := itemCount(branch); count < 0 || count > n {
+		return nil, nil, invalid("messageCount %d is out of range: the session has %d messages (compactions included)", count, n)
 	}
 	if valid := validForkCounts(branch); !slices.Contains(valid, count) {
 		lo, hi := nearest(valid, count)
@@ -238,14 +249,17 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	}
 	hdr := loaded.Header
 	hdr.ForkedFrom = &store.Fork{SessionID: id, MessageCount: count}
-	hdr.ID = store.NewID()
+	if hdr.ID = o.ID; hdr.ID == "" {
+		hdr.ID = store.NewID()
+	}
 	hdr.CreatedAt = time.Now().UTC()
-	s, err := h.restore(nil, &store.Loaded{Header: hdr}, branch[:count], o)
+	prefix := itemPrefix(branch, count)
+	s, err := h.restore(nil, &store.Loaded{Header: hdr}, prefix, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.header.ForkedFrom = hdr.ForkedFrom
-	s.copyEntries(branch[:count])
+	s.copyEntries(prefix)
 	return s, s.Items(), nil
 }
 
@@ -287,21 +301,71 @@ func (s *Session) copyEntries(branch []store.Entry) {
 	}
 }
 
-// snapshot returns the session as a file would hold it, for a fork of a live session.
+// snapshot returns the session as a file would hold it, for a fork of a live session: its
+// items, with its model changes where they happened. Items are named m<index among the
+// items>, model changes model<n>.
 func (s *Session) snapshot() *store.Loaded {
+	t := s.agent.Transcript()
+	s.pmu.Lock()
 	l := &store.Loaded{Header: s.header}
-	for _, it := range s.Items() {
+	comps := append([]compactionRecord(nil), s.compactions...)
+	changes := append([]modelChange(nil), s.modelChanges...)
+	s.pmu.Unlock()
+	ci, msgs := 0, 0
+	addChanges := func(upTo int) {
+		for ; ci < len(changes) && changes[ci].at <= upTo; ci++ {
+			l.Branch = append(l.Branch, store.Entry{Kind: store.KindModel, ID: fmt.Sprintf("model%d", ci), Model: changes[ci].cfg})
+		}
+	}
+	for i, it := range itemsOf(t, comps) {
 		switch {
 		case it.Message != nil:
-			l.Branch = append(l.Branch, store.Entry{Kind: store.KindMessage, ID: fmt.Sprintf("m%d", len(l.Branch)), Message: it.Message})
+			addChanges(msgs)
+			l.Branch = append(l.Branch, store.Entry{Kind: store.KindMessage, ID: fmt.Sprintf("m%d", i), Message: it.Message})
+			msgs++
 		case it.Compaction != nil:
 			// FirstKeptID names the entry of the first kept message, by its place.
-			l.Branch = append(l.Branch, store.Entry{Kind: store.KindCompaction, ID: fmt.Sprintf("m%d", len(l.Branch)),
+			l.Branch = append(l.Branch, store.Entry{Kind: store.KindCompaction, ID: fmt.Sprintf("m%d", i),
 				Compaction: &store.Compaction{Summary: it.Compaction.Summary, TokensBefore: it.Compaction.TokensBefore,
 					Reason: it.Compaction.Reason, FirstKeptID: fmt.Sprintf("m%d", it.Compaction.FirstKeptIndex)}})
 		}
 	}
+	addChanges(len(t))
 	return l
+}
+
+// isItem reports whether a file entry is one of a session's items (a message or a
+// compaction), as session/load and session/fork count them; model changes are not.
+func isItem(e store.Entry) bool {
+	return e.Kind == store.KindMessage && e.Message != nil || e.Kind == store.KindCompaction && e.Compaction != nil
+}
+
+// itemCount returns how many items a branch holds.
+func itemCount(branch []store.Entry) int {
+	n := 0
+	for _, e := range branch {
+		if isItem(e) {
+			n++
+		}
+	}
+	return n
+}
+
+// itemPrefix returns the entries of branch that hold its first count items, with the model
+// changes among them and those that follow them before the next item (the model that
+// would have answered next).
+func itemPrefix(branch []store.Entry, count int) []store.Entry {
+	n := 0
+	for i, e := range branch {
+		if !isItem(e) {
+			continue
+		}
+		if n == count {
+			return branch[:i]
+		}
+		n++
+	}
+	return branch
 }
 
 // validForkCounts returns the item counts a fork may take: those whose messages leave no
@@ -310,7 +374,10 @@ func validForkCounts(branch []store.Entry) []int {
 	var msgs []llm.Message
 	msgCount := []int{0} // messages among the first n items
 	for _, e := range branch {
-		if e.Kind == store.KindMessage && e.Message != nil {
+		if !isItem(e) {
+			continue
+		}
+		if e.Kind == store.KindMessage {
 			msgs = append(msgs, *e.Message)
 		}
 		msgCount = append(msgCount, len(msgs))

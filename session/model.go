@@ -1,0 +1,397 @@
+// This file holds a session's model: made from its configuration (with what the settings'
+// "models" list adds to a model named by provider and id), swapped by SetModel for the next
+// model call and saved as a model entry of the session's file, and the models a person may
+// pick from (models/list).
+
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pid-agent/pid/compact"
+	"github.com/pid-agent/pid/llm"
+	modelProvider "github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/store"
+)
+
+// sessionModel is a session's model as one value: SetModel replaces it whole, and nothing
+// modifies it once made, so a caller may keep what currentModel returned for a whole model
+// call.
+type sessionModel struct {
+	// cfg is the configuration, as saved with the session; nil when there is no model.
+	cfg *ModelConfig
+	src modelSource
+	// provider is the model to call; nil when cfg is nil, or when problem is set.
+	provider llm.Provider
+	// problem is why cfg cannot be used now (its API key variable is unset): a prompt
+	// fails with it, a SetupError.
+	problem error
+	// name is "provider/id", as sampling results name the model.
+	name    string
+	window  int
+	compact compact.Settings
+	// images reports whether the model takes images in a prompt.
+	images bool
+}
+
+// makeModel makes a session's model from cfg (nil: none). calls is how many calls a
+// scripted model already answered (a loaded session goes on from there). A configuration
+// that cannot be used is a SetupError (invalidModel, naming src); a missing API key is one
+// too (apiKeyMissing) when strict is set, else it is kept as the model's problem, so that a
+// session can still be made or loaded, and only its prompts fail.
+func makeModel(cfg *ModelConfig, src modelSource, calls int, strict bool) (*sessionModel, error) {
+	m := &sessionModel{cfg: cfg, src: src, compact: compact.Defaults()}
+	if cfg == nil {
+		return m, nil
+	}
+	var err error
+	if m.compact, err = compact.ParseSettings(cfg.Compaction); err != nil {
+		return nil, invalidModel(src, "compaction", "%v", err)
+	}
+	m.name = cfg.Provider
+	if cfg.ID != "" {
+		m.name += "/" + cfg.ID
+	}
+	m.window = cfg.ContextWindow
+	if m.window <= 0 {
+		m.window = compact.ContextWindow(cfg.ID)
+	}
+	m.images = takesImages(cfg)
+	switch cfg.Provider {
+	case "script":
+		m.provider = llm.NewScriptFrom(calls, cfg.Turns...)
+		return m, nil
+	case modelProvider.OpenAI, modelProvider.Anthropic:
+	case "":
+		return nil, invalidModel(src, "provider", `"provider" is missing: use "anthropic", "openai" (also for Ollama, vLLM, llama.cpp or LM Studio, with their "baseUrl"), or "script"`)
+	default:
+		return nil, invalidModel(src, "provider", `unknown provider %q: use "anthropic", "openai" (also for Ollama, vLLM, llama.cpp or LM Studio, with their "baseUrl"), or "script"`, cfg.Provider)
+	}
+	if strings.TrimSpace(cfg.ID) == "" {
+		return nil, invalidModel(src, "id", `"id" is missing: name the model, e.g. "claude-sonnet-4-5" or "gpt-4.1" (for Ollama, the model's name)`)
+	}
+	m.provider, err = modelProvider.New(modelProvider.Config{
+		Provider: cfg.Provider, ID: cfg.ID, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, MaxTokens: cfg.MaxTokens,
+		RequestTimeoutMs: cfg.RequestTimeoutMs, IdleTimeoutMs: cfg.IdleTimeoutMs,
+	})
+	if err == nil {
+		return m, nil
+	}
+	// The provider names the key's variable in its error when that is what is missing.
+	variable := keyVariable(cfg)
+	if strings.TrimSpace(os.Getenv(variable)) == "" && strings.Contains(err.Error(), variable) {
+		problem := apiKeyMissing(src, m.name, variable, cfg.APIKeyEnv != "")
+		if strict {
+			return nil, problem
+		}
+		m.provider, m.problem = nil, problem
+		return m, nil
+	}
+	return nil, invalidModel(src, "", "%v", err)
+}
+
+// keyVariable is the environment variable a model's key is read from.
+func keyVariable(cfg *ModelConfig) string {
+	if v := strings.TrimSpace(cfg.APIKeyEnv); v != "" {
+		return v
+	}
+	if cfg.Provider == modelProvider.Anthropic {
+		return modelProvider.EnvAnthropicKey
+	}
+	return modelProvider.EnvOpenAIKey
+}
+
+// takesImages reports whether a model takes images in a prompt: its "images" setting when
+// set; else yes for Anthropic's models, OpenAI's own API and scripted models, and no for
+// other OpenAI-compatible servers (a local model seldom sees images; set "images": true for
+// one that does).
+func takesImages(cfg *ModelConfig) bool {
+	if cfg.Images != nil {
+		return *cfg.Images
+	}
+	switch cfg.Provider {
+	case "script", modelProvider.Anthropic:
+		return true
+	case modelProvider.OpenAI:
+		base := cfg.BaseURL
+		if base == "" {
+			base = os.Getenv(modelProvider.EnvOpenAIBaseURL)
+		}
+		if base == "" {
+			return true
+		}
+		u, err := url.Parse(base)
+		return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+	}
+	return false
+}
+
+// currentModel returns the session's model now. Safe for concurrent use; the value is never
+// modified (SetModel replaces it).
+func (s *Session) currentModel() *sessionModel {
+	s.modelMu.Lock()
+	defer s.modelMu.Unlock()
+	return s.model
+}
+
+// modelProblem returns why the session cannot call its model now (no model, or its key
+// is missing), as a SetupError; nil when it can.
+func (s *Session) modelProblem() error {
+	m := s.currentModel()
+	switch {
+	case m.cfg == nil:
+		return s.host.noModelError(s.ws.Cwd())
+	case m.problem != nil:
+		return m.problem
+	}
+	return nil
+}
+
+// SetModel makes the model raw describes (session/new's model shape) the session's model
+// from its next model call on: a call under way finishes on the model it started with. A
+// model named by provider and id that is an entry of the settings' "models" list gets that
+// entry's other members, those raw sets winning. The change is saved with the session (a
+// loaded session uses the last model it was set to).
+//
+// Contract: safe for concurrent use, also while a prompt runs; it does not block on the run.
+// It fails, changing nothing, with a SetupError: invalidModel (the message names the member
+// at fault) or apiKeyMissing (the key's variable is unset in pid's environment).
+func (s *Session) SetModel(raw json.RawMessage) error {
+	cfg, err := decodeModel(raw, modelSource{})
+	if err != nil {
+		return err
+	}
+	cfg = s.host.fillModel(s.ws.Cwd(), cfg)
+	m, err := makeModel(cfg, modelSource{}, 0, true)
+	if err != nil {
+		return err
+	}
+	s.modelMu.Lock()
+	s.model = m
+	s.modelMu.Unlock()
+	s.saveModel(cfg)
+	return nil
+}
+
+// decodeModel reads a model configuration given as JSON; a value that does not fit is an
+// invalidModel SetupError naming the member.
+func decodeModel(raw json.RawMessage, src modelSource) (*ModelConfig, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || raw[0] != '{' {
+		return nil, invalidModel(src, "", `a model is an object such as {"provider": "anthropic", "id": "claude-sonnet-4-5"}`)
+	}
+	var cfg ModelConfig
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
+			return nil, invalidModel(src, te.Field, "%q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return nil, invalidModel(src, "", "%v", err)
+	}
+	return &cfg, nil
+}
+
+// jsonKind names a Go kind as the JSON value it decodes from.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "a list"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return "a number"
+}
+
+// saveModel saves a model change: in the header when the session's file does not exist yet
+// and no message was saved (the file will start with it), else as a model entry of the file,
+// and in the record of changes a fork of the live session copies.
+func (s *Session) saveModel(cfg *ModelConfig) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		s.face.Warn(s, fmt.Sprintf("the model change could not be saved: %v", err))
+		return
+	}
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.file == nil && len(s.entryIDs) == 0 && len(s.compactions) == 0 {
+		s.header.Model = raw
+		return
+	}
+	s.modelChanges = append(s.modelChanges, modelChange{at: len(s.entryIDs), cfg: raw})
+	if s.file == nil || s.saveErr != nil {
+		return
+	}
+	s.lastWrite.Store(time.Now().UnixNano())
+	if _, err := s.file.Append(store.Entry{Kind: store.KindModel, Timestamp: time.Now().UTC(), Model: raw}); err != nil {
+		s.saveFailedLocked(err)
+	}
+}
+
+// modelChange is a model change of a live session: at is the number of transcript messages
+// before it.
+type modelChange struct {
+	at  int
+	cfg json.RawMessage
+}
+
+// ModelInfo is a model as models/list shows it: never more than these (no base URL, no key
+// variable).
+type ModelInfo struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+}
+
+// ModelList is models/list's answer.
+type ModelList struct {
+	// Models are the settings' "models" entries: the user's, then the trusted workspace
+	// folder's, each provider and id once.
+	Models []ModelInfo `json:"models"`
+	// Current is the session's model, or the model a new session would get; nil when there
+	// is none.
+	Current *ModelInfo `json:"current,omitempty"`
+}
+
+// ModelList returns the models a person may pick from for a session (sessionID "": for a
+// new session in the first workspace folder), and the model in use: the session's, or the
+// one a new session would get (editorDefault, the editor's default model, else the
+// settings'). Entries of the lists that are not models are left out, and reported once.
+//
+// Contract: safe for concurrent use; it reads no file (the settings are the Loader's
+// snapshot). An unknown sessionID is ErrUnknownSession.
+func (h *Host) ModelList(sessionID string, editorDefault *ModelConfig) (ModelList, error) {
+	var cwd string
+	var cur *ModelConfig
+	if sessionID != "" {
+		s, err := h.Get(sessionID)
+		if err != nil {
+			return ModelList{}, err
+		}
+		cwd, cur = s.ws.Cwd(), s.currentModel().cfg
+	} else {
+		cwd = h.defaultCwd()
+		cur = editorDefault
+		if cur == nil {
+			cur, _ = h.settingsModel(cwd)
+		}
+	}
+	out := ModelList{Models: []ModelInfo{}}
+	listed := h.listedModels(cwd)
+	for _, l := range listed {
+		out.Models = append(out.Models, ModelInfo{Provider: l.cfg.Provider, ID: l.cfg.ID, Name: l.cfg.Name})
+	}
+	if cur != nil {
+		info := ModelInfo{Provider: cur.Provider, ID: cur.ID, Name: cur.Name}
+		for _, l := range listed {
+			if l.cfg.Provider == cur.Provider && l.cfg.ID == cur.ID && l.cfg.Name != "" {
+				info.Name = l.cfg.Name
+				break
+			}
+		}
+		out.Current = &info
+	}
+	return out, nil
+}
+
+// listedModel is one entry of the settings' "models" lists.
+type listedModel struct {
+	cfg ModelConfig
+	raw map[string]json.RawMessage
+}
+
+// listedModels returns the "models" entries of the settings for cwd, the user's first, each
+// provider and id once (the first wins). An entry that is not an object with a provider and
+// an id is left out, and reported once per file content.
+func (h *Host) listedModels(cwd string) []listedModel {
+	if h.loader == nil {
+		return nil
+	}
+	var out []listedModel
+	seen := map[[2]string]bool{}
+	for _, list := range h.loader.Models(cwd) {
+		var entries []json.RawMessage
+		if err := json.Unmarshal(list.Models, &entries); err != nil {
+			h.reportOnce(list.File, list.Models, fmt.Sprintf(`settings: %s: "models" must be a list of models such as {"provider": "anthropic", "id": "claude-sonnet-4-5", "name": "Sonnet 4.5"}; it is ignored`, list.File))
+			continue
+		}
+		for i, e := range entries {
+			var l listedModel
+			if json.Unmarshal(e, &l.raw) != nil || json.Unmarshal(e, &l.cfg) != nil || l.cfg.Provider == "" || l.cfg.ID == "" {
+				h.reportOnce(list.File, list.Models, fmt.Sprintf(`settings: %s: "models" entry %d needs at least "provider" and "id", e.g. {"provider": "anthropic", "id": "claude-sonnet-4-5"}; it is left out`, list.File, i+1))
+				continue
+			}
+			key := [2]string{l.cfg.Provider, l.cfg.ID}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// reportOnce reports msg about a settings file's content once per daemon (models/list may be
+// asked often).
+func (h *Host) reportOnce(file string, content json.RawMessage, msg string) {
+	key := file + "\x00" + string(content) + "\x00" + msg
+	h.mu.Lock()
+	done := h.reported[key]
+	h.reported[key] = true
+	h.mu.Unlock()
+	if !done {
+		h.opts.Report(msg, false)
+	}
+}
+
+// fillModel returns m completed from the settings' "models" entry with the same provider
+// and id, when there is one: the entry's members, then m's own over them. m itself is not
+// modified; without a matching entry m is returned.
+func (h *Host) fillModel(cwd string, m *ModelConfig) *ModelConfig {
+	if m == nil || m.ID == "" {
+		return m
+	}
+	for _, l := range h.listedModels(cwd) {
+		if l.cfg.Provider != m.Provider || l.cfg.ID != m.ID {
+			continue
+		}
+		own, err := json.Marshal(m)
+		var over map[string]json.RawMessage
+		if err != nil || json.Unmarshal(own, &over) != nil {
+			return m
+		}
+		merged := make(map[string]json.RawMessage, len(l.raw)+len(over))
+		for k, v := range l.raw {
+			merged[k] = v
+		}
+		for k, v := range over {
+			merged[k] = v
+		}
+		b, err := json.Marshal(merged)
+		var out ModelConfig
+		if err != nil || json.Unmarshal(b, &out) != nil {
+			return m
+		}
+		return &out
+	}
+	return m
+}
+
+// defaultCwd is the cwd of a session that names none: the first workspace folder, else
+// pid's own working folder.
+func (h *Host) defaultCwd() string {
+	if len(h.roots) > 0 {
+		return h.roots[0]
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
