@@ -7,8 +7,16 @@ import * as rpc from 'vscode-jsonrpc/node';
 import type {
 	BeforeToolCallAnswer,
 	BeforeToolCallParams,
+	ElicitationParams,
+	ElicitationResult,
 	InitializeResult,
+	ModelEntry,
+	ModelsListResult,
+	PromptBlock,
+	PromptParams,
 	PromptResult,
+	ReadTextFileParams,
+	RememberedPermission,
 	RequestTrustAnswer,
 	RequestTrustParams,
 	SessionListResult,
@@ -17,6 +25,7 @@ import type {
 	SessionNewResult,
 	ToolInfo,
 	TrustedFolder,
+	WriteTextFileParams,
 } from './protocol';
 
 export interface WorkspaceFolder {
@@ -50,6 +59,19 @@ export interface ClientOptions {
 	 * (shutdown).
 	 */
 	onRequestTrust?: (params: RequestTrustParams, token: rpc.CancellationToken) => Promise<RequestTrustAnswer> | RequestTrustAnswer;
+	/**
+	 * Files through the editor: when both are set, initialize declares
+	 * capabilities.experimental.pid.fs {readTextFile, writeTextFile} and pid's file tools read
+	 * (unsaved changes included) and write through the editor. A throw answers pid with an
+	 * error naming the file; pid's tool then fails with it.
+	 */
+	onReadTextFile?: (params: ReadTextFileParams) => Promise<string> | string;
+	onWriteTextFile?: (params: WriteTextFileParams) => Promise<void> | void;
+	/**
+	 * Answers an MCP server's question (elicitation/create). The token is cancelled when pid
+	 * withdraws it. Unset: pid's request is answered "method not found", which declines.
+	 */
+	onElicitation?: (params: ElicitationParams, token: rpc.CancellationToken) => Promise<ElicitationResult> | ElicitationResult;
 	/** pid's stderr (its log), as it arrives. */
 	onStderr?: (text: string) => void;
 	/** How long start() waits for the initialize response (default 15 s). */
@@ -146,6 +168,33 @@ export class PidClient {
 				}
 			});
 		}
+		const { onReadTextFile, onWriteTextFile, onElicitation } = opts;
+		if (onReadTextFile && onWriteTextFile) {
+			this.connection.onRequest('fs/read_text_file', async (params: ReadTextFileParams) => {
+				try {
+					return { content: await onReadTextFile(params) };
+				} catch (err) {
+					throw new rpc.ResponseError(rpc.ErrorCodes.InternalError, `the editor could not read ${params?.path}: ${errorText(err)}`);
+				}
+			});
+			this.connection.onRequest('fs/write_text_file', async (params: WriteTextFileParams) => {
+				try {
+					await onWriteTextFile(params);
+					return null;
+				} catch (err) {
+					throw new rpc.ResponseError(rpc.ErrorCodes.InternalError, `the editor could not write ${params?.path}: ${errorText(err)}`);
+				}
+			});
+		}
+		if (onElicitation) {
+			this.connection.onRequest('elicitation/create', async (params: ElicitationParams, token: rpc.CancellationToken) => {
+				try {
+					return await onElicitation(params, token);
+				} catch {
+					return { action: 'decline' } satisfies ElicitationResult;
+				}
+			});
+		}
 		this.connection.onRequest((method: string) => {
 			throw new rpc.ResponseError(rpc.ErrorCodes.MethodNotFound, `the pid VS Code extension does not handle ${method}`);
 		});
@@ -169,7 +218,7 @@ export class PidClient {
 			clientInfo: opts.clientInfo ?? { name: 'pid-vscode', version: '0.1.0' },
 			rootUri: folders.length > 0 ? folders[0].uri : null,
 			workspaceFolders: folders.length > 0 ? folders : null,
-			capabilities: { experimental: { pid: opts.onRequestTrust ? { beforeToolCall: true, trust: true } : { beforeToolCall: true } } },
+			capabilities: { experimental: { pid: declared(opts) } },
 			initializationOptions: opts.initializationOptions,
 		};
 		const diedMessage = (e: Exit) =>
@@ -208,15 +257,50 @@ export class PidClient {
 	}
 
 	/**
-	 * Runs session/prompt. Cancelling the token sends $/cancelRequest: the prompt still
-	 * answers, with stopReason "aborted" and what was gathered so far.
+	 * Runs session/prompt with text, or with content blocks when there are some (the text
+	 * first among them). Cancelling the token sends $/cancelRequest: the prompt still answers,
+	 * with stopReason "aborted" and what was gathered so far.
 	 */
-	prompt(sessionId: string, text: string, token?: rpc.CancellationToken): Promise<PromptResult> {
-		return this.connection.sendRequest<PromptResult>('session/prompt', { sessionId, text }, token);
+	prompt(sessionId: string, text: string, token?: rpc.CancellationToken, content?: readonly PromptBlock[]): Promise<PromptResult> {
+		const params: PromptParams = { sessionId };
+		if (content && content.length > 0) {
+			params.content = text === '' ? [...content] : [{ type: 'text', text }, ...content];
+		} else {
+			params.text = text;
+		}
+		return this.connection.sendRequest<PromptResult>('session/prompt', params, token);
 	}
 
+	/** Queues text for the running prompt, taken after the current turn (session/steer). */
 	steer(sessionId: string, text: string): Promise<null> {
 		return this.connection.sendRequest<null>('session/steer', { sessionId, text });
+	}
+
+	/** Queues text taken when the running prompt would stop: another round (session/followUp). */
+	followUp(sessionId: string, text: string): Promise<null> {
+		return this.connection.sendRequest<null>('session/followUp', { sessionId, text });
+	}
+
+	/** The models the settings list (models/list), and the session's current one. */
+	async listModels(sessionId?: string): Promise<ModelsListResult> {
+		const r = await this.connection.sendRequest<ModelsListResult | null>('models/list', sessionId ? { sessionId } : {});
+		return { models: Array.isArray(r?.models) ? r.models : [], current: r?.current ?? undefined };
+	}
+
+	/** Makes the session's next model call use model (session/setModel); saved with the session. */
+	async setModel(sessionId: string, model: ModelEntry): Promise<void> {
+		await this.connection.sendRequest('session/setModel', { sessionId, model });
+	}
+
+	/** The "always" answers pid remembers across restarts (permissions/list). */
+	async permissionsList(): Promise<RememberedPermission[]> {
+		const r = await this.connection.sendRequest<{ permissions: RememberedPermission[] | null }>('permissions/list', {});
+		return Array.isArray(r?.permissions) ? r.permissions : [];
+	}
+
+	/** Forgets one remembered answer (permissions/revoke); an unknown id is -32602. */
+	async permissionsRevoke(id: string): Promise<void> {
+		await this.connection.sendRequest('permissions/revoke', { id });
 	}
 
 	async listTools(sessionId: string): Promise<ToolInfo[]> {
@@ -311,6 +395,18 @@ export class PidClient {
 	}
 }
 
+/** declared is what initialize says the editor answers: capabilities.experimental.pid. */
+function declared(opts: ClientOptions): Record<string, unknown> {
+	const pid: Record<string, unknown> = { beforeToolCall: true };
+	if (opts.onRequestTrust) {
+		pid.trust = true;
+	}
+	if (opts.onReadTextFile && opts.onWriteTextFile) {
+		pid.fs = { readTextFile: true, writeTextFile: true };
+	}
+	return pid;
+}
+
 export function describeExit(e: Exit): string {
 	if (e.error) {
 		const code = (e.error as NodeJS.ErrnoException).code;
@@ -328,6 +424,15 @@ export function describeExit(e: Exit): string {
 /** pid's JSON-RPC error codes a client tells apart (docs/protocol.md, Errors). */
 export const INVALID_PARAMS = -32602;
 export const REQUEST_FAILED = -32803;
+export const METHOD_NOT_FOUND = -32601;
+
+/** The `data` of a failed request, when pid sent an object. */
+export function errorData(err: unknown): Record<string, unknown> | undefined {
+	if (err instanceof rpc.ResponseError && err.data !== null && typeof err.data === 'object' && !Array.isArray(err.data)) {
+		return err.data as Record<string, unknown>;
+	}
+	return undefined;
+}
 
 /** The JSON-RPC error code of a failed request, or undefined when it failed otherwise. */
 export function errorCode(err: unknown): number | undefined {

@@ -1,17 +1,32 @@
 // PidController is the extension without VS Code: it starts pid when first needed, keeps one
 // session (a new one, or a saved one it resumed), runs prompts (one at a time) into a Run
-// whose entries go to the UI as they arrive, puts approval and trust questions to the UI, and
-// cancels. extension.ts only supplies the UI (an output channel, a modal dialog, a warning,
-// pickers) and the commands. No `vscode` import: tests drive it under plain node with a
-// scripted UI.
+// (the log) and the ChatModel (the chat view), queues messages typed while a run goes (steer,
+// follow-up), puts approval, MCP and trust questions to the chat and the UI, answers pid's
+// file requests through the editor, keeps what each file held before the run changed it (for
+// Undo), cancels, and after a crash offers to resume the saved session instead of starting a
+// new one. extension.ts only supplies VS Code (the chat view, the editor's files, pickers) and
+// the commands. No `vscode` import: tests drive it under plain node with a scripted UI.
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as rpc from 'vscode-jsonrpc/node';
 import { answer, question, type ApprovalQuestion } from './approval';
+import { reviewable } from './proposed';
+import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
+import { ChatModel, type ApprovalChoice, type NoticeItem, type QueueMode } from './chat';
 import { PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
+import { blocksAsText, sliceLines, type ContextChip } from './context';
+import { friendlyError, type ErrorAction } from './errors';
 import {
 	contentText,
 	type BeforeToolCallAnswer,
 	type BeforeToolCallParams,
+	type ElicitationParams,
+	type ElicitationResult,
+	type ModelEntry,
+	type ModelsListResult,
+	type PromptBlock,
+	type RememberedPermission,
 	type RequestTrustAnswer,
 	type RequestTrustParams,
 	type SessionLoadResult,
@@ -20,16 +35,18 @@ import {
 	type TrustedFolder,
 } from './protocol';
 import { Run, transcriptEntries } from './run';
-import { MAX_LISTED, ResumeError, loadErrorText } from './sessions';
+import { MAX_LISTED, ResumeError, insideAny, loadErrorText } from './sessions';
 
 export interface Ui {
 	/** Shows one more entry of the log (the output channel). */
 	appendLine(line: string): void;
 	/**
-	 * Asks the user; resolves to the chosen choice, or undefined when dismissed. The token is
-	 * cancelled when pid withdraws the question (the answer is then ignored).
+	 * Asks the user besides the chat (tests answer here; the extension answers in the chat
+	 * only and leaves it unset); resolves to the chosen choice (or {choice, reason}), or
+	 * undefined when dismissed. The token is cancelled when pid withdraws the question (the
+	 * answer is then ignored). Whichever of the chat and this answers first wins.
 	 */
-	askApproval(q: ApprovalQuestion, token: rpc.CancellationToken): Promise<string | undefined>;
+	askApproval?(q: ApprovalQuestion, token: rpc.CancellationToken): Promise<string | ApprovalChoice | undefined>;
 	/**
 	 * Decides whether to trust a workspace folder whose settings pid ignored (resolves true to
 	 * trust it). Optional: without it pid is not told the editor answers trust questions, and
@@ -39,7 +56,15 @@ export interface Ui {
 	askTrust?(params: RequestTrustParams, token: rpc.CancellationToken): Promise<boolean>;
 }
 
-export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr'> {
+/** The editor's own view of files: open documents with their unsaved changes. */
+export interface EditorFiles {
+	/** The file's text as the editor has it (an open document's, else the disk's); throws when it cannot be read. */
+	read(absPath: string): Promise<string> | string;
+	/** Makes the file hold content: an open document gets it as an edit and is saved; another file is written. */
+	write(absPath: string, content: string): Promise<void>;
+}
+
+export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr' | 'onReadTextFile' | 'onWriteTextFile' | 'onElicitation'> {
 	/** session/new's params (cwd, model, scripted tools for tests...). */
 	session?: SessionNewParams;
 	ui: Ui;
@@ -48,6 +73,49 @@ export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall
 	 * which holds its sessions' files until it exits (a new pid could not load them before).
 	 */
 	startAfter?: Promise<unknown>;
+	/** The chat this controller feeds (it outlives controllers: a restart keeps it). Default: a new one. */
+	chat?: ChatModel;
+	/**
+	 * When set, pid reads and writes files through the editor (initialize declares
+	 * capabilities.experimental.pid.fs): unsaved changes are seen, edits land in the buffers.
+	 */
+	editorFiles?: EditorFiles;
+	/** How Undo reads and restores files (default: the disk). */
+	fileAccess?: FileAccess;
+	/**
+	 * The session of a pid that stopped (crashed) before this controller replaced the one that
+	 * ran it: Resume and the next prompt load it, never a new session in its place.
+	 */
+	stoppedSession?: string;
+	/** Said in the chat when this controller's first session is created (e.g. why pid was restarted). */
+	newSessionNote?: string;
+}
+
+/** The disk as FileAccess: what pid's tools see without the editor. */
+export const diskAccess: FileAccess = {
+	read(p) {
+		try {
+			return fs.readFileSync(p, 'utf8');
+		} catch {
+			return undefined;
+		}
+	},
+	async write(p, text) {
+		await fs.promises.writeFile(p, text);
+	},
+	async remove(p) {
+		await fs.promises.rm(p, { force: true });
+	},
+};
+
+/** ChatError is a failure already shown in the chat (with what to do); the caller need not show it again. */
+export class ChatError extends Error {
+	constructor(
+		message: string,
+		readonly actions: ErrorAction[] = [],
+	) {
+		super(message);
+	}
 }
 
 export class BusyError extends Error {
@@ -59,6 +127,10 @@ export class BusyError extends Error {
 const LOADING = 'pid is loading a saved session: wait a moment, then try again.';
 
 export class PidController {
+	/** The chat view's model: what this controller's runs show. */
+	readonly chat: ChatModel;
+	/** The files the last run changed, with what they held before (Undo). */
+	readonly changes: ChangeTracker;
 	private client: PidClient | undefined;
 	private starting: Promise<PidClient> | undefined;
 	private sessionId: string | undefined;
@@ -67,8 +139,28 @@ export class PidController {
 	private loading = false;
 	private disposed = false;
 	private stderrLine = '';
+	/** The session of a pid that stopped (crashed): the next prompt or Resume loads it. */
+	private stoppedSession: string | undefined;
+	private stoppedNotice: NoticeItem | undefined;
+	private readonly changesSub: { dispose(): void };
+	/** Said in the chat with the next new session (newSessionNote), then forgotten. */
+	private note: string | undefined;
+	/** The model picked before a session exists: the next session/new gets it. */
+	private nextModel: ModelEntry | undefined;
 
-	constructor(private readonly opts: ControllerOptions) {}
+	constructor(private readonly opts: ControllerOptions) {
+		this.chat = opts.chat ?? new ChatModel();
+		this.chat.folder = opts.cwd;
+		this.changes = new ChangeTracker(opts.fileAccess ?? diskAccess);
+		this.changesSub = this.changes.onChange(() => this.chat.setChanges(this.changes.run, this.changes.list()));
+		this.stoppedSession = opts.stoppedSession;
+		this.note = opts.newSessionNote;
+	}
+
+	/** The session of a pid that stopped, which Resume (or the next prompt) loads; undefined when none. */
+	get stopped(): string | undefined {
+		return this.stoppedSession;
+	}
 
 	/** The run in progress, if any. */
 	get run(): Run | undefined {
@@ -91,12 +183,15 @@ export class PidController {
 	}
 
 	/**
-	 * ask runs one prompt: starts pid and a session if needed, then session/prompt. It
-	 * resolves to the finished Run (state done, aborted or failed), or undefined when it was
-	 * cancelled before the prompt was sent. It throws BusyError while another prompt runs,
-	 * and when pid cannot be started or the session cannot be created.
+	 * ask runs one prompt: starts pid and a session if needed (after a crash, or when the
+	 * controller continues another's session, it loads that session first: never a new one in
+	 * its place), then session/prompt with the text and, when given, context (content blocks,
+	 * shown as chips). It resolves to the finished Run (state done, aborted or failed), or
+	 * undefined when it was cancelled before the prompt was sent. It throws BusyError while
+	 * another prompt runs, and a ChatError (already shown in the chat, in VS Code's words) when
+	 * pid cannot be started, the session cannot be created or loaded.
 	 */
-	async ask(text: string): Promise<Run | undefined> {
+	async ask(text: string, context: readonly ContextChip[] = []): Promise<Run | undefined> {
 		if (this.disposed) {
 			throw new Error('the pid controller was disposed');
 		}
@@ -109,27 +204,72 @@ export class PidController {
 		const source = new rpc.CancellationTokenSource();
 		const cur: { run?: Run; source: rpc.CancellationTokenSource } = { source };
 		this.current = cur;
+		const chat = this.chat;
+		chat.setState({ status: 'starting', running: true });
 		try {
-			const client = await this.ensureClient();
-			if (this.sessionId === undefined) {
-				const params: SessionNewParams = { cwd: this.opts.cwd, ...this.opts.session };
-				const s = await client.newSession(params);
-				this.sessionId = s.sessionId;
-				this.opts.ui.appendLine(`pid: new session ${s.sessionId} (${s.tools.length} tools: ${s.tools.map((t) => t.name).join(', ')})`);
+			let client: PidClient;
+			try {
+				client = await this.ensureClient();
+				if (this.stoppedSession !== undefined) {
+					await this.load(client, this.stoppedSession, undefined, true);
+				}
+				if (this.sessionId === undefined) {
+					const params: SessionNewParams = { cwd: this.opts.cwd, ...this.opts.session };
+					if (this.nextModel) {
+						params.model = modelParam(this.nextModel);
+					}
+					const s = await client.newSession(params);
+					this.sessionId = s.sessionId;
+					chat.setState({ sessionId: s.sessionId, title: text.slice(0, 80) });
+					if (this.note) {
+						chat.notice('info', this.note);
+						this.note = undefined;
+					}
+					this.opts.ui.appendLine(`pid: new session ${s.sessionId} (${s.tools.length} tools: ${s.tools.map((t) => t.name).join(', ')})`);
+				}
+			} catch (err) {
+				if (err instanceof ChatError) {
+					chat.setState({ status: this.stoppedSession ? 'stopped' : 'idle', running: false });
+					throw err;
+				}
+				const f = friendlyError(err, 'start');
+				chat.notice('error', f.message, f.actions.map(noticeAction));
+				chat.setState({ status: this.stoppedSession ? 'stopped' : 'idle', running: false });
+				this.opts.ui.appendLine(`! ${f.detail}`);
+				throw new ChatError(f.message, f.actions);
 			}
 			if (source.token.isCancellationRequested) {
 				this.opts.ui.appendLine('pid: cancelled before the prompt was sent');
+				chat.setState({ status: 'idle', running: false });
 				return undefined;
 			}
-			const run = new Run(this.sessionId, text, (e) => this.opts.ui.appendLine(e.line));
+			const sessionId = this.sessionId;
+			const blocks: PromptBlock[] = context.map((c) => c.block);
+			chat.userPrompt(text, context);
+			chat.runStarted();
+			this.changes.begin();
+			const logged = blocks.length > 0 ? `${text}${text ? ' ' : ''}[+ ${context.map((c) => c.label).join(', ')}]` : text;
+			const run = new Run(sessionId, logged, (e) => this.opts.ui.appendLine(e.line));
 			cur.run = run;
 			const sub = client.onNotification((method, params) => {
 				run.handle(method, params);
+				if ((params as { sessionId?: string } | undefined)?.sessionId === sessionId) {
+					this.trackChanges(method, params);
+					chat.handle(method, params);
+				}
 			});
 			try {
-				run.finish(await client.prompt(this.sessionId, text, source.token));
+				run.finish(await client.prompt(sessionId, text, source.token, blocks));
+				chat.runEnded(run.state === 'aborted' ? 'aborted' : run.state === 'failed' ? 'failed' : 'done');
 			} catch (err) {
-				run.fail(client.alive ? `the prompt failed: ${errorText(err)}` : `pid stopped during the prompt: ${errorText(err)}`);
+				if (client.alive) {
+					const f = friendlyError(err, 'send the prompt');
+					run.fail(`the prompt failed: ${errorText(err)}`);
+					chat.runEnded('failed', { message: f.message, actions: f.actions.map(noticeAction) });
+				} else {
+					run.fail(`pid stopped during the prompt: ${errorText(err)}`);
+					chat.runEnded('failed');
+				}
 			} finally {
 				sub.dispose();
 			}
@@ -138,6 +278,93 @@ export class PidController {
 			source.dispose();
 			this.current = undefined;
 		}
+	}
+
+	/**
+	 * send is the chat's prompt box: while no prompt runs it asks (with the context waiting in
+	 * the chat); while one runs it queues the text for it: mode steer (taken after the current
+	 * turn) or followUp (taken when the run would stop), the context written into the text
+	 * (those requests take text only). It resolves once pid has the message (for a prompt: once
+	 * the run ended); failures are shown in the chat and thrown as ChatError.
+	 */
+	async send(text: string, mode: QueueMode = 'steer'): Promise<void> {
+		const run = this.current?.run;
+		if (!this.current) {
+			await this.ask(text, this.chat.takeContext());
+			return;
+		}
+		if (!run || !this.client) {
+			throw new BusyError('pid is still starting: send this once the prompt runs.');
+		}
+		const chips = this.chat.takeContext();
+		const sent = chips.length > 0 ? `${text}\n\n${blocksAsText(chips.map((c) => c.block))}` : text;
+		const item = this.chat.queued(text, mode, sent, chips);
+		this.opts.ui.appendLine(`pid: ${mode === 'steer' ? 'steering' : 'follow-up queued'}: ${sent}`);
+		try {
+			if (mode === 'steer') {
+				await this.client.steer(run.sessionId, sent);
+			} else {
+				await this.client.followUp(run.sessionId, sent);
+			}
+		} catch (err) {
+			this.chat.unqueue(item);
+			const f = friendlyError(err, mode === 'steer' ? 'steer the run' : 'queue the follow-up');
+			this.chat.notice('error', f.message, f.actions.map(noticeAction));
+			throw new ChatError(f.message, f.actions);
+		}
+	}
+
+	/**
+	 * trackChanges snapshots a file before a write or edit pid announced (toolStart, sent
+	 * before the call runs) and records it changed when the call succeeded (toolEnd).
+	 */
+	private trackChanges(method: string, params: unknown): void {
+		const p = params as { toolName?: string; args?: unknown; toolCallId?: string; isError?: boolean };
+		if (method !== 'toolStart' && method !== 'toolEnd') {
+			return;
+		}
+		if (!FILE_TOOLS.has(String(p.toolName))) {
+			return;
+		}
+		if (method === 'toolStart') {
+			const target = targetPath(String(p.toolName), p.args, this.opts.cwd);
+			if (target && this.inWorkspace(target)) {
+				this.callTargets.set(String(p.toolCallId), target);
+				this.changes.willChange(target);
+			}
+			return;
+		}
+		const target = this.callTargets.get(String(p.toolCallId));
+		this.callTargets.delete(String(p.toolCallId));
+		if (target && p.isError !== true) {
+			this.changes.changed(target);
+		}
+	}
+
+	/** The approvals pending now, by toolCallId: what Review shows. */
+	private readonly asking = new Map<string, BeforeToolCallParams>();
+
+	/** The params of the approval pending for a call (for Review), or undefined. */
+	approvalParams(toolCallId: string): BeforeToolCallParams | undefined {
+		return this.asking.get(toolCallId);
+	}
+
+	/** The file each write or edit call of the running prompt changes, by toolCallId. */
+	private readonly callTargets = new Map<string, string>();
+
+	/** Reports whether absPath is inside one of the workspace folders (or the session's folder when there are none). */
+	private inWorkspace(absPath: string): boolean {
+		const folders = (this.opts.workspaceFolders ?? []).map((f) => {
+			try {
+				return new URL(f.uri).pathname;
+			} catch {
+				return '';
+			}
+		}).filter((f) => f !== '').map((f) => decodeURIComponent(f));
+		if (folders.length === 0 && this.opts.cwd) {
+			folders.push(this.opts.cwd);
+		}
+		return folders.length === 0 || insideAny(path.resolve(absPath), folders) || insideAny(realPath(absPath), folders.map(realPath));
 	}
 
 	/** cancel cancels the running prompt ($/cancelRequest); false when none runs. */
@@ -161,6 +388,82 @@ export class PidController {
 			this.opts.session = params;
 		}
 		this.sessionId = undefined;
+		this.note = undefined;
+		this.clearStopped();
+		this.chat.clear();
+		this.chat.setState({ sessionId: undefined, title: undefined, status: this.busy ? this.chat.state.status : 'idle' });
+	}
+
+	private clearStopped(): void {
+		this.stoppedSession = undefined;
+		if (this.stoppedNotice) {
+			this.chat.retire(this.stoppedNotice);
+			this.stoppedNotice = undefined;
+		}
+	}
+
+	/**
+	 * resumeStopped is the chat's Resume after pid stopped: it starts pid again and loads the
+	 * session it had (session/load), showing its messages. It throws (a ResumeError saying why
+	 * and what to do) when the session cannot be loaded; nothing happens when none stopped.
+	 */
+	async resumeStopped(): Promise<SessionLoadResult | undefined> {
+		const id = this.stoppedSession;
+		if (id === undefined) {
+			return undefined;
+		}
+		return this.resume(id);
+	}
+
+	/** models lists the models the settings offer (models/list) and the session's current one. */
+	async models(): Promise<ModelsListResult> {
+		try {
+			return await (await this.ensureClient()).listModels(this.sessionId);
+		} catch (err) {
+			const f = friendlyError(err, 'list the models');
+			throw new ChatError(f.message, f.actions);
+		}
+	}
+
+	/**
+	 * setModel makes model the session's (session/setModel: the next model call uses it), or,
+	 * before a session exists, the next session's. It throws a ChatError in VS Code's words.
+	 */
+	async setModel(model: ModelEntry): Promise<void> {
+		const label = model.name ?? `${model.provider}/${model.id}`;
+		if (this.sessionId === undefined) {
+			this.nextModel = model;
+			this.chat.setState({ model: label });
+			return;
+		}
+		try {
+			await (await this.ensureClient()).setModel(this.sessionId, modelParam(model));
+		} catch (err) {
+			const f = friendlyError(err, 'change the model');
+			throw new ChatError(f.message, f.actions);
+		}
+		this.chat.setState({ model: label });
+		this.opts.ui.appendLine(`pid: the session's model is now ${label}`);
+	}
+
+	/** permissions lists the remembered "always" answers (permissions/list). */
+	async permissions(): Promise<RememberedPermission[]> {
+		try {
+			return await (await this.ensureClient()).permissionsList();
+		} catch (err) {
+			const f = friendlyError(err, 'list the remembered answers');
+			throw new ChatError(f.message, f.actions);
+		}
+	}
+
+	/** revokePermission forgets one remembered answer (permissions/revoke). */
+	async revokePermission(id: string): Promise<void> {
+		try {
+			await (await this.ensureClient()).permissionsRevoke(id);
+		} catch (err) {
+			const f = friendlyError(err, 'forget that answer');
+			throw new ChatError(f.message, f.actions);
+		}
 	}
 
 	/**
@@ -229,31 +532,58 @@ export class PidController {
 			throw new BusyError(LOADING);
 		}
 		this.loading = true;
+		this.chat.setState({ status: 'loading' });
 		try {
 			const client = await this.ensureClient();
-			if (!client.savesSessions) {
-				throw new ResumeError('this pid does not keep saved sessions (its initialize result does not declare them): update pid.');
-			}
-			let loaded: SessionLoadResult;
-			try {
-				loaded = await client.loadSession(sessionId);
-			} catch (err) {
-				const message = loadErrorText(err, sessionId, summary?.cwd);
-				this.opts.ui.appendLine(`! ${message}`);
-				throw new ResumeError(message, errorCode(err));
-			}
-			const previous = this.sessionId;
-			this.sessionId = loaded.sessionId;
-			if (previous !== undefined && previous !== loaded.sessionId) {
-				client.closeSession(previous).catch((err) => {
-					this.opts.ui.appendLine(`! pid: could not close the previous session ${previous}: ${errorText(err)}`);
-				});
-			}
-			this.showTranscript(loaded, summary);
-			return loaded;
+			return await this.load(client, sessionId, summary, false);
 		} finally {
 			this.loading = false;
+			if (this.chat.state.status === 'loading') {
+				this.chat.setState({ status: this.stoppedSession ? 'stopped' : 'idle' });
+			}
 		}
+	}
+
+	/**
+	 * load makes sessionId the current session (session/load), shows its transcript in the log
+	 * and the chat, and closes the session it replaces. quiet: a load the person did not pick
+	 * (after a crash, a restart): the chat says why it happened. It throws ResumeError (shown in
+	 * the chat too, as a ChatError's message) when pid cannot load it.
+	 */
+	private async load(client: PidClient, sessionId: string, summary: SessionSummary | undefined, quiet: boolean): Promise<SessionLoadResult> {
+		if (!client.savesSessions) {
+			throw new ResumeError('this pid does not keep saved sessions (its initialize result does not declare them): update pid.');
+		}
+		let loaded: SessionLoadResult;
+		try {
+			loaded = await client.loadSession(sessionId);
+		} catch (err) {
+			const message = loadErrorText(err, sessionId, summary?.cwd);
+			this.opts.ui.appendLine(`! ${message}`);
+			this.chat.notice('error', `The session could not be loaded: ${message}`, this.stoppedSession === sessionId ? [{ label: 'Try again', action: 'resume' }, { label: 'New session', action: 'newSession' }] : []);
+			throw new ResumeError(message, errorCode(err));
+		}
+		const previous = this.sessionId;
+		this.sessionId = loaded.sessionId;
+		const wasStopped = this.stoppedSession === sessionId;
+		this.clearStopped();
+		if (previous !== undefined && previous !== loaded.sessionId) {
+			client.closeSession(previous).catch((err) => {
+				this.opts.ui.appendLine(`! pid: could not close the previous session ${previous}: ${errorText(err)}`);
+			});
+		}
+		this.showTranscript(loaded, summary);
+		const firstUser = loaded.messages.find((m) => m && typeof m === 'object' && m.role === 'user');
+		const title = summary?.title ?? (firstUser && firstUser.role === 'user' ? contentText(firstUser.content).slice(0, 80) : undefined);
+		this.chat.showTranscript(loaded.messages);
+		this.chat.setState({ sessionId: loaded.sessionId, title });
+		const n = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction').length;
+		if (wasStopped || quiet) {
+			this.chat.notice('info', `pid was started again and the saved session was loaded (${n} message${n === 1 ? '' : 's'}): ${quiet ? 'your message continues it' : 'the next message continues it'}.`);
+		} else {
+			this.chat.notice('info', `Resumed "${(title ?? '').replace(/\s+/g, ' ').trim() || loaded.sessionId}" (${n} message${n === 1 ? '' : 's'}): the next message continues it.`);
+		}
+		return loaded;
 	}
 
 	/** showTranscript writes a loaded session to the UI: a header, its items, a footer. */
@@ -292,6 +622,7 @@ export class PidController {
 	async dispose(): Promise<void> {
 		this.disposed = true;
 		this.cancel();
+		this.changesSub.dispose();
 		const client = this.client ?? (await this.starting?.catch(() => undefined));
 		this.client = undefined;
 		if (client) {
@@ -318,16 +649,40 @@ export class PidController {
 		if (this.disposed) {
 			throw new Error('the pid controller was disposed');
 		}
+		const { chat: _chat, editorFiles, fileAccess: _fa, stoppedSession: _ss, newSessionNote: _nn, ...rest } = clientOpts;
+		void _chat;
+		void _fa;
+		void _ss;
+		void _nn;
 		const client = await PidClient.start({
-			...clientOpts,
+			...rest,
 			onBeforeToolCall: (params, token) => this.approve(params, token),
 			onRequestTrust: ui.askTrust ? (params, token) => this.trust(params, token) : undefined,
 			onStderr: (text) => this.stderr(text),
+			onElicitation: (params, token) => this.elicit(params, token),
+			...(editorFiles
+				? {
+						onReadTextFile: async (p: { path: string; line?: number; limit?: number }) => {
+							const abs = this.checkPath(p?.path);
+							return sliceLines(await editorFiles.read(abs), p.line, p.limit);
+						},
+						onWriteTextFile: async (p: { path: string; content: string }) => {
+							const abs = this.checkPath(p?.path);
+							if (typeof p.content !== 'string') {
+								throw new Error('no content to write');
+							}
+							this.changes.willChange(abs);
+							await editorFiles.write(abs, p.content);
+							this.changes.changed(abs);
+						},
+					}
+				: {}),
 		});
 		const info = client.initializeResult?.serverInfo;
 		ui.appendLine(`pid: started ${this.opts.command}${info ? ` (${info.name} ${info.version ?? ''})` : ''}`);
 		this.client = client;
 		this.sessionId = undefined;
+		this.chat.setState({ sessionId: undefined });
 		client.onNotification((method, params) => {
 			// Messages pid logs while no prompt runs (the run logs the others), and what it
 			// wants shown (a broken settings file), still reach the user.
@@ -339,9 +694,20 @@ export class PidController {
 		void client.exited.then((e) => {
 			if (this.client === client) {
 				this.client = undefined;
+				const lost = this.sessionId;
 				this.sessionId = undefined;
-				if (!this.disposed) {
+				if (this.disposed) {
+					return;
+				}
+				if (lost !== undefined && client.savesSessions) {
+					// Never a new session in its place: the next prompt (or Resume) loads this one.
+					this.stoppedSession = lost;
+					ui.appendLine(`pid: the daemon ${describeExit(e)}; the session ${lost} was saved: the next prompt (or Resume) starts pid again and loads it`);
+					this.stoppedNotice = this.chat.notice('error', `pid stopped; the session was saved. (pid ${describeExit(e)}.)`, [{ label: 'Resume', action: 'resume' }]);
+					this.chat.setState({ status: 'stopped' });
+				} else {
 					ui.appendLine(`pid: the daemon ${describeExit(e)}; the next prompt starts it again (in a new session)`);
+					this.chat.notice('error', `pid stopped (${describeExit(e)}); the next message starts it again.`);
 				}
 			}
 		});
@@ -376,7 +742,36 @@ export class PidController {
 		return { trusted };
 	}
 
-	/** approve puts a beforeToolCall question to the UI and logs it in the run. */
+	/**
+	 * checkPath takes a path of pid's file requests: absolute and inside the workspace
+	 * folders, or it throws (pid never asks for others; the editor does not serve them).
+	 */
+	private checkPath(p: unknown): string {
+		if (typeof p !== 'string' || !path.isAbsolute(p)) {
+			throw new Error(`the path must be absolute, not ${JSON.stringify(p)}`);
+		}
+		if (!this.inWorkspace(p)) {
+			throw new Error(`${p} is outside the workspace folders`);
+		}
+		return path.resolve(p);
+	}
+
+	/** elicit shows an MCP server's question in the chat and answers with the person's form. */
+	private elicit(params: ElicitationParams, token: rpc.CancellationToken): Promise<ElicitationResult> {
+		this.opts.ui.appendLine(`pid: an MCP server${params?._meta?.pid?.server ? ` (${params._meta.pid.server})` : ''} asks: ${params?.message}`);
+		return this.chat.askElicitation(params, (cb) => {
+			if (token.isCancellationRequested) {
+				cb();
+			} else {
+				token.onCancellationRequested(cb);
+			}
+		});
+	}
+
+	/**
+	 * approve puts a beforeToolCall question on the call's card in the chat (and to the UI's
+	 * askApproval when it has one), logs it in the run, and answers pid with the first answer.
+	 */
 	private async approve(params: BeforeToolCallParams, token: rpc.CancellationToken): Promise<BeforeToolCallAnswer> {
 		const q = question(params);
 		const run = this.current?.run?.sessionId === params.sessionId ? this.current.run : undefined;
@@ -389,21 +784,67 @@ export class PidController {
 			const sub = token.onCancellationRequested(() => resolve('withdrawn'));
 			withdraw = () => sub.dispose();
 		});
+		this.asking.set(params.toolCallId, params);
+		const fromChat = this.chat.askApproval(params, q, reviewableCall(params));
+		const askUi = this.opts.ui.askApproval;
+		const fromUi = askUi
+			? askUi.call(this.opts.ui, q, token).then((c) => ({ ui: true as const, c: typeof c === 'string' || c === undefined ? (c === undefined ? undefined : { choice: c }) : c }))
+			: new Promise<never>(() => {});
 		let a: BeforeToolCallAnswer;
+		let choice: ApprovalChoice | undefined;
 		try {
-			const r = await Promise.race([this.opts.ui.askApproval(q, token).then((choice) => ({ choice })), withdrawn]);
+			const r = await Promise.race([fromChat.then((c) => ({ ui: false as const, c })), fromUi, withdrawn]);
 			if (r === 'withdrawn') {
+				this.chat.withdrawApproval(params.toolCallId);
 				a = { decision: 'deny', reason: 'The approval request was withdrawn.' };
 				run?.approvalAnswered(params.toolCallId, params.toolName, a, true);
 				return a;
 			}
-			a = answer(r.choice, params.toolName, q.choices);
+			choice = r.c;
+			if (r.ui) {
+				// Answered outside the chat: the card shows it too (or is withdrawn when the choice fits none of its buttons).
+				if (!choice || !this.chat.answerApproval(params.toolCallId, choice.choice, choice.reason)) {
+					this.chat.withdrawApproval(params.toolCallId);
+				}
+			}
+			a = answer(choice?.choice, params.toolName, q.choices);
+			if (a.decision === 'deny' && choice?.reason) {
+				a = { decision: 'deny', reason: `The user denied this call of ${params.toolName}: ${choice.reason}` };
+			}
 		} catch (err) {
+			this.chat.withdrawApproval(params.toolCallId);
 			a = { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` };
 		} finally {
 			withdraw?.();
+			this.asking.delete(params.toolCallId);
 		}
 		run?.approvalAnswered(params.toolCallId, params.toolName, a, false, q.always?.description);
 		return a;
 	}
 }
+
+/** reviewableCall reports whether the call's card offers Review (a diff of a write or an edit). */
+function reviewableCall(params: BeforeToolCallParams): boolean {
+	return reviewable(params.toolName, params.args);
+}
+
+/** modelParam is a models/list entry as session/new and session/setModel take it (without its display name). */
+export function modelParam(m: ModelEntry): ModelEntry {
+	const { name: _name, ...rest } = m;
+	void _name;
+	return rest as ModelEntry;
+}
+
+/** noticeAction turns an error's action into a button of the chat. */
+export function noticeAction(a: ErrorAction): { label: string; action: 'resume' | 'openSettings' | 'showLog' | 'newSession'; arg?: string } {
+	return a.kind === 'openSettings' ? { label: a.label, action: 'openSettings', arg: a.setting } : { label: a.label, action: a.kind };
+}
+
+function realPath(p: string): string {
+	try {
+		return fs.realpathSync.native(p);
+	} catch {
+		return p;
+	}
+}
+

@@ -1,22 +1,127 @@
-// The VS Code side of the extension, kept thin: settings, commands, the output channel, the
-// approval dialog, the trust question and the saved-session picker. Everything else (pid's protocol, the run's log,
-// approval and trust questions) is in modules that do not import `vscode` and are tested
-// under node against pid.
+// The VS Code side of the extension: settings, commands, keybindings' targets, the chat view
+// (chatview.ts), the status bar item, the editor's files for pid (open documents with their
+// unsaved changes; edits applied to them and saved), Review and Open diff in VS Code's diff
+// editor, the pickers (history, model, remembered answers, trusted folders, files) and the
+// log (an output channel). Everything else (pid's protocol, the chat's model, approvals,
+// context, undo snapshots, error words) is in modules that do not import `vscode` and are
+// tested under node against pid.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { BusyError, PidController } from './controller';
+import { ALWAYS_ALLOW } from './approval';
+import { ChatModel } from './chat';
+import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
+import { diagnosticsChip, fileChip, selectionChip, type Problem } from './context';
+import { BusyError, ChatError, PidController, type EditorFiles } from './controller';
+import type { FileAccess } from './changes';
+import { safeLink } from './markdown';
+import { proposedContent } from './proposed';
+import type { ModelEntry, SessionNewParams } from './protocol';
 import { ResumeError, sessionPick, type SessionPick } from './sessions';
 import { TrustAsker } from './trust';
 
 let controller: PidController | undefined;
 let stale = false;
 
+/** The open document of a file, if any. */
+function openDocument(absPath: string): vscode.TextDocument | undefined {
+	const p = path.resolve(absPath);
+	return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.scheme === 'file' && path.resolve(d.uri.fsPath) === p);
+}
+
+/** The file's text as VS Code has it: the open document's (unsaved changes included), else the disk's. */
+async function editorText(absPath: string): Promise<string> {
+	const doc = openDocument(absPath);
+	if (doc) {
+		return doc.getText();
+	}
+	try {
+		return await fs.promises.readFile(absPath, 'utf8');
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+			throw new Error(`file not found: ${absPath}`);
+		}
+		throw err;
+	}
+}
+
+/**
+ * putText makes the file hold text: an open document gets one edit replacing its whole text
+ * and is saved (so the editor shows it and no "file changed on disk" conflict follows);
+ * another file is written on disk (its folder created).
+ */
+async function putText(absPath: string, text: string): Promise<void> {
+	const doc = openDocument(absPath);
+	if (doc) {
+		const edit = new vscode.WorkspaceEdit();
+		const all = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+		edit.replace(doc.uri, all, text);
+		if (!(await vscode.workspace.applyEdit(edit))) {
+			throw new Error(`VS Code did not apply the change to ${absPath}`);
+		}
+		if (!(await doc.save())) {
+			throw new Error(`VS Code could not save ${absPath}`);
+		}
+		return;
+	}
+	await fs.promises.mkdir(path.dirname(absPath), { recursive: true });
+	await fs.promises.writeFile(absPath, text);
+}
+
+const editorFiles: EditorFiles = { read: editorText, write: putText };
+
+/** Undo's view of files: the open document's text (read synchronously as pid's message arrives), else the disk's. */
+const undoAccess: FileAccess = {
+	read(p) {
+		const doc = openDocument(p);
+		if (doc) {
+			return doc.getText();
+		}
+		try {
+			return fs.readFileSync(p, 'utf8');
+		} catch {
+			return undefined;
+		}
+	},
+	write: putText,
+	async remove(p) {
+		await vscode.workspace.fs.delete(vscode.Uri.file(p), { useTrash: false });
+	},
+};
+
+/** Read-only documents for the diff editor: what a file held before a run, and a call's proposal. */
+class Snapshots implements vscode.TextDocumentContentProvider {
+	static readonly scheme = 'pid-snapshot';
+	private readonly texts = new Map<string, string>();
+	private n = 0;
+	/** put keeps text and returns a URI showing it, named after the file. */
+	put(absPath: string, what: string, text: string): vscode.Uri {
+		this.n++;
+		const key = `${this.n}`;
+		this.texts.set(key, text);
+		// At most the last 50 documents are kept.
+		if (this.texts.size > 50) {
+			this.texts.delete(this.texts.keys().next().value as string);
+		}
+		return vscode.Uri.from({ scheme: Snapshots.scheme, path: absPath, query: `${what}-${key}` });
+	}
+	provideTextDocumentContent(uri: vscode.Uri): string {
+		const key = uri.query.split('-').pop() ?? '';
+		return this.texts.get(key) ?? '';
+	}
+}
+
 export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');
 	context.subscriptions.push(out);
+
+	// One chat for the window: it outlives the controllers (a restart of pid keeps it).
+	const chat = new ChatModel();
+	const snapshots = new Snapshots();
+	context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(Snapshots.scheme, snapshots));
 
 	// pid's trust questions: never asked in Restricted Mode (answered "not trusted"), else a
 	// non-modal warning (it arrives while a prompt may already run, which does not wait for it).
@@ -27,18 +132,14 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	const ui = {
 		appendLine: (line: string) => out.appendLine(line),
-		askApproval: async (q: { title: string; detail: string; choices: readonly string[] }) => {
-			// A modal dialog: Allow, Always allow (only when pid scoped it), Deny; closing it
-			// (Cancel, Escape) denies.
-			return vscode.window.showWarningMessage(q.title, { modal: true, detail: q.detail }, ...q.choices);
-		},
 		askTrust: (params: { folder: string; ignored: string[] }) => trust.ask(params),
 	};
 
-	const make = (startAfter?: Promise<unknown>): PidController => {
+	const make = (startAfter?: Promise<unknown>, stoppedSession?: string, newSessionNote?: string): PidController => {
 		const cfg = vscode.workspace.getConfiguration('pid');
 		const folders = vscode.workspace.workspaceFolders ?? [];
 		const model = cfg.get<Record<string, unknown> | null>('model', null);
+		const session = cfg.get<SessionNewParams | null>('session', null);
 		return new PidController({
 			command: cfg.get<string>('path', 'pid') || 'pid',
 			args: cfg.get<string[]>('args', []),
@@ -46,22 +147,36 @@ export function activate(context: vscode.ExtensionContext): void {
 			workspaceFolders: folders.map((f) => ({ uri: f.uri.toString(), name: f.name })),
 			initializationOptions: model ? { model } : undefined,
 			clientInfo: { name: 'vscode', version: vscode.version },
+			session: session && typeof session === 'object' ? session : undefined,
 			ui,
 			startAfter,
+			chat,
+			editorFiles: cfg.get<boolean>('editorFiles', true) ? editorFiles : undefined,
+			fileAccess: undoAccess,
+			stoppedSession,
+			newSessionNote,
 		});
 	};
 
-	// Settings and folders are read when pid starts; a change restarts pid once it is idle.
+	// Settings and folders are read when pid starts; a change restarts pid once it is idle, in a
+	// new session (the model or folders may have changed), which the chat says; a session pid
+	// lost in a crash is still the one Resume and the next prompt load.
 	const current = (): PidController => {
 		let stopping: Promise<void> | undefined;
+		let stopped: string | undefined;
+		let note: string | undefined;
 		if (controller && stale && !controller.busy) {
+			stopped = controller.stopped;
+			if (controller.currentSession !== undefined) {
+				note = "pid was restarted because its settings changed, so this is a new session (the previous one is in pid's Session History).";
+			}
 			stopping = controller.dispose();
 			controller = undefined;
 		}
 		if (!controller) {
 			// The next pid starts once the old one is gone: it holds the current session's file
-			// until then, and "pid: Resume Session" could not load that session.
-			controller = make(stopping);
+			// until then, and could not be loaded by the new one before.
+			controller = make(stopping, stopped, note);
 			stale = false;
 		}
 		return controller;
@@ -82,43 +197,298 @@ export function activate(context: vscode.ExtensionContext): void {
 		}),
 	);
 
+	// --- the chat view, the status bar ------------------------------------------------------
+
+	const view = new ChatViewProvider(context.extensionUri, () => chat, (m) => void onViewMessage(m));
+	context.subscriptions.push(view, view.attach(chat), vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
+
+	const status = vscode.window.createStatusBarItem('pid.status', vscode.StatusBarAlignment.Left, 100);
+	status.name = 'pid';
+	status.command = 'pid.focusChat';
+	context.subscriptions.push(status);
+	let shownStatus = '';
+	let approvalToast = false;
+	const refreshStatus = () => {
+		const s = chat.state.status;
+		if (s === shownStatus) {
+			return;
+		}
+		shownStatus = s;
+		const texts: Record<string, [string, string]> = {
+			idle: ['$(comment-discussion) pid', 'pid is idle: click to open the chat'],
+			starting: ['$(loading~spin) pid: starting', 'pid is starting'],
+			working: ['$(loading~spin) pid: working', 'pid is working: click to open the chat'],
+			approval: ['$(bell) pid: waiting for approval', 'pid waits for your answer in the chat: click to open it'],
+			loading: ['$(loading~spin) pid: loading', 'pid is loading a session'],
+			stopped: ['$(error) pid stopped', 'pid stopped; the session was saved: open the chat to resume it'],
+		};
+		const [text, tip] = texts[s] ?? texts.idle;
+		status.text = text;
+		status.tooltip = tip;
+		status.backgroundColor = s === 'approval' ? new vscode.ThemeColor('statusBarItem.warningBackground') : s === 'stopped' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+		status.show();
+		void vscode.commands.executeCommand('setContext', 'pid.running', chat.state.running);
+		// An approval while the chat is hidden: say so without taking focus (a notification).
+		if (s === 'approval' && !view.visible && !approvalToast) {
+			approvalToast = true;
+			void vscode.window.showInformationMessage('pid is waiting for your approval in the chat.', 'Show Chat').then((c) => {
+				approvalToast = false;
+				if (c) {
+					void view.reveal(true);
+				}
+			});
+		}
+	};
+	context.subscriptions.push(chat.onEvent((e) => e.type === 'state' && refreshStatus()));
+	refreshStatus();
+
+	/** report shows a failure: in the chat when it is not there yet, and as a notification when the chat is hidden. */
+	const report = (err: unknown) => {
+		if (err instanceof BusyError) {
+			void vscode.window.showInformationMessage(`pid: ${err.message}`);
+			return;
+		}
+		const shownInChat = err instanceof ChatError || err instanceof ResumeError;
+		if (!shownInChat) {
+			chat.notice('error', errorText(err));
+			out.appendLine(`! ${errorText(err)}`);
+		}
+		if (!view.visible) {
+			const actions = err instanceof ChatError ? err.actions : [];
+			void vscode.window.showErrorMessage(`pid: ${errorText(err)}`, ...actions.map((a) => a.label)).then((label) => {
+				const a = actions.find((x) => x.label === label);
+				if (a?.kind === 'openSettings') {
+					void vscode.commands.executeCommand('workbench.action.openSettings', a.setting ?? 'pid');
+				}
+			});
+		}
+	};
+
+	const send = async (text: string, mode: 'steer' | 'followUp') => {
+		try {
+			await current().send(text, mode);
+		} catch (err) {
+			report(err);
+		}
+	};
+
+	const workspaceFolder = () => {
+		const f = vscode.workspace.workspaceFolders?.[0];
+		return f?.uri.scheme === 'file' ? f.uri.fsPath : undefined;
+	};
+
+	const addFile = async () => {
+		const files = await vscode.workspace.findFiles('**/*', '**/{node_modules,.git}/**', 5000);
+		const folder = workspaceFolder();
+		type Item = vscode.QuickPickItem & { uri: vscode.Uri };
+		const items: Item[] = files
+			.filter((u) => u.scheme === 'file')
+			.map((u) => ({ label: path.basename(u.fsPath), description: path.relative(folder ?? '', path.dirname(u.fsPath)) || undefined, uri: u }))
+			.sort((a, b) => `${a.description ?? ''}/${a.label}`.localeCompare(`${b.description ?? ''}/${b.label}`));
+		const pick = await vscode.window.showQuickPick(items, { title: 'pid: Add File to Chat', placeHolder: 'Pick a workspace file for the next message', matchOnDescription: true });
+		if (!pick) {
+			return;
+		}
+		const doc = openDocument(pick.uri.fsPath);
+		chat.addContext(fileChip(pick.uri.fsPath, folder, doc?.isDirty ? doc.getText() : undefined));
+	};
+
+	const addSelection = () => {
+		const editor = vscode.window.activeTextEditor;
+		if (!editor || editor.document.uri.scheme !== 'file') {
+			void vscode.window.showInformationMessage('pid: open a file (and select some of it) to add it to the chat.');
+			return;
+		}
+		const doc = editor.document;
+		const sel = editor.selection;
+		const folder = workspaceFolder();
+		if (sel.isEmpty) {
+			chat.addContext(fileChip(doc.uri.fsPath, folder, doc.isDirty ? doc.getText() : undefined));
+			return;
+		}
+		// A selection ending at a line's start does not take that line.
+		const endLine = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line - 1 : sel.end.line;
+		chat.addContext(selectionChip(doc.uri.fsPath, folder, { start: sel.start.line + 1, end: endLine + 1 }, doc.getText(sel)));
+	};
+
+	const addProblems = () => {
+		const editor = vscode.window.activeTextEditor;
+		if (!editor || editor.document.uri.scheme !== 'file') {
+			void vscode.window.showInformationMessage('pid: open a file to add its problems to the chat.');
+			return;
+		}
+		const severities: Problem['severity'][] = ['error', 'warning', 'info', 'hint'];
+		const problems: Problem[] = vscode.languages.getDiagnostics(editor.document.uri).map((d) => ({
+			line: d.range.start.line + 1,
+			column: d.range.start.character + 1,
+			severity: severities[d.severity] ?? 'info',
+			message: d.message,
+			...(d.source ? { source: d.source } : {}),
+			...(d.code !== undefined ? { code: String(typeof d.code === 'object' ? d.code.value : d.code) } : {}),
+		}));
+		if (problems.length === 0) {
+			void vscode.window.showInformationMessage(`pid: VS Code reports no problems in ${path.basename(editor.document.uri.fsPath)}.`);
+			return;
+		}
+		chat.addContext(diagnosticsChip(editor.document.uri.fsPath, workspaceFolder(), problems));
+	};
+
+	const review = async (toolCallId: string) => {
+		const params = controller?.approvalParams(toolCallId);
+		if (!params) {
+			return;
+		}
+		const args = params.args as { path?: unknown };
+		const rel = typeof args?.path === 'string' ? args.path : '';
+		const folder = workspaceFolder();
+		const abs = path.isAbsolute(rel) ? rel : path.resolve(folder ?? '', rel);
+		let current: string | undefined;
+		try {
+			current = await editorText(abs);
+		} catch {
+			current = undefined;
+		}
+		const p = proposedContent(params.toolName, params.args, current);
+		if (!p.ok) {
+			void vscode.window.showWarningMessage(`pid: nothing to review: ${p.error}`);
+			return;
+		}
+		const left = snapshots.put(abs, 'now', current ?? '');
+		const right = snapshots.put(abs, 'proposed', p.content);
+		const label = path.basename(abs);
+		await vscode.commands.executeCommand('vscode.diff', left, right, `${label}: ${current === undefined ? 'new file' : 'now'} ↔ proposed by pid (${params.toolName})`, { preview: true });
+	};
+
+	const openDiff = async (absPath: string) => {
+		const before = controller?.changes.before(absPath);
+		if (!before) {
+			return;
+		}
+		const left = snapshots.put(absPath, 'before', before.text);
+		await vscode.commands.executeCommand('vscode.diff', left, vscode.Uri.file(absPath), `${path.basename(absPath)}: before pid's run ↔ now`, { preview: true });
+	};
+
+	const undo = async (absPath: string) => {
+		try {
+			await controller?.changes.undo(absPath);
+		} catch (err) {
+			void vscode.window.showErrorMessage(`pid: could not undo the change to ${absPath}: ${errorText(err)}`);
+		}
+	};
+
+	const onViewMessage = async (m: FromView) => {
+		switch (m?.type) {
+			case 'send':
+				await send(String(m.text ?? ''), m.mode === 'followUp' ? 'followUp' : 'steer');
+				break;
+			case 'cancel':
+				controller?.cancel();
+				break;
+			case 'approve':
+				chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined);
+				break;
+			case 'review':
+				await review(String(m.toolCallId));
+				break;
+			case 'elicit':
+				chat.answerElicitation(String(m.id), m.action === 'accept' ? 'accept' : 'decline', m.values ?? {});
+				break;
+			case 'addContext':
+				if (m.kind === 'file') {
+					await addFile();
+				} else if (m.kind === 'selection') {
+					addSelection();
+				} else {
+					addProblems();
+				}
+				break;
+			case 'removeContext':
+				chat.removeContext(String(m.id));
+				break;
+			case 'openDiff':
+				await openDiff(String(m.path));
+				break;
+			case 'undo':
+				await undo(String(m.path));
+				break;
+			case 'openFile':
+				if (typeof m.path === 'string' && path.isAbsolute(m.path)) {
+					await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true }).then(undefined, (err) => report(err));
+				}
+				break;
+			case 'openLink':
+				if (typeof m.href === 'string' && safeLink(m.href)) {
+					await vscode.env.openExternal(vscode.Uri.parse(m.href, true));
+				}
+				break;
+			case 'action':
+				if (m.action === 'resume') {
+					await resumeStopped();
+				} else if (m.action === 'openSettings') {
+					await vscode.commands.executeCommand('workbench.action.openSettings', m.arg ?? 'pid');
+				} else if (m.action === 'showLog') {
+					out.show(true);
+				} else if (m.action === 'newSession') {
+					await vscode.commands.executeCommand('pid.newSession');
+				}
+				break;
+			case 'command': {
+				const cmd = { newSession: 'pid.newSession', history: 'pid.resumeSession', model: 'pid.pickModel', permissions: 'pid.permissions', showLog: 'pid.showLog' }[m.command];
+				if (cmd) {
+					await vscode.commands.executeCommand(cmd);
+				}
+				break;
+			}
+			default:
+				break;
+		}
+	};
+
+	const resumeStopped = async () => {
+		try {
+			await current().resumeStopped();
+		} catch (err) {
+			report(err);
+		}
+	};
+
+	// --- commands ---------------------------------------------------------------------------
+
 	context.subscriptions.push(
 		vscode.commands.registerCommand('pid.ask', async () => {
 			const c = current();
-			if (c.busy) {
-				void vscode.window.showInformationMessage(new BusyError().message);
-				return;
-			}
-			const text = await vscode.window.showInputBox({ title: 'pid: Ask', prompt: 'What should pid do?', ignoreFocusOut: true });
+			const running = c.busy;
+			const text = await vscode.window.showInputBox({
+				title: 'pid: Ask',
+				prompt: running ? 'pid is working: this steers it (read after the current step).' : 'What should pid do?',
+				ignoreFocusOut: true,
+			});
 			if (!text || text.trim() === '') {
 				return;
 			}
-			out.show(true);
-			try {
-				const run = await vscode.window.withProgress(
-					{ location: vscode.ProgressLocation.Window, title: 'pid is working' },
-					() => c.ask(text),
-				);
-				if (run?.state === 'failed') {
-					void vscode.window.showErrorMessage(`pid: the prompt failed; see the "pid" output.`);
-				}
-			} catch (err) {
-				out.appendLine(`! ${errorText(err)}`);
-				void vscode.window.showErrorMessage(`pid: ${errorText(err)}`);
-			}
+			// The chat shows the run; it is revealed without taking focus from the editor.
+			void view.reveal(false);
+			await send(text, 'steer');
 		}),
+		vscode.commands.registerCommand('pid.focusChat', () => view.reveal(true)),
 		vscode.commands.registerCommand('pid.cancel', () => {
 			if (!controller?.cancel()) {
 				void vscode.window.showInformationMessage('pid: nothing to cancel.');
 			}
 		}),
 		vscode.commands.registerCommand('pid.newSession', () => {
-			current().newSession();
+			const c = current();
+			if (c.busy) {
+				void vscode.window.showInformationMessage('pid: wait for pid to finish (or stop it) before starting a new session.');
+				return;
+			}
+			c.newSession();
 			out.appendLine('pid: the next prompt starts a new session');
 		}),
 		vscode.commands.registerCommand('pid.resumeSession', async () => {
 			try {
-				await resumeSession(current(), out);
+				await resumeSession(current());
+				void view.reveal(false);
 			} catch (err) {
 				if (err instanceof BusyError) {
 					void vscode.window.showInformationMessage(`pid: ${err.message}`);
@@ -130,6 +500,20 @@ export function activate(context: vscode.ExtensionContext): void {
 				}
 			}
 		}),
+		vscode.commands.registerCommand('pid.pickModel', async () => {
+			try {
+				await pickModel(current());
+			} catch (err) {
+				report(err);
+			}
+		}),
+		vscode.commands.registerCommand('pid.permissions', async () => {
+			try {
+				await rememberedAnswers(current());
+			} catch (err) {
+				report(err);
+			}
+		}),
 		vscode.commands.registerCommand('pid.trustedFolders', async () => {
 			try {
 				await trustedFolders(current(), trust);
@@ -137,6 +521,16 @@ export function activate(context: vscode.ExtensionContext): void {
 				void vscode.window.showErrorMessage(`pid: ${errorText(err)}`);
 			}
 		}),
+		vscode.commands.registerCommand('pid.addSelection', () => {
+			addSelection();
+			void view.reveal(false);
+		}),
+		vscode.commands.registerCommand('pid.addFile', () => addFile()),
+		vscode.commands.registerCommand('pid.addProblems', () => {
+			addProblems();
+			void view.reveal(false);
+		}),
+		vscode.commands.registerCommand('pid.showLog', () => out.show(true)),
 	);
 }
 
@@ -146,6 +540,78 @@ function realPath(p: string): string {
 	} catch {
 		return p;
 	}
+}
+
+/**
+ * pickModel is "pid: Pick Model": the models pid's settings list (models/list), the current
+ * one marked; the picked one becomes the session's (session/setModel) or the next session's.
+ * Without a list it says where to set one.
+ */
+async function pickModel(c: PidController): Promise<void> {
+	const { models, current } = await c.models();
+	if (models.length === 0) {
+		const open = await vscode.window.showInformationMessage(
+			'pid: no models are listed. Add a "models" list to ~/.config/pid/settings.json (e.g. [{"provider": "anthropic", "id": "claude-sonnet-4-5"}]), or set "pid.model" in Settings.',
+			'Open Settings',
+		);
+		if (open) {
+			await vscode.commands.executeCommand('workbench.action.openSettings', 'pid.model');
+		}
+		return;
+	}
+	const same = (a: ModelEntry, b?: ModelEntry) => b !== undefined && a.provider === b.provider && a.id === b.id;
+	type Item = vscode.QuickPickItem & { model: ModelEntry };
+	const items: Item[] = models.map((m) => ({
+		label: m.name ?? m.id,
+		description: `${m.provider}/${m.id}${same(m, current) ? ' · current' : ''}`,
+		model: m,
+	}));
+	const pick = await vscode.window.showQuickPick(items, { title: 'pid: Pick Model', placeHolder: 'The model for this session (its next call)', matchOnDescription: true });
+	if (pick) {
+		await c.setModel(pick.model);
+	}
+}
+
+/**
+ * rememberedAnswers is "pid: Remembered Answers": the "always" answers pid keeps per
+ * workspace (permissions/list), each with what it covers; picking one (or its trash button)
+ * asks to forget it (permissions/revoke).
+ */
+async function rememberedAnswers(c: PidController): Promise<void> {
+	const list = await c.permissions();
+	if (list.length === 0) {
+		void vscode.window.showInformationMessage('pid: no remembered answers: every call that asks will ask again.');
+		return;
+	}
+	const home = os.homedir();
+	type Item = vscode.QuickPickItem & { id: string };
+	const items: Item[] = list.map((p) => {
+		const what = p.pattern ? `${p.tool} ${p.tool === 'bash' ? 'commands starting with' : 'on'} "${p.pattern}"` : p.path ? `${p.tool} on ${p.path}` : `every call of ${p.tool}`;
+		const where = p.scope.replace(/^workspace:/, '').replace(home, '~');
+		return {
+			label: `${p.decision === 'allow' || p.decision === 'allowAlways' ? 'Allowed' : 'Denied'}: ${what}`,
+			description: where,
+			detail: 'Pick to forget it: the next such call asks again.',
+			id: p.id,
+			buttons: [{ iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Forget' }],
+		};
+	});
+	const qp = vscode.window.createQuickPick<Item>();
+	qp.title = 'pid: Remembered Answers';
+	qp.placeholder = 'Pick an answer to forget it';
+	qp.items = items;
+	const picked = await new Promise<Item | undefined>((resolve) => {
+		qp.onDidAccept(() => resolve(qp.selectedItems[0]));
+		qp.onDidTriggerItemButton((e) => resolve(e.item));
+		qp.onDidHide(() => resolve(undefined));
+		qp.show();
+	});
+	qp.dispose();
+	if (!picked) {
+		return;
+	}
+	await c.revokePermission(picked.id);
+	void vscode.window.showInformationMessage(`pid: forgotten: ${picked.label}. The next such call asks again.`);
 }
 
 /**
@@ -190,19 +656,19 @@ async function trustedFolders(c: PidController, trust: TrustAsker): Promise<void
 }
 
 /**
- * resumeSession is the "pid: Resume Session" command: a QuickPick of pid's saved sessions
+ * resumeSession is the "pid: Session History" command: a QuickPick of pid's saved sessions
  * (title, folder, when and how many messages), filled page by page as pid lists them, newest
- * first; the picked one is loaded, shown in the output channel, and continued by the next
- * "pid: Ask". It throws BusyError while a prompt runs, ResumeError when pid cannot load it,
+ * first; the picked one is loaded and shown in the chat (and the log), and continued by the
+ * next message. It throws BusyError while a prompt runs, ResumeError when pid cannot load it,
  * and pid's error when it cannot list them.
  */
-async function resumeSession(c: PidController, out: vscode.OutputChannel): Promise<void> {
+async function resumeSession(c: PidController): Promise<void> {
 	if (c.busy) {
 		throw new BusyError();
 	}
 	type Item = vscode.QuickPickItem & SessionPick;
 	const qp = vscode.window.createQuickPick<Item>();
-	qp.title = 'pid: Resume Session';
+	qp.title = 'pid: Session History';
 	qp.placeholder = 'Loading the saved sessions…';
 	qp.matchOnDescription = true;
 	qp.matchOnDetail = true;
@@ -267,7 +733,6 @@ async function resumeSession(c: PidController, out: vscode.OutputChannel): Promi
 	if (!pick) {
 		return;
 	}
-	out.show(true);
 	await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'pid is loading the session' }, () => c.resume(pick.sessionId, pick.summary));
 }
 

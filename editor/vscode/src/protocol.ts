@@ -70,6 +70,81 @@ export interface InitializeResult {
 	};
 }
 
+/**
+ * A content block of session/prompt's `content` (ACP's shapes): text, an image, a link to a
+ * file the agent may read itself, or a resource whose text is given (a selection, an unsaved
+ * buffer; a range goes in the uri's fragment, `#L10-L20`).
+ */
+export type PromptBlock =
+	| { type: 'text'; text: string }
+	| { type: 'image'; data: string; mimeType: string }
+	| { type: 'resource_link'; uri: string; name: string }
+	| { type: 'resource'; resource: { uri: string; text: string; mimeType?: string } };
+
+/** session/prompt's params: at least one of text and content. */
+export interface PromptParams {
+	sessionId: string;
+	text?: string;
+	content?: PromptBlock[];
+}
+
+/** One entry of models/list. */
+export interface ModelEntry {
+	provider: string;
+	id: string;
+	name?: string;
+	[key: string]: unknown;
+}
+
+export interface ModelsListResult {
+	models: ModelEntry[];
+	current?: ModelEntry;
+}
+
+/** One remembered "always" answer of permissions/list. */
+export interface RememberedPermission {
+	id: string;
+	tool: string;
+	path?: string;
+	pattern?: string;
+	decision: string;
+	/** `workspace:/abs/root`. */
+	scope: string;
+}
+
+/** fs/read_text_file's params (pid asks the editor for a file as the editor has it). */
+export interface ReadTextFileParams {
+	sessionId: string;
+	/** Absolute. */
+	path: string;
+	/** 1-based first line. */
+	line?: number;
+	/** How many lines at most. */
+	limit?: number;
+}
+
+/** fs/write_text_file's params (the editor applies the content to its buffer and saves it). */
+export interface WriteTextFileParams {
+	sessionId: string;
+	path: string;
+	content: string;
+}
+
+/** elicitation/create's params: an MCP server's question during a tool call. */
+export interface ElicitationParams {
+	message: string;
+	requestedSchema?: { type?: string; properties?: Record<string, unknown>; required?: string[] };
+	_meta?: { pid?: { sessionId?: string; server?: string; toolCallId?: string } };
+}
+
+export type ElicitationResult = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' };
+
+/** The `data` of an error a person will read: why, and the setting to change. */
+export interface ErrorData {
+	reason?: string;
+	setting?: string;
+}
+
 export type PermissionValue = 'allow' | 'ask' | 'deny';
 
 /** session/new params: every field optional (the model may come from pid's settings). */
@@ -80,6 +155,7 @@ export interface SessionNewParams {
 	permissions?: { default?: PermissionValue; tools?: Record<string, PermissionValue> };
 	scriptedTools?: unknown[];
 	systemPrompt?: string;
+	[key: string]: unknown;
 }
 
 export interface SessionNewResult {
@@ -125,6 +201,13 @@ export interface MessageParams {
 	message: Message;
 }
 
+/** messageUpdate's params: what an assistant message streamed (text comes with text_delta). */
+export interface MessageUpdateParams {
+	sessionId: string;
+	delta: { type: string; contentIndex: number; delta?: string };
+	message?: AssistantMessage;
+}
+
 export interface LogMessageParams {
 	type: number;
 	message: string;
@@ -149,6 +232,17 @@ export interface BeforeToolCallParams {
 	 * does not offer one, and pid counts an allowAlways answer as once).
 	 */
 	always?: AlwaysScope;
+	/** For an MCP tool: what its server says about it (hints, never trusted to skip a question). */
+	annotations?: ToolAnnotations;
+}
+
+/** An MCP tool's annotations, as its server gives them. */
+export interface ToolAnnotations {
+	title?: string;
+	readOnlyHint?: boolean;
+	destructiveHint?: boolean;
+	idempotentHint?: boolean;
+	openWorldHint?: boolean;
 }
 
 export type Decision = 'allow' | 'allowAlways' | 'deny' | 'denyAlways';

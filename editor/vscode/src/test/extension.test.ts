@@ -1,8 +1,9 @@
 // A smoke test of extension.ts, the only module that imports `vscode`: it is loaded here with
-// a stand-in for the `vscode` module (a real VS Code cannot be downloaded in CI) and its
-// commands are run against the real pid. This checks the wiring (settings, commands, the
-// output channel, the modal approval with the diff, the trust question, the Trusted Folders
-// QuickPick, the Resume Session QuickPick, deactivate), not VS Code itself.
+// a stand-in for the `vscode` module and its commands are run against the real pid. This
+// checks the wiring (settings, commands, the log, the chat view's page and messages with an
+// approval answered in it and never in a modal, the trust question, the Trusted Folders
+// QuickPick, the Session History QuickPick, deactivate). VS Code itself is driven by the
+// end-to-end tests (test/e2e/vscode_chat.test.js).
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -124,10 +125,33 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 	const grantListeners: (() => void)[] = [];
 	const disposable = { dispose() {} };
 	const uri = { scheme: 'file', fsPath: folder, toString: () => pathToFileURL(folder).href };
+	const views = new Map<string, { resolveWebviewView(v: unknown): void }>();
+	const executed: unknown[][] = [];
+	const fakeUri = (p: string) => ({ scheme: 'file', fsPath: p, path: p, toString: () => pathToFileURL(p).href });
 	const vscode = {
 		version: '1.90.0-test',
 		ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
+		StatusBarAlignment: { Left: 1, Right: 2 },
+		ThemeColor: class { constructor(readonly id: string) {} },
+		ThemeIcon: class { constructor(readonly id: string) {} },
+		Disposable: class { constructor(readonly dispose: () => void) {} },
+		Uri: {
+			joinPath: (base: { fsPath: string }, ...parts: string[]) => fakeUri(path.join(base.fsPath, ...parts)),
+			file: (p: string) => fakeUri(p),
+			from: (c: { scheme: string; path: string; query?: string }) => ({ ...c, fsPath: c.path, toString: () => `${c.scheme}:${c.path}?${c.query ?? ''}` }),
+			parse: (s: string) => ({ toString: () => s }),
+		},
+		languages: { getDiagnostics: () => [] },
+		env: { openExternal: async () => true },
 		window: {
+			registerWebviewViewProvider: (id: string, provider: { resolveWebviewView(v: unknown): void }) => {
+				views.set(id, provider);
+				return disposable;
+			},
+			createStatusBarItem: () => ({ text: '', tooltip: '', show() {}, hide() {}, dispose() {} }),
+			get activeTextEditor() {
+				return undefined;
+			},
 			createOutputChannel: () => ({ appendLine: (l: string) => output.push(l), append() {}, show() {}, dispose() {} }),
 			showInputBox: async () => answers.input,
 			showWarningMessage: async (message: string, options: Modal['options'] | string, ...items: string[]) => {
@@ -159,11 +183,17 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			}),
 			onDidChangeConfiguration: () => disposable,
 			onDidChangeWorkspaceFolders: () => disposable,
+			registerTextDocumentContentProvider: () => disposable,
+			textDocuments: [] as unknown[],
 		},
 		commands: {
 			registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {
 				commands.set(id, fn);
 				return disposable;
+			},
+			executeCommand: async (...args: unknown[]) => {
+				executed.push(args);
+				return undefined;
 			},
 		},
 	};
@@ -173,7 +203,66 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			l();
 		}
 	};
-	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust };
+	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust, views, executed };
+}
+
+/** A chat view's page as the extension sees it: its HTML, what it was sent, and a way to click. */
+interface FakeView {
+	html: string;
+	options: { enableScripts?: boolean; localResourceRoots?: unknown[] };
+	/** Every message the extension posted to the page. */
+	posted: { type: string; items?: unknown[]; ops?: { op: string; item?: { kind: string; toolCallId?: string; approval?: { state: string; always?: string }; html?: string } }[] }[];
+	/** Sends a message from the page to the extension. */
+	send(m: unknown): void;
+	/** The tool items the extension sent, latest state of each. */
+	tools(): Map<string, { kind: string; toolCallId?: string; approval?: { state: string; always?: string }; status?: string }>;
+}
+
+/** openView resolves the chat view with a stand-in webview (as VS Code does when the view is shown) and says it is ready. */
+function openView(fake: ReturnType<typeof fakeVscode>): FakeView {
+	const provider = fake.views.get('pid.chat');
+	assert.ok(provider, 'the chat view is registered as pid.chat');
+	let onMessage: (m: unknown) => void = () => {};
+	const posted: FakeView['posted'] = [];
+	const webview = {
+		options: {},
+		html: '',
+		cspSource: 'vscode-resource:',
+		asWebviewUri: (u: { fsPath: string }) => `vscode-resource:${u.fsPath}`,
+		postMessage: async (m: FakeView['posted'][number]) => {
+			posted.push(JSON.parse(JSON.stringify(m)));
+			return true;
+		},
+		onDidReceiveMessage: (l: (m: unknown) => void) => {
+			onMessage = l;
+			return { dispose() {} };
+		},
+	};
+	const view = { webview, visible: true, show() {}, onDidDispose: () => ({ dispose() {} }) };
+	provider.resolveWebviewView(view);
+	onMessage({ type: 'ready' });
+	return {
+		get html() {
+			return webview.html;
+		},
+		get options() {
+			return webview.options;
+		},
+		posted,
+		send: (m) => onMessage(m),
+		tools() {
+			const out = new Map();
+			for (const p of posted) {
+				const items = p.type === 'reset' ? (p.items ?? []) : (p.ops ?? []).filter((o) => o.op === 'upsert').map((o) => o.item);
+				for (const it of items as { kind: string; toolCallId?: string }[]) {
+					if (it?.kind === 'tool' && it.toolCallId) {
+						out.set(it.toolCallId, it);
+					}
+				}
+			}
+			return out;
+		},
+	};
 }
 
 type Ext = typeof import('../extension');
@@ -206,11 +295,11 @@ function loadExtension(t: import('node:test').TestContext, fake: ReturnType<type
 		}
 		fs.rmSync(tmp, { recursive: true, force: true });
 	});
-	ext.activate({ subscriptions: [] } as unknown as import('vscode').ExtensionContext);
+	ext.activate({ subscriptions: [], extensionUri: { fsPath: path.join(__dirname, '../..') } } as unknown as import('vscode').ExtensionContext);
 	return ext;
 }
 
-test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal shows the diff, deactivate stops pid', { timeout: 60_000 }, async (t) => {
+test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, its approval is answered in the chat view (never a modal), deactivate stops pid', { timeout: 60_000 }, async (t) => {
 	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
 	const ws = path.join(tmp, 'ws');
@@ -221,34 +310,58 @@ test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, the modal sho
 		// The model comes from the setting (initializationOptions.model): a scripted one.
 		'pid.model': { provider: 'script', turns: [
 			{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'hello.txt', content: 'hi\n' } }] },
-			{ content: text('wrote hello.txt') },
+			{ content: text('wrote **hello.txt**') },
 		] },
 	}, ws, { input: 'write hello', modal: 'Allow' });
 
 	// require, not import(): the test is compiled to CommonJS, like the extension.
 	const ext = loadExtension(t, fake, tmp);
 
-	// The commands registered are the ones package.json contributes and activates on.
+	// The commands registered are the ones package.json contributes; each activates the extension.
 	const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8'));
 	const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command).sort();
 	assert.deepEqual([...fake.commands.keys()].sort(), contributed);
-	assert.deepEqual(pkg.activationEvents.slice().sort(), contributed.map((c: string) => `onCommand:${c}`));
+	assert.deepEqual(pkg.activationEvents.filter((e: string) => e.startsWith('onCommand:')).sort(), contributed.map((c: string) => `onCommand:${c}`));
+	assert.ok(pkg.activationEvents.includes('onView:pid.chat'));
 	assert.equal(pkg.main, './out/extension.js');
+	// Every keybinding names a contributed command.
+	for (const k of pkg.contributes.keybindings) {
+		assert.ok(contributed.includes(k.command), k.command);
+	}
+
+	// The chat view's page: a strict policy (no inline script, nothing remote), the extension's own files.
+	const view = openView(fake);
+	assert.equal(view.options.enableScripts, true);
+	const csp = /Content-Security-Policy" content="([^"]+)"/.exec(view.html)?.[1] ?? '';
+	assert.match(csp, /default-src 'none'/);
+	assert.match(csp, /script-src 'nonce-[A-Za-z0-9+/=]+'/);
+	assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+	assert.doesNotMatch(view.html, /<script>|<script(?![^>]*nonce=)[^>]*>|autofocus/, 'every script has the nonce; nothing is focused on load');
+	assert.equal(view.posted[0]?.type, 'reset', 'the page gets the whole chat when it is ready');
 
 	await fake.commands.get('pid.cancel')?.();
 	assert.deepEqual(fake.infos, ['pid: nothing to cancel.']);
 
-	await within(Promise.resolve(fake.commands.get('pid.ask')?.()), 'the pid.ask command', STEP_TIMEOUT_MS);
+	const asked = Promise.resolve(fake.commands.get('pid.ask')?.());
+	// The approval arrives in the chat view, on the write's card, with what Allow always covers.
+	await until(() => view.tools().get('w1')?.approval?.state === 'pending', `the approval in the chat view:\n${JSON.stringify(view.posted, null, 1).slice(-3000)}`);
+	const card = view.tools().get('w1');
+	assert.equal(card?.approval?.always, 'write calls on the path `hello.txt` in this workspace');
+	assert.equal(card?.status, 'waiting');
+	assert.equal(fake.modals.length, 0, 'no modal dialog');
+	assert.ok(!fs.existsSync(path.join(ws, 'hello.txt')), 'nothing written before the answer');
+	view.send({ type: 'approve', toolCallId: 'w1', choice: 'Allow' });
+	await within(asked, 'the pid.ask command', STEP_TIMEOUT_MS);
+
 	assert.deepEqual(fake.errors, [], `no error shown; output:\n${fake.output.join('\n')}`);
-	assert.equal(fake.modals.length, 1, 'one approval dialog');
-	const m = fake.modals[0];
-	assert.equal(m.message, 'pid wants to write hello.txt');
-	assert.equal(m.options.modal, true);
-	assert.match(m.options.detail ?? '', /\+\+\+ hello\.txt \(whole new content, 1 line\)\n\+hi\n\nAlways allow covers: write calls on the path `hello\.txt` in this workspace\.$/);
-	assert.deepEqual(m.items, ['Allow', 'Always allow', 'Deny']);
+	assert.equal(fake.modals.length, 0, 'no modal dialog');
 	assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), 'hi\n');
-	for (const want of ['> write hello', '[w1] write waits for approval: pid wants to write hello.txt', '[w1] write allowed', '\nwrote hello.txt\n', '— done (stop) —']) {
-		assert.ok(fake.output.includes(want), `the output channel shows ${JSON.stringify(want)}:\n${fake.output.join('\n')}`);
+	assert.equal(view.tools().get('w1')?.approval?.state, 'allowed');
+	assert.equal(view.tools().get('w1')?.status, 'done');
+	const answers = view.posted.flatMap((p) => (p.ops ?? []).map((o) => o.item)).filter((i) => i?.kind === 'assistant');
+	assert.equal(answers.at(-1)?.html, '<p>wrote <strong>hello.txt</strong></p>\n', 'the answer is rendered markdown');
+	for (const want of ['> write hello', '[w1] write waits for approval: pid wants to write hello.txt', '[w1] write allowed', '\nwrote **hello.txt**\n', '— done (stop) —']) {
+		assert.ok(fake.output.includes(want), `the log shows ${JSON.stringify(want)}:\n${fake.output.join('\n')}`);
 	}
 	assert.ok(fake.output.some((l) => /^\[w1\] write done/.test(l)), fake.output.join('\n'));
 
@@ -319,7 +432,7 @@ test('extension.ts: pid: Resume Session lists the saved sessions, loads the pick
 		'pid.model': { provider: 'script', turns: [{ content: text('first answer') }, { content: text('second answer') }] },
 	}, ws, answers);
 	const ext = loadExtension(t, fake, tmp);
-	const activate = () => ext.activate({ subscriptions: [] } as unknown as import('vscode').ExtensionContext);
+	const activate = () => ext.activate({ subscriptions: [], extensionUri: { fsPath: path.join(__dirname, '../..') } } as unknown as import('vscode').ExtensionContext);
 	const run = (id: string) => within(Promise.resolve(fake.commands.get(id)?.()), `the ${id} command`, STEP_TIMEOUT_MS);
 
 	// No saved session yet: said so, nothing loaded.
@@ -341,7 +454,7 @@ test('extension.ts: pid: Resume Session lists the saved sessions, loads the pick
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 	const qp = fake.loadedPicks.at(-1);
 	assert.ok(qp, 'a QuickPick was shown');
-	assert.equal(qp.title, 'pid: Resume Session');
+	assert.equal(qp.title, 'pid: Session History');
 	assert.equal(qp.disposed, true, 'and disposed');
 	assert.ok(qp.matchOnDescription && qp.matchOnDetail, 'filters on folder and time too');
 	assert.deepEqual(qp.items.map((i) => [i.label, i.description]), [['first question', ws]]);

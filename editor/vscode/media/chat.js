@@ -1,0 +1,548 @@
+// The chat view's page: builds the DOM of pid's conversation from the extension's messages
+// (items updated in place: a tool card keeps its expanded output while its status changes),
+// and sends the person's clicks and messages back. It never moves focus by itself (no
+// autofocus, no focus() on arrival): an approval is answered only by a click on its buttons.
+// Text from pid and the model is set as text; only the answer's HTML, rendered and escaped by
+// the extension (markdown.ts), is set as HTML.
+// @ts-check
+/* global acquireVsCodeApi */
+(function () {
+	'use strict';
+	// eslint-disable-next-line no-undef
+	const vscode = acquireVsCodeApi();
+	const log = /** @type {HTMLElement} */ (document.getElementById('log'));
+	const queue = /** @type {HTMLElement} */ (document.getElementById('queue'));
+	const chips = /** @type {HTMLElement} */ (document.getElementById('chips'));
+	const prompt = /** @type {HTMLTextAreaElement} */ (document.getElementById('prompt'));
+	const sendBtn = /** @type {HTMLButtonElement} */ (document.getElementById('send'));
+	const stopBtn = /** @type {HTMLButtonElement} */ (document.getElementById('stop'));
+	const modelBtn = /** @type {HTMLButtonElement} */ (document.getElementById('model'));
+	const statusline = /** @type {HTMLElement} */ (document.getElementById('statusline'));
+
+	/** @type {Map<string, HTMLElement>} */
+	const nodes = new Map();
+	/** @type {any} */
+	let state = { status: 'idle', running: false, context: [] };
+
+	const post = (m) => vscode.postMessage(m);
+
+	/** el makes an element with a class and, optionally, text. */
+	function el(tag, cls, text) {
+		const e = document.createElement(tag);
+		if (cls) {
+			e.className = cls;
+		}
+		if (text !== undefined && text !== null) {
+			e.textContent = String(text);
+		}
+		return e;
+	}
+
+	function button(label, cls, onClick, title) {
+		const b = el('button', cls, label);
+		b.type = 'button';
+		if (title) {
+			b.title = title;
+		}
+		b.addEventListener('click', (ev) => {
+			ev.preventDefault();
+			onClick(b);
+		});
+		return b;
+	}
+
+	// Scroll to the end when new content arrives, unless the person scrolled up to read.
+	let stick = true;
+	log.addEventListener('scroll', () => {
+		stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+	});
+	function follow() {
+		if (stick) {
+			log.scrollTop = log.scrollHeight;
+		}
+	}
+
+	// --- items -------------------------------------------------------------------------------
+
+	const STATUS_TEXT = {
+		preparing: 'starting',
+		waiting: 'waiting for approval',
+		running: 'running',
+		done: 'done',
+		failed: 'failed',
+		denied: 'denied',
+		cancelled: 'cancelled',
+	};
+	const STATUS_ICON = { preparing: '○', waiting: '⏸', running: '◌', done: '✓', failed: '✗', denied: '⊘', cancelled: '■' };
+
+	function renderUser(node, item) {
+		node.replaceChildren();
+		node.className = `item user${item.queued ? ' queued' : ''}`;
+		if (item.queued) {
+			node.append(el('div', 'badge', item.queued === 'steer' ? 'queued: pid reads it after the current step' : 'queued: pid reads it when it would stop'));
+		}
+		node.append(el('div', 'text', item.text));
+		if (item.chips && item.chips.length > 0) {
+			const c = el('div', 'chips');
+			for (const chip of item.chips) {
+				const s = el('span', `chip kind-${chip.kind}`, chip.label);
+				s.title = chip.title;
+				c.append(s);
+			}
+			node.append(c);
+		}
+	}
+
+	/** decorate adds a Copy button to each code block of an answer. */
+	function decorate(md) {
+		for (const block of md.querySelectorAll('.code-block')) {
+			if (block.querySelector('.copy')) {
+				continue;
+			}
+			const code = block.querySelector('code');
+			block.prepend(
+				button('Copy', 'copy secondary small', (b) => {
+					void navigator.clipboard.writeText(code ? code.textContent || '' : '').then(
+						() => {
+							b.textContent = 'Copied';
+						},
+						() => {
+							b.textContent = 'Copy failed';
+						},
+					);
+				}),
+			);
+		}
+	}
+
+	function renderAssistant(node, item) {
+		node.className = `item assistant${item.streaming ? ' streaming' : ''}`;
+		let thinking = node.querySelector(':scope > details.thinking');
+		if (item.thinking) {
+			if (!thinking) {
+				thinking = el('details', 'thinking');
+				thinking.append(el('summary', '', 'Thinking'), el('div', 'thinking-text'));
+				node.prepend(thinking);
+			}
+			thinking.querySelector('.thinking-text').textContent = item.thinking;
+		} else if (thinking) {
+			thinking.remove();
+		}
+		let md = node.querySelector(':scope > .md');
+		if (!md) {
+			md = el('div', 'md');
+			node.append(md);
+		}
+		if (md.dataset.src !== item.html) {
+			// HTML rendered by the extension from the model's markdown with every tag escaped.
+			md.innerHTML = item.html || '';
+			md.dataset.src = item.html || '';
+			decorate(md);
+		}
+		let err = node.querySelector(':scope > .error');
+		if (item.error) {
+			if (!err) {
+				err = el('div', 'error');
+				node.append(err);
+			}
+			err.replaceChildren(el('span', '', item.error), ...actionButtons(item.errorActions || []));
+		} else if (err) {
+			err.remove();
+		}
+	}
+
+	function actionButtons(actions) {
+		return actions.map((a) =>
+			button(a.label, a.kind === 'openSettings' || a.action === 'openSettings' ? 'secondary small' : 'small', () => {
+				post({ type: 'action', action: a.action || a.kind, arg: a.arg || a.setting });
+			}),
+		);
+	}
+
+	/** diffLines shows a diff's lines colored by their first character. */
+	function diffLines(text) {
+		const pre = el('pre', 'detail');
+		for (const line of String(text).split('\n')) {
+			let cls = '';
+			if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('@@')) {
+				cls = 'hunk';
+			} else if (line.startsWith('+')) {
+				cls = 'add';
+			} else if (line.startsWith('-')) {
+				cls = 'del';
+			}
+			pre.append(el('span', cls, line), document.createTextNode('\n'));
+		}
+		return pre;
+	}
+
+	function renderApproval(box, item) {
+		const a = item.approval;
+		box.replaceChildren();
+		box.className = `approval state-${a.state}`;
+		if (a.state !== 'pending') {
+			const said = {
+				allowed: 'Allowed once.',
+				allowedAlways: `Allowed always: ${a.always || ''}`,
+				denied: a.reason ? `Denied: ${a.reason}` : 'Denied.',
+				withdrawn: 'The question was withdrawn (the run was stopped).',
+			}[a.state];
+			box.append(el('div', 'answered', said));
+			return;
+		}
+		box.append(el('div', 'approval-title', a.title));
+		box.append(diffLines(a.detail));
+		if (a.claims) {
+			box.append(el('div', 'claims', a.claims));
+		}
+		const buttons = el('div', 'buttons');
+		const reason = /** @type {HTMLInputElement} */ (el('input', 'reason'));
+		reason.type = 'text';
+		reason.placeholder = 'Reason for denying (optional; pid tells the model)';
+		reason.setAttribute('aria-label', 'Reason for denying');
+		const answer = (choice) => {
+			for (const b of buttons.querySelectorAll('button')) {
+				b.disabled = true;
+			}
+			post({ type: 'approve', toolCallId: item.toolCallId, choice, reason: choice === 'Deny' ? reason.value : undefined });
+		};
+		buttons.append(button('Allow', 'allow', () => answer('Allow'), 'Run this call once'));
+		if (a.always) {
+			buttons.append(button('Allow always', 'always secondary', () => answer('Always allow'), `Allow always covers: ${a.always}`));
+		}
+		buttons.append(button('Deny', 'deny secondary', () => answer('Deny'), 'Do not run it; pid tells the model'));
+		if (a.canReview) {
+			buttons.append(button('Review', 'review secondary', () => post({ type: 'review', toolCallId: item.toolCallId }), "Open VS Code's diff editor: the file now ↔ what pid proposes"));
+		}
+		box.append(buttons);
+		if (a.always) {
+			box.append(el('div', 'scope', `Allow always covers: ${a.always}`));
+		} else {
+			box.append(el('div', 'scope muted', 'Allow always is not offered: pid cannot limit it to calls like this one.'));
+		}
+		reason.addEventListener('keydown', (ev) => {
+			if (ev.key === 'Enter') {
+				ev.preventDefault();
+				answer('Deny');
+			}
+		});
+		box.append(reason);
+	}
+
+	function renderTool(node, item) {
+		node.className = `item tool status-${item.status}`;
+		node.dataset.toolCallId = item.toolCallId;
+		let head = node.querySelector(':scope > .tool-head');
+		if (!head) {
+			head = el('div', 'tool-head');
+			head.append(el('span', 'icon'), el('span', 'tool-name'), el('span', 'tool-title'), el('span', 'tool-status'));
+			node.append(head);
+		}
+		head.querySelector('.icon').textContent = STATUS_ICON[item.status] || '•';
+		head.querySelector('.tool-name').textContent = item.toolName;
+		const title = head.querySelector('.tool-title');
+		title.textContent = item.title || '';
+		title.classList.toggle('link', Boolean(item.path));
+		title.title = item.path ? `Open ${item.path}` : item.title || '';
+		title.onclick = item.path ? () => post({ type: 'openFile', path: item.path }) : null;
+		head.querySelector('.tool-status').textContent = STATUS_TEXT[item.status] || item.status;
+
+		let last = node.querySelector(':scope > .tool-last');
+		const showLast = item.lastLine && (item.status === 'running' || item.status === 'preparing');
+		if (showLast) {
+			if (!last) {
+				last = el('div', 'tool-last');
+				head.after(last);
+			}
+			last.textContent = item.lastLine;
+		} else if (last) {
+			last.remove();
+		}
+
+		let box = node.querySelector(':scope > .approval');
+		if (item.approval) {
+			if (!box) {
+				box = el('div', 'approval');
+				node.append(box);
+			}
+			const key = `${item.approval.state}|${item.approval.detail}|${item.approval.reason || ''}`;
+			if (box.dataset.key !== key) {
+				box.dataset.key = key;
+				renderApproval(box, item);
+			}
+		} else if (box) {
+			box.remove();
+		}
+
+		let out = /** @type {HTMLDetailsElement|null} */ (node.querySelector(':scope > details.output'));
+		if (item.output) {
+			if (!out) {
+				out = /** @type {HTMLDetailsElement} */ (el('details', 'output'));
+				out.append(el('summary', ''), el('pre', 'output-text'));
+				// Before the approval box (if any): the question stays at the card's end.
+				node.insertBefore(out, node.querySelector(':scope > .approval'));
+			}
+			const lines = item.output.replace(/\n+$/, '').split('\n').length;
+			const running = item.status === 'running' || item.status === 'preparing';
+			out.querySelector('summary').textContent = `${running ? 'Output so far' : item.status === 'failed' || item.status === 'denied' ? 'Error' : 'Result'} (${lines} line${lines === 1 ? '' : 's'})`;
+			out.querySelector('pre').textContent = item.output;
+			if ((item.status === 'failed' || item.status === 'denied') && !out.dataset.touched) {
+				out.open = true;
+			}
+		} else if (out) {
+			out.remove();
+		}
+	}
+
+	function renderNotice(node, item) {
+		node.replaceChildren();
+		node.className = `item notice level-${item.level}`;
+		node.append(el('span', 'notice-text', item.text), ...actionButtons(item.actions || []));
+	}
+
+	function renderElicitation(node, item) {
+		node.replaceChildren();
+		node.className = `item elicitation state-${item.state}`;
+		node.append(el('div', 'who', `${item.server ? `The MCP server "${item.server}"` : 'An MCP server'} asks:`));
+		node.append(el('div', 'question', item.message));
+		if (item.state !== 'pending') {
+			node.append(el('div', 'answered', { accepted: 'Answered.', declined: 'Declined.', cancelled: 'Withdrawn.' }[item.state]));
+			return;
+		}
+		const form = el('form', 'form');
+		/** @type {Map<string, HTMLInputElement|HTMLSelectElement>} */
+		const inputs = new Map();
+		for (const f of item.fields) {
+			const row = el('label', 'field');
+			row.append(el('span', 'label', `${f.label}${f.required ? ' *' : ''}`));
+			let input;
+			if (f.type === 'enum') {
+				input = /** @type {HTMLSelectElement} */ (el('select'));
+				if (!f.required) {
+					input.append(new Option('', ''));
+				}
+				for (const o of f.options) {
+					input.append(new Option(o.label, o.value, false, f.default === o.value));
+				}
+			} else if (f.type === 'boolean') {
+				input = /** @type {HTMLInputElement} */ (el('input'));
+				input.type = 'checkbox';
+				input.checked = f.default === true;
+			} else {
+				input = /** @type {HTMLInputElement} */ (el('input'));
+				input.type = f.type === 'number' || f.type === 'integer' ? 'number' : 'text';
+				if (f.default !== undefined) {
+					input.value = String(f.default);
+				}
+			}
+			input.name = f.name;
+			inputs.set(f.name, input);
+			row.append(input);
+			if (f.description) {
+				row.append(el('span', 'hint', f.description));
+			}
+			form.append(row);
+		}
+		if (item.problems && item.problems.length > 0) {
+			const p = el('ul', 'problems');
+			for (const t of item.problems) {
+				p.append(el('li', '', t));
+			}
+			form.append(p);
+		}
+		const values = () => {
+			const v = {};
+			for (const [name, input] of inputs) {
+				v[name] = input instanceof HTMLInputElement && input.type === 'checkbox' ? input.checked : input.value;
+			}
+			return v;
+		};
+		const buttons = el('div', 'buttons');
+		buttons.append(
+			button('Submit', 'allow', () => post({ type: 'elicit', id: item.id, action: 'accept', values: values() })),
+			button('Decline', 'secondary', () => post({ type: 'elicit', id: item.id, action: 'decline', values: {} })),
+		);
+		form.append(buttons);
+		form.addEventListener('submit', (ev) => ev.preventDefault());
+		node.append(form);
+	}
+
+	function renderChanges(node, item) {
+		node.replaceChildren();
+		node.className = `item changes${item.current ? '' : ' old'}`;
+		node.append(el('div', 'changes-title', item.files.length === 1 ? 'File changed in this run' : `${item.files.length} files changed in this run`));
+		for (const f of item.files) {
+			const row = el('div', `file state-${f.state}`);
+			const name = el('span', 'file-name link', f.label);
+			name.title = `Open ${f.path}`;
+			name.addEventListener('click', () => post({ type: 'openFile', path: f.path }));
+			row.append(name);
+			if (f.created) {
+				row.append(el('span', 'muted', ' (new)'));
+			}
+			if (f.state === 'undone') {
+				row.append(el('span', 'muted', f.created ? ' removed (undone)' : ' undone'));
+			} else {
+				row.append(button('Open diff', 'secondary small', () => post({ type: 'openDiff', path: f.path }), 'The file before this run ↔ now'));
+				const undo = button('Undo', 'secondary small', () => post({ type: 'undo', path: f.path }), f.created ? 'Remove the file this run created' : 'Put back what the file held before this run changed it');
+				undo.disabled = !item.current;
+				if (!item.current) {
+					undo.title = 'A later run may have changed this file: undo is offered for the last run only';
+				}
+				row.append(undo);
+			}
+			if (f.error) {
+				row.append(el('div', 'error', `Undo failed: ${f.error}`));
+			}
+			node.append(row);
+		}
+	}
+
+	const RENDER = { user: renderUser, assistant: renderAssistant, tool: renderTool, notice: renderNotice, elicitation: renderElicitation, changes: renderChanges };
+
+	function upsert(item) {
+		let node = nodes.get(item.id);
+		const parent = item.kind === 'user' && item.queued ? queue : log;
+		if (!node) {
+			node = el('div', 'item');
+			node.id = `item-${item.id}`;
+			node.dataset.kind = item.kind;
+			nodes.set(item.id, node);
+			parent.append(node);
+		}
+		const render = RENDER[item.kind];
+		if (render) {
+			render(node, item);
+		}
+	}
+
+	function remove(id) {
+		const node = nodes.get(id);
+		if (node) {
+			node.remove();
+			nodes.delete(id);
+		}
+	}
+
+	// --- state, composer ---------------------------------------------------------------------
+
+	const STATUS = {
+		idle: '',
+		starting: 'Starting pid…',
+		working: 'pid is working…',
+		approval: 'pid is waiting for your answer above.',
+		loading: 'Loading the session…',
+		stopped: 'pid stopped.',
+	};
+
+	function applyState(s) {
+		state = s;
+		document.body.dataset.status = s.status;
+		statusline.textContent = STATUS[s.status] || '';
+		statusline.className = `status-${s.status}`;
+		stopBtn.hidden = !s.running;
+		sendBtn.textContent = s.running ? 'Steer' : 'Send';
+		sendBtn.title = s.running ? 'Send now: pid reads it after the current step (Enter). Alt+Enter queues it for when pid would stop.' : 'Send (Enter; Shift+Enter for a new line)';
+		prompt.placeholder = s.running
+			? 'Steer pid: Enter sends now (read after the current step); Alt+Enter queues a follow-up'
+			: 'Ask pid… (Enter sends, Shift+Enter adds a line, @ adds a file)';
+		modelBtn.textContent = s.model ? `${s.model} ▾` : 'Model ▾';
+		chips.replaceChildren();
+		for (const c of s.context || []) {
+			const chip = el('span', `chip kind-${c.kind}`);
+			chip.title = c.title;
+			chip.append(el('span', '', c.label), button('×', 'chip-remove', () => post({ type: 'removeContext', id: c.id }), `Remove ${c.label}`));
+			chips.append(chip);
+		}
+		document.body.classList.toggle('empty', log.childElementCount === 0);
+	}
+
+	function send(mode) {
+		const text = prompt.value.trim();
+		if (text === '' && (state.context || []).length === 0) {
+			return;
+		}
+		post({ type: 'send', text, mode });
+		prompt.value = '';
+	}
+
+	prompt.addEventListener('keydown', (ev) => {
+		if (ev.isComposing) {
+			return;
+		}
+		if (ev.key === 'Enter' && !ev.shiftKey) {
+			ev.preventDefault();
+			send(ev.altKey ? 'followUp' : 'steer');
+		} else if (ev.key === 'Escape' && state.running) {
+			ev.preventDefault();
+			post({ type: 'cancel' });
+		}
+	});
+	prompt.addEventListener('input', () => {
+		// "@" typed at a word's start picks a file (the picker puts the file as a chip).
+		const v = prompt.value;
+		const at = prompt.selectionStart || 0;
+		if (v[at - 1] === '@' && (at === 1 || /\s/.test(v[at - 2]))) {
+			prompt.value = v.slice(0, at - 1) + v.slice(at);
+			prompt.selectionStart = prompt.selectionEnd = at - 1;
+			post({ type: 'addContext', kind: 'file' });
+		}
+	});
+	sendBtn.addEventListener('click', () => send('steer'));
+	stopBtn.addEventListener('click', () => post({ type: 'cancel' }));
+	modelBtn.addEventListener('click', () => post({ type: 'command', command: 'model' }));
+	document.getElementById('add-file').addEventListener('click', () => post({ type: 'addContext', kind: 'file' }));
+	document.getElementById('add-selection').addEventListener('click', () => post({ type: 'addContext', kind: 'selection' }));
+	document.getElementById('add-problems').addEventListener('click', () => post({ type: 'addContext', kind: 'diagnostics' }));
+
+	// Links in answers open through the extension (http, https and mailto only).
+	log.addEventListener('click', (ev) => {
+		const a = /** @type {HTMLElement} */ (ev.target).closest('a[data-href]');
+		if (a) {
+			ev.preventDefault();
+			post({ type: 'openLink', href: a.getAttribute('data-href') });
+		}
+	});
+	// An output the person opened or closed stays as they left it.
+	log.addEventListener('toggle', (ev) => {
+		const t = /** @type {HTMLElement} */ (ev.target);
+		if (t && t.classList && t.classList.contains('output')) {
+			t.dataset.touched = '1';
+		}
+	}, true);
+
+	window.addEventListener('message', (ev) => {
+		const m = ev.data;
+		if (!m || typeof m !== 'object') {
+			return;
+		}
+		if (m.type === 'reset') {
+			log.replaceChildren();
+			queue.replaceChildren();
+			nodes.clear();
+			for (const item of m.items) {
+				upsert(item);
+			}
+			applyState(m.state);
+			stick = true;
+			follow();
+		} else if (m.type === 'batch') {
+			for (const o of m.ops) {
+				if (o.op === 'upsert') {
+					upsert(o.item);
+				} else if (o.op === 'remove') {
+					remove(o.id);
+				} else if (o.op === 'state') {
+					applyState(o.state);
+				}
+			}
+			document.body.classList.toggle('empty', log.childElementCount === 0);
+			follow();
+		} else if (m.type === 'focusPrompt') {
+			// Only on the person's request (pid: Focus Chat).
+			prompt.focus();
+		}
+	});
+
+	post({ type: 'ready' });
+})();

@@ -1,0 +1,885 @@
+// ChatModel is what the chat view shows, without VS Code: the conversation as items (the
+// person's messages, the model's answers as they stream, tool cards updated in place with
+// their approval, MCP questions, notices, the files a run changed), the state (idle, working,
+// waiting for approval, stopped), and the questions waiting for a click. The controller feeds
+// it pid's notifications and requests; the view (extension.ts and media/chat.js) renders it
+// and sends clicks back. No `vscode` import: tests drive it under plain node.
+
+import * as path from 'node:path';
+import { ALLOW, ALWAYS_ALLOW, DENY, type ApprovalQuestion } from './approval';
+import type { ChangedFile } from './changes';
+import { relativeLabel, type ContextChip } from './context';
+import { formContent, formFields, type Field } from './elicit';
+import { modelError, type ErrorAction } from './errors';
+import { renderMarkdown } from './markdown';
+import {
+	contentText,
+	type AssistantMessage,
+	type BeforeToolCallParams,
+	type CompactionEndParams,
+	type CompactionItem,
+	type ElicitationParams,
+	type ElicitationResult,
+	type Message,
+	type MessageParams,
+	type MessageUpdateParams,
+	type SessionItem,
+	type ToolAnnotations,
+	type ToolEndParams,
+	type ToolStartParams,
+	type ToolUpdateParams,
+} from './protocol';
+
+export type ChatStatus = 'idle' | 'starting' | 'working' | 'approval' | 'loading' | 'stopped';
+
+export type QueueMode = 'steer' | 'followUp';
+
+export interface ChipView {
+	id: string;
+	kind: string;
+	label: string;
+	title: string;
+}
+
+export interface UserItem {
+	kind: 'user';
+	id: string;
+	text: string;
+	chips: ChipView[];
+	/** Set while the message waits for pid to take it (sent as session/steer or followUp). */
+	queued?: QueueMode;
+}
+
+export interface AssistantItem {
+	kind: 'assistant';
+	id: string;
+	/** The markdown so far. */
+	text: string;
+	thinking: string;
+	streaming: boolean;
+	/** The model failed: what to do, in VS Code's words. */
+	error?: string;
+	errorActions?: ErrorAction[];
+}
+
+export type ToolStatus = 'preparing' | 'waiting' | 'running' | 'done' | 'failed' | 'denied' | 'cancelled';
+
+export type ApprovalState = 'pending' | 'allowed' | 'allowedAlways' | 'denied' | 'withdrawn';
+
+export interface ApprovalView {
+	state: ApprovalState;
+	/** One line: what pid wants to do. */
+	title: string;
+	/** The command, the diff or the arguments. */
+	detail: string;
+	/** What "Allow always" covers (pid's always.description); absent: not offered. */
+	always?: string;
+	/** Whether "Review" can open a diff (a write or an edit with its arguments). */
+	canReview: boolean;
+	/** What an MCP server says about its tool, as its claim. */
+	claims?: string;
+	/** The reason given with a denial. */
+	reason?: string;
+}
+
+export interface ToolItem {
+	kind: 'tool';
+	id: string;
+	toolCallId: string;
+	toolName: string;
+	/** One line: the command, the file, the pattern. */
+	title: string;
+	status: ToolStatus;
+	/** The latest line of its progress ($/toolUpdate). */
+	lastLine?: string;
+	/** The full output: the latest progress while it runs, the result once done. */
+	output?: string;
+	approval?: ApprovalView;
+	/** The file it works on (absolute), for "open". */
+	path?: string;
+}
+
+export interface NoticeAction {
+	label: string;
+	/** What the view asks the extension to do. */
+	action: 'resume' | 'openSettings' | 'showLog' | 'newSession';
+	arg?: string;
+}
+
+export interface NoticeItem {
+	kind: 'notice';
+	id: string;
+	level: 'info' | 'warning' | 'error';
+	text: string;
+	actions: NoticeAction[];
+}
+
+export type ElicitationState = 'pending' | 'accepted' | 'declined' | 'cancelled';
+
+export interface ElicitationItem {
+	kind: 'elicitation';
+	id: string;
+	message: string;
+	server?: string;
+	toolCallId?: string;
+	fields: Field[];
+	state: ElicitationState;
+	problems?: string[];
+}
+
+export interface ChangesFileView {
+	path: string;
+	label: string;
+	state: ChangedFile['state'];
+	created: boolean;
+	error?: string;
+}
+
+export interface ChangesItem {
+	kind: 'changes';
+	id: string;
+	run: number;
+	files: ChangesFileView[];
+	/** False once a later run started: its Undo could overwrite that run's work. */
+	current: boolean;
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem;
+
+export interface ChatState {
+	status: ChatStatus;
+	/** Whether a prompt runs (the prompt box then steers or queues a follow-up). */
+	running: boolean;
+	sessionId?: string;
+	/** The session's title (its first message). */
+	title?: string;
+	/** The model's name, when known. */
+	model?: string;
+	context: ChipView[];
+}
+
+/** An answer the view gives to an approval. */
+export interface ApprovalChoice {
+	choice: string;
+	reason?: string;
+}
+
+export type ChatEvent = { type: 'upsert'; item: ChatItem } | { type: 'remove'; id: string } | { type: 'reset' } | { type: 'state' };
+
+type Listener = (e: ChatEvent) => void;
+
+/** What the view receives: items with their markdown rendered. */
+export type ItemView = ChatItem & { html?: string };
+
+/** viewOf renders an item for the view: an answer's markdown as safe HTML. */
+export function viewOf(item: ChatItem): ItemView {
+	if (item.kind === 'assistant') {
+		return { ...item, html: renderMarkdown(item.text) };
+	}
+	return item;
+}
+
+/** lastLine returns the last non-empty line of a text, cut to 300 characters. */
+export function lastLine(text: string): string {
+	const ls = text.split(/\r?\n/).filter((l) => l.trim() !== '');
+	const l = ls.length > 0 ? ls[ls.length - 1] : '';
+	return l.length > 300 ? `${l.slice(0, 300)}…` : l;
+}
+
+function obj(v: unknown): Record<string, unknown> | undefined {
+	return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** toolTitle is a call in one line: bash's command, a file tool's path, a search's pattern, else its short arguments. */
+export function toolTitle(toolName: string, args: unknown, folder?: string): string {
+	const a = obj(args) ?? {};
+	const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+	const one = (t: string) => {
+		const first = t.split('\n')[0];
+		return first.length > 200 ? `${first.slice(0, 200)}…` : first + (t.includes('\n') ? ' …' : '');
+	};
+	if (toolName === 'bash' && s('command') !== undefined) {
+		return `$ ${one(s('command') as string)}`;
+	}
+	const p = s('path');
+	if (p !== undefined && ['read', 'write', 'edit', 'ls'].includes(toolName)) {
+		return folder && path.isAbsolute(p) ? relativeLabel(p, folder) : p;
+	}
+	if ((toolName === 'grep' || toolName === 'find') && s('pattern') !== undefined) {
+		return `${one(s('pattern') as string)}${p ? ` in ${p}` : ''}`;
+	}
+	if (toolName === 'tool_search' && s('query') !== undefined) {
+		return one(s('query') as string);
+	}
+	const parts: string[] = [];
+	for (const [k, v] of Object.entries(a)) {
+		if (typeof v === 'string') {
+			parts.push(`${k}: ${one(v).slice(0, 60)}`);
+		} else if (typeof v === 'number' || typeof v === 'boolean') {
+			parts.push(`${k}: ${v}`);
+		}
+		if (parts.length === 3) {
+			break;
+		}
+	}
+	return parts.join(', ');
+}
+
+/** claimsText says what an MCP server claims about its tool (its annotations), or undefined when it claims nothing. */
+export function claimsText(a: ToolAnnotations | undefined): string | undefined {
+	const o = obj(a);
+	if (!o) {
+		return undefined;
+	}
+	const said: string[] = [];
+	if (o.readOnlyHint === true) said.push('only reads');
+	if (o.readOnlyHint === false) said.push('may change things');
+	if (o.destructiveHint === true) said.push('may delete or overwrite');
+	if (o.destructiveHint === false) said.push('does not delete or overwrite');
+	if (o.idempotentHint === true) said.push('is safe to repeat');
+	if (o.openWorldHint === true) said.push('reaches outside services');
+	if (o.openWorldHint === false) said.push('stays within its own data');
+	const title = typeof o.title === 'string' && o.title.trim() !== '' ? `"${o.title.trim()}"` : undefined;
+	if (said.length === 0 && !title) {
+		return undefined;
+	}
+	const what = said.length > 0 ? `it ${said.join(', ')}` : '';
+	return `The tool's server claims${title ? ` it is ${title}` : ''}${title && what ? ' and' : ''}${what ? ` ${what}` : ''} (pid does not check this).`;
+}
+
+const RESULT_ABORTED = 'Operation aborted';
+
+/**
+ * ChatModel holds the chat and tells its listener about every change. Used from the extension
+ * host's one thread; its methods never throw on odd input from pid (unknown ids, missing fields
+ * are shown as best they can be or skipped).
+ */
+export class ChatModel {
+	private items: ChatItem[] = [];
+	private readonly byId = new Map<string, ChatItem>();
+	private nextId = 0;
+	private readonly listeners = new Set<Listener>();
+	/** Tool items of the current run (or the loaded transcript) by toolCallId. */
+	private tools = new Map<string, ToolItem>();
+	/** The assistant message streaming now, with its blocks by contentIndex. */
+	private streaming: { item: AssistantItem; text: Map<number, string>; thinking: Map<number, string> } | undefined;
+	/** The user messages pid has yet to take: the prompt's own first, then queued ones. */
+	private expectedUser: { text: string; item?: UserItem }[] = [];
+	private readonly approvals = new Map<string, (c: ApprovalChoice | undefined) => void>();
+	private readonly elicitations = new Map<string, { item: ElicitationItem; resolve: (r: ElicitationResult) => void }>();
+	private changes: ChangesItem | undefined;
+	private contextChips: ContextChip[] = [];
+	/** The session's folder, to show paths relative to it. */
+	folder: string | undefined;
+	readonly state: ChatState = { status: 'idle', running: false, context: [] };
+
+	/** onEvent calls l for every change, in order. */
+	onEvent(l: Listener): { dispose(): void } {
+		this.listeners.add(l);
+		return { dispose: () => this.listeners.delete(l) };
+	}
+
+	private emit(e: ChatEvent): void {
+		for (const l of [...this.listeners]) {
+			l(e);
+		}
+	}
+
+	/** All items, in order (queued messages last). */
+	all(): ChatItem[] {
+		return [...this.items];
+	}
+
+	/** The item with that id. */
+	get(id: string): ChatItem | undefined {
+		return this.byId.get(id);
+	}
+
+	/** The tool card of a call of the current run or transcript. */
+	tool(toolCallId: string): ToolItem | undefined {
+		return this.tools.get(toolCallId);
+	}
+
+	private id(prefix: string): string {
+		this.nextId++;
+		return `${prefix}${this.nextId}`;
+	}
+
+	private add<T extends ChatItem>(item: T): T {
+		// Queued messages stay last: a new item goes before the first of them.
+		const q = this.items.findIndex((i) => i.kind === 'user' && i.queued !== undefined);
+		if (q >= 0 && !(item.kind === 'user' && item.queued !== undefined)) {
+			this.items.splice(q, 0, item);
+		} else {
+			this.items.push(item);
+		}
+		this.byId.set(item.id, item);
+		this.emit({ type: 'upsert', item });
+		return item;
+	}
+
+	private update(item: ChatItem): void {
+		if (this.byId.get(item.id) === item) {
+			this.emit({ type: 'upsert', item });
+		}
+	}
+
+	private remove(item: ChatItem): void {
+		const i = this.items.indexOf(item);
+		if (i >= 0) {
+			this.items.splice(i, 1);
+			this.byId.delete(item.id);
+			this.emit({ type: 'remove', id: item.id });
+		}
+	}
+
+	/** setState changes the state and tells the view. */
+	setState(patch: Partial<Omit<ChatState, 'context'>>): void {
+		Object.assign(this.state, patch);
+		this.emit({ type: 'state' });
+	}
+
+	/** clear empties the chat (a new session, a loaded one); pending questions are left to their owners. */
+	clear(): void {
+		this.items = [];
+		this.byId.clear();
+		this.tools = new Map();
+		this.streaming = undefined;
+		this.expectedUser = [];
+		this.changes = undefined;
+		this.pendingChanges = undefined;
+		this.emit({ type: 'reset' });
+	}
+
+	// --- context ------------------------------------------------------------------------------
+
+	/** The context waiting for the next prompt. */
+	get context(): ContextChip[] {
+		return [...this.contextChips];
+	}
+
+	/** addContext adds a chip (a chip with the same label replaces the older one). */
+	addContext(chip: ContextChip): void {
+		this.contextChips = [...this.contextChips.filter((c) => c.label !== chip.label), chip];
+		this.syncContext();
+	}
+
+	removeContext(id: string): void {
+		this.contextChips = this.contextChips.filter((c) => c.id !== id);
+		this.syncContext();
+	}
+
+	/** takeContext returns the chips and empties the list (they go with a message). */
+	takeContext(): ContextChip[] {
+		const c = this.contextChips;
+		this.contextChips = [];
+		this.syncContext();
+		return c;
+	}
+
+	private syncContext(): void {
+		this.state.context = this.contextChips.map(({ id, kind, label, title }) => ({ id, kind, label, title }));
+		this.emit({ type: 'state' });
+	}
+
+	// --- the person's messages ---------------------------------------------------------------
+
+	/** userPrompt shows a prompt the person sent (pid's echo of it is then not shown twice). */
+	userPrompt(text: string, chips: readonly ChipView[] = []): UserItem {
+		const item = this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) });
+		this.expectedUser.push({ text });
+		return item;
+	}
+
+	/**
+	 * queued shows a message sent while a run goes (steer or follow-up), marked queued until
+	 * pid takes it (its user message arrives); sentText is the text pid was given.
+	 */
+	queued(text: string, mode: QueueMode, sentText: string, chips: readonly ChipView[] = []): UserItem {
+		const item = this.add<UserItem>({ kind: 'user', id: this.id('q'), text, chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })), queued: mode });
+		this.expectedUser.push({ text: sentText, item });
+		return item;
+	}
+
+	/** The messages still waiting for pid to take them. */
+	queuedItems(): UserItem[] {
+		return this.items.filter((i): i is UserItem => i.kind === 'user' && i.queued !== undefined);
+	}
+
+	/** unqueue drops a queued message that could not be sent. */
+	unqueue(item: UserItem): void {
+		this.expectedUser = this.expectedUser.filter((e) => e.item !== item);
+		this.remove(item);
+	}
+
+	/** A user message pid added to the transcript: the prompt's own, a queued one taken, or another. */
+	private userMessage(text: string): void {
+		const i = this.expectedUser.findIndex((e) => e.text === text);
+		if (i < 0) {
+			this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: [] });
+			return;
+		}
+		const [e] = this.expectedUser.splice(i, 1);
+		if (e.item) {
+			// Taken: it moves from the queue to its place in the conversation.
+			this.remove(e.item);
+			const { queued: _q, ...rest } = e.item;
+			void _q;
+			this.add<UserItem>({ ...rest, id: this.id('u') });
+		}
+	}
+
+	// --- a run --------------------------------------------------------------------------------
+
+	/** runStarted marks the chat working (a prompt was sent). */
+	runStarted(): void {
+		this.tools = new Map();
+		this.streaming = undefined;
+		if (this.changes) {
+			this.changes.current = false;
+			this.update(this.changes);
+			this.changes = undefined;
+		}
+		this.pendingChanges = undefined;
+		this.setState({ status: 'working', running: true });
+	}
+
+	/**
+	 * runEnded marks the chat idle: an answer still streaming is complete as it is, tools still
+	 * running were cancelled, pending questions are gone. failed, when given, says why the
+	 * prompt failed.
+	 */
+	runEnded(how: 'done' | 'aborted' | 'failed', failed?: { message: string; actions?: NoticeAction[] }): void {
+		if (this.streaming) {
+			this.streaming.item.streaming = false;
+			this.update(this.streaming.item);
+			this.streaming = undefined;
+		}
+		for (const t of this.tools.values()) {
+			if (t.status === 'preparing' || t.status === 'running' || t.status === 'waiting') {
+				t.status = 'cancelled';
+				if (t.approval?.state === 'pending') {
+					t.approval.state = 'withdrawn';
+				}
+				this.update(t);
+			}
+		}
+		if (how === 'aborted') {
+			this.notice('info', 'Stopped: pid was cancelled.');
+		}
+		if (failed) {
+			this.notice('error', failed.message, failed.actions ?? []);
+		}
+		this.setState({ running: false });
+		this.showChanges();
+		this.expectedUser = this.expectedUser.filter((e) => e.item !== undefined);
+		this.setState({ status: this.state.status === 'stopped' ? 'stopped' : 'idle', running: false });
+	}
+
+	/**
+	 * handle takes one of pid's notifications for this chat's session (the caller filters by
+	 * session). Unknown methods are ignored.
+	 */
+	handle(method: string, params: unknown): void {
+		const p = obj(params) ?? {};
+		switch (method) {
+			case 'messageStart': {
+				const m = obj(p.message) as Message | undefined;
+				if (m?.role === 'assistant') {
+					this.startAssistant();
+				}
+				break;
+			}
+			case 'messageUpdate':
+				this.assistantDelta(params as MessageUpdateParams);
+				break;
+			case 'messageEnd': {
+				const m = (params as MessageParams).message;
+				if (m?.role === 'assistant') {
+					this.endAssistant(m);
+				} else if (m?.role === 'user') {
+					this.userMessage(contentText(m.content));
+				}
+				break;
+			}
+			case 'toolStart': {
+				const s = params as ToolStartParams;
+				this.toolStart(s.toolCallId, s.toolName, s.args);
+				break;
+			}
+			case 'toolExecutionStart': {
+				const t = this.tools.get(String(p.toolCallId));
+				if (t) {
+					t.status = 'running';
+					this.update(t);
+				}
+				break;
+			}
+			case '$/toolUpdate': {
+				const u = params as ToolUpdateParams;
+				const t = this.tools.get(u.toolCallId);
+				if (t) {
+					const text = contentText(u.partialResult?.content);
+					t.output = text;
+					t.lastLine = lastLine(text) || t.lastLine;
+					if (t.status === 'preparing' || t.status === 'waiting') {
+						t.status = 'running';
+					}
+					this.update(t);
+				}
+				break;
+			}
+			case 'toolEnd': {
+				const e = params as ToolEndParams;
+				this.toolEnd(e.toolCallId, e.toolName, contentText(e.result?.content), e.isError === true);
+				break;
+			}
+			case 'compactionStart':
+				this.notice('info', 'Compacting the conversation: the model will see a summary of the older messages…');
+				break;
+			case 'compactionEnd': {
+				const c = params as CompactionEndParams;
+				if (typeof c.error === 'string' && c.error !== '') {
+					this.notice('warning', `The conversation was not compacted: ${c.error}`);
+				} else {
+					this.notice('info', 'The conversation was compacted: the model now sees a summary of the older messages.');
+				}
+				break;
+			}
+			default:
+				break;
+		}
+	}
+
+	private startAssistant(): void {
+		if (this.streaming) {
+			this.streaming.item.streaming = false;
+			this.update(this.streaming.item);
+		}
+		const item = this.add<AssistantItem>({ kind: 'assistant', id: this.id('a'), text: '', thinking: '', streaming: true });
+		this.streaming = { item, text: new Map(), thinking: new Map() };
+	}
+
+	private assistantDelta(u: MessageUpdateParams): void {
+		const d = obj(u?.delta);
+		if (!d) {
+			return;
+		}
+		if (!this.streaming) {
+			this.startAssistant();
+		}
+		const s = this.streaming as NonNullable<ChatModel['streaming']>;
+		const idx = typeof d.contentIndex === 'number' ? d.contentIndex : 0;
+		const piece = typeof d.delta === 'string' ? d.delta : '';
+		if (d.type === 'text_delta') {
+			s.text.set(idx, (s.text.get(idx) ?? '') + piece);
+		} else if (d.type === 'thinking_delta') {
+			s.thinking.set(idx, (s.thinking.get(idx) ?? '') + piece);
+		} else {
+			return;
+		}
+		const join = (m: Map<number, string>) => [...m.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]).join('\n\n');
+		s.item.text = join(s.text);
+		s.item.thinking = join(s.thinking);
+		this.update(s.item);
+	}
+
+	private endAssistant(m: AssistantMessage): void {
+		let item = this.streaming?.item;
+		this.streaming = undefined;
+		if (!item) {
+			item = this.add<AssistantItem>({ kind: 'assistant', id: this.id('a'), text: '', thinking: '', streaming: false });
+		}
+		this.fillAssistant(item, m);
+		if (item.text.trim() === '' && item.thinking.trim() === '' && !item.error) {
+			this.remove(item); // a message of tool calls only: the cards say it
+		} else {
+			this.update(item);
+		}
+	}
+
+	private fillAssistant(item: AssistantItem, m: AssistantMessage): void {
+		const content = Array.isArray(m.content) ? m.content : [];
+		item.text = content.filter((c) => c?.type === 'text').map((c) => (c as { text: string }).text).join('\n\n');
+		item.thinking = content.filter((c) => c?.type === 'thinking').map((c) => (c as { thinking: string }).thinking).join('\n\n');
+		item.streaming = false;
+		if (m.stopReason === 'error' || m.stopReason === 'length') {
+			const why = m.errorMessage ?? (m.stopReason === 'length' ? 'The answer hit the model\'s output-token limit.' : 'The model failed.');
+			const f = modelError(why);
+			item.error = f.message;
+			item.errorActions = f.actions;
+		}
+	}
+
+	private toolStart(toolCallId: string, toolName: string, args: unknown): ToolItem {
+		const existing = this.tools.get(toolCallId);
+		if (existing) {
+			return existing;
+		}
+		const a = obj(args);
+		const p = a && typeof a.path === 'string' ? a.path : undefined;
+		const abs = p === undefined || p === '' ? undefined : path.isAbsolute(p) ? p : this.folder ? path.resolve(this.folder, p) : undefined;
+		const item = this.add<ToolItem>({ kind: 'tool', id: this.id('t'), toolCallId, toolName, title: toolTitle(toolName, args, this.folder), status: 'preparing', ...(abs ? { path: abs } : {}) });
+		this.tools.set(toolCallId, item);
+		return item;
+	}
+
+	private toolEnd(toolCallId: string, toolName: string, text: string, isError: boolean): void {
+		const t = this.tools.get(toolCallId) ?? this.toolStart(toolCallId, toolName, {});
+		t.output = text;
+		if (isError && text === RESULT_ABORTED) {
+			t.status = 'cancelled';
+		} else if (isError && t.approval && (t.approval.state === 'denied' || t.approval.state === 'withdrawn')) {
+			t.status = t.approval.state === 'denied' ? 'denied' : 'cancelled';
+		} else if (isError && /^The user denied|denied by the permissions/.test(text)) {
+			t.status = 'denied';
+		} else {
+			t.status = isError ? 'failed' : 'done';
+		}
+		this.update(t);
+	}
+
+	// --- approvals ----------------------------------------------------------------------------
+
+	/**
+	 * askApproval shows the question on the call's card (created if pid sent no toolStart) and
+	 * resolves to the person's answer: the choice (Allow, Always allow, Deny) and a reason, or
+	 * undefined when the question was withdrawn (the token). It never rejects.
+	 */
+	askApproval(params: BeforeToolCallParams, q: ApprovalQuestion, canReview: boolean): Promise<ApprovalChoice | undefined> {
+		const t = this.tools.get(params.toolCallId) ?? this.toolStart(params.toolCallId, params.toolName, params.args);
+		const detail = q.diff ?? (params.toolName === 'bash' && typeof obj(params.args)?.command === 'string' ? `$ ${obj(params.args)?.command as string}` : q.detail.split('\n\n').slice(0, -1).join('\n\n'));
+		t.approval = {
+			state: 'pending',
+			title: q.title,
+			detail,
+			...(q.always ? { always: q.always.description } : {}),
+			canReview,
+			...(claimsText(params.annotations) ? { claims: claimsText(params.annotations) } : {}),
+		};
+		t.status = 'waiting';
+		this.update(t);
+		this.refreshWaiting();
+		return new Promise((resolve) => {
+			this.approvals.set(params.toolCallId, resolve);
+		});
+	}
+
+	/** The calls whose approval is pending. */
+	pendingApprovals(): string[] {
+		return [...this.approvals.keys()];
+	}
+
+	/**
+	 * answerApproval answers a pending approval (a click in the view): choice is Allow, Always
+	 * allow or Deny. It reports whether a question was pending for that call; Always allow is
+	 * refused (false) when it was not offered.
+	 */
+	answerApproval(toolCallId: string, choice: string, reason?: string): boolean {
+		const resolve = this.approvals.get(toolCallId);
+		const t = this.tools.get(toolCallId);
+		if (!resolve || !t?.approval) {
+			return false;
+		}
+		if (![ALLOW, ALWAYS_ALLOW, DENY].includes(choice) || (choice === ALWAYS_ALLOW && t.approval.always === undefined)) {
+			return false;
+		}
+		this.approvals.delete(toolCallId);
+		t.approval.state = choice === ALLOW ? 'allowed' : choice === ALWAYS_ALLOW ? 'allowedAlways' : 'denied';
+		const r = reason?.trim();
+		if (choice === DENY && r) {
+			t.approval.reason = r;
+		}
+		t.status = choice === DENY ? 'denied' : 'running';
+		this.update(t);
+		this.refreshWaiting();
+		resolve(r && choice === DENY ? { choice, reason: r } : { choice });
+		return true;
+	}
+
+	/** withdrawApproval marks a question pid withdrew (the prompt was cancelled). */
+	withdrawApproval(toolCallId: string): void {
+		const resolve = this.approvals.get(toolCallId);
+		this.approvals.delete(toolCallId);
+		const t = this.tools.get(toolCallId);
+		if (t?.approval?.state === 'pending') {
+			t.approval.state = 'withdrawn';
+			this.update(t);
+		}
+		this.refreshWaiting();
+		resolve?.(undefined);
+	}
+
+	private refreshWaiting(): void {
+		const waiting = this.approvals.size > 0 || [...this.elicitations.values()].some((e) => e.item.state === 'pending');
+		if (waiting && this.state.status !== 'approval') {
+			this.setState({ status: 'approval' });
+		} else if (!waiting && this.state.status === 'approval') {
+			this.setState({ status: this.state.running ? 'working' : 'idle' });
+		}
+	}
+
+	// --- MCP questions ------------------------------------------------------------------------
+
+	/**
+	 * askElicitation shows an MCP server's question as a form and resolves to the MCP answer:
+	 * accept with the content, decline, or cancel when pid withdrew it (the token). It never
+	 * rejects.
+	 */
+	askElicitation(params: ElicitationParams, onWithdraw: (cb: () => void) => void): Promise<ElicitationResult> {
+		const meta = obj(obj(params?._meta)?.pid);
+		const item = this.add<ElicitationItem>({
+			kind: 'elicitation',
+			id: this.id('e'),
+			message: typeof params?.message === 'string' ? params.message : '(the server asks without saying what)',
+			...(typeof meta?.server === 'string' ? { server: meta.server } : {}),
+			...(typeof meta?.toolCallId === 'string' ? { toolCallId: meta.toolCallId } : {}),
+			fields: formFields(params?.requestedSchema),
+			state: 'pending',
+		});
+		const p = new Promise<ElicitationResult>((resolve) => {
+			this.elicitations.set(item.id, { item, resolve });
+		});
+		onWithdraw(() => {
+			const e = this.elicitations.get(item.id);
+			if (e) {
+				this.elicitations.delete(item.id);
+				item.state = 'cancelled';
+				this.update(item);
+				this.refreshWaiting();
+				e.resolve({ action: 'cancel' });
+			}
+		});
+		this.refreshWaiting();
+		return p;
+	}
+
+	/**
+	 * answerElicitation answers a pending question: accept with the form's values (checked
+	 * against the schema: the problems are returned, and shown, when they do not fit) or
+	 * decline. It returns undefined when it answered, the problems otherwise, and
+	 * ['no such question'] when none is pending with that id.
+	 */
+	answerElicitation(id: string, action: 'accept' | 'decline', values: Record<string, unknown> = {}): string[] | undefined {
+		const e = this.elicitations.get(id);
+		if (!e) {
+			return ['no such question'];
+		}
+		if (action === 'decline') {
+			this.elicitations.delete(id);
+			e.item.state = 'declined';
+			delete e.item.problems;
+			this.update(e.item);
+			this.refreshWaiting();
+			e.resolve({ action: 'decline' });
+			return undefined;
+		}
+		const r = formContent(e.item.fields, values);
+		if (!r.ok) {
+			e.item.problems = r.problems;
+			this.update(e.item);
+			return r.problems;
+		}
+		this.elicitations.delete(id);
+		e.item.state = 'accepted';
+		delete e.item.problems;
+		this.update(e.item);
+		this.refreshWaiting();
+		e.resolve({ action: 'accept', content: r.content });
+		return undefined;
+	}
+
+	// --- changed files, notices, transcripts --------------------------------------------------
+
+	/**
+	 * setChanges takes the files the current run changed: shown as one card after the run's
+	 * last message once it ends, then updated in place (Undo).
+	 */
+	setChanges(run: number, files: readonly ChangedFile[]): void {
+		const views = files.map((f) => ({ path: f.path, label: relativeLabel(f.path, this.folder), state: f.state, created: f.before === undefined, ...(f.error ? { error: f.error } : {}) }));
+		this.pendingChanges = { run, files: views };
+		if (this.changes && this.changes.run === run) {
+			this.changes.files = views;
+			this.update(this.changes);
+		} else if (!this.state.running) {
+			this.showChanges();
+		}
+	}
+
+	private pendingChanges: { run: number; files: ChangesFileView[] } | undefined;
+
+	private showChanges(): void {
+		const p = this.pendingChanges;
+		if (!p || p.files.length === 0 || (this.changes && this.changes.run === p.run)) {
+			return;
+		}
+		this.changes = this.add<ChangesItem>({ kind: 'changes', id: this.id('c'), run: p.run, files: p.files, current: true });
+	}
+
+	/** The card of the files the last run changed, once shown. */
+	changesItem(): ChangesItem | undefined {
+		return this.changes;
+	}
+
+	/** notice adds a line from the extension (an error, a crash, a resumed session). */
+	notice(level: NoticeItem['level'], text: string, actions: NoticeAction[] = []): NoticeItem {
+		return this.add<NoticeItem>({ kind: 'notice', id: this.id('n'), level, text, actions });
+	}
+
+	/** retire disables a notice's buttons (a Resume that was used). */
+	retire(item: NoticeItem): void {
+		item.actions = [];
+		this.update(item);
+	}
+
+	/**
+	 * showTranscript replaces the chat with a loaded session's items: each user message, the
+	 * model's answers, each tool call as a card with its result, compactions as notices.
+	 */
+	showTranscript(items: readonly SessionItem[]): void {
+		this.clear();
+		for (const it of items ?? []) {
+			if (it === null || typeof it !== 'object') {
+				continue;
+			}
+			switch (it.role) {
+				case 'user':
+					this.add<UserItem>({ kind: 'user', id: this.id('u'), text: contentText(it.content), chips: [] });
+					break;
+				case 'assistant': {
+					const item: AssistantItem = { kind: 'assistant', id: this.id('a'), text: '', thinking: '', streaming: false };
+					this.fillAssistant(item, it);
+					if (item.text.trim() !== '' || item.thinking.trim() !== '' || item.error) {
+						this.add(item);
+					}
+					for (const c of it.content ?? []) {
+						if (c?.type === 'toolCall') {
+							const t = this.toolStart(c.id, c.name, c.arguments);
+							t.status = it.stopReason === 'aborted' ? 'cancelled' : 'running';
+							this.update(t);
+						}
+					}
+					break;
+				}
+				case 'toolResult':
+					this.toolEnd(it.toolCallId, it.toolName ?? 'tool', contentText(it.content), it.isError === true);
+					break;
+				case 'compaction': {
+					const c = it as CompactionItem;
+					void c;
+					this.notice('info', 'The conversation was compacted here: the model saw a summary of the older messages from then on.');
+					break;
+				}
+				default:
+					break;
+			}
+		}
+		// A call without a result (pid stopped while it ran) did not finish.
+		for (const t of this.tools.values()) {
+			if (t.status === 'running') {
+				t.status = 'cancelled';
+				this.update(t);
+			}
+		}
+	}
+}

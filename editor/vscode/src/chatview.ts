@@ -1,0 +1,227 @@
+// The chat view: a webview in pid's own view container that renders the ChatModel
+// (media/chat.js builds the DOM) and sends the person's clicks and messages back. Its page
+// loads nothing but the extension's own script and style (a strict Content-Security-Policy:
+// no inline script, no remote resource), renders the model's markdown through markdown.ts
+// (no HTML of the model's own), and never takes focus by itself: an approval arriving is
+// shown, not focused.
+
+import * as crypto from 'node:crypto';
+import * as vscode from 'vscode';
+import { viewOf, type ChatEvent, type ChatModel, type ItemView } from './chat';
+
+/** What the view's page sends (see media/chat.js). */
+export type FromView =
+	| { type: 'ready' }
+	| { type: 'send'; text: string; mode: 'steer' | 'followUp' }
+	| { type: 'cancel' }
+	| { type: 'approve'; toolCallId: string; choice: string; reason?: string }
+	| { type: 'review'; toolCallId: string }
+	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, unknown> }
+	| { type: 'addContext'; kind: 'file' | 'selection' | 'diagnostics' }
+	| { type: 'removeContext'; id: string }
+	| { type: 'action'; action: string; arg?: string }
+	| { type: 'openDiff'; path: string }
+	| { type: 'undo'; path: string }
+	| { type: 'openFile'; path: string }
+	| { type: 'openLink'; href: string }
+	| { type: 'command'; command: 'newSession' | 'history' | 'model' | 'permissions' | 'showLog' };
+
+/** What the view's page receives. */
+export type ToView =
+	| { type: 'reset'; items: ItemView[]; state: ChatModel['state'] }
+	| { type: 'batch'; ops: ({ op: 'upsert'; item: ItemView } | { op: 'remove'; id: string } | { op: 'state'; state: ChatModel['state'] })[] }
+	| { type: 'focusPrompt' };
+
+/** How often a streaming answer is sent to the view at most (it is rendered whole each time). */
+const FLUSH_MS = 40;
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+	static readonly viewId = 'pid.chat';
+	private view: vscode.WebviewView | undefined;
+	private ready = false;
+	/** Changes not yet sent: item ids to upsert (in order), removals and a state. */
+	private ops: ({ op: 'upsert'; id: string } | { op: 'remove'; id: string } | { op: 'state' })[] = [];
+	private timer: NodeJS.Timeout | undefined;
+	private readonly subs: vscode.Disposable[] = [];
+
+	constructor(
+		private readonly extensionUri: vscode.Uri,
+		private readonly chat: () => ChatModel,
+		private readonly onMessage: (m: FromView) => void,
+	) {}
+
+	/** attach follows a chat's changes (the extension has one chat for all its controllers). */
+	attach(chat: ChatModel): vscode.Disposable {
+		const sub = chat.onEvent((e) => this.changed(e));
+		return new vscode.Disposable(() => sub.dispose());
+	}
+
+	/** Reports whether the view is shown (its page is alive and visible). */
+	get visible(): boolean {
+		return this.view?.visible === true;
+	}
+
+	/** reveal shows the view without taking focus from where the person types (unless focus). */
+	async reveal(focus = false): Promise<void> {
+		if (this.view) {
+			this.view.show(!focus);
+			if (focus) {
+				this.post({ type: 'focusPrompt' });
+			}
+			return;
+		}
+		await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`, { preserveFocus: !focus });
+		if (focus) {
+			this.post({ type: 'focusPrompt' });
+		}
+	}
+
+	resolveWebviewView(view: vscode.WebviewView): void {
+		this.view = view;
+		this.ready = false;
+		const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+		view.webview.options = { enableScripts: true, localResourceRoots: [media] };
+		view.webview.html = this.html(view.webview, media);
+		this.subs.push(
+			view.webview.onDidReceiveMessage((m: FromView) => {
+				if (m?.type === 'ready') {
+					this.ready = true;
+					this.sendAll();
+					return;
+				}
+				this.onMessage(m);
+			}),
+			view.onDidDispose(() => {
+				if (this.view === view) {
+					this.view = undefined;
+					this.ready = false;
+				}
+			}),
+		);
+	}
+
+	private html(webview: vscode.Webview, media: vscode.Uri): string {
+		const nonce = crypto.randomBytes(16).toString('base64');
+		const css = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
+		const js = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.js'));
+		const csp = [
+			"default-src 'none'",
+			`style-src ${webview.cspSource}`,
+			`script-src 'nonce-${nonce}'`,
+			`font-src ${webview.cspSource}`,
+			`img-src ${webview.cspSource}`,
+		].join('; ');
+		return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>pid</title>
+</head>
+<body>
+<div id="pid-chat">
+<div id="log" role="log" aria-live="polite" aria-label="pid's conversation"></div>
+<div id="queue" aria-label="Messages waiting for pid"></div>
+<div id="composer">
+<div id="statusline" aria-live="polite"></div>
+<div id="chips"></div>
+<textarea id="prompt" rows="3" aria-label="Message to pid"></textarea>
+<div id="bar">
+<button id="add-file" class="secondary" title="Add a workspace file (or type @)">@ File</button>
+<button id="add-selection" class="secondary" title="Add the editor's selection (or the whole file)">+ Selection</button>
+<button id="add-problems" class="secondary" title="Add the problems VS Code reports in the current file">+ Problems</button>
+<span class="spacer"></span>
+<button id="model" class="secondary" title="Pick the model">Model</button>
+<button id="stop" class="secondary" title="Stop pid (pid: Cancel)">Stop</button>
+<button id="send" title="Send (Enter)">Send</button>
+</div>
+</div>
+</div>
+<script nonce="${nonce}" src="${js}"></script>
+</body>
+</html>`;
+	}
+
+	private post(m: ToView): void {
+		if (this.view && this.ready) {
+			void this.view.webview.postMessage(m);
+		}
+	}
+
+	private sendAll(): void {
+		this.ops = [];
+		const chat = this.chat();
+		this.post({ type: 'reset', items: chat.all().map(viewOf), state: chat.state });
+	}
+
+	private changed(e: ChatEvent): void {
+		if (e.type === 'reset') {
+			this.ops = [];
+			clearTimeout(this.timer);
+			this.timer = undefined;
+			this.sendAll();
+			return;
+		}
+		if (e.type === 'upsert') {
+			const last = this.ops[this.ops.length - 1];
+			if (!(last && last.op === 'upsert' && last.id === e.item.id)) {
+				this.ops.push({ op: 'upsert', id: e.item.id });
+			}
+		} else if (e.type === 'remove') {
+			this.ops.push({ op: 'remove', id: e.id });
+		} else {
+			this.ops.push({ op: 'state' });
+		}
+		// A streaming answer changes often: send at most every FLUSH_MS; anything else at once.
+		const streaming = e.type === 'upsert' && e.item.kind === 'assistant' && e.item.streaming;
+		if (!streaming) {
+			this.flush();
+		} else if (!this.timer) {
+			this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+		}
+	}
+
+	private flush(): void {
+		clearTimeout(this.timer);
+		this.timer = undefined;
+		const ops = this.ops;
+		this.ops = [];
+		if (ops.length === 0) {
+			return;
+		}
+		const chat = this.chat();
+		const out: Extract<ToView, { type: 'batch' }>['ops'] = [];
+		const seen = new Set<string>();
+		// Each item is sent once per batch, as it is now; the state last.
+		let state = false;
+		for (const o of ops) {
+			if (o.op === 'upsert') {
+				if (seen.has(o.id)) {
+					continue;
+				}
+				seen.add(o.id);
+				const item = chat.get(o.id);
+				if (item) {
+					out.push({ op: 'upsert', item: viewOf(item) });
+				}
+			} else if (o.op === 'remove') {
+				out.push({ op: 'remove', id: o.id });
+			} else {
+				state = true;
+			}
+		}
+		if (state) {
+			out.push({ op: 'state', state: chat.state });
+		}
+		this.post({ type: 'batch', ops: out });
+	}
+
+	dispose(): void {
+		clearTimeout(this.timer);
+		for (const s of this.subs) {
+			s.dispose();
+		}
+	}
+}
