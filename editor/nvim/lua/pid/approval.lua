@@ -1,144 +1,200 @@
--- Approvals: pid's beforeToolCall requests (and LSP's window/showMessageRequest, the fallback)
--- and its workspace/requestTrust questions, answered with vim.ui.select.
+-- Questions pid asks the person (tool approvals, workspace trust), in a floating window that
+-- opens WITHOUT taking focus and is answered only by keys of its own buffer:
 --
--- "Always allow" is offered only when pid says what it would cover (params.always), and its
--- item is labelled with that: "Always allow: bash commands starting with `npm test` in this
--- workspace". Without it pid would count the answer as once, so only Allow and Deny are shown.
+--   approval: a allow, A always allow (its scope shown), d deny, q dismiss (= deny)
+--   trust:    t trust this folder, r keep restricted, q dismiss (= keep restricted)
 --
--- vim.lsp.rpc wants a server request's answer as the return value of the server_request
--- dispatcher, while vim.ui.select answers through a callback, perhaps later (dressing.nvim,
--- telescope, fzf-lua show a picker and return at once). Two ways to wait, picked per call:
+-- Keys typed for something else (insert mode in another buffer, a command line) never reach
+-- those mappings: the person answers after entering the float with :PidApproval (or a
+-- mapping of theirs to it). The float shows what would happen: the diff of a write or an
+-- edit against the file as the editor has it (unsaved changes included), the whole command of
+-- a bash call, the arguments of other tools.
 --
--- * Neovim 0.9+ calls server_request inside a coroutine (vim.schedule(coroutine.wrap(...)) in
---   vim/lsp/rpc.lua, neovim PR #21026), as its own window/showMessageRequest handler relies
---   on. There we yield and the select callback resumes us: the editor stays fully usable
---   while the question is open, whatever vim.ui.select implementation is installed.
--- * Neovim 0.7 and 0.8 call it on the main thread, outside any coroutine. There we vim.wait()
---   for the callback, without a timeout (a person may take their time), in slices so that
---   Ctrl-C ends the wait (= deny). vim.wait keeps the event loop going (pid's notifications
---   keep arriving and are shown, timers run), but it does not run normal-mode keys: with the
---   built-in vim.ui.select (inputlist, synchronous) that does not matter; an asynchronous
---   picker that needs keys typed into a floating window cannot be answered there (Ctrl-C
---   denies). On 0.7 and 0.8, keep the built-in vim.ui.select, or a synchronous one; see the
---   README.
--- The choice is made per call, from coroutine.running(), not from the version.
---
--- When pid withdraws a question (the prompt was cancelled: pid sends $/cancelRequest), or
--- the run ends, or pid exits, the wait ends at once and the answer (ignored by pid) is deny.
--- A selection made after that is ignored. A trust question belongs to no run: only pid's exit
--- (or :PidStop) ends it, and its answer then is "not trusted".
+-- Questions wait in a queue, one float at a time, with no timeout: a person may take their
+-- time. pid may withdraw one (the prompt was cancelled); the run ending or pid exiting ends
+-- them too. Everything here runs on the main loop.
 
 local M = {}
 
-M.ALLOW, M.ALWAYS_ALLOW, M.DENY = 'Allow', 'Always allow', 'Deny'
-M.TRUST, M.KEEP_RESTRICTED = 'Trust this folder', 'Keep restricted'
-M.trust_items = { M.TRUST, M.KEEP_RESTRICTED }
+M.ALLOW, M.ALWAYS_ALLOW, M.DENY = 'allow', 'allowAlways', 'deny'
 
 -- How many ignored settings a trust question names before "and N more".
 M.MAX_IGNORED_SHOWN = 6
 
--- Questions waiting for an answer: {done, choice, why, co, session, trust, on_resolved}.
-local pending = {}
+-- Open questions, the first one shown: {kind, session, request_id, lines, keys, on_answer,
+-- filetype, title}.
+local queue = {}
+local float = { win = nil, buf = nil, q = nil, back = nil }
 
-local WAIT_SLICE_MS = 200
+local function valid_win(w)
+  return w ~= nil and vim.api.nvim_win_is_valid(w)
+end
 
-local function remove(p)
-  for i, q in ipairs(pending) do
-    if q == p then
-      table.remove(pending, i)
-      return
-    end
+local function close_float()
+  local win, buf = float.win, float.buf
+  float.win, float.buf, float.q = nil, nil, nil
+  local was_current = valid_win(win) and vim.api.nvim_get_current_win() == win
+  if valid_win(win) then
+    pcall(vim.api.nvim_win_close, win, true)
+  end
+  if buf ~= nil and vim.api.nvim_buf_is_valid(buf) then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+  end
+  if was_current and valid_win(float.back) then
+    pcall(vim.api.nvim_set_current_win, float.back)
   end
 end
 
--- resolve records the outcome of p (why: nil when answered, else "withdrawn",
--- "interrupted" or "failed"), reports it at once, and wakes the waiting handler.
-local function resolve(p, choice, why)
-  if p.done then
-    return false -- withdrawn meanwhile, or answered twice
+local show_next
+
+-- answer ends question q with value (why: nil when the person answered, else "withdrawn" or
+-- "dismissed"); it is a no-op for a question already ended.
+local function answer(q, value, why)
+  if q.done then
+    return false
   end
-  p.done, p.choice, p.why = true, choice, why
-  if p.on_resolved then
-    local ok, err = pcall(p.on_resolved, choice, why)
-    if not ok then
-      vim.notify('pid: ' .. tostring(err), vim.log.levels.ERROR)
+  q.done = true
+  for i, x in ipairs(queue) do
+    if x == q then
+      table.remove(queue, i)
+      break
     end
   end
-  if p.co ~= nil then
-    local co = p.co
-    p.co = nil
-    vim.schedule(function()
-      if coroutine.status(co) == 'suspended' then
-        local ok, err = coroutine.resume(co)
-        if not ok then
-          vim.notify('pid: approval handler failed: ' .. tostring(err), vim.log.levels.ERROR)
-        end
-      end
-    end)
+  if float.q == q then
+    close_float()
   end
+  local ok, err = pcall(q.on_answer, value, why)
+  if not ok then
+    vim.notify('pid: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+  show_next()
   return true
 end
 
--- can_yield says whether this call runs in a coroutine it may yield from: one that is not
--- the main thread, under LuaJIT (PUC Lua 5.1 cannot yield across the rpc layer's pcall).
-local function can_yield()
-  local co, is_main = coroutine.running()
-  return co ~= nil and not is_main and jit ~= nil, co
-end
-
--- choose asks vim.ui.select and waits (see above). It returns the chosen item (nil when
--- dismissed) and, when the question ended otherwise, why: "withdrawn", "interrupted" or
--- "failed". on_resolved(choice, why), if given, is called the moment the outcome is known,
--- which on 0.7 - 0.9 may be well before choose returns (events go on during vim.wait).
--- session ties an approval to its run; trust = true marks a trust question (see withdraw).
-function M.choose(items, opts, session, on_resolved, trust)
-  local p = { done = false, session = session, trust = trust == true, on_resolved = on_resolved }
-  table.insert(pending, p)
-  local ok, err = pcall(vim.ui.select, items, opts, function(choice)
-    if vim.in_fast_event() then
-      vim.schedule(function()
-        resolve(p, choice, nil)
-      end)
-    else
-      resolve(p, choice, nil)
-    end
-  end)
-  if not ok then
-    vim.notify('pid: vim.ui.select failed: ' .. tostring(err), vim.log.levels.ERROR)
-    resolve(p, nil, 'failed')
-  end
-  if not p.done then
-    local yieldable, co = can_yield()
-    if yieldable then
-      p.co = co
-      coroutine.yield()
-    else
-      while not p.done do
-        local _, code = vim.wait(WAIT_SLICE_MS, function()
-          return p.done
-        end, 10)
-        if code == -2 then -- Ctrl-C
-          resolve(p, nil, 'interrupted')
-        end
-      end
+-- float_geometry places the float at the bottom left of the editor, beside the chat when the
+-- chat shows in a window on the right, so that the run stays visible.
+local function float_geometry(nlines)
+  local columns, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
+  local right = columns
+  local chat = require('pid.view').window()
+  if chat then
+    local pos = vim.api.nvim_win_get_position(chat)
+    if pos[2] > 20 then
+      right = pos[2]
     end
   end
-  remove(p)
-  return p.choice, p.why
+  local width = math.max(30, math.min(right - 4, 110))
+  local height = math.max(3, math.min(nlines, math.floor(rows * 0.6)))
+  return {
+    relative = 'editor',
+    anchor = 'SW',
+    row = rows - 1,
+    col = 1,
+    width = width,
+    height = height,
+    style = 'minimal',
+    border = 'rounded',
+    focusable = true,
+    noautocmd = true,
+  }
 end
 
--- withdraw ends the open approval questions (of session, or all when nil): pid withdrew one,
--- or the run ended. with_trust ends the trust questions too (pid exited or was stopped).
-function M.withdraw(session, with_trust)
-  for _, p in ipairs(vim.list_slice(pending, 1, #pending)) do
-    if not p.done and (with_trust or not p.trust) and (session == nil or p.session == nil or p.session == session) then
-      resolve(p, nil, 'withdrawn')
+show_next = function()
+  if float.q ~= nil or #queue == 0 then
+    return
+  end
+  local q = queue[1]
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, q.lines)
+  vim.bo[buf].modifiable = false
+  if q.filetype then
+    vim.bo[buf].filetype = q.filetype
+  end
+  for _, k in ipairs(q.keys) do
+    vim.api.nvim_buf_set_keymap(buf, 'n', k.key, '', {
+      noremap = true,
+      nowait = true,
+      silent = true,
+      desc = 'pid: ' .. k.label,
+      callback = function()
+        answer(q, k.value, k.why)
+      end,
+    })
+  end
+  -- The float never takes the cursor: the person enters it with :PidApproval.
+  local win = vim.api.nvim_open_win(buf, false, float_geometry(#q.lines))
+  vim.wo[win].wrap = true
+  vim.wo[win].cursorline = true
+  float.win, float.buf, float.q = win, buf, q
+  pcall(vim.cmd, 'redraw')
+end
+
+-- ask queues a question: lines to show, keys = {{key, label, value, why?}}, on_answer(value,
+-- why) called once. It returns the question (for withdraw).
+function M.ask(q)
+  q.done = false
+  table.insert(queue, q)
+  show_next()
+  return q
+end
+
+-- focus puts the cursor in the open question's float (normal mode). It returns false when no
+-- question is open.
+function M.focus()
+  if not valid_win(float.win) then
+    return false
+  end
+  local cur = vim.api.nvim_get_current_win()
+  if cur ~= float.win then
+    float.back = cur
+  end
+  vim.cmd('stopinsert')
+  vim.api.nvim_set_current_win(float.win)
+  return true
+end
+
+-- window returns the float of the open question (nil when none); current() the question.
+function M.window()
+  return valid_win(float.win) and float.win or nil
+end
+
+function M.current()
+  return float.q
+end
+
+-- press answers the open question as its key would (for tests and scripts).
+function M.press(key)
+  local q = float.q
+  if q == nil then
+    return false
+  end
+  for _, k in ipairs(q.keys) do
+    if k.key == key then
+      return answer(q, k.value, k.why)
+    end
+  end
+  return false
+end
+
+-- withdraw ends open questions: pid's request id (pid withdrew it), or all of session (nil:
+-- all sessions) that are not trust questions unless with_trust (pid exited or was stopped).
+function M.withdraw(session, with_trust, request_id)
+  for _, q in ipairs(vim.list_slice(queue, 1, #queue)) do
+    local hit
+    if request_id ~= nil then
+      hit = q.request_id == request_id
+    else
+      hit = (with_trust or q.kind ~= 'trust') and (session == nil or q.session == nil or q.session == session)
+    end
+    if hit then
+      answer(q, nil, 'withdrawn')
     end
   end
 end
 
 function M.pending()
-  return #pending
+  return #queue
 end
 
 local function short_json(v, limit)
@@ -153,64 +209,173 @@ local function short_json(v, limit)
 end
 M.short_json = short_json
 
--- oneline makes text from pid (or from the workspace, through pid) fit one line of a picker.
+-- oneline makes text from pid (or from the workspace, through pid) fit one line.
 local function oneline(v)
   return (tostring(v):gsub('%c', ' '))
 end
 
 -- scope returns the description of what an always answer covers, or nil when params.always
 -- is absent or malformed.
-local function scope(always)
+function M.scope(always)
   if type(always) ~= 'table' or type(always.description) ~= 'string' or always.description:match('^%s*$') then
     return nil
   end
   return oneline(always.description)
 end
 
--- items returns the approval's choices and what each answers: "Always allow" only when pid
--- scoped it, labelled with the scope.
-function M.items(always)
-  local desc = scope(always)
-  local items, decisions = { M.ALLOW }, { [M.ALLOW] = 'allow', [M.DENY] = 'deny' }
-  if desc ~= nil then
-    local label = M.ALWAYS_ALLOW .. ': ' .. desc
-    table.insert(items, label)
-    decisions[label] = 'allowAlways'
+local diff_fn = (vim.text and vim.text.diff) or vim.diff
+
+-- unified returns the unified diff of old and new text as lines, with --- and +++ headers
+-- naming path; {} when they are equal.
+function M.unified(path, old, new)
+  local ok, d = pcall(diff_fn, old, new, { result_type = 'unified', ctxlen = 3 })
+  if not ok or type(d) ~= 'string' or d == '' then
+    return {}
   end
-  table.insert(items, M.DENY)
-  return items, decisions
+  local out = { '--- ' .. path, '+++ ' .. path .. ' (proposed)' }
+  vim.list_extend(out, vim.split(d:gsub('\n$', ''), '\n', { plain = true }))
+  return out
 end
 
--- before answers a beforeToolCall request: {decision, reason?}. on_line(text) reports the
--- outcome for the run buffer.
-function M.before(params, on_line)
+-- apply_edits applies the edit tool's replacements to text as pid would (each oldText once,
+-- plainly); nil and why when one does not match exactly once.
+function M.apply_edits(text, edits)
+  for i, e in ipairs(edits) do
+    if type(e) ~= 'table' or type(e.oldText) ~= 'string' or type(e.newText) ~= 'string' or e.oldText == '' then
+      return nil, string.format('edit %d is malformed', i)
+    end
+    local s, f = text:find(e.oldText, 1, true)
+    if s == nil then
+      return nil, string.format('edit %d: its old text is not in the file as the editor has it', i)
+    end
+    if text:find(e.oldText, f + 1, true) then
+      return nil, string.format('edit %d: its old text occurs more than once', i)
+    end
+    text = text:sub(1, s - 1) .. e.newText .. text:sub(f + 1)
+  end
+  return text
+end
+
+-- proposal returns the lines that show what a call would do and a filetype for them:
+-- read(path) -> text or nil gives a file's current text (the buffer's when loaded);
+-- resolve(path) -> absolute path.
+function M.proposal(name, args, read, resolve)
+  args = type(args) == 'table' and args or {}
+  if (name == 'write' or name == 'edit') and type(args.path) == 'string' then
+    local abs = resolve(args.path)
+    local old = read(abs)
+    local new, why
+    if name == 'write' then
+      new = type(args.content) == 'string' and args.content or ''
+    else
+      new, why = M.apply_edits(old or '', type(args.edits) == 'table' and args.edits or {})
+    end
+    if new ~= nil then
+      local d = M.unified(args.path, old or '', new)
+      if old == nil then
+        table.insert(d, 1, '(a new file)')
+      end
+      if #d == 0 then
+        d = { '(no change to ' .. args.path .. ')' }
+      end
+      return d, 'diff'
+    end
+    local out = { string.format('%s: %s; the replacements asked for:', args.path, why) }
+    for _, e in ipairs(args.edits or {}) do
+      if type(e) == 'table' then
+        for _, l in ipairs(vim.split(tostring(e.oldText), '\n', { plain = true })) do
+          table.insert(out, '-' .. l)
+        end
+        for _, l in ipairs(vim.split(tostring(e.newText), '\n', { plain = true })) do
+          table.insert(out, '+' .. l)
+        end
+      end
+    end
+    return out, 'diff'
+  end
+  if name == 'bash' and type(args.command) == 'string' then
+    local out = { '$ ' .. vim.split(args.command, '\n', { plain = true })[1] }
+    local rest = vim.split(args.command, '\n', { plain = true })
+    for i = 2, #rest do
+      table.insert(out, '  ' .. rest[i])
+    end
+    if args.timeout ~= nil then
+      table.insert(out, string.format('(timeout %ss)', tostring(args.timeout)))
+    end
+    return out, nil
+  end
+  local out = {}
+  local keys = vim.tbl_keys(args)
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local v = args[k]
+    local s = type(v) == 'string' and v or short_json(v, 100000)
+    local ls = vim.split(s, '\n', { plain = true })
+    table.insert(out, tostring(k) .. ': ' .. ls[1])
+    for i = 2, #ls do
+      table.insert(out, '  ' .. ls[i])
+    end
+  end
+  if #out == 0 then
+    out = { '(no arguments)' }
+  end
+  return out, nil
+end
+
+-- before asks a beforeToolCall question in the float and calls respond({decision}) once it
+-- is answered (or withdrawn: deny). opts: request_id (pid's, for withdraw), read, resolve (see
+-- proposal), on_line(text) for the chat, on_open() when it is shown.
+function M.before(params, opts)
   params = params or {}
   local name = tostring(params.toolName or '?')
   local id = tostring(params.toolCallId or '?')
-  local items, decisions = M.items(params.always)
-  local prompt = string.format('pid wants to run %s %s', name, short_json(params.args or vim.empty_dict(), 300))
-  if type(params.diff) == 'string' and params.diff ~= '' then
-    -- Not sent by pid's protocol 1; shown if a later pid sends one.
-    on_line(string.format('[approval] %s (%s) diff:\n%s', name, id, params.diff))
+  local desc = M.scope(params.always)
+  local body, ft = M.proposal(name, params.args, opts.read, opts.resolve)
+  local what = name
+  if type(params.args) == 'table' and type(params.args.path) == 'string' then
+    what = name .. ' ' .. params.args.path
   end
-  pcall(vim.cmd, 'redraw') -- show the run so far under a synchronous (inputlist) prompt
-  local choice = M.choose(items, { prompt = prompt .. ': ', kind = 'pid.approval' }, params.sessionId,
-    function(c, why)
-      local shown = decisions[c] or 'deny'
+  local lines = { string.format('pid wants to run %s (call %s):', what, id), '' }
+  vim.list_extend(lines, body)
+  table.insert(lines, '')
+  local keys = {
+    { key = 'a', label = 'allow', value = M.ALLOW },
+  }
+  if desc ~= nil then
+    table.insert(keys, { key = 'A', label = 'always allow: ' .. desc, value = M.ALWAYS_ALLOW })
+    table.insert(lines, 'A always allows ' .. desc)
+  end
+  table.insert(keys, { key = 'd', label = 'deny', value = M.DENY })
+  table.insert(keys, { key = 'q', label = 'dismiss (deny)', value = M.DENY, why = 'dismissed' })
+  table.insert(lines, desc ~= nil and '[a] allow   [A] always allow   [d] deny   [q] dismiss (deny)'
+    or '[a] allow   [d] deny   [q] dismiss (deny)')
+  table.insert(lines, ':PidApproval goes here to answer; keys typed elsewhere never answer')
+  return M.ask({
+    kind = 'approval',
+    session = params.sessionId,
+    request_id = opts.request_id,
+    tool_call_id = params.toolCallId,
+    lines = lines,
+    filetype = ft,
+    keys = keys,
+    on_answer = function(value, why)
+      local decision = value or M.DENY
+      local shown = decision
       if why ~= nil then
         shown = 'deny (' .. why .. ')'
-      elseif c == nil then
-        shown = 'deny (dismissed)'
-      elseif shown == 'allowAlways' then
-        shown = shown .. ' (' .. scope(params.always) .. ')'
+      elseif decision == M.ALWAYS_ALLOW then
+        shown = decision .. ' (' .. desc .. ')'
       end
-      on_line(string.format('[approval] %s (%s): %s', name, id, shown))
-    end)
-  return { decision = decisions[choice] or 'deny' }
+      if opts.on_line then
+        opts.on_line(string.format('[approval] %s (%s): %s', name, id, shown))
+      end
+      opts.respond({ decision = decision })
+    end,
+  })
 end
 
--- trust_prompt says which folder pid asks about and what trusting it would enable.
-function M.trust_prompt(params)
+-- trust_text says which folder pid asks about and what trusting it would enable.
+function M.trust_text(params)
   local folder = oneline(params.folder or '?')
   local ignored = {}
   if type(params.ignored) == 'table' then
@@ -224,51 +389,46 @@ function M.trust_prompt(params)
   elseif #ignored == 0 then
     list = 'settings it did not name'
   end
-  return string.format('pid: the workspace folder %s is not trusted, so pid ignores what its .pid/settings.json would enable: %s. Trust it? ',
-    folder, list), folder, list
+  return folder, list
 end
 
--- trust answers a workspace/requestTrust request: {trusted}. Only "Trust this folder" trusts;
--- dismissed, withdrawn or failed keep the folder restricted. on_line(text) reports the question
--- and its outcome for the run buffer.
-function M.trust(params, on_line)
+-- trust asks a workspace/requestTrust question in the float; respond({trusted}) once
+-- answered. Only t trusts; dismissed or withdrawn keep the folder restricted.
+function M.trust(params, opts)
   params = type(params) == 'table' and params or {}
-  local prompt, folder, list = M.trust_prompt(params)
-  on_line(string.format('[trust] %s is not trusted; its .pid/settings.json would enable: %s', folder, list))
-  pcall(vim.cmd, 'redraw')
-  local choice = M.choose(M.trust_items, { prompt = prompt, kind = 'pid.trust' }, nil,
-    function(c, why)
-      local shown = 'kept restricted'
-      if c == M.TRUST then
-        shown = 'trusted'
-      elseif why ~= nil then
+  local folder, list = M.trust_text(params)
+  if opts.on_line then
+    opts.on_line(string.format('[trust] %s is not trusted; its .pid/settings.json would enable: %s', folder, list))
+  end
+  local lines = {
+    'pid: the workspace folder ' .. folder .. ' is not trusted,',
+    'so pid ignores what its .pid/settings.json would enable:',
+  }
+  for _, l in ipairs(vim.split(list, '; ', { plain = true })) do
+    table.insert(lines, '  ' .. l)
+  end
+  vim.list_extend(lines, { '', '[t] trust this folder   [r] keep restricted   [q] dismiss (keep restricted)',
+    ':PidApproval goes here to answer; keys typed elsewhere never answer' })
+  return M.ask({
+    kind = 'trust',
+    request_id = opts.request_id,
+    lines = lines,
+    keys = {
+      { key = 't', label = 'trust this folder', value = true },
+      { key = 'r', label = 'keep restricted', value = false },
+      { key = 'q', label = 'dismiss (keep restricted)', value = false, why = 'dismissed' },
+    },
+    on_answer = function(value, why)
+      local shown = value and 'trusted' or 'kept restricted'
+      if why ~= nil then
         shown = shown .. ' (' .. why .. ')'
-      elseif c == nil then
-        shown = shown .. ' (dismissed)'
       end
-      on_line(string.format('[trust] %s: %s', folder, shown))
-    end, true)
-  return { trusted = choice == M.TRUST }
-end
-
--- show_message_request answers LSP's window/showMessageRequest: the chosen action, or null.
-function M.show_message_request(params, on_line)
-  params = params or {}
-  local actions = params.actions or {}
-  local titles = {}
-  for _, a in ipairs(actions) do
-    table.insert(titles, tostring(a.title))
-  end
-  local choice = M.choose(titles, { prompt = tostring(params.message or 'pid') .. ': ', kind = 'pid.approval' }, nil,
-    function(c, why)
-      on_line(string.format('[approval] %s: %s', tostring(params.message or ''), c or ('dismissed' .. (why and (', ' .. why) or ''))))
-    end)
-  for _, a in ipairs(actions) do
-    if a.title == choice then
-      return a
-    end
-  end
-  return vim.NIL
+      if opts.on_line then
+        opts.on_line(string.format('[trust] %s: %s', folder, shown))
+      end
+      opts.respond({ trusted = value == true })
+    end,
+  })
 end
 
 return M

@@ -1,25 +1,31 @@
 -- pid.nvim: the pid coding agent in Neovim.
 --
---   require("pid").setup{ cmd = { "pid" } }
---   :PidAsk [text]   run a prompt (asks for the text when none is given)
---   :PidCancel       cancel the running prompt
---   :PidNew          start a new session (conversation) at the next :PidAsk
---   :PidSessions     pick a saved session (vim.ui.select), load it into the run buffer; the
---                    next :PidAsk continues it
---   :PidShow         show the run buffer (pid://run)
---   :PidStop         shut pid down (it starts again at the next :PidAsk)
+--   require("pid").setup{ model = { provider = "anthropic", id = "claude-sonnet-4-5" } }
+--   :PidChat            the chat and its prompt window (Enter sends; during a run: steer)
+--   :[range]PidAsk [q]  run a prompt; with a range (:'<,'>PidAsk) the selection goes with it
+--   :PidSteer text      a message for the running prompt, taken after the current tools
+--   :PidFollowUp text   a message taken when the running prompt would stop
+--   :PidApproval        go to the open approval (a allow, A always, d deny, q dismiss)
+--   :PidCancel          cancel the running prompt
+--   :PidNew             start a new session (conversation) at the next prompt
+--   :PidSessions        pick a saved session and continue it
+--   :PidModel           pick the session's model (models/list, session/setModel)
+--   :PidResume          after pid stopped unexpectedly: start it again, same session
+--   :PidShow            show the chat
+--   :PidStop            shut pid down (it starts again at the next prompt)
 --
--- pid is started lazily, at the first :PidAsk, with vim.lsp.rpc (JSON-RPC 2.0 with LSP
--- framing over stdio; see docs/protocol.md in pid's repository). Works on Neovim 0.7+.
+-- pid is started lazily, at the first prompt, and spoken to over stdio (JSON-RPC 2.0 with LSP
+-- framing, pid/rpc.lua; see docs/protocol.md in pid's repository). Neovim 0.7+.
 
 local rpc = require('pid.rpc')
 local view = require('pid.view')
 local approval = require('pid.approval')
 local sessions = require('pid.sessions')
+local files = require('pid.files')
 
 local M = {}
 
-M.version = '0.1.0'
+M.version = '0.2.0'
 
 local defaults = {
   -- The command that starts pid: program and arguments.
@@ -31,21 +37,27 @@ local defaults = {
   cwd = nil,
   -- initializationOptions: default session settings (same fields as `session`).
   init_options = nil,
+  -- The model of new sessions (session/new's model), e.g. { provider = "anthropic", id =
+  -- "claude-sonnet-4-5" }; same as session.model. nil: pid's settings files decide.
+  model = nil,
   -- session/new params: model, permissions, toolExecution, systemPrompt, scriptedTools...
   -- `cwd` defaults to Neovim's cwd when the session starts.
   session = {},
-  -- How :PidAsk shows the run buffer when no window of the tab shows it: an Ex command that
-  -- opens a window (the buffer is put in it); false: do not open one.
-  open = 'botright 12split',
+  -- How the chat is shown when no window of the tab shows it: an Ex command that opens a
+  -- window (the buffer is put in it); false: do not open one.
+  open = 'botright 80vsplit',
+  -- Let pid read and write files through Neovim's buffers (unsaved changes seen, edits land
+  -- in the buffer). false: pid uses the disk, and buffers are reloaded after its tools ran.
+  buffers = true,
 }
 
 local config = vim.deepcopy(defaults)
 
 -- S is the plugin's state: one pid process, one current session, at most one running prompt.
 local S = {
-  client = nil, -- the vim.lsp.rpc client while pid runs
+  client = nil, -- the rpc client while pid runs
   starting = false, -- pid is starting: initialize is in flight
-  creating = false, -- session/new is in flight
+  creating = false, -- session/new (or the resume's session/load) is in flight
   loading = false, -- session/load is in flight (:PidSessions)
   initialized = false,
   server_info = nil,
@@ -53,6 +65,7 @@ local S = {
   workspace = nil, -- the workspace folder pid was started with
   session_id = nil,
   session_override = nil, -- params for the next session/new (new_session(opts))
+  resume_id = nil, -- the session pid held when it stopped unexpectedly (:PidResume)
   init_waiters = {}, -- callbacks waiting for pid to be initialized: fun(err)
   stopping = nil, -- the token of a pid :PidStop stopped that has not exited yet
   waiters = {}, -- callbacks waiting for a session: fun(err)
@@ -61,23 +74,15 @@ local S = {
   last_result = nil, -- the last session/prompt result
   last_error = nil, -- the last run's error message, if it failed
   exit = nil, -- {code, signal} of the last pid process that exited
-  withdrawals = 0, -- approval requests pid withdrew ($/cancelRequest from pid)
-  token = nil, -- identifies the current pid process (see make_dispatchers)
+  crashed = false, -- the last pid exited without :PidStop
+  withdrawals = 0, -- requests pid withdrew ($/cancelRequest from pid)
+  token = nil, -- identifies the current pid process (see make_handlers)
+  fs_reads = 0, -- fs/read_text_file requests answered
+  fs_writes = 0, -- fs/write_text_file requests answered
 }
 
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = 'pid' })
-end
-
--- on_main runs fn on the main loop. vim.lsp.rpc already schedules notification dispatchers
--- (0.7 and later), so this runs fn at once there, keeping pid's order relative to response
--- callbacks (scheduled too); from a fast context (a libuv callback) it schedules fn.
-local function on_main(fn)
-  if vim.in_fast_event() then
-    vim.schedule(fn)
-  else
-    fn()
-  end
 end
 
 local function text_of(content)
@@ -92,39 +97,60 @@ local function text_of(content)
   return table.concat(parts, '\n')
 end
 
--- summary returns the first line of a tool content, shortened, for a one-line event. Final
--- newlines end the text's last line, they do not start more (pid holds back a progress text's
--- unfinished last word, so progress usually ends in one).
-local function summary(content, details)
-  local s = text_of(content):gsub('[\r\n]+$', '')
-  if s == '' then
-    if details ~= nil and details ~= vim.NIL then
-      s = approval.short_json(details, 160)
-    else
-      return ''
-    end
+-- error_text says a pid error in words. Setup problems (error.data.reason) name what to
+-- change here: setup{model=...} and the settings file, never protocol fields.
+local function error_text(err)
+  if type(err) ~= 'table' then
+    return tostring(err)
   end
-  local lines = view.lines_of(s)
-  local first = lines[1]
-  if vim.fn.strchars(first) > 200 then
-    first = vim.fn.strcharpart(first, 0, 200) .. '...'
+  local said = tostring(err.message or vim.inspect(err))
+  local d = type(err.data) == 'table' and err.data or {}
+  local file = d.file or '~/.config/pid/settings.json'
+  local example = 'require("pid").setup{model = {provider = "anthropic", id = "claude-sonnet-4-5"}}'
+  if d.reason == 'noModel' then
+    return string.format('pid has no model: pick one with :PidModel, or set it with %s, or "model" in %s. (pid says: %s)', example, file, said)
+  elseif d.reason == 'apiKeyMissing' then
+    local v = d.variable or 'the API key variable'
+    return string.format('the model needs its API key in %s: export %s=... in the shell you start Neovim from (or setup{env = {%s = ...}}), then :PidStop so that pid starts again with it; or name the variable in apiKeyEnv of setup{model=...} or "model" in %s. (pid says: %s)',
+      v, v, v, file, said)
+  elseif d.reason == 'invalidModel' then
+    local where = d.file and string.format('"model" in %s', d.file) or 'setup{model=...} (or the model you picked with :PidModel)'
+    return string.format('the model setting is not usable%s: fix %s. (pid says: %s)', d.field and (' (its "' .. d.field .. '")') or '', where, said)
+  elseif d.reason == 'untrustedSetting' then
+    return string.format('the workspace folder %s sets "%s" in %s, but it is not trusted, so pid ignores it: trust the folder when pid asks, or set setup{model=...} or "model" in ~/.config/pid/settings.json. (pid says: %s)',
+      tostring(d.folder or '?'), tostring(d.setting or 'model'), tostring(d.file or '.pid/settings.json'), said)
   end
-  if #lines > 1 then
-    first = string.format('%s (+%d lines)', first, #lines - 1)
-  end
-  return first
+  return said
 end
+M._error_text = error_text
 
 -- Lines shared by a live run (pid's notifications) and a loaded transcript (session/load's
 -- items), so that both read the same.
 
-local function start_line(name, id, args)
-  return string.format('[start] %s (%s) %s', tostring(name), tostring(id), approval.short_json(args or vim.empty_dict(), 200))
+-- card_head is a tool call's card line: what it does, in a person's words.
+local function card_head(name, args)
+  name = tostring(name)
+  if type(args) == 'table' and type(args.command) == 'string' then
+    local first = view.lines_of(args.command)
+    return string.format('[tool] %s $ %s%s', name, first[1], #first > 1 and ' ...' or '')
+  end
+  if type(args) == 'table' and type(args.path) == 'string' then
+    return string.format('[tool] %s %s', name, args.path)
+  end
+  return string.format('[tool] %s %s', name, approval.short_json(args or vim.empty_dict(), 160))
 end
 
-local function end_line(name, id, content, details, is_error)
-  local s = summary(content, details)
-  return string.format('[end] %s (%s) %s%s', tostring(name), tostring(id), is_error and 'error' or 'ok', s ~= '' and (': ' .. s) or '')
+-- card_result returns a finished call's status and the line its card shows: the last line of
+-- its output (where test results are), or the first line of an error (what went wrong).
+local function card_result(content, details, is_error)
+  local s = text_of(content):gsub('[\r\n]+$', '')
+  if s == '' and details ~= nil and details ~= vim.NIL then
+    s = approval.short_json(details, 160)
+  end
+  if is_error then
+    return 'error', view.latest_line(view.lines_of(s)[1] or ''), s
+  end
+  return 'ok', view.latest_line(s), s
 end
 
 local REASONS = {
@@ -167,6 +193,19 @@ local function ours(params)
   return type(params) ~= 'table' or params.sessionId == nil or params.sessionId == S.session_id
 end
 
+local function card_key(params_or_session, id)
+  local session = type(params_or_session) == 'table' and params_or_session.sessionId or params_or_session
+  return tostring(session) .. '/' .. tostring(id)
+end
+
+-- reload_buffers reloads buffers whose file a tool changed on disk (no W11); a buffer with
+-- unsaved changes is left alone and said in the chat.
+local function reload_buffers()
+  files.reload(function(path)
+    view.append(string.format('[file] %s changed on disk while its buffer has unsaved changes: :e! takes the disk version, :w! keeps yours', path))
+  end)
+end
+
 -- finish ends the running prompt with its result or an error message.
 local function finish(result, err)
   local run = S.run
@@ -176,6 +215,7 @@ local function finish(result, err)
   S.run = nil
   S.runs = S.runs + 1
   approval.withdraw(run.session)
+  reload_buffers()
   if err ~= nil then
     S.last_error = err
     S.last_result = nil
@@ -251,18 +291,29 @@ handlers['messageEnd'] = function(p)
 end
 
 handlers['toolStart'] = function(p)
-  view.append(start_line(p.toolName, p.toolCallId, p.args))
+  view.card_start(card_key(p, p.toolCallId), card_head(p.toolName, p.args), 'queued')
+end
+
+handlers['toolExecutionStart'] = function(p)
+  view.card_set(card_key(p, p.toolCallId), 'running', '')
 end
 
 handlers['$/toolUpdate'] = function(p)
   local r = p.partialResult or {}
-  view.append(string.format('[progress] %s (%s): %s', tostring(p.toolName), tostring(p.toolCallId),
-    summary(r.content, r.details)))
+  local s = text_of(r.content):gsub('…$', '')
+  if s == '' and r.details ~= nil and r.details ~= vim.NIL then
+    s = approval.short_json(r.details, 160)
+  end
+  view.card_set(card_key(p, p.toolCallId), 'running', view.latest_line(s), s)
 end
 
 handlers['toolEnd'] = function(p)
   local r = p.result or {}
-  view.append(end_line(p.toolName, p.toolCallId, r.content, r.details, p.isError))
+  local status, latest, full = card_result(r.content, r.details, p.isError)
+  view.card_set(card_key(p, p.toolCallId), status, latest, full)
+  if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
+    reload_buffers()
+  end
 end
 
 handlers['compactionStart'] = function(p)
@@ -286,34 +337,46 @@ handlers['window/showMessage'] = function(p)
   notify(tostring(p.message), levels[p.type] or vim.log.levels.INFO)
 end
 
--- pid withdraws an approval request it sent (the prompt was cancelled). The id is pid's
--- request id, which vim.lsp.rpc does not give the server_request dispatcher; at most one
--- approval is open at a time (one prompt runs, pid asks one at a time), so end them all. A
--- trust question stays open: pid gives it up only when it shuts down (then on_exit ends it).
-handlers['$/cancelRequest'] = function(_)
-  S.withdrawals = S.withdrawals + 1
-  approval.withdraw(nil)
+local GLOBAL = { ['window/logMessage'] = true, ['window/showMessage'] = true, ['mcp/serverStatus'] = true }
+
+-- session_dir is the folder relative paths of a session's tools start from.
+local function session_dir()
+  return (S.session_override or {}).cwd or (config.session or {}).cwd or S.workspace or vim.fn.getcwd()
 end
 
--- make_dispatchers returns the vim.lsp.rpc dispatchers for one pid process; token tells
--- that process apart from a later one (after :PidStop or an exit).
-local function make_dispatchers(token)
-  local dispatchers = {}
+local function resolve(path)
+  if path:sub(1, 1) == '/' then
+    return path
+  end
+  return session_dir() .. '/' .. path
+end
 
-  function dispatchers.notification(method, params)
-    on_main(function()
-      if S.token ~= token then
-        return
-      end
-      local h = handlers[method]
-      if h == nil then
-        return
-      end
-      if method ~= '$/cancelRequest' and method ~= 'window/logMessage' and method ~= 'window/showMessage' and not ours(params) then
-        return
-      end
-      h(params or {})
-    end)
+-- make_handlers returns the rpc handlers of one pid process; token tells that process apart
+-- from a later one (after :PidStop or an exit).
+local function make_handlers(token)
+  local h = {}
+
+  function h.notification(method, params)
+    if S.token ~= token then
+      return
+    end
+    local fn = handlers[method]
+    if fn == nil then
+      return
+    end
+    if not GLOBAL[method] and not ours(params) then
+      return
+    end
+    fn(params or {})
+  end
+
+  -- pid withdraws a request it sent (the prompt was cancelled).
+  function h.cancel(id)
+    if S.token ~= token then
+      return
+    end
+    S.withdrawals = S.withdrawals + 1
+    approval.withdraw(nil, false, id)
   end
 
   local function line_for(params)
@@ -324,86 +387,100 @@ local function make_dispatchers(token)
     end
   end
 
-  -- server_request answers pid's requests. It must return the answer (see pid/approval.lua for
-  -- how it waits for vim.ui.select).
-  function dispatchers.server_request(method, params)
+  function h.request(method, params, respond, id)
     if S.token ~= token then
-      return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, 'pid.nvim: stale process')
+      return respond(nil, { code = -32603, message = 'pid.nvim: stale process' })
     end
+    params = params or {}
     if method == 'beforeToolCall' then
-      return approval.before(params, line_for(params))
+      local key = card_key(params, params.toolCallId)
+      view.card_set(key, 'waiting', 'waiting for your answer: :PidApproval')
+      approval.before(params, {
+        request_id = id,
+        read = files.text,
+        resolve = resolve,
+        on_line = line_for(params),
+        respond = function(answer)
+          view.card_set(key, answer.decision == 'deny' and 'queued' or 'running', '')
+          respond(answer)
+        end,
+      })
+      notify('pid asks before running ' .. tostring(params.toolName) .. ': :PidApproval to answer')
     elseif method == 'workspace/requestTrust' then
-      return approval.trust(params, line_for(params))
-    elseif method == 'window/showMessageRequest' then
-      return approval.show_message_request(params, line_for(params))
-    elseif method == 'afterToolCall' then
-      return vim.NIL -- not declared; keep the result
-    end
-    return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound, 'pid.nvim does not handle ' .. tostring(method))
-  end
-
-  function dispatchers.on_exit(code, signal)
-    -- Called from a libuv callback (not scheduled by vim.lsp.rpc).
-    vim.schedule(function()
-      S.exit = { code = code, signal = signal }
-      token.exited = true
-      if S.stopping == token then
-        S.stopping = nil
-      end
-      if token.after_exit ~= nil then
-        -- A start waited for this process to let go of its sessions (see ensure_started).
-        local start = token.after_exit
-        token.after_exit = nil
-        start()
-      end
-      if S.token ~= token then
-        return -- stopped by :PidStop: nothing else is waiting for it
-      end
-      S.token, S.client, S.starting, S.initialized, S.session_id = nil, nil, false, false, nil
-      S.creating, S.loading = false, false
-      approval.withdraw(nil, true)
-      local msg = string.format('pid exited (code %s%s)', tostring(code),
-        (signal ~= nil and signal ~= 0) and (', signal ' .. tostring(signal)) or '')
-      fail_waiters(msg)
-      if S.run ~= nil then
-        finish(nil, msg)
+      approval.trust(params, { request_id = id, on_line = line_for(params), respond = respond })
+      notify('pid asks whether to trust this folder: :PidApproval to answer')
+    elseif method == 'fs/read_text_file' then
+      S.fs_reads = S.fs_reads + 1
+      respond(files.read(params))
+    elseif method == 'fs/write_text_file' then
+      S.fs_writes = S.fs_writes + 1
+      local ok, err = files.write(params)
+      if ok then
+        respond(nil)
       else
-        view.append('[exit] ' .. msg)
+        respond(nil, err)
       end
-    end)
+    elseif method == 'window/showMessageRequest' then
+      local titles = {}
+      for _, a in ipairs(params.actions or {}) do
+        table.insert(titles, tostring(a.title))
+      end
+      vim.ui.select(titles, { prompt = tostring(params.message or 'pid') .. ': ', kind = 'pid.message' }, function(choice, idx)
+        respond(idx and params.actions[idx] or vim.NIL)
+      end)
+    elseif method == 'elicitation/create' then
+      respond({ action = 'decline' })
+    else
+      respond(nil, { code = -32601, message = 'pid.nvim does not handle ' .. tostring(method) })
+    end
   end
 
-  function dispatchers.on_error(code, err)
-    on_main(function()
-      if S.token ~= token then
-        return
-      end
-      local kind = vim.lsp.rpc.client_errors[code] or tostring(code)
-      view.append(string.format('[error] rpc %s: %s', kind, vim.inspect(err, { newline = ' ', indent = '' })))
-    end)
+  function h.exit(code, signal)
+    S.exit = { code = code, signal = signal }
+    token.exited = true
+    if S.stopping == token then
+      S.stopping = nil
+    end
+    if token.after_exit ~= nil then
+      -- A start waited for this process to let go of its sessions (see ensure_started).
+      local start = token.after_exit
+      token.after_exit = nil
+      start()
+    end
+    if S.token ~= token then
+      return -- stopped by :PidStop: nothing else is waiting for it
+    end
+    local lost = S.session_id
+    S.token, S.client, S.starting, S.initialized, S.session_id = nil, nil, false, false, nil
+    S.creating, S.loading = false, false
+    S.crashed = true
+    approval.withdraw(nil, true)
+    local how = string.format('exit code %s%s', tostring(code), (signal ~= nil and signal ~= 0) and (', signal ' .. tostring(signal)) or '')
+    local msg
+    if lost ~= nil and S.saves_sessions then
+      S.resume_id = lost
+      msg = string.format('pid stopped; the session was saved: :PidResume (or the next prompt) continues it (%s)', how)
+    else
+      msg = string.format('pid stopped (%s); the next prompt starts it again', how)
+    end
+    fail_waiters(msg)
+    if S.run ~= nil then
+      finish(nil, msg)
+    else
+      view.append('[exit] ' .. msg)
+    end
+    notify(msg, vim.log.levels.ERROR)
   end
 
-  return dispatchers
+  return h
 end
 
 local function session_params()
-  local p = vim.tbl_extend('force', { cwd = vim.fn.getcwd() }, config.session or {}, S.session_override or {})
-  return p
-end
-
-local function new_session(client)
-  client.request('session/new', session_params(), function(err, res)
-    if S.client ~= client then
-      return
-    end
-    S.creating = false
-    if err ~= nil or type(res) ~= 'table' or type(res.sessionId) ~= 'string' then
-      flush('waiters', 'session/new failed: ' .. (err and (err.message or tostring(err)) or vim.inspect(res)))
-      return
-    end
-    S.session_id = res.sessionId
-    flush('waiters', nil)
-  end)
+  local base = vim.deepcopy(config.session or {})
+  if config.model ~= nil and base.model == nil then
+    base.model = config.model
+  end
+  return vim.tbl_extend('force', { cwd = vim.fn.getcwd() }, base, S.session_override or {})
 end
 
 local start_process
@@ -434,19 +511,23 @@ start_process = function()
   end
   local cwd = config.cwd or vim.fn.getcwd()
   local token = {}
-  local client, err = rpc.start(config.cmd, make_dispatchers(token), { cwd = cwd, env = config.env })
+  local client, err = rpc.start(config.cmd, make_handlers(token), { cwd = cwd, env = config.env })
   if client == nil then
     S.starting = false
     return flush('init_waiters', err)
   end
   S.client, S.token, S.exit, S.workspace = client, token, nil, cwd
   local uri = vim.uri_from_fname(cwd)
+  local caps = { beforeToolCall = true, trust = true }
+  if config.buffers then
+    caps.fs = { readTextFile = true, writeTextFile = true }
+  end
   local ok = client.request('initialize', {
     processId = vim.fn.getpid(),
     clientInfo = { name = 'pid.nvim', version = M.version },
     rootUri = uri,
     workspaceFolders = { { uri = uri, name = vim.fn.fnamemodify(cwd, ':t') } },
-    capabilities = { experimental = { pid = { beforeToolCall = true, trust = true } } },
+    capabilities = { experimental = { pid = caps } },
     initializationOptions = config.init_options,
   }, function(e, res)
     if S.client ~= client then
@@ -454,13 +535,13 @@ start_process = function()
     end
     S.starting = false
     if e ~= nil then
-      flush('init_waiters', 'initialize failed: ' .. (e.message or tostring(e)))
+      flush('init_waiters', 'initialize failed: ' .. error_text(e))
       return
     end
     S.initialized = true
     S.server_info = type(res) == 'table' and res.serverInfo or nil
-    local caps = type(res) == 'table' and res.capabilities or nil
-    local ex = type(caps) == 'table' and caps.experimental or nil
+    local rc = type(res) == 'table' and res.capabilities or nil
+    local ex = type(rc) == 'table' and rc.experimental or nil
     S.saves_sessions = type(ex) == 'table' and type(ex.pid) == 'table' and ex.pid.sessions == true
     client.notify('initialized', vim.empty_dict())
     flush('init_waiters', nil)
@@ -471,8 +552,178 @@ start_process = function()
   end
 end
 
+-- transcript_entries renders a loaded session's items (session/load's messages) as a live
+-- run shows them: each user text as a '>>>' header after a blank line, the assistant's text, a
+-- card for each tool call with its result, '[done] <stopReason>' where the assistant stopped,
+-- and each compaction with its summary. Unknown items are skipped. An entry is a line or a
+-- card {key, head, status, latest, output}.
+local function transcript_entries(items, session)
+  local out = {}
+  local open = false -- an exchange that has not ended yet
+  local aborted = false -- its last tool result is pid's "Operation aborted"
+  local cards = {}
+  local function unfinished()
+    if open then
+      -- Cancelled while tools ran (the live run said "[done] aborted"), or pid stopped.
+      table.insert(out, aborted and done_line('aborted') or '[done] unfinished (pid stopped before the model answered?)')
+      open = false
+    end
+  end
+  for _, m in ipairs(type(items) == 'table' and items or {}) do
+    if type(m) == 'table' then
+      if m.role == 'user' then
+        unfinished()
+        table.insert(out, '')
+        for _, l in ipairs(view.lines_of(text_of(m.content))) do
+          table.insert(out, '>>> ' .. l)
+        end
+        open = true
+      elseif m.role == 'assistant' then
+        local text = text_of(m.content)
+        if text ~= '' then
+          vim.list_extend(out, view.lines_of(text))
+        end
+        if type(m.errorMessage) == 'string' and m.errorMessage ~= '' then
+          table.insert(out, '[error] ' .. m.errorMessage)
+        end
+        local calls = 0
+        for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
+          if type(c) == 'table' and c.type == 'toolCall' then
+            calls = calls + 1
+            local card = { key = card_key(session, c.id), head = card_head(c.name, c.arguments), status = 'queued', latest = '' }
+            cards[tostring(c.id)] = card
+            table.insert(out, card)
+          end
+        end
+        -- The run stops at an answer without tool calls, a failed call and a cancel; a reply
+        -- cut off with tool calls goes on (their results ask the model again).
+        if calls == 0 or m.stopReason == 'aborted' or m.stopReason == 'error' then
+          table.insert(out, done_line(m.stopReason or 'stop'))
+          open = false
+        end
+      elseif m.role == 'toolResult' then
+        local card = cards[tostring(m.toolCallId)]
+        if card == nil then
+          card = { key = card_key(session, m.toolCallId), head = card_head(m.toolName or 'tool', nil), status = 'queued', latest = '' }
+          table.insert(out, card)
+        end
+        card.status, card.latest, card.output = card_result(m.content, m.details, m.isError)
+        aborted = m.isError == true and text_of(m.content) == 'Operation aborted'
+      elseif m.role == 'compaction' then
+        vim.list_extend(out, compacted_lines(m.reason, m.tokensBefore, m.summary))
+      end
+    end
+  end
+  unfinished()
+  return out
+end
+
+-- card_text is a card as a line of text, as the chat shows it with its virtual text.
+local function card_text(c)
+  return c.head .. '  ' .. c.status .. ((c.latest ~= nil and c.latest ~= '') and (' · ' .. c.latest) or '')
+end
+M._card_text = card_text
+
+-- _transcript_lines: the transcript as the chat shows it (cards with their status), for tests.
+function M._transcript_lines(items)
+  local out = {}
+  for _, e in ipairs(transcript_entries(items, 'x')) do
+    table.insert(out, type(e) == 'table' and card_text(e) or e)
+  end
+  return out
+end
+
+-- show_entries appends transcript entries to the chat: the lines in one change, then the cards.
+local function show_entries(entries)
+  local chunk = {}
+  for _, e in ipairs(entries) do
+    if type(e) == 'table' then
+      if #chunk > 0 then
+        view.append_lines(chunk)
+        chunk = {}
+      end
+      view.card_start(e.key, e.head, e.status)
+      view.card_set(e.key, e.status, e.latest, e.output)
+    else
+      table.insert(chunk, e)
+    end
+  end
+  if #chunk > 0 then
+    view.append_lines(chunk)
+  end
+end
+
+-- load calls session/load for id and shows its transcript in the chat between a '[session]
+-- resumed ...' line and one saying the next prompt continues it; cb(err in words, result).
+-- summary is the session's session/list entry, when known. It closes the session it replaces.
+local function load(id, summary, cb)
+  local client = S.client
+  local ok = client.request('session/load', { sessionId = id }, function(e, res)
+    if S.client ~= client then
+      return cb('pid stopped while loading the session')
+    end
+    if e ~= nil or type(res) ~= 'table' or type(res.sessionId) ~= 'string' then
+      local known = summary or {}
+      local msg = e ~= nil and sessions.load_error_text(e, id, known.cwd, S.workspace)
+        or ('pid could not load the session ' .. id .. ': ' .. vim.inspect(res))
+      return cb(msg)
+    end
+    local previous = S.session_id
+    S.session_id = res.sessionId
+    S.resume_id = nil
+    if previous ~= nil and previous ~= res.sessionId then
+      client.request('session/close', { sessionId = previous }, function(ce)
+        if ce ~= nil then
+          view.append(string.format('[log] could not close the previous session %s: %s', previous, tostring(ce.message or ce)))
+        end
+      end)
+    end
+    local items = type(res.messages) == 'table' and res.messages or {}
+    local n = 0
+    for _, m in ipairs(items) do
+      if type(m) == 'table' and m.role ~= 'compaction' then
+        n = n + 1
+      end
+    end
+    local title = summary and sessions.title(summary) or nil
+    local where = summary and type(summary.cwd) == 'string' and (', in ' .. summary.cwd) or ''
+    local entries = { string.format('[session] resumed %s%s (%d message%s%s)', res.sessionId,
+      title and string.format(' "%s"', title) or '', n, n == 1 and '' or 's', where) }
+    vim.list_extend(entries, transcript_entries(items, res.sessionId))
+    table.insert(entries, '[session] end of the saved transcript: the next prompt continues this session')
+    local shown, serr = pcall(view.show, config.open)
+    if not shown then
+      notify('could not open the chat: ' .. tostring(serr), vim.log.levels.WARN)
+    end
+    if #view.lines() > 1 or view.lines()[1] ~= '' then
+      table.insert(entries, 1, '')
+    end
+    show_entries(entries)
+    cb(nil, res)
+  end)
+  if not ok then
+    cb('could not send session/load to pid')
+  end
+end
+
+local function new_session(client)
+  client.request('session/new', session_params(), function(err, res)
+    if S.client ~= client then
+      return
+    end
+    S.creating = false
+    if err ~= nil or type(res) ~= 'table' or type(res.sessionId) ~= 'string' then
+      flush('waiters', 'session/new failed: ' .. (err and error_text(err) or vim.inspect(res)))
+      return
+    end
+    S.session_id = res.sessionId
+    flush('waiters', nil)
+  end)
+end
+
 -- ensure calls cb(err) once pid runs, is initialized and has a session; it starts what is
--- missing.
+-- missing. After pid stopped unexpectedly, the session it held is loaded again (not a new
+-- one): the conversation goes on.
 local function ensure(cb)
   if S.client ~= nil and S.session_id ~= nil then
     return cb(nil)
@@ -487,12 +738,51 @@ local function ensure(cb)
       S.creating = false
       return flush('waiters', err)
     end
+    if S.resume_id ~= nil then
+      local id = S.resume_id
+      load(id, nil, function(lerr)
+        if lerr == nil then
+          S.creating = false
+          return flush('waiters', nil)
+        end
+        S.resume_id = nil
+        view.append('[session] could not resume ' .. id .. ': ' .. lerr .. '; a new session starts')
+        new_session(S.client)
+      end)
+      return
+    end
     new_session(S.client)
   end)
 end
 
--- ask runs a prompt. opts.on_done(err, result) is called when it ends (result is
--- session/prompt's: {stopReason, messages, terminated?}).
+-- file_uri returns the file:// URI of buffer buf's file, or an untitled: name.
+local function buffer_uri(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == '' then
+    return 'untitled:' .. buf, '[No Name]'
+  end
+  local abs = vim.fn.fnamemodify(name, ':p')
+  return vim.uri_from_fname(abs), vim.fn.fnamemodify(abs, ':~:.')
+end
+
+-- selection returns a resource block with lines first..last (1-based) of buffer buf, the
+-- range in the URI's fragment, and how the chat names it.
+function M.selection(buf, first, last)
+  local lines = vim.api.nvim_buf_get_lines(buf, first - 1, last, false)
+  local uri, shown = buffer_uri(buf)
+  local frag = first == last and string.format('#L%d', first) or string.format('#L%d-L%d', first, last)
+  local block = { type = 'resource', resource = { uri = uri .. frag, text = table.concat(lines, '\n') .. '\n' } }
+  local ft = vim.bo[buf].filetype
+  if ft ~= nil and ft ~= '' then
+    block.resource.mimeType = 'text/x-' .. ft
+  end
+  local label = first == last and string.format('%s line %d', shown, first) or string.format('%s lines %d-%d', shown, first, last)
+  return block, label
+end
+
+-- ask runs a prompt. opts.content: more content blocks (ACP shapes) sent after the text;
+-- opts.context: lines saying what they are, for the chat; opts.on_done(err, result) is called
+-- when it ends (result is session/prompt's: {stopReason, messages, terminated?}).
 function M.ask(text, opts)
   opts = opts or {}
   if type(text) ~= 'string' or text:match('^%s*$') then
@@ -500,7 +790,7 @@ function M.ask(text, opts)
     return false
   end
   if S.run ~= nil then
-    notify('a prompt is running: wait for it or :PidCancel it', vim.log.levels.WARN)
+    notify('a prompt is running: :PidSteer or :PidFollowUp add to it, :PidCancel stops it', vim.log.levels.WARN)
     return false
   end
   if S.loading then
@@ -511,12 +801,25 @@ function M.ask(text, opts)
   S.run = run
   local shown, serr = pcall(view.show, config.open)
   if not shown then
-    notify('could not open the run buffer: ' .. tostring(serr), vim.log.levels.WARN)
+    notify('could not open the chat: ' .. tostring(serr), vim.log.levels.WARN)
   end
-  view.header(text)
+  local function header()
+    view.header(text)
+    for _, c in ipairs(opts.context or {}) do
+      view.append('[context] ' .. c)
+    end
+  end
+  -- After a crash the session is loaded first: its transcript goes before this prompt.
+  local resuming = S.resume_id ~= nil and S.session_id == nil
+  if not resuming then
+    header()
+  end
   ensure(function(err)
     if S.run ~= run then
       return
+    end
+    if resuming then
+      header()
     end
     if err ~= nil then
       return finish(nil, err)
@@ -526,12 +829,16 @@ function M.ask(text, opts)
     end
     run.session = S.session_id
     local client = S.client
-    local ok, id = client.request('session/prompt', { sessionId = S.session_id, text = text }, function(e, res)
+    local params = { sessionId = S.session_id, text = text }
+    if opts.content ~= nil and #opts.content > 0 then
+      params.content = opts.content
+    end
+    local ok, id = client.request('session/prompt', params, function(e, res)
       if S.run ~= run then
         return
       end
       if e ~= nil then
-        return finish(nil, 'session/prompt failed: ' .. (e.message or tostring(e)))
+        return finish(nil, error_text(e))
       end
       finish(res, nil)
     end)
@@ -541,6 +848,41 @@ function M.ask(text, opts)
     run.id = id
   end)
   return true
+end
+
+-- queue sends text to the running prompt: method 'session/steer' (taken after the current
+-- tools) or 'session/followUp' (taken when it would stop). Without a running prompt it asks
+-- (a prompt of its own). It returns false when there is nothing to send.
+local function queue(method, tag, text, opts)
+  if type(text) ~= 'string' or text:match('^%s*$') then
+    notify('nothing to send', vim.log.levels.WARN)
+    return false
+  end
+  local run = S.run
+  if run == nil or run.session == nil or S.client == nil then
+    return M.ask(text, opts)
+  end
+  view.append(string.format('[%s] %s', tag, text))
+  local params = { sessionId = run.session, text = text }
+  if opts and opts.content then
+    params.content = opts.content
+  end
+  S.client.request(method, params, function(e)
+    if e ~= nil then
+      view.append(string.format('[error] %s was not sent: %s', tag, error_text(e)))
+    end
+  end)
+  return true
+end
+
+-- steer gives the running prompt a message taken after its current tools; follow_up one
+-- taken when it would stop. Without a running prompt both run text as a prompt.
+function M.steer(text, opts)
+  return queue('session/steer', 'steer', text, opts)
+end
+
+function M.follow_up(text, opts)
+  return queue('session/followUp', 'follow-up', text, opts)
 end
 
 -- cancel cancels the running prompt ($/cancelRequest with its request id). The prompt still
@@ -575,69 +917,9 @@ function M.new_session(opts)
     S.session_override = opts
   end
   S.session_id = nil
+  S.resume_id = nil
   return true
 end
-
--- transcript_lines renders a loaded session's items (session/load's messages) as a live run
--- shows them: each user text as a '>>>' header after a blank line, the assistant's text,
--- '[start]' for its tool calls and '[end]' for their results, '[done] <stopReason>' where the
--- assistant stopped, and each compaction with its summary. Unknown items are skipped.
-local function transcript_lines(items)
-  local out = {}
-  local open = false -- an exchange that has not ended yet
-  local aborted = false -- its last tool result is pid's "Operation aborted"
-  local names = {}
-  local function unfinished()
-    if open then
-      -- Cancelled while tools ran (the live run said "[done] aborted"), or pid stopped.
-      table.insert(out, aborted and done_line('aborted') or '[done] unfinished (pid stopped before the model answered?)')
-      open = false
-    end
-  end
-  for _, m in ipairs(type(items) == 'table' and items or {}) do
-    if type(m) == 'table' then
-      if m.role == 'user' then
-        unfinished()
-        table.insert(out, '')
-        for _, l in ipairs(view.lines_of(text_of(m.content))) do
-          table.insert(out, '>>> ' .. l)
-        end
-        open = true
-      elseif m.role == 'assistant' then
-        local text = text_of(m.content)
-        if text ~= '' then
-          vim.list_extend(out, view.lines_of(text))
-        end
-        if type(m.errorMessage) == 'string' and m.errorMessage ~= '' then
-          table.insert(out, '[error] ' .. m.errorMessage)
-        end
-        local calls = 0
-        for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
-          if type(c) == 'table' and c.type == 'toolCall' then
-            calls = calls + 1
-            names[tostring(c.id)] = c.name
-            table.insert(out, start_line(c.name, c.id, c.arguments))
-          end
-        end
-        -- The run stops at an answer without tool calls, a failed call and a cancel; a reply
-        -- cut off with tool calls goes on (their results ask the model again).
-        if calls == 0 or m.stopReason == 'aborted' or m.stopReason == 'error' then
-          table.insert(out, done_line(m.stopReason or 'stop'))
-          open = false
-        end
-      elseif m.role == 'toolResult' then
-        local name = m.toolName or names[tostring(m.toolCallId)] or 'tool'
-        table.insert(out, end_line(name, m.toolCallId, m.content, m.details, m.isError))
-        aborted = m.isError == true and text_of(m.content) == 'Operation aborted'
-      elseif m.role == 'compaction' then
-        vim.list_extend(out, compacted_lines(m.reason, m.tokensBefore, m.summary))
-      end
-    end
-  end
-  unfinished()
-  return out
-end
-M._transcript_lines = transcript_lines
 
 -- list_sessions calls cb(err, list, more) with the saved sessions (session/list), newest
 -- first, following nextCursor up to max; more: sessions beyond max were left out.
@@ -693,12 +975,11 @@ function M._list_sessions(max, cb)
 end
 
 -- load_session loads the saved session id (session/load) and makes it the current one: the
--- next :PidAsk continues it. It writes the transcript into the run buffer, as a live run
--- shows it, between a '[session] resumed ...' line and one saying :PidAsk continues it, and
--- closes the session it replaces (session/close: the file stays, another pid may load it).
--- opts.summary is the session's session/list entry, when known; opts.on_done(err, result)
--- gets pid's result or the error in words (also shown in the run buffer and notified). It
--- returns false, without calling on_done, while a prompt runs or another load is under way.
+-- next prompt continues it. It writes the transcript into the chat, as a live run shows it,
+-- and closes the session it replaces (session/close: the file stays). opts.summary is the
+-- session's session/list entry, when known; opts.on_done(err, result) gets pid's result or
+-- the error in words (also shown in the chat and notified). It returns false, without
+-- calling on_done, while a prompt runs or another load is under way.
 function M.load_session(id, opts)
   opts = opts or {}
   local function done(err, res)
@@ -728,65 +1009,39 @@ function M.load_session(id, opts)
       notify(err, vim.log.levels.ERROR)
       return done(err)
     end
-    local client = S.client
     if not S.saves_sessions then
       S.loading = false
       local msg = 'this pid does not keep saved sessions (its initialize result does not declare them): update pid'
       notify(msg, vim.log.levels.ERROR)
       return done(msg)
     end
-    local ok = client.request('session/load', { sessionId = id }, function(e, res)
-      if S.client ~= client then
-        return done('pid stopped while loading the session')
+    local client = S.client
+    load(id, opts.summary, function(msg, res)
+      if S.client == client then
+        S.loading = false
       end
-      S.loading = false
-      if e ~= nil or type(res) ~= 'table' or type(res.sessionId) ~= 'string' then
-        local known = opts.summary or {}
-        local msg = e ~= nil and sessions.load_error_text(e, id, known.cwd, S.workspace)
-          or ('pid could not load the session ' .. id .. ': ' .. vim.inspect(res))
+      if msg ~= nil then
         pcall(view.show, config.open)
         view.append('[error] ' .. msg)
         notify(msg, vim.log.levels.ERROR)
         return done(msg)
       end
-      local previous = S.session_id
-      S.session_id = res.sessionId
-      if previous ~= nil and previous ~= res.sessionId then
-        client.request('session/close', { sessionId = previous }, function(ce)
-          if ce ~= nil then
-            view.append(string.format('[log] could not close the previous session %s: %s', previous, tostring(ce.message or ce)))
-          end
-        end)
-      end
-      local items = type(res.messages) == 'table' and res.messages or {}
-      local n = 0
-      for _, m in ipairs(items) do
-        if type(m) == 'table' and m.role ~= 'compaction' then
-          n = n + 1
-        end
-      end
-      local title = opts.summary and sessions.title(opts.summary) or nil
-      local where = opts.summary and type(opts.summary.cwd) == 'string' and (', in ' .. opts.summary.cwd) or ''
-      local lines = { string.format('[session] resumed %s%s (%d message%s%s)', res.sessionId,
-        title and string.format(' "%s"', title) or '', n, n == 1 and '' or 's', where) }
-      vim.list_extend(lines, transcript_lines(items))
-      table.insert(lines, '[session] end of the saved transcript: :PidAsk continues this session')
-      local shown, serr = pcall(view.show, config.open)
-      if not shown then
-        notify('could not open the run buffer: ' .. tostring(serr), vim.log.levels.WARN)
-      end
-      if #view.lines() > 1 or view.lines()[1] ~= '' then
-        table.insert(lines, 1, '')
-      end
-      view.append_lines(lines)
       done(nil, res)
     end)
-    if not ok then
-      S.loading = false
-      done('could not send session/load to pid')
-    end
   end)
   return true
+end
+
+-- resume starts pid again after it stopped unexpectedly and loads the session it held
+-- (session/load of the same id). opts.on_done(err, result) as load_session's. false when
+-- there is nothing to resume.
+function M.resume(opts)
+  local id = S.resume_id
+  if id == nil then
+    notify('nothing to resume: pid did not stop unexpectedly (:PidSessions lists saved sessions)', vim.log.levels.WARN)
+    return false
+  end
+  return M.load_session(id, opts)
 end
 
 -- sessions lists pid's saved sessions (session/list, newest first, up to
@@ -853,6 +1108,95 @@ function M.sessions(opts)
   return true
 end
 
+-- model_label is a models/list entry as a person reads it.
+local function model_label(m)
+  if type(m) ~= 'table' then
+    return '?'
+  end
+  local id = tostring(m.provider)
+  if type(m.id) == 'string' and m.id ~= '' then
+    id = id .. '/' .. m.id
+  end
+  if type(m.name) == 'string' and m.name ~= '' then
+    return m.name .. ' (' .. id .. ')'
+  end
+  return id
+end
+M._model_label = model_label
+
+-- models calls cb(err in words, {models, current}) with models/list for the current session
+-- (starting pid and a session when needed).
+function M.models(cb)
+  ensure(function(err)
+    if err ~= nil then
+      return cb(err)
+    end
+    S.client.request('models/list', { sessionId = S.session_id }, function(e, res)
+      if e ~= nil then
+        return cb('models/list failed: ' .. error_text(e))
+      end
+      cb(nil, type(res) == 'table' and res or { models = {} })
+    end)
+  end)
+end
+
+-- set_model makes model ({provider, id}) the current session's model from its next model
+-- call on (session/setModel); cb(err in words) when pid answered.
+function M.set_model(model, cb)
+  cb = cb or function() end
+  ensure(function(err)
+    if err ~= nil then
+      return cb(err)
+    end
+    S.client.request('session/setModel', { sessionId = S.session_id, model = { provider = model.provider, id = model.id } }, function(e)
+      if e ~= nil then
+        local msg = error_text(e)
+        view.append('[error] the model was not changed: ' .. msg)
+        notify(msg, vim.log.levels.ERROR)
+        return cb(msg)
+      end
+      view.append('[model] ' .. model_label(model) .. ' from the next model call on')
+      cb(nil)
+    end)
+  end)
+end
+
+-- pick_model lists the models (models/list) in vim.ui.select (kind 'pid.model') and sets the
+-- chosen one. opts.on_done(err, model) at the end (model nil when nothing was chosen).
+function M.pick_model(opts)
+  opts = opts or {}
+  local done = opts.on_done or function() end
+  M.models(function(err, res)
+    if err ~= nil then
+      notify(err, vim.log.levels.ERROR)
+      return done(err)
+    end
+    local list = type(res.models) == 'table' and res.models or {}
+    if #list == 0 then
+      local msg = 'no models to pick from: add a "models" list to ~/.config/pid/settings.json, e.g. "models": [{"provider": "anthropic", "id": "claude-sonnet-4-5", "name": "Sonnet 4.5"}]'
+      notify(msg, vim.log.levels.WARN)
+      return done(msg)
+    end
+    local now = res.current and model_label(res.current) or 'none'
+    vim.ui.select(list, {
+      prompt = 'Model (now: ' .. now .. ')',
+      kind = 'pid.model',
+      format_item = function(m)
+        local cur = res.current and res.current.provider == m.provider and res.current.id == m.id
+        return model_label(m) .. (cur and ' (current)' or '')
+      end,
+    }, function(choice)
+      if choice == nil then
+        return done(nil, nil)
+      end
+      M.set_model(choice, function(e)
+        done(e, e == nil and choice or nil)
+      end)
+    end)
+  end)
+  return true
+end
+
 -- stop shuts pid down (shutdown, then exit); it starts again at the next prompt.
 function M.stop()
   local client, token = S.client, S.token
@@ -864,18 +1208,22 @@ function M.stop()
   S.token, S.client, S.starting, S.initialized, S.session_id = nil, nil, false, false, nil
   S.creating, S.loading = false, false
   S.stopping = token
+  S.crashed = false
   fail_waiters('pid was stopped')
   approval.withdraw(nil, true)
+  if S.run ~= nil then
+    finish(nil, 'pid was stopped')
+  end
   local ok = client.request('shutdown', nil, function()
     client.notify('exit', nil)
   end)
   if not ok then
-    rpc.kill(client)
+    client.kill()
   end
   -- pid answers shutdown once running prompts have ended; do not wait forever.
   vim.defer_fn(function()
     if not token.exited then
-      rpc.kill(client)
+      client.kill()
     end
   end, 5000)
   return true
@@ -913,10 +1261,31 @@ function M.revoke_trust(folder, cb)
 end
 
 function M.show()
-  view.show(config.open or 'botright 12split')
+  view.show(config.open or 'botright 80vsplit')
 end
 
--- bufnr returns the run buffer (pid://run).
+-- chat shows the chat and the prompt window under it, the cursor in the prompt: Enter sends
+-- the line as a prompt, or as a steer while a prompt runs.
+function M.chat()
+  view.open_prompt(config.open or 'botright 80vsplit', function(text)
+    if S.run ~= nil then
+      M.steer(text)
+    else
+      M.ask(text)
+    end
+  end)
+end
+
+-- approval_focus puts the cursor in the open approval's float.
+function M.approval_focus()
+  if not approval.focus() then
+    notify('no question from pid is open')
+    return false
+  end
+  return true
+end
+
+-- bufnr returns the chat buffer (pid://chat).
 function M.bufnr()
   return view.bufnr()
 end
@@ -928,6 +1297,7 @@ function M.status()
     initialized = S.initialized,
     server_info = S.server_info,
     session_id = S.session_id,
+    resume_id = S.resume_id,
     running = S.run ~= nil,
     loading = S.loading,
     saves_sessions = S.saves_sessions,
@@ -936,35 +1306,67 @@ function M.status()
     last_result = S.last_result,
     last_error = S.last_error,
     exit = S.exit,
+    crashed = S.crashed,
     pending_approvals = approval.pending(),
     withdrawals = S.withdrawals,
+    fs_reads = S.fs_reads,
+    fs_writes = S.fs_writes,
+    pid = S.client and S.client.pid or nil,
   }
 end
 
-local function cmd_ask(args)
-  if args ~= nil and args ~= '' then
-    return M.ask(args)
+-- cmd_ask runs :[range]PidAsk [text]: with a range, the lines go with the prompt as a
+-- resource (a selection), unless the range is in the chat itself.
+local function cmd_ask(o)
+  local opts = {}
+  local buf = vim.api.nvim_get_current_buf()
+  if o.range ~= nil and o.range > 0 and buf ~= view.bufnr() then
+    local block, label = M.selection(buf, o.line1, o.line2)
+    opts.content = { block }
+    opts.context = { label }
+  end
+  if o.args ~= nil and o.args ~= '' then
+    return M.ask(o.args, opts)
   end
   vim.ui.input({ prompt = 'pid> ' }, function(text)
     if text ~= nil and text ~= '' then
-      M.ask(text)
+      M.ask(text, opts)
     end
   end)
 end
 
+local function cmd_queue(fn)
+  return function(o)
+    if o.args ~= nil and o.args ~= '' then
+      return fn(o.args)
+    end
+    vim.ui.input({ prompt = 'pid> ' }, function(text)
+      if text ~= nil and text ~= '' then
+        fn(text)
+      end
+    end)
+  end
+end
+
 function M.create_commands()
   local c = vim.api.nvim_create_user_command
-  c('PidAsk', function(o) cmd_ask(o.args) end, { nargs = '*', desc = 'pid: run a prompt' })
+  c('PidAsk', cmd_ask, { nargs = '*', range = true, desc = 'pid: run a prompt (with a range: the selection goes with it)' })
+  c('PidChat', function() M.chat() end, { nargs = 0, desc = 'pid: the chat and its prompt window' })
+  c('PidSteer', cmd_queue(M.steer), { nargs = '*', desc = 'pid: a message for the running prompt, after its current tools' })
+  c('PidFollowUp', cmd_queue(M.follow_up), { nargs = '*', desc = 'pid: a message taken when the running prompt would stop' })
+  c('PidApproval', function() M.approval_focus() end, { nargs = 0, desc = "pid: go to the open approval's window" })
   c('PidCancel', function() M.cancel() end, { nargs = 0, desc = 'pid: cancel the running prompt' })
   c('PidNew', function() M.new_session() end, { nargs = 0, desc = 'pid: start a new session' })
   c('PidSessions', function() M.sessions() end, { nargs = 0, desc = 'pid: resume a saved session' })
-  c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the run buffer' })
+  c('PidModel', function() M.pick_model() end, { nargs = 0, desc = "pid: pick the session's model" })
+  c('PidResume', function() M.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
+  c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })
   c('PidStop', function() M.stop() end, { nargs = 0, desc = 'pid: shut pid down' })
 end
 
 -- setup configures the plugin (it does not start pid). Calling it again changes the options:
--- `cmd`, `env`, `cwd` and `init_options` apply from the next start, `session` from the next
--- session.
+-- `cmd`, `env`, `cwd`, `init_options` and `buffers` apply from the next start of pid,
+-- `model` and `session` from the next session.
 function M.setup(opts)
   opts = opts or {}
   if type(opts) ~= 'table' then

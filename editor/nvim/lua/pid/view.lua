@@ -1,62 +1,70 @@
--- The run buffer: a scratch buffer (buftype=nofile, named pid://run) that shows every run
--- live, one line per event, in the order pid sent them:
+-- The chat: a scratch buffer (pid://chat, filetype markdown) that shows every run live, and
+-- the prompt window under it (pid://prompt) where the next message is typed.
 --
 --   >>> the prompt text
---   [start] slow (a) {}
---   [progress] slow (a): half
---   [approval] fast (b): allow
---   [trust] /path/to/ws: kept restricted
---   [end] fast (b) ok: fast ok
---   [end] slow (a) ok: slow ok
+--   [context] main.go lines 10-20
 --   the assistant's text, streamed in place
---   [compaction] the conversation was compacted (...); the model now sees this summary ...
+--   [tool] slow (a) {}                     running · three quarters    <- extmark, in place
+--   [tool] fast (b) {"path":"x.txt"}       ok · fast ok
+--   [approval] fast (b): allow
 --   [done] stop
 --
--- A session loaded with :PidSessions is written in the same form, between
--- '[session] resumed ...' and '[session] end of the saved transcript ...'.
+-- A tool call is one card line; its status and the latest line of its output are virtual
+-- text of an extmark on that line, replaced as $/toolUpdate and toolEnd arrive (the card
+-- keeps its place while the chat grows). <CR> on a card opens the call's whole output.
 --
 -- Everything here must run on the main loop (it calls nvim_buf_* functions).
 
 local M = {}
 
-M.name = 'pid://run'
+M.name = 'pid://chat'
+M.prompt_name = 'pid://prompt'
+
+local ns = vim.api.nvim_create_namespace('pid_cards')
 
 local state = {
   buf = nil,
   empty = true, -- the buffer holds only its initial empty line
   text = nil, -- {start = 0-based first line, n = line count} of the assistant text streaming now
+  cards = {}, -- key -> {mark, status, latest, output, head}
+  prompt_buf = nil,
 }
 
 local function valid(buf)
   return buf ~= nil and vim.api.nvim_buf_is_valid(buf)
 end
 
+-- Highlights of the card statuses (linked, so a colorscheme may set its own).
+M.status_hl = {
+  running = 'PidRunning',
+  waiting = 'PidWaiting',
+  ok = 'PidOk',
+  error = 'PidFailed',
+  queued = 'PidRunning',
+}
+
 local function define_syntax(buf)
   vim.api.nvim_buf_call(buf, function()
     vim.cmd([[
-      syntax match PidPrompt /^>>> .*$/
-      syntax match PidStart /^\[start\]/
-      syntax match PidProgress /^\[progress\]/
+      syntax match PidTag /^\[\(tool\|context\|steer\|follow-up\|model\)\]/
       syntax match PidApproval /^\[\(approval\|trust\)\]/
-      syntax match PidEndOk /^\[end\] \S\+ (\S\+) ok\>/
-      syntax match PidEndError /^\[end\] \S\+ (\S\+) error\>/
       syntax match PidDone /^\[done\].*$/
       syntax match PidError /^\[\(error\|exit\)\].*$/
-      syntax match PidLog /^\[\(log\|cancel\|pid\|session\|compaction\)\]/
-      highlight default link PidPrompt Title
-      highlight default link PidStart Function
-      highlight default link PidProgress Comment
+      syntax match PidLog /^\[\(log\|cancel\|pid\|session\|compaction\|file\)\]/
+      highlight default link PidTag Function
       highlight default link PidApproval Question
-      highlight default link PidEndOk String
-      highlight default link PidEndError ErrorMsg
       highlight default link PidDone Special
       highlight default link PidError ErrorMsg
       highlight default link PidLog Comment
+      highlight default link PidRunning Comment
+      highlight default link PidWaiting WarningMsg
+      highlight default link PidOk String
+      highlight default link PidFailed ErrorMsg
     ]])
   end)
 end
 
--- bufnr returns the run buffer, creating it when needed.
+-- bufnr returns the chat buffer, creating it when needed.
 function M.bufnr()
   if valid(state.buf) then
     return state.buf
@@ -65,36 +73,63 @@ function M.bufnr()
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = 'pid'
   -- A stale buffer may still own the name (after :bwipeout of ours it does not); keep going.
   pcall(vim.api.nvim_buf_set_name, buf, M.name)
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
   pcall(define_syntax, buf)
-  state.buf, state.empty, state.text = buf, true, nil
+  vim.api.nvim_buf_set_keymap(buf, 'n', '<CR>', '', {
+    noremap = true,
+    silent = true,
+    desc = 'pid: the whole output of the tool call on this line',
+    callback = function()
+      M.open_output(vim.api.nvim_win_get_cursor(0)[1] - 1)
+    end,
+  })
+  state.buf, state.empty, state.text, state.cards = buf, true, nil, {}
   return buf
 end
 
--- show opens the run buffer with open_cmd (e.g. "botright 12split") unless a window of the
--- current tab already shows it. open_cmd false shows nothing.
-function M.show(open_cmd)
-  local buf = M.bufnr()
-  if not open_cmd then
-    return
+-- window returns a window of the current tab that shows the chat, or nil.
+function M.window()
+  if not valid(state.buf) then
+    return nil
   end
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if vim.api.nvim_win_get_buf(win) == buf then
-      return
+    if vim.api.nvim_win_get_buf(win) == state.buf then
+      return win
     end
   end
+  return nil
+end
+
+-- show opens the chat with open_cmd (e.g. "botright 80vsplit") unless a window of the
+-- current tab already shows it, without moving the cursor. open_cmd false shows nothing. It
+-- returns the chat's window (nil when none).
+function M.show(open_cmd)
+  local buf = M.bufnr()
+  local win = M.window()
+  if win or not open_cmd then
+    return win
+  end
   local cur = vim.api.nvim_get_current_win()
+  local mode = vim.api.nvim_get_mode().mode
   vim.cmd(open_cmd)
-  vim.api.nvim_win_set_buf(0, buf)
-  vim.wo.wrap = true
-  vim.wo.number = false
-  vim.wo.relativenumber = false
+  win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, buf)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].conceallevel = 0
   if vim.api.nvim_win_is_valid(cur) then
     vim.api.nvim_set_current_win(cur)
   end
+  if mode:sub(1, 1) == 'i' then
+    vim.cmd('startinsert')
+  end
+  M.follow()
+  return win
 end
 
 -- lines_of splits a string into buffer lines (buffer lines cannot hold newlines).
@@ -104,7 +139,9 @@ local function lines_of(s)
 end
 M.lines_of = lines_of
 
-local function follow(buf)
+-- follow scrolls the chat's windows (except the current one) to the end.
+function M.follow()
+  local buf = M.bufnr()
   local last = vim.api.nvim_buf_line_count(buf)
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf and win ~= vim.api.nvim_get_current_win() then
@@ -113,7 +150,7 @@ local function follow(buf)
   end
 end
 
--- set replaces lines [first, last) (0-based, end-exclusive) of the run buffer.
+-- set replaces lines [first, last) (0-based, end-exclusive) of the chat.
 local function set(first, last, lines)
   local buf = M.bufnr()
   vim.bo[buf].modifiable = true
@@ -124,7 +161,7 @@ local function set(first, last, lines)
     vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
   end
   vim.bo[buf].modifiable = false
-  follow(buf)
+  M.follow()
 end
 
 local function count()
@@ -144,8 +181,7 @@ function M.append(...)
   set(n, n, out)
 end
 
--- append_lines adds a list of lines (each may hold newlines) at the end, in one change:
--- a long transcript costs one buffer update.
+-- append_lines adds a list of lines (each may hold newlines) at the end, in one change.
 function M.append_lines(list)
   local out = {}
   for _, s in ipairs(list) do
@@ -223,9 +259,120 @@ function M.text_end()
   state.text = nil
 end
 
--- lines returns the run buffer's lines (for tests and scripts).
-function M.lines()
-  return vim.api.nvim_buf_get_lines(M.bufnr(), 0, -1, false)
+-- Cards.
+
+-- latest_line returns the last non-empty line of s (what a running tool printed last), cut to
+-- width characters; '' when s has none.
+function M.latest_line(s, width)
+  local last = ''
+  for _, l in ipairs(lines_of(tostring(s or ''))) do
+    if not l:match('^%s*$') then
+      last = l
+    end
+  end
+  last = last:gsub('%s+$', ''):gsub('\t', '  ')
+  width = width or 120
+  if vim.fn.strchars(last) > width then
+    last = vim.fn.strcharpart(last, 0, width - 3) .. '...'
+  end
+  return last
+end
+
+local function render_card(c)
+  local buf = M.bufnr()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})
+  if pos[1] == nil then
+    return
+  end
+  local chunks = { { '  ' .. c.status, M.status_hl[c.status] or 'Comment' } }
+  if c.latest ~= nil and c.latest ~= '' then
+    table.insert(chunks, { ' · ' .. c.latest, 'Comment' })
+  end
+  vim.api.nvim_buf_set_extmark(buf, ns, pos[1], 0, { id = c.mark, virt_text = chunks, virt_text_pos = 'eol' })
+end
+
+-- card_start appends the card line head for the tool call key (unique in the chat; a later
+-- card with the same key replaces the earlier one in the index) with status (default
+-- "running").
+function M.card_start(key, head, status)
+  local n = count()
+  set(n, n, { head })
+  local line = count() - 1
+  local mark = vim.api.nvim_buf_set_extmark(M.bufnr(), ns, line, 0, {})
+  local c = { mark = mark, status = status or 'running', latest = '', output = nil, head = head }
+  state.cards[key] = c
+  render_card(c)
+  return c
+end
+
+-- card_set changes a card's status and/or latest output line (nil keeps it) and, with output,
+-- the whole output <CR> shows. Unknown keys are ignored.
+function M.card_set(key, status, latest, output)
+  local c = state.cards[key]
+  if c == nil then
+    return
+  end
+  c.status = status or c.status
+  if latest ~= nil then
+    c.latest = latest
+  end
+  if output ~= nil then
+    c.output = output
+  end
+  render_card(c)
+end
+
+-- card returns what the card key shows: {status, latest, line (1-based), text} or nil.
+function M.card(key)
+  local c = state.cards[key]
+  if c == nil then
+    return nil
+  end
+  local pos = vim.api.nvim_buf_get_extmark_by_id(M.bufnr(), ns, c.mark, {})
+  return { status = c.status, latest = c.latest, line = pos[1] and pos[1] + 1, output = c.output, head = c.head }
+end
+
+-- lines returns the chat's lines (for tests and scripts); with_cards: each card line with its
+-- virtual text appended as shown ("  ok · fast ok").
+function M.lines(with_cards)
+  local buf = M.bufnr()
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if with_cards then
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+      local row, details = m[2], m[4]
+      if details and details.virt_text and lines[row + 1] then
+        local s = ''
+        for _, ch in ipairs(details.virt_text) do
+          s = s .. ch[1]
+        end
+        lines[row + 1] = lines[row + 1] .. s
+      end
+    end
+  end
+  return lines
+end
+
+-- open_output shows the whole output of the card on line row (0-based) in a split.
+function M.open_output(row)
+  local buf = M.bufnr()
+  local found = nil
+  for _, c in pairs(state.cards) do
+    local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})
+    if pos[1] == row then
+      found = c
+    end
+  end
+  if found == nil then
+    return false
+  end
+  local out = vim.api.nvim_create_buf(false, true)
+  vim.bo[out].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(out, 0, -1, false, vim.list_extend({ found.head, '' }, lines_of(found.output or '(no output yet)')))
+  vim.bo[out].modifiable = false
+  vim.cmd('belowright split')
+  vim.api.nvim_win_set_buf(0, out)
+  vim.api.nvim_buf_set_keymap(out, 'n', 'q', '<cmd>close<CR>', { noremap = true, silent = true })
+  return true
 end
 
 function M.clear()
@@ -233,7 +380,67 @@ function M.clear()
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
   vim.bo[buf].modifiable = false
-  state.empty, state.text = true, nil
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  state.empty, state.text, state.cards = true, nil, {}
+end
+
+-- The prompt window.
+
+-- prompt_bufnr returns the prompt buffer (a 'prompt' buffer: Enter in insert mode sends the
+-- line to on_submit(text)).
+function M.prompt_bufnr(on_submit)
+  if valid(state.prompt_buf) then
+    return state.prompt_buf
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'prompt'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, M.prompt_name)
+  vim.fn.prompt_setprompt(buf, 'pid> ')
+  vim.fn.prompt_setcallback(buf, function(text)
+    -- Keep only the new, empty prompt line: what was sent shows in the chat.
+    vim.schedule(function()
+      if valid(buf) then
+        local n = vim.api.nvim_buf_line_count(buf)
+        if n > 1 then
+          vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
+        end
+      end
+    end)
+    if text ~= nil and not text:match('^%s*$') then
+      on_submit(text)
+    end
+  end)
+  state.prompt_buf = buf
+  return buf
+end
+
+-- open_prompt shows the chat and, under it, the prompt window, and puts the cursor there in
+-- insert mode.
+function M.open_prompt(open_cmd, on_submit)
+  local chat = M.show(open_cmd or 'botright 80vsplit')
+  local pbuf = M.prompt_bufnr(on_submit)
+  local pwin = nil
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(win) == pbuf then
+      pwin = win
+    end
+  end
+  if pwin == nil then
+    if chat then
+      vim.api.nvim_set_current_win(chat)
+    end
+    vim.cmd('belowright 3split')
+    pwin = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(pwin, pbuf)
+    vim.wo[pwin].number = false
+    vim.wo[pwin].relativenumber = false
+    vim.wo[pwin].winfixheight = true
+  end
+  vim.api.nvim_set_current_win(pwin)
+  vim.cmd('startinsert!')
+  return pwin
 end
 
 return M
