@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # Installs what the real-client tests (test/clients) need on a fresh Debian machine.
-# Installing neovim needs root (or sudo). Node.js (v20+) and npm are expected to be installed.
-#   - neovim from Debian (apt-get) when nvim is not on PATH
+# Installing Debian packages needs root (or sudo). Node.js (v20+) and npm are expected to be installed.
+#   - neovim, ripgrep and fd-find from Debian (apt-get) when nvim, rg or fdfind/fd is not on PATH
 #   - the node tests' dependencies, exactly as pinned in their package-lock.json files (npm ci):
 #     test/clients, editor/vscode, test/acp, test/mcp (the reference MCP server among them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v nvim >/dev/null 2>&1; then
+# Debian packages, installed together when any is missing: neovim for the Neovim tests,
+# ripgrep and fd-find for the grep/find corpus test (tools/corpus_test.go), which compares
+# pid's results with rg's and fd's. Debian names fd's binary fdfind.
+need=()
+command -v nvim >/dev/null 2>&1 || need+=(neovim)
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+if ! command -v fdfind >/dev/null 2>&1 && ! command -v fd >/dev/null 2>&1; then
+	need+=(fd-find)
+fi
+if [ "${#need[@]}" -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	sudo=""
 	if [ "$(id -u)" -ne 0 ]; then
 		sudo="sudo"
 	fi
 	$sudo apt-get update
-	$sudo apt-get install -y neovim
+	$sudo apt-get install -y "${need[@]}"
 fi
 
 for tool in node npm; do

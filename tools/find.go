@@ -1,5 +1,5 @@
 // This file holds the find tool: files and folders whose path matches a glob, respecting
-// .gitignore.
+// ignore files.
 
 package tools
 
@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/pid-agent/pid/event"
@@ -26,7 +25,7 @@ type FindDetails struct {
 	Count int `json:"count"`
 	// Truncated says more paths match than are shown.
 	Truncated bool `json:"truncated,omitempty"`
-	// IgnoreFilesSkipped lists the .gitignore files that were not applied, and why.
+	// IgnoreFilesSkipped lists the ignore files that were not applied, and why.
 	IgnoreFilesSkipped []SkippedFile `json:"ignoreFilesSkipped,omitempty"`
 }
 
@@ -47,7 +46,7 @@ func findTool(ws *Workspace) toolexec.Tool {
 		Description: "Find files and folders by glob. Prints one path per line (relative to the cwd, folders ending in /), in name order, at most limit (default 1000). " +
 			"Skips .git and what .gitignore excludes; does not follow symbolic links. Finding nothing is not an error.",
 		Parameters: findSchema,
-		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Pattern string   `json:"pattern"`
 				Path    string   `json:"path"`
@@ -56,12 +55,13 @@ func findTool(ws *Workspace) toolexec.Tool {
 			if err := decodeArgs(call, &a); err != nil {
 				return toolexec.Result{}, err
 			}
-			return ws.find(ctx, a.Pattern, a.Path, intArg(a.Limit, FindDefaultLimit))
+			return ws.find(ctx, a.Pattern, a.Path, intArg(a.Limit, FindDefaultLimit), onUpdate)
 		},
 	}
 }
 
-func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) (toolexec.Result, error) {
+// find runs the find tool; onUpdate (nil for none) gets progress on a long walk.
+func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, onUpdate func(event.Result)) (toolexec.Result, error) {
 	g, err := newPathGlob(pattern)
 	if err != nil {
 		return toolexec.Result{}, err
@@ -75,7 +75,9 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) 
 	}
 	var out strings.Builder
 	var det FindDetails
-	det.IgnoreFilesSkipped, err = ws.walk(ctx, root, func(_ *os.Root, real, rel string, e entry) error {
+	prog := startProgress(onUpdate, "looked at")
+	det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{visit: func(real, rel string, e entry, _ any) error {
+		prog.files.Add(1)
 		if !g.match(rel, e.name) {
 			return nil
 		}
@@ -90,7 +92,8 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int) 
 		}
 		out.WriteByte('\n')
 		return nil
-	})
+	}})
+	prog.end()
 	if err != nil {
 		return toolexec.Result{}, ws.explain(path, err)
 	}

@@ -1,35 +1,53 @@
-// This file parses .gitignore files and decides whether a path is ignored, for grep and
-// find. It covers the common subset of gitignore(5): comments, negation (!), folder-only
-// patterns (trailing /), anchored patterns (a / at the start or in the middle), *, ?, [...]
-// and **, with deeper .gitignore files taking precedence over shallower ones.
+// This file parses ignore files (.gitignore, .ignore, .git/info/exclude and git's global
+// excludes file) and decides whether a path is ignored, for grep and find. It covers the
+// common subset of gitignore(5): comments, negation (!), folder-only patterns (trailing /),
+// anchored patterns (a / at the start or in the middle), *, ?, [...] and **. Precedence
+// follows git and ripgrep: .ignore files over .gitignore files over .git/info/exclude over
+// the global excludes file, and among files of one kind the deeper one wins.
 
 package tools
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
-// ignoreFile is one .gitignore: the real path of its folder and its patterns in file order.
+// ignoreRank orders the kinds of ignore file by precedence, lowest first.
+type ignoreRank uint8
+
+const (
+	rankGlobal    ignoreRank = iota // git's core.excludesFile
+	rankExclude                     // a repository's .git/info/exclude
+	rankGitignore                   // .gitignore
+	rankDotIgnore                   // .ignore (ripgrep's and fd's own ignore file)
+)
+
+// ignoreFile is one ignore file: the real path of the folder its patterns are relative to,
+// its kind and its patterns in file order.
 type ignoreFile struct {
 	dir  string
+	rank ignoreRank
 	pats []ignorePattern
 }
 
-// ignorePattern is one line of a .gitignore.
+// ignorePattern is one line of an ignore file.
 type ignorePattern struct {
-	re       *regexp.Regexp
+	m        globMatcher
 	negate   bool // "!pat": re-include what an earlier pattern excluded
 	dirOnly  bool // "pat/": matches folders only
-	anchored bool // has a "/" before its end: matched against the path from the .gitignore's folder
+	anchored bool // has a "/" before its end: matched against the path from the file's folder
 }
 
-// parseIgnore parses the content of the .gitignore in dir. Lines that do not compile are
-// skipped, as git skips patterns it cannot use.
+// parseIgnore parses the content of a .gitignore whose patterns are relative to dir. Lines
+// that do not compile are skipped, as git skips patterns it cannot use.
 func parseIgnore(dir string, data []byte) *ignoreFile {
-	f := &ignoreFile{dir: dir}
-	for _, line := range strings.Split(string(data), "\n") {
+	return parseIgnoreRank(dir, data, rankGitignore)
+}
+
+// parseIgnoreRank parses the content of an ignore file of the given kind.
+func parseIgnoreRank(dir string, data []byte, rank ignoreRank) *ignoreFile {
+	f := &ignoreFile{dir: dir, rank: rank}
+	for line := range strings.SplitSeq(string(data), "\n") {
 		if p, ok := parseIgnoreLine(line); ok {
 			f.pats = append(f.pats, p)
 		}
@@ -61,51 +79,100 @@ func parseIgnoreLine(line string) (ignorePattern, bool) {
 	if strings.Contains(line, "/") {
 		p.anchored = true
 		line = strings.TrimPrefix(line, "/")
+		// "**/x" with no other "/" matches x at any depth: the name alone decides.
+		if rest, ok := strings.CutPrefix(line, "**/"); ok && !strings.Contains(rest, "/") && !strings.Contains(rest, "**") {
+			p.anchored = false
+			line = rest
+		}
 	}
-	re, err := regexp.Compile("^" + globRegexp(line) + "$")
+	m, err := compileGlob(line)
 	if err != nil {
 		return p, false
 	}
-	p.re = re
+	p.m = m
 	return p, true
 }
 
 // match reports whether the pattern matches rel, the slash-separated path of an entry from
-// the .gitignore's folder.
-func (p *ignorePattern) match(rel string, isDir bool) bool {
+// the ignore file's folder, whose last element is name.
+func (p *ignorePattern) match(rel, name string, isDir bool) bool {
 	if p.dirOnly && !isDir {
 		return false
 	}
 	if p.anchored {
-		return p.re.MatchString(rel)
+		return p.m.match(rel)
 	}
-	return p.re.MatchString(rel[strings.LastIndexByte(rel, '/')+1:])
+	return p.m.match(name)
 }
 
-// ignoreStack is the .gitignore files that apply in a folder, shallowest first.
+// decide returns whether the file's last pattern matching rel ignores it (+1) or
+// re-includes it (-1), or 0 when none matches.
+func (f *ignoreFile) decide(rel, name string, isDir bool) int {
+	for i := len(f.pats) - 1; i >= 0; i-- {
+		if f.pats[i].match(rel, name, isDir) {
+			if f.pats[i].negate {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// ignoreStack is the ignore files that apply in a folder, in increasing precedence: by rank,
+// then shallowest first. It is never modified in place once built (walks share them).
 type ignoreStack []*ignoreFile
 
-// with returns the stack plus f, leaving s as it was.
+// with returns the stack plus f at its place by precedence, leaving s as it was.
 func (s ignoreStack) with(f *ignoreFile) ignoreStack {
-	out := make(ignoreStack, len(s), len(s)+1)
-	copy(out, s)
-	return append(out, f)
+	i := len(s)
+	for i > 0 && s[i-1].rank > f.rank {
+		i--
+	}
+	out := make(ignoreStack, 0, len(s)+1)
+	out = append(out, s[:i]...)
+	out = append(out, f)
+	return append(out, s[i:]...)
+}
+
+// enterRepo returns the stack for the top folder of a git repository: the git ignore files
+// of outer folders (their .gitignore, exclude and global files) no longer apply, as in git;
+// .ignore files still do, as in ripgrep. s is left as it was.
+func (s ignoreStack) enterRepo() ignoreStack {
+	var out ignoreStack
+	for _, f := range s {
+		if f.rank == rankDotIgnore {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ignored reports whether the entry at the real path p (a folder when isDir) is ignored:
-// the last pattern that matches it, deepest .gitignore last, decides.
+// the ignore file of highest precedence with a pattern matching it decides, and within a
+// file the last matching pattern.
 func (s ignoreStack) ignored(p string, isDir bool) bool {
-	ignored := false
-	for _, f := range s {
-		if !within(p, f.dir) || p == f.dir {
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	for i := len(s) - 1; i >= 0; i-- {
+		f := s[i]
+		var rel string
+		switch {
+		case f.dir == "/":
+			rel = p[1:]
+		case len(p) > len(f.dir) && p[len(f.dir)] == '/' && p[:len(f.dir)] == f.dir:
+			rel = p[len(f.dir)+1:]
+		default:
 			continue
 		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p[len(f.dir):], "/"))
-		for i := range f.pats {
-			if f.pats[i].match(rel, isDir) {
-				ignored = !f.pats[i].negate
-			}
+		if filepath.Separator != '/' {
+			rel = filepath.ToSlash(rel)
+		}
+		switch f.decide(rel, name, isDir) {
+		case 1:
+			return true
+		case -1:
+			return false
 		}
 	}
-	return ignored
+	return false
 }

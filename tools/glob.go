@@ -163,12 +163,72 @@ func findBraces(p string) (open, end int, commas []int) {
 	return -1, -1, nil
 }
 
+// globMatcher matches one glob (no braces) against a name or a slash-separated path. The
+// shapes that make up most ignore files and find patterns (a plain name, "*.ext", "prefix*")
+// are string comparisons; the rest is a regular expression.
+type globMatcher struct {
+	kind globKind
+	lit  string
+	re   *regexp.Regexp
+}
+
+type globKind uint8
+
+const (
+	globByRegexp globKind = iota // re decides
+	globLiteral                  // equal to lit
+	globSuffix                   // "*lit": ends with lit, no "/" before it
+	globPrefix                   // "lit*": starts with lit, no "/" after it
+	globAnything                 // "*": any string without "/"
+)
+
+// compileGlob compiles the glob pat (see globRegexp), choosing a string comparison when the
+// glob's shape allows one.
+func compileGlob(pat string) (globMatcher, error) {
+	const meta = "*?[\\"
+	switch {
+	case !strings.ContainsAny(pat, meta):
+		return globMatcher{kind: globLiteral, lit: pat}, nil
+	case pat == "*":
+		return globMatcher{kind: globAnything}, nil
+	case pat[0] == '*' && !strings.ContainsAny(pat[1:], meta) && !strings.Contains(pat[1:], "/"):
+		return globMatcher{kind: globSuffix, lit: pat[1:]}, nil
+	case pat[len(pat)-1] == '*' && !strings.ContainsAny(pat[:len(pat)-1], meta) && !strings.Contains(pat, "/"):
+		return globMatcher{kind: globPrefix, lit: pat[:len(pat)-1]}, nil
+	}
+	re, err := regexp.Compile("^" + globRegexp(pat) + "$")
+	if err != nil {
+		return globMatcher{}, err
+	}
+	return globMatcher{kind: globByRegexp, re: re}, nil
+}
+
+// match reports whether s matches the glob.
+func (m *globMatcher) match(s string) bool {
+	switch m.kind {
+	case globLiteral:
+		return s == m.lit
+	case globSuffix:
+		return strings.HasSuffix(s, m.lit) && strings.IndexByte(s[:len(s)-len(m.lit)], '/') < 0
+	case globPrefix:
+		return strings.HasPrefix(s, m.lit) && strings.IndexByte(s[len(m.lit):], '/') < 0
+	case globAnything:
+		return strings.IndexByte(s, '/') < 0
+	}
+	return m.re.MatchString(s)
+}
+
 // pathGlob matches slash-separated paths relative to a search root against a find or grep
 // glob: a glob without "/" is matched against the last element (at any depth), one with
-// "/" against the whole relative path.
+// "/" against the whole relative path. "**/x" where x has no "/" is matched as x.
 type pathGlob struct {
-	res []*regexp.Regexp
-	// full says the glob is matched against the whole relative path.
+	alts []pathAlt
+}
+
+// pathAlt is one {a,b} alternative of a pathGlob.
+type pathAlt struct {
+	m globMatcher
+	// full says the alternative is matched against the whole relative path.
 	full bool
 }
 
@@ -178,26 +238,32 @@ func newPathGlob(pat string) (*pathGlob, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &pathGlob{full: strings.Contains(pat, "/")}
+	full := strings.Contains(pat, "/")
+	g := &pathGlob{}
 	for _, a := range alts {
 		a = strings.TrimPrefix(a, "./")
-		re, err := regexp.Compile("^" + globRegexp(a) + "$")
+		f := full
+		if rest, ok := strings.CutPrefix(a, "**/"); ok && !strings.Contains(rest, "/") && !strings.Contains(rest, "**") {
+			a, f = rest, false
+		}
+		m, err := compileGlob(a)
 		if err != nil {
 			return nil, fmt.Errorf("invalid glob %q: %v", pat, err)
 		}
-		g.res = append(g.res, re)
+		g.alts = append(g.alts, pathAlt{m: m, full: f})
 	}
 	return g, nil
 }
 
 // match reports whether the relative path rel (whose last element is name) matches.
 func (g *pathGlob) match(rel, name string) bool {
-	s := name
-	if g.full {
-		s = rel
-	}
-	for _, re := range g.res {
-		if re.MatchString(s) {
+	for i := range g.alts {
+		a := &g.alts[i]
+		s := name
+		if a.full {
+			s = rel
+		}
+		if a.m.match(s) {
 			return true
 		}
 	}

@@ -1,17 +1,17 @@
 // This file holds the grep tool: a regular-expression search over the files of a folder,
-// respecting .gitignore.
+// respecting ignore files, with files searched in parallel and results in walk order.
 
 package tools
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -24,9 +24,12 @@ const (
 	GrepMaxLimit     = 1000
 	GrepMaxLineBytes = 500      // a matching line is shown cut to this
 	GrepMaxBytes     = 50 << 10 // output per call, whatever the limit
-	// grepKeepBytes is how much of each line is searched: a match further into a longer
-	// line is missed.
-	grepKeepBytes = 1 << 20
+	// GrepMaxSearchedLineBytes is how much of a line grep searches: the rest of a longer
+	// line is not searched, and the result says so.
+	GrepMaxSearchedLineBytes = 16 << 20
+	// GrepMaxUTF16Bytes is the largest UTF-16 file (with a byte order mark) grep transcodes
+	// and searches; a larger one is skipped as binary.
+	GrepMaxUTF16Bytes = 16 << 20
 )
 
 // GrepDetails are the details of a grep result.
@@ -35,9 +38,13 @@ type GrepDetails struct {
 	FilesWithMatches int `json:"filesWithMatches"`
 	FilesSearched    int `json:"filesSearched"`
 	BinarySkipped    int `json:"binarySkipped,omitempty"`
+	// BinaryStopped counts files searched up to a NUL byte found after their first match.
+	BinaryStopped int `json:"binaryStopped,omitempty"`
+	// LongLinesCut counts lines longer than GrepMaxSearchedLineBytes, searched only that far.
+	LongLinesCut int `json:"longLinesCut,omitempty"`
 	// Truncated says there are more matches than shown.
 	Truncated bool `json:"truncated,omitempty"`
-	// IgnoreFilesSkipped lists the .gitignore files that were not applied, and why.
+	// IgnoreFilesSkipped lists the ignore files that were not applied, and why.
 	IgnoreFilesSkipped []SkippedFile `json:"ignoreFilesSkipped,omitempty"`
 }
 
@@ -54,14 +61,22 @@ var grepSchema = schema(`{
   "additionalProperties": false
 }`)
 
+// grepDescription is the grep tool's description: what the model knows of the dialect.
+const grepDescription = "Search file contents with a regular expression, line by line. Prints path:line: text for each matching line, " +
+	"in path order, at most limit (default 100) matches and 50KB, lines cut at 500 bytes. " +
+	"Syntax: Go's RE2 (no backreferences or lookaround). Each line is matched on its own without its \\n (a \\r before it stays, so $ does not match before \\r\\n; use \\r?$). " +
+	"ignoreCase folds Unicode case (k also matches the Kelvin sign); \\w, \\d, \\s and \\b are ASCII-only (caf\\w misses café: use \\pL or [^\\s]), . and \\pL are Unicode. " +
+	"Skips .git, what .gitignore, .ignore, .git/info/exclude and git's global excludes file exclude (also outside a git repository; " +
+	"a nested repository has its own rules), symbolic links, and binary files (a NUL byte before the first match; a NUL after it stops that file's search, with a note). " +
+	"Text that is not UTF-8 (Latin-1...) is searched byte by byte; UTF-16 with a byte order mark is transcoded. " +
+	"Lines longer than 16MB are searched in their first 16MB only, with a note. Finding nothing is not an error."
+
 func grepTool(ws *Workspace) toolexec.Tool {
 	return toolexec.Tool{
-		Name: NameGrep,
-		Description: "Search file contents with a regular expression (Go RE2 syntax; no backreferences or lookaround). " +
-			"Prints path:line: text for each matching line, at most limit (default 100) matches and 50KB, lines cut at 500 bytes. " +
-			"Skips .git, files ignored by .gitignore, binary files and symbolic links. Finding nothing is not an error.",
-		Parameters: grepSchema,
-		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+		Name:        NameGrep,
+		Description: grepDescription,
+		Parameters:  grepSchema,
+		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Pattern    string   `json:"pattern"`
 				Path       string   `json:"path"`
@@ -72,26 +87,36 @@ func grepTool(ws *Workspace) toolexec.Tool {
 			if err := decodeArgs(call, &a); err != nil {
 				return toolexec.Result{}, err
 			}
-			return ws.grep(ctx, a.Pattern, a.Path, a.Glob, a.IgnoreCase, intArg(a.Limit, GrepDefaultLimit))
+			return ws.grep(ctx, grepArgs{pattern: a.Pattern, path: a.Path, glob: a.Glob, ignoreCase: a.IgnoreCase,
+				limit: intArg(a.Limit, GrepDefaultLimit)}, onUpdate)
 		},
 	}
 }
 
-func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignoreCase bool, limit int) (toolexec.Result, error) {
-	expr := pattern
-	if ignoreCase {
+// grepArgs are a grep call's arguments.
+type grepArgs struct {
+	pattern, path, glob string
+	ignoreCase          bool
+	limit               int
+}
+
+// grep runs the grep tool; onUpdate (nil for none) gets progress on a long search.
+func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.Result)) (toolexec.Result, error) {
+	expr := a.pattern
+	if a.ignoreCase {
 		expr = "(?i)" + expr
 	}
-	re, err := regexp.Compile(expr)
+	m, err := newGrepMatcher(expr)
 	if err != nil {
-		return toolexec.Result{}, fmt.Errorf("invalid regular expression %q: %v (the syntax is Go's RE2)", pattern, err)
+		return toolexec.Result{}, fmt.Errorf("invalid regular expression %q: %v (the syntax is Go's RE2)", a.pattern, err)
 	}
 	var filter *pathGlob
-	if glob != "" {
-		if filter, err = newPathGlob(glob); err != nil {
+	if a.glob != "" {
+		if filter, err = newPathGlob(a.glob); err != nil {
 			return toolexec.Result{}, err
 		}
 	}
+	path := a.path
 	if path == "" {
 		path = "."
 	}
@@ -110,59 +135,79 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 		return toolexec.Result{}, ws.explain(path, err)
 	}
 
+	limit := a.limit
 	var out strings.Builder
+	var notes strings.Builder
 	var det GrepDetails
 	full := false
-	// search searches the file name in dir, whose real path is real.
-	search := func(dir *os.Root, name, real string) error {
-		n, isBinary, err := grepFile(dir, name, real, re, func(line int, text []byte, size int) bool {
-			if det.Matches == limit {
-				full = true
-				return false
-			}
-			shown := validText(cutRunes(text, GrepMaxLineBytes))
-			if size > GrepMaxLineBytes {
-				shown += " …"
-			}
-			entry := fmt.Sprintf("%s:%d: %s\n", ws.display(real), line, shown)
-			if out.Len()+len(entry) > GrepMaxBytes {
-				full = true
-				return false
-			}
-			out.WriteString(entry)
-			det.Matches++
-			return true
-		})
-		if err != nil {
+	var halt atomic.Bool // set once the result is full: searches still running stop
+	quit := func() bool { return halt.Load() || ctx.Err() != nil }
+	prog := startProgress(onUpdate, "searched")
+	defer prog.end()
+	// take adds what searching the file at real found, in walk order.
+	take := func(real string, res *grepResult) error {
+		if res.err != nil {
 			return nil // an unreadable file, or one that is no longer regular, is skipped
 		}
-		if isBinary {
+		if res.binary {
 			det.BinarySkipped++
 			return nil
 		}
 		det.FilesSearched++
+		shown := ws.display(real)
+		n := 0
+		for _, l := range res.lines {
+			if det.Matches == limit {
+				full = true
+				break
+			}
+			entry := shown + ":" + strconv.Itoa(l.no) + ": " + l.text + "\n"
+			if out.Len()+len(entry) > GrepMaxBytes {
+				full = true
+				break
+			}
+			out.WriteString(entry)
+			det.Matches++
+			n++
+		}
 		if n > 0 {
 			det.FilesWithMatches++
 		}
+		for _, no := range res.longLines {
+			det.LongLinesCut++
+			fmt.Fprintf(&notes, "[%s:%d is longer than %s: only its first %s was searched.]\n", shown, no, size(GrepMaxSearchedLineBytes), size(GrepMaxSearchedLineBytes))
+		}
+		if res.binaryLine > 0 {
+			det.BinaryStopped++
+			fmt.Fprintf(&notes, "[%s: search stopped at line %d, where a NUL byte shows binary content.]\n", shown, res.binaryLine)
+		}
 		if full {
+			halt.Store(true)
 			return fs.SkipAll
 		}
 		return nil
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		_ = search(r, rel, root)
+		_ = take(root, grepFile(r, rel, root, m, limit+1, quit))
 	case fi.IsDir():
-		det.IgnoreFilesSkipped, err = ws.walk(ctx, root, func(dir *os.Root, real, rel string, e entry) error {
+		det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{
 			// FIFOs, devices and links are skipped without being opened; one swapped in
 			// after the listing is opened without blocking and refused (grepFile).
-			if !e.typ.IsRegular() {
-				return nil
-			}
-			if filter != nil && !filter.match(rel, e.name) {
-				return nil
-			}
-			return search(dir, e.name, real)
+			want: func(rel string, e entry) bool {
+				return e.typ.IsRegular() && (filter == nil || filter.match(rel, e.name))
+			},
+			work: func(dir *os.Root, real, _ string, e entry) any {
+				res := grepFile(dir, e.name, real, m, limit+1, quit)
+				prog.files.Add(1)
+				return res
+			},
+			visit: func(real, _ string, _ entry, res any) error {
+				if res == nil {
+					return nil
+				}
+				return take(real, res.(*grepResult))
+			},
 		})
 		if err != nil {
 			return toolexec.Result{}, ws.explain(path, err)
@@ -172,9 +217,9 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 	}
 
 	where := ws.display(root)
-	note := skippedNote(det.IgnoreFilesSkipped)
+	note := notes.String() + skippedNote(det.IgnoreFilesSkipped)
 	if det.Matches == 0 {
-		msg := fmt.Sprintf("No matches for %q in %s", pattern, where)
+		msg := fmt.Sprintf("No matches for %q in %s", a.pattern, where)
 		if det.BinarySkipped > 0 {
 			msg += fmt.Sprintf(" (%s skipped)", plural(det.BinarySkipped, "binary file"))
 		}
@@ -191,35 +236,4 @@ func (ws *Workspace) grep(ctx context.Context, pattern, path, glob string, ignor
 		out.WriteString("\n" + note)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
-}
-
-// grepFile calls found for each line of the file name in dir (real is its real path) that
-// re matches, with its 1-based number, its text (at most grepKeepBytes of it) and its full
-// length, until found returns false. It returns the number of matching lines reported, and
-// whether the file was skipped as binary. What is not a regular file once opened (without
-// blocking) is an error.
-func grepFile(dir *os.Root, name, real string, re *regexp.Regexp, found func(line int, text []byte, size int) bool) (int, bool, error) {
-	f, _, err := openRegular(dir, name, real)
-	if err != nil {
-		return 0, false, err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(sniffLen)
-	if binary(head, len(head) < sniffLen) {
-		return 0, true, nil
-	}
-	n, line := 0, 0
-	err = eachLine(br, grepKeepBytes, func(text []byte, size int) bool {
-		line++
-		if !re.Match(text) {
-			return true
-		}
-		if !found(line, text, size) {
-			return false
-		}
-		n++
-		return true
-	})
-	return n, false, err
 }

@@ -1,7 +1,9 @@
-// This file walks a folder tree for grep and find: in name order, skipping .git and what
-// .gitignore files exclude, never following symbolic links, through a directory handle
-// (an os.Root) per folder so that the walk cannot leave the workspace folder; and it loads
-// those .gitignore files, leaving out (and reporting) any that is not a small regular file.
+// This file walks a folder tree for grep and find: folders are listed, and files searched,
+// by a small pool of goroutines, while the caller sees every entry in one stable order
+// (depth first, in name order); it skips .git and what ignore files exclude, never follows
+// symbolic links, and goes through a directory handle (an os.Root) per folder so that the
+// walk cannot leave the workspace folder. It loads the ignore files (ignore.go), leaving out
+// (and reporting) any that is not a small regular file.
 
 package tools
 
@@ -11,21 +13,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
-
-// MaxIgnoreFileBytes is the largest .gitignore pid reads; a larger one is left out.
-const MaxIgnoreFileBytes = 1 << 20
-
-// ignoreName is the one ignore file pid reads.
-const ignoreName = ".gitignore"
 
 // unknownType stands for a file type not known yet.
 const unknownType = ^fs.FileMode(0)
 
-// SkippedFile is a file a tool left out, and why: a .gitignore that is not a regular
+// SkippedFile is a file a tool left out, and why: an ignore file that is not a regular
 // file, leads outside the workspace or is too big.
 type SkippedFile struct {
 	Path   string `json:"path"` // as shown in results: relative to the cwd when inside it
@@ -35,26 +33,19 @@ type SkippedFile struct {
 // maxSkippedListed is how many left-out files a result names in its text.
 const maxSkippedListed = 10
 
-// skippedNote returns the lines that tell the model and the user which .gitignore files
-// were left out, or "" when none was.
+// skippedNote returns the lines that tell the model and the user which ignore files were
+// left out, or "" when none was.
 func skippedNote(skipped []SkippedFile) string {
 	var sb strings.Builder
 	for i, s := range skipped {
 		if i == maxSkippedListed {
-			fmt.Fprintf(&sb, "[And %d more .gitignore files left out.]\n", len(skipped)-i)
+			fmt.Fprintf(&sb, "[And %d more ignore files left out.]\n", len(skipped)-i)
 			break
 		}
 		fmt.Fprintf(&sb, "[%s was not applied: %s.]\n", s.Path, s.Reason)
 	}
 	return sb.String()
 }
-
-// visitFunc is called for every entry a walk visits, with dir, an os.Root on the folder
-// holding the entry (valid during the call only: open the entry as e.name in it), the
-// entry's real path, and its path relative to the walk's root (slash-separated). Returning
-// fs.SkipDir for a folder skips its content; fs.SkipAll ends the walk without error;
-// another error ends it with that error.
-type visitFunc func(dir *os.Root, real, rel string, e entry) error
 
 // entry is one entry of a folder: its name, and its type bits (0 for a regular file,
 // fs.ModeDir, fs.ModeSymlink...) as the folder records them, or from an lstat relative to
@@ -90,89 +81,179 @@ func listFolder(dir *os.Root, real string) ([]entry, error) {
 	return out, nil
 }
 
+// walkSpec says what a walk does besides listing.
+type walkSpec struct {
+	// want reports whether work should run for the entry (a file or anything but a folder);
+	// nil means never. Called from the walk's goroutines, concurrently.
+	want func(rel string, e entry) bool
+	// work does the per-file work (grep's search) for an entry want chose, in dir (an
+	// os.Root on the folder holding it, valid during the call only), and returns what
+	// visit gets. Called from the walk's goroutines, concurrently; it must return promptly
+	// once the walk's context is done.
+	work func(dir *os.Root, real, rel string, e entry) any
+	// visit is called for every entry the walk does not skip, in walk order (depth first,
+	// in name order; a folder before its content), on the caller's goroutine, one call at a
+	// time, with work's result (nil when work did not run). Returning fs.SkipAll ends the
+	// walk without error; another error ends it with that error.
+	visit func(real, rel string, e entry, res any) error
+}
+
+// walkNode is one entry of the tree being walked. Folders and wanted files are tasks: run
+// once, by a pool goroutine or by the consumer (which takes a task no goroutine has
+// started rather than wait for one), then done is closed.
+type walkNode struct {
+	parent    *walkNode
+	real, rel string
+	e         entry
+	isDir     bool
+	task      bool          // a folder, or a file work runs for
+	claimed   atomic.Bool   // set by whoever runs the task
+	done      chan struct{} // closed when the task has run
+	tokened   bool          // run by a pool goroutine holding a run-ahead token
+	stack     ignoreStack   // a folder's: the ignore files that apply to its entries
+	children  []*walkNode   // a folder's entries, once listed, in name order
+	skipped   []SkippedFile // a folder's ignore files left out
+	res       any           // a file's: what work returned
+	root      *os.Root      // a folder's handle, while tasks still need it
+	refs      atomic.Int32  // a folder's: tasks still needing root, plus its own
+	rootErred bool          // a folder's: it could not be opened or listed
+}
+
 // walker is one walk's state.
 type walker struct {
 	ws      *Workspace
 	ctx     context.Context
-	visit   visitFunc
+	spec    walkSpec
+	global  *ignoreSource // git's global excludes file, or nil
+	stop    atomic.Bool
+	tokens  chan struct{} // run-ahead bound: one per task a pool goroutine has run but the consumer has not reached
+	halt    chan struct{} // closed when the walk stops
 	skipped []SkippedFile
+
+	// mu guards the task stack and the folder handles still open.
+	mu    sync.Mutex
+	cond  *sync.Cond
+	tasks []*walkNode // LIFO: pushed in reverse name order, so popping follows walk order
+	shut  bool
+	open  map[*os.Root]struct{}
 }
 
-// walk visits everything under the folder start (a real path), depth first in name order.
-// It skips .git, entries ignored by the .gitignore files of start, of its subfolders and of
-// its parents up to the repository (the nearest folder holding .git) or the workspace
-// folder, whichever is nearer. Symbolic links are visited but not followed; folders that
-// cannot be read are skipped. Each folder is opened from its parent's handle by name, and
-// its files are opened from its own handle, so no path is resolved again from the top and
-// a link swapped in cannot lead the walk outside. It returns the .gitignore files it left
-// out, and stops with ctx's error when ctx is done.
-func (ws *Workspace) walk(ctx context.Context, start string, visit visitFunc) ([]SkippedFile, error) {
+// walkRunAhead bounds how many tasks the pool runs ahead of the consumer: the memory a
+// walk holds is bounded by it, not by the tree.
+const walkRunAhead = 1024
+
+// walkWorkers is how many pool goroutines a walk starts.
+func walkWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 16)) }
+
+// walk visits everything under the folder start (a real path), as spec says. It skips .git
+// and entries ignored by the ignore files of start, of its subfolders and of its parents
+// (up to the workspace folder; see parentIgnores). Symbolic links are visited but not
+// followed; folders that cannot be read are skipped. Each folder is opened from its
+// parent's handle by name, and its files are opened from its own handle, so no path is
+// resolved again from the top and a link swapped in cannot lead the walk outside. It
+// returns the ignore files it left out, and stops with ctx's error when ctx is done. Every
+// goroutine it starts has ended when it returns.
+func (ws *Workspace) walk(ctx context.Context, start string, spec walkSpec) ([]SkippedFile, error) {
 	r, rel, err := ws.at(start)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := r.OpenRoot(rel)
+	root, err := r.OpenRoot(rel)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
-	w := &walker{ws: ws, ctx: ctx, visit: visit}
-	stack := w.parentIgnores(start)
-	err = w.walkDir(dir, start, "", stack)
+	w := &walker{ws: ws, ctx: ctx, spec: spec, tokens: make(chan struct{}, walkRunAhead),
+		halt: make(chan struct{}), open: map[*os.Root]struct{}{root: {}}}
+	w.cond = sync.NewCond(&w.mu)
+	w.global = loadGlobalExcludes()
+	top := &walkNode{real: start, isDir: true, task: true, done: make(chan struct{}), root: root}
+	top.stack = w.parentIgnores(start)
+	var wg sync.WaitGroup
+	for range walkWorkers() {
+		wg.Go(w.work)
+	}
+	err = w.consume(top)
+	w.stop.Store(true)
+	close(w.halt)
+	w.mu.Lock()
+	w.shut = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	wg.Wait()
+	for r := range w.open {
+		r.Close()
+	}
 	if errors.Is(err, fs.SkipAll) {
 		err = nil
 	}
 	return w.skipped, err
 }
 
-func (w *walker) walkDir(dir *os.Root, real, rel string, stack ignoreStack) error {
-	entries, err := listFolder(dir, real)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		if e.name == ignoreName {
-			if ig := w.loadIgnore(dir, real, e.typ); ig != nil {
-				stack = stack.with(ig)
-			}
-			break
+// work is a pool goroutine: it runs tasks from the stack until the walk stops.
+func (w *walker) work() {
+	for {
+		w.mu.Lock()
+		for len(w.tasks) == 0 && !w.shut {
+			w.cond.Wait()
 		}
+		if w.shut {
+			w.mu.Unlock()
+			return
+		}
+		n := w.tasks[len(w.tasks)-1]
+		w.tasks = w.tasks[:len(w.tasks)-1]
+		w.mu.Unlock()
+		select {
+		case w.tokens <- struct{}{}:
+		case <-w.halt:
+			return
+		}
+		if !n.claimed.CompareAndSwap(false, true) {
+			<-w.tokens // the consumer took it
+			continue
+		}
+		n.tokened = true
+		w.run(n)
 	}
-	for _, e := range entries {
+}
+
+// await returns once n's task has run, running it here when no goroutine has started it,
+// or ctx's error when ctx is done first.
+func (w *walker) await(n *walkNode) error {
+	if n.claimed.CompareAndSwap(false, true) {
+		w.run(n)
+	}
+	select {
+	case <-n.done:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	if n.tokened {
+		<-w.tokens
+	}
+	return nil
+}
+
+// consume visits the entries of the folder n in walk order, descending into subfolders.
+func (w *walker) consume(n *walkNode) error {
+	if err := w.await(n); err != nil {
+		return err
+	}
+	w.skipped = append(w.skipped, n.skipped...)
+	for _, c := range n.children {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		name := e.name
-		if name == ".git" {
-			continue
+		if c.task && !c.isDir {
+			if err := w.await(c); err != nil {
+				return err
+			}
 		}
-		p := real + "/" + name
-		if real == "/" {
-			p = "/" + name
-		}
-		r := name
-		if rel != "" {
-			r = rel + "/" + name
-		}
-		isDir := e.typ.IsDir() // false for a symbolic link, whatever it points to
-		if stack.ignored(p, isDir) {
-			continue
-		}
-		switch err := w.visit(dir, p, r, e); {
-		case errors.Is(err, fs.SkipDir):
-			continue
-		case err != nil:
+		if err := w.spec.visit(c.real, c.rel, c.e, c.res); err != nil {
 			return err
 		}
-		if isDir {
-			// OpenRoot refuses a link swapped in for the folder if it leads out of dir.
-			sub, err := dir.OpenRoot(name)
-			if err != nil {
-				continue
-			}
-			err = w.walkDir(sub, p, r, stack)
-			sub.Close()
-			if err != nil {
+		if c.isDir {
+			if err := w.consume(c); err != nil {
 				return err
 			}
 		}
@@ -180,143 +261,98 @@ func (w *walker) walkDir(dir *os.Root, real, rel string, stack ignoreStack) erro
 	return nil
 }
 
-// parentIgnores loads the .gitignore files of start's parents that apply to it: up to the
-// repository's top (a folder holding .git) but not above the workspace folder holding
-// start. It looks through the workspace folder's root.
-func (w *walker) parentIgnores(start string) ignoreStack {
-	if w.exists(filepath.Join(start, ".git")) {
-		return nil
-	}
-	top := w.ws.rootOf(start)
-	var dirs []string
-	for d := filepath.Dir(start); top != "" && within(d, top) && d != start; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if d == top || w.exists(filepath.Join(d, ".git")) {
-			break
+// run runs the task n: lists a folder or does a file's work.
+func (w *walker) run(n *walkNode) {
+	defer close(n.done)
+	if w.stop.Load() || w.ctx.Err() != nil {
+		if n.parent != nil {
+			w.release(n.parent)
 		}
+		return
 	}
-	slices.Reverse(dirs)
-	var stack ignoreStack
-	for _, d := range dirs {
-		if ig := w.loadIgnore(nil, d, unknownType); ig != nil {
-			stack = stack.with(ig)
-		}
+	if !n.isDir {
+		n.res = w.spec.work(n.parent.root, n.real, n.rel, n.e)
+		w.release(n.parent)
+		return
 	}
-	return stack
-}
-
-// exists reports whether something is at the real path p (a link counts, whatever it
-// points to), looking through the workspace folder's root.
-func (w *walker) exists(p string) bool {
-	r, rel, err := w.ws.at(p)
-	if err != nil {
-		return false
-	}
-	_, err = r.Lstat(rel)
-	return err == nil
-}
-
-// loadIgnore reads and parses the .gitignore of the folder at the real path dirReal, or
-// returns nil when there is none or it is left out (then recorded in w.skipped). dir is an
-// os.Root on that folder, or nil to go through the workspace folder's root; typ is the
-// file's type from the folder listing, or unknownType.
-//
-// The file must be a regular file of at most MaxIgnoreFileBytes. A symbolic link is
-// followed when Resolve finds that it leads to a place inside the workspace folders; the
-// target is then read through the root of the folder holding it.
-func (w *walker) loadIgnore(dir *os.Root, dirReal string, typ fs.FileMode) *ignoreFile {
-	p := filepath.Join(dirReal, ignoreName)
-	shown := w.ws.display(p)
-	r, rel := dir, ignoreName
-	if r == nil {
-		var err error
-		if r, rel, err = w.ws.at(p); err != nil {
-			return nil
-		}
-	}
-	if typ == unknownType {
-		fi, err := r.Lstat(rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
+	if n.parent != nil {
+		// OpenRoot refuses a link swapped in for the folder if it leads out of the parent.
+		root, err := n.parent.root.OpenRoot(n.e.name)
+		w.release(n.parent)
 		if err != nil {
-			w.skip(shown, fmt.Sprintf("it could not be looked at (%v)", err))
-			return nil
+			n.rootErred = true
+			return
 		}
-		typ = fi.Mode().Type()
+		w.mu.Lock()
+		w.open[root] = struct{}{}
+		w.mu.Unlock()
+		n.root = root
 	}
-	if typ&fs.ModeSymlink != 0 {
-		target, _ := r.Readlink(rel)
-		real, err := w.ws.Resolve(p)
-		switch {
-		case errors.Is(err, ErrOutsideWorkspace):
-			w.skip(shown, fmt.Sprintf("it is a symbolic link to %s, outside the workspace folders", target))
-			return nil
-		case err != nil:
-			w.skip(shown, fmt.Sprintf("it is a symbolic link that cannot be followed (%v)", err))
-			return nil
-		}
-		if r, rel, err = w.ws.at(real); err != nil {
-			return nil
-		}
-		if fi, err := r.Stat(rel); errors.Is(err, fs.ErrNotExist) {
-			w.skip(shown, fmt.Sprintf("it is a symbolic link to %s, which does not exist", target))
-			return nil
-		} else if err != nil {
-			w.skip(shown, fmt.Sprintf("it is a symbolic link to %s, which cannot be read (%v)", target, err))
-			return nil
-		} else if !fi.Mode().IsRegular() {
-			w.skip(shown, fmt.Sprintf("it is a symbolic link to %s, which is %s, not a regular file", target, kindOf(fi.Mode())))
-			return nil
-		}
-	} else if !typ.IsRegular() {
-		w.skip(shown, fmt.Sprintf("it is %s, not a regular file", kindOf(typ)))
-		return nil
-	}
-	data, err := readSmall(r, rel, shown, MaxIgnoreFileBytes)
-	var nr *notRegularError
-	var big *tooBigError
-	switch {
-	case errors.As(err, &nr):
-		w.skip(shown, fmt.Sprintf("it is %s, not a regular file", kindOf(nr.mode)))
-		return nil
-	case errors.As(err, &big):
-		w.skip(shown, big.Error())
-		return nil
-	case err != nil:
-		w.skip(shown, fmt.Sprintf("it could not be read (%v)", err))
-		return nil
-	}
-	return parseIgnore(dirReal, data)
+	w.list(n)
 }
 
-// skip records a .gitignore left out.
-func (w *walker) skip(shown, reason string) {
-	w.skipped = append(w.skipped, SkippedFile{Path: shown, Reason: reason})
+// release drops one use of the folder n's handle, closing it after the last.
+func (w *walker) release(n *walkNode) {
+	if n.refs.Add(-1) != 0 {
+		return
+	}
+	w.mu.Lock()
+	delete(w.open, n.root)
+	w.mu.Unlock()
+	n.root.Close()
 }
 
-// folder resolves path ("" meaning the cwd) to an existing folder of the workspace, or fails
-// saying why; hint is added to the "not a folder" message.
-func (ws *Workspace) folder(path, hint string) (string, error) {
-	if path == "" {
-		path = "."
-	}
-	real, err := ws.Resolve(path)
+// list lists the folder n, applies its ignore files, and queues the tasks of its entries.
+func (w *walker) list(n *walkNode) {
+	n.refs.Store(1)
+	defer w.release(n)
+	entries, err := listFolder(n.root, n.real)
 	if err != nil {
-		return "", err
+		n.rootErred = true
+		return
 	}
-	r, rel, err := ws.at(real)
-	if err != nil {
-		return "", err
+	stack := w.folderIgnores(n, entries)
+	kids := make([]*walkNode, 0, len(entries))
+	tasks := 0
+	for _, e := range entries {
+		if e.name == ".git" {
+			continue
+		}
+		p := n.real + "/" + e.name
+		if n.real == "/" {
+			p = "/" + e.name
+		}
+		r := e.name
+		if n.rel != "" {
+			r = n.rel + "/" + e.name
+		}
+		isDir := e.typ.IsDir() // false for a symbolic link, whatever it points to
+		if stack.ignored(p, isDir) {
+			continue
+		}
+		k := &walkNode{parent: n, real: p, rel: r, e: e, isDir: isDir}
+		if isDir {
+			k.task, k.stack = true, stack
+		} else if w.spec.want != nil && w.spec.want(r, e) {
+			k.task = true
+		}
+		if k.task {
+			k.done = make(chan struct{})
+			tasks++
+		}
+		kids = append(kids, k)
 	}
-	fi, err := r.Stat(rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("path not found: %s", path)
-	case err != nil:
-		return "", ws.explain(path, err)
-	case !fi.IsDir():
-		return "", fmt.Errorf("%s is not a folder%s", path, hint)
+	n.children = kids
+	if tasks == 0 {
+		return
 	}
-	return real, nil
+	n.refs.Add(int32(tasks))
+	w.mu.Lock()
+	for i := len(kids) - 1; i >= 0; i-- {
+		if kids[i].task {
+			w.tasks = append(w.tasks, kids[i])
+		}
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
 }
