@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -88,9 +89,12 @@ type run struct {
 	start      int
 	// forModel is the converted transcript, kept in step with it when ConvertToLlm is set
 	// and TransformContext is not; without either, the model gets transcript itself.
-	forModel []llm.Message
-	tools    *toolexec.ActiveSet
-	batchCfg toolexec.Config
+	// While every message converted to itself (a filter that kept them all), forModel is
+	// not built and converted is false: the model gets transcript, which is the same.
+	forModel  []llm.Message
+	converted bool
+	tools     *toolexec.ActiveSet
+	batchCfg  toolexec.Config
 }
 
 func dropEvent(event.Event) {}
@@ -114,22 +118,47 @@ func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.
 	copy(r.transcript, history)
 	r.start = len(history)
 	if cfg.TransformContext == nil && cfg.ConvertToLlm != nil {
-		r.forModel = make([]llm.Message, 0, cap(r.transcript))
-		for i := range history {
-			r.convert(&history[i])
+		for i := range r.transcript {
+			r.convert(i)
 		}
 	}
 	r.batchCfg = toolexec.Config{Mode: cfg.ToolExecution, Before: cfg.Before, After: cfg.After, Emit: cfg.Emit}
 	return r.loop(prompts)
 }
 
-func (r *run) convert(m *llm.Message) {
+// convert converts transcript message i, the last one converted so far plus one.
+func (r *run) convert(i int) {
 	if r.cfg.TransformContext != nil || r.cfg.ConvertToLlm == nil {
 		return
 	}
-	if c, ok := r.cfg.ConvertToLlm(m); ok {
+	m := &r.transcript[i]
+	c, ok := r.cfg.ConvertToLlm(m)
+	if !r.converted {
+		if ok && sameMessage(&c, m) {
+			return // forModel would equal transcript[:i+1]
+		}
+		r.converted = true
+		r.forModel = make([]llm.Message, i, cap(r.transcript))
+		copy(r.forModel, r.transcript[:i])
+	}
+	if ok {
 		r.forModel = appendDoubling(r.forModel, c)
 	}
+}
+
+// sameMessage reports whether a and b are the same message: equal fields, slices sharing
+// their arrays, Details holding the same value (compared as the interface's two words, so
+// that no value of an uncomparable type is compared).
+func sameMessage(a, b *llm.Message) bool {
+	return a.Role == b.Role && sameSlice(a.Content, b.Content) && a.StopReason == b.StopReason &&
+		a.Usage == b.Usage && a.ErrorMessage == b.ErrorMessage && a.ToolCallID == b.ToolCallID &&
+		a.ToolName == b.ToolName && a.IsError == b.IsError && sameSlice(a.AddedToolNames, b.AddedToolNames) &&
+		a.Timestamp == b.Timestamp &&
+		*(*[2]unsafe.Pointer)(unsafe.Pointer(&a.Details)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b.Details))
+}
+
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (a == nil) == (b == nil) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // appendDoubling appends m, doubling the capacity when it runs out: append alone grows
@@ -147,9 +176,8 @@ func appendDoubling(s []llm.Message, m llm.Message) []llm.Message {
 // transcript stay valid (a grown transcript leaves the old array to them).
 func (r *run) add(m llm.Message) *llm.Message {
 	r.transcript = appendDoubling(r.transcript, m)
-	p := &r.transcript[len(r.transcript)-1]
-	r.convert(p)
-	return p
+	r.convert(len(r.transcript) - 1)
+	return &r.transcript[len(r.transcript)-1]
 }
 
 // added returns every message the run added.
@@ -289,7 +317,7 @@ func (r *run) ask() llm.Message {
 			}
 		}
 	} else {
-		if r.cfg.ConvertToLlm != nil {
+		if r.converted {
 			req.Messages = slices.Clip(r.forModel)
 		} else {
 			req.Messages = slices.Clip(r.transcript)

@@ -709,3 +709,44 @@ func TestRunCancelReportedAsProviderError(t *testing.T) {
 		}
 	})
 }
+
+// A ConvertToLlm that keeps messages as they are (pi's role filter) lets the model see the
+// transcript itself; once it drops or changes a message, every later request shows the
+// converted list: what it returned, in order, and nothing it dropped.
+func TestRunConvertToLlmIdentityThenFilter(t *testing.T) {
+	convert := func(m *llm.Message) (llm.Message, bool) {
+		switch {
+		case m.Role == llm.RoleUser && strings.HasPrefix(m.Text(), "ui-only"):
+			return llm.Message{}, false
+		case m.Role == llm.RoleUser && strings.HasPrefix(m.Text(), "loud"):
+			c := *m
+			c.Content = []llm.Content{llm.Text(strings.ToUpper(m.Text()))}
+			return c, true
+		}
+		return *m, true
+	}
+	prov := &recordingProvider{inner: llm.NewScript(
+		calls(tc("c1", "echo", `{}`)),
+		calls(tc("c2", "echo", `{}`)),
+		calls(tc("c3", "echo", `{}`)),
+		text("done"),
+	)}
+	steering := map[int][]llm.Message{2: {user("ui-only note")}, 3: {user("loud steer")}}
+	cfg := &loop.Config{
+		Provider: prov, Tools: activate(t, box(t, echoTool("echo", nil)), "echo"), ConvertToLlm: convert,
+		Steering: func() []llm.Message { return steering[len(prov.requests())] },
+	}
+	res := loop.Run(context.Background(), cfg, []llm.Message{user("old")}, []llm.Message{user("hi")})
+	if res.StopReason != llm.StopEnd {
+		t.Fatalf("StopReason %q", res.StopReason)
+	}
+	want := [][]string{
+		{"user old", "user hi"},
+		{"user old", "user hi", "assistant toolUse", "toolResult c1"},
+		{"user old", "user hi", "assistant toolUse", "toolResult c1", "assistant toolUse", "toolResult c2"},
+		{"user old", "user hi", "assistant toolUse", "toolResult c1", "assistant toolUse", "toolResult c2", "assistant toolUse", "toolResult c3", "user LOUD STEER"},
+	}
+	if d := cmp.Diff(want, mapTags(prov.requests())); d != "" {
+		t.Errorf("requests (-want +got):\n%s", d)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -285,12 +287,73 @@ func (r *batch) runParallel(calls []call) {
 	case 1:
 		r.runOne(runnable[0])
 	default:
-		var wg sync.WaitGroup
-		for _, c := range runnable[:len(runnable)-1] {
+		r.runConcurrently(runnable)
+	}
+}
+
+// quickCall is how long a call may execute and still count as quick; rescueAfter is how
+// long the calls queued behind quick calls on the batch's goroutine wait at most (plus the
+// runtime's timer latency) before they get goroutines of their own.
+const rescueAfter = 50 * time.Microsecond
+
+var quickCall atomic.Int64 // nanoseconds; a variable for the tests
+
+func init() { quickCall.Store(int64(20 * time.Microsecond)) }
+
+// runConcurrently executes and finalizes the prepared calls of a parallel batch (R13). A
+// goroutine per call costs more than a call of a tool that returns at once (a no-op, a
+// lookup): so the calls of tools whose last call was quick, and which wait for no other
+// call or slot, run one after another on the batch's goroutine, while every other call
+// gets its own goroutine. A quick tool that blocks this time does not hold the calls behind
+// it back: after rescueAfter those get goroutines too. The results are the same either way;
+// only the completion order, which R13 leaves to the calls, may differ.
+func (r *batch) runConcurrently(runnable []*call) {
+	var wg sync.WaitGroup
+	var inline, spawn []*call
+	for _, c := range runnable {
+		if c.entry.quick.Load() && len(c.deps) == 0 && c.slot == nil {
+			inline = append(inline, c)
+		} else {
+			spawn = append(spawn, c)
+		}
+	}
+	if len(inline) == 0 {
+		// The batch's goroutine takes the last call itself.
+		inline, spawn = spawn[len(spawn)-1:], spawn[:len(spawn)-1]
+	}
+	for _, c := range spawn {
+		wg.Go(func() { r.runOne(c) })
+	}
+	if len(inline) == 1 {
+		r.runOne(inline[0])
+	} else {
+		r.runInline(inline, &wg)
+	}
+	wg.Wait()
+}
+
+// runInline runs calls in order on the batch's goroutine, handing those not yet started to
+// goroutines of their own (added to wg) once rescueAfter has passed. It returns when every
+// call it ran itself has finished and the hand-over, if any, is done.
+func (r *batch) runInline(calls []*call, wg *sync.WaitGroup) {
+	var next atomic.Int32 // the next call to start; len(calls) or more once all are taken
+	handedOver := make(chan struct{})
+	rescue := time.AfterFunc(rescueAfter, func() {
+		defer close(handedOver)
+		from := min(int(next.Swap(int32(len(calls)))), len(calls))
+		for _, c := range calls[from:] {
 			wg.Go(func() { r.runOne(c) })
 		}
-		r.runOne(runnable[len(runnable)-1])
-		wg.Wait()
+	})
+	for {
+		i := int(next.Add(1)) - 1
+		if i >= len(calls) {
+			break
+		}
+		r.runOne(calls[i])
+	}
+	if !rescue.Stop() {
+		<-handedOver
 	}
 }
 
@@ -310,7 +373,9 @@ func (r *batch) runOne(c *call) {
 		<-d.done
 	}
 	if r.takeSlot(c) && r.begin(c) {
+		t0 := time.Now()
 		r.execute(c)
+		c.entry.quick.Store(int64(time.Since(t0)) < quickCall.Load())
 		r.releaseSlot(c)
 		r.finalize(c)
 	} else {
@@ -378,9 +443,11 @@ func (r *batch) prepare(c *call) bool {
 		c.fail(fmt.Sprintf("Invalid arguments for tool %s: the arguments are not valid JSON (%v).\n\nReceived arguments:\n%s", c.tc.Name, err, args))
 		return false
 	}
-	if err := e.schema.Validate(value); err != nil {
-		c.fail(validationMessage(c.tc.Name, err, args))
-		return false
+	if e.fast == nil || !e.fast.accepts(value) {
+		if err := e.schema.Validate(value); err != nil {
+			c.fail(validationMessage(c.tc.Name, err, args))
+			return false
+		}
 	}
 	c.prepared = Call{ID: c.tc.ID, Name: c.tc.Name, Args: args, Value: value}
 	if r.cfg.Before != nil {

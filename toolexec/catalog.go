@@ -55,7 +55,7 @@ func resolve(t Tool) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.schema = sch
+	e.schema, e.fast = sch.lib, sch.fast
 	return e, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -111,7 +112,14 @@ type Tool struct {
 type entry struct {
 	tool   Tool
 	schema *jsonschema.Schema
-	spec   llm.ToolSpec
+	// fast, when the schema is in the subset it understands, accepts valid arguments
+	// without the library (see flatschema.go).
+	fast *fastNode
+	spec llm.ToolSpec
+	// quick reports whether the tool's last call in parallel mode executed in under
+	// quickCall: its next calls in a parallel batch then run on the batch's goroutine
+	// (see runConcurrently).
+	quick atomic.Bool
 }
 
 // Toolbox is the set of every tool a session knows, active or not, with schemas compiled.
@@ -152,7 +160,7 @@ func NewToolbox(tools ...Tool) (*Toolbox, error) {
 		if err != nil {
 			return nil, err
 		}
-		tb.byName[t.Name] = &entry{tool: t, schema: sch, spec: llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}}
+		tb.byName[t.Name] = &entry{tool: t, schema: sch.lib, fast: sch.fast, spec: llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}}
 		tb.names = append(tb.names, t.Name)
 	}
 	return tb, nil
@@ -164,12 +172,19 @@ func NewToolbox(tools ...Tool) (*Toolbox, error) {
 // immutable and safe for concurrent validation. The cache stops growing at maxCachedSchemas.
 var schemaCache struct {
 	mu sync.Mutex
-	m  map[string]*jsonschema.Schema
+	m  map[string]*compiled
+}
+
+// compiled is a tool's schema compiled for the library and, when it can be, for the fast
+// check.
+type compiled struct {
+	lib  *jsonschema.Schema
+	fast *fastNode
 }
 
 const maxCachedSchemas = 1024
 
-func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
+func compileSchema(name string, params json.RawMessage) (*compiled, error) {
 	key := name + "\x00" + string(params)
 	schemaCache.mu.Lock()
 	sch := schemaCache.m[key]
@@ -177,13 +192,14 @@ func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, err
 	if sch != nil {
 		return sch, nil
 	}
-	sch, err := compileSchemaUncached(name, params)
+	lib, err := compileSchemaUncached(name, params)
 	if err != nil {
 		return nil, err
 	}
+	sch = &compiled{lib: lib, fast: compileFast(params)}
 	schemaCache.mu.Lock()
 	if schemaCache.m == nil {
-		schemaCache.m = map[string]*jsonschema.Schema{}
+		schemaCache.m = map[string]*compiled{}
 	}
 	if len(schemaCache.m) < maxCachedSchemas {
 		schemaCache.m[key] = sch
