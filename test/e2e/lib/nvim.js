@@ -268,3 +268,41 @@ export async function withNvim(options, fn) {
 	}
 	return result;
 }
+
+/**
+ * panes splits a screen of two side-by-side windows (the code on the left, pid's chat on the
+ * right, as :PidAsk opens it) at their vertical separator: the column where most rows have
+ * "│". It returns {left, right}: the rows of each side, trailing blanks cut. Without a
+ * separator, left is every row and right is empty.
+ */
+export function panes(screen) {
+	const rows = screen.split('\n');
+	const counts = new Map();
+	for (const r of rows) {
+		const chars = [...r];
+		chars.forEach((ch, i) => {
+			if (ch === '│') {
+				counts.set(i, (counts.get(i) ?? 0) + 1);
+			}
+		});
+	}
+	let col = -1;
+	let best = 0;
+	for (const [i, n] of counts) {
+		if (n > best) {
+			best = n;
+			col = i;
+		}
+	}
+	if (col < 0 || best < rows.length / 2) {
+		return { left: rows.map((r) => r.trimEnd()), right: [] };
+	}
+	const left = [];
+	const right = [];
+	for (const r of rows) {
+		const chars = [...r];
+		left.push(chars.slice(0, col).join('').trimEnd());
+		right.push(chars.slice(col + 1).join('').trimEnd());
+	}
+	return { left, right };
+}

@@ -455,7 +455,7 @@ local function make_handlers(token)
     S.creating, S.loading = false, false
     S.crashed = true
     approval.withdraw(nil, true)
-    local how = string.format('exit code %s%s', tostring(code), (signal ~= nil and signal ~= 0) and (', signal ' .. tostring(signal)) or '')
+    local how = (signal ~= nil and signal ~= 0) and ('killed by signal ' .. tostring(signal)) or ('exit code ' .. tostring(code))
     local msg
     if lost ~= nil and S.saves_sessions then
       S.resume_id = lost

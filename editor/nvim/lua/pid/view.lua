@@ -270,7 +270,7 @@ function M.latest_line(s, width)
       last = l
     end
   end
-  last = last:gsub('%s+$', ''):gsub('\t', '  ')
+  last = last:gsub('^%s+', ''):gsub('%s+$', ''):gsub('\t', '  ')
   width = width or 120
   if vim.fn.strchars(last) > width then
     last = vim.fn.strcharpart(last, 0, width - 3) .. '...'
