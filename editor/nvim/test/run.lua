@@ -523,12 +523,17 @@ local function run()
   check(approval.window() ~= nil and pid.status().pending_approvals == 1, 'the question is still open after the stray keys')
   eq(pid.status().running, true, 'the run still waits')
   eq(vim.fn.filereadable(vim.fn.getcwd() .. '/ran.txt'), 0, 'the command did not run')
+  -- Closing the float (:q in it, <C-w>o) does not answer either: it comes back.
+  local first_float = approval.window()
+  vim.api.nvim_win_close(first_float, true)
+  wait_for('the float to come back', function() return approval.window() ~= nil and approval.window() ~= first_float end)
+  eq(pid.status().pending_approvals, 1, 'still asked')
   typed = true
   res = wait_run(6)
   eq(results(res), { { 'k', 'bash', true, 'The user denied this call of bash.' } }, 'only `d` in the float answered')
   eq(asked[1].lines[3], '$ echo should-not-run > ran.txt', 'the float shows the whole command')
   vim.cmd('bwipeout!')
-  say('ok - keys typed elsewhere (x = 1<Enter> in insert mode) do not answer; the command did not run; d in the float denied')
+  say('ok - keys typed elsewhere (x = 1<Enter> in insert mode) and closing the float do not answer; the command did not run; d in the float denied')
 
   -- 6. The daemon used the environment given in setup{env}, and :PidStop ends it cleanly.
   check(vim.fn.filereadable(xdg .. '/state/pid/audit.log') == 1, 'pid wrote no audit log under setup{env}.XDG_STATE_HOME (%s)', xdg)
@@ -922,7 +927,8 @@ local function run()
   eq(vim.api.nvim_buf_get_lines(other_buf, 0, -1, false), { 'after' }, "other.txt's buffer was reloaded after bash changed the file")
   eq(vim.bo[other_buf].modified, false, 'other.txt is not modified')
   L = run_lines('edit it')
-  find(L, '[tool] edit notes.txt  ok')
+  find(L, '[tool] read notes.txt  ok · 2 lines')
+  find(L, '[tool] edit notes.txt  ok · Edited notes.txt')
   find(L, '[tool] bash $ printf')
   say('ok - files through the editor: the unsaved line seen, the edit in the buffer and on disk, a file bash changed reloaded')
 

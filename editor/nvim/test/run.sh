@@ -29,11 +29,12 @@ for tool in nvim timeout; do
 	fi
 done
 
-# Everything goes to a folder of this run: Neovim's own state, shada and lsp.log (which holds
-# pid's stderr); the daemon's settings, remembered permissions and audit log (the test gives
-# it PID_NVIM_TEST_XDG through setup{env}; a daemon that did not get that env would inherit
+# Everything goes to a folder of this run: Neovim's own state and shada; the daemon's
+# settings, remembered permissions, audit log and saved sessions (the test gives it
+# PID_NVIM_TEST_XDG through setup{env}; a daemon that did not get that env would inherit
 # Neovim's XDG_* below, still not the user's folders); the workspace nvim runs in.
-# PID_NVIM_TEST_DUMP=1 prints the run buffer at the end.
+# PID_NVIM_TEST_DUMP=1 prints the chat at the end; a failure prints the chat, the plugin's
+# status (with the end of pid's stderr) and the notifications.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/nvim/config" "$tmp/nvim/data" "$tmp/nvim/state" "$tmp/nvim/cache" "$tmp/pid" "$tmp/workspace"
@@ -51,11 +52,5 @@ if [ "$rc" != 0 ]; then
 	else
 		echo "FAIL pid.nvim test: exit code $rc" >&2
 	fi
-	for f in "$tmp/nvim/cache/nvim/lsp.log" "$tmp/nvim/state/nvim/lsp.log"; do
-		if [ -s "$f" ]; then
-			echo "-- tail of Neovim's lsp.log (pid's stderr is logged there):" >&2
-			tail -n 40 "$f" >&2
-		fi
-	done
 	exit 1
 fi

@@ -127,6 +127,17 @@ show_next = function()
   vim.wo[win].wrap = true
   vim.wo[win].cursorline = true
   float.win, float.buf, float.q = win, buf, q
+  -- Closed without an answer (:q, <C-w>o): the question is still open, so show it again.
+  vim.api.nvim_create_autocmd('WinClosed', {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      if float.win == win and not q.done then
+        float.win, float.buf, float.q = nil, nil, nil
+        vim.schedule(show_next)
+      end
+    end,
+  })
   pcall(vim.cmd, 'redraw')
 end
 
@@ -335,7 +346,7 @@ function M.before(params, opts)
   if type(params.args) == 'table' and type(params.args.path) == 'string' then
     what = name .. ' ' .. params.args.path
   end
-  local lines = { string.format('pid wants to run %s (call %s):', what, id), '' }
+  local lines = { string.format('pid wants to run %s:', what), '' }
   vim.list_extend(lines, body)
   table.insert(lines, '')
   local keys = {

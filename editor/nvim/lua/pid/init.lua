@@ -142,8 +142,16 @@ end
 
 -- card_result returns a finished call's status and the line its card shows: the last line of
 -- its output (where test results are), or the first line of an error (what went wrong).
-local function card_result(content, details, is_error)
+local function card_result(content, details, is_error, name)
   local s = text_of(content):gsub('[\r\n]+$', '')
+  if name == 'read' and not is_error and type(details) == 'table' and type(details.totalLines) == 'number' then
+    -- A file's last line says nothing about the read: say how much of it was read.
+    local d = details
+    if type(d.startLine) == 'number' and type(d.endLine) == 'number' and (d.startLine > 1 or d.endLine < d.totalLines) then
+      return 'ok', string.format('lines %d-%d of %d', d.startLine, d.endLine, d.totalLines), s
+    end
+    return 'ok', string.format('%d line%s', d.totalLines, d.totalLines == 1 and '' or 's'), s
+  end
   if s == '' and details ~= nil and details ~= vim.NIL then
     s = approval.short_json(details, 160)
   end
@@ -309,7 +317,7 @@ end
 
 handlers['toolEnd'] = function(p)
   local r = p.result or {}
-  local status, latest, full = card_result(r.content, r.details, p.isError)
+  local status, latest, full = card_result(r.content, r.details, p.isError, p.toolName)
   view.card_set(card_key(p, p.toolCallId), status, latest, full)
   if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
     reload_buffers()
@@ -451,6 +459,7 @@ local function make_handlers(token)
       return -- stopped by :PidStop: nothing else is waiting for it
     end
     local lost = S.session_id
+    S.stderr = S.client and S.client.stderr_tail() or S.stderr
     S.token, S.client, S.starting, S.initialized, S.session_id = nil, nil, false, false, nil
     S.creating, S.loading = false, false
     S.crashed = true
@@ -590,7 +599,7 @@ local function transcript_entries(items, session)
         for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
           if type(c) == 'table' and c.type == 'toolCall' then
             calls = calls + 1
-            local card = { key = card_key(session, c.id), head = card_head(c.name, c.arguments), status = 'queued', latest = '' }
+            local card = { key = card_key(session, c.id), head = card_head(c.name, c.arguments), status = 'queued', latest = '', name = c.name }
             cards[tostring(c.id)] = card
             table.insert(out, card)
           end
@@ -607,7 +616,7 @@ local function transcript_entries(items, session)
           card = { key = card_key(session, m.toolCallId), head = card_head(m.toolName or 'tool', nil), status = 'queued', latest = '' }
           table.insert(out, card)
         end
-        card.status, card.latest, card.output = card_result(m.content, m.details, m.isError)
+        card.status, card.latest, card.output = card_result(m.content, m.details, m.isError, m.toolName or card.name)
         aborted = m.isError == true and text_of(m.content) == 'Operation aborted'
       elseif m.role == 'compaction' then
         vim.list_extend(out, compacted_lines(m.reason, m.tokensBefore, m.summary))
@@ -1312,6 +1321,9 @@ function M.status()
     fs_reads = S.fs_reads,
     fs_writes = S.fs_writes,
     pid = S.client and S.client.pid or nil,
+    -- The last lines pid wrote on stderr (its log): of the running pid, else of the last one
+    -- that stopped unexpectedly.
+    stderr = S.client and S.client.stderr_tail() or S.stderr,
   }
 end
 
