@@ -139,3 +139,38 @@ test('Neovim: pid killed; the chat says the session was saved, :PidResume contin
 		assert.equal(count(dir), 1, 'the conversation went on in the same session');
 	});
 });
+
+test('Neovim: a command typed in the prompt window; its card shows the latest output line, then the last', { timeout: 60000 }, async () => {
+	// The command prints two lines, then waits for the test to create `gate`, then prints the
+	// result: the card must show "running 3 tests" (the latest line, not the first), then "3
+	// passed".
+	const command = "echo compiling; echo 'running 3 tests'; while [ ! -f gate ]; do sleep 0.05; done; echo '3 passed'";
+	const model = {
+		provider: 'script',
+		turns: [
+			{ content: [text('Running the tests.'), call('t1', 'bash', { command })] },
+			{ content: [text('All 3 tests pass.')] },
+		],
+	};
+	await withNvim({ name: 'nvim-chat-progress', session: { model } }, async (nv) => {
+		await nv.sendKeys(':PidChat', 'Enter');
+		await nv.waitFor((s) => s.includes('pid>') && s.includes('-- INSERT --'), { what: 'the prompt window, in insert mode' });
+		await nv.sendKeys('run the tests', 'Enter');
+		let screen = await nv.waitFor('[a] allow', { what: 'the approval float' });
+		assert.ok(screen.includes(`$ ${command}`), `the float shows the whole command:\n${screen}`);
+		assert.ok(!screen.includes('[A] always allow'), `no "always" for a loop pid cannot scope as narrowly as the call:\n${screen}`);
+		// From the prompt window (insert mode): Escape, :PidApproval, a.
+		await nv.sendKeys('Escape', ':PidApproval', 'Enter', 'a');
+		screen = await nv.waitFor((s) => s.includes('running · running 3 tests'), { what: 'the card with the latest output line' });
+		await nv.saveScreen('nvim-chat-progress-running', screen);
+		assert.ok(!screen.includes('running · compiling'), 'not the first line');
+		fs.writeFileSync(path.join(nv.dirs.workspace, 'gate'), '');
+		screen = await nv.waitFor((s) => panes(s).right.includes('[done] stop'), { what: 'the run to end' });
+		await nv.saveScreen('nvim-chat-progress-done', screen);
+		const chat = panes(screen).right;
+		assert.ok(chat.includes('>>> run the tests'), `the prompt from the prompt window:\n${screen}`);
+		// The card's line is longer than the chat is wide: it wraps, its status on the next row.
+		assert.match(chat.join(' ').replace(/\s+/g, ' '), /\[tool\] bash \$ echo compiling; echo 'running 3 tests'; while \[ ! -f gate \];\.\.\. ok · 3 passed \[approval\]/, `the card (its command cut) ends with the last line:\n${screen}`);
+		assert.ok(chat.includes('All 3 tests pass.'), `the answer:\n${screen}`);
+	});
+});

@@ -132,7 +132,11 @@ local function card_head(name, args)
   name = tostring(name)
   if type(args) == 'table' and type(args.command) == 'string' then
     local first = view.lines_of(args.command)
-    return string.format('[tool] %s $ %s%s', name, first[1], #first > 1 and ' ...' or '')
+    local cmd = first[1]
+    if #first > 1 or vim.fn.strchars(cmd) > 60 then
+      cmd = vim.fn.strcharpart(cmd, 0, 60) .. '...' -- the whole command is in the float and in <CR>'s view
+    end
+    return string.format('[tool] %s $ %s', name, cmd)
   end
   if type(args) == 'table' and type(args.path) == 'string' then
     return string.format('[tool] %s %s', name, args.path)
@@ -627,7 +631,7 @@ local function transcript_entries(items, session)
   return out
 end
 
--- card_text is a card as a line of text, as the chat shows it with its virtual text.
+-- card_text is a card as a line of text, as the chat shows it.
 local function card_text(c)
   return c.head .. '  ' .. c.status .. ((c.latest ~= nil and c.latest ~= '') and (' · ' .. c.latest) or '')
 end

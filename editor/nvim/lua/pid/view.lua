@@ -4,14 +4,15 @@
 --   >>> the prompt text
 --   [context] main.go lines 10-20
 --   the assistant's text, streamed in place
---   [tool] slow (a) {}                     running · three quarters    <- extmark, in place
---   [tool] fast (b) {"path":"x.txt"}       ok · fast ok
+--   [tool] slow {}  running · three quarters       <- updated in place
+--   [tool] fast x.txt  ok · fast ok
 --   [approval] fast (b): allow
 --   [done] stop
 --
--- A tool call is one card line; its status and the latest line of its output are virtual
--- text of an extmark on that line, replaced as $/toolUpdate and toolEnd arrive (the card
--- keeps its place while the chat grows). <CR> on a card opens the call's whole output.
+-- A tool call is one card line, found again through its extmark however the chat grows: what
+-- the call does, then its status and the latest line of its output, replaced in place as
+-- $/toolUpdate and toolEnd arrive (the status highlighted by a second extmark). <CR> on a card
+-- opens the call's whole output.
 --
 -- Everything here must run on the main loop (it calls nvim_buf_* functions).
 
@@ -21,6 +22,7 @@ M.name = 'pid://chat'
 M.prompt_name = 'pid://prompt'
 
 local ns = vim.api.nvim_create_namespace('pid_cards')
+local ns_hl = vim.api.nvim_create_namespace('pid_card_status')
 
 local state = {
   buf = nil,
@@ -281,14 +283,27 @@ end
 local function render_card(c)
   local buf = M.bufnr()
   local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})
-  if pos[1] == nil then
+  local row = pos[1]
+  if row == nil then
     return
   end
-  local chunks = { { '  ' .. c.status, M.status_hl[c.status] or 'Comment' } }
+  -- The status is text of the line (so a long line wraps and it stays visible), after the
+  -- head, which never changes: only that tail is replaced, and the card's extmark (at column
+  -- 0) keeps its place.
+  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
+  local suffix = '  ' .. c.status
   if c.latest ~= nil and c.latest ~= '' then
-    table.insert(chunks, { ' · ' .. c.latest, 'Comment' })
+    suffix = suffix .. ' · ' .. c.latest
   end
-  vim.api.nvim_buf_set_extmark(buf, ns, pos[1], 0, { id = c.mark, virt_text = chunks, virt_text_pos = 'eol' })
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_text(buf, row, #c.head, row, #line, { suffix })
+  vim.bo[buf].modifiable = false
+  c.hl = vim.api.nvim_buf_set_extmark(buf, ns_hl, row, #c.head + 2, {
+    id = c.hl,
+    end_row = row,
+    end_col = #c.head + 2 + #c.status,
+    hl_group = M.status_hl[c.status] or 'Comment',
+  })
 end
 
 -- card_start appends the card line head for the tool call key (unique in the chat; a later
@@ -332,24 +347,11 @@ function M.card(key)
   return { status = c.status, latest = c.latest, line = pos[1] and pos[1] + 1, output = c.output, head = c.head }
 end
 
--- lines returns the chat's lines (for tests and scripts); with_cards: each card line with its
--- virtual text appended as shown ("  ok · fast ok").
-function M.lines(with_cards)
-  local buf = M.bufnr()
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  if with_cards then
-    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
-      local row, details = m[2], m[4]
-      if details and details.virt_text and lines[row + 1] then
-        local s = ''
-        for _, ch in ipairs(details.virt_text) do
-          s = s .. ch[1]
-        end
-        lines[row + 1] = lines[row + 1] .. s
-      end
-    end
-  end
-  return lines
+-- lines returns the chat's lines (for tests and scripts), cards with their status as shown
+-- ("[tool] fast x.txt  ok · fast ok"). The argument is ignored (it once added the cards'
+-- virtual text).
+function M.lines(_)
+  return vim.api.nvim_buf_get_lines(M.bufnr(), 0, -1, false)
 end
 
 -- open_output shows the whole output of the card on line row (0-based) in a split.
@@ -381,6 +383,7 @@ function M.clear()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
   vim.bo[buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(buf, ns_hl, 0, -1)
   state.empty, state.text, state.cards = true, nil, {}
 end
 
@@ -406,6 +409,7 @@ function M.prompt_bufnr(on_submit)
         if n > 1 then
           vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
         end
+        vim.bo[buf].modified = false -- nothing here is ever saved: no [+]
       end
     end)
     if text ~= nil and not text:match('^%s*$') then
@@ -439,6 +443,7 @@ function M.open_prompt(open_cmd, on_submit)
     vim.wo[pwin].winfixheight = true
   end
   vim.api.nvim_set_current_win(pwin)
+  vim.bo[pbuf].modified = false
   vim.cmd('startinsert!')
   return pwin
 end
