@@ -142,6 +142,16 @@ vim.ui.input = function(opts, on_confirm)
   vim.defer_fn(function() on_confirm(text) end, 10)
 end
 
+-- Whether streamed text reached the chat while the run still went on.
+local streamed_while_running = false
+local real_text_append = view.text_append
+view.text_append = function(piece)
+  real_text_append(piece)
+  if piece ~= '\n' and pid.status().running then
+    streamed_while_running = true
+  end
+end
+
 -- Every change of a card, in order: {key, status, latest}.
 local card_log = {}
 local real_card_set = view.card_set
@@ -389,6 +399,15 @@ local function run()
   end
   check(b_ok < a_ok, 'b ended (#%d) before a (#%d): completion order', b_ok, a_ok)
   eq(view.card(sid .. '/a').line, find(view.lines(true), '[tool] slow {}'), "a's card kept its line")
+  eq(streamed_while_running, true, 'the answer was shown while the run went on (streamed)')
+  -- <CR> on a card opens the call's whole output.
+  local chat_win = vim.fn.bufwinid(buf)
+  vim.api.nvim_set_current_win(chat_win)
+  vim.api.nvim_win_set_cursor(chat_win, { view.card(sid .. '/a').line, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<CR>', true, false, true), 'x', false)
+  eq(vim.api.nvim_buf_get_lines(0, 0, -1, false), { '[tool] slow {}', '', 'slow ok' }, 'the output view')
+  vim.cmd('close')
+  vim.api.nvim_set_current_win(code_win)
   eq(res.stopReason, 'stop', 'stopReason')
   eq(roles(res.messages), { 'user', 'assistant', 'toolResult', 'toolResult', 'assistant' }, 'message roles')
   eq(results(res), { { 'a', 'slow', false, 'slow ok' }, { 'b', 'fast', false, 'fast ok' } }, 'tool results in source order')
@@ -943,7 +962,19 @@ local function run()
   local sent = user_texts(res.messages)[1]
   check(sent:find('what is this?', 1, true) == 1 and sent:find('beta\ngamma', 1, true) and sent:find('sel.lua', 1, true) and not sent:find('alpha', 1, true),
     'the model got the question, then the selection with its path: %q', sent)
-  say("ok - :'<,'>PidAsk sends the selection as a resource with the question")
+  -- :PidAsk! adds the buffer's diagnostics; @path names a file (a resource_link).
+  local dns = vim.api.nvim_create_namespace('pid_test')
+  vim.diagnostic.set(dns, 0, { { lnum = 1, col = 2, severity = vim.diagnostic.severity.ERROR, message = 'beta is undefined', source = 'lint' } })
+  pid.new_session({ model = { provider = 'script', turns = { { content = text('fixed') } } } })
+  vim.cmd('PidAsk! fix it, see @sel.lua and @missing.txt')
+  res = wait_run(R0 + 3)
+  L = run_lines('fix it, see @sel.lua and @missing.txt')
+  eq(vim.list_slice(L, 1, 3), { '>>> fix it, see @sel.lua and @missing.txt', '[context] diagnostics of sel.lua (1)', '[context] @sel.lua' }, 'the chat names the diagnostics and the file')
+  sent = user_texts(res.messages)[1]
+  check(sent:find('sel.lua:2:3: error: beta is undefined [lint]', 1, true), 'the diagnostics were sent: %q', sent)
+  check(select(2, sent:gsub('sel%.lua', '')) >= 3, 'the file link was sent too: %q', sent)
+  check(not sent:find('missing.txt', #'fix it, see @sel.lua and @missing.txt' + 1, true), 'no link to a file that does not exist: %q', sent)
+  say("ok - :'<,'>PidAsk sends the selection as a resource with the question; :PidAsk! the diagnostics, @path a link")
 
   -- 17. :PidSteer and :PidFollowUp while a run goes (its approval waits): the steer is taken
   -- after the tools, the follow-up when the run would stop.
@@ -959,7 +990,7 @@ local function run()
     approval.press('a')
   end } }
   vim.cmd('PidAsk steer please')
-  res = wait_run(R0 + 3)
+  res = wait_run(R0 + 4)
   eq(user_texts(res.messages), { 'steer please', 'also this', 'and then this' }, 'the user messages')
   L = run_lines('steer please')
   eq(L, { '>>> steer please', '[tool] gate {}  ok · gate ok', '[steer] also this', '[follow-up] and then this', '[approval] gate (g): allow', 'after steer', 'after follow-up', '[done] stop' }, 'the chat')
@@ -984,7 +1015,7 @@ local function run()
   vim.cmd('PidChat')
   eq(vim.api.nvim_buf_get_name(0), 'pid://prompt', 'the cursor is in the prompt window')
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('Ause it<CR>', true, false, true), 'x', false)
-  res = wait_run(R0 + 4)
+  res = wait_run(R0 + 5)
   eq(res.messages[#res.messages].content[1].text, 'the alternative model answers', 'the picked model answered')
   find(run_lines('use it'), 'the alternative model answers')
   vim.cmd('wincmd p')
@@ -1010,7 +1041,7 @@ local function run()
     { content = text('after the second crash') },
   } } })
   pid.ask('remember me')
-  res = wait_run(R0 + 6)
+  res = wait_run(R0 + 7)
   local csid2 = pid.status().session_id
   uv.kill(pid.status().pid, 'sigkill')
   wait_for('the crash to be noticed', function() return pid.status().crashed and not pid.status().started end)
@@ -1021,12 +1052,12 @@ local function run()
   wait_for('the resumed session', function() return pid.status().session_id == csid2 and not pid.status().loading end)
   check(has_line_prefix('[session] resumed ' .. csid2), 'the transcript is shown again')
   pid.ask('still there?')
-  res = wait_run(R0 + 7)
+  res = wait_run(R0 + 8)
   eq(res.messages[#res.messages].content[1].text, 'after the resume', 'the same conversation goes on')
   uv.kill(pid.status().pid, 'sigkill')
   wait_for('the second crash', function() return pid.status().crashed and not pid.status().started end)
   pid.ask('and now?')
-  res = wait_run(R0 + 8)
+  res = wait_run(R0 + 9)
   eq(pid.status().session_id, csid2, 'the next prompt continued the saved session')
   eq(res.messages[#res.messages].content[1].text, 'after the second crash', 'its model went on')
   local al = view.lines(true)

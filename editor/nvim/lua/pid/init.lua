@@ -2,7 +2,8 @@
 --
 --   require("pid").setup{ model = { provider = "anthropic", id = "claude-sonnet-4-5" } }
 --   :PidChat            the chat and its prompt window (Enter sends; during a run: steer)
---   :[range]PidAsk [q]  run a prompt; with a range (:'<,'>PidAsk) the selection goes with it
+--   :[range]PidAsk[!] [q] run a prompt; with a range (:'<,'>PidAsk) the selection goes with it,
+--                     with ! the buffer's diagnostics, with @path in q a link to that file
 --   :PidSteer text      a message for the running prompt, taken after the current tools
 --   :PidFollowUp text   a message taken when the running prompt would stop
 --   :PidApproval        go to the open approval (a allow, A always, d deny, q dismiss)
@@ -793,6 +794,41 @@ function M.selection(buf, first, last)
   return block, label
 end
 
+-- mentions returns a resource_link block for each @path in text that names a readable file
+-- (relative to the session's folder, or absolute), once each, and how the chat names them.
+function M.mentions(text)
+  local blocks, labels, seen = {}, {}, {}
+  for word in tostring(text):gmatch('@([^%s]+)') do
+    local p = word:gsub('[,;:!?%)%]\'"]+$', ''):gsub('%.$', '')
+    if p ~= '' and not seen[p] then
+      seen[p] = true
+      local abs = resolve(p)
+      if vim.fn.filereadable(abs) == 1 then
+        table.insert(blocks, { type = 'resource_link', uri = vim.uri_from_fname(vim.fn.fnamemodify(abs, ':p')), name = p })
+        table.insert(labels, '@' .. p)
+      end
+    end
+  end
+  return blocks, labels
+end
+
+-- diagnostics returns a text block with buffer buf's diagnostics (vim.diagnostic), one a
+-- line as path:line:col: severity: message, and how the chat names it.
+function M.diagnostics(buf)
+  local _, shown = buffer_uri(buf)
+  local list = vim.diagnostic.get(buf)
+  table.sort(list, function(a, b)
+    return a.lnum < b.lnum or (a.lnum == b.lnum and a.col < b.col)
+  end)
+  local lines = { string.format('Diagnostics Neovim shows for %s (%d):', shown, #list) }
+  for _, d in ipairs(list) do
+    local sev = vim.diagnostic.severity[d.severity] or tostring(d.severity)
+    table.insert(lines, string.format('%s:%d:%d: %s: %s%s', shown, d.lnum + 1, d.col + 1, tostring(sev):lower(),
+      tostring(d.message):gsub('\n', ' '), d.source and (' [' .. tostring(d.source) .. ']') or ''))
+  end
+  return { type = 'text', text = table.concat(lines, '\n') }, string.format('diagnostics of %s (%d)', shown, #list)
+end
+
 -- ask runs a prompt. opts.content: more content blocks (ACP shapes) sent after the text;
 -- opts.context: lines saying what they are, for the chat; opts.on_done(err, result) is called
 -- when it ends (result is session/prompt's: {stopReason, messages, terminated?}).
@@ -809,6 +845,12 @@ function M.ask(text, opts)
   if S.loading then
     notify('a saved session is loading: wait a moment, then ask again', vim.log.levels.WARN)
     return false
+  end
+  local links, linked = M.mentions(text)
+  if #links > 0 then
+    opts = vim.tbl_extend('force', {}, opts)
+    opts.content = vim.list_extend(vim.list_slice(opts.content or {}, 1, #(opts.content or {})), links)
+    opts.context = vim.list_extend(vim.list_slice(opts.context or {}, 1, #(opts.context or {})), linked)
   end
   local run = { text = text, on_done = opts.on_done }
   S.run = run
@@ -1336,10 +1378,16 @@ end
 local function cmd_ask(o)
   local opts = {}
   local buf = vim.api.nvim_get_current_buf()
+  opts.content, opts.context = {}, {}
   if o.range ~= nil and o.range > 0 and buf ~= view.bufnr() then
     local block, label = M.selection(buf, o.line1, o.line2)
-    opts.content = { block }
-    opts.context = { label }
+    table.insert(opts.content, block)
+    table.insert(opts.context, label)
+  end
+  if o.bang and buf ~= view.bufnr() then
+    local block, label = M.diagnostics(buf)
+    table.insert(opts.content, block)
+    table.insert(opts.context, label)
   end
   if o.args ~= nil and o.args ~= '' then
     return M.ask(o.args, opts)
@@ -1366,7 +1414,7 @@ end
 
 function M.create_commands()
   local c = vim.api.nvim_create_user_command
-  c('PidAsk', cmd_ask, { nargs = '*', range = true, desc = 'pid: run a prompt (with a range: the selection goes with it)' })
+  c('PidAsk', cmd_ask, { nargs = '*', range = true, bang = true, desc = 'pid: run a prompt (with a range: the selection goes with it; with !: the diagnostics)' })
   c('PidChat', function() M.chat() end, { nargs = 0, desc = 'pid: the chat and its prompt window' })
   c('PidSteer', cmd_queue(M.steer), { nargs = '*', desc = 'pid: a message for the running prompt, after its current tools' })
   c('PidFollowUp', cmd_queue(M.follow_up), { nargs = '*', desc = 'pid: a message taken when the running prompt would stop' })
