@@ -64,6 +64,7 @@ local answers = {}
 local trust_answers = {}
 local session_answers = {} -- {pick = fn(items) -> index or nil}
 local model_answers = {} -- {pick = fn(items) -> index or nil}
+local perm_answers = {} -- {pick = fn(items) -> index or nil}
 local asked = {}
 local select_errors = {}
 
@@ -118,7 +119,7 @@ vim.ui.select = function(items, opts, on_choice)
     shown[i] = opts.format_item and opts.format_item(it) or tostring(it)
   end
   table.insert(asked_select, { items = items, shown = shown, prompt = opts.prompt, kind = kind })
-  local list = kind == 'pid.model' and model_answers or session_answers
+  local list = kind == 'pid.model' and model_answers or kind == 'pid.permission' and perm_answers or session_answers
   local a = table.remove(list, 1)
   if a == nil then
     table.insert(select_errors, 'unexpected select: ' .. tostring(opts.prompt))
@@ -346,7 +347,7 @@ local function run()
       },
     },
   })
-  for _, c in ipairs({ 'PidAsk', 'PidChat', 'PidSteer', 'PidFollowUp', 'PidApproval', 'PidCancel', 'PidNew', 'PidSessions', 'PidModel', 'PidResume', 'PidShow', 'PidStop' }) do
+  for _, c in ipairs({ 'PidAsk', 'PidChat', 'PidSteer', 'PidFollowUp', 'PidApproval', 'PidCancel', 'PidNew', 'PidSessions', 'PidModel', 'PidPermissions', 'PidResume', 'PidShow', 'PidStop' }) do
     eq(vim.fn.exists(':' .. c), 2, ':' .. c .. ' exists')
   end
   eq(pid.status().started, false, 'pid started before the first prompt (it starts lazily)')
@@ -452,6 +453,23 @@ local function run()
     { 'e', 'guarded', false, 'guarded ok' },
   }, 'tool results after approvals')
   say('ok - approvals: q dismisses (= deny), A always allows, remembered for the next call')
+
+  -- 2b. :PidPermissions lists the remembered answer and revokes it.
+  perm_answers = { { pick = function() return 1 end } }
+  local revoked_perm = nil
+  pid.permissions({ on_done = function(err, x) revoked_perm = { err = err, x = x } end })
+  wait_for('the revoke', function() return revoked_perm ~= nil end)
+  eq(revoked_perm.err, nil, 'revoke error')
+  local pq = selects('pid.permission')
+  eq(#pq, 1, 'permission pickers')
+  eq(pq[1].shown, { 'always allow every guarded call in ' .. vim.fn.getcwd() }, 'the remembered answers as listed')
+  check(has_line('[permissions] revoked: always allow every guarded call in ' .. vim.fn.getcwd() .. '; pid asks again for such calls'), 'the chat says it')
+  revoked_perm = nil
+  pid.permissions({ on_done = function(err, x) revoked_perm = { err = err, x = x } end })
+  wait_for('the second list', function() return revoked_perm ~= nil end)
+  eq(#selects('pid.permission'), 1, 'no picker when nothing is remembered')
+  eq(notes[#notes].msg, 'pid remembers no "always" answers', 'said instead')
+  say('ok - :PidPermissions: the remembered answer listed in words and revoked')
 
   -- 3. :PidCancel while a tool sleeps: the run ends with stopReason aborted.
   pid.new_session({

@@ -11,6 +11,7 @@
 --   :PidNew             start a new session (conversation) at the next prompt
 --   :PidSessions        pick a saved session and continue it
 --   :PidModel           pick the session's model (models/list, session/setModel)
+--   :PidPermissions     list the remembered "always" answers and revoke one
 --   :PidResume          after pid stopped unexpectedly: start it again, same session
 --   :PidShow            show the chat
 --   :PidStop            shut pid down (it starts again at the next prompt)
@@ -1252,6 +1253,70 @@ function M.pick_model(opts)
   return true
 end
 
+-- permission_label is a permissions/list entry as a person reads it: what it answers, for
+-- which calls, where.
+local function permission_label(x)
+  local what
+  if type(x.pattern) == 'string' and x.pattern ~= '' then
+    what = string.format('%s calls matching `%s`', tostring(x.tool), x.pattern)
+  elseif type(x.path) == 'string' and x.path ~= '' then
+    what = string.format('%s calls on %s', tostring(x.tool), x.path)
+  else
+    what = string.format('every %s call', tostring(x.tool))
+  end
+  local decision = tostring(x.decision)
+  if decision == 'allow' or decision == 'allowAlways' then
+    decision = 'always allow'
+  elseif decision == 'deny' or decision == 'denyAlways' then
+    decision = 'always deny'
+  end
+  local where = tostring(x.scope or ''):gsub('^workspace:', 'in ')
+  return string.format('%s %s %s', decision, what, where)
+end
+M._permission_label = permission_label
+
+-- permissions lists the "always" answers pid remembers (permissions/list) in vim.ui.select
+-- (kind 'pid.permission') and revokes the one chosen (permissions/revoke). opts.on_done(err,
+-- revoked entry or nil). It starts pid when needed.
+function M.permissions(opts)
+  opts = opts or {}
+  local done = opts.on_done or function() end
+  ensure_started(function(err)
+    if err ~= nil then
+      notify(err, vim.log.levels.ERROR)
+      return done(err)
+    end
+    local client = S.client
+    client.request('permissions/list', vim.empty_dict(), function(e, res)
+      if e ~= nil then
+        local msg = 'permissions/list failed: ' .. error_text(e)
+        notify(msg, vim.log.levels.ERROR)
+        return done(msg)
+      end
+      local list = type(res) == 'table' and type(res.permissions) == 'table' and res.permissions or {}
+      if #list == 0 then
+        notify('pid remembers no "always" answers')
+        return done(nil, nil)
+      end
+      vim.ui.select(list, { prompt = 'Revoke which remembered answer?', kind = 'pid.permission', format_item = permission_label }, function(choice)
+        if choice == nil then
+          return done(nil, nil)
+        end
+        client.request('permissions/revoke', { id = choice.id }, function(re)
+          if re ~= nil then
+            local msg = 'permissions/revoke failed: ' .. error_text(re)
+            notify(msg, vim.log.levels.ERROR)
+            return done(msg)
+          end
+          view.append('[permissions] revoked: ' .. permission_label(choice) .. '; pid asks again for such calls')
+          done(nil, choice)
+        end)
+      end)
+    end)
+  end)
+  return true
+end
+
 -- stop shuts pid down (shutdown, then exit); it starts again at the next prompt.
 function M.stop()
   local client, token = S.client, S.token
@@ -1423,6 +1488,7 @@ function M.create_commands()
   c('PidNew', function() M.new_session() end, { nargs = 0, desc = 'pid: start a new session' })
   c('PidSessions', function() M.sessions() end, { nargs = 0, desc = 'pid: resume a saved session' })
   c('PidModel', function() M.pick_model() end, { nargs = 0, desc = "pid: pick the session's model" })
+  c('PidPermissions', function() M.permissions() end, { nargs = 0, desc = 'pid: list and revoke remembered "always" answers' })
   c('PidResume', function() M.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
   c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })
   c('PidStop', function() M.stop() end, { nargs = 0, desc = 'pid: shut pid down' })

@@ -52,7 +52,7 @@ local function define_syntax(buf)
       syntax match PidApproval /^\[\(approval\|trust\)\]/
       syntax match PidDone /^\[done\].*$/
       syntax match PidError /^\[\(error\|exit\)\].*$/
-      syntax match PidLog /^\[\(log\|cancel\|pid\|session\|compaction\|file\)\]/
+      syntax match PidLog /^\[\(log\|cancel\|pid\|session\|compaction\|file\|permissions\)\]/
       highlight default link PidTag Function
       highlight default link PidApproval Question
       highlight default link PidDone Special
