@@ -5,7 +5,6 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -125,6 +124,12 @@ func prepareEditArgs(args json.RawMessage) (json.RawMessage, error) {
 	return out, nil
 }
 
+// edit applies edits to the file at path. The file's content is held once: from the disk
+// it is read into one string, the new content is streamed from its pieces (the old
+// content between the replacements, and the newTexts) into the temporary file that
+// replaces it, hashed on the way, and the diff is made from the lines around each
+// replacement only. Through the editor (EditorFiles) the new content is built whole, since
+// the editor takes it as one text.
 func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement) (toolexec.Result, error) {
 	real, err := ws.Resolve(path)
 	if err != nil {
@@ -135,44 +140,55 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	old, mode, exists, err := ws.current(ctx, r, rel, real, shown, path)
+	cur, mode, exists, err := ws.current(ctx, r, rel, real, shown, path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
 	if !exists {
 		return toolexec.Result{}, fmt.Errorf("file not found: %s (edit changes existing files; use write to create one)", path)
 	}
-	content, err := applyEdits(string(old), edits, shown)
+	plan, err := planEdits(cur.content, edits, shown)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
+	var sum digest
 	if ws.editor.Write != nil {
+		content := plan.build()
+		sum = sumString(content)
 		err = ws.editor.Write(ctx, real, content)
 	} else {
-		err = ws.replaceFile(r, rel, filepath.Dir(real), []byte(content), mode)
+		sum, err = ws.replaceFileStream(r, rel, filepath.Dir(real), mode, plan.pieces)
 	}
 	if err != nil {
 		return toolexec.Result{}, ws.explain(path, err)
 	}
-	ws.seen.record(real, sha256.Sum256([]byte(content)))
-	fd := unifiedDiff(shown, string(old), content, false)
+	ws.seen.record(real, wholeFingerprint(sum))
+	fd := plan.diff(shown)
 	det := EditDetails{Path: shown, Diff: fd.text, DiffTruncated: fd.truncated, FirstChangedLine: fd.firstChangedLine, Added: fd.added, Removed: fd.removed}
 	msg := fmt.Sprintf("Edited %s: %s applied, +%d -%d lines, first change at line %d.", shown, plural(len(edits), "edit"), fd.added, fd.removed, fd.firstChangedLine)
 	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 }
 
-// applyEdits applies every edit to content, each oldText located in content as it is (not
-// as earlier edits left it), or fails saying what is wrong with each edit that cannot
-// apply. In a file with CRLF line endings an oldText written with LF endings also matches,
-// and its newText gets CRLF endings.
-func applyEdits(content string, edits []replacement, shown string) (string, error) {
-	type span struct {
-		start, end int
-		newText    string
-		idx        int
-	}
+// editSpan is one replacement located in the content: bytes start to end become newText.
+type editSpan struct {
+	start, end int
+	newText    string
+	idx        int // its index in edits
+}
+
+// editPlan is a set of replacements that apply to content: spans sorted, not overlapping.
+type editPlan struct {
+	content string
+	spans   []editSpan
+}
+
+// planEdits locates every edit in content, each oldText as content is (not as earlier
+// edits left it), or fails saying what is wrong with each edit that cannot apply. In a
+// file with CRLF line endings an oldText written with LF endings also matches, and its
+// newText gets CRLF endings. Edits that change nothing at all are refused.
+func planEdits(content string, edits []replacement, shown string) (editPlan, error) {
 	crlf := strings.Contains(content, "\r\n")
-	var spans []span
+	var spans []editSpan
 	var problems []string
 	for i, e := range edits {
 		oldText, newText := e.OldText, e.NewText
@@ -191,12 +207,12 @@ func applyEdits(content string, edits []replacement, shown string) (string, erro
 			}
 			problems = append(problems, msg)
 		case 1:
-			spans = append(spans, span{starts[0], starts[0] + len(oldText), newText, i})
+			spans = append(spans, editSpan{starts[0], starts[0] + len(oldText), newText, i})
 		default:
 			problems = append(problems, fmt.Sprintf("edits[%d]: oldText matches %d times in %s (at lines %s); include more surrounding lines so that it matches exactly once.", i, len(starts), shown, lineList(content, starts)))
 		}
 	}
-	slices.SortFunc(spans, func(x, y span) int { return x.start - y.start })
+	slices.SortFunc(spans, func(x, y editSpan) int { return x.start - y.start })
 	for j := 1; j < len(spans); j++ {
 		if spans[j].start < spans[j-1].end {
 			p, q := spans[j-1], spans[j]
@@ -204,22 +220,54 @@ func applyEdits(content string, edits []replacement, shown string) (string, erro
 		}
 	}
 	if len(problems) > 0 {
-		return "", failf("%s\nNo edits were applied; %s is unchanged.", strings.Join(problems, "\n"), shown)
+		return editPlan{}, failf("%s\nNo edits were applied; %s is unchanged.", strings.Join(problems, "\n"), shown)
 	}
-	var sb strings.Builder
-	sb.Grow(len(content))
-	at := 0
+	changes := false
 	for _, s := range spans {
-		sb.WriteString(content[at:s.start])
-		sb.WriteString(s.newText)
+		if content[s.start:s.end] != s.newText {
+			changes = true
+		}
+	}
+	if !changes {
+		return editPlan{}, fmt.Errorf("the edits change nothing in %s: each newText equals its oldText", shown)
+	}
+	return editPlan{content: content, spans: spans}, nil
+}
+
+// pieces calls yield with the new content in consecutive pieces (no piece copied), until
+// yield fails; it returns yield's error.
+func (p editPlan) pieces(yield func(string) error) error {
+	at := 0
+	for _, s := range p.spans {
+		for _, piece := range []string{p.content[at:s.start], s.newText} {
+			if piece == "" {
+				continue
+			}
+			if err := yield(piece); err != nil {
+				return err
+			}
+		}
 		at = s.end
 	}
-	sb.WriteString(content[at:])
-	out := sb.String()
-	if out == content {
-		return "", fmt.Errorf("the edits change nothing in %s: each newText equals its oldText", shown)
+	if rest := p.content[at:]; rest != "" {
+		return yield(rest)
 	}
-	return out, nil
+	return nil
+}
+
+// build returns the new content as one string.
+func (p editPlan) build() string {
+	n := len(p.content)
+	for _, s := range p.spans {
+		n += len(s.newText) - (s.end - s.start)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	p.pieces(func(s string) error {
+		sb.WriteString(s)
+		return nil
+	})
+	return sb.String()
 }
 
 // occurrences returns the byte offsets of every occurrence of sub in s, overlapping ones

@@ -10,9 +10,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -26,6 +29,11 @@ const (
 	ReadMaxBytes     = 50 << 10 // text shown per call, whatever the limit
 	ReadMaxImage     = 5 << 20  // larger images are described, not sent
 	readCheckEvery   = 16 << 10 // lines between two looks at ctx
+	// readWholeMax is the largest file read to its end whatever was asked, for its line
+	// count (TotalLines) and the sha256 of its whole content. A larger file is read only up
+	// to the lines shown (Partial), when its stamp can stand for the rest (see
+	// fingerprint); otherwise it is read, counted and hashed whole too.
+	readWholeMax = 4 << 20
 )
 
 // ReadDetails are the details of a read result.
@@ -42,6 +50,9 @@ type ReadDetails struct {
 	TotalLines     int  `json:"totalLines,omitempty"`
 	Truncated      bool `json:"truncated,omitempty"`
 	TruncatedLines int  `json:"truncatedLines,omitempty"`
+	// Partial says a file larger than readWholeMax (4 MB) was read only as far as the
+	// lines shown: its line count is not known (TotalLines is 0) and lines follow.
+	Partial bool `json:"partial,omitempty"`
 }
 
 var readSchema = schema(`{
@@ -77,7 +88,12 @@ func readTool(ws *Workspace) toolexec.Tool {
 	}
 }
 
-// read reads path for the model and records what it saw.
+// read reads path for the model and records what it saw (a fingerprint, stale.go). A file
+// of at most readWholeMax bytes is read whole: its lines are counted and its content
+// hashed. A larger one is read only as far as needed (the lines asked for, or the sniffed
+// start of an image or binary file) when its stamp can stand for the rest; the rest is
+// then neither counted nor hashed, so reading the start of a huge file costs the lines
+// asked. Through the editor (EditorFiles) a text file is the editor's whole text.
 func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (toolexec.Result, error) {
 	real, err := ws.Resolve(path)
 	if err != nil {
@@ -101,31 +117,48 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	case !fi.Mode().IsRegular():
 		return toolexec.Result{}, &notRegularError{path: path, mode: fi.Mode()}
 	}
+	start := time.Now()
 	f, fi, err := openRegular(r, rel, path)
 	if err != nil {
 		return toolexec.Result{}, ws.explain(path, err)
 	}
 	defer f.Close()
-	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(f, h), 64<<10)
+	src := &readSource{f: f, h: sha256.New()}
+	if fi.Size() > readWholeMax {
+		if st, ok := stampOf(fi); ok && st.settled(start) {
+			src.stamp, src.partialOK = st, true
+		}
+	}
+	br := bufio.NewReaderSize(src, 64<<10)
 	head, _ := br.Peek(sniffLen)
 	complete := len(head) < sniffLen
 	det := ReadDetails{Path: shown, Size: fi.Size()}
+	// done records what was seen once reading stops: everything, or the part read when
+	// the stamp may stand for the rest; otherwise the rest is read and hashed first.
+	done := func() error {
+		fp, err := src.finish(ctx)
+		if err != nil {
+			return err
+		}
+		ws.seen.record(real, fp)
+		return nil
+	}
 
 	if mime := imageType(head); mime != "" {
 		det.Kind, det.MimeType = "image", mime
 		if fi.Size() > ReadMaxImage {
-			if _, err := io.Copy(io.Discard, br); err != nil {
+			if err := done(); err != nil {
 				return toolexec.Result{}, err
 			}
-			ws.seen.record(real, digest(h.Sum(nil)))
 			return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a %s image of %s, larger than the %s that can be shown.", shown, mime, size(fi.Size()), size(ReadMaxImage)))}, Details: det}, nil
 		}
 		data, err := io.ReadAll(br)
 		if err != nil {
 			return toolexec.Result{}, err
 		}
-		ws.seen.record(real, digest(h.Sum(nil)))
+		if err := done(); err != nil {
+			return toolexec.Result{}, err
+		}
 		return toolexec.Result{
 			Content: []llm.Content{
 				llm.Text(fmt.Sprintf("Image %s (%s, %s)", shown, mime, size(int64(len(data))))),
@@ -136,23 +169,21 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	}
 	if binary(head, complete) {
 		det.Kind = "binary"
-		if _, err := io.Copy(io.Discard, br); err != nil {
+		if err := done(); err != nil {
 			return toolexec.Result{}, err
 		}
-		ws.seen.record(real, digest(h.Sum(nil)))
 		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a binary file (%s); its content is not shown.", shown, size(fi.Size())))}, Details: det}, nil
 	}
 
 	det.Kind = "text"
 	if ws.editor.Read != nil {
 		// A text file: the editor's buffer is what the agent should see (unsaved changes
-		// included), and what a later edit is checked against.
+		// included), and what a later edit is checked against: its whole text.
 		text, err := ws.editor.Read(ctx, real)
 		if err != nil {
 			return toolexec.Result{}, err
 		}
-		h.Reset()
-		h.Write([]byte(text))
+		src = &readSource{fromEditor: true, sum: sumString(text)}
 		br = bufio.NewReaderSize(strings.NewReader(text), 64<<10)
 		det.Size = int64(len(text))
 	}
@@ -166,7 +197,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 			ctxErr = ctx.Err()
 			return false
 		}
-		if total < offset || full {
+		if total < offset {
 			return true
 		}
 		text := validText(cutRunes(line, ReadMaxLineBytes))
@@ -176,14 +207,15 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		}
 		entry := fmt.Sprintf("%6d\t%s\n", total, text)
 		if shownLines > 0 && out.Len()+len(entry) > ReadMaxBytes {
-			full, cutForBytes = true, true
-			return true
+			full, cutForBytes = true, true // this line is counted, not shown
+			return false
 		}
 		out.WriteString(entry)
 		shownLines++
 		last = total
 		if shownLines == limit {
 			full = true
+			return false
 		}
 		return true
 	})
@@ -193,7 +225,31 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	ws.seen.record(real, digest(h.Sum(nil)))
+	if full {
+		// The lines asked for are out: the rest is only counted, unless the stamp can
+		// stand for it (then it is not read at all).
+		if _, err := br.Peek(1); err != io.EOF && src.partialOK {
+			det.Partial = true
+		} else {
+			n, err := countLines(ctx, br)
+			if err != nil {
+				return toolexec.Result{}, err
+			}
+			total += n
+		}
+	}
+	if err := done(); err != nil {
+		return toolexec.Result{}, err
+	}
+	if det.Partial {
+		det.StartLine, det.EndLine, det.Truncated = offset, last, true
+		why := ""
+		if cutForBytes {
+			why = fmt.Sprintf(", output capped at %s", size(ReadMaxBytes))
+		}
+		fmt.Fprintf(&out, "\n[Showing lines %d-%d of %s (%s; read only this far, so its line count is not known)%s. Use offset=%d to read on.]\n", offset, last, shown, size(fi.Size()), why, last+1)
+		return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+	}
 	det.TotalLines = total
 	if total == 0 {
 		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is empty.", shown))}, Details: det}, nil
@@ -211,4 +267,55 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		fmt.Fprintf(&out, "\n[Showing lines %d-%d of %d%s. Use offset=%d to read on.]\n", offset, last, total, why, last+1)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+}
+
+// readSource is what read reads a file through: it hashes every byte it passes on and
+// counts them, and makes the fingerprint of what was seen once reading stops. For a text
+// read through the editor it only holds the sha256 of the editor's text.
+type readSource struct {
+	f   *os.File
+	h   hash.Hash
+	n   int64 // bytes passed on
+	eof bool  // the file's end was reached
+	// partialOK says the file's stamp (taken before reading) may stand for the part not
+	// read (see fingerprint).
+	partialOK bool
+	stamp     fileStamp
+	// fromEditor holds the editor's text's sha256 in sum.
+	fromEditor bool
+	sum        digest
+}
+
+// Read reads from the file, hashing and counting what it returns.
+func (s *readSource) Read(p []byte) (int, error) {
+	n, err := s.f.Read(p)
+	s.h.Write(p[:n])
+	s.n += int64(n)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
+// finish returns the fingerprint of what was seen: the whole content's sha256 when it
+// was all read (or came from the editor); the sha256 of the part read with the stamp when
+// the stamp may stand for the rest; otherwise it reads (and hashes) the rest first,
+// looking at ctx as it goes.
+func (s *readSource) finish(ctx context.Context) (fingerprint, error) {
+	if s.fromEditor {
+		return wholeFingerprint(s.sum), nil
+	}
+	if !s.eof && s.partialOK {
+		return fingerprint{sum: digest(s.h.Sum(nil)), n: s.n, stamp: s.stamp}, nil
+	}
+	buf := make([]byte, 64<<10)
+	for !s.eof {
+		if err := ctx.Err(); err != nil {
+			return fingerprint{}, err
+		}
+		if _, err := s.Read(buf); err != nil && err != io.EOF {
+			return fingerprint{}, err
+		}
+	}
+	return wholeFingerprint(digest(s.h.Sum(nil))), nil
 }

@@ -1,6 +1,7 @@
-// This file remembers what the agent last saw of each file (a sha256 of its content) and
-// watches the folders of those files, so edit and write can refuse to act on a file that
-// changed on disk since the agent read it.
+// This file remembers what the agent last saw of each file (a fingerprint: the sha256 of
+// its content, or of the part read with the file's identity and times) and watches the
+// folders of those files, so edit and write can refuse to act on a file that changed on
+// disk since the agent read it.
 
 package tools
 
@@ -8,10 +9,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -21,10 +24,88 @@ import (
 // digest is the sha256 of a file's content.
 type digest = [sha256.Size]byte
 
-// tracker holds, per real path, the digest of what the agent last read or wrote, and a
-// subscription to the process's shared watcher (package watch) on the parent folders of
-// those files. The watcher only marks files as touched; the digest is the final word: a
-// touched file with the content the agent saw is not stale.
+// fingerprint is what the agent saw of a file, for the stale-edit guard. Most reads,
+// and every write and edit, see the whole content: the fingerprint is its sha256 (whole).
+// A read of the first lines of a large file (read.go) reads only those, so that it costs
+// what was asked and not the file's size; its fingerprint is then the sha256 of the n
+// bytes read plus the file's stamp (device, inode, size, mtime and ctime, as fstat gave
+// them before the read). The part not read is vouched for by the stamp alone:
+//   - any write to the file, and any rename over it, changes its ctime or inode, and ctime
+//     cannot be set back by a program (touch -d sets mtime only), so a stamp that is
+//     still the same means the same bytes;
+//   - a file system's clock ticks coarsely, so a write in the same tick as the stamp's
+//     times could leave them equal: a stamp is only trusted when both times are older than
+//     stampSettle when the read starts (git's "racily clean" rule); a file changed more
+//     recently is hashed whole, as are files on systems without ctime (stampOf).
+//
+// What is left: a change with the clock set back by more than stampSettle, or by someone
+// able to set ctime (root, through the raw device). The sha256 of the part read is
+// checked too, so that part is always compared byte for byte.
+type fingerprint struct {
+	sum   digest // of the whole content, or of its first n bytes
+	n     int64
+	whole bool
+	stamp fileStamp // when not whole
+}
+
+// wholeFingerprint is the fingerprint of content with sha256 sum.
+func wholeFingerprint(sum digest) fingerprint { return fingerprint{sum: sum, whole: true} }
+
+// stampSettle is how old a file's mtime and ctime must be for its stamp to stand for its
+// content (see fingerprint). A variable for the tests.
+var stampSettle = 3 * time.Second
+
+// settled reports whether the stamp's times are at least stampSettle before now.
+func (s fileStamp) settled(now time.Time) bool {
+	limit := now.Add(-stampSettle).UnixNano()
+	return s.mtime < limit && s.ctime < limit
+}
+
+// observed is a file as edit or write find it before changing it: its whole content and
+// that content's sha256, and for a file read from the disk its stamp taken after the
+// content was read.
+type observed struct {
+	content  string
+	sum      digest
+	stamp    fileStamp
+	hasStamp bool
+}
+
+// matches reports whether what is there now (o) is what the fingerprint saw.
+func (fp fingerprint) matches(o observed) bool {
+	if fp.whole {
+		return o.sum == fp.sum
+	}
+	if !o.hasStamp || o.stamp != fp.stamp || int64(len(o.content)) < fp.n {
+		return false
+	}
+	h := sha256.New()
+	hashString(h, o.content[:fp.n])
+	return digest(h.Sum(nil)) == fp.sum
+}
+
+// hashString writes s to h without converting the whole of it to a []byte (which would
+// copy a large file's content once more).
+func hashString(h hash.Hash, s string) {
+	var buf [32 << 10]byte
+	for len(s) > 0 {
+		n := copy(buf[:], s)
+		h.Write(buf[:n])
+		s = s[n:]
+	}
+}
+
+// sumString returns the sha256 of s, without copying s whole.
+func sumString(s string) digest {
+	h := sha256.New()
+	hashString(h, s)
+	return digest(h.Sum(nil))
+}
+
+// tracker holds, per real path, the fingerprint of what the agent last read or wrote, and
+// a subscription to the process's shared watcher (package watch) on the parent folders of
+// those files. The watcher only marks files as touched; the fingerprint is the final word:
+// a touched file with the content the agent saw is not stale.
 type tracker struct {
 	mu      sync.Mutex
 	files   map[string]*seenFile
@@ -40,7 +121,7 @@ type tracker struct {
 
 // seenFile is what the agent last saw of one file.
 type seenFile struct {
-	sum digest
+	fp fingerprint
 	// touched is set by a watcher event after the agent's last read or write of the file.
 	touched bool
 }
@@ -49,13 +130,13 @@ func newTracker() *tracker {
 	return &tracker{files: make(map[string]*seenFile), watched: make(map[string]bool)}
 }
 
-// record remembers that the agent has seen content with digest sum at path (a real path),
-// and watches path's folder. A watcher that cannot start or add the folder is not an error:
-// the digest check still works.
-func (t *tracker) record(path string, sum digest) {
+// record remembers that the agent has seen what fp describes at path (a real path), and
+// watches path's folder. A watcher that cannot start or add the folder is not an error:
+// the fingerprint check still works.
+func (t *tracker) record(path string, fp fingerprint) {
 	dir := filepath.Dir(path)
 	t.mu.Lock()
-	t.files[path] = &seenFile{sum: sum}
+	t.files[path] = &seenFile{fp: fp}
 	want := !t.closed && !t.watched[dir]
 	start := want && t.sub == nil && t.watchErr == nil
 	t.mu.Unlock()
@@ -137,54 +218,55 @@ func (t *tracker) touchAll() {
 }
 
 // check reports, as an error for the model, why the agent must read path (a real path,
-// shown as shown) again before changing it: it never read it, or its content now (with
-// digest current, read from the editor when inEditor is set, else from the disk) is not
-// what it last saw. It returns nil when the agent may go ahead.
-func (t *tracker) check(path, shown string, current digest, inEditor bool) error {
+// shown as shown) again before changing it: it never read it, or what is there now (cur,
+// read from the editor when inEditor is set, else from the disk) is not what it last saw.
+// It returns nil when the agent may go ahead.
+func (t *tracker) check(path, shown string, cur observed, inEditor bool) error {
 	t.mu.Lock()
 	s := t.files[path]
-	var sum digest
+	var fp fingerprint
 	if s != nil {
-		sum = s.sum
+		fp = s.fp
 	}
 	t.mu.Unlock()
+	same := s != nil && fp.matches(cur)
 	switch {
 	case s == nil:
 		return fmt.Errorf("%s exists but you have not read it in this session; read it before changing it", shown)
-	case sum != current && inEditor:
+	case !same && inEditor:
 		return fmt.Errorf("%s changed in the editor since you last read it (the person edited it, or a formatter ran); read it again before editing", shown)
-	case sum != current:
+	case !same:
 		return fmt.Errorf("%s changed on disk since you last read it (edited in the editor or by a formatter); read it again before editing", shown)
 	}
 	return nil
 }
 
 // changed returns the sorted real paths of the files the agent read or wrote whose content
-// on disk, as hash reads it, is no longer what it saw (including files that are gone). Only
-// files a watcher event touched are hashed again, unless the watcher could not start.
-func (t *tracker) changed(hash func(real string) (digest, error)) []string {
+// on disk, as same judges it, is no longer what it saw (including files that are gone).
+// Only files a watcher event touched are looked at again, unless the watcher could not
+// start.
+func (t *tracker) changed(same func(real string, fp fingerprint) bool) []string {
 	type candidate struct {
 		path string
-		sum  digest
+		fp   fingerprint
 	}
 	var cands []candidate
 	t.mu.Lock()
 	all := t.sub == nil
 	for p, s := range t.files {
 		if s.touched || all {
-			cands = append(cands, candidate{p, s.sum})
+			cands = append(cands, candidate{p, s.fp})
 		}
 	}
 	t.mu.Unlock()
 	var out []string
 	for _, c := range cands {
-		sum, err := hash(c.path)
-		if err != nil || sum != c.sum {
+		if !same(c.path, c.fp) {
 			out = append(out, c.path)
 			continue
 		}
 		t.mu.Lock()
-		if s := t.files[c.path]; s != nil && s.sum == c.sum {
+		if s := t.files[c.path]; s != nil && s.fp == c.fp {
 			s.touched = false
 		}
 		t.mu.Unlock()
@@ -206,29 +288,37 @@ func (t *tracker) close() error {
 	return sub.Close()
 }
 
-// hashFile returns the digest of the regular file at the real path p, read through the
-// workspace folder's root; anything else (gone, a FIFO, outside by now) is an error.
-func (w *Workspace) hashFile(p string) (digest, error) {
+// sameFile reports whether the regular file at the real path p, read through the
+// workspace folder's root, is still what fp saw: its whole content hashed again, or for a
+// partial fingerprint its stamp and the sha256 of the part read. Anything else (gone, a
+// FIFO, outside by now, unreadable) is not the same.
+func (w *Workspace) sameFile(p string, fp fingerprint) bool {
 	r, rel, err := w.at(p)
 	if err != nil {
-		return digest{}, err
+		return false
 	}
-	f, _, err := openRegular(r, rel, p)
+	f, fi, err := openRegular(r, rel, p)
 	if err != nil {
-		return digest{}, err
+		return false
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return digest{}, err
+	if fp.whole {
+		_, err = io.Copy(h, f)
+		return err == nil && digest(h.Sum(nil)) == fp.sum
 	}
-	return digest(h.Sum(nil)), nil
+	st, ok := stampOf(fi)
+	if !ok || st != fp.stamp {
+		return false
+	}
+	n, err := io.Copy(h, io.LimitReader(f, fp.n))
+	return err == nil && n == fp.n && digest(h.Sum(nil)) == fp.sum
 }
 
 // ChangedFiles returns the real paths, sorted, of the files the agent read or wrote in this
 // session whose content on disk has changed since (or that are gone). The watcher narrows
-// which files are hashed again; the hash, read through the workspace folder's os.Root,
-// decides.
+// which files are looked at again; the fingerprint (see fingerprint), checked through the
+// workspace folder's os.Root, decides.
 //
 // Contract: safe for concurrent use; it reads the touched files, so it is not free, but it
 // never blocks on the watcher (nor on a file that became a FIFO). Errors reading a file
@@ -237,5 +327,5 @@ func (w *Workspace) ChangedFiles() []string {
 	if w.closed.Load() {
 		return nil
 	}
-	return w.seen.changed(w.hashFile)
+	return w.seen.changed(w.sameFile)
 }

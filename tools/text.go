@@ -6,6 +6,7 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -77,6 +78,34 @@ func eachLine(r *bufio.Reader, keep int, fn func(line []byte, n int) bool) error
 		}
 		cur, n = cur[:0], 0
 	}
+}
+
+// countLines returns how many lines the rest of r holds (a last line without a line
+// ending counts), reading it in blocks and looking at ctx between them.
+func countLines(ctx context.Context, r *bufio.Reader) (int, error) {
+	n := 0
+	var lastByte byte = '\n'
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		block, err := r.Peek(r.Size())
+		if len(block) > 0 {
+			n += bytes.Count(block, []byte{'\n'})
+			lastByte = block[len(block)-1]
+			r.Discard(len(block))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return 0, err
+		}
+	}
+	if lastByte != '\n' {
+		n++
+	}
+	return n, nil
 }
 
 // cutRunes returns the longest prefix of s of at most max bytes that does not split a rune.

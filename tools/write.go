@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -89,8 +90,8 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 	if err != nil {
 		return toolexec.Result{}, ws.explain(path, err)
 	}
-	ws.seen.record(real, sha256.Sum256([]byte(content)))
-	fd := unifiedDiff(shown, string(old), content, !exists)
+	ws.seen.record(real, wholeFingerprint(sumString(content)))
+	fd := unifiedDiff(shown, old.content, content, !exists)
 	det := WriteDetails{Path: shown, Created: !exists, Diff: fd.text, DiffTruncated: fd.truncated, Added: fd.added, Removed: fd.removed}
 	lines := plural(len(splitLines(content)), "line")
 	var msg string
@@ -106,41 +107,60 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 }
 
 // current returns what is at real (rel in r) before the agent changes it (on disk, or in
-// the editor with EditorFiles): the content and permission bits of an existing regular
-// file, checked against what the agent last saw (stale.go), or exists == false when there
-// is no file yet. path is the argument as given, for messages.
-func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
+// the editor with EditorFiles): the content, its sha256 and, from the disk, its stamp, and
+// the permission bits of an existing regular file, checked against what the agent last saw
+// (stale.go); or exists == false when there is no file yet. path is the argument as given,
+// for messages. The content is held once: read into a string of the file's size, hashed
+// on the way.
+func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, path string) (cur observed, mode fs.FileMode, exists bool, err error) {
 	fi, err := r.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, 0, false, nil
+		return observed{}, 0, false, nil
 	case err != nil:
-		return nil, 0, false, ws.explain(path, err)
+		return observed{}, 0, false, ws.explain(path, err)
 	case fi.IsDir():
-		return nil, 0, false, fmt.Errorf("%s is a folder, not a file", path)
+		return observed{}, 0, false, fmt.Errorf("%s is a folder, not a file", path)
 	case !fi.Mode().IsRegular():
-		return nil, 0, false, &notRegularError{path: path, mode: fi.Mode()}
+		return observed{}, 0, false, &notRegularError{path: path, mode: fi.Mode()}
 	}
 	if ws.editor.Read != nil {
 		text, err := ws.editor.Read(ctx, real)
 		if err != nil {
-			return nil, 0, false, err
+			return observed{}, 0, false, err
 		}
-		data = []byte(text)
+		cur = observed{content: text, sum: sumString(text)}
 	} else {
 		f, ofi, err := openRegular(r, rel, path)
 		if err != nil {
-			return nil, 0, false, ws.explain(path, err)
+			return observed{}, 0, false, ws.explain(path, err)
 		}
-		data, err = io.ReadAll(f)
+		cur, err = readObserved(f, ofi.Size())
 		f.Close()
 		if err != nil {
-			return nil, 0, false, err
+			return observed{}, 0, false, err
 		}
 		fi = ofi
 	}
-	if err := ws.seen.check(real, shown, sha256.Sum256(data), ws.editor.Read != nil); err != nil {
-		return nil, 0, false, err
+	if err := ws.seen.check(real, shown, cur, ws.editor.Read != nil); err != nil {
+		return observed{}, 0, false, err
 	}
-	return data, fi.Mode().Perm(), true, nil
+	return cur, fi.Mode().Perm(), true, nil
+}
+
+// readObserved reads the whole of f (size bytes, as fstat said; more or less if it changes
+// meanwhile) into one string, hashing it on the way, and takes its stamp once it is read:
+// a write during the read then shows in the stamp.
+func readObserved(f *os.File, size int64) (observed, error) {
+	var sb strings.Builder
+	sb.Grow(int(size))
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(&sb, h), f); err != nil {
+		return observed{}, err
+	}
+	cur := observed{content: sb.String(), sum: digest(h.Sum(nil))}
+	if fi, err := f.Stat(); err == nil {
+		cur.stamp, cur.hasStamp = stampOf(fi)
+	}
+	return cur, nil
 }
