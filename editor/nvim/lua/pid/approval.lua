@@ -122,8 +122,15 @@ show_next = function()
       end,
     })
   end
-  -- The float never takes the cursor: the person enters it with :PidApproval.
-  local win = vim.api.nvim_open_win(buf, false, float_geometry(#q.lines))
+  -- The float never takes the cursor: the person enters it with :PidApproval. Where a window
+  -- cannot open now (the command-line window, a text lock), try again shortly: the question
+  -- stays open meanwhile.
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(#q.lines))
+  if not ok then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    vim.defer_fn(show_next, 200)
+    return
+  end
   vim.wo[win].wrap = true
   vim.wo[win].cursorline = true
   float.win, float.buf, float.q = win, buf, q
@@ -341,7 +348,12 @@ function M.before(params, opts)
   local name = tostring(params.toolName or '?')
   local id = tostring(params.toolCallId or '?')
   local desc = M.scope(params.always)
-  local body, ft = M.proposal(name, params.args, opts.read, opts.resolve)
+  local shown, body, ft = pcall(M.proposal, name, params.args, opts.read, opts.resolve)
+  if not shown then
+    -- Whatever went wrong in showing the change, the question is still asked, with the
+    -- arguments as pid sent them.
+    body, ft = { 'arguments: ' .. short_json(params.args or vim.empty_dict(), 100000), '(the change could not be shown: ' .. tostring(body) .. ')' }, nil
+  end
   local what = name
   if type(params.args) == 'table' and type(params.args.path) == 'string' then
     what = name .. ' ' .. params.args.path

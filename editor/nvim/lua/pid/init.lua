@@ -46,8 +46,9 @@ local defaults = {
   -- `cwd` defaults to Neovim's cwd when the session starts.
   session = {},
   -- How the chat is shown when no window of the tab shows it: an Ex command that opens a
-  -- window (the buffer is put in it); false: do not open one.
-  open = 'botright 80vsplit',
+  -- window (the buffer is put in it), or a function returning one; false: do not open one.
+  -- Default: a window on the right, 40% of the editor's width (between 40 and 90 columns).
+  open = nil,
   -- Let pid read and write files through Neovim's buffers (unsaved changes seen, edits land
   -- in the buffer). false: pid uses the disk, and buffers are reloaded after its tools ran.
   buffers = true,
@@ -1381,13 +1382,13 @@ function M.revoke_trust(folder, cb)
 end
 
 function M.show()
-  view.show(config.open or 'botright 80vsplit')
+  view.show(config.open)
 end
 
 -- chat shows the chat and the prompt window under it, the cursor in the prompt: Enter sends
 -- the line as a prompt, or as a steer while a prompt runs.
 function M.chat()
-  view.open_prompt(config.open or 'botright 80vsplit', function(text)
+  view.open_prompt(config.open, function(text)
     if S.run ~= nil then
       M.steer(text)
     else

@@ -105,10 +105,24 @@ function M.window()
   return nil
 end
 
--- show opens the chat with open_cmd (e.g. "botright 80vsplit") unless a window of the
+-- default_open returns how the chat opens by default: a window on the right, 40% of the
+-- editor's width, between 40 and 90 columns.
+function M.default_open()
+  local w = math.max(40, math.min(90, math.floor(vim.o.columns * 0.4)))
+  return string.format('botright %dvsplit', w)
+end
+
+-- show opens the chat with open_cmd (e.g. "botright 80vsplit", or a function returning such
+-- a command; nil: default_open) unless a window of the
 -- current tab already shows it, without moving the cursor. open_cmd false shows nothing. It
 -- returns the chat's window (nil when none).
 function M.show(open_cmd)
+  if open_cmd == nil then
+    open_cmd = M.default_open
+  end
+  if type(open_cmd) == 'function' then
+    open_cmd = open_cmd()
+  end
   local buf = M.bufnr()
   local win = M.window()
   if win or not open_cmd then
@@ -423,7 +437,7 @@ end
 -- open_prompt shows the chat and, under it, the prompt window, and puts the cursor there in
 -- insert mode.
 function M.open_prompt(open_cmd, on_submit)
-  local chat = M.show(open_cmd or 'botright 80vsplit')
+  local chat = M.show(open_cmd)
   local pbuf = M.prompt_bufnr(on_submit)
   local pwin = nil
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
