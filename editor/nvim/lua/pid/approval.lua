@@ -85,7 +85,7 @@ local function float_geometry(nlines)
   end
   local width = math.max(30, math.min(right - 4, 110))
   local height = math.max(3, math.min(nlines, math.floor(rows * 0.6)))
-  return {
+  local opts = {
     relative = 'editor',
     anchor = 'SW',
     row = rows - 1,
@@ -97,6 +97,11 @@ local function float_geometry(nlines)
     focusable = true,
     noautocmd = true,
   }
+  if vim.fn.has('nvim-0.9') == 1 then
+    opts.title = ' pid asks '
+    opts.title_pos = 'center'
+  end
+  return opts
 end
 
 show_next = function()
@@ -172,11 +177,12 @@ function M.focus()
   return true
 end
 
--- window returns the float of the open question (nil when none); current() the question.
+-- window returns the float of the open question, nil when none.
 function M.window()
   return valid_win(float.win) and float.win or nil
 end
 
+-- current returns the question the float shows, nil when none.
 function M.current()
   return float.q
 end
@@ -211,6 +217,7 @@ function M.withdraw(session, with_trust, request_id)
   end
 end
 
+-- pending returns how many questions are open (shown or waiting for the float).
 function M.pending()
   return #queue
 end

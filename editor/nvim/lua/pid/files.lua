@@ -108,7 +108,7 @@ local function set_buffer_text(buf, text)
   else
     -- Bottom up, so that earlier hunks' line numbers stay right.
     for i = #hunks, 1, -1 do
-      local sa, ca, sb, cb = unpack(hunks[i])
+      local sa, ca, sb, cb = (table.unpack or unpack)(hunks[i])
       local first = ca == 0 and sa or sa - 1
       vim.api.nvim_buf_set_lines(buf, first, first + ca, false, vim.list_slice(new, sb, sb + cb - 1))
     end

@@ -938,6 +938,7 @@ function M.steer(text, opts)
   return queue('session/steer', 'steer', text, opts)
 end
 
+-- follow_up: see steer.
 function M.follow_up(text, opts)
   return queue('session/followUp', 'follow-up', text, opts)
 end
@@ -1381,6 +1382,7 @@ function M.revoke_trust(folder, cb)
   end)
 end
 
+-- show shows the chat (setup's `open`), leaving the cursor where it is.
 function M.show()
   view.show(config.open)
 end
@@ -1478,6 +1480,7 @@ local function cmd_queue(fn)
   end
 end
 
+-- create_commands (re)defines the :Pid* commands (plugin/pid.lua and setup call it).
 function M.create_commands()
   local c = vim.api.nvim_create_user_command
   c('PidAsk', cmd_ask, { nargs = '*', range = true, bang = true, desc = 'pid: run a prompt (with a range: the selection goes with it; with !: the diagnostics)' })
@@ -1511,6 +1514,7 @@ function M.setup(opts)
   return M
 end
 
+-- config returns the options in force (setup's, over the defaults).
 function M.config()
   return config
 end

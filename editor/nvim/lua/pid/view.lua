@@ -271,6 +271,7 @@ function M.text_append(s)
   t.last = pieces[#pieces]
 end
 
+-- text_end ends the region of the assistant message: what comes next goes after it.
 function M.text_end()
   state.text = nil
 end
@@ -391,6 +392,7 @@ function M.open_output(row)
   return true
 end
 
+-- clear empties the chat and forgets its cards.
 function M.clear()
   local buf = M.bufnr()
   vim.bo[buf].modifiable = true
