@@ -92,3 +92,15 @@ fuzz:
 SOAK_ARGS ?=
 soak: build
 	$(GO) run ./cmd/pidsoak -pid $(BIN)/pid $(SOAK_ARGS)
+
+# The search benchmark (issue 15): pid's grep, find, read and edit against ripgrep, fd and
+# sed, in one run (see docs/performance.md). It installs ripgrep and fd with apt-get when
+# missing and builds its corpora under .cache/searchbench (the first run fetches Debian's
+# linux-source, or generates a kernel-sized tree). SEARCH_ARGS passes flags:
+# `make bench-search SEARCH_ARGS=-quick` (Go tree only, 3 runs), `SEARCH_ARGS=-million`
+# (also 1,000,001 small files and grep's progress updates).
+SEARCH_ARGS ?=
+
+.PHONY: bench-search
+bench-search: build
+	$(GO) run ./cmd/searchbench -pid $(BIN)/pid $(SEARCH_ARGS)
