@@ -83,6 +83,10 @@ test('Neovim: an edit of a buffer with unsaved changes, approved in the float; s
 		assert.ok(status && !status.includes('notes.txt [+]'), `notes.txt has nothing unsaved: ${status}`);
 		assert.ok(panes(screen).right.some((r) => r.startsWith('Done: line 2 of notes.txt now reads')), `the final answer:\n${screen}`);
 		assert.ok(panes(screen).right.includes('[approval] edit (e1): allow'), `the chat records the answer:\n${screen}`);
+		// The agent saw the unsaved line: the read's result, as saved in the session file.
+		const saved = filesUnder(path.join(nv.dirs.pidXdg, 'state', 'pid', 'sessions')).split('\n');
+		const readResult = saved.find((l) => l.includes('"toolResult"') && l.includes('"toolCallId":"r1"'));
+		assert.ok(readResult && readResult.includes('two (unsaved)'), `the read returned the buffer's text: ${readResult}`);
 		// The new buffer kept what was typed into it.
 		assert.ok(panes(screen).left.includes('x = 1'), 'x = 1 is still in the other buffer');
 	});
