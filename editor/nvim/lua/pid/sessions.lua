@@ -142,7 +142,7 @@ function M.format_item(s, opts)
   return string.format('%s | %s | %s', M.title(s), M.short_folder(s.cwd, opts.home), table.concat(parts, ', '))
 end
 
--- load_error_text says in words why session/load failed (err: vim.lsp.rpc's {code, message})
+-- load_error_text says in words why session/load failed (err: the JSON-RPC error {code, message})
 -- and what to do. folder is the session's folder when known, workspace pid's.
 function M.load_error_text(err, id, folder, workspace)
   local code = type(err) == 'table' and err.code or nil
