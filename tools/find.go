@@ -44,7 +44,8 @@ func findTool(ws *Workspace) toolexec.Tool {
 	return toolexec.Tool{
 		Name: NameFind,
 		Description: "Find files and folders by glob. Prints one path per line (relative to the cwd, folders ending in /), in name order, at most limit (default 1000). " +
-			"Skips .git and what .gitignore excludes; does not follow symbolic links. Finding nothing is not an error.",
+			"Skips .git and what .gitignore, .ignore, .git/info/exclude and git's global excludes file exclude (also outside a git repository; a nested repository has its own rules); " +
+			"lists hidden files; does not follow symbolic links. Finding nothing is not an error.",
 		Parameters: findSchema,
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			var a struct {
