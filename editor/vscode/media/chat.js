@@ -73,7 +73,7 @@
 		denied: 'denied',
 		cancelled: 'cancelled',
 	};
-	const STATUS_ICON = { preparing: '○', waiting: '⏸', running: '◌', done: '✓', failed: '✗', denied: '⊘', cancelled: '■' };
+	const STATUS_ICON = { preparing: '○', waiting: '●', running: '◌', done: '✓', failed: '✗', denied: '⊘', cancelled: '■' };
 
 	function renderUser(node, item) {
 		node.replaceChildren();
@@ -93,14 +93,17 @@
 		}
 	}
 
-	/** decorate adds a Copy button to each code block of an answer. */
+	/** decorate gives each code block of an answer a bar with its language and a Copy button. */
 	function decorate(md) {
 		for (const block of md.querySelectorAll('.code-block')) {
-			if (block.querySelector('.copy')) {
+			if (block.querySelector('.code-head')) {
 				continue;
 			}
 			const code = block.querySelector('code');
-			block.prepend(
+			const head = el('div', 'code-head');
+			const lang = block.querySelector('.code-lang');
+			head.append(lang || el('span', 'code-lang', ''));
+			head.append(
 				button('Copy', 'copy secondary small', (b) => {
 					void navigator.clipboard.writeText(code ? code.textContent || '' : '').then(
 						() => {
@@ -112,6 +115,7 @@
 					);
 				}),
 			);
+			block.prepend(head);
 		}
 	}
 
@@ -176,6 +180,18 @@
 		return pre;
 	}
 
+	/** withCode appends text to node, its `backquoted` parts as code (pid's scope descriptions use them). */
+	function withCode(node, text) {
+		String(text)
+			.split('`')
+			.forEach((part, i) => {
+				if (part !== '') {
+					node.append(i % 2 === 1 ? el('code', '', part) : document.createTextNode(part));
+				}
+			});
+		return node;
+	}
+
 	function renderApproval(box, item) {
 		const a = item.approval;
 		box.replaceChildren();
@@ -187,7 +203,7 @@
 				denied: a.reason ? `Denied: ${a.reason}` : 'Denied.',
 				withdrawn: 'The question was withdrawn (the run was stopped).',
 			}[a.state];
-			box.append(el('div', 'answered', said));
+			box.append(a.state === 'allowedAlways' ? withCode(el('div', 'answered', 'Allowed always: '), a.always || '') : el('div', 'answered', said));
 			return;
 		}
 		box.append(el('div', 'approval-title', a.title));
@@ -216,7 +232,7 @@
 		}
 		box.append(buttons);
 		if (a.always) {
-			box.append(el('div', 'scope', `Allow always covers: ${a.always}`));
+			box.append(withCode(el('div', 'scope', 'Allow always covers: '), a.always));
 		} else {
 			box.append(el('div', 'scope muted', 'Allow always is not offered: pid cannot limit it to calls like this one.'));
 		}
@@ -438,6 +454,7 @@
 	function applyState(s) {
 		state = s;
 		document.body.dataset.status = s.status;
+		document.body.dataset.sessionId = s.sessionId || '';
 		statusline.textContent = STATUS[s.status] || '';
 		statusline.className = `status-${s.status}`;
 		stopBtn.hidden = !s.running;

@@ -658,11 +658,12 @@ export class ChatModel {
 			...(claimsText(params.annotations) ? { claims: claimsText(params.annotations) } : {}),
 		};
 		t.status = 'waiting';
-		this.update(t);
-		this.refreshWaiting();
-		return new Promise((resolve) => {
+		const answered = new Promise<ApprovalChoice | undefined>((resolve) => {
 			this.approvals.set(params.toolCallId, resolve);
 		});
+		this.update(t);
+		this.refreshWaiting();
+		return answered;
 	}
 
 	/** The calls whose approval is pending. */

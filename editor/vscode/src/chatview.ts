@@ -70,9 +70,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 			}
 			return;
 		}
-		await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`, { preserveFocus: !focus });
+		// The view was never shown: its focus command is the only way to open it, and it moves
+		// the focus there; it goes back to the editor unless the person asked for the chat.
+		await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
 		if (focus) {
 			this.post({ type: 'focusPrompt' });
+		} else {
+			await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
 		}
 	}
 

@@ -703,7 +703,7 @@ export class PidController {
 					// Never a new session in its place: the next prompt (or Resume) loads this one.
 					this.stoppedSession = lost;
 					ui.appendLine(`pid: the daemon ${describeExit(e)}; the session ${lost} was saved: the next prompt (or Resume) starts pid again and loads it`);
-					this.stoppedNotice = this.chat.notice('error', `pid stopped; the session was saved. (pid ${describeExit(e)}.)`, [{ label: 'Resume', action: 'resume' }]);
+					this.stoppedNotice = this.chat.notice('error', `pid stopped (${describeExit(e).replace(/^was /, '')}); the session was saved. Resume starts pid again and continues it.`, [{ label: 'Resume', action: 'resume' }]);
 					this.chat.setState({ status: 'stopped' });
 				} else {
 					ui.appendLine(`pid: the daemon ${describeExit(e)}; the next prompt starts it again (in a new session)`);

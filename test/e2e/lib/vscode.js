@@ -108,6 +108,8 @@ const quietSettings = {
 	'npm.autoDetect': 'off',
 	'window.restoreWindows': 'none',
 	'workbench.secondarySideBar.defaultVisibility': 'hidden',
+	// Unsaved changes stay unsaved until a person (or pid's edit) saves them.
+	'files.autoSave': 'off',
 };
 
 /**
@@ -595,6 +597,210 @@ export class VSCodeHarness {
 		}
 		await target.click();
 		await waitFor(async () => !(await this.dialog()), { timeout, what: `the dialog to close after "${label}"` });
+	}
+
+	// --- pid's chat view (a webview: an iframe in an iframe of the workbench) -----------------
+
+	/**
+	 * chatFrame waits until pid's chat view is loaded (its page got the chat: its body has a
+	 * status) and returns the puppeteer Frame of its page. The view must be open (openChat).
+	 */
+	async chatFrame({ timeout = 30000 } = {}) {
+		if (this._chatFrame && !this._chatFrame.detached) {
+			try {
+				if (await this._chatFrame.evaluate(() => Boolean(document.getElementById('pid-chat') && document.body.dataset.status))) {
+					return this._chatFrame;
+				}
+			} catch {
+				// Detached or reloaded: look again.
+			}
+		}
+		this._chatFrame = await waitFor(
+			async () => {
+				for (const f of this.page.frames()) {
+					try {
+						if (await f.evaluate(() => Boolean(document.getElementById('pid-chat') && document.body.dataset.status))) {
+							return f;
+						}
+					} catch {
+						// A frame that went away, or one of another origin still loading.
+					}
+				}
+				return undefined;
+			},
+			{ timeout, what: "pid's chat view to load", describe: () => this.describe() },
+		);
+		return this._chatFrame;
+	}
+
+	/** openChat runs "pid: Focus Chat" and returns the chat view's Frame once it is loaded. */
+	async openChat() {
+		await this.runCommand('pid: Focus Chat');
+		return this.chatFrame();
+	}
+
+	/**
+	 * chat returns what the chat view shows: {status (idle, working, approval, stopped...),
+	 * sessionId, statusLine, text (the whole conversation's visible text), items: [{id, kind,
+	 * classes, text, html (answers), toolName, status (tools), approval: {state, text,
+	 * buttons, scope}}], queue: [texts], chips: [labels]}.
+	 */
+	async chat() {
+		const f = await this.chatFrame();
+		return f.evaluate(() => {
+			const items = [...document.querySelectorAll('#log > .item')].map((n) => {
+				const it = { id: n.id, kind: n.dataset.kind, classes: n.className, text: n.innerText };
+				if (n.dataset.kind === 'assistant') {
+					it.html = n.querySelector('.md')?.innerHTML ?? '';
+					it.streaming = n.classList.contains('streaming');
+				}
+				if (n.dataset.kind === 'tool') {
+					it.toolCallId = n.dataset.toolCallId;
+					it.toolName = n.querySelector('.tool-name')?.textContent ?? '';
+					it.title = n.querySelector('.tool-title')?.textContent ?? '';
+					it.status = (n.className.match(/status-(\w+)/) ?? [])[1];
+					it.lastLine = n.querySelector('.tool-last')?.textContent;
+					it.output = n.querySelector('.output-text')?.textContent;
+					const a = n.querySelector('.approval');
+					if (a) {
+						it.approval = {
+							state: (a.className.match(/state-(\w+)/) ?? [])[1],
+							text: a.innerText,
+							buttons: [...a.querySelectorAll('.buttons button')].map((b) => b.textContent),
+							scope: a.querySelector('.scope')?.textContent,
+						};
+					}
+				}
+				if (n.dataset.kind === 'notice') {
+					it.buttons = [...n.querySelectorAll('button')].map((b) => b.textContent);
+				}
+				if (n.dataset.kind === 'changes') {
+					it.files = [...n.querySelectorAll('.file')].map((r) => ({ name: r.querySelector('.file-name')?.textContent, text: r.innerText, buttons: [...r.querySelectorAll('button')].map((b) => b.textContent) }));
+				}
+				return it;
+			});
+			return {
+				status: document.body.dataset.status,
+				sessionId: document.body.dataset.sessionId || undefined,
+				statusLine: document.getElementById('statusline')?.textContent ?? '',
+				text: document.getElementById('log')?.innerText ?? '',
+				items,
+				queue: [...document.querySelectorAll('#queue > .item')].map((n) => n.innerText),
+				chips: [...document.querySelectorAll('#chips .chip')].map((c) => c.firstChild?.textContent ?? c.textContent),
+			};
+		});
+	}
+
+	/**
+	 * waitForChat waits until predicate(chat()) is truthy and returns that value; on timeout
+	 * the error shows what the chat view showed last.
+	 */
+	async waitForChat(predicate, { timeout = 30000, what = 'the chat view to show something' } = {}) {
+		let last;
+		return waitFor(
+			async () => {
+				this.tracker.track();
+				last = await this.chat();
+				return predicate(last);
+			},
+			{ timeout, what, describe: async () => `-- the chat view shows: ${JSON.stringify(last, null, 1)?.slice(0, 6000)}` },
+		);
+	}
+
+	/**
+	 * clickInChat clicks (with the mouse, as a person would) the element of the chat view that
+	 * matches selector and, when text is given, whose text is text. It throws when there is
+	 * none.
+	 */
+	async clickInChat(selector, text) {
+		const f = await this.chatFrame();
+		const handles = await f.$$(selector);
+		for (const h of handles) {
+			if (text === undefined || (await h.evaluate((e) => e.textContent)) === text) {
+				await h.click();
+				return;
+			}
+		}
+		throw new Error(`the chat view has no ${selector}${text !== undefined ? ` saying "${text}"` : ''}: ${JSON.stringify(await this.chat()).slice(0, 3000)}`);
+	}
+
+	/**
+	 * sendInChat clicks into the chat view's prompt box, types text and presses Enter (with
+	 * modifier held, e.g. 'Alt', when given), as a person would.
+	 */
+	async sendInChat(text, { modifier } = {}) {
+		await this.clickInChat('#prompt');
+		await this.page.keyboard.type(text);
+		const f = await this.chatFrame();
+		await waitFor(() => f.evaluate((t) => document.getElementById('prompt').value === t, text), { timeout: 10000, what: `the prompt box to hold "${text}"` });
+		if (modifier) {
+			await this.page.keyboard.down(modifier);
+		}
+		await this.page.keyboard.press('Enter');
+		if (modifier) {
+			await this.page.keyboard.up(modifier);
+		}
+		await waitFor(() => f.evaluate(() => document.getElementById('prompt').value === ''), { timeout: 10000, what: 'the prompt box to send' });
+	}
+
+	// --- editors -------------------------------------------------------------------------------
+
+	/**
+	 * openFile opens a workspace file in an editor through Quick Open (Ctrl+P, its name,
+	 * Enter), as a person would, and waits until its tab is the active one with the focus in
+	 * its text.
+	 */
+	async openFile(rel) {
+		await this._closeQuickInput();
+		await this.page.keyboard.down('Control');
+		await this.page.keyboard.press('p');
+		await this.page.keyboard.up('Control');
+		await waitFor(async () => (await this.quickInput())?.focused, { timeout: 10000, what: 'Quick Open to open' });
+		await this.page.keyboard.type(rel);
+		await waitFor(async () => {
+			const q = await this.quickInput();
+			return q && q.value === rel && q.rows.some((r) => r.includes(path.basename(rel)));
+		}, { timeout: 15000, what: `Quick Open to list ${rel}`, describe: async () => JSON.stringify(await this.quickInput()) });
+		await this.page.keyboard.press('Enter');
+		await waitFor(async () => {
+			const e = await this.activeEditor();
+			return e && e.title === path.basename(rel) && e.focused;
+		}, { timeout: 15000, what: `an editor of ${rel} with the focus`, describe: async () => JSON.stringify(await this.activeEditor()) });
+	}
+
+	/**
+	 * activeEditor returns the active text editor of the editor area: {title (its tab's),
+	 * dirty, focused (the keyboard focus is in its text), text (the lines it shows)}, or
+	 * undefined when there is none.
+	 */
+	async activeEditor() {
+		return this.page.evaluate(() => {
+			const tab = document.querySelector('.part.editor .tab.active');
+			const group = document.querySelector('.part.editor .editor-group-container.active') ?? document.querySelector('.part.editor');
+			const editor = group?.querySelector('.editor-instance .monaco-editor');
+			if (!tab || !editor) {
+				return undefined;
+			}
+			const lines = [...editor.querySelectorAll('.view-lines .view-line')]
+				.map((el) => ({ top: parseFloat(el.style.top) || 0, text: el.textContent.replace(/\u00a0/g, ' ') }))
+				.sort((a, b) => a.top - b.top)
+				.map((l) => l.text);
+			return {
+				title: tab.getAttribute('data-resource-name') ?? tab.innerText.replace(/\s+/g, ''),
+				dirty: tab.classList.contains('dirty'),
+				focused: editor.contains(document.activeElement),
+				text: lines.join('\n'),
+			};
+		});
+	}
+
+	/** waitForEditor waits until predicate(activeEditor()) is truthy and returns the editor's state. */
+	async waitForEditor(predicate, { timeout = 20000, what = 'the editor to show something' } = {}) {
+		let last;
+		return waitFor(async () => {
+			last = await this.activeEditor();
+			return last && predicate(last) && last;
+		}, { timeout, what, describe: async () => `-- the editor: ${JSON.stringify(last)}\n${await this.describe()}` });
 	}
 
 	/**
