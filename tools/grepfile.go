@@ -80,7 +80,7 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 	n, checked := 0, 0 // bytes in buf; how many of them are known to hold no NUL
 	var read int64
 	eof, first, skipping, consumed := false, true, false, false
-	for !eof && !s.done() {
+	for !s.done() {
 		for n < len(buf) && !eof {
 			k, err := r.Read(buf[n:])
 			n += k
@@ -126,6 +126,9 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 			j := bytes.IndexByte(data, '\n')
 			if j < 0 {
 				n, checked = 0, 0
+				if eof {
+					return
+				}
 				continue
 			}
 			n = copy(buf, data[j+1:])
@@ -153,6 +156,9 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 			region = data[:k+1]
 		}
 		s.search(region)
+		if eof {
+			return
+		}
 		n = copy(buf, data[len(region):])
 		checked = n
 	}

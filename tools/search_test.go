@@ -3,11 +3,17 @@ package tools_test
 // grep, find and ls, and the .gitignore and glob matching under them.
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/pid-agent/pid/tools"
 )
@@ -253,4 +259,269 @@ func TestLs(t *testing.T) {
 	}
 	mustFail(t, call(t, ws, "ls", `{"path":"main.go"}`), "not a folder")
 	mustFail(t, call(t, ws, "ls", `{"path":"nope"}`), "path not found")
+}
+
+// naiveGrepLines is the reference for grep's line finding: split at "\n" (a last empty
+// piece is no line), match each line alone.
+func naiveGrepLines(t *testing.T, pattern string, data []byte) []int {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	var out []int
+	lines := bytes.Split(data, []byte{'\n'})
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if re.Match(l) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// grepLinePatterns exercise every way the matcher finds candidates: exact literals (with
+// and without case folding, with letters whose folds leave ASCII), required literals inside
+// expressions, expressions with no literal (run over the whole buffer), matches that would
+// span lines, line and text edges, and empty matches.
+var grepLinePatterns = []string{
+	`ab`, `(?i)ab`, `(?i)kas`, `(?i)sk`, `(?i)é`, `a\nb`, `b\s+a`, `[^x]+`, `a|b`, `^a`, `b$`, `^$`, `\Ab`,
+	`a\z`, `x*`, `\bab\b`, `(?i)[a-c]k+`, `a.b`, `\r$`, `(ab)+c`, `K`, `(?i)ka`, `é+`, `.`, `ba\r`,
+	`(?m)^b`, `(?s)a.b`, `a{2,}`, `(?i)AB|k`,
+}
+
+func TestGrepLinesAgreeWithLineByLine(t *testing.T) {
+	alphabet := []string{"a", "b", "c", "k", "K", "s", "\u212a", "é", "É", "\n", "\n", "\r", " ", "x", "\xff"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 400 {
+		var sb strings.Builder
+		for range rng.IntN(60) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		data := []byte(sb.String())
+		for _, p := range grepLinePatterns {
+			want := naiveGrepLines(t, p, data)
+			got, _, bin, _, _, err := tools.GrepLines(p, bytes.NewReader(data), int64(len(data)))
+			if err != nil || bin || !slices.Equal(got, want) {
+				t.Fatalf("round %d, pattern %q on %q: got %v (binary %v, %v), want %v", round, p, data, got, bin, err, want)
+			}
+		}
+	}
+}
+
+func FuzzGrepLines(f *testing.F) {
+	f.Add(0, "ab\nkab\r\nK\u212a\n")
+	f.Add(5, "b a\n\nba\n")
+	f.Fuzz(func(t *testing.T, i int, s string) {
+		if i < 0 {
+			i = -i
+		}
+		p := grepLinePatterns[i%len(grepLinePatterns)]
+		data := []byte(strings.ReplaceAll(s, "\x00", "0")) // a NUL makes the input binary
+		want := naiveGrepLines(t, p, data)
+		got, _, bin, _, _, err := tools.GrepLines(p, bytes.NewReader(data), int64(len(data)))
+		if err != nil || bin || !slices.Equal(got, want) {
+			t.Fatalf("pattern %q on %q: got %v (binary %v, %v), want %v", p, data, got, bin, err, want)
+		}
+	})
+}
+
+func TestGrepLiteralPrefilter(t *testing.T) {
+	for _, c := range []struct {
+		pattern, lit string
+		exact        bool
+	}{
+		{`hello`, "hello", true},
+		{`(?i)Hello`, "hello", true},
+		{`(?i)mask`, "ma", false}, // k and s fold outside ASCII: the literal stops before them
+		{`[A-Z]\w+Error\(`, "Error(", false},
+		{`func (\w+)\.Close`, ".Close", false},
+		{`(foo)+bar`, "foobar", false}, // every match ends its (foo)+ with foo
+		{`a|b`, "", false},
+		{`x*`, "", false},
+	} {
+		lit, exact := tools.GrepLiteral(c.pattern)
+		if lit != c.lit || exact != c.exact {
+			t.Errorf("%q: literal %q (exact %v), want %q (%v)", c.pattern, lit, exact, c.lit, c.exact)
+		}
+	}
+}
+
+// oneByteReader yields its content a few bytes per Read, so chunks end anywhere.
+type oneByteReader struct {
+	data []byte
+	n    int
+}
+
+func (r *oneByteReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n, len(r.data))
+	copy(p, r.data[:k])
+	r.data = r.data[k:]
+	return k, nil
+}
+
+func TestGrepChunksAndLongLines(t *testing.T) {
+	// Matches on both sides of every chunk boundary, numbered right.
+	var sb strings.Builder
+	for i := 1; i <= 60_000; i++ {
+		if i%7_000 == 0 {
+			fmt.Fprintf(&sb, "needle %d\n", i)
+		} else {
+			fmt.Fprintf(&sb, "line %d of filler text\n", i)
+		}
+	}
+	data := []byte(sb.String())
+	got, _, _, _, _, _ := tools.GrepLines("needle", &oneByteReader{data: data, n: 4093}, 0)
+	if want := []int{7000, 14000, 21000, 28000, 35000, 42000, 49000, 56000}; !slices.Equal(got, want) {
+		t.Errorf("across chunks: %v, want %v", got, want)
+	}
+	// A line longer than a chunk is searched whole; one longer than the most searched is
+	// searched that far, reported, and the lines after it keep their numbers.
+	mid := "start " + strings.Repeat("y", 1<<20) + " needle in a 1 MB line\n"
+	huge := "needle " + strings.Repeat("z", tools.GrepMaxSearchedLineBytes) + " needle past the cut\n"
+	data = []byte("first\n" + mid + huge + "needle after\n")
+	got, texts, _, _, long, _ := tools.GrepLines("needle", bytes.NewReader(data), int64(len(data)))
+	if !slices.Equal(got, []int{2, 3, 4}) || !slices.Equal(long, []int{3}) || texts[2] != "needle after" {
+		t.Errorf("long lines: lines %v, cut %v", got, long)
+	}
+	if got, _, _, _, long, _ := tools.GrepLines("past the cut", bytes.NewReader(data), int64(len(data))); len(got) != 0 || !slices.Equal(long, []int{3}) {
+		t.Errorf("a match past the cut: %v, cut %v", got, long)
+	}
+}
+
+func TestGrepBinaryAndEncodings(t *testing.T) {
+	lines := func(p string, data []byte) ([]int, []string, bool, int) {
+		got, texts, bin, at, _, err := tools.GrepLines(p, bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, texts, bin, at
+	}
+	// A NUL in the first chunk: binary, even after a match.
+	if got, _, bin, _ := lines("needle", []byte("needle\n\x00")); !bin || got != nil {
+		t.Errorf("NUL in the first chunk: %v, binary %v", got, bin)
+	}
+	// A NUL far in, after a match: the match stays, the search stops at the NUL's line.
+	far := []byte("needle one\n" + strings.Repeat("filler\n", 100_000) + "needle two\nx\x00y\nneedle three\n")
+	if got, _, bin, at := lines("needle", far); bin || !slices.Equal(got, []int{1, 100_002}) || at != 100_003 {
+		t.Errorf("late NUL: %v, binary %v, stopped at %d", got, bin, at)
+	}
+	// A NUL far in, before any match: binary.
+	if got, _, bin, _ := lines("needle", []byte(strings.Repeat("filler\n", 100_000)+"\x00needle\n")); !bin || got != nil {
+		t.Errorf("late NUL before a match: %v, binary %v", got, bin)
+	}
+	// Latin-1 is searched, shown with U+FFFD.
+	if got, texts, bin, _ := lines("caf.", []byte("caf\xe9 au lait\n")); bin || !slices.Equal(got, []int{1}) || texts[0] != "caf\uFFFD au lait" {
+		t.Errorf("Latin-1: %v %q binary %v", got, texts, bin)
+	}
+	// UTF-16 with a byte order mark, both byte orders, is transcoded.
+	for _, big := range []bool{false, true} {
+		data := []byte{0xff, 0xfe}
+		if big {
+			data = []byte{0xfe, 0xff}
+		}
+		for _, u := range utf16.Encode([]rune("one\ncafé needle\n")) {
+			if big {
+				data = append(data, byte(u>>8), byte(u))
+			} else {
+				data = append(data, byte(u), byte(u>>8))
+			}
+		}
+		if got, texts, bin, _ := lines("é needle", data); bin || !slices.Equal(got, []int{2}) || texts[0] != "café needle" {
+			t.Errorf("UTF-16 (big endian %v): %v %q binary %v", big, got, texts, bin)
+		}
+	}
+	// A UTF-8 byte order mark is not part of the first line; a \r ending a line is not shown.
+	if got, texts, _, _ := lines("^needle", []byte("\xef\xbb\xbfneedle\r\n")); !slices.Equal(got, []int{1}) || texts[0] != "needle" {
+		t.Errorf("UTF-8 BOM: %v %q", got, texts)
+	}
+}
+
+// ignoreTree is a repository holding every kind of ignore file, a nested repository, and
+// a global excludes file in a home of its own.
+func ignoreTree(t *testing.T) (*tools.Workspace, string) {
+	t.Helper()
+	home := realTemp(t)
+	writeFiles(t, home, map[string]string{".gitconfig": "[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-excludes\n", "my-excludes": "*.global\n"})
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	return newWorkspace(t, map[string]string{
+		".git/info/exclude":     "*.excluded\n",
+		".gitignore":            "*.log\n*.tmp\n",
+		".ignore":               "!keep.log\n",
+		"a.log":                 "x",
+		"keep.log":              "x",
+		"a.excluded":            "x",
+		"a.global":              "x",
+		"a.go":                  "x",
+		"sub/.ignore":           "*.go\n",
+		"sub/b.go":              "x",
+		"sub/b.txt":             "x",
+		"inner/.git/HEAD":       "x",
+		"inner/c.log":           "x",
+		"inner/c.excluded":      "x",
+		"inner/c.global":        "x",
+		"inner/.gitignore":      "*.md\n",
+		"inner/c.md":            "x",
+		"inner/deep/keep.log":   "x",
+		"inner/deep/x.tmp":      "x",
+		"inner/deep/.gitignore": "!*.md\n",
+		"inner/deep/d.md":       "x",
+	})
+}
+
+func TestIgnoreFileKinds(t *testing.T) {
+	ws, _ := ignoreTree(t)
+	got := mustOK(t, call(t, ws, "find", `{"pattern":"*"}`))
+	want := ".gitignore\n.ignore\na.go\ninner/\ninner/.gitignore\ninner/c.excluded\ninner/c.log\n" +
+		"inner/deep/\ninner/deep/.gitignore\ninner/deep/d.md\ninner/deep/keep.log\ninner/deep/x.tmp\n" +
+		"keep.log\nsub/\nsub/.ignore\nsub/b.txt\n"
+	// Left out: a.log, a.tmp (.gitignore), a.excluded (exclude), a.global and inner/c.global
+	// (the global file, in both repositories), sub/b.go (sub/.ignore), inner/c.md (inner's
+	// .gitignore). Kept: keep.log (.ignore re-includes it over .gitignore), everything in
+	// inner that only the outer repository's .gitignore and exclude left out, and
+	// inner/deep/d.md (re-included deeper).
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// Starting below, the parents' files apply the same way.
+	if got := mustOK(t, call(t, ws, "find", `{"pattern":"*","path":"inner/deep"}`)); got != "inner/deep/.gitignore\ninner/deep/d.md\ninner/deep/keep.log\ninner/deep/x.tmp\n" {
+		t.Errorf("from inner/deep: %q", got)
+	}
+	if got := mustOK(t, call(t, ws, "find", `{"pattern":"*","path":"sub"}`)); got != "sub/.ignore\nsub/b.txt\n" {
+		t.Errorf("from sub: %q", got)
+	}
+}
+
+// Results come in walk order however the pool's goroutines interleave, and a limit stops
+// at the same place every time.
+func TestGrepOrderIsStable(t *testing.T) {
+	files := map[string]string{}
+	var want []string
+	for i := range 12 {
+		for j := range 12 {
+			p := fmt.Sprintf("d%02d/e%02d/f.txt", i, j)
+			files[p] = strings.Repeat("filler\n", (i*7+j*13)%50) + "needle\n"
+			want = append(want, fmt.Sprintf("%s:%d: needle", p, (i*7+j*13)%50+1))
+		}
+		files[fmt.Sprintf("d%02d/top.txt", i)] = "needle\n"
+		want = append(want, fmt.Sprintf("d%02d/top.txt:1: needle", i))
+	}
+	ws, _ := newWorkspace(t, files)
+	slices.Sort(want) // d00/e00/... sorts before d00/top.txt, as the walk goes
+	full := strings.Join(want, "\n") + "\n"
+	for range 5 {
+		if got := mustOK(t, call(t, ws, "grep", `{"pattern":"needle","limit":1000}`)); got != full {
+			t.Fatalf("got\n%s\nwant\n%s", got, full)
+		}
+		r := call(t, ws, "grep", `{"pattern":"needle","limit":20}`)
+		if got := mustOK(t, r); !strings.HasPrefix(got, strings.Join(want[:20], "\n")+"\n\n[Stopped after 20 matches") {
+			t.Fatalf("limit 20: %q", got)
+		}
+		if d := r.details.(tools.GrepDetails); d.Matches != 20 || d.FilesSearched != 21 || d.FilesWithMatches != 20 || !d.Truncated {
+			t.Fatalf("details %+v", d)
+		}
+	}
 }
