@@ -1,6 +1,8 @@
-// Smoke test of the VS Code harness: a real VS Code (code-server in headless Chromium) runs
-// "pid: Ask" from the Command Palette with pid's extension built from editor/vscode, against
-// bin/pid with a scripted model; the output panel shows the run as a person sees it.
+// Smoke tests of the VS Code harness and pid's commands: a real VS Code (code-server in
+// headless Chromium) runs "pid: Ask" from the Command Palette with pid's extension built from
+// editor/vscode, against bin/pid with a scripted model; the chat view shows the answer and the
+// log (pid: Show Log, an output channel) the run. A denial with a reason, typed in the chat,
+// reaches the model. The chat view's own tests are in vscode_chat.test.js.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -11,7 +13,7 @@ import { flat, pidBin } from './lib/util.js';
 
 const answer = 'Hello from the scripted model: the VS Code harness works.';
 
-test('VS Code: pid: Ask from the Command Palette shows the scripted answer in the pid output', { timeout: 180000 }, async () => {
+test('VS Code: pid: Ask from the Command Palette shows the scripted answer in the chat view and the run in the pid log', { timeout: 180000 }, async () => {
 	let seenPid = false;
 	let vsRef;
 	await withVSCode(
@@ -22,17 +24,21 @@ test('VS Code: pid: Ask from the Command Palette shows the scripted answer in th
 			const asked = await vs.typeInQuickInput('say hello', { title: 'pid: Ask' });
 			assert.match(asked.message + asked.placeholder, /What should pid do\?/, 'the input box asks what pid should do');
 
+			// The chat view opens by itself (without taking the focus) and shows the run.
+			const chat = await vs.waitForChat((c) => c.status === 'idle' && c.items.some((i) => i.kind === 'assistant') && c, { what: 'the answer in the chat' });
+			assert.deepEqual(chat.items.map((i) => [i.kind, i.text.trim()]), [['user', 'say hello'], ['assistant', answer]]);
+			seenPid = vs.processes().some((p) => p.cmd === pidBin());
+
+			await vs.runCommand('pid: Show Log');
 			const text = await vs.readOutputChannel('pid', { until: (t) => flat(t).includes('— done (stop) —') });
 			const lines = text.split('\n');
 			const prompt = lines.indexOf('> say hello');
-			assert.ok(prompt >= 0, `the output shows the prompt line "> say hello":\n${text}`);
+			assert.ok(prompt >= 0, `the log shows the prompt line "> say hello":\n${text}`);
 			assert.match(flat(lines.slice(0, prompt).join('\n')), /^pid: started \S+ \(pid [^)]+\) pid: new session \S+ \(7 tools: read, write, edit, bash, grep, find, ls\)$/);
 			const after = flat(lines.slice(prompt + 1).join('\n'));
 			assert.equal(after, `${answer} — done (stop) —`, 'the answer, then the end of the run, follow the prompt');
 			// The whole channel, as VS Code logged it, holds the same run line for line.
 			assert.match(vs.readOutputLog('pid'), new RegExp(`^> say hello\\n\\n${answer.replace(/[.:]/g, '\\$&')}\\n\\n— done \\(stop\\) —$`, 'm'));
-
-			seenPid = vs.processes().some((p) => p.cmd === pidBin());
 			await vs.screenshot('vscode-ask');
 		},
 	);
@@ -41,11 +47,11 @@ test('VS Code: pid: Ask from the Command Palette shows the scripted answer in th
 	assert.deepEqual(vsRef.report.leftover, [], 'no process survived the teardown');
 });
 
-test('VS Code: the harness reads notifications and answers pid\'s approval dialog (Deny)', { timeout: 180000 }, async () => {
+test('VS Code: Deny with a reason typed in the chat: nothing is written and the model is told why', { timeout: 180000 }, async () => {
 	let workspace;
 	await withVSCode(
 		{
-			name: 'vscode-approval',
+			name: 'vscode-deny',
 			model: {
 				provider: 'script',
 				turns: [
@@ -59,21 +65,27 @@ test('VS Code: the harness reads notifications and answers pid\'s approval dialo
 			await vs.runCommand('pid: Cancel');
 			assert.equal(await vs.waitForNotification('nothing to cancel'), 'pid: nothing to cancel.');
 
-			await vs.runCommand('pid: Ask');
-			await vs.typeInQuickInput('write notes', { title: 'pid: Ask' });
-			const d = await vs.waitForDialog('pid wants to write notes.txt');
-			assert.deepEqual([...d.buttons].sort(), ['Allow', 'Always allow', 'Cancel', 'Deny']);
-			assert.match(d.detail, /^\+hello$/m, 'the dialog shows the new content as added lines');
-			await vs.screenshot('vscode-approval-dialog');
-			await vs.clickDialogButton('Deny');
+			await vs.openChat();
+			await vs.sendInChat('write notes');
+			let chat = await vs.waitForChat((c) => c.status === 'approval' && c.items.some((i) => i.approval?.state === 'pending') && c, { what: 'the approval' });
+			const card = chat.items.find((i) => i.kind === 'tool');
+			assert.equal(card.toolName, 'write');
+			assert.match(card.approval.text, /pid wants to write notes\.txt[\s\S]*\+hello/, 'the new content as added lines');
+			assert.deepEqual(card.approval.buttons, ['Allow', 'Allow always', 'Deny', 'Review']);
+			assert.equal(card.approval.scope, 'Allow always covers: write calls on the path notes.txt in this workspace');
+			assert.equal(await vs.dialog(), undefined, 'no modal dialog');
 
-			const text = flat(await vs.readOutputChannel('pid', { until: (t) => flat(t).includes('— done (stop) —') }));
-			assert.match(
-				text,
-				/\[w1\] write waits for approval: pid wants to write notes\.txt \[w1\] write denied \[w1\] write failed: The user denied this call of write\. The write was denied\. — done \(stop\) —$/,
-			);
+			await vs.clickInChat('.approval input.reason');
+			await vs.page.keyboard.type('use docs/ instead');
+			await vs.clickInChat('.approval .buttons button', 'Deny');
+			chat = await vs.waitForChat((c) => c.status === 'idle' && c.items.some((i) => i.kind === 'assistant') && c, { what: 'the run to end' });
+			const denied = chat.items.find((i) => i.kind === 'tool');
+			assert.equal(denied.status, 'denied');
+			assert.match(denied.approval.text, /^Denied: use docs\/ instead$/);
 			assert.ok(!fs.existsSync(path.join(workspace, 'notes.txt')), 'the denied write did not happen');
-			await vs.screenshot('vscode-approval-denied');
+			// The model got the reason as the call's result.
+			assert.match(vs.readOutputLog('pid'), /\[w1\] write failed: The user denied this call of write: use docs\/ instead/);
+			await vs.screenshot('vscode-deny');
 		},
 	);
 });
