@@ -21,6 +21,10 @@ const grepChunk = 256 << 10
 // grepBufs holds the grepChunk-sized buffers of finished searches, for reuse.
 var grepBufs = sync.Pool{New: func() any { b := make([]byte, grepChunk); return &b }}
 
+// grepFileHook, when set (by tests, before any search starts), is called with the real path
+// of each file grepFile is about to search, from the goroutine searching it.
+var grepFileHook func(real string)
+
 // grepResult is what searching one file found.
 type grepResult struct {
 	lines []grepLine
@@ -45,6 +49,9 @@ type grepLine struct {
 // keeping at most max of them; it stops early when quit reports true. What is not a regular
 // file once opened (without blocking) is an error in the result.
 func grepFile(dir *os.Root, name, real string, m *grepMatcher, max int, quit func() bool) *grepResult {
+	if grepFileHook != nil {
+		grepFileHook(real)
+	}
 	f, fi, err := openRegular(dir, name, real)
 	if err != nil {
 		return &grepResult{err: err}

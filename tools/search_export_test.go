@@ -34,3 +34,10 @@ func GrepLiteral(pattern string) (string, bool) {
 	}
 	return string(m.lit.run.b), m.exact
 }
+
+// SetGrepFileHook makes grep call f with the real path of each file it is about to search,
+// from the goroutine searching it, until the test ends. Tests set it before any search.
+func SetGrepFileHook(t interface{ Cleanup(func()) }, f func(real string)) {
+	grepFileHook = f
+	t.Cleanup(func() { grepFileHook = nil })
+}
