@@ -158,7 +158,7 @@
 	function actionButtons(actions) {
 		return actions.map((a) =>
 			button(a.label, a.kind === 'openSettings' || a.action === 'openSettings' ? 'secondary small' : 'small', () => {
-				post({ type: 'action', action: a.action || a.kind, arg: a.arg || a.setting });
+				post({ type: 'action', action: a.action || a.kind, arg: a.arg || a.setting || a.path });
 			}),
 		);
 	}

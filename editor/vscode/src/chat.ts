@@ -102,7 +102,7 @@ export interface ToolItem {
 export interface NoticeAction {
 	label: string;
 	/** What the view asks the extension to do. */
-	action: 'resume' | 'openSettings' | 'showLog' | 'newSession';
+	action: 'resume' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
 	arg?: string;
 }
 

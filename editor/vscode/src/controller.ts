@@ -13,7 +13,7 @@ import * as rpc from 'vscode-jsonrpc/node';
 import { answer, question, type ApprovalQuestion } from './approval';
 import { reviewable } from './proposed';
 import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
-import { ChatModel, type ApprovalChoice, type NoticeItem, type QueueMode } from './chat';
+import { ChatModel, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
 import { PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
 import { blocksAsText, sliceLines, type ContextChip } from './context';
 import { friendlyError, type ErrorAction } from './errors';
@@ -836,8 +836,15 @@ export function modelParam(m: ModelEntry): ModelEntry {
 }
 
 /** noticeAction turns an error's action into a button of the chat. */
-export function noticeAction(a: ErrorAction): { label: string; action: 'resume' | 'openSettings' | 'showLog' | 'newSession'; arg?: string } {
-	return a.kind === 'openSettings' ? { label: a.label, action: 'openSettings', arg: a.setting } : { label: a.label, action: a.kind };
+export function noticeAction(a: ErrorAction): NoticeAction {
+	switch (a.kind) {
+		case 'openSettings':
+			return { label: a.label, action: 'openSettings', arg: a.setting };
+		case 'openFile':
+			return { label: a.label, action: 'openFile', arg: a.path };
+		default:
+			return { label: a.label, action: a.kind };
+	}
 }
 
 function realPath(p: string): string {

@@ -8,9 +8,14 @@ import { METHOD_NOT_FOUND, REQUEST_FAILED, errorCode, errorData, errorText } fro
 /** An action offered with an error: a button. */
 export interface ErrorAction {
 	label: string;
-	/** openSettings: VS Code's Settings at `setting`; resume: restart pid and load the session. */
-	kind: 'openSettings' | 'resume' | 'showLog';
+	/**
+	 * openSettings: VS Code's Settings at `setting`; openFile: the settings file at `path` in an
+	 * editor; trustedFolders: the "pid: Trusted Folders" picker; resume: restart pid and load
+	 * the session; showLog: pid's log.
+	 */
+	kind: 'openSettings' | 'openFile' | 'trustedFolders' | 'resume' | 'showLog';
 	setting?: string;
+	path?: string;
 }
 
 export interface FriendlyError {
@@ -27,22 +32,30 @@ const OPEN_MODEL_SETTING: ErrorAction = { label: 'Open Settings', kind: 'openSet
 
 const EXAMPLE_MODEL = '{"provider": "anthropic", "id": "claude-sonnet-4-5"}';
 
-function noModel(detail: string): FriendlyError {
+/** The user settings file when pid does not name it. */
+export const USER_SETTINGS = '~/.config/pid/settings.json';
+
+function openFileAction(file: string | undefined): ErrorAction[] {
+	return file && file.startsWith('/') ? [{ label: `Open ${file.split('/').pop()}`, kind: 'openFile', path: file }] : [];
+}
+
+function noModel(detail: string, file?: string): FriendlyError {
 	return {
-		message: `pid has no model to use. Set "pid.model" in Settings, e.g. ${EXAMPLE_MODEL} (or "model" in ~/.config/pid/settings.json), then send the prompt again.`,
-		actions: [OPEN_MODEL_SETTING],
+		message: `pid has no model to use. Set "pid.model" in Settings, e.g. ${EXAMPLE_MODEL} (or "model" in ${file ?? USER_SETTINGS}), then send the prompt again.`,
+		actions: [OPEN_MODEL_SETTING, ...openFileAction(file)],
 		reason: 'noModel',
 		detail,
 	};
 }
 
-function apiKeyMissing(variable: string | undefined, detail: string): FriendlyError {
+function apiKeyMissing(variable: string | undefined, file: string | undefined, detail: string): FriendlyError {
 	const v = variable && /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable) ? variable : undefined;
+	const where = file ? `"model" in ${file}` : '"pid.model"';
 	return {
 		message: v
-			? `pid has no API key for this model: set the environment variable ${v} where VS Code is started (then restart VS Code), or name the variable that holds the key with "apiKeyEnv" in "pid.model".`
-			: `pid has no API key for this model: set the provider's key variable (ANTHROPIC_API_KEY or OPENAI_API_KEY) where VS Code is started (then restart VS Code), or name the variable with "apiKeyEnv" in "pid.model".`,
-		actions: [OPEN_MODEL_SETTING],
+			? `pid has no API key for this model: set the environment variable ${v} where VS Code is started (then restart VS Code), or name the variable that holds the key with "apiKeyEnv" in ${where}.`
+			: `pid has no API key for this model: set the provider's key variable (ANTHROPIC_API_KEY or OPENAI_API_KEY) where VS Code is started (then restart VS Code), or name the variable with "apiKeyEnv" in ${where}.`,
+		actions: file ? openFileAction(file) : [OPEN_MODEL_SETTING],
 		reason: 'apiKeyMissing',
 		detail,
 	};
@@ -52,6 +65,7 @@ function apiKeyMissing(variable: string | undefined, detail: string): FriendlyEr
 const WORDS: [RegExp, string][] = [
 	[/\binitializationOptions\.model\b/g, '"pid.model"'],
 	[/\bmodel\.apiKeyEnv\b/g, '"apiKeyEnv" in "pid.model"'],
+	[/\bthe model your editor gave pid\b/g, 'the model of "pid.model" (or picked with "pid: Pick Model")'],
 	[/\bsession\/new\b/g, 'a new session'],
 	[/\bsession\/prompt\b/g, 'the prompt'],
 ];
@@ -65,19 +79,43 @@ export function inVSCodeWords(text: string): string {
 	return s;
 }
 
+function str(v: unknown): string | undefined {
+	return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
 /**
- * fromReason maps pid's data.reason (and data.setting) to a sentence; undefined for a reason
+ * fromReason maps pid's setup error data ({reason, setting?, field?, file?, folder?,
+ * variable?}) to a sentence naming what to change in VS Code's words; undefined for a reason
  * it does not know.
  */
-function fromReason(reason: string, setting: string | undefined, detail: string): FriendlyError | undefined {
+function fromReason(data: Record<string, unknown>, detail: string): FriendlyError | undefined {
+	const reason = str(data.reason) ?? '';
+	const file = str(data.file);
+	const field = str(data.field);
 	switch (reason) {
 		case 'noModel':
-			return noModel(detail);
+			return noModel(detail, file);
 		case 'apiKeyMissing':
-			return apiKeyMissing(setting, detail);
-		case 'modelUnknown':
-		case 'unknownModel':
-			return { message: `pid does not know the model it was given. Check "pid.model" in Settings (provider and id). pid says: ${inVSCodeWords(detail)}`, actions: [OPEN_MODEL_SETTING], reason, detail };
+			return apiKeyMissing(str(data.variable), file, detail);
+		case 'invalidModel': {
+			const what = `${field ? `"${field}" of ` : ''}${file ? `"model" in ${file}` : '"pid.model" in Settings'}`;
+			return {
+				message: `pid cannot use the model it was given: fix ${what}. pid says: ${inVSCodeWords(detail)}`,
+				actions: file ? openFileAction(file) : [OPEN_MODEL_SETTING],
+				reason,
+				detail,
+			};
+		}
+		case 'untrustedSetting': {
+			const folder = str(data.folder) ?? 'this workspace folder';
+			const setting = str(data.setting) ?? 'model';
+			return {
+				message: `The workspace folder ${folder} sets "${setting}"${file ? ` in ${file}` : ''}, but pid does not trust that folder, so it ignores it. Trust the folder ("pid: Trusted Folders"), or set "pid.model" in Settings (or "${setting}" in ${USER_SETTINGS}).`,
+				actions: [{ label: 'Trusted Folders', kind: 'trustedFolders' }, OPEN_MODEL_SETTING],
+				reason,
+				detail,
+			};
+		}
 		default:
 			return undefined;
 	}
@@ -93,7 +131,7 @@ function fromText(detail: string): FriendlyError | undefined {
 	}
 	const key = /no \S+ API key: (?:set (\w+)|(\w+) \(named by)/i.exec(detail);
 	if (key) {
-		return apiKeyMissing(key[1] ?? key[2], detail);
+		return apiKeyMissing(key[1] ?? key[2], undefined, detail);
 	}
 	if (/API key/i.test(detail) && /(401|unauthori[sz]ed|invalid)/i.test(detail)) {
 		return { message: `The model's provider refused the API key. Check the key in the environment VS Code was started from (or "apiKeyEnv" in "pid.model"). pid says: ${detail}`, actions: [OPEN_MODEL_SETTING], reason: 'apiKeyRejected', detail };
@@ -112,17 +150,18 @@ export function friendlyError(err: unknown, what?: string): FriendlyError {
 	const data = errorData(err);
 	const reason = typeof data?.reason === 'string' ? data.reason : undefined;
 	const setting = typeof data?.setting === 'string' ? data.setting : undefined;
-	if (reason) {
-		const r = fromReason(reason, setting, detail);
+	if (data && reason) {
+		const r = fromReason(data, detail);
 		if (r) {
 			return r;
 		}
 		if (setting) {
-			const s = setting.startsWith('pid.') || /^[A-Z_][A-Z0-9_]*$/.test(setting) ? setting : `"${setting}"`;
 			const vscodeSetting = setting === 'model' ? 'pid.model' : setting.startsWith('pid.') ? setting : undefined;
+			const file = str(data.file);
+			const where = vscodeSetting ? `"${vscodeSetting}" in Settings${file ? ` (or "${setting}" in ${file})` : ''}` : `"${setting}"${file ? ` in ${file}` : ''}`;
 			return {
-				message: `${inVSCodeWords(detail)}${/[.!?]$/.test(detail) ? '' : '.'} To change it: ${vscodeSetting ? `"${vscodeSetting}" in Settings` : s}.`,
-				actions: vscodeSetting ? [{ label: 'Open Settings', kind: 'openSettings', setting: vscodeSetting }] : [],
+				message: `${inVSCodeWords(detail)}${/[.!?]$/.test(detail) ? '' : '.'} To change it: ${where}.`,
+				actions: [...(vscodeSetting ? [{ label: 'Open Settings', kind: 'openSettings' as const, setting: vscodeSetting }] : []), ...openFileAction(file)],
 				reason,
 				detail,
 			};

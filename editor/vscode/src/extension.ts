@@ -15,7 +15,7 @@ import { ChatModel } from './chat';
 import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
 import { diagnosticsChip, fileChip, selectionChip, type Problem } from './context';
-import { BusyError, ChatError, PidController, type EditorFiles } from './controller';
+import { BusyError, ChatError, PidController, noticeAction, type EditorFiles } from './controller';
 import type { FileAccess } from './changes';
 import { safeLink } from './markdown';
 import { proposedContent } from './proposed';
@@ -257,8 +257,9 @@ export function activate(context: vscode.ExtensionContext): void {
 			const actions = err instanceof ChatError ? err.actions : [];
 			void vscode.window.showErrorMessage(`pid: ${errorText(err)}`, ...actions.map((a) => a.label)).then((label) => {
 				const a = actions.find((x) => x.label === label);
-				if (a?.kind === 'openSettings') {
-					void vscode.commands.executeCommand('workbench.action.openSettings', a.setting ?? 'pid');
+				if (a) {
+					const n = noticeAction(a);
+					void runAction(n.action, n.arg);
 				}
 			});
 		}
@@ -376,6 +377,36 @@ export function activate(context: vscode.ExtensionContext): void {
 		}
 	};
 
+	/** runAction does what a button of an error or notice offers (see ErrorAction and NoticeAction). */
+	const runAction = async (action: string | undefined, arg: string | undefined) => {
+		switch (action) {
+			case 'resume':
+				await resumeStopped();
+				break;
+			case 'openSettings':
+				await vscode.commands.executeCommand('workbench.action.openSettings', arg ?? 'pid');
+				break;
+			case 'openFile':
+				// A settings file pid named (it may not exist yet: then it is opened to be created).
+				if (arg && path.isAbsolute(arg)) {
+					const uri = fs.existsSync(arg) ? vscode.Uri.file(arg) : vscode.Uri.file(arg).with({ scheme: 'untitled' });
+					await vscode.window.showTextDocument(uri).then(undefined, (err) => report(err));
+				}
+				break;
+			case 'trustedFolders':
+				await vscode.commands.executeCommand('pid.trustedFolders');
+				break;
+			case 'showLog':
+				out.show(true);
+				break;
+			case 'newSession':
+				await vscode.commands.executeCommand('pid.newSession');
+				break;
+			default:
+				break;
+		}
+	};
+
 	const onViewMessage = async (m: FromView) => {
 		switch (m?.type) {
 			case 'send':
@@ -422,15 +453,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				}
 				break;
 			case 'action':
-				if (m.action === 'resume') {
-					await resumeStopped();
-				} else if (m.action === 'openSettings') {
-					await vscode.commands.executeCommand('workbench.action.openSettings', m.arg ?? 'pid');
-				} else if (m.action === 'showLog') {
-					out.show(true);
-				} else if (m.action === 'newSession') {
-					await vscode.commands.executeCommand('pid.newSession');
-				}
+				await runAction(m.action, m.arg);
 				break;
 			case 'command': {
 				const cmd = { newSession: 'pid.newSession', history: 'pid.resumeSession', model: 'pid.pickModel', permissions: 'pid.permissions', showLog: 'pid.showLog' }[m.command];

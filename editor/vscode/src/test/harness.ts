@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { CancellationToken } from 'vscode-jsonrpc/node';
 import type { ApprovalQuestion } from '../approval';
 import { within, type WorkspaceFolder } from '../client';
-import { PidController, type Ui } from '../controller';
+import { PidController, type EditorFiles, type Ui } from '../controller';
 import type { RequestTrustParams, SessionNewParams } from '../protocol';
 
 // out/test/ -> out -> editor/vscode -> editor -> the repository root.
@@ -112,6 +112,10 @@ export interface HarnessOptions {
 	xdg?: string;
 	/** ControllerOptions.startAfter. */
 	startAfter?: Promise<unknown>;
+	/** ControllerOptions.editorFiles: pid reads and writes files through these. */
+	editorFiles?: EditorFiles;
+	/** ControllerOptions.initializationOptions. */
+	initializationOptions?: Record<string, unknown>;
 }
 
 export function start(t: TestContext, o: HarnessOptions = {}): Harness {
@@ -143,6 +147,8 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 		session: o.session,
 		ui,
 		startAfter: o.startAfter,
+		editorFiles: o.editorFiles,
+		initializationOptions: o.initializationOptions,
 	});
 	let done = false;
 	t.after(async () => {
