@@ -56,16 +56,27 @@ type entry struct {
 }
 
 // listFolder returns the entries of the folder dir is open on (real is its real path),
-// sorted by name. It lists through a second descriptor on the folder opened through dir,
-// so no entry costs a stat; nothing here looks a path up from the top.
+// sorted by name, without a stat per entry (readFolder); nothing here looks a path up
+// from the top.
 func listFolder(dir *os.Root, real string) ([]entry, error) {
 	f, err := dir.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	out, err := readFolder(f, dir)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// readFolderDup returns the entries of the open folder f, unsorted, read through a second
+// descriptor on it (see dupFile) so that no entry costs a stat.
+func readFolderDup(f *os.File) ([]entry, error) {
 	rd := f
-	if g, err := dupFile(f, real); err == nil {
+	if g, err := dupFile(f, f.Name()); err == nil {
 		defer g.Close()
 		rd = g
 	}
@@ -77,7 +88,6 @@ func listFolder(dir *os.Root, real string) ([]entry, error) {
 	for i, d := range des {
 		out[i] = entry{name: d.Name(), typ: d.Type()} // never d.Info(): it would stat by path
 	}
-	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	return out, nil
 }
 
@@ -240,7 +250,10 @@ func (w *walker) consume(n *walkNode) error {
 		return err
 	}
 	w.skipped = append(w.skipped, n.skipped...)
-	for _, c := range n.children {
+	kids := n.children
+	n.children = nil // what was visited is let go: memory follows the run-ahead, not the tree
+	for i, c := range kids {
+		kids[i] = nil
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}

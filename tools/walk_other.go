@@ -1,0 +1,11 @@
+//go:build !linux
+
+// This file lists a folder where getdents64 is not at hand, through a second descriptor on
+// it (see dupFile), so that no entry costs a stat.
+
+package tools
+
+import "os"
+
+// readFolder returns the entries of the open folder f (opened through dir), unsorted.
+func readFolder(f *os.File, _ *os.Root) ([]entry, error) { return readFolderDup(f) }
