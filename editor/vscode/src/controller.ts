@@ -150,7 +150,8 @@ export class PidController {
 
 	constructor(private readonly opts: ControllerOptions) {
 		this.chat = opts.chat ?? new ChatModel();
-		this.chat.folder = opts.cwd;
+		// Paths are shown relative to the folder pid works in: the cwd, else the first workspace folder.
+		this.chat.folder = opts.cwd ?? firstFolder(opts.workspaceFolders);
 		this.changes = new ChangeTracker(opts.fileAccess ?? diskAccess);
 		this.changesSub = this.changes.onChange(() => this.chat.setChanges(this.changes.run, this.changes.list()));
 		this.stoppedSession = opts.stoppedSession;
@@ -844,6 +845,16 @@ export function noticeAction(a: ErrorAction): NoticeAction {
 			return { label: a.label, action: 'openFile', arg: a.path };
 		default:
 			return { label: a.label, action: a.kind };
+	}
+}
+
+/** firstFolder returns the path of the first file: workspace folder, or undefined. */
+function firstFolder(folders: readonly { uri: string }[] | undefined): string | undefined {
+	try {
+		const u = folders?.[0] ? new URL(folders[0].uri) : undefined;
+		return u?.protocol === 'file:' ? decodeURIComponent(u.pathname) : undefined;
+	} catch {
+		return undefined;
 	}
 }
 

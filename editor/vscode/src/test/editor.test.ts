@@ -1,0 +1,156 @@
+// The controller with the real pid for what the chat view adds: files read and written
+// through the editor (fs/read_text_file, fs/write_text_file: unsaved text seen, edits handed
+// to the editor, never written to disk under it), context sent as content blocks, the model
+// picker (models/list, session/setModel), setup errors in VS Code's words, and after a crash a
+// Resume that continues the same session.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { selectionChip } from '../context';
+import type { EditorFiles } from '../controller';
+import { contentText, type Message } from '../protocol';
+import { STEP_TIMEOUT_MS, ask, start, text, until, within } from './harness';
+
+const T = { timeout: 60_000 };
+
+/** A stand-in editor: open buffers (unsaved text) by path, and the writes it was handed. */
+function fakeEditor() {
+	const buffers = new Map<string, string>();
+	const reads: string[] = [];
+	const writes: [string, string][] = [];
+	const files: EditorFiles = {
+		read(p) {
+			reads.push(p);
+			return buffers.get(p) ?? fs.readFileSync(p, 'utf8');
+		},
+		async write(p, content) {
+			writes.push([p, content]);
+			buffers.set(p, content);
+		},
+	};
+	return { buffers, reads, writes, files };
+}
+
+test('files through the editor: pid reads the unsaved text, its edit of that text goes to the editor, the disk is left to the editor', T, async (t) => {
+	const ed = fakeEditor();
+	const h = start(t, {
+		workspace: true,
+		editorFiles: ed.files,
+		answer: () => 'Allow',
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'r1', name: 'read', arguments: { path: 'notes.md' } }] },
+					// Only the editor's text has "unsaved": on disk this edit would fail.
+					{ content: [{ type: 'toolCall', id: 'e1', name: 'edit', arguments: { path: 'notes.md', edits: [{ oldText: 'unsaved', newText: 'edited' }] } }] },
+					{ content: text('done') },
+				],
+			},
+		},
+	});
+	const file = path.join(fs.realpathSync(h.ws), 'notes.md');
+	fs.writeFileSync(file, 'saved\n');
+	ed.buffers.set(file, 'saved\nunsaved\n');
+
+	const run = await ask(h, 'edit my notes');
+	assert.equal(run.state, 'done', h.ui.lines.join('\n'));
+	const results = (run.result?.messages ?? []).filter((m) => m.role === 'toolResult');
+	assert.deepEqual(results.map((m) => [m.toolCallId, m.isError]), [['r1', false], ['e1', false]]);
+	assert.match(contentText(results[0].content), /saved\n.*unsaved/s, 'the read returned the editor\'s text');
+	assert.ok(ed.reads.includes(file), 'pid asked the editor');
+	assert.deepEqual(ed.writes, [[file, 'saved\nedited\n']], 'the edit was handed to the editor, whole');
+	assert.equal(fs.readFileSync(file, 'utf8'), 'saved\n', 'pid did not write the disk under the editor');
+	// The chat lists the file as changed by this run.
+	assert.deepEqual(h.c.chat.changesItem()?.files.map((f) => f.label), ['notes.md']);
+	await h.shutdown();
+});
+
+test('context: a selection goes to the model as a block naming the file and its lines, after the text', T, async (t) => {
+	const h = start(t, { workspace: true, session: { model: { provider: 'script', turns: [{ content: text('seen') }] } } });
+	const ws = fs.realpathSync(h.ws);
+	const chip = selectionChip(path.join(ws, 'a.py'), ws, { start: 2, end: 3 }, 'def f():\n    return 1\n');
+	const run = await within(h.c.ask('explain this', [chip]), 'the prompt', STEP_TIMEOUT_MS);
+	assert.equal(run?.state, 'done', h.ui.lines.join('\n'));
+	const user = (run?.result?.messages ?? []).find((m): m is Extract<Message, { role: 'user' }> => m.role === 'user');
+	assert.ok(user, 'the run has the user message');
+	const said = contentText(user.content);
+	assert.ok(said.startsWith('explain this'), said);
+	assert.match(said, /a\.py/);
+	assert.match(said, /2.*3/, 'the line range');
+	assert.match(said, /def f\(\):\n {4}return 1/, 'the selected text');
+	// The chat shows the message with its chip; the log names it.
+	const shown = h.c.chat.all().find((i) => i.kind === 'user');
+	assert.deepEqual(shown?.kind === 'user' && shown.chips.map((c) => c.label), ['a.py:2-3']);
+	assert.ok(h.ui.lines.includes('> explain this [+ a.py:2-3]'), h.ui.lines.join('\n'));
+	await h.shutdown();
+});
+
+test('the model picker: models/list from the settings, session/setModel makes the next call use the picked one', T, async (t) => {
+	const h = start(t, { session: { model: { provider: 'script', id: 'first', turns: [{ content: text('from the first model') }] } } });
+	fs.mkdirSync(path.join(h.xdg, 'config', 'pid'), { recursive: true });
+	fs.writeFileSync(
+		path.join(h.xdg, 'config', 'pid', 'settings.json'),
+		JSON.stringify({ models: [{ provider: 'script', id: 'second', name: 'Second model', turns: [{ content: text('from the second model') }] }] }),
+	);
+	assert.equal((await ask(h, 'one')).answer, 'from the first model');
+	const { models, current } = await h.c.models();
+	assert.deepEqual(models, [{ provider: 'script', id: 'second', name: 'Second model' }]);
+	assert.equal(current?.id, 'first');
+	await h.c.setModel(models[0]);
+	assert.equal(h.c.chat.state.model, 'Second model');
+	assert.equal((await ask(h, 'two')).answer, 'from the second model');
+	assert.equal((await h.c.models()).current?.id, 'second');
+	await h.shutdown();
+});
+
+test('no model anywhere: the prompt fails saying to set pid.model (or the settings file pid names), with buttons for both', T, async (t) => {
+	const h = start(t, { workspace: true });
+	// The session starts; its first model call finds no model.
+	const run = await ask(h, 'hello');
+	assert.equal(run.state, 'failed');
+	const file = path.join(h.xdg, 'config', 'pid', 'settings.json');
+	const notice = h.c.chat.all().find((i) => i.kind === 'notice');
+	assert.ok(notice?.kind === 'notice');
+	assert.equal(notice.text, `pid has no model to use. Set "pid.model" in Settings, e.g. {"provider": "anthropic", "id": "claude-sonnet-4-5"} (or "model" in ${file}), then send the prompt again.`);
+	assert.deepEqual(notice.actions, [
+		{ label: 'Open Settings', action: 'openSettings', arg: 'pid.model' },
+		{ label: 'Open settings.json', action: 'openFile', arg: file },
+	]);
+	assert.equal(h.c.chat.state.status, 'idle');
+	await h.shutdown();
+});
+
+test('pid killed: the chat says the session was saved, with Resume; Resume starts pid again on the same session, which the next prompt continues', T, async (t) => {
+	const h = start(t, { session: { model: { provider: 'script', turns: [{ content: text('first answer') }, { content: text('second answer') }] } } });
+	assert.equal((await ask(h, 'one')).answer, 'first answer');
+	const id = h.c.currentSession;
+	assert.ok(id);
+	const first = h.c.pid;
+	first?.kill();
+	await until(() => h.c.stopped === id, 'the controller to know the session stopped');
+	const notice = h.c.chat.all().filter((i) => i.kind === 'notice').at(-1);
+	assert.ok(notice?.kind === 'notice');
+	assert.equal(notice.text, 'pid stopped (killed by SIGKILL); the session was saved. Resume starts pid again and continues it.');
+	assert.deepEqual(notice.actions, [{ label: 'Resume', action: 'resume' }]);
+	assert.equal(h.c.chat.state.status, 'stopped');
+
+	const loaded = await within(h.c.resumeStopped(), 'Resume', STEP_TIMEOUT_MS);
+	assert.equal(loaded?.sessionId, id);
+	assert.notEqual(h.c.pid, first, 'a new pid');
+	assert.equal(h.c.currentSession, id);
+	assert.equal(h.c.stopped, undefined);
+	assert.equal(h.c.chat.state.status, 'idle');
+	assert.equal(h.c.chat.state.sessionId, id);
+	assert.deepEqual(
+		h.c.chat.all().filter((i) => i.kind === 'user' || i.kind === 'assistant').map((i) => (i.kind === 'user' || i.kind === 'assistant' ? i.text : '')),
+		['one', 'first answer'],
+		'the conversation is shown again',
+	);
+	const run = await ask(h, 'two');
+	assert.equal(run.answer, 'second answer');
+	assert.equal(run.sessionId, id);
+	await h.shutdown();
+});
