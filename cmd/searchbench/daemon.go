@@ -80,7 +80,8 @@ func (d *daemon) newSession(cwd string) (string, error) {
 type toolResult struct {
 	details gjson.Result
 	text    string
-	elapsed time.Duration // from sending tools/execute to its response
+	started time.Time     // when tools/execute was sent
+	elapsed time.Duration // from then to its response
 	updates []time.Time   // when each $/toolUpdate of the call arrived
 }
 
@@ -89,6 +90,7 @@ type toolResult struct {
 func (d *daemon) execute(sid, tool string, args map[string]any) (toolResult, error) {
 	var tr toolResult
 	start := time.Now()
+	tr.started = start
 	res, err := d.request("tools/execute", map[string]any{"sessionId": sid, "toolCalls": []any{
 		map[string]any{"id": "c1", "name": tool, "arguments": args},
 	}}, func(method string) {

@@ -11,7 +11,8 @@
 // small files. Each corpus is made a git repository so that rg and fd apply its .gitignore
 // files as pid does; rg and fd get --hidden and leave .git out, as pid does.
 //
-// Every case runs once to warm up, then -reps times; the table gives medians and the ratio
+// Every case runs once to warm up, then -reps times, pid's runs and the anchor's
+// alternating; the table gives medians and the ratio
 // pid / anchor, and the result counts of both sides (a warning follows the table when
 // they differ). It is pure measurement: nothing is asserted, and no test times anything.
 package main
@@ -221,6 +222,7 @@ func main() {
 	if progress != "" {
 		fmt.Println(progress)
 	}
+	fmt.Println("load average at the end:", loadavg())
 	warned := false
 	for _, r := range rows {
 		if r.Note != "" {
@@ -246,26 +248,34 @@ type bench struct {
 	reps      int
 }
 
-// timed runs f once to warm up and then reps times, and returns the median time and the
-// count of the last run. Every run must give the same count.
-func (b *bench) timed(f func() (time.Duration, int, error)) (time.Duration, int, error) {
-	if _, _, err := f(); err != nil {
-		return 0, 0, err
-	}
-	times := make([]time.Duration, 0, b.reps)
-	count := -1
-	for range b.reps {
-		d, n, err := f()
-		if err != nil {
-			return 0, 0, err
+// timedRun is one timed run of one side: how long it took and how many results it gave.
+type timedRun func() (time.Duration, int, error)
+
+// pair runs pid's side and the anchor's once each to warm up, then reps times each,
+// alternating, so that other work on the machine weighs on both alike; it returns the
+// median times and the results of the last runs. Every run of a side must give the same
+// count.
+func (b *bench) pair(pid, anchor timedRun) (pidT time.Duration, pidN int, anchorT time.Duration, anchorN int, err error) {
+	sides := []timedRun{pid, anchor}
+	times := [2][]time.Duration{}
+	counts := [2]int{-1, -1}
+	for i := range b.reps + 1 {
+		for k, f := range sides {
+			d, n, err := f()
+			if err != nil {
+				return 0, 0, 0, 0, fmt.Errorf("%s: %w", [2]string{"pid", "anchor"}[k], err)
+			}
+			if i == 0 {
+				continue // warm-up
+			}
+			if counts[k] >= 0 && n != counts[k] {
+				return 0, 0, 0, 0, fmt.Errorf("two runs of %s gave %d and %d results", [2]string{"pid", "the anchor"}[k], counts[k], n)
+			}
+			counts[k] = n
+			times[k] = append(times[k], d)
 		}
-		if count >= 0 && n != count {
-			return 0, 0, fmt.Errorf("two runs gave %d and %d results", count, n)
-		}
-		count = n
-		times = append(times, d)
 	}
-	return median(times), count, nil
+	return median(times[0]), counts[0], median(times[1]), counts[1], nil
 }
 
 // median returns the median of ds (the lower middle one for an even count).
@@ -327,25 +337,21 @@ func fmtMs(v float64) string {
 func (b *bench) grepRow(d *daemon, sid string, t corpus, g grepCase) (row, error) {
 	name := fmt.Sprintf("grep %s, %s `%s`", t.name, g.label, g.pattern)
 	truncated := false
-	pid, pidCount, err := b.timed(func() (time.Duration, int, error) {
+	args := []string{"-n", "--no-heading", "--no-messages", "--hidden", "-g", "!.git"}
+	if g.ignoreCase {
+		args = append(args, "-i")
+	}
+	args = append(args, "-e", g.pattern, ".")
+	pid, pidCount, rg, rgCount, err := b.pair(func() (time.Duration, int, error) {
 		res, err := d.execute(sid, "grep", map[string]any{"pattern": g.pattern, "ignoreCase": g.ignoreCase, "limit": 1000})
 		if err != nil {
 			return 0, 0, err
 		}
 		truncated = res.details.Get("truncated").Bool()
 		return res.elapsed, int(res.details.Get("matches").Int()), nil
-	})
+	}, func() (time.Duration, int, error) { return countLines(t.dir, "rg", args...) })
 	if err != nil {
 		return row{}, fmt.Errorf("%s: %w", name, err)
-	}
-	args := []string{"-n", "--no-heading", "--no-messages", "--hidden", "-g", "!.git"}
-	if g.ignoreCase {
-		args = append(args, "-i")
-	}
-	args = append(args, "-e", g.pattern, ".")
-	rg, rgCount, err := b.timed(func() (time.Duration, int, error) { return countLines(t.dir, "rg", args...) })
-	if err != nil {
-		return row{}, fmt.Errorf("%s (rg): %w", name, err)
 	}
 	note := ""
 	if truncated {
@@ -359,17 +365,6 @@ func (b *bench) findRow(d *daemon, sid string, t corpus, anchor string) (row, er
 	glob := findGlob[t.kind]
 	name := fmt.Sprintf("find %s, `**/%s`", t.name, glob)
 	truncated := false
-	pid, pidCount, err := b.timed(func() (time.Duration, int, error) {
-		res, err := d.execute(sid, "find", map[string]any{"pattern": "**/" + glob, "limit": 10000})
-		if err != nil {
-			return 0, 0, err
-		}
-		truncated = res.details.Get("truncated").Bool()
-		return res.elapsed, int(res.details.Get("count").Int()), nil
-	})
-	if err != nil {
-		return row{}, fmt.Errorf("%s: %w", name, err)
-	}
 	var cmd string
 	var args []string
 	if anchor == "fd" {
@@ -377,9 +372,16 @@ func (b *bench) findRow(d *daemon, sid string, t corpus, anchor string) (row, er
 	} else {
 		cmd, args = "rg", []string{"--files", "--hidden", "--no-messages", "-g", "!.git", "-g", glob}
 	}
-	at, atCount, err := b.timed(func() (time.Duration, int, error) { return countLines(t.dir, cmd, args...) })
+	pid, pidCount, at, atCount, err := b.pair(func() (time.Duration, int, error) {
+		res, err := d.execute(sid, "find", map[string]any{"pattern": "**/" + glob, "limit": 10000})
+		if err != nil {
+			return 0, 0, err
+		}
+		truncated = res.details.Get("truncated").Bool()
+		return res.elapsed, int(res.details.Get("count").Int()), nil
+	}, func() (time.Duration, int, error) { return countLines(t.dir, cmd, args...) })
 	if err != nil {
-		return row{}, fmt.Errorf("%s (%s): %w", name, anchor, err)
+		return row{}, fmt.Errorf("%s (against %s): %w", name, anchor, err)
 	}
 	note := ""
 	if truncated {
@@ -398,21 +400,17 @@ func (b *bench) readRow(d *daemon, sid, huge string) (row, error) {
 			time.Sleep(wait)
 		}
 	}
-	pid, pidCount, err := b.timed(func() (time.Duration, int, error) {
+	pid, pidCount, sed, sedCount, err := b.pair(func() (time.Duration, int, error) {
 		res, err := d.execute(sid, "read", map[string]any{"path": filepath.Base(huge), "limit": 50})
 		if err != nil {
 			return 0, 0, err
 		}
 		return res.elapsed, int(res.details.Get("endLine").Int()), nil
-	})
-	if err != nil {
-		return row{}, fmt.Errorf("read: %w", err)
-	}
-	sed, sedCount, err := b.timed(func() (time.Duration, int, error) {
+	}, func() (time.Duration, int, error) {
 		return countLines(filepath.Dir(huge), "sed", "-n", "1,50p;50q", filepath.Base(huge))
 	})
 	if err != nil {
-		return row{}, fmt.Errorf("sed: %w", err)
+		return row{}, fmt.Errorf("read against sed: %w", err)
 	}
 	return newRow("read the first 50 lines of a 300 MB file", pid, pidCount, "sed -n '1,50p;50q'", sed, sedCount, ""), nil
 }
@@ -422,38 +420,30 @@ func (b *bench) readRow(d *daemon, sid, huge string) (row, error) {
 func (b *bench) millionRows(d *daemon, sid string, t corpus) ([]row, string, error) {
 	const pattern = "zqxjv_no_such_text_kw"
 	var res toolResult
-	pid, pidCount, err := (&bench{reps: 1}).timed(func() (time.Duration, int, error) {
+	pid, pidCount, rg, rgCount, err := (&bench{reps: 1}).pair(func() (time.Duration, int, error) {
 		var err error
 		res, err = d.execute(sid, "grep", map[string]any{"pattern": pattern, "limit": 1000})
 		if err != nil {
 			return 0, 0, err
 		}
 		return res.elapsed, int(res.details.Get("matches").Int()), nil
+	}, func() (time.Duration, int, error) {
+		return countLines(t.dir, "rg", "-n", "--no-heading", "--no-messages", "--hidden", "-g", "!.git", "-e", pattern, ".")
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("grep on the million files: %w", err)
 	}
-	rg, rgCount, err := (&bench{reps: 1}).timed(func() (time.Duration, int, error) {
-		return countLines(t.dir, "rg", "-n", "--no-heading", "--no-messages", "--hidden", "-g", "!.git", "-e", pattern, ".")
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("rg on the million files: %w", err)
-	}
-	rows := []row{newRow("grep 1,000,001 small files, no match (1 run)", pid, pidCount, "rg", rg, rgCount, "")}
+	rows := []row{newRow("grep 1,000,001 small files, no match (1 run after a warm-up)", pid, pidCount, "rg", rg, rgCount, "")}
 	// The longest wait without news: start to first update, between updates, last to end.
 	gaps := make([]time.Duration, 0, len(res.updates)+1)
-	start := res.updates
-	prev := time.Time{}
-	for i, u := range start {
-		if i > 0 {
-			gaps = append(gaps, u.Sub(prev))
-		}
+	prev := res.started
+	for _, u := range res.updates {
+		gaps = append(gaps, u.Sub(prev))
 		prev = u
 	}
-	progress := fmt.Sprintf("progress on 1,000,001 files: %d $/toolUpdate in %.1f s (%.2f per second)", len(res.updates), res.elapsed.Seconds(), float64(len(res.updates))/res.elapsed.Seconds())
-	if len(gaps) > 0 {
-		progress += fmt.Sprintf(", longest gap between two updates %.2f s", slices.Max(gaps).Seconds())
-	}
+	gaps = append(gaps, res.started.Add(res.elapsed).Sub(prev))
+	progress := fmt.Sprintf("progress on 1,000,001 files: %d $/toolUpdate in %.1f s (%.2f per second); longest wait without one (from the call's start, between two, to its end) %.2f s",
+		len(res.updates), res.elapsed.Seconds(), float64(len(res.updates))/res.elapsed.Seconds(), slices.Max(gaps).Seconds())
 	return rows, progress, nil
 }
 
@@ -587,9 +577,23 @@ func machine() string {
 		}
 		return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
-	return fmt.Sprintf("%s UTC; %s, %d cores%s%s; pid built with %s; %s; %s; %s",
+	return fmt.Sprintf("%s UTC; %s, %d cores%s%s; pid built with %s; %s; %s; %s; load average %s",
 		time.Now().UTC().Format("2006-01-02 15:04"), cpu, runtime.NumCPU(), mem, kernel, runtime.Version(),
-		version("rg", "--version"), version(fdBinary(), "--version"), version("sed", "--version"))
+		version("rg", "--version"), version(fdBinary(), "--version"), version("sed", "--version"), loadavg())
+}
+
+// loadavg returns the 1, 5 and 15 minute load averages ("?" when unknown): other work on
+// the machine shows in the figures.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // vmHWM returns the VmHWM line of a /proc/PID/status text in bytes, or 0 without one.

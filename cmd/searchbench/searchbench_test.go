@@ -100,3 +100,32 @@ func TestBigFileReachesItsSize(t *testing.T) {
 		t.Errorf("%d bytes, %d lines, first %q", len(b), len(lines), lines[0])
 	}
 }
+
+// pair warms each side up once, then alternates them, and gives each side's median.
+func TestPairAlternatesAndTakesMedians(t *testing.T) {
+	var order []string
+	pidTimes := []int{100, 5, 3, 4}   // the warm-up's 100 is left out
+	anchorTimes := []int{50, 2, 9, 1} // median of 2 9 1 is 2
+	i, j := 0, 0
+	b := &bench{reps: 3}
+	p, pn, a, an, err := b.pair(func() (time.Duration, int, error) {
+		order = append(order, "pid")
+		i++
+		return time.Duration(pidTimes[i-1]), 7, nil
+	}, func() (time.Duration, int, error) {
+		order = append(order, "anchor")
+		j++
+		return time.Duration(anchorTimes[j-1]), 8, nil
+	})
+	if err != nil || p != 4 || pn != 7 || a != 2 || an != 8 {
+		t.Errorf("pair = %v %d %v %d %v", p, pn, a, an, err)
+	}
+	if got := strings.Join(order, " "); got != "pid anchor pid anchor pid anchor pid anchor" {
+		t.Errorf("order %s", got)
+	}
+	n := 0
+	_, _, _, _, err = b.pair(func() (time.Duration, int, error) { n++; return 1, n, nil }, func() (time.Duration, int, error) { return 1, 0, nil })
+	if err == nil || !strings.Contains(err.Error(), "two runs of pid gave") {
+		t.Errorf("changing counts: %v", err)
+	}
+}
