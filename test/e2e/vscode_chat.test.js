@@ -70,10 +70,10 @@ function userTexts(body) {
 const answers = (chat) => chat.items.filter((i) => i.kind === 'assistant');
 const tool = (chat, name) => chat.items.find((i) => i.kind === 'tool' && i.toolName === name);
 
-test('VS Code chat: an answer streams in pieces as rendered markdown; a message steered in while it streams is taken next', { timeout: 240000 }, async () => {
+test('VS Code chat: an answer streams in pieces as rendered markdown; a message steered in while it streams is taken next; a selection and an @file go with the next message', { timeout: 240000 }, async () => {
 	const model = await fakeOpenAI();
 	try {
-		await withVSCode({ name: 'vscode-chat-stream', model: model.model }, async (vs) => {
+		await withVSCode({ name: 'vscode-chat-stream', model: model.model, files: { 'calc.py': 'def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n' } }, async (vs) => {
 			await vs.openChat();
 			await vs.screenshot('vscode-chat-empty');
 			await vs.sendInChat('explain streaming');
@@ -123,6 +123,36 @@ test('VS Code chat: an answer streams in pieces as rendered markdown; a message 
 			);
 			assert.ok(answers(chat).every((x) => !x.streaming), 'no answer is still marked streaming');
 			await vs.screenshot('vscode-chat-answer');
+
+			// Context: the editor's selection (+ Selection) and a file picked with "@".
+			await vs.openFile('calc.py');
+			await vs.page.keyboard.down('Control');
+			await vs.page.keyboard.press('Home');
+			await vs.page.keyboard.up('Control');
+			await vs.page.keyboard.down('Shift');
+			await vs.page.keyboard.press('ArrowDown');
+			await vs.page.keyboard.press('ArrowDown');
+			await vs.page.keyboard.up('Shift');
+			await vs.clickInChat('#add-selection');
+			await vs.waitForChat((c) => c.chips.join() === 'calc.py:1-2', { what: 'the selection as a chip' });
+			await vs.clickInChat('#prompt');
+			await vs.page.keyboard.type('@');
+			await vs.typeInQuickInput('calc.py', { title: 'pid: Add File to Chat' });
+			chat = await vs.waitForChat((c) => c.chips.length === 2 && c, { what: 'the file as a chip' });
+			assert.deepEqual(chat.chips, ['calc.py:1-2', 'calc.py']);
+			assert.equal(await f.evaluate(() => document.getElementById('prompt').value), '', 'the "@" made a chip, not text');
+			await vs.screenshot('vscode-chat-context');
+			await vs.sendInChat('why does add subtract?');
+			const third = await model.request(2);
+			const asked = userTexts(third.body).at(-1);
+			assert.ok(asked.startsWith('why does add subtract?'), asked);
+			assert.match(asked, /calc\.py \(lines 1-2\)[\s\S]*def add\(a, b\):\n {4}return a - b/, 'the selection, with its file and lines');
+			model.send(third, 'It uses `-`: make it `a + b`.');
+			model.end(third);
+			chat = await vs.waitForChat((c) => c.status === 'idle' && answers(c).length === 3 && c, { what: 'the answer about the context' });
+			assert.deepEqual(chat.chips, [], 'the context went with the message');
+			const sent = chat.items.filter((i) => i.kind === 'user').at(-1);
+			assert.match(sent.text, /why does add subtract\?\s+calc\.py:1-2\s+calc\.py/, 'the message shows its context');
 		});
 	} finally {
 		await model.close();

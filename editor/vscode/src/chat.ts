@@ -264,7 +264,7 @@ export class ChatModel {
 	/** The assistant message streaming now, with its blocks by contentIndex. */
 	private streaming: { item: AssistantItem; text: Map<number, string>; thinking: Map<number, string> } | undefined;
 	/** The user messages pid has yet to take: the prompt's own first, then queued ones. */
-	private expectedUser: { text: string; item?: UserItem }[] = [];
+	private expectedUser: { text: string; item?: UserItem; withContext?: boolean }[] = [];
 	private readonly approvals = new Map<string, (c: ApprovalChoice | undefined) => void>();
 	private readonly elicitations = new Map<string, { item: ElicitationItem; resolve: (r: ElicitationResult) => void }>();
 	private changes: ChangesItem | undefined;
@@ -387,7 +387,7 @@ export class ChatModel {
 	/** userPrompt shows a prompt the person sent (pid's echo of it is then not shown twice). */
 	userPrompt(text: string, chips: readonly ChipView[] = []): UserItem {
 		const item = this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) });
-		this.expectedUser.push({ text });
+		this.expectedUser.push({ text, withContext: chips.length > 0 });
 		return item;
 	}
 
@@ -414,7 +414,11 @@ export class ChatModel {
 
 	/** A user message pid added to the transcript: the prompt's own, a queued one taken, or another. */
 	private userMessage(text: string): void {
-		const i = this.expectedUser.findIndex((e) => e.text === text);
+		// A prompt with context comes back as its text followed by the context's blocks.
+		let i = this.expectedUser.findIndex((e) => e.text === text);
+		if (i < 0) {
+			i = this.expectedUser.findIndex((e) => e.withContext === true && text.startsWith(e.text));
+		}
 		if (i < 0) {
 			this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: [] });
 			return;

@@ -163,6 +163,13 @@ test('chat: messages sent while a run goes wait in the queue until pid takes the
 	assert.ok(taken.kind === 'user' && taken.chips.length === 1 && taken.id !== q.id, 'shown with its chips, as a new item');
 	chat.unqueue(chat.queuedItems()[0]);
 	assert.equal(chat.queuedItems().length, 0);
+
+	// A prompt with context: pid's echo is the text, then the context's blocks; shown once.
+	const c2 = new ChatModel();
+	c2.userPrompt('why?', [{ id: 'x', kind: 'selection', label: 'a.py:1-2', title: '' }]);
+	c2.runStarted();
+	c2.handle('messageEnd', { sessionId: S, message: { role: 'user', content: [{ type: 'text', text: 'why?' }, { type: 'text', text: 'a.py (lines 1-2), as the editor has it:\n```\nx\n```' }] } });
+	assert.deepEqual(c2.all().map((i) => i.kind === 'user' && [i.text, i.chips.map((c) => c.label)]), [['why?', ['a.py:1-2']]]);
 });
 
 test('chat: the files a run changed are listed once it ends; a later run marks the list old', () => {

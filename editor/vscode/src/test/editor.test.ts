@@ -82,8 +82,8 @@ test('context: a selection goes to the model as a block naming the file and its 
 	assert.match(said, /2.*3/, 'the line range');
 	assert.match(said, /def f\(\):\n {4}return 1/, 'the selected text');
 	// The chat shows the message with its chip; the log names it.
-	const shown = h.c.chat.all().find((i) => i.kind === 'user');
-	assert.deepEqual(shown?.kind === 'user' && shown.chips.map((c) => c.label), ['a.py:2-3']);
+	const shown = h.c.chat.all().filter((i) => i.kind === 'user');
+	assert.deepEqual(shown.map((i) => i.kind === 'user' && [i.text, i.chips.map((c) => c.label)]), [['explain this', ['a.py:2-3']]], 'shown once, with its chip');
 	assert.ok(h.ui.lines.includes('> explain this [+ a.py:2-3]'), h.ui.lines.join('\n'));
 	await h.shutdown();
 });
