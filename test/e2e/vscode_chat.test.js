@@ -4,6 +4,7 @@
 // - an answer streamed by a model server the test controls (an OpenAI-compatible stub on
 //   loopback: each piece is sent only once the previous one is seen in the chat), rendered as
 //   markdown with the model's HTML escaped, and a message steered into the run while it goes;
+//   then the editor's selection (+ Selection) and a file picked with "@" sent with a message;
 // - an approval shown in the chat while the keyboard focus stays in the editor: keys typed
 //   there (Enter, space) land in the file and answer nothing; a click on Allow does;
 // - an edit of a file with unsaved changes: pid reads the editor's text (fs/read_text_file),
