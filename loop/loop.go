@@ -232,15 +232,15 @@ func (r *run) loop(prompts []llm.Message) Result {
 				return r.finish(res)
 			}
 
-			calls := msg.ToolCalls()
 			moreTools = false
 			var results []llm.Message
-			if len(calls) > 0 {
+			if hasToolCalls(&msg) {
 				var out toolexec.Outcome
 				if msg.StopReason == llm.StopLength {
-					out = toolexec.RejectTruncated(&r.batchCfg, calls) // R3
+					out = toolexec.RejectTruncated(&r.batchCfg, msg.ToolCalls()) // R3
 				} else {
-					out = toolexec.Run(r.ctx, &r.batchCfg, toolexec.Batch{Assistant: &r.transcript[len(r.transcript)-1], Calls: calls, Tools: r.tools, Context: r.transcript})
+					// Calls nil: the batch reads the toolCall blocks of Assistant (R1).
+					out = toolexec.Run(r.ctx, &r.batchCfg, toolexec.Batch{Assistant: &r.transcript[len(r.transcript)-1], Tools: r.tools, Context: r.transcript})
 				}
 				results = out.Messages
 				for _, m := range results {
@@ -266,6 +266,16 @@ func (r *run) loop(prompts []llm.Message) Result {
 		res.Terminated = false
 	}
 	return r.finish(res)
+}
+
+// hasToolCalls reports whether the assistant message asks for any tool call.
+func hasToolCalls(m *llm.Message) bool {
+	for i := range m.Content {
+		if m.Content[i].Type == llm.ContentToolCall {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) finish(res Result) Result {

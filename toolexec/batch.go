@@ -79,6 +79,12 @@ type batch struct {
 	// msgs holds the tool-result messages in source order once built.
 	msgs []llm.Message
 
+	// wg counts the goroutines running calls in parallel mode; next and rescue belong to
+	// runInline.
+	wg     sync.WaitGroup
+	next   atomic.Int32
+	rescue sync.WaitGroup
+
 	// mu serializes calls of cfg.Emit and guards call.returned.
 	mu sync.Mutex
 }
@@ -100,24 +106,39 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	tcs := b.Calls
-	if tcs == nil && b.Assistant != nil {
-		tcs = b.Assistant.ToolCalls()
+	var calls []call
+	if b.Calls == nil && b.Assistant != nil {
+		// The toolCall blocks, read in place rather than through ToolCalls' copy.
+		n := 0
+		for i := range b.Assistant.Content {
+			if b.Assistant.Content[i].Type == llm.ContentToolCall {
+				n++
+			}
+		}
+		calls = make([]call, 0, n)
+		for i := range b.Assistant.Content {
+			if c := &b.Assistant.Content[i]; c.Type == llm.ContentToolCall {
+				calls = append(calls, call{tc: llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}})
+			}
+		}
+	} else {
+		calls = make([]call, len(b.Calls))
+		for i := range b.Calls {
+			calls[i].tc = b.Calls[i]
+		}
 	}
-	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: make([]llm.Message, 0, len(tcs))}
-	calls := make([]call, len(tcs))
-	for i := range tcs {
-		calls[i].tc = tcs[i]
-	}
+	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: make([]llm.Message, 0, len(calls))}
 	if r.sequential(calls) {
 		r.runSequential(calls)
 	} else {
 		r.runParallel(calls)
+		// Every result message of a parallel batch is built now: one clock reading for all.
+		ts := llm.Now()
 		if r.cfg.Emit != nil && len(calls) > 1 {
 			// The batch's results as they will be announced, for an observer that keeps them
 			// all (one write instead of one per message).
 			for i := range calls {
-				r.msgs = append(r.msgs, r.resultMessage(&calls[i]))
+				r.msgs = append(r.msgs, r.resultMessage(&calls[i], ts))
 			}
 			r.emit(event.ToolResults{Messages: r.msgs})
 			for i := range r.msgs {
@@ -127,7 +148,7 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 			}
 		} else {
 			for i := range calls {
-				r.addMessage(&calls[i])
+				r.addMessage(&calls[i], ts)
 			}
 		}
 	}
@@ -185,20 +206,21 @@ func (r *batch) end(c *call) {
 	r.mu.Unlock()
 }
 
-// addMessage builds the call's tool-result message, keeps it and announces it (R14).
-func (r *batch) addMessage(c *call) {
-	r.msgs = append(r.msgs, r.resultMessage(c))
+// addMessage builds the call's tool-result message with timestamp ts, keeps it and
+// announces it (R14).
+func (r *batch) addMessage(c *call, ts int64) {
+	r.msgs = append(r.msgs, r.resultMessage(c, ts))
 	m := &r.msgs[len(r.msgs)-1]
 	r.emit(event.MessageStart{Message: m})
 	r.emit(event.MessageEnd{Message: m})
 }
 
-func (r *batch) resultMessage(c *call) llm.Message {
+func (r *batch) resultMessage(c *call, ts int64) llm.Message {
 	content := c.result.Content
 	if content == nil {
 		content = []llm.Content{}
 	}
-	m := llm.Message{Role: llm.RoleToolResult, ToolCallID: c.tc.ID, ToolName: c.tc.Name, Content: content, Details: c.result.Details, IsError: c.isError, Timestamp: llm.Now()}
+	m := llm.Message{Role: llm.RoleToolResult, ToolCallID: c.tc.ID, ToolName: c.tc.Name, Content: content, Details: c.result.Details, IsError: c.isError, Timestamp: ts}
 	if len(c.result.AddedToolNames) > 0 {
 		m.AddedToolNames = c.result.AddedToolNames
 	}
@@ -229,7 +251,7 @@ func (r *batch) runSequential(calls []call) {
 		}
 		r.releaseSlot(c)
 		r.end(c)
-		r.addMessage(c)
+		r.addMessage(c, llm.Now())
 	}
 }
 
@@ -294,66 +316,128 @@ func (r *batch) runParallel(calls []call) {
 // quickCall is how long a call may execute and still count as quick; rescueAfter is how
 // long the calls queued behind quick calls on the batch's goroutine wait at most (plus the
 // runtime's timer latency) before they get goroutines of their own.
-const rescueAfter = 50 * time.Microsecond
+var quickCall, rescueAfter atomic.Int64 // nanoseconds; variables for the tests
 
-var quickCall atomic.Int64 // nanoseconds; a variable for the tests
-
-func init() { quickCall.Store(int64(20 * time.Microsecond)) }
+func init() {
+	quickCall.Store(int64(20 * time.Microsecond))
+	rescueAfter.Store(int64(50 * time.Microsecond))
+}
 
 // runConcurrently executes and finalizes the prepared calls of a parallel batch (R13). A
 // goroutine per call costs more than a call of a tool that returns at once (a no-op, a
-// lookup): so the calls of tools whose last call was quick, and which wait for no other
-// call or slot, run one after another on the batch's goroutine, while every other call
-// gets its own goroutine. A quick tool that blocks this time does not hold the calls behind
-// it back: after rescueAfter those get goroutines too. The results are the same either way;
-// only the completion order, which R13 leaves to the calls, may differ.
+// lookup): so the calls of tools known to be quick, and which wait for no other call or
+// slot, run one after another on the batch's goroutine, while every other call gets its own
+// goroutine. A quick tool that blocks this time does not hold the calls behind it back:
+// after rescueAfter those get goroutines too, and the tool is no longer taken for quick. A
+// call on a goroutine of its own is timed: under quickCall, its tool is quick again. The
+// results are the same either way; only the completion order, which R13 leaves to the
+// calls, may differ.
 func (r *batch) runConcurrently(runnable []*call) {
-	var wg sync.WaitGroup
-	var inline, spawn []*call
-	for _, c := range runnable {
+	// Move the quick calls to the front, keeping their source order (runnable is this
+	// function's to reorder; the order of the others does not matter).
+	n := 0
+	for i, c := range runnable {
 		if c.entry.quick.Load() && len(c.deps) == 0 && c.slot == nil {
-			inline = append(inline, c)
-		} else {
-			spawn = append(spawn, c)
+			runnable[n], runnable[i] = runnable[i], runnable[n]
+			n++
 		}
 	}
+	inline, spawn := runnable[:n], runnable[n:]
 	if len(inline) == 0 {
-		// The batch's goroutine takes the last call itself.
-		inline, spawn = spawn[len(spawn)-1:], spawn[:len(spawn)-1]
+		// The batch's goroutine takes the last call itself, timed like the others.
+		last := spawn[len(spawn)-1]
+		for _, c := range spawn[:len(spawn)-1] {
+			r.wg.Go(func() { r.runTimed(c) })
+		}
+		r.runTimed(last)
+		r.wg.Wait()
+		return
 	}
 	for _, c := range spawn {
-		wg.Go(func() { r.runOne(c) })
+		r.wg.Go(func() { r.runTimed(c) })
 	}
 	if len(inline) == 1 {
 		r.runOne(inline[0])
 	} else {
-		r.runInline(inline, &wg)
+		r.runInline(inline)
 	}
-	wg.Wait()
+	r.wg.Wait()
+}
+
+// runTimed is runOne for a call on a goroutine of its own: it records whether the call was
+// quick.
+func (r *batch) runTimed(c *call) {
+	t0 := time.Now()
+	r.runOne(c)
+	c.entry.quick.Store(int64(time.Since(t0)) < quickCall.Load())
 }
 
 // runInline runs calls in order on the batch's goroutine, handing those not yet started to
-// goroutines of their own (added to wg) once rescueAfter has passed. It returns when every
-// call it ran itself has finished and the hand-over, if any, is done.
-func (r *batch) runInline(calls []*call, wg *sync.WaitGroup) {
-	var next atomic.Int32 // the next call to start; len(calls) or more once all are taken
-	handedOver := make(chan struct{})
-	rescue := time.AfterFunc(rescueAfter, func() {
-		defer close(handedOver)
-		from := min(int(next.Swap(int32(len(calls)))), len(calls))
-		for _, c := range calls[from:] {
-			wg.Go(func() { r.runOne(c) })
-		}
-	})
+// goroutines of their own (added to r.wg) once rescueAfter has passed. It returns when every
+// call it ran itself has finished and the hand-over, if any, is done. It runs once per
+// batch.
+func (r *batch) runInline(calls []*call) {
+	rs := getRescuer()
+	rs.mu.Lock()
+	rs.r, rs.calls = r, calls
+	rs.mu.Unlock()
+	r.rescue.Add(1)
+	rs.t.Reset(time.Duration(rescueAfter.Load()))
 	for {
-		i := int(next.Add(1)) - 1
+		i := int(r.next.Add(1)) - 1 // r.next: the next call to start; len(calls) or more once all are taken
 		if i >= len(calls) {
 			break
 		}
 		r.runOne(calls[i])
 	}
-	if !rescue.Stop() {
-		<-handedOver
+	if rs.t.Stop() {
+		r.rescue.Done()
+	}
+	r.rescue.Wait()
+	rs.mu.Lock()
+	rs.r, rs.calls = nil, nil
+	rs.mu.Unlock()
+	rescuers.Put(rs)
+}
+
+// rescuer is the timer of one runInline at a time; they are pooled, as making a timer
+// costs several times more than resetting one.
+type rescuer struct {
+	t *time.Timer
+	// mu guards the fields below it.
+	mu    sync.Mutex
+	r     *batch
+	calls []*call
+}
+
+var rescuers sync.Pool
+
+func getRescuer() *rescuer {
+	if v := rescuers.Get(); v != nil {
+		return v.(*rescuer)
+	}
+	rs := &rescuer{}
+	rs.t = time.AfterFunc(time.Hour, rs.fire)
+	rs.t.Stop()
+	return rs
+}
+
+// fire hands the calls runInline has not started to goroutines, and marks the tool of the
+// call running now as not quick.
+func (rs *rescuer) fire() {
+	rs.mu.Lock()
+	r, calls := rs.r, rs.calls
+	rs.mu.Unlock()
+	if r == nil {
+		return
+	}
+	defer r.rescue.Done()
+	from := min(int(r.next.Swap(int32(len(calls)))), len(calls))
+	if from > 0 {
+		calls[from-1].entry.quick.Store(false)
+	}
+	for _, c := range calls[from:] {
+		r.wg.Go(func() { r.runTimed(c) })
 	}
 }
 
@@ -373,9 +457,7 @@ func (r *batch) runOne(c *call) {
 		<-d.done
 	}
 	if r.takeSlot(c) && r.begin(c) {
-		t0 := time.Now()
 		r.execute(c)
-		c.entry.quick.Store(int64(time.Since(t0)) < quickCall.Load())
 		r.releaseSlot(c)
 		r.finalize(c)
 	} else {
@@ -641,7 +723,7 @@ func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
 		r.start(c)
 		c.fail(fmt.Sprintf("Tool call %s (%s) was not run: the reply hit the output-token limit, so its arguments may be incomplete. Send the call again with complete arguments.", tc.Name, tc.ID))
 		r.end(c)
-		r.addMessage(c)
+		r.addMessage(c, llm.Now())
 	}
 	return Outcome{Messages: r.msgs}
 }

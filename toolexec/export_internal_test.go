@@ -2,10 +2,14 @@ package toolexec
 
 import "time"
 
-// SetQuickCall makes calls that execute in under d count as quick (see runConcurrently),
-// for the tests that need the choice made whatever the machine's load; it returns a func
-// that restores the threshold.
-func SetQuickCall(d time.Duration) (restore func()) {
-	old := quickCall.Swap(int64(d))
-	return func() { quickCall.Store(old) }
+// SetQuick makes calls that execute in under quick count as quick, and the calls queued
+// behind a quick call wait rescue before they get goroutines (see runConcurrently), for the
+// tests that need these choices made whatever the machine's load; it returns a func that
+// restores both.
+func SetQuick(quick, rescue time.Duration) (restore func()) {
+	oldQuick, oldRescue := quickCall.Swap(int64(quick)), rescueAfter.Swap(int64(rescue))
+	return func() {
+		quickCall.Store(oldQuick)
+		rescueAfter.Store(oldRescue)
+	}
 }
