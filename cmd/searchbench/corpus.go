@@ -127,7 +127,7 @@ func kernelTree(cache string, goSrc corpus) (corpus, error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return corpus{}, err
 		}
-		if err := generateKernelSized(goSrc.dir, dir); err != nil {
+		if err := generateKernelSized(goSrc.dir, dir, kernelFiles); err != nil {
 			return corpus{}, err
 		}
 	}
@@ -242,14 +242,15 @@ func dropDebianIgnore(path string) error {
 const kernelFiles = 78000
 
 // generateKernelSized builds, in dir, copies of the Go tree goDir under varied names
-// (copy-00/src-a, copy-01/src-b, ...) until it holds kernelFiles files, each copy with a
-// .gitignore of its own that leaves out its testdata folders, the same every time.
-func generateKernelSized(goDir, dir string) error {
+// (copy-00/src-a, copy-01/src-b, ...) until it holds at least want files, every third copy
+// with a .gitignore of its own that leaves out its testdata folders and golden files: the
+// same tree every time.
+func generateKernelSized(goDir, dir string, want int) error {
 	n, err := countFiles(goDir)
 	if err != nil || n == 0 {
 		return fmt.Errorf("counting %s: %v", goDir, err)
 	}
-	copies := (kernelFiles + n - 1) / n
+	copies := (want + n - 1) / n
 	fmt.Printf("generating a kernel-sized tree: %d copies of %s (%d files each) in %s\n", copies, goDir, n, dir)
 	for i := range copies {
 		dst := filepath.Join(dir, fmt.Sprintf("copy-%02d", i), "src-"+string(rune('a'+i%26)))

@@ -129,3 +129,42 @@ func TestPairAlternatesAndTakesMedians(t *testing.T) {
 		t.Errorf("changing counts: %v", err)
 	}
 }
+
+// The generated stand-in for the kernel: enough copies, varied names, a .gitignore in every
+// third copy, and a note saying it was generated.
+func TestGenerateKernelSized(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src")
+	for _, f := range []string{"a.go", "sub/b.go"} {
+		p := filepath.Join(src, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("package x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "kernel")
+	if err := generateKernelSized(src, dir, 7); err != nil {
+		t.Fatal(err)
+	}
+	n, err := countFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four copies of two files, two .gitignore files (copies 0 and 3), the note.
+	if n != 4*2+2+1 {
+		t.Errorf("%d files", n)
+	}
+	for _, p := range []string{"copy-00/src-a/.gitignore", "copy-03/src-d/.gitignore", "copy-02/src-c/sub/b.go"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("missing %s", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "copy-01/src-b/.gitignore")); err == nil {
+		t.Error("copy 1 has a .gitignore")
+	}
+	c, err := describeKernel(dir)
+	if err != nil || c.kind != "go" || !strings.HasPrefix(c.about, "generated: 4 copies") {
+		t.Errorf("describeKernel: %+v, %v", c, err)
+	}
+}
