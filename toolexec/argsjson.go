@@ -7,6 +7,7 @@ package toolexec
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 )
 
 var errSlow = errors.New("slow path")
@@ -80,8 +81,12 @@ func (p *parser) value() (any, error) {
 			}
 			break
 		}
-		n := json.Number(p.b[start:p.i])
-		if _, err := n.Float64(); err != nil || !json.Valid(p.b[start:p.i]) {
+		lit := p.b[start:p.i]
+		if v := smallNumber(lit); v != nil {
+			return v, nil
+		}
+		n := json.Number(lit)
+		if _, err := n.Float64(); err != nil || !json.Valid(lit) {
 			return nil, errSlow
 		}
 		return n, nil
@@ -187,4 +192,33 @@ func (p *parser) str() (string, error) {
 		}
 	}
 	return "", errSlow
+}
+
+// smallNumbers holds the numbers 0 to 255 as the json.Number values decodeArgs returns,
+// already boxed: the common small arguments (counts, limits, line numbers) then cost no
+// allocation.
+var smallNumbers = func() (t [256]any) {
+	for i := range t {
+		t[i] = json.Number(strconv.Itoa(i))
+	}
+	return t
+}()
+
+// smallNumber returns lit's boxed value when lit is a plain integer from 0 to 255 written
+// without leading zeros, else nil.
+func smallNumber(lit []byte) any {
+	if len(lit) == 0 || len(lit) > 3 || (lit[0] == '0' && len(lit) > 1) {
+		return nil
+	}
+	n := 0
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return nil
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > 255 {
+		return nil
+	}
+	return smallNumbers[n]
 }

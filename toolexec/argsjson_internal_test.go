@@ -54,6 +54,8 @@ func TestDecodeArgsAgreesWithEncodingJSON(t *testing.T) {
 		`-`, `+1`, `1-2`, `truefalse`, `[truefalse]`, `[true false]`, `{"a":1,}`, `[1,]`,
 		`{"é":1}`, `{"a\"b":1}`, "{\"a\tb\":1}", `{"a":"\u00e9"}`, `[`, `{"a"`, `{"a":`, `nul`,
 		`{"a":1}x`, `{"a":1} `, `[[[]]]`, `{1:2}`,
+		// Small integers come from a table of boxed values.
+		`[0,7,9,10,99,100,255,256,999,1000,007,00,-1,1.0,2e1]`, `255`, `256`, `{"i":3}`,
 	} {
 		checkDecode(t, []byte(s))
 	}
