@@ -116,3 +116,37 @@ func TestCatalogToolsActivateAndResolveLater(t *testing.T) {
 		t.Error("an earlier set gained the tool")
 	}
 }
+
+// flickeringCatalog is a catalog whose Always tool is there at every other version, and whose
+// version moves at every look: what a server failing between two looks does.
+type flickeringCatalog struct{ version atomic.Uint64 }
+
+func (c *flickeringCatalog) Lookup(string) (toolexec.Tool, bool) { return toolexec.Tool{}, false }
+func (c *flickeringCatalog) Version() uint64                     { return c.version.Add(1) }
+func (c *flickeringCatalog) Always() []toolexec.Tool {
+	if c.version.Load()%2 == 1 {
+		return []toolexec.Tool{mcpTool("tool_search", "found")}
+	}
+	return nil
+}
+
+// Tools takes the names and the tools from one view of the catalog: a catalog that changed
+// between two looks once made it look up a name the second view did not have (a nil entry:
+// a panic in session/new when an MCP server failed as the session started).
+func TestActiveSetToolsOneView(t *testing.T) {
+	box, err := toolexec.NewToolbox(mcpTool("local", "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := box.WithCatalog(&flickeringCatalog{}).Activate("local")
+	for range 4 {
+		tools := set.Tools()
+		var names []string
+		for _, tl := range tools {
+			names = append(names, tl.Name)
+		}
+		if names[0] != "local" || len(names) > 2 || len(names) == 2 && names[1] != "tool_search" {
+			t.Fatalf("Tools() = %v; want local, then tool_search when the view had it", names)
+		}
+	}
+}

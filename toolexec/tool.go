@@ -324,12 +324,24 @@ func (a *ActiveSet) Names() []string {
 }
 
 // Tools returns the active tools in the order of Names; catalog tools that cannot be called
-// now have Unavailable set.
+// now have Unavailable set. The names and the tools come from one view of the catalog: a
+// server that fails or changes its tools meanwhile is seen either wholly or not at all.
 func (a *ActiveSet) Tools() []Tool {
-	names := a.Names()
-	out := make([]Tool, len(names))
-	for i, n := range names {
-		out[i] = a.lookup(n).tool
+	if a.box.catalog == nil {
+		out := make([]Tool, len(a.order))
+		for i, n := range a.order {
+			out[i] = a.entries[n].tool
+		}
+		return out
+	}
+	v := a.view()
+	out := make([]Tool, len(v.names))
+	for i, n := range v.names {
+		e := a.entries[n]
+		if e == nil {
+			e = v.byName[n]
+		}
+		out[i] = e.tool
 	}
 	return out
 }
