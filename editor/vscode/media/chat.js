@@ -302,7 +302,8 @@
 			const running = item.status === 'running' || item.status === 'preparing';
 			out.querySelector('summary').textContent = `${running ? 'Output so far' : item.status === 'failed' || item.status === 'denied' ? 'Error' : 'Result'} (${lines} line${lines === 1 ? '' : 's'})`;
 			out.querySelector('pre').textContent = item.output;
-			if ((item.status === 'failed' || item.status === 'denied') && !out.dataset.touched) {
+			// A failure opens its error; a denial's is the approval's answer, shown already.
+			if (item.status === 'failed' && !out.dataset.touched) {
 				out.open = true;
 			}
 		} else if (out) {

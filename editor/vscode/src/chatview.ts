@@ -91,6 +91,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 				if (m?.type === 'ready') {
 					this.ready = true;
 					this.sendAll();
+					if (this.focusWhenReady) {
+						this.focusWhenReady = false;
+						this.post({ type: 'focusPrompt' });
+					}
 					return;
 				}
 				this.onMessage(m);
@@ -148,9 +152,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 </html>`;
 	}
 
+	/** A focusPrompt asked for before the page was ready: sent once it is. */
+	private focusWhenReady = false;
+
 	private post(m: ToView): void {
 		if (this.view && this.ready) {
 			void this.view.webview.postMessage(m);
+		} else if (m.type === 'focusPrompt') {
+			this.focusWhenReady = true;
 		}
 	}
 

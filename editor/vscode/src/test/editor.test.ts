@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { ALLOW, ALWAYS_ALLOW } from '../approval';
 import { selectionChip } from '../context';
 import type { EditorFiles } from '../controller';
 import { contentText, type Message } from '../protocol';
@@ -152,5 +153,34 @@ test('pid killed: the chat says the session was saved, with Resume; Resume start
 	const run = await ask(h, 'two');
 	assert.equal(run.answer, 'second answer');
 	assert.equal(run.sessionId, id);
+	await h.shutdown();
+});
+
+test('remembered answers: Allow always in the chat is listed (permissions/list) with what it covers; forgotten (permissions/revoke), the next such call asks again', T, async (t) => {
+	const bash = (id: string) => ({ content: [{ type: 'toolCall', id, name: 'bash', arguments: { command: 'echo hi' } }] });
+	const h = start(t, {
+		workspace: true,
+		// Only the chat answers (the scripted UI's question never settles).
+		answer: () => new Promise<undefined>(() => {}),
+		session: { model: { provider: 'script', turns: [bash('c1'), { content: text('one') }, bash('c2'), { content: text('two') }, bash('c3'), { content: text('three') }] } },
+	});
+	const chat = h.c.chat;
+	// The first call asks in the chat; Allow always is clicked there.
+	const first = h.c.ask('run it');
+	await until(() => chat.tool('c1')?.approval?.state === 'pending', 'the question in the chat');
+	assert.equal(chat.tool('c1')?.approval?.always, 'bash commands starting with `echo hi` in this workspace');
+	assert.equal(chat.answerApproval('c1', ALWAYS_ALLOW), true);
+	assert.equal((await within(first, 'the first run', STEP_TIMEOUT_MS))?.answer, 'one');
+	const listed = await h.c.permissions();
+	assert.deepEqual(listed.map((p) => [p.tool, p.pattern, p.decision, p.scope]), [['bash', 'echo hi', 'allow', `workspace:${fs.realpathSync(h.ws)}`]]);
+	// Remembered: the second call runs without a question.
+	assert.equal((await ask(h, 'again')).answer, 'two');
+	assert.equal(chat.tool('c2')?.approval, undefined, 'not asked');
+	await h.c.revokePermission(listed[0].id);
+	assert.deepEqual(await h.c.permissions(), []);
+	const third = h.c.ask('once more');
+	await until(() => chat.tool('c3')?.approval?.state === 'pending', 'the question again');
+	chat.answerApproval('c3', ALLOW);
+	assert.equal((await within(third, 'the third run', STEP_TIMEOUT_MS))?.answer, 'three');
 	await h.shutdown();
 });
