@@ -364,6 +364,7 @@ export class ChatModel {
 		this.syncContext();
 	}
 
+	/** removeContext drops the chip with that id (its × was clicked); an unknown id changes nothing. */
 	removeContext(id: string): void {
 		this.contextChips = this.contextChips.filter((c) => c.id !== id);
 		this.syncContext();

@@ -35,6 +35,12 @@ export type ToView =
 /** How often a streaming answer is sent to the view at most (it is rendered whole each time). */
 const FLUSH_MS = 40;
 
+/**
+ * ChatViewProvider is pid's chat view (VS Code calls resolveWebviewView when the view is first
+ * shown). It sends the chat's changes to the page, batched (a streaming answer at most every
+ * FLUSH_MS), and hands the page's messages to onMessage. Used from the extension host's one
+ * thread; it never moves the focus unless reveal(true) is asked.
+ */
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
 	static readonly viewId = 'pid.chat';
 	private view: vscode.WebviewView | undefined;
@@ -80,6 +86,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		}
 	}
 
+	/** resolveWebviewView (VS Code calls it) gives the view its page; the page says ready, then gets the whole chat. */
 	resolveWebviewView(view: vscode.WebviewView): void {
 		this.view = view;
 		this.ready = false;
@@ -231,6 +238,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		this.post({ type: 'batch', ops: out });
 	}
 
+	/** dispose stops sending (a pending batch is dropped) and lets go of the view's listeners. */
 	dispose(): void {
 		clearTimeout(this.timer);
 		for (const s of this.subs) {

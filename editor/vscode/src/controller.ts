@@ -118,6 +118,7 @@ export class ChatError extends Error {
 	}
 }
 
+/** BusyError is a request refused because a prompt runs or a session loads; its message says what to do. */
 export class BusyError extends Error {
 	constructor(message = 'pid is already answering a prompt: wait for it, or run "pid: Cancel".') {
 		super(message);
@@ -126,6 +127,11 @@ export class BusyError extends Error {
 
 const LOADING = 'pid is loading a saved session: wait a moment, then try again.';
 
+/**
+ * PidController is one window's pid: see the file's comment. Used from the extension host's
+ * one thread; its async methods may interleave (a Resume while a prompt runs is refused with
+ * BusyError), and none of them leaves pid running after dispose().
+ */
 export class PidController {
 	/** The chat view's model: what this controller's runs show. */
 	readonly chat: ChatModel;

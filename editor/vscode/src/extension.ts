@@ -108,12 +108,17 @@ class Snapshots implements vscode.TextDocumentContentProvider {
 		}
 		return vscode.Uri.from({ scheme: Snapshots.scheme, path: absPath, query: `${what}-${key}` });
 	}
+	/** provideTextDocumentContent (VS Code calls it) returns the kept text, or '' once it was dropped. */
 	provideTextDocumentContent(uri: vscode.Uri): string {
 		const key = uri.query.split('-').pop() ?? '';
 		return this.texts.get(key) ?? '';
 	}
 }
 
+/**
+ * activate (VS Code calls it once, when the chat view or a pid command is first used) registers
+ * the chat view, the status bar item and the commands; pid itself starts at the first message.
+ */
 export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');
 	context.subscriptions.push(out);
@@ -759,6 +764,7 @@ async function resumeSession(c: PidController): Promise<void> {
 	await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'pid is loading the session' }, () => c.resume(pick.sessionId, pick.summary));
 }
 
+/** deactivate (VS Code calls it when the window closes) shuts pid down; it resolves once pid exited or was killed. */
 export async function deactivate(): Promise<void> {
 	const c = controller;
 	controller = undefined;
