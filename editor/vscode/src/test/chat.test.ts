@@ -13,6 +13,7 @@ import { ALLOW, ALWAYS_ALLOW, DENY, question } from '../approval';
 import { ChangeTracker, type FileAccess } from '../changes';
 import { ChatModel, lastLine, viewOf, type ChatEvent, type ToolItem } from '../chat';
 import { blocksAsText, diagnosticsChip, fileChip, selectionChip, sliceLines } from '../context';
+import { formContent, formFields } from '../elicit';
 import { friendlyError, modelError } from '../errors';
 import { renderMarkdown, safeLink } from '../markdown';
 import { proposedContent } from '../proposed';
@@ -276,4 +277,45 @@ test('Review: what an edit or a write would leave, from the editor\'s text; edit
 	assert.equal(twice.ok, false);
 	assert.match(twice.ok ? '' : twice.error, /occurs 2 times/);
 	assert.equal(proposedContent('bash', { path: 'a' }, '').ok, false);
+});
+
+test('MCP questions: the schema as a form, its answers checked, and the chat\'s question answered once', async () => {
+	const schema = {
+		type: 'object',
+		properties: {
+			name: { type: 'string', title: 'Your name', minLength: 2 },
+			count: { type: 'integer', minimum: 1, maximum: 5, default: 2 },
+			color: { type: 'string', enum: ['r', 'g'], enumNames: ['Red', 'Green'] },
+			ok: { type: 'boolean' },
+			nested: { type: 'object' },
+		},
+		required: ['name', 'color'],
+	};
+	const fields = formFields(schema);
+	assert.deepEqual(fields.map((f) => [f.name, f.label, f.type, f.required]), [
+		['name', 'Your name', 'string', true],
+		['count', 'count', 'integer', false],
+		['color', 'color', 'enum', true],
+		['ok', 'ok', 'boolean', false],
+	]);
+	assert.deepEqual(formContent(fields, { name: 'x', count: '2.5', color: 'b' }), {
+		ok: false,
+		problems: ['Your name must have at least 2 characters.', 'count must be a whole number.', 'color must be one of Red, Green.'],
+	});
+	assert.deepEqual(formContent(fields, { name: 'Ada', count: '', color: 'g', ok: true }), { ok: true, content: { name: 'Ada', color: 'g', ok: true } });
+
+	const chat = new ChatModel();
+	let withdraw: () => void = () => {};
+	const answer = chat.askElicitation({ message: 'Who?', requestedSchema: schema, _meta: { pid: { server: 'db' } } } as never, (cb) => (withdraw = cb));
+	assert.equal(chat.state.status, 'approval');
+	const item = chat.all().find((i) => i.kind === 'elicitation');
+	assert.ok(item?.kind === 'elicitation' && item.server === 'db');
+	assert.deepEqual(chat.answerElicitation(item.id, 'accept', { name: '' }), ['Your name is required.', 'color is required.']);
+	assert.equal(item.state, 'pending', 'still asked, with the problems shown');
+	assert.equal(chat.answerElicitation(item.id, 'accept', { name: 'Ada', color: 'r' }), undefined);
+	assert.deepEqual(await answer, { action: 'accept', content: { name: 'Ada', color: 'r' } });
+	assert.equal(chat.state.status, 'idle');
+	withdraw();
+	assert.equal(item.state, 'accepted', 'a withdrawal after the answer changes nothing');
+	assert.deepEqual(chat.answerElicitation(item.id, 'decline'), ['no such question']);
 });
