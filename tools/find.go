@@ -77,9 +77,9 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 	var out strings.Builder
 	var det FindDetails
 	prog := startProgress(onUpdate, "looked at")
-	det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{visit: func(real, rel string, e entry, _ any) error {
+	det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{visit: func(n *walkNode, _ any) error {
 		prog.files.Add(1)
-		if !g.match(rel, e.name) {
+		if !g.matchEntry(n) {
 			return nil
 		}
 		if det.Count == limit {
@@ -87,8 +87,8 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 			return fs.SkipAll
 		}
 		det.Count++
-		out.WriteString(ws.display(real))
-		if e.typ.IsDir() {
+		out.WriteString(ws.display(n.path()))
+		if n.isDir {
 			out.WriteByte('/')
 		}
 		out.WriteByte('\n')

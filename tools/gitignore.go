@@ -93,24 +93,29 @@ func parseIgnoreLine(line string) (ignorePattern, bool) {
 	return p, true
 }
 
-// match reports whether the pattern matches rel, the slash-separated path of an entry from
-// the ignore file's folder, whose last element is name.
-func (p *ignorePattern) match(rel, name string, isDir bool) bool {
-	if p.dirOnly && !isDir {
-		return false
-	}
-	if p.anchored {
-		return p.m.match(rel)
-	}
-	return p.m.match(name)
-}
-
-// decide returns whether the file's last pattern matching rel ignores it (+1) or
-// re-includes it (-1), or 0 when none matches.
-func (f *ignoreFile) decide(rel, name string, isDir bool) int {
+// decide returns whether the file's last pattern matching the entry name in the folder
+// relDir (slash-separated, from the file's folder; "" for that folder itself) ignores it
+// (+1) or re-includes it (-1), or 0 when none matches. The entry's path is only built for
+// an anchored pattern.
+func (f *ignoreFile) decide(relDir, name string, isDir bool) int {
+	rel, built := "", false
 	for i := len(f.pats) - 1; i >= 0; i-- {
-		if f.pats[i].match(rel, name, isDir) {
-			if f.pats[i].negate {
+		p := &f.pats[i]
+		if p.dirOnly && !isDir {
+			continue
+		}
+		s := name
+		if p.anchored {
+			if !built {
+				rel, built = name, true
+				if relDir != "" {
+					rel = relDir + "/" + name
+				}
+			}
+			s = rel
+		}
+		if p.m.match(s) {
+			if p.negate {
 				return -1
 			}
 			return 1
@@ -148,26 +153,36 @@ func (s ignoreStack) enterRepo() ignoreStack {
 	return out
 }
 
-// ignored reports whether the entry at the real path p (a folder when isDir) is ignored:
-// the ignore file of highest precedence with a pattern matching it decides, and within a
-// file the last matching pattern.
+// ignored reports whether the entry at the real path p (a folder when isDir) is ignored.
 func (s ignoreStack) ignored(p string, isDir bool) bool {
-	name := p[strings.LastIndexByte(p, '/')+1:]
+	i := strings.LastIndexByte(p, '/')
+	dir := p[:i]
+	if i == 0 {
+		dir = "/"
+	}
+	return s.ignoredIn(dir, p[i+1:], isDir)
+}
+
+// ignoredIn reports whether the entry name of the folder at the real path dir (a folder
+// when isDir) is ignored: the ignore file of highest precedence with a pattern matching it
+// decides, and within a file the last matching pattern.
+func (s ignoreStack) ignoredIn(dir, name string, isDir bool) bool {
 	for i := len(s) - 1; i >= 0; i-- {
 		f := s[i]
-		var rel string
+		var relDir string
 		switch {
+		case dir == f.dir:
 		case f.dir == "/":
-			rel = p[1:]
-		case len(p) > len(f.dir) && p[len(f.dir)] == '/' && p[:len(f.dir)] == f.dir:
-			rel = p[len(f.dir)+1:]
+			relDir = dir[1:]
+		case len(dir) > len(f.dir) && dir[len(f.dir)] == '/' && dir[:len(f.dir)] == f.dir:
+			relDir = dir[len(f.dir)+1:]
 		default:
 			continue
 		}
 		if filepath.Separator != '/' {
-			rel = filepath.ToSlash(rel)
+			relDir = filepath.ToSlash(relDir)
 		}
-		switch f.decide(rel, name, isDir) {
+		switch f.decide(relDir, name, isDir) {
 		case 1:
 			return true
 		case -1:

@@ -269,3 +269,19 @@ func (g *pathGlob) match(rel, name string) bool {
 	}
 	return false
 }
+
+// matchEntry reports whether the walk entry n matches, building its relative path only
+// for an alternative that needs it.
+func (g *pathGlob) matchEntry(n *walkNode) bool {
+	for i := range g.alts {
+		a := &g.alts[i]
+		s := n.e.name
+		if a.full {
+			s = n.relPath()
+		}
+		if a.m.match(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -189,24 +189,24 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		_ = take(root, grepFile(r, rel, root, m, limit+1, quit))
+		_ = take(root, grepFile(r, nil, rel, root, m, limit+1, quit))
 	case fi.IsDir():
 		det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{
 			// FIFOs, devices and links are skipped without being opened; one swapped in
 			// after the listing is opened without blocking and refused (grepFile).
-			want: func(rel string, e entry) bool {
-				return e.typ.IsRegular() && (filter == nil || filter.match(rel, e.name))
+			want: func(n *walkNode) bool {
+				return n.e.typ.IsRegular() && (filter == nil || filter.matchEntry(n))
 			},
-			work: func(dir *os.Root, real, _ string, e entry) any {
-				res := grepFile(dir, e.name, real, m, limit+1, quit)
+			work: func(dir *os.Root, n *walkNode) any {
+				res := grepFile(dir, n.parent.dirf, n.e.name, n.path(), m, limit+1, quit)
 				prog.files.Add(1)
 				return res
 			},
-			visit: func(real, _ string, _ entry, res any) error {
+			visit: func(n *walkNode, res any) error {
 				if res == nil {
 					return nil
 				}
-				return take(real, res.(*grepResult))
+				return take(n.path(), res.(*grepResult))
 			},
 		})
 		if err != nil {

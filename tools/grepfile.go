@@ -45,20 +45,21 @@ type grepLine struct {
 	text string
 }
 
-// grepFile searches the file name in dir (real is its real path) for lines m matches,
+// grepFile searches the file name in dir (dirf is dir's open ".", or nil; real is the
+// file's real path) for lines m matches,
 // keeping at most max of them; it stops early when quit reports true. What is not a regular
 // file once opened (without blocking) is an error in the result.
-func grepFile(dir *os.Root, name, real string, m *grepMatcher, max int, quit func() bool) *grepResult {
+func grepFile(dir *os.Root, dirf *os.File, name, real string, m *grepMatcher, max int, quit func() bool) *grepResult {
 	if grepFileHook != nil {
 		grepFileHook(real)
 	}
-	f, fi, err := openRegular(dir, name, real)
+	r, size, closeFile, err := grepOpen(dir, dirf, name, real)
 	if err != nil {
 		return &grepResult{err: err}
 	}
-	defer f.Close()
+	defer closeFile()
 	s := grepSearch{m: m, max: max, quit: quit, res: &grepResult{}, line: 1}
-	s.run(f, fi.Size())
+	s.run(r, size)
 	return s.res
 }
 

@@ -95,17 +95,17 @@ func readFolderDup(f *os.File) ([]entry, error) {
 type walkSpec struct {
 	// want reports whether work should run for the entry (a file or anything but a folder);
 	// nil means never. Called from the walk's goroutines, concurrently.
-	want func(rel string, e entry) bool
+	want func(n *walkNode) bool
 	// work does the per-file work (grep's search) for an entry want chose, in dir (an
 	// os.Root on the folder holding it, valid during the call only), and returns what
 	// visit gets. Called from the walk's goroutines, concurrently; it must return promptly
 	// once the walk's context is done.
-	work func(dir *os.Root, real, rel string, e entry) any
+	work func(dir *os.Root, n *walkNode) any
 	// visit is called for every entry the walk does not skip, in walk order (depth first,
 	// in name order; a folder before its content), on the caller's goroutine, one call at a
 	// time, with work's result (nil when work did not run). Returning fs.SkipAll ends the
 	// walk without error; another error ends it with that error.
-	visit func(real, rel string, e entry, res any) error
+	visit func(n *walkNode, res any) error
 }
 
 // walkNode is one entry of the tree being walked. Folders and wanted files are tasks: run
@@ -113,7 +113,7 @@ type walkSpec struct {
 // started rather than wait for one), then done is closed.
 type walkNode struct {
 	parent    *walkNode
-	real, rel string
+	real, rel string // a folder's (a file's are built on demand: path, relPath)
 	e         entry
 	isDir     bool
 	task      bool          // a folder, or a file work runs for
@@ -125,8 +125,31 @@ type walkNode struct {
 	skipped   []SkippedFile // a folder's ignore files left out
 	res       any           // a file's: what work returned
 	root      *os.Root      // a folder's handle, while tasks still need it
+	dirf      *os.File      // a folder's open "." (for a walk with work), closed with root
 	refs      atomic.Int32  // a folder's: tasks still needing root, plus its own
 	rootErred bool          // a folder's: it could not be opened or listed
+}
+
+// path returns the entry's real path.
+func (n *walkNode) path() string {
+	if n.parent == nil || n.real != "" {
+		return n.real
+	}
+	if n.parent.real == "/" {
+		return "/" + n.e.name
+	}
+	return n.parent.real + "/" + n.e.name
+}
+
+// relPath returns the entry's slash-separated path from the walk's start.
+func (n *walkNode) relPath() string {
+	if n.parent == nil || n.rel != "" {
+		return n.rel
+	}
+	if n.parent.rel == "" {
+		return n.e.name
+	}
+	return n.parent.rel + "/" + n.e.name
 }
 
 // walker is one walk's state.
@@ -145,7 +168,7 @@ type walker struct {
 	cond  *sync.Cond
 	tasks []*walkNode // LIFO: pushed in reverse name order, so popping follows walk order
 	shut  bool
-	open  map[*os.Root]struct{}
+	open  map[*walkNode]struct{} // folders whose handles are open
 }
 
 // walkRunAhead bounds how many tasks the pool runs ahead of the consumer: the memory a
@@ -173,10 +196,11 @@ func (ws *Workspace) walk(ctx context.Context, start string, spec walkSpec) ([]S
 		return nil, err
 	}
 	w := &walker{ws: ws, ctx: ctx, spec: spec, tokens: make(chan struct{}, walkRunAhead),
-		halt: make(chan struct{}), open: map[*os.Root]struct{}{root: {}}}
+		halt: make(chan struct{}), open: map[*walkNode]struct{}{}}
 	w.cond = sync.NewCond(&w.mu)
 	w.global = loadGlobalExcludes()
 	top := &walkNode{real: start, isDir: true, task: true, done: make(chan struct{}), root: root}
+	w.open[top] = struct{}{}
 	top.stack = w.parentIgnores(start)
 	var wg sync.WaitGroup
 	for range walkWorkers() {
@@ -190,8 +214,8 @@ func (ws *Workspace) walk(ctx context.Context, start string, spec walkSpec) ([]S
 	w.cond.Broadcast()
 	w.mu.Unlock()
 	wg.Wait()
-	for r := range w.open {
-		r.Close()
+	for n := range w.open {
+		n.closeHandles()
 	}
 	if errors.Is(err, fs.SkipAll) {
 		err = nil
@@ -262,7 +286,7 @@ func (w *walker) consume(n *walkNode) error {
 				return err
 			}
 		}
-		if err := w.spec.visit(c.real, c.rel, c.e, c.res); err != nil {
+		if err := w.spec.visit(c, c.res); err != nil {
 			return err
 		}
 		if c.isDir {
@@ -284,7 +308,7 @@ func (w *walker) run(n *walkNode) {
 		return
 	}
 	if !n.isDir {
-		n.res = w.spec.work(n.parent.root, n.real, n.rel, n.e)
+		n.res = w.spec.work(n.parent.root, n)
 		w.release(n.parent)
 		return
 	}
@@ -297,7 +321,7 @@ func (w *walker) run(n *walkNode) {
 			return
 		}
 		w.mu.Lock()
-		w.open[root] = struct{}{}
+		w.open[n] = struct{}{}
 		w.mu.Unlock()
 		n.root = root
 	}
@@ -310,8 +334,16 @@ func (w *walker) release(n *walkNode) {
 		return
 	}
 	w.mu.Lock()
-	delete(w.open, n.root)
+	delete(w.open, n)
 	w.mu.Unlock()
+	n.closeHandles()
+}
+
+// closeHandles closes the folder n's handles.
+func (n *walkNode) closeHandles() {
+	if n.dirf != nil {
+		n.dirf.Close()
+	}
 	n.root.Close()
 }
 
@@ -319,34 +351,42 @@ func (w *walker) release(n *walkNode) {
 func (w *walker) list(n *walkNode) {
 	n.refs.Store(1)
 	defer w.release(n)
-	entries, err := listFolder(n.root, n.real)
+	f, err := n.root.Open(".")
+	if err != nil {
+		n.rootErred = true
+		return
+	}
+	entries, err := readFolder(f, n.root)
+	if err == nil {
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	}
+	if w.spec.work != nil && err == nil {
+		n.dirf = f // work opens the folder's files through it
+	} else {
+		f.Close()
+	}
 	if err != nil {
 		n.rootErred = true
 		return
 	}
 	stack := w.folderIgnores(n, entries)
+	slab := make([]walkNode, len(entries)) // one allocation for the folder's nodes
 	kids := make([]*walkNode, 0, len(entries))
 	tasks := 0
 	for _, e := range entries {
 		if e.name == ".git" {
 			continue
 		}
-		p := n.real + "/" + e.name
-		if n.real == "/" {
-			p = "/" + e.name
-		}
-		r := e.name
-		if n.rel != "" {
-			r = n.rel + "/" + e.name
-		}
 		isDir := e.typ.IsDir() // false for a symbolic link, whatever it points to
-		if stack.ignored(p, isDir) {
+		if stack.ignoredIn(n.real, e.name, isDir) {
 			continue
 		}
-		k := &walkNode{parent: n, real: p, rel: r, e: e, isDir: isDir}
+		k := &slab[len(kids)]
+		k.parent, k.e, k.isDir = n, e, isDir
 		if isDir {
+			k.real, k.rel = k.path(), k.relPath()
 			k.task, k.stack = true, stack
-		} else if w.spec.want != nil && w.spec.want(r, e) {
+		} else if w.spec.want != nil && w.spec.want(k) {
 			k.task = true
 		}
 		if k.task {
