@@ -67,7 +67,8 @@ const grepDescription = "Search file contents with a regular expression, line by
 	"Syntax: Go's RE2 (no backreferences or lookaround). Each line is matched on its own without its \\n (a \\r before it stays, so $ does not match before \\r\\n; use \\r?$). " +
 	"ignoreCase folds Unicode case (k also matches the Kelvin sign); \\w, \\d, \\s and \\b are ASCII-only (caf\\w misses café: use \\pL or [^\\s]), . and \\pL are Unicode. " +
 	"Skips .git, what .gitignore, .ignore, .git/info/exclude and git's global excludes file exclude (also outside a git repository; " +
-	"a nested repository has its own rules), symbolic links, and binary files (a NUL byte before the first match; a NUL after it stops that file's search, with a note). " +
+	"a nested repository has its own rules), symbolic links, and binary files (a NUL byte in the first 256KB or before the first match; " +
+	"a NUL after a match stops that file's search, with a note). Hidden files are searched. " +
 	"Text that is not UTF-8 (Latin-1...) is searched byte by byte; UTF-16 with a byte order mark is transcoded. " +
 	"Lines longer than 16MB are searched in their first 16MB only, with a note. Finding nothing is not an error."
 
