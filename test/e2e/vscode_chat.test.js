@@ -343,3 +343,68 @@ test('VS Code chat: pid killed, the chat says the session was saved; Resume star
 		},
 	);
 });
+
+test('VS Code chat: Allow always and Remembered Answers, the model picker, New Session and Session History, as a person uses them', { timeout: 240000 }, async () => {
+	await withVSCode(
+		{
+			name: 'vscode-chat-sessions',
+			model: {
+				provider: 'script',
+				turns: [{ content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'echo hi' } }] }, text('Said hi.')],
+			},
+		},
+		async (vs) => {
+			// The settings' models list, which the model picker offers (pid reads it when it starts).
+			fs.mkdirSync(path.join(vs.xdg.XDG_CONFIG_HOME, 'pid'), { recursive: true });
+			fs.writeFileSync(
+				path.join(vs.xdg.XDG_CONFIG_HOME, 'pid', 'settings.json'),
+				JSON.stringify({ models: [{ provider: 'script', id: 'second', name: 'Second model', turns: [text('From the second model.')] }] }),
+			);
+			await vs.openChat();
+			await vs.sendInChat('say hi');
+			let chat = await vs.waitForChat((c) => tool(c, 'bash')?.approval?.state === 'pending' && c, { what: 'the approval' });
+			assert.equal(tool(chat, 'bash').approval.scope, 'Allow always covers: bash commands starting with echo hi in this workspace');
+			await vs.clickInChat('.approval .buttons button', 'Allow always');
+			chat = await vs.waitForChat((c) => c.status === 'idle' && answers(c).some((a) => a.text.includes('Said hi.')) && c, { what: 'the run to end' });
+			assert.equal(tool(chat, 'bash').approval.text, 'Allowed always: bash commands starting with echo hi in this workspace');
+			const sessionId = chat.sessionId;
+
+			// The remembered answer, listed with what it covers; picked, it is forgotten.
+			await vs.runCommand('pid: Remembered Answers');
+			const remembered = await vs.typeInQuickInput('echo', { title: 'pid: Remembered Answers', enter: false });
+			assert.match(remembered.rows.join('\n'), /Allowed: bash commands starting with "echo hi"/);
+			await vs.page.keyboard.press('Enter');
+			assert.match(await vs.waitForNotification('forgotten'), /^pid: forgotten: Allowed: bash commands starting with "echo hi"\. The next such call asks again\.$/);
+
+			// The model picker (the chat's Model button): the session's next call uses the pick.
+			await vs.clickInChat('#model');
+			const picker = await vs.typeInQuickInput('Second', { title: 'pid: Pick Model', enter: false });
+			assert.match(picker.rows.join('\n'), /Second model/);
+			await vs.page.keyboard.press('Enter');
+			await vs.waitForChat((c) => c.text !== undefined, { what: 'the chat' });
+			const f = await vs.chatFrame();
+			await waitFor(() => f.evaluate(() => document.getElementById('model').textContent === 'Second model ▾'), { timeout: 10000, what: 'the Model button to name the pick' });
+			await vs.sendInChat('and now?');
+			chat = await vs.waitForChat((c) => c.status === 'idle' && answers(c).some((a) => a.text.includes('From the second model.')) && c, { what: 'the picked model\'s answer' });
+			assert.equal(chat.sessionId, sessionId, 'the same session');
+
+			// New Session empties the chat; Session History brings the conversation back.
+			await vs.runCommand('pid: New Session');
+			chat = await vs.waitForChat((c) => c.items.length === 0 && !c.sessionId && c, { what: 'an empty chat' });
+			assert.equal(await f.evaluate(() => document.getElementById('model').textContent), 'Model ▾', 'no model claimed for the new session');
+			await vs.runCommand('pid: Session History');
+			await vs.typeInQuickInput('say hi', { title: 'pid: Session History', enter: false });
+			await waitFor(async () => (await vs.quickInput())?.rows.some((r) => r.includes('say hi')), { timeout: 15000, what: 'the saved session in the list' });
+			await vs.screenshot('vscode-chat-history');
+			await vs.page.keyboard.press('Enter');
+			chat = await vs.waitForChat((c) => c.sessionId === sessionId && c.items.some((i) => i.kind === 'notice' && /^Resumed "say hi"/.test(i.text)) && c, { what: 'the session loaded' });
+			assert.deepEqual(
+				chat.items.filter((i) => i.kind === 'user' || i.kind === 'assistant').map((i) => i.text.trim()),
+				['say hi', 'Said hi.', 'and now?', 'From the second model.'],
+			);
+			assert.equal(tool(chat, 'bash').status, 'done');
+			await waitFor(() => f.evaluate(() => document.getElementById('model').textContent === 'Second model ▾'), { timeout: 10000, what: 'the Model button to name the loaded session\'s model' });
+			await vs.screenshot('vscode-chat-loaded');
+		},
+	);
+});

@@ -228,6 +228,7 @@ export class PidController {
 					const s = await client.newSession(params);
 					this.sessionId = s.sessionId;
 					chat.setState({ sessionId: s.sessionId, title: text.slice(0, 80) });
+					this.showModel(client, s.sessionId);
 					if (this.note) {
 						chat.notice('info', this.note);
 						this.note = undefined;
@@ -398,7 +399,7 @@ export class PidController {
 		this.note = undefined;
 		this.clearStopped();
 		this.chat.clear();
-		this.chat.setState({ sessionId: undefined, title: undefined, status: this.busy ? this.chat.state.status : 'idle' });
+		this.chat.setState({ sessionId: undefined, title: undefined, model: this.nextModel ? modelLabel(this.nextModel) : undefined, status: this.busy ? this.chat.state.status : 'idle' });
 	}
 
 	private clearStopped(): void {
@@ -422,6 +423,23 @@ export class PidController {
 		return this.resume(id);
 	}
 
+	/**
+	 * showModel puts the session's model in the chat's Model button (models/list's current),
+	 * in the background: a failure leaves the label as it was (the picker still works).
+	 */
+	private showModel(client: PidClient, sessionId: string): void {
+		const before = this.chat.state.model;
+		client.listModels(sessionId).then(
+			(r) => {
+				// Not over a pick made meanwhile, nor for a session no longer shown.
+				if (this.sessionId === sessionId && this.chat.state.model === before) {
+					this.chat.setState({ model: r.current ? modelLabel(r.current) : undefined });
+				}
+			},
+			() => undefined,
+		);
+	}
+
 	/** models lists the models the settings offer (models/list) and the session's current one. */
 	async models(): Promise<ModelsListResult> {
 		try {
@@ -437,7 +455,7 @@ export class PidController {
 	 * before a session exists, the next session's. It throws a ChatError in VS Code's words.
 	 */
 	async setModel(model: ModelEntry): Promise<void> {
-		const label = model.name ?? `${model.provider}/${model.id}`;
+		const label = modelLabel(model);
 		if (this.sessionId === undefined) {
 			this.nextModel = model;
 			this.chat.setState({ model: label });
@@ -584,6 +602,7 @@ export class PidController {
 		const title = summary?.title ?? (firstUser && firstUser.role === 'user' ? contentText(firstUser.content).slice(0, 80) : undefined);
 		this.chat.showTranscript(loaded.messages);
 		this.chat.setState({ sessionId: loaded.sessionId, title });
+		this.showModel(client, loaded.sessionId);
 		const n = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction').length;
 		if (wasStopped || quiet) {
 			this.chat.notice('info', `pid was started again and the saved session was loaded (${n} message${n === 1 ? '' : 's'}): ${quiet ? 'your message continues it' : 'the next message continues it'}.`);
@@ -840,6 +859,11 @@ export function modelParam(m: ModelEntry): ModelEntry {
 	const { name: _name, ...rest } = m;
 	void _name;
 	return rest as ModelEntry;
+}
+
+/** modelLabel names a model for the Model button: its name, else provider/id. */
+export function modelLabel(m: ModelEntry): string {
+	return m.name ?? (m.id ? `${m.provider}/${m.id}` : m.provider);
 }
 
 /** noticeAction turns an error's action into a button of the chat. */

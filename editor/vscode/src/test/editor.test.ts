@@ -97,6 +97,7 @@ test('the model picker: models/list from the settings, session/setModel makes th
 		JSON.stringify({ models: [{ provider: 'script', id: 'second', name: 'Second model', turns: [{ content: text('from the second model') }] }] }),
 	);
 	assert.equal((await ask(h, 'one')).answer, 'from the first model');
+	await until(() => h.c.chat.state.model === 'script/first', "the Model button to name the session's model");
 	const { models, current } = await h.c.models();
 	assert.deepEqual(models, [{ provider: 'script', id: 'second', name: 'Second model' }]);
 	assert.equal(current?.id, 'first');
@@ -104,6 +105,9 @@ test('the model picker: models/list from the settings, session/setModel makes th
 	assert.equal(h.c.chat.state.model, 'Second model');
 	assert.equal((await ask(h, 'two')).answer, 'from the second model');
 	assert.equal((await h.c.models()).current?.id, 'second');
+	// A new session shows no model until it has one: the Model button does not claim the pick.
+	h.c.newSession();
+	assert.equal(h.c.chat.state.model, undefined);
 	await h.shutdown();
 });
 
