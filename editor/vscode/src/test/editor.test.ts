@@ -188,3 +188,37 @@ test('remembered answers: Allow always in the chat is listed (permissions/list) 
 	assert.equal((await within(third, 'the third run', STEP_TIMEOUT_MS))?.answer, 'three');
 	await h.shutdown();
 });
+
+test('while a run goes, the prompt box queues: a follow-up waits in the chat until pid takes it when the run would stop, then the model answers it in the same run', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		// Only the chat answers (the scripted UI's question never settles).
+		answer: () => new Promise<undefined>(() => {}),
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'a\n' } }] },
+					{ content: text('wrote a.txt') },
+					{ content: text('and the follow-up') },
+				],
+			},
+		},
+	});
+	const chat = h.c.chat;
+	const running = h.c.ask('write a');
+	await until(() => chat.tool('w1')?.approval?.state === 'pending', 'the run to wait for its approval');
+	// The prompt box while the run waits: Alt+Enter, a follow-up.
+	await within(h.c.send('then say more', 'followUp'), 'the follow-up to be queued', STEP_TIMEOUT_MS);
+	assert.deepEqual(chat.queuedItems().map((i) => [i.text, i.queued]), [['then say more', 'followUp']]);
+	chat.answerApproval('w1', ALLOW);
+	const run = await within(running, 'the run', STEP_TIMEOUT_MS);
+	assert.equal(run?.answer, 'and the follow-up', 'the run went on with the follow-up');
+	assert.deepEqual(chat.queuedItems(), []);
+	assert.deepEqual(
+		chat.all().filter((i) => i.kind === 'user' || i.kind === 'assistant').map((i) => (i.kind === 'user' || i.kind === 'assistant' ? i.text : '')),
+		['write a', 'wrote a.txt', 'then say more', 'and the follow-up'],
+		'the follow-up joined the conversation where pid took it',
+	);
+	await h.shutdown();
+});
