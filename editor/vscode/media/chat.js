@@ -526,6 +526,11 @@
 		const t = /** @type {HTMLElement} */ (ev.target);
 		if (t && t.classList && t.classList.contains('output')) {
 			t.dataset.touched = '1';
+			// Opened: its end in view (test results, the error, are at the end).
+			const pre = t.querySelector('pre');
+			if (t.open && pre) {
+				pre.scrollTop = pre.scrollHeight;
+			}
 		}
 	}, true);
 
