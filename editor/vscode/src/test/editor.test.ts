@@ -222,3 +222,30 @@ test('while a run goes, the prompt box queues: a follow-up waits in the chat unt
 	);
 	await h.shutdown();
 });
+
+test('pid killed during a run: the run ends failed, its running tool card cancelled, and the chat offers Resume of the same session', T, async (t) => {
+	const h = start(t, {
+		session: {
+			model: { provider: 'script', turns: [{ content: [{ type: 'toolCall', id: 's1', name: 'slow', arguments: {} }] }, { content: text('after') }] },
+			scriptedTools: [{ name: 'slow', steps: [{ update: { content: text('working\n') } }, { sleepMs: 60_000 }, { result: { content: text('late') } }] }],
+		},
+	});
+	const chat = h.c.chat;
+	const running = h.c.ask('go');
+	await until(() => chat.tool('s1')?.lastLine === 'working', 'the tool to run');
+	const id = h.c.currentSession;
+	h.c.pid?.kill();
+	const run = await within(running, 'the run to end', STEP_TIMEOUT_MS);
+	assert.equal(run?.state, 'failed');
+	assert.equal(chat.tool('s1')?.status, 'cancelled');
+	await until(() => h.c.stopped === id, 'the session to be kept for Resume');
+	const notice = chat.all().filter((i) => i.kind === 'notice').at(-1);
+	assert.ok(notice?.kind === 'notice' && notice.text.startsWith('pid stopped (killed by SIGKILL); the session was saved.'), JSON.stringify(notice));
+	assert.deepEqual(notice.actions, [{ label: 'Resume', action: 'resume' }]);
+	assert.equal(chat.state.status, 'stopped');
+	assert.equal(chat.state.running, false);
+	const loaded = await within(h.c.resumeStopped(), 'Resume', STEP_TIMEOUT_MS);
+	assert.equal(loaded?.sessionId, id);
+	assert.equal(chat.state.status, 'idle');
+	await h.shutdown();
+});
