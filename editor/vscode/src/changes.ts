@@ -153,3 +153,33 @@ export function targetPath(toolName: string, args: unknown, cwd: string | undefi
 	}
 	return cwd ? path.resolve(cwd, p) : undefined;
 }
+
+/**
+ * changedSpan returns the smallest span of before that must be replaced to make after: its
+ * start and end offsets in before and the text to put there (the common start and end are
+ * kept, so that an editor applying it keeps the cursor, folds and marks outside the change).
+ * Equal texts give an empty span with empty text.
+ */
+export function changedSpan(before: string, after: string): { start: number; end: number; text: string } {
+	let start = 0;
+	const max = Math.min(before.length, after.length);
+	while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) {
+		start++;
+	}
+	let end = 0;
+	while (end < max - start && before.charCodeAt(before.length - 1 - end) === after.charCodeAt(after.length - 1 - end)) {
+		end++;
+	}
+	// Never split a surrogate pair or a CRLF: widen to whole characters and line ends.
+	while (start > 0 && (isLow(before.charCodeAt(start)) || (before[start] === '\n' && before[start - 1] === '\r'))) {
+		start--;
+	}
+	while (end > 0 && (isLow(before.charCodeAt(before.length - end)) || (before[before.length - end] === '\n' && before[before.length - end - 1] === '\r'))) {
+		end--;
+	}
+	return { start, end: before.length - end, text: after.slice(start, after.length - end) };
+}
+
+function isLow(c: number): boolean {
+	return c >= 0xdc00 && c <= 0xdfff;
+}

@@ -16,7 +16,7 @@ import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
 import { diagnosticsChip, fileChip, selectionChip, type Problem } from './context';
 import { BusyError, ChatError, PidController, noticeAction, type EditorFiles } from './controller';
-import type { FileAccess } from './changes';
+import { changedSpan, type FileAccess } from './changes';
 import { safeLink } from './markdown';
 import { proposedContent } from './proposed';
 import type { ModelEntry, SessionNewParams } from './protocol';
@@ -49,16 +49,17 @@ async function editorText(absPath: string): Promise<string> {
 }
 
 /**
- * putText makes the file hold text: an open document gets one edit replacing its whole text
+ * putText makes the file hold text: an open document gets one edit replacing what differs
  * and is saved (so the editor shows it and no "file changed on disk" conflict follows);
  * another file is written on disk (its folder created).
  */
 async function putText(absPath: string, text: string): Promise<void> {
 	const doc = openDocument(absPath);
 	if (doc) {
+		// Only the changed span is replaced: the cursor, folds and undo history elsewhere stay.
+		const span = changedSpan(doc.getText(), text);
 		const edit = new vscode.WorkspaceEdit();
-		const all = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
-		edit.replace(doc.uri, all, text);
+		edit.replace(doc.uri, new vscode.Range(doc.positionAt(span.start), doc.positionAt(span.end)), span.text);
 		if (!(await vscode.workspace.applyEdit(edit))) {
 			throw new Error(`VS Code did not apply the change to ${absPath}`);
 		}

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import * as rpc from 'vscode-jsonrpc/node';
 import { ALLOW, ALWAYS_ALLOW, DENY, question } from '../approval';
-import { ChangeTracker, type FileAccess } from '../changes';
+import { ChangeTracker, changedSpan, type FileAccess } from '../changes';
 import { ChatModel, lastLine, viewOf, type ChatEvent, type ToolItem } from '../chat';
 import { blocksAsText, diagnosticsChip, fileChip, selectionChip, sliceLines } from '../context';
 import { formContent, formFields } from '../elicit';
@@ -319,3 +319,28 @@ test('MCP questions: the schema as a form, its answers checked, and the chat\'s 
 	assert.equal(item.state, 'accepted', 'a withdrawal after the answer changes nothing');
 	assert.deepEqual(chat.answerElicitation(item.id, 'decline'), ['no such question']);
 });
+
+test('changedSpan: only what differs is replaced, never half a character or half a CRLF', () => {
+	const apply = (b: string, a: string) => {
+		const s = changedSpan(b, a);
+		return b.slice(0, s.start) + s.text + b.slice(s.end);
+	};
+	assert.deepEqual(changedSpan('saved\nunsaved line\n', 'saved\nedited by pid\n'), { start: 6, end: 18, text: 'edited by pid' });
+	assert.deepEqual(changedSpan('same', 'same'), { start: 4, end: 4, text: '' });
+	assert.deepEqual(changedSpan('', 'new'), { start: 0, end: 0, text: 'new' });
+	assert.deepEqual(changedSpan('aaa', 'aa'), { start: 2, end: 3, text: '' });
+	// A CRLF file where a line is inserted: the CR and LF stay together.
+	const crlf = changedSpan('a\r\nb\r\n', 'a\r\nx\r\nb\r\n');
+	assert.notEqual('a\r\nb\r\n'[crlf.start], '\n');
+	for (const [b, a] of [['a\r\nb\r\n', 'a\r\nx\r\nb\r\n'], ['x😀y', 'x😁y'], ['ab', 'ba'], ['abcabc', 'abc'], ['\r\n', '\n']]) {
+		assert.equal(apply(b, a), a, `${JSON.stringify(b)} -> ${JSON.stringify(a)}`);
+		const s = changedSpan(b, a);
+		assert.ok(!isSplit(b, s.start) && !isSplit(b, s.end), `${JSON.stringify(b)}: ${JSON.stringify(s)}`);
+	}
+});
+
+/** isSplit reports whether offset i of s falls inside a surrogate pair or a CRLF. */
+function isSplit(s: string, i: number): boolean {
+	const c = s.charCodeAt(i);
+	return (c >= 0xdc00 && c <= 0xdfff) || (s[i] === '\n' && s[i - 1] === '\r');
+}
