@@ -115,10 +115,12 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 				n++
 			}
 		}
-		calls = make([]call, 0, n)
+		calls = make([]call, n)
+		k := 0
 		for i := range b.Assistant.Content {
 			if c := &b.Assistant.Content[i]; c.Type == llm.ContentToolCall {
-				calls = append(calls, call{tc: llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}})
+				calls[k].tc = llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+				k++
 			}
 		}
 	} else {
@@ -138,7 +140,7 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 			// The batch's results as they will be announced, for an observer that keeps them
 			// all (one write instead of one per message).
 			for i := range calls {
-				r.msgs = append(r.msgs, r.resultMessage(&calls[i], ts))
+				r.appendResult(&calls[i], ts)
 			}
 			r.emit(event.ToolResults{Messages: r.msgs})
 			for i := range r.msgs {
@@ -209,18 +211,21 @@ func (r *batch) end(c *call) {
 // addMessage builds the call's tool-result message with timestamp ts, keeps it and
 // announces it (R14).
 func (r *batch) addMessage(c *call, ts int64) {
-	r.msgs = append(r.msgs, r.resultMessage(c, ts))
-	m := &r.msgs[len(r.msgs)-1]
+	m := r.appendResult(c, ts)
 	r.emit(event.MessageStart{Message: m})
 	r.emit(event.MessageEnd{Message: m})
 }
 
-func (r *batch) resultMessage(c *call, ts int64) llm.Message {
-	content := c.result.Content
-	if content == nil {
-		content = []llm.Content{}
+// appendResult builds the call's tool-result message in place at the end of r.msgs (a
+// message is 168 bytes: built elsewhere, it would be copied in) and returns it.
+func (r *batch) appendResult(c *call, ts int64) *llm.Message {
+	r.msgs = append(r.msgs, llm.Message{})
+	m := &r.msgs[len(r.msgs)-1]
+	m.Role, m.ToolCallID, m.ToolName = llm.RoleToolResult, c.tc.ID, c.tc.Name
+	m.Content, m.Details, m.IsError, m.Timestamp = c.result.Content, c.result.Details, c.isError, ts
+	if m.Content == nil {
+		m.Content = []llm.Content{}
 	}
-	m := llm.Message{Role: llm.RoleToolResult, ToolCallID: c.tc.ID, ToolName: c.tc.Name, Content: content, Details: c.result.Details, IsError: c.isError, Timestamp: ts}
 	if len(c.result.AddedToolNames) > 0 {
 		m.AddedToolNames = c.result.AddedToolNames
 	}
