@@ -1,7 +1,8 @@
 // This file finds the lines of a buffer that grep's regular expression matches, without
-// splitting the buffer into lines: a literal every match must contain is looked for first
-// (one rare byte at a time, with ASCII case folding when the pattern folds case), or else the
-// expression runs over the whole buffer, and only the lines around a candidate are checked.
+// splitting the buffer into lines when it can: a literal every match must contain is looked
+// for first (one rare byte at a time, with ASCII case folding when the pattern folds case),
+// and only the lines around a hit are matched. An expression with no such literal is
+// matched line by line (faster with Go's regexp than one run over the whole buffer).
 
 package tools
 
@@ -16,13 +17,11 @@ import (
 // grepMatcher finds matching lines. A line is matched on its own, without its "\n" (a "\r"
 // before it is part of the line, as in ripgrep).
 type grepMatcher struct {
-	re   *regexp.Regexp // the expression, matched against one line
-	reML *regexp.Regexp // the same in multi-line mode, run over a whole buffer; nil with lit
-	lit  *litFinder     // a literal every match contains, or nil
+	re  *regexp.Regexp // the expression, matched against one line
+	lit *litFinder     // a literal every match contains, or nil
 	// exact says finding lit on a line is finding a match: the expression is that literal.
 	exact bool
-	// perLine says lines are matched one by one (the expression uses \A or \z, which mean
-	// something else over a whole buffer).
+	// perLine says lines are matched one by one: there is no literal to look for.
 	perLine bool
 }
 
@@ -33,41 +32,20 @@ func newGrepMatcher(expr string) (*grepMatcher, error) {
 		return nil, err
 	}
 	m := &grepMatcher{re: re}
-	// Parsed in multi-line mode, ^ and $ are line edges (as they are on a line of its own)
-	// and only \A and \z are the text's.
+	// Only the literals are taken from the parse; every line is matched by re on its own.
 	tree, err := syntax.Parse(expr, syntax.Perl&^syntax.OneLine)
 	if err != nil {
 		return nil, err
 	}
 	tree = tree.Simplify()
-	if usesTextEdges(tree) {
-		m.perLine = true
-		return m, nil
-	}
 	info := literalInfo(tree)
 	if run := info.best; len(run.b) > 0 {
 		m.lit = newLitFinder(run)
 		m.exact = info.whole && bytes.IndexByte(run.b, '\n') < 0 && tree.Op == syntax.OpLiteral
 		return m, nil
 	}
-	if m.reML, err = regexp.Compile("(?m)" + expr); err != nil {
-		return nil, err
-	}
+	m.perLine = true
 	return m, nil
-}
-
-// usesTextEdges reports whether t has \A or \z.
-func usesTextEdges(t *syntax.Regexp) bool {
-	switch t.Op {
-	case syntax.OpBeginText, syntax.OpEndText:
-		return true
-	}
-	for _, s := range t.Sub {
-		if usesTextEdges(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // next returns the bounds [start, end) of the first matching line of buf at or after pos,
@@ -75,34 +53,22 @@ func usesTextEdges(t *syntax.Regexp) bool {
 // no line matches. A last line needs no "\n"; an empty one after the last "\n" is no line.
 func (m *grepMatcher) next(buf []byte, pos int) (start, end int, ok bool) {
 	for pos < len(buf) {
-		var cand, mend int
-		switch {
-		case m.perLine:
+		if m.perLine {
 			end = lineEnd(buf, pos)
 			if m.re.Match(buf[pos:end]) {
 				return pos, end, true
 			}
 			pos = end + 1
 			continue
-		case m.lit != nil:
-			i := m.lit.index(buf[pos:])
-			if i < 0 {
-				return 0, 0, false
-			}
-			cand, mend = pos+i, -1
-		default:
-			loc := m.reML.FindIndex(buf[pos:])
-			if loc == nil {
-				return 0, 0, false
-			}
-			cand, mend = pos+loc[0], pos+loc[1]
 		}
-		if cand == len(buf) && (cand == 0 || buf[cand-1] == '\n') {
-			return 0, 0, false // an empty match after the last line
+		i := m.lit.index(buf[pos:])
+		if i < 0 {
+			return 0, 0, false
 		}
+		cand := pos + i
 		start = pos + bytes.LastIndexByte(buf[pos:cand], '\n') + 1
 		end = lineEnd(buf, cand)
-		if m.exact || (mend >= 0 && mend <= end) || m.re.Match(buf[start:end]) {
+		if m.exact || m.re.Match(buf[start:end]) {
 			return start, end, true
 		}
 		pos = end + 1
