@@ -52,6 +52,8 @@ test('VS Code: Deny with a reason typed in the chat: nothing is written and the 
 	await withVSCode(
 		{
 			name: 'vscode-deny',
+			// The chat in a dark theme (its colors are the theme's).
+			settings: { 'workbench.colorTheme': 'Default Dark Modern' },
 			model: {
 				provider: 'script',
 				turns: [
@@ -75,6 +77,7 @@ test('VS Code: Deny with a reason typed in the chat: nothing is written and the 
 			assert.equal(card.approval.scope, 'Allow always covers: write calls on the path notes.txt in this workspace');
 			assert.equal(await vs.dialog(), undefined, 'no modal dialog');
 
+			await vs.screenshot('vscode-deny-asking');
 			await vs.clickInChat('.approval input.reason');
 			await vs.page.keyboard.type('use docs/ instead');
 			await vs.clickInChat('.approval .buttons button', 'Deny');
