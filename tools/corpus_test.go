@@ -47,6 +47,7 @@ func corpusTree(t *testing.T) string {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv(tools.GlobalExcludesEnv, "1")
 
 	dir := filepath.Join(base, "ws")
 	longLine := strings.Repeat("x", 3<<20) + " needle at the end of a 3 MB line\n"

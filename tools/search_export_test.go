@@ -5,6 +5,7 @@ package tools
 
 import (
 	"io"
+	"os"
 )
 
 // GrepLines returns the numbers of the lines of what r yields (size bytes, or to its end
@@ -40,4 +41,19 @@ func GrepLiteral(pattern string) (string, bool) {
 func SetGrepFileHook(t interface{ Cleanup(func()) }, f func(real string)) {
 	grepFileHook = f
 	t.Cleanup(func() { grepFileHook = nil })
+}
+
+// GlobalExcludesEnv, set to 1, lets a test's grep and find read git's global excludes
+// file (from HOME and XDG_CONFIG_HOME, which that test points at a home of its own). Without
+// it they read none, so that the user's own excludes cannot change what tests see.
+const GlobalExcludesEnv = "PID_TEST_GLOBAL_EXCLUDES"
+
+func init() {
+	real := globalExcludesPath
+	globalExcludesPath = func() string {
+		if os.Getenv(GlobalExcludesEnv) != "1" {
+			return ""
+		}
+		return real()
+	}
 }

@@ -456,6 +456,7 @@ func ignoreTree(t *testing.T) (*tools.Workspace, string) {
 	writeFiles(t, home, map[string]string{".gitconfig": "[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-excludes\n", "my-excludes": "*.global\n"})
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv(tools.GlobalExcludesEnv, "1")
 	return newWorkspace(t, map[string]string{
 		".git/info/exclude":     "*.excluded\n",
 		".gitignore":            "*.log\n*.tmp\n",
