@@ -271,6 +271,7 @@ test('VS Code chat: an edit of a file with unsaved changes sees them, lands in t
 				{ timeout: 20000, what: 'the diff editor', describe: () => vs.describe() },
 			);
 			assert.match(diff.title, /notes\.md: now ↔ proposed by pid \(edit\)/);
+			assert.ok(await vs.page.evaluate(() => [...document.querySelectorAll('.part.editor .tab')].some((t) => (t.getAttribute('aria-label') ?? '').includes('proposed by pid'))), 'the diff\'s tab');
 			assert.match(diff.text, /edited by pid/);
 			await vs.screenshot('vscode-chat-review');
 			// Back to the file's own tab (a click, as a person would).
@@ -289,6 +290,11 @@ test('VS Code chat: an edit of a file with unsaved changes sees them, lands in t
 			// On disk, saved by the editor: the unsaved change and pid's edit of it.
 			assert.equal(fs.readFileSync(file, 'utf8'), '# Notes\n\nsaved line\nedited by pid');
 			const ed = await vs.waitForEditor((e) => !e.dirty && e.text.includes('edited by pid'), { what: 'the edit in the buffer, saved' });
+			// The Review diff, stale once answered, was closed.
+			await waitFor(() => vs.page.evaluate(() => ![...document.querySelectorAll('.part.editor .tab')].some((t) => (t.getAttribute('aria-label') ?? '').includes('proposed by pid'))), {
+				timeout: 10000,
+				what: 'the Review diff to close',
+			});
 			assert.ok(!ed.text.includes('unsaved line'), ed.text);
 			assert.deepEqual(await vs.notifications(), [], 'no conflict or error notification');
 			assert.equal(await vs.dialog(), undefined, 'no dialog');

@@ -340,6 +340,28 @@ export function activate(context: vscode.ExtensionContext): void {
 		chat.addContext(diagnosticsChip(editor.document.uri.fsPath, workspaceFolder(), problems));
 	};
 
+	// The diffs Review opened, by call: closed once the call's question is answered (the
+	// proposal is then applied or dropped, and the diff would show something stale).
+	const reviews = new Map<string, string[]>();
+	context.subscriptions.push(
+		chat.onEvent((e) => {
+			if (e.type !== 'upsert' || e.item.kind !== 'tool' || !e.item.approval || e.item.approval.state === 'pending') {
+				return;
+			}
+			const uris = reviews.get(e.item.toolCallId);
+			if (!uris) {
+				return;
+			}
+			reviews.delete(e.item.toolCallId);
+			const tabs = vscode.window.tabGroups.all
+				.flatMap((g) => g.tabs)
+				.filter((t) => t.input instanceof vscode.TabInputTextDiff && uris.includes(t.input.modified.toString()));
+			if (tabs.length > 0) {
+				void vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
+			}
+		}),
+	);
+
 	const review = async (toolCallId: string) => {
 		const params = controller?.approvalParams(toolCallId);
 		if (!params) {
@@ -362,6 +384,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		}
 		const left = snapshots.put(abs, 'now', current ?? '');
 		const right = snapshots.put(abs, 'proposed', p.content);
+		reviews.set(toolCallId, [...(reviews.get(toolCallId) ?? []), right.toString()]);
 		const label = path.basename(abs);
 		await vscode.commands.executeCommand('vscode.diff', left, right, `${label}: ${current === undefined ? 'new file' : 'now'} ↔ proposed by pid (${params.toolName})`, { preview: true });
 	};
