@@ -4,7 +4,8 @@
 // - an answer streamed by a model server the test controls (an OpenAI-compatible stub on
 //   loopback: each piece is sent only once the previous one is seen in the chat), rendered as
 //   markdown with the model's HTML escaped, and a message steered into the run while it goes;
-//   then the editor's selection (+ Selection) and a file picked with "@" sent with a message;
+//   then the editor's selection (+ Selection), a file picked with "@" and a file's problems
+//   (+ Problems) sent with a message;
 // - an approval shown in the chat while the keyboard focus stays in the editor: keys typed
 //   there (Enter, space) land in the file and answer nothing; a click on Allow does;
 // - an edit of a file with unsaved changes: pid reads the editor's text (fs/read_text_file),
@@ -71,10 +72,10 @@ function userTexts(body) {
 const answers = (chat) => chat.items.filter((i) => i.kind === 'assistant');
 const tool = (chat, name) => chat.items.find((i) => i.kind === 'tool' && i.toolName === name);
 
-test('VS Code chat: an answer streams in pieces as rendered markdown; a message steered in while it streams is taken next; a selection and an @file go with the next message', { timeout: 240000 }, async () => {
+test('VS Code chat: an answer streams in pieces as rendered markdown; a message steered in while it streams is taken next; a selection, an @file and a file\'s problems go with the next message', { timeout: 240000 }, async () => {
 	const model = await fakeOpenAI();
 	try {
-		await withVSCode({ name: 'vscode-chat-stream', model: model.model, files: { 'calc.py': 'def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n' } }, async (vs) => {
+		await withVSCode({ name: 'vscode-chat-stream', model: model.model, files: { 'calc.py': 'def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n', 'conf.json': '{"a": 1,,}\n' } }, async (vs) => {
 			await vs.openChat();
 			await vs.screenshot('vscode-chat-empty');
 			await vs.sendInChat('explain streaming');
@@ -142,18 +143,25 @@ test('VS Code chat: an answer streams in pieces as rendered markdown; a message 
 			chat = await vs.waitForChat((c) => c.chips.length === 2 && c, { what: 'the file as a chip' });
 			assert.deepEqual(chat.chips, ['calc.py:1-2', 'calc.py']);
 			assert.equal(await f.evaluate(() => document.getElementById('prompt').value), '', 'the "@" made a chip, not text');
+			// The problems VS Code's JSON support reports in a broken file (+ Problems).
+			await vs.openFile('conf.json');
+			await waitFor(() => vs.page.evaluate(() => document.querySelector('.part.editor .squiggly-error') !== null), { timeout: 20000, what: 'VS Code to report the JSON error' });
+			await vs.clickInChat('#add-problems');
+			chat = await vs.waitForChat((c) => c.chips.length === 3 && c, { what: 'the problems as a chip' });
+			assert.match(chat.chips[2], /^Problems in conf\.json \(\d+\)$/);
 			await vs.screenshot('vscode-chat-context');
 			await vs.sendInChat('why does add subtract?');
 			const third = await model.request(2);
 			const asked = userTexts(third.body).at(-1);
 			assert.ok(asked.startsWith('why does add subtract?'), asked);
 			assert.match(asked, /calc\.py \(lines 1-2\)[\s\S]*def add\(a, b\):\n {4}return a - b/, 'the selection, with its file and lines');
+			assert.match(asked, /VS Code reports \d+ problems? in conf\.json:\n- line 1, column \d+: error: /, 'the problems, each with where and what');
 			model.send(third, 'It uses `-`: make it `a + b`.');
 			model.end(third);
 			chat = await vs.waitForChat((c) => c.status === 'idle' && answers(c).length === 3 && c, { what: 'the answer about the context' });
 			assert.deepEqual(chat.chips, [], 'the context went with the message');
 			const sent = chat.items.filter((i) => i.kind === 'user').at(-1);
-			assert.match(sent.text, /why does add subtract\?\s+calc\.py:1-2\s+calc\.py/, 'the message shows its context');
+			assert.match(sent.text, /why does add subtract\?\s+calc\.py:1-2\s+calc\.py\s+Problems in conf\.json/, 'the message shows its context');
 		});
 	} finally {
 		await model.close();
