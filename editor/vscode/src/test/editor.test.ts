@@ -249,3 +249,17 @@ test('pid killed during a run: the run ends failed, its running tool card cancel
 	assert.equal(chat.state.status, 'idle');
 	await h.shutdown();
 });
+
+test('pid killed, then a message without Resume: pid starts again and the message continues the same session, never a new one', T, async (t) => {
+	const h = start(t, { session: { model: { provider: 'script', turns: [{ content: text('first answer') }, { content: text('second answer') }] } } });
+	await ask(h, 'one');
+	const id = h.c.currentSession;
+	h.c.pid?.kill();
+	await until(() => h.c.stopped === id, 'the controller to know the session stopped');
+	const run = await ask(h, 'two');
+	assert.equal(run.sessionId, id);
+	assert.equal(run.answer, 'second answer', 'the saved conversation went on');
+	const notices = h.c.chat.all().filter((i) => i.kind === 'notice').map((i) => (i.kind === 'notice' ? i.text : ''));
+	assert.ok(notices.some((n) => n.startsWith('pid was started again and the saved session was loaded (2 messages): your message continues it')), notices.join('\n'));
+	await h.shutdown();
+});
