@@ -240,6 +240,9 @@ func (c *call) fail(text string) {
 // runSequential takes each call through its whole pipeline before the next (R15). After an
 // abort the remaining calls get "Operation aborted" without being prepared (R17).
 func (r *batch) runSequential(calls []call) {
+	// Each result message gets the time it was built, from one reading of the wall clock
+	// here and the monotonic clock after: a reading of both costs twice one of the second.
+	t0 := time.Now()
 	for i := range calls {
 		c := &calls[i]
 		r.start(c)
@@ -256,7 +259,7 @@ func (r *batch) runSequential(calls []call) {
 		}
 		r.releaseSlot(c)
 		r.end(c)
-		r.addMessage(c, llm.Now())
+		r.addMessage(c, t0.Add(time.Since(t0)).UnixMilli())
 	}
 }
 
