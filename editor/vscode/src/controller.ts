@@ -91,6 +91,15 @@ export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall
 	newSessionNote?: string;
 }
 
+/** A prompt in progress (see PidController.ask). */
+interface Current {
+	run?: Run;
+	source: rpc.CancellationTokenSource;
+	/** Settles once the prompt was sent (run is set) or ask gave up. */
+	started: Promise<void>;
+	settle: () => void;
+}
+
 /** The disk as FileAccess: what pid's tools see without the editor. */
 export const diskAccess: FileAccess = {
 	read(p) {
@@ -140,7 +149,8 @@ export class PidController {
 	private client: PidClient | undefined;
 	private starting: Promise<PidClient> | undefined;
 	private sessionId: string | undefined;
-	private current: { run?: Run; source: rpc.CancellationTokenSource } | undefined;
+	/** The prompt in progress: its run once sent; started settles once it is sent or gave up. */
+	private current: Current | undefined;
 	/** True while resume() loads a session: no prompt may start meanwhile. */
 	private loading = false;
 	private disposed = false;
@@ -209,7 +219,9 @@ export class PidController {
 			throw new BusyError(LOADING);
 		}
 		const source = new rpc.CancellationTokenSource();
-		const cur: { run?: Run; source: rpc.CancellationTokenSource } = { source };
+		let settle: () => void = () => {};
+		const started = new Promise<void>((resolve) => (settle = resolve));
+		const cur: Current = { source, started, settle };
 		this.current = cur;
 		const chat = this.chat;
 		chat.setState({ status: 'starting', running: true });
@@ -259,6 +271,7 @@ export class PidController {
 			const logged = blocks.length > 0 ? `${text}${text ? ' ' : ''}[+ ${context.map((c) => c.label).join(', ')}]` : text;
 			const run = new Run(sessionId, logged, (e) => this.opts.ui.appendLine(e.line));
 			cur.run = run;
+			cur.settle();
 			const sub = client.onNotification((method, params) => {
 				run.handle(method, params);
 				if ((params as { sessionId?: string } | undefined)?.sessionId === sessionId) {
@@ -285,6 +298,7 @@ export class PidController {
 		} finally {
 			source.dispose();
 			this.current = undefined;
+			cur.settle();
 		}
 	}
 
@@ -292,10 +306,15 @@ export class PidController {
 	 * send is the chat's prompt box: while no prompt runs it asks (with the context waiting in
 	 * the chat); while one runs it queues the text for it: mode steer (taken after the current
 	 * turn) or followUp (taken when the run would stop), the context written into the text
-	 * (those requests take text only). It resolves once pid has the message (for a prompt: once
-	 * the run ended); failures are shown in the chat and thrown as ChatError.
+	 * (those requests take text only); while pid still starts for a prompt, the message waits
+	 * until that prompt is sent. It resolves once pid has the message (for a prompt: once the
+	 * run ended); failures are shown in the chat and thrown as ChatError.
 	 */
 	async send(text: string, mode: QueueMode = 'steer'): Promise<void> {
+		// While pid starts (or loads the session) for the prompt, the message waits for it.
+		if (this.current && !this.current.run) {
+			await this.current.started;
+		}
 		const run = this.current?.run;
 		if (!this.current) {
 			await this.ask(text, this.chat.takeContext());

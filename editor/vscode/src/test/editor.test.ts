@@ -263,3 +263,31 @@ test('pid killed, then a message without Resume: pid starts again and the messag
 	assert.ok(notices.some((n) => n.startsWith('pid was started again and the saved session was loaded (2 messages): your message continues it')), notices.join('\n'));
 	await h.shutdown();
 });
+
+test('a message sent while pid still starts for the prompt waits for it, then steers the run (it is not refused)', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		answer: () => new Promise<undefined>(() => {}),
+		session: {
+			model: {
+				provider: 'script',
+				turns: [{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'a\n' } }] }, { content: text('took the steer') }],
+			},
+		},
+	});
+	const chat = h.c.chat;
+	// Both typed at once: pid is not even started when the second arrives.
+	const first = h.c.send('write a');
+	const second = h.c.send('and b too');
+	await within(second, 'the second message to reach pid', STEP_TIMEOUT_MS);
+	assert.deepEqual(chat.queuedItems().map((i) => [i.text, i.queued]), [['and b too', 'steer']]);
+	await until(() => chat.tool('w1')?.approval?.state === 'pending', 'the approval');
+	chat.answerApproval('w1', ALLOW);
+	await within(first, 'the run', STEP_TIMEOUT_MS);
+	assert.equal(h.c.run, undefined);
+	assert.deepEqual(
+		chat.all().filter((i) => i.kind === 'user' || i.kind === 'assistant').map((i) => (i.kind === 'user' || i.kind === 'assistant' ? i.text : '')),
+		['write a', 'and b too', 'took the steer'],
+	);
+	await h.shutdown();
+});
