@@ -324,7 +324,20 @@ test('VS Code chat: pid killed, the chat says the session was saved; Resume star
 	await withVSCode(
 		{ name: 'vscode-chat-resume', model: { provider: 'script', turns: [text('First answer.'), text('Second answer, same session.')] } },
 		async (vs) => {
-			await vs.openChat();
+			// Ctrl+Alt+P (pid: Focus Chat) opens the chat with the cursor in its prompt box.
+			await vs.waitForReady();
+			await waitFor(
+				async () => {
+					await vs.page.keyboard.down('Control');
+					await vs.page.keyboard.down('Alt');
+					await vs.page.keyboard.press('p');
+					await vs.page.keyboard.up('Alt');
+					await vs.page.keyboard.up('Control');
+					const f = await vs.chatFrame({ timeout: 2000 }).catch(() => undefined);
+					return f && (await f.evaluate(() => document.hasFocus() && document.activeElement?.id === 'prompt'));
+				},
+				{ timeout: 30000, interval: 500, what: 'Ctrl+Alt+P to focus the chat\'s prompt box' },
+			);
 			await vs.sendInChat('first question');
 			let chat = await vs.waitForChat((c) => c.status === 'idle' && answers(c).some((a) => a.text.includes('First answer.')) && c, { what: 'the first answer' });
 			const sessionId = chat.sessionId;
