@@ -385,12 +385,29 @@ func (r *batch) runTimed(c *call) {
 // call it ran itself has finished and the hand-over, if any, is done. It runs once per
 // batch.
 func (r *batch) runInline(calls []*call) {
-	rs := getRescuer()
-	rs.mu.Lock()
-	rs.r, rs.calls = r, calls
-	rs.mu.Unlock()
 	r.rescue.Add(1)
-	rs.t.Reset(time.Duration(rescueAfter.Load()))
+	var stop func() bool
+	if now := time.Now(); now != now.Round(0) {
+		// A monotonic reading: not in a synctest bubble, so a pooled timer will do (making
+		// a timer for each batch costs several µs here, resetting one does not).
+		rs := getRescuer()
+		rs.mu.Lock()
+		rs.r, rs.calls = r, calls
+		rs.mu.Unlock()
+		rs.t.Reset(time.Duration(rescueAfter.Load()))
+		stop = rs.t.Stop
+		defer func() {
+			rs.mu.Lock()
+			rs.r, rs.calls = nil, nil
+			rs.mu.Unlock()
+			rescuers.Put(rs)
+		}()
+	} else {
+		// In a bubble: a timer of the bubble's own, which its clock drives; a pooled one
+		// would be another bubble's (fatal to use) or a real one (the bubble would never
+		// see it fire).
+		stop = time.AfterFunc(time.Duration(rescueAfter.Load()), func() { r.handOver(calls) }).Stop
+	}
 	for {
 		i := int(r.next.Add(1)) - 1 // r.next: the next call to start; len(calls) or more once all are taken
 		if i >= len(calls) {
@@ -398,18 +415,27 @@ func (r *batch) runInline(calls []*call) {
 		}
 		r.runOne(calls[i])
 	}
-	if rs.t.Stop() {
+	if stop() {
 		r.rescue.Done()
 	}
 	r.rescue.Wait()
-	rs.mu.Lock()
-	rs.r, rs.calls = nil, nil
-	rs.mu.Unlock()
-	rescuers.Put(rs)
 }
 
-// rescuer is the timer of one runInline at a time; they are pooled, as making a timer
-// costs several times more than resetting one.
+// handOver is runInline's rescue: it hands the calls not started yet to goroutines, and
+// marks the tool of the call running now as not quick.
+func (r *batch) handOver(calls []*call) {
+	defer r.rescue.Done()
+	from := min(int(r.next.Swap(int32(len(calls)))), len(calls))
+	if from > 0 {
+		calls[from-1].entry.quick.Store(false)
+	}
+	for _, c := range calls[from:] {
+		r.wg.Go(func() { r.runTimed(c) })
+	}
+}
+
+// rescuer is a timer for runInline outside synctest bubbles, pooled: it serves one batch
+// at a time.
 type rescuer struct {
 	t *time.Timer
 	// mu guards the fields below it.
@@ -420,6 +446,7 @@ type rescuer struct {
 
 var rescuers sync.Pool
 
+// getRescuer returns a pooled rescuer, or a new one; never call it in a synctest bubble.
 func getRescuer() *rescuer {
 	if v := rescuers.Get(); v != nil {
 		return v.(*rescuer)
@@ -430,22 +457,13 @@ func getRescuer() *rescuer {
 	return rs
 }
 
-// fire hands the calls runInline has not started to goroutines, and marks the tool of the
-// call running now as not quick.
+// fire is the timer's function: runInline's rescue for the batch it serves.
 func (rs *rescuer) fire() {
 	rs.mu.Lock()
 	r, calls := rs.r, rs.calls
 	rs.mu.Unlock()
-	if r == nil {
-		return
-	}
-	defer r.rescue.Done()
-	from := min(int(r.next.Swap(int32(len(calls)))), len(calls))
-	if from > 0 {
-		calls[from-1].entry.quick.Store(false)
-	}
-	for _, c := range calls[from:] {
-		r.wg.Go(func() { r.runTimed(c) })
+	if r != nil {
+		r.handOver(calls)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pid-agent/pid/event"
@@ -87,4 +88,46 @@ func TestQuickCallThatBlocksDoesNotHoldTheOthers(t *testing.T) {
 		{ID: "b2", Name: "flip", Text: "flip b2"}, {ID: "b3", Name: "flip", Text: "flip b3"},
 	}, summarize(out.Messages))
 	checkLifecycle(t, rec.Log(), "b0", "b1", "b2", "b3")
+}
+
+// R13 in a synctest bubble: the rescue's timer is the bubble's, so a quick call that blocks
+// is rescued on the bubble's clock (a timer from outside would leave the bubble blocked for
+// good); batches outside a bubble afterwards run as usual.
+func TestQuickCallsInsideASynctestBubble(t *testing.T) {
+	defer toolexec.SetQuick(time.Hour, 50*time.Microsecond)()
+	run := func(t *testing.T) {
+		lastRan := make(chan struct{})
+		var block atomic.Bool
+		tool := toolexec.Tool{
+			Name:       "flip",
+			Parameters: json.RawMessage(pathSchema),
+			Execute: func(ctx context.Context, c toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+				switch {
+				case c.ID == "b0" && block.Load():
+					select {
+					case <-lastRan:
+					case <-time.After(30 * time.Second):
+						return toolexec.Result{}, fmt.Errorf("the last call never ran while the first blocked")
+					}
+				case c.ID == "b2" && block.Load():
+					close(lastRan)
+				}
+				return toolexec.TextResult("flip " + c.ID), nil
+			},
+		}
+		set := active(t, tool)
+		calls := []llm.ToolCall{tc("b0", "flip", `{"path":"p"}`), tc("b1", "flip", `{"path":"p"}`), tc("b2", "flip", `{"path":"p"}`)}
+		for range 3 { // the first batch learns that the tool is quick
+			out := toolexec.Run(context.Background(), &toolexec.Config{}, toolexec.Batch{Calls: calls, Tools: set})
+			diff(t, "result order", []string{"b0", "b1", "b2"}, ids(out.Messages))
+		}
+		block.Store(true)
+		out := toolexec.Run(context.Background(), &toolexec.Config{}, toolexec.Batch{Calls: calls, Tools: set})
+		diff(t, "results", []msgSummary{
+			{ID: "b0", Name: "flip", Text: "flip b0"}, {ID: "b1", Name: "flip", Text: "flip b1"}, {ID: "b2", Name: "flip", Text: "flip b2"},
+		}, summarize(out.Messages))
+	}
+	synctest.Test(t, run)
+	t.Run("outside", run)
+	synctest.Test(t, run)
 }
