@@ -131,3 +131,78 @@ func TestQuickCallsInsideASynctestBubble(t *testing.T) {
 	t.Run("outside", run)
 	synctest.Test(t, run)
 }
+
+// quickTool returns a tool that runs exec (when not nil) and answers "NAME ID", made quick
+// by one batch of two calls.
+func quickTool(t *testing.T, name string, exec func(ctx context.Context, id string) error) *toolexec.ActiveSet {
+	t.Helper()
+	var learned atomic.Bool
+	tool := toolexec.Tool{
+		Name:       name,
+		Parameters: json.RawMessage(pathSchema),
+		Execute: func(ctx context.Context, c toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+			if exec != nil && learned.Load() {
+				if err := exec(ctx, c.ID); err != nil {
+					return toolexec.Result{}, err
+				}
+			}
+			return toolexec.TextResult(name + " " + c.ID), nil
+		},
+	}
+	set := active(t, tool)
+	toolexec.Run(context.Background(), &toolexec.Config{}, toolexec.Batch{Calls: []llm.ToolCall{tc("l0", name, `{"path":"p"}`), tc("l1", name, `{"path":"p"}`)}, Tools: set})
+	learned.Store(true)
+	return set
+}
+
+// R17 and R10 for calls run in turn on the batch's goroutine: an abort during the second
+// call leaves the first's result, and the calls after it, which had their
+// ToolExecutionStart, see the cancellation (here, they return ctx's error: "Operation
+// aborted"); a panic in one call is its error result and the others still run. Every call
+// has exactly one start, one end and one result message, in source order.
+func TestQuickCallsAbortAndPanic(t *testing.T) {
+	defer toolexec.SetQuick(time.Hour, time.Hour)()
+	t.Run("abort", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		set := quickTool(t, "q", func(ctx context.Context, id string) error {
+			if id == "c1" {
+				cancel()
+			}
+			return ctx.Err()
+		})
+		rec := &recorder{}
+		calls := []llm.ToolCall{tc("c0", "q", `{"path":"p"}`), tc("c1", "q", `{"path":"p"}`), tc("c2", "q", `{"path":"p"}`), tc("c3", "q", `{"path":"p"}`)}
+		out := toolexec.Run(ctx, &toolexec.Config{Emit: rec.sink}, toolexec.Batch{Calls: calls, Tools: set})
+		diff(t, "results", []msgSummary{
+			{ID: "c0", Name: "q", Text: "q c0"},
+			{ID: "c1", Name: "q", IsError: true, Text: "Operation aborted"},
+			{ID: "c2", Name: "q", IsError: true, Text: "Operation aborted"},
+			{ID: "c3", Name: "q", IsError: true, Text: "Operation aborted"},
+		}, summarize(out.Messages))
+		if !out.Aborted {
+			t.Error("Outcome.Aborted is false after the abort")
+		}
+		checkLifecycle(t, rec.Log(), "c0", "c1", "c2", "c3")
+	})
+	t.Run("panic", func(t *testing.T) {
+		set := quickTool(t, "p", func(ctx context.Context, id string) error {
+			if id == "c1" {
+				panic("boom")
+			}
+			return nil
+		})
+		rec := &recorder{}
+		calls := []llm.ToolCall{tc("c0", "p", `{"path":"p"}`), tc("c1", "p", `{"path":"p"}`), tc("c2", "p", `{"path":"p"}`)}
+		out := toolexec.Run(context.Background(), &toolexec.Config{Emit: rec.sink}, toolexec.Batch{Calls: calls, Tools: set})
+		diff(t, "results", []msgSummary{
+			{ID: "c0", Name: "p", Text: "p c0"},
+			{ID: "c1", Name: "p", IsError: true, Text: "tool p panicked: boom"},
+			{ID: "c2", Name: "p", Text: "p c2"},
+		}, summarize(out.Messages))
+		if w := rec.warnings("c1"); len(w) != 1 {
+			t.Errorf("warnings for the panic: %v, want one", w)
+		}
+		checkLifecycle(t, rec.Log(), "c0", "c1", "c2")
+	})
+}
