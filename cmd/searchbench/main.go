@@ -129,6 +129,16 @@ func main() {
 	}
 
 	b := &bench{bin: *bin, home: filepath.Join(*cache, "home"), reps: *reps}
+	// pid runs with a HOME of its own (no settings of the person running this); rg and fd
+	// get the same, so that neither side reads a global git excludes file the other does
+	// not.
+	if err := os.MkdirAll(b.home, 0o755); err != nil {
+		fail(err)
+	}
+	for k, v := range map[string]string{"HOME": b.home, "XDG_CONFIG_HOME": filepath.Join(b.home, "config")} {
+		os.Setenv(k, v)
+	}
+	os.Unsetenv("RIPGREP_CONFIG_PATH")
 	d, err := startDaemon(b.bin, b.home)
 	if err != nil {
 		fail(err)
