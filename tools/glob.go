@@ -6,7 +6,9 @@ package tools
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 // globRegexp returns the regular expression (without anchors) that matches what the glob
@@ -170,6 +172,11 @@ type globMatcher struct {
 	kind globKind
 	lit  string
 	re   *regexp.Regexp
+	// For globByRegexp, what lets most names be turned down without running re: need, a
+	// literal every match contains ("" when there is none), and last, the bytes a match can
+	// end with (nil when any). "*.[oa]" ends in o or a: a name ending in c is not a match.
+	need string
+	last *[256]bool
 }
 
 type globKind uint8
@@ -196,11 +203,61 @@ func compileGlob(pat string) (globMatcher, error) {
 	case pat[len(pat)-1] == '*' && !strings.ContainsAny(pat[:len(pat)-1], meta) && !strings.Contains(pat, "/"):
 		return globMatcher{kind: globPrefix, lit: pat[:len(pat)-1]}, nil
 	}
-	re, err := regexp.Compile("^" + globRegexp(pat) + "$")
+	expr := "^" + globRegexp(pat) + "$"
+	re, err := regexp.Compile(expr)
 	if err != nil {
 		return globMatcher{}, err
 	}
-	return globMatcher{kind: globByRegexp, re: re}, nil
+	m := globMatcher{kind: globByRegexp, re: re}
+	m.need, m.last = globHints(expr)
+	return m, nil
+}
+
+// globHints returns a literal every match of the anchored expression expr contains, and the
+// set of bytes a match can end with (nil when that is not known or is any byte), for
+// globMatcher's quick rejections.
+func globHints(expr string) (need string, last *[256]bool) {
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return "", nil
+	}
+	tree = tree.Simplify()
+	// The longest part of the literal that is not case-folded ("[Mm]akefile" parses as a
+	// folding "m" then "akefile").
+	best := literalInfo(tree).best
+	for i := 0; i < len(best.b); {
+		j := i
+		for j < len(best.b) && !best.fold[j] {
+			j++
+		}
+		if j-i > len(need) {
+			need = string(best.b[i:j])
+		}
+		i = j + 1
+	}
+	if tree.Op != syntax.OpConcat || len(tree.Sub) < 2 || tree.Sub[len(tree.Sub)-1].Op != syntax.OpEndText {
+		return need, nil
+	}
+	var runes []rune // the ranges the last byte's rune is in, as pairs
+	switch end := tree.Sub[len(tree.Sub)-2]; {
+	case end.Op == syntax.OpLiteral && end.Flags&syntax.FoldCase == 0 && len(end.Rune) > 0:
+		r := end.Rune[len(end.Rune)-1]
+		runes = []rune{r, r}
+	case end.Op == syntax.OpCharClass:
+		runes = end.Rune
+	default:
+		return need, nil
+	}
+	var set [256]bool
+	for i := 0; i+1 < len(runes); i += 2 {
+		if runes[i+1] >= utf8.RuneSelf {
+			return need, nil // a multi-byte rune: its last byte is not the rune
+		}
+		for r := runes[i]; r <= runes[i+1]; r++ {
+			set[r] = true
+		}
+	}
+	return need, &set
 }
 
 // match reports whether s matches the glob.
@@ -214,6 +271,9 @@ func (m *globMatcher) match(s string) bool {
 		return strings.HasPrefix(s, m.lit) && strings.IndexByte(s[len(m.lit):], '/') < 0
 	case globAnything:
 		return strings.IndexByte(s, '/') < 0
+	}
+	if m.need != "" && !strings.Contains(s, m.need) || m.last != nil && (s == "" || !m.last[s[len(s)-1]]) {
+		return false
 	}
 	return m.re.MatchString(s)
 }

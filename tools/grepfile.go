@@ -118,7 +118,7 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 			// after a match stops the search at its line, with a note.
 			if consumed && !skipping {
 				nul := checked + i
-				s.search(data[:bytes.LastIndexByte(data[:nul], '\n')+1])
+				s.search(data[:bytes.LastIndexByte(data[:nul], '\n')+1], false)
 			}
 			switch {
 			case !consumed || len(s.res.lines) == 0:
@@ -156,14 +156,14 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 					continue
 				}
 				// A line longer than the most searched: search its start, skip the rest.
-				s.search(data)
+				s.search(data, false)
 				s.res.longLines = append(s.res.longLines, s.line)
 				n, checked, skipping = 0, 0, true
 				continue
 			}
 			region = data[:k+1]
 		}
-		s.search(region)
+		s.search(region, eof)
 		if eof {
 			return
 		}
@@ -173,8 +173,10 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 }
 
 // search finds the matching lines of region, which starts at the start of line s.line and
-// holds whole lines (the last one may lack its "\n"), and moves s.line past it.
-func (s *grepSearch) search(region []byte) {
+// holds whole lines (the last one may lack its "\n"), and moves s.line past it. When last is
+// set, nothing of the file follows region: the lines after its last match are not counted
+// (counting them, for nothing, was a tenth of a search that finds nothing).
+func (s *grepSearch) search(region []byte, last bool) {
 	pos, counted := 0, 0
 	for !s.done() {
 		st, end, ok := s.m.next(region, pos)
@@ -186,7 +188,9 @@ func (s *grepSearch) search(region []byte) {
 		s.res.lines = append(s.res.lines, grepLine{no: s.line, text: shownLine(region[st:end])})
 		pos = end + 1
 	}
-	s.line += bytes.Count(region[counted:], []byte{'\n'})
+	if !last {
+		s.line += bytes.Count(region[counted:], []byte{'\n'})
+	}
 }
 
 // shownLine returns a matching line as grep shows it: without a "\r" at its end, cut to
@@ -238,5 +242,5 @@ func (s *grepSearch) utf16(head []byte, r io.Reader, size int64, eof bool) {
 		s.res = &grepResult{binary: true}
 		return
 	}
-	s.search(text)
+	s.search(text, true)
 }

@@ -275,8 +275,9 @@ func (f *litFinder) equal(h []byte) bool {
 }
 
 // byteOrder lists the printable ASCII bytes (with tab and newline) from the most to the
-// least common in source code, as counted over a sample of Go's source tree.
-const byteOrder = " et\trn\niasocl,duf0p()/.mhg=Sx\"T1b_E{y}R2I:PCAOkwv46D3LNMF8B-5*9V7G[]HU;\\+!WzYX&%q'<$|K>`jQ#JZ^?@~"
+// least common in source code: the mean of their frequencies in Go's source tree and in
+// Linux's C sources (.c and .h), where "_" is as common as "e" (4.8%), though rare in Go.
+const byteOrder = " et\t\nnri_sao0cdl,ufpx()mS1gAET/h.IRC2=*bv\"PMOD:NL46y;3{}kF8-w5XUB#GV97H>[]<KW\\&Yq!z+|%Q'jZ`J@~?$^"
 
 // byteRank is how common a byte is in source code and text, roughly: lower is rarer.
 func byteRank(c byte) int {
