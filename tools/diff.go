@@ -170,31 +170,6 @@ type fileDiff struct {
 // created marks a new file (its old side is /dev/null).
 func unifiedDiff(name, old, new string, created bool) fileDiff {
 	a, b := splitLines(old), splitLines(new)
-	ops := diffLines(a, b)
-	var fd fileDiff
-	// posA[i], posB[i]: lines of a and b before ops[i].
-	posA := make([]int, len(ops)+1)
-	posB := make([]int, len(ops)+1)
-	for i, op := range ops {
-		posA[i+1], posB[i+1] = posA[i], posB[i]
-		switch op.kind {
-		case opEqual:
-			posA[i+1]++
-			posB[i+1]++
-		case opDelete:
-			posA[i+1]++
-			fd.removed++
-		case opInsert:
-			posB[i+1]++
-			fd.added++
-		}
-		if op.kind != opEqual && fd.firstChangedLine == 0 {
-			fd.firstChangedLine = posB[i] + 1
-		}
-	}
-	if fd.added == 0 && fd.removed == 0 {
-		return fd
-	}
 	var sb strings.Builder
 	if created {
 		sb.WriteString("--- /dev/null\n")
@@ -202,33 +177,22 @@ func unifiedDiff(name, old, new string, created bool) fileDiff {
 		fmt.Fprintf(&sb, "--- a/%s\n", name)
 	}
 	fmt.Fprintf(&sb, "+++ b/%s\n", name)
-	i := 0
-	for i < len(ops) {
-		for i < len(ops) && ops[i].kind == opEqual {
-			i++
-		}
-		if i == len(ops) {
-			break
-		}
-		start := max(i-diffContext, 0)
-		last := i
-		for j := i; j < len(ops); j++ {
-			if ops[j].kind != opEqual {
-				last = j
-			} else if j-last > 2*diffContext {
-				break
-			}
-		}
-		end := min(last+diffContext+1, len(ops))
-		writeHunk(&sb, ops[start:end], a, b, posA[start], posB[start], posA[end]-posA[start], posB[end]-posB[start])
-		i = end
+	var fd fileDiff
+	fd.added, fd.removed = writeHunks(&sb, diffLines(a, b), a, b, 0, 0, &fd.firstChangedLine)
+	if fd.added == 0 && fd.removed == 0 {
+		return fileDiff{}
 	}
-	fd.text = sb.String()
-	if len(fd.text) > MaxDiffBytes {
-		fd.text = fd.text[:strings.LastIndexByte(fd.text[:MaxDiffBytes], '\n')+1]
+	fd.setText(sb.String())
+	return fd
+}
+
+// setText sets fd's text to the diff written, cut at a line's end to MaxDiffBytes.
+func (fd *fileDiff) setText(text string) {
+	fd.text = text
+	if len(text) > MaxDiffBytes {
+		fd.text = text[:strings.LastIndexByte(text[:MaxDiffBytes], '\n')+1]
 		fd.truncated = true
 	}
-	return fd
 }
 
 // writeHunk writes one hunk: its @@ header and its lines.

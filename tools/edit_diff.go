@@ -83,11 +83,7 @@ func (p editPlan) diff(name string) fileDiff {
 	if sb.Len() == header {
 		return fileDiff{}
 	}
-	fd.text = sb.String()
-	if len(fd.text) > MaxDiffBytes {
-		fd.text = fd.text[:strings.LastIndexByte(fd.text[:MaxDiffBytes], '\n')+1]
-		fd.truncated = true
-	}
+	fd.setText(sb.String())
 	return fd
 }
 

@@ -7,12 +7,13 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/pid-agent/pid/internal/safefile"
 )
 
 // MaxIgnoreFileBytes is the largest ignore file pid reads; a larger one is left out.
@@ -67,7 +68,7 @@ var globalExcludesPath = func() string {
 // or "" when it is not set there (or cfg cannot be read). It reads the plain
 // "[core] excludesFile = path" form; includes and conditional sections are not followed.
 func excludesFileSetting(cfg string) string {
-	data, err := readCapped(cfg, MaxIgnoreFileBytes)
+	data, err := safefile.Read(cfg, MaxIgnoreFileBytes)
 	if err != nil {
 		return ""
 	}
@@ -86,27 +87,6 @@ func excludesFileSetting(cfg string) string {
 	return val
 }
 
-// readCapped reads the file at path (user configuration, outside the workspace) when it
-// is a regular file of at most max bytes.
-func readCapped(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, openReadFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("%s is not a regular file of at most %s", path, size(max))
-	}
-	if err := setBlocking(f); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(io.LimitReader(f, max))
-}
-
 // loadGlobalExcludes reads git's global excludes file, or returns nil when there is none
 // or it cannot be read (it is the user's own configuration: nothing is reported).
 func loadGlobalExcludes() *ignoreSource {
@@ -114,7 +94,7 @@ func loadGlobalExcludes() *ignoreSource {
 	if p == "" {
 		return nil
 	}
-	data, err := readCapped(p, MaxIgnoreFileBytes)
+	data, err := safefile.Read(p, MaxIgnoreFileBytes)
 	if err != nil {
 		return nil
 	}
