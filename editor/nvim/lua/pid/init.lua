@@ -1032,6 +1032,19 @@ function M._list_sessions(max, cb)
   end)
 end
 
+-- on_done_caller returns a function(err, res) that calls opts.on_done, when given, with them
+-- (a callback that fails is reported, not raised).
+local function on_done_caller(opts)
+  return function(err, res)
+    if opts.on_done then
+      local ok, e = pcall(opts.on_done, err, res)
+      if not ok then
+        notify('on_done failed: ' .. tostring(e), vim.log.levels.ERROR)
+      end
+    end
+  end
+end
+
 -- load_session loads the saved session id (session/load) and makes it the current one: the
 -- next prompt continues it. It writes the transcript into the chat, as a live run shows it,
 -- and closes the session it replaces (session/close: the file stays). opts.summary is the
@@ -1040,14 +1053,7 @@ end
 -- calling on_done, while a prompt runs or another load is under way.
 function M.load_session(id, opts)
   opts = opts or {}
-  local function done(err, res)
-    if opts.on_done then
-      local ok, e = pcall(opts.on_done, err, res)
-      if not ok then
-        notify('on_done failed: ' .. tostring(e), vim.log.levels.ERROR)
-      end
-    end
-  end
+  local done = on_done_caller(opts)
   if S.run ~= nil then
     notify('a prompt is running: wait for it or :PidCancel it, then load the session', vim.log.levels.WARN)
     return false
@@ -1109,14 +1115,7 @@ end
 -- was chosen. It starts pid when needed; false while a prompt runs.
 function M.sessions(opts)
   opts = opts or {}
-  local function done(err, res)
-    if opts.on_done then
-      local ok, e = pcall(opts.on_done, err, res)
-      if not ok then
-        notify('on_done failed: ' .. tostring(e), vim.log.levels.ERROR)
-      end
-    end
-  end
+  local done = on_done_caller(opts)
   if S.run ~= nil then
     notify('a prompt is running: wait for it or :PidCancel it, then pick a session', vim.log.levels.WARN)
     return false
