@@ -200,15 +200,10 @@ export class PidController {
 	}
 
 	/**
-	 * ask runs one prompt: starts pid and a session if needed (after a crash, or when the
-	 * controller continues another's session, it loads that session first: never a new one in
-	 * its place), then session/prompt with the text and, when given, context (content blocks,
-	 * shown as chips). It resolves to the finished Run (state done, aborted or failed), or
-	 * undefined when it was cancelled before the prompt was sent. It throws BusyError while
-	 * another prompt runs, and a ChatError (already shown in the chat, in VS Code's words) when
-	 * pid cannot be started, the session cannot be created or loaded.
+	 * assertIdle throws unless a prompt or a load may start now: an Error once disposed,
+	 * BusyError while a prompt runs or a session loads.
 	 */
-	async ask(text: string, context: readonly ContextChip[] = []): Promise<Run | undefined> {
+	private assertIdle(): void {
 		if (this.disposed) {
 			throw new Error('the pid controller was disposed');
 		}
@@ -218,6 +213,19 @@ export class PidController {
 		if (this.loading) {
 			throw new BusyError(LOADING);
 		}
+	}
+
+	/**
+	 * ask runs one prompt: starts pid and a session if needed (after a crash, or when the
+	 * controller continues another's session, it loads that session first: never a new one in
+	 * its place), then session/prompt with the text and, when given, context (content blocks,
+	 * shown as chips). It resolves to the finished Run (state done, aborted or failed), or
+	 * undefined when it was cancelled before the prompt was sent. It throws BusyError while
+	 * another prompt runs, and a ChatError (already shown in the chat, in VS Code's words) when
+	 * pid cannot be started, the session cannot be created or loaded.
+	 */
+	async ask(text: string, context: readonly ContextChip[] = []): Promise<Run | undefined> {
+		this.assertIdle();
 		const source = new rpc.CancellationTokenSource();
 		let settle: () => void = () => {};
 		const started = new Promise<void>((resolve) => (settle = resolve));
@@ -566,15 +574,7 @@ export class PidController {
 	 * -32803; unknown: -32602); the current session is then unchanged.
 	 */
 	async resume(sessionId: string, summary?: SessionSummary): Promise<SessionLoadResult> {
-		if (this.disposed) {
-			throw new Error('the pid controller was disposed');
-		}
-		if (this.current) {
-			throw new BusyError();
-		}
-		if (this.loading) {
-			throw new BusyError(LOADING);
-		}
+		this.assertIdle();
 		this.loading = true;
 		this.chat.setState({ status: 'loading' });
 		try {
