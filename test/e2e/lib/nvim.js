@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { pidBin, repoRoot, safeName, screenDir, tempDir, Tracker, waitFor } from './util.js';
+import { pidBin, repoRoot, safeName, screenDir, tempDir, Tracker, waitFor, withHarness } from './util.js';
 
 const execFileP = promisify(execFile);
 const pluginDir = path.join(repoRoot, 'editor', 'nvim');
@@ -239,34 +239,12 @@ export class NvimHarness {
  * fn's result.
  */
 export async function withNvim(options, fn) {
-	const nv = await startNvim(options);
-	let result;
-	let failure;
-	try {
-		result = await fn(nv);
-	} catch (err) {
-		failure = err instanceof Error ? err : new Error(String(err));
-		try {
-			const screen = await nv.capture();
-			const p = await nv.saveScreen(`${options.name ?? 'nvim'}-failure`, screen);
-			// A failed waitFor already shows the screen; other failures get it here.
-			failure.message += failure.message.includes('-- the screen:') ? `\n-- screen saved: ${p}` : `\n-- the screen (saved: ${p}):\n${screen}`;
-		} catch {
-			// The failure itself matters more than what it looked like.
-		}
-	}
-	const report = await nv.close();
-	if (report.leftover.length > 0) {
-		const msg = `processes survived the teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`;
-		if (!failure) {
-			throw new Error(msg);
-		}
-		failure.message += `\n${msg}`;
-	}
-	if (failure) {
-		throw failure;
-	}
-	return result;
+	return withHarness(await startNvim(options), fn, async (nv, failure) => {
+		const screen = await nv.capture();
+		const p = await nv.saveScreen(`${options.name ?? 'nvim'}-failure`, screen);
+		// A failed waitFor already shows the screen; other failures get it here.
+		failure.message += failure.message.includes('-- the screen:') ? `\n-- screen saved: ${p}` : `\n-- the screen (saved: ${p}):\n${screen}`;
+	});
 }
 
 /**

@@ -287,3 +287,37 @@ for (const [sig, code] of [['SIGTERM', 143], ['SIGINT', 130], ['SIGHUP', 129]]) 
 export function flat(text) {
 	return String(text).replace(/\s+/g, ' ').trim();
 }
+
+/**
+ * withHarness runs fn(harness) and tears the harness down whatever happens. When fn throws,
+ * describeFailure(harness, error) first adds what the editor showed to the error (its own
+ * failures are ignored: the test's failure matters more). After teardown (harness.close(),
+ * which returns {leftover}) it throws if a process the harness started survived. It returns
+ * fn's result.
+ */
+export async function withHarness(harness, fn, describeFailure) {
+	let result;
+	let failure;
+	try {
+		result = await fn(harness);
+	} catch (err) {
+		failure = err instanceof Error ? err : new Error(String(err));
+		try {
+			await describeFailure(harness, failure);
+		} catch {
+			// The failure itself matters more than what it looked like.
+		}
+	}
+	const report = await harness.close();
+	if (report.leftover.length > 0) {
+		const msg = `processes survived the teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`;
+		if (!failure) {
+			throw new Error(msg);
+		}
+		failure.message += `\n${msg}`;
+	}
+	if (failure) {
+		throw failure;
+	}
+	return result;
+}

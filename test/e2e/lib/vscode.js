@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import { cacheDir, isExecutable, node24Dir, pidBin, repoRoot, safeName, screenshotDir, tempDir, Tracker, waitFor } from './util.js';
+import { cacheDir, isExecutable, node24Dir, pidBin, repoRoot, safeName, screenshotDir, tempDir, Tracker, waitFor, withHarness } from './util.js';
 
 const codeServerBin = path.join(cacheDir, 'code-server', 'node_modules', '.bin', 'code-server');
 const vsceBin = path.join(repoRoot, 'test', 'e2e', 'node_modules', '.bin', 'vsce');
@@ -854,30 +854,8 @@ export class VSCodeHarness {
  * process it started survived (an orphan). It returns fn's result.
  */
 export async function withVSCode(options, fn) {
-	const vs = await startVSCode(options);
-	let result;
-	let failure;
-	try {
-		result = await fn(vs);
-	} catch (err) {
-		failure = err instanceof Error ? err : new Error(String(err));
-		try {
-			const shot = await vs.screenshot(`${options.name ?? 'vscode'}-failure`);
-			failure.message += `\n-- screenshot: ${shot}\n${await vs.describe()}\n${vs.serverLog()}`;
-		} catch {
-			// The failure itself matters more than what it looked like.
-		}
-	}
-	const report = await vs.close();
-	if (report.leftover.length > 0) {
-		const msg = `processes survived the teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`;
-		if (!failure) {
-			throw new Error(msg);
-		}
-		failure.message += `\n${msg}`;
-	}
-	if (failure) {
-		throw failure;
-	}
-	return result;
+	return withHarness(await startVSCode(options), fn, async (vs, failure) => {
+		const shot = await vs.screenshot(`${options.name ?? 'vscode'}-failure`);
+		failure.message += `\n-- screenshot: ${shot}\n${await vs.describe()}\n${vs.serverLog()}`;
+	});
 }
