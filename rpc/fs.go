@@ -35,7 +35,7 @@ func (s *Server) editorFiles(id string) *tools.EditorFiles {
 			}
 			var a *readTextFileAnswer
 			if err := s.call(ctx, "fs/read_text_file", params, &a); err != nil {
-				return "", editorFileError(ctx, "read", path, err)
+				return "", editorFileError(ctx, "read", "read", path, err)
 			}
 			if a == nil || a.Content == nil {
 				return "", fmt.Errorf("the editor answered the request to read %s without the file's content; nothing was read", path)
@@ -50,7 +50,7 @@ func (s *Server) editorFiles(id string) *tools.EditorFiles {
 				return err
 			}
 			if err := s.call(ctx, "fs/write_text_file", params, nil); err != nil {
-				return editorFileError(ctx, "write", path, err)
+				return editorFileError(ctx, "write", "written", path, err)
 			}
 			return nil
 		}
@@ -59,9 +59,9 @@ func (s *Server) editorFiles(id string) *tools.EditorFiles {
 }
 
 // editorFileError is the error a file tool fails with when the editor did not do what it
-// was asked (what is "read" or "write"): the editor's own message when it answered with an
-// error, the cancellation when the call was aborted.
-func editorFileError(ctx context.Context, what, path string, err error) error {
+// was asked (what is "read" or "write", done its participle): the editor's own message when
+// it answered with an error, the cancellation when the call was aborted.
+func editorFileError(ctx context.Context, what, done, path string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -69,5 +69,5 @@ func editorFileError(ctx context.Context, what, path string, err error) error {
 	if errors.As(err, &ee) {
 		return fmt.Errorf("the editor could not %s %s: %s", what, path, ee.Message)
 	}
-	return fmt.Errorf("the editor did not answer the request to %s %s (%v); nothing was %s", what, path, err, map[string]string{"read": "read", "write": "written"}[what])
+	return fmt.Errorf("the editor did not answer the request to %s %s (%v); nothing was %s", what, path, err, done)
 }
