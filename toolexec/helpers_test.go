@@ -1,7 +1,7 @@
 package toolexec_test
 
 // Shared test helpers: an event recorder, gates the tests open in the order they choose, and
-// small constructors. The rules of shared/spec/pipeline-rules.md are tested in the other
+// small constructors. The rules of docs/pipeline-rules.md are tested in the other
 // *_test.go files of this package; grep for `// R<n>` or `// C<n>`.
 
 import (

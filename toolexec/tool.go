@@ -1,5 +1,5 @@
 // Package toolexec runs the tool calls of one assistant message through the three-stage
-// pipeline of shared/spec/pipeline-rules.md: prepare (serial, in source order), execute and
+// pipeline of docs/pipeline-rules.md: prepare (serial, in source order), execute and
 // finalize (concurrent in parallel mode), then the tool-result messages in source order.
 //
 // The entry point is Run, which executes one Batch under a Config and returns its Outcome.
