@@ -33,7 +33,8 @@ type AuditEntry struct {
 	Decision string `json:"decision,omitempty"`
 	// DecidedBy says who decided: "user" (the editor's answer), "remembered", the policy
 	// source ("built-in", "session", "user settings /path", ...) with the bash part that
-	// decided, or why nobody could ("no answer from the editor").
+	// decided, or why nobody could ("no answer from the editor"). Writers pass it through
+	// SanitizeText, as the hook does: the bash part may hold a secret.
 	DecidedBy string `json:"decidedBy,omitempty"`
 	// DurationMs is the whole milliseconds since the call started (see Starts); absent when
 	// the start is unknown.
@@ -184,7 +185,7 @@ func (l *AuditLog) Hook(o AuditOptions) toolexec.AfterHook {
 		}
 		if o.Decision != nil {
 			if d, by, ok := o.Decision(in.Call.ID); ok {
-				e.Decision, e.DecidedBy = d, by
+				e.Decision, e.DecidedBy = d, sanitizeText(by, o.Redactor, maxString)
 			}
 		}
 		if o.Started != nil {
@@ -207,6 +208,27 @@ func SanitizeArgs(raw json.RawMessage, r *Redactor) json.RawMessage {
 	return sanitizeArgs(raw, r, 2048)
 }
 
+// SanitizeText returns a text field of an entry (decidedBy, which may quote the bash part
+// that decided) as the log keeps it: secrets redacted (when r is set) as in the arguments,
+// cut at 2048 bytes. Pure; safe for concurrent use.
+func SanitizeText(s string, r *Redactor) string { return sanitizeText(s, r, 2048) }
+
+// sanitizeText redacts s (when r is set) and cuts it at maxString bytes (when positive),
+// marking a cut as sanitizeArgs does.
+func sanitizeText(s string, r *Redactor, maxString int) string {
+	if r != nil {
+		s, _ = r.Redact(s)
+	}
+	if maxString > 0 && len(s) > maxString {
+		cut := maxString
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s…[%d bytes]", s[:cut], len(s))
+	}
+	return s
+}
+
 // sanitizeArgs returns the arguments to log: as sent, unless a string value holds a secret
 // (redacted) or is longer than maxString bytes (cut, with "…[N bytes]" appended); then the
 // arguments are re-encoded (object keys sorted). Arguments that are not JSON are returned
@@ -226,19 +248,8 @@ func sanitizeArgs(raw json.RawMessage, r *Redactor, maxString int) json.RawMessa
 	walk = func(v any) any {
 		switch x := v.(type) {
 		case string:
-			s := x
-			if r != nil {
-				if t, ok := r.Redact(s); ok {
-					s, changed = t, true
-				}
-			}
-			if maxString > 0 && len(s) > maxString {
-				cut := maxString
-				for cut > 0 && !utf8.RuneStart(s[cut]) {
-					cut--
-				}
-				s, changed = fmt.Sprintf("%s…[%d bytes]", s[:cut], len(s)), true
-			}
+			s := sanitizeText(x, r, maxString)
+			changed = changed || s != x
 			return s
 		case []any:
 			for i := range x {

@@ -287,3 +287,35 @@ func TestChain(t *testing.T) {
 		t.Fatal("a chain of nothing must be nil (toolexec then costs nothing)")
 	}
 }
+
+// The decidedBy field quotes the bash part that decided; a secret in it is redacted like
+// the same secret in args (issue 19: "session (export GITHUB_TOKEN=ghp_...)" was verbatim).
+func TestAuditRedactsDecidedBy(t *testing.T) {
+	state := stateEnv(t)
+	l := openLog(t)
+	token := "ghp_" + strings.Repeat("Z9y8", 9)
+	cmd := "export GITHUB_TOKEN=" + token
+	hook := l.Hook(afterrules.AuditOptions{
+		Session: "s1", Redactor: afterrules.NewRedactor(nil),
+		Decision: func(string) (string, string, bool) { return "allow", "session (" + cmd + ")", true },
+	})
+	args, _ := json.Marshal(map[string]string{"command": cmd})
+	in := toolexec.AfterInput{Call: llm.ToolCall{ID: "c1", Name: "bash", Arguments: args}, Result: toolexec.TextResult("")}
+	if _, err := hook(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(state, "pid", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), token) || strings.Contains(string(data), token[4:20]) {
+		t.Fatalf("the token reached the audit log: %s", data)
+	}
+	lines := readLines(t, filepath.Join(state, "pid", "audit.log"))
+	if by := lines[0]["decidedBy"]; by != "session (export GITHUB_TOKEN=[REDACTED:github-token])" {
+		t.Errorf("decidedBy %q", by)
+	}
+	if got := afterrules.SanitizeText("session ("+cmd+")", afterrules.NewRedactor(nil)); strings.Contains(got, token) {
+		t.Errorf("SanitizeText kept the token: %q", got)
+	}
+}

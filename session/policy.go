@@ -159,7 +159,7 @@ func (s *Session) auditBlocked(call llm.ToolCall, d decision) {
 	err := h.audit.Record(afterrules.AuditEntry{
 		Session: s.id, Tool: call.Name, ToolCallID: call.ID,
 		Args:    afterrules.SanitizeArgs(call.Arguments, h.redactor),
-		IsError: true, Decision: d.Decision, DecidedBy: d.By,
+		IsError: true, Decision: d.Decision, DecidedBy: afterrules.SanitizeText(d.By, h.redactor),
 	})
 	if err != nil {
 		h.log.Warn("audit log", "err", err)
