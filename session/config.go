@@ -24,7 +24,10 @@ type Config struct {
 	ToolExecution string          `json:"toolExecution,omitempty"`
 	Permissions   json.RawMessage `json:"permissions,omitempty"`
 	ScriptedTools []ScriptedTool  `json:"scriptedTools,omitempty"`
-	SystemPrompt  string          `json:"systemPrompt,omitempty"`
+	// SystemPrompt replaces pid's own system prompt (session/sysprompt.go) when set;
+	// AppendSystemPrompt is added after whichever prompt the session has.
+	SystemPrompt       string `json:"systemPrompt,omitempty"`
+	AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
 	// MCPServers are the session's own MCP servers, in the shape of the settings files'
 	// "mcpServers" (see mcp.ParseServers); they come on top of the settings' servers.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
@@ -49,6 +52,9 @@ func (c Config) Merge(over Config) Config {
 	}
 	if over.SystemPrompt != "" {
 		c.SystemPrompt = over.SystemPrompt
+	}
+	if over.AppendSystemPrompt != "" {
+		c.AppendSystemPrompt = over.AppendSystemPrompt
 	}
 	if len(over.MCPServers) > 0 && string(over.MCPServers) != "null" {
 		c.MCPServers = over.MCPServers

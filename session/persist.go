@@ -31,7 +31,7 @@ type compactionRecord struct {
 // model config holds no key (ModelConfig has none; apiKeyEnv names a variable only).
 func headerOf(id, cwd string, cfg Config, tools []string) store.Header {
 	h := store.Header{ID: id, Cwd: cwd, CreatedAt: time.Now().UTC(), ToolExecution: cfg.ToolExecution,
-		Permissions: cfg.Permissions, SystemPrompt: cfg.SystemPrompt, Tools: append([]string{}, tools...)}
+		Permissions: cfg.Permissions, SystemPrompt: cfg.SystemPrompt, AppendSystemPrompt: cfg.AppendSystemPrompt, Tools: append([]string{}, tools...)}
 	if cfg.Model != nil {
 		h.Model, _ = json.Marshal(cfg.Model)
 	}
@@ -87,7 +87,8 @@ func isReference(v string) bool {
 
 // configOf is the Config a saved header describes.
 func configOf(h store.Header) (Config, error) {
-	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt, MCPServers: h.MCPServers}
+	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt,
+		AppendSystemPrompt: h.AppendSystemPrompt, MCPServers: h.MCPServers}
 	if len(h.Model) > 0 && string(h.Model) != "null" {
 		cfg.Model = &ModelConfig{}
 		if err := json.Unmarshal(h.Model, cfg.Model); err != nil {

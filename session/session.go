@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -284,9 +285,16 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	// The loop always has a provider: it calls the session's model of the moment (which
 	// SetModel may change between two calls); Prompt refuses to run without one.
 	acfg := loop.AgentConfig{
-		Provider: &compactingProvider{s: s}, SystemPrompt: cfg.SystemPrompt, Toolbox: box, InitialTools: initial,
+		Provider: &compactingProvider{s: s}, SystemPrompt: prompt, Toolbox: box, InitialTools: initial,
 		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
 		TransformContext: s.transformContext,
+	// The prompt is made once, from the day the session started (a loaded one's own), so
+	// that every model call sends the same bytes.
+	started := time.Now().UTC()
+	if r != nil {
+		started = r.header.CreatedAt
+	}
+	prompt := systemPrompt(cfg, factsFor(ws.Cwd(), ws.Roots(), started, servers))
 	}
 	if s.agent, err = loop.NewAgent(acfg); err != nil {
 		return nil, invalid("%v", err)
@@ -298,6 +306,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return nil, err
 		}
+	s.header.CreatedAt = started
 	}
 	h.mu.Lock()
 	if h.sessions[s.id] != nil {

@@ -29,8 +29,10 @@ type Header struct {
 	Permissions   json.RawMessage `json:"permissions,omitempty"`
 	ScriptedTools json.RawMessage `json:"scriptedTools,omitempty"`
 	SystemPrompt  string          `json:"systemPrompt,omitempty"`
-	Tools         []string        `json:"tools"` // the tools active at the start
-	ForkedFrom    *Fork           `json:"forkedFrom,omitempty"`
+	// AppendSystemPrompt is what the session adds to its system prompt.
+	AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
+	Tools              []string `json:"tools"` // the tools active at the start
+	ForkedFrom         *Fork    `json:"forkedFrom,omitempty"`
 	// MCPServers are the session's own MCP servers (session/new's mcpServers; the settings'
 	// are read again when it is loaded). Values may name environment variables (${VAR}),
 	// never hold them.

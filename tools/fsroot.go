@@ -225,12 +225,18 @@ func (w *Workspace) sweepTemps(dir *os.Root, dirReal string) {
 
 // writeTemp writes data to a new temporary file for the file named base in the folder dir,
 // with permission bits perm (before the umask, or exactly with chmod), synced to disk, and
-// returns its name. On failure nothing is left behind.
-func writeTemp(dir *os.Root, base string, data []byte, perm fs.FileMode, chmod bool) (tmp string, err error) {
-	var f *os.File
+// returns its name. On failure nothing is left behind: the cleanup works on the name it
+// created, never on the results (a failing step returns "" for the name before deferred
+// functions run).
+func writeTemp(dir *os.Root, base string, data []byte, perm fs.FileMode, chmod bool) (string, error) {
+	var (
+		f    *os.File
+		name string
+		err  error
+	)
 	for range 10 {
-		tmp = tempName(base)
-		f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		name = tempName(base)
+		f, err = dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -238,27 +244,27 @@ func writeTemp(dir *os.Root, base string, data []byte, perm fs.FileMode, chmod b
 	if err != nil {
 		return "", err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			_ = dir.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
+	fail := func(err error) (string, error) {
+		f.Close()
+		_ = dir.Remove(name)
 		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
 	}
 	if chmod {
-		if err = f.Chmod(perm); err != nil {
-			return "", err
+		if err := f.Chmod(perm); err != nil {
+			return fail(err)
 		}
 	}
-	if err = f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		_ = dir.Remove(name)
 		return "", err
 	}
-	if err = f.Close(); err != nil {
-		return "", err
-	}
-	return tmp, nil
+	return name, nil
 }
 
 // errAppeared is createFile's error when a file took the name while pid was writing it.
