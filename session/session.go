@@ -282,12 +282,6 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		}
 	}()
 	box = box.WithCatalog(s.mcp)
-	// The loop always has a provider: it calls the session's model of the moment (which
-	// SetModel may change between two calls); Prompt refuses to run without one.
-	acfg := loop.AgentConfig{
-		Provider: &compactingProvider{s: s}, SystemPrompt: prompt, Toolbox: box, InitialTools: initial,
-		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
-		TransformContext: s.transformContext,
 	// The prompt is made once, from the day the session started (a loaded one's own), so
 	// that every model call sends the same bytes.
 	started := time.Now().UTC()
@@ -295,18 +289,24 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		started = r.header.CreatedAt
 	}
 	prompt := systemPrompt(cfg, factsFor(ws.Cwd(), ws.Roots(), started, servers))
+	// The loop always has a provider: it calls the session's model of the moment (which
+	// SetModel may change between two calls); Prompt refuses to run without one.
+	acfg := loop.AgentConfig{
+		Provider: &compactingProvider{s: s}, SystemPrompt: prompt, Toolbox: box, InitialTools: initial,
+		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
+		TransformContext: s.transformContext,
 	}
 	if s.agent, err = loop.NewAgent(acfg); err != nil {
 		return nil, invalid("%v", err)
 	}
 	s.header = headerOf(s.id, ws.Cwd(), cfg, initial)
+	s.header.CreatedAt = started
 	if r != nil {
 		s.header.CreatedAt, s.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
 		s.file, s.entryIDs, s.compactions, s.modelChanges = r.file, r.entryIDs, r.compactions, r.modelChanges
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return nil, err
 		}
-	s.header.CreatedAt = started
 	}
 	h.mu.Lock()
 	if h.sessions[s.id] != nil {
