@@ -162,9 +162,21 @@ func (s *server) connect(ctx context.Context) (*conn, []Tool, error) {
 	return c, tools, nil
 }
 
-// startError explains a failed start: the process ended (with its stderr), the start took
-// too long, or what the SDK said.
+// startError explains a failed start: the start took too long (checked first: giving up
+// on initialize closes the server's stdin, and a server that then exits has not crashed),
+// the process ended (with its stderr), or what the SDK said.
 func (c *conn) startError(ctx context.Context, cfg ServerConfig, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		what := fmt.Sprintf("%q", cfg.Command)
+		if cfg.IsHTTP() {
+			what = cfg.URL
+		}
+		msg := fmt.Sprintf("%s did not answer initialize and tools/list within %v (the start timeout), so pid stopped it; check that it is an MCP server and that it starts", what, c.srv.m.o.StartTimeout)
+		if c.proc != nil {
+			msg += "." + stderrPart(c.proc)
+		}
+		return errors.New(msg)
+	}
 	if c.proc != nil {
 		t := time.NewTimer(exitWait)
 		select {
@@ -177,17 +189,6 @@ func (c *conn) startError(ctx context.Context, cfg ServerConfig, err error) erro
 			return fmt.Errorf("%q exited (%s) before it answered pid's initialize request.%s", cfg.Command, c.proc.exitText(), stderrPart(c.proc))
 		default:
 		}
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		what := fmt.Sprintf("%q", cfg.Command)
-		if cfg.IsHTTP() {
-			what = cfg.URL
-		}
-		msg := fmt.Sprintf("%s did not answer initialize and tools/list within %v; check that it is an MCP server and that it starts", what, c.srv.m.o.StartTimeout)
-		if c.proc != nil {
-			msg += "." + stderrPart(c.proc)
-		}
-		return errors.New(msg)
 	}
 	if cfg.IsHTTP() {
 		return fmt.Errorf("cannot connect to %s: %v; check the url and headers, and that the server is up", cfg.URL, err)

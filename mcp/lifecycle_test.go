@@ -227,3 +227,26 @@ func TestStopEscalatesToSIGKILLAndLeavesNoOrphan(t *testing.T) {
 	}
 	eventually(t, "the server's child to die", func() bool { return !alive(who.Child) })
 }
+
+// A server that reads its input and never answers initialize is stopped at the start
+// timeout, and the error says it timed out (and after how long), not that it exited
+// (closing its stdin made it exit with status 0).
+func TestStartTimeoutSaysItTimedOut(t *testing.T) {
+	m := newTestManager(t, Options{StartTimeout: 300 * time.Millisecond})
+	h := m.Acquire("mute", ServerConfig{Command: "sh", Args: []string{"-c", "cat >/dev/null"}})
+	defer h.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	err := h.WaitReady(ctx)
+	if err == nil {
+		t.Fatal("WaitReady succeeded for a server that never answers")
+	}
+	for _, want := range []string{`"sh" did not answer initialize`, "within 300ms"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "exited") {
+		t.Errorf("error %q says the server exited; pid stopped it at the timeout", err)
+	}
+}
