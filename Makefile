@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all build testmcp test vet demo bench bench-vs-pi clean fuzz soak
+.PHONY: all build testmcp test vet lint demo bench bench-vs-pi clean fuzz soak
 
 all: build
 
@@ -16,6 +16,13 @@ testmcp:
 vet:
 	$(GO) vet ./...
 
+# Hygiene checked in make test: go.mod and go.sum are what `go mod tidy` makes them, and
+# staticcheck (a pinned version, fetched through the module proxy) reports nothing.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
+
 # Every test: Go tests with the race detector (fixtures and real-binary tests included), then
 # the real editor clients (vscode-jsonrpc under node, headless Neovim), the Neovim plugin's
 # headless test, the ACP face with the official ACP SDK (every message validated against the
@@ -23,7 +30,7 @@ vet:
 # extension's type check and tests, and last the end-to-end tests in a real VS Code and a
 # real Neovim (the e2e target), all against bin/pid.
 # scripts/install-test-deps.sh installs what the clients need on a fresh machine.
-test: vet build testmcp
+test: vet lint build testmcp
 	bash scripts/install-test-deps.sh
 	$(GO) test -race -count=1 ./...
 	bash test/clients/run.sh
