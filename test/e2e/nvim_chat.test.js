@@ -6,7 +6,9 @@
 //   edit does not run, the float stays), `a` in the float (after :PidApproval) does; the edit
 //   lands in the buffer and on disk, with no W11 question;
 // - :'<,'>PidAsk sends the selected lines with the question (no E481);
-// - pid killed: the chat says the session was saved, :PidResume continues it.
+// - pid killed: the chat says the session was saved, :PidResume continues it;
+// - pid killed while a tool runs: its card does not stay "running", and :PidResume shows the
+//   conversation once (in place of what the chat showed of it), not a second time below.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -141,6 +143,37 @@ test('Neovim: pid killed; the chat says the session was saved, :PidResume contin
 		const dir = path.join(nv.dirs.pidXdg, 'state', 'pid', 'sessions');
 		const count = (d) => fs.readdirSync(d, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? count(path.join(d, e.name)) : e.name.endsWith('.jsonl') ? 1 : 0), 0);
 		assert.equal(count(dir), 1, 'the conversation went on in the same session');
+	});
+});
+
+test('Neovim: pid killed while a tool runs; the card is not left running, :PidResume shows the conversation once', { timeout: 60000 }, async () => {
+	const model = {
+		provider: 'script',
+		turns: [{ content: [text('I will build it.'), call('b1', 'build', {})] }, { content: [text('Built after the restart.')] }],
+	};
+	// A tool that says what it does, then takes its time: pid is killed while it runs.
+	const scriptedTools = [{ name: 'build', steps: [{ update: { content: [text('compiling')] } }, { sleepMs: 600000 }, { result: { content: [text('built')] } }] }];
+	await withNvim({ name: 'nvim-chat-killed-tool', session: { model, scriptedTools } }, async (nv) => {
+		await nv.sendKeys(':PidAsk build it', 'Enter');
+		let screen = await nv.waitFor((s) => panes(s).right.some((r) => /^\[tool\] build \{\}\s+running/.test(r)), { what: 'the card running' });
+		const first = nv.processes().find((p) => p.cmd === pidBin());
+		assert.ok(first, 'pid runs');
+		process.kill(first.pid, 'SIGKILL');
+		screen = await nv.waitFor('pid stopped; the session was saved', { what: 'the crash message' });
+		await nv.saveScreen('nvim-chat-killed-tool', screen);
+		const card = panes(screen).right.find((r) => r.startsWith('[tool] build'));
+		assert.ok(card && !/\s(running|queued|waiting)\b/.test(card), `the card is not left running: ${card}\n${screen}`);
+		assert.match(card, /cancelled · pid stopped before it ended/, `the card says what happened:\n${screen}`);
+
+		await nv.sendKeys(':PidResume', 'Enter');
+		screen = await nv.waitFor((s) => panes(s).right.some((r) => r.startsWith('[session] end of the saved transcript')), { what: 'the resumed transcript' });
+		await nv.saveScreen('nvim-chat-killed-tool-resumed', screen);
+		const chat = panes(screen).right;
+		assert.equal(chat.filter((r) => r === '>>> build it').length, 1, `the prompt is shown once:\n${screen}`);
+		assert.equal(chat.filter((r) => r === 'I will build it.').length, 1, `the answer is shown once:\n${screen}`);
+		assert.equal(chat.filter((r) => r.startsWith('[tool] build')).length, 1, `one card for the call:\n${screen}`);
+		assert.ok(!chat.some((r) => /^\[tool\] build.*\s(running|queued|waiting)\b/.test(r)), `the card is not running after the resume:\n${screen}`);
+		assert.ok(chat.some((r) => r.startsWith('[session] resumed ')), `resumed:\n${screen}`);
 	});
 });
 

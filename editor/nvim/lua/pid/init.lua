@@ -82,6 +82,11 @@ local S = {
   token = nil, -- identifies the current pid process (see make_handlers)
   fs_reads = 0, -- fs/read_text_file requests answered
   fs_writes = 0, -- fs/write_text_file requests answered
+  -- The part of the chat that shows the current session: {start = its first line (0-based),
+  -- session = its id}. Loading that session again (:PidResume after pid stopped) replaces
+  -- that part instead of showing the conversation twice.
+  region = nil,
+  region_pending = nil, -- where the next new session's part starts, when a prompt shows first
 }
 
 local function notify(msg, level)
@@ -215,14 +220,31 @@ end
 
 -- reload_buffers reloads buffers whose file a tool changed on disk (no W11); a buffer with
 -- unsaved changes is left alone and said in the chat.
-local function reload_buffers()
-  files.reload(function(path)
-    view.append(string.format('[file] %s changed on disk while its buffer has unsaved changes: :e! takes the disk version, :w! keeps yours', path))
-  end)
+local function file_conflict(path)
+  view.append(string.format('[file] %s changed on disk while its buffer has unsaved changes: :e! takes the disk version, :w! keeps yours', path))
 end
 
--- finish ends the running prompt with its result or an error message.
-local function finish(result, err)
+local function reload_buffers()
+  files.reload(file_conflict)
+end
+
+-- UNFINISHED are the statuses of a card whose call has not ended.
+local UNFINISHED = { queued = true, waiting = true, running = true }
+
+-- end_cards marks the cards of run's calls that pid never ended (it stopped, or was stopped)
+-- as cancelled, saying why: no card of a finished run stays "running".
+local function end_cards(run, why)
+  for key in pairs(run.cards or {}) do
+    local c = view.card(key)
+    if c ~= nil and UNFINISHED[c.status] then
+      view.card_set(key, 'cancelled', why)
+    end
+  end
+end
+
+-- finish ends the running prompt with its result or an error message. why, when given, says
+-- why calls that did not end never will (else: the run ended before they did).
+local function finish(result, err, why)
   local run = S.run
   if run == nil then
     return
@@ -230,6 +252,7 @@ local function finish(result, err)
   S.run = nil
   S.runs = S.runs + 1
   approval.withdraw(run.session)
+  end_cards(run, why or 'the run ended before it did')
   reload_buffers()
   if err ~= nil then
     S.last_error = err
@@ -306,7 +329,11 @@ handlers['messageEnd'] = function(p)
 end
 
 handlers['toolStart'] = function(p)
-  view.card_start(card_key(p, p.toolCallId), card_head(p.toolName, p.args), 'queued')
+  local key = card_key(p, p.toolCallId)
+  view.card_start(key, card_head(p.toolName, p.args), 'queued')
+  if S.run ~= nil and S.run.cards ~= nil then
+    S.run.cards[key] = true
+  end
 end
 
 handlers['toolExecutionStart'] = function(p)
@@ -426,10 +453,10 @@ local function make_handlers(token)
       notify('pid asks whether to trust this folder: :PidApproval to answer')
     elseif method == 'fs/read_text_file' then
       S.fs_reads = S.fs_reads + 1
-      respond(files.read(params))
+      respond(files.read(params, file_conflict))
     elseif method == 'fs/write_text_file' then
       S.fs_writes = S.fs_writes + 1
-      local ok, err = files.write(params)
+      local ok, err = files.write(params, file_conflict)
       if ok then
         respond(nil)
       else
@@ -481,7 +508,7 @@ local function make_handlers(token)
     end
     fail_waiters(msg)
     if S.run ~= nil then
-      finish(nil, msg)
+      finish(nil, msg, 'pid stopped before it ended')
     else
       view.append('[exit] ' .. msg)
     end
@@ -701,6 +728,13 @@ local function load(id, summary, cb)
         n = n + 1
       end
     end
+    -- The chat shows this session already (pid stopped under it, or it is loaded again):
+    -- its transcript replaces what was shown of it, from where that began.
+    if S.region ~= nil and S.region.session == res.sessionId then
+      view.truncate(S.region.start)
+    else
+      S.region = { start = view.count(), session = res.sessionId }
+    end
     local title = summary and sessions.title(summary) or nil
     local where = summary and type(summary.cwd) == 'string' and (', in ' .. summary.cwd) or ''
     local entries = { string.format('[session] resumed %s%s (%d message%s%s)', res.sessionId,
@@ -733,6 +767,8 @@ local function new_session(client)
       return
     end
     S.session_id = res.sessionId
+    S.region = { start = S.region_pending or view.count(), session = res.sessionId }
+    S.region_pending = nil
     flush('waiters', nil)
   end)
 end
@@ -854,7 +890,7 @@ function M.ask(text, opts)
     opts.content = vim.list_extend(vim.list_slice(opts.content or {}, 1, #(opts.content or {})), links)
     opts.context = vim.list_extend(vim.list_slice(opts.context or {}, 1, #(opts.context or {})), linked)
   end
-  local run = { text = text, on_done = opts.on_done }
+  local run = { text = text, on_done = opts.on_done, cards = {} }
   S.run = run
   local shown, serr = pcall(view.show, config.open)
   if not shown then
@@ -868,6 +904,9 @@ function M.ask(text, opts)
   end
   -- After a crash the session is loaded first: its transcript goes before this prompt.
   local resuming = S.resume_id ~= nil and S.session_id == nil
+  if S.session_id == nil and not resuming then
+    S.region_pending = view.count() -- a new session: its part of the chat starts here
+  end
   if not resuming then
     header()
   end
@@ -895,7 +934,8 @@ function M.ask(text, opts)
         return
       end
       if e ~= nil then
-        return finish(nil, error_text(e))
+        -- -32099: the rpc client's answer to requests still open when pid exited.
+        return finish(nil, error_text(e), e.code == -32099 and 'pid stopped before it ended' or nil)
       end
       finish(res, nil)
     end)
@@ -1333,7 +1373,7 @@ function M.stop()
   fail_waiters('pid was stopped')
   approval.withdraw(nil, true)
   if S.run ~= nil then
-    finish(nil, 'pid was stopped')
+    finish(nil, 'pid was stopped', 'pid was stopped before it ended')
   end
   local ok = client.request('shutdown', nil, function()
     client.notify('exit', nil)

@@ -43,6 +43,7 @@ M.status_hl = {
   ok = 'PidOk',
   error = 'PidFailed',
   queued = 'PidRunning',
+  cancelled = 'PidCancelled',
 }
 
 local function define_syntax(buf)
@@ -62,6 +63,7 @@ local function define_syntax(buf)
       highlight default link PidWaiting WarningMsg
       highlight default link PidOk String
       highlight default link PidFailed ErrorMsg
+      highlight default link PidCancelled WarningMsg
     ]])
   end)
 end
@@ -390,6 +392,38 @@ function M.open_output(row)
   vim.api.nvim_win_set_buf(0, out)
   vim.api.nvim_buf_set_keymap(out, 'n', 'q', '<cmd>close<CR>', { noremap = true, silent = true })
   return true
+end
+
+-- count returns how many lines the chat holds (0 when it is empty): where the next line goes.
+function M.count()
+  return count()
+end
+
+-- truncate removes the chat's lines from line from (0-based) to the end, and the cards on
+-- them; what is left before from stays as it was.
+function M.truncate(from)
+  if from <= 0 then
+    return M.clear()
+  end
+  local buf = M.bufnr()
+  if from >= count() then
+    return
+  end
+  for key, c in pairs(state.cards) do
+    local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})
+    if pos[1] == nil or pos[1] >= from then
+      vim.api.nvim_buf_del_extmark(buf, ns, c.mark)
+      if c.hl then
+        vim.api.nvim_buf_del_extmark(buf, ns_hl, c.hl)
+      end
+      state.cards[key] = nil
+    end
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, from, -1, false, {})
+  vim.bo[buf].modifiable = false
+  state.text = nil
+  M.follow()
 end
 
 -- clear empties the chat and forgets its cards.
