@@ -32,7 +32,7 @@ lint:
 # scripts/install-test-deps.sh installs what the clients need on a fresh machine.
 test: vet lint build testmcp
 	bash scripts/install-test-deps.sh
-	$(GO) test -race -count=1 ./...
+	PID_REQUIRE_CORPUS_TOOLS=1 $(GO) test -race -count=1 ./...
 	bash test/clients/run.sh
 	bash editor/nvim/test/run.sh
 	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" PID_TESTMCP_BIN="$(CURDIR)/$(BIN)/pidtestmcp" timeout -k 5 120 node --test --test-reporter=spec
