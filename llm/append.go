@@ -105,6 +105,13 @@ func (c *Content) AppendJSON(b []byte) ([]byte, error) {
 	case ContentThinking:
 		b = append(b, `{"type":"thinking","thinking":`...)
 		b = AppendString(b, c.Thinking)
+		if c.Signature != "" {
+			b = append(b, `,"signature":`...)
+			b = AppendString(b, c.Signature)
+		}
+		if c.Redacted {
+			b = append(b, `,"redacted":true`...)
+		}
 	case ContentToolCall:
 		b = append(b, `{"type":"toolCall","id":`...)
 		b = AppendString(b, c.ID)

@@ -18,11 +18,18 @@ const (
 )
 
 // Content is one block of a message. Type decides which fields are meaningful:
-// text: Text; thinking: Thinking; toolCall: ID, Name, Arguments; image: Data (base64), MimeType.
+// text: Text; thinking: Thinking, Signature, Redacted; toolCall: ID, Name, Arguments; image:
+// Data (base64), MimeType.
+//
+// A thinking block's Signature is what its provider needs to accept the thinking back in a
+// later request (Anthropic's signature), opaque to pid; a Redacted block's thinking was
+// withheld by the provider, Thinking is empty and Signature holds the withheld data.
 type Content struct {
 	Type      ContentType
 	Text      string
 	Thinking  string
+	Signature string
+	Redacted  bool
 	ID        string
 	Name      string
 	Arguments json.RawMessage
@@ -50,6 +57,8 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 		Type      ContentType     `json:"type"`
 		Text      string          `json:"text"`
 		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Redacted  bool            `json:"redacted"`
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
