@@ -114,6 +114,9 @@ type activateResult struct {
 	Meta struct {
 		PID struct {
 			Cwd string `json:"cwd"`
+			// Unsaved are the holes of the session's file: where messages are missing
+			// because saving them failed.
+			Unsaved []session.Unsaved `json:"unsaved,omitempty"`
 		} `json:"pid"`
 	} `json:"_meta"`
 }
@@ -204,6 +207,7 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		}
 		var res activateResult
 		res.Meta.PID.Cwd = cwd
+		res.Meta.PID.Unsaved = st.ss.Unsaved()
 		return &res, nil
 	}), nil
 }

@@ -261,6 +261,9 @@ type loadedResult struct {
 	SessionID string             `json:"sessionId"`
 	Tools     []session.ToolInfo `json:"tools"`
 	Messages  []session.Item     `json:"messages"`
+	// Unsaved are the holes of the session's file (session/load only): where messages are
+	// missing because saving them failed.
+	Unsaved []session.Unsaved `json:"unsaved,omitempty"`
 }
 
 func (s *Server) sessionList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
@@ -316,7 +319,7 @@ func loaded(ss *session.Session, items []session.Item) *loadedResult {
 	if items == nil {
 		items = []session.Item{}
 	}
-	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Messages: items}
+	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Messages: items, Unsaved: ss.Unsaved()}
 }
 
 func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {

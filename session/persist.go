@@ -116,7 +116,7 @@ func (s *Session) saveMessage(m *llm.Message) {
 		return
 	}
 	id := ""
-	if f := s.openFileLocked(); f != nil {
+	if f := s.writableLocked(); f != nil {
 		s.lastWrite.Store(time.Now().UnixNano())
 		ids, err := f.Append(store.Entry{Kind: store.KindMessage, Timestamp: time.Now().UTC(), Message: m})
 		if err != nil {
@@ -135,7 +135,7 @@ func (s *Session) saveMessages(ms []llm.Message) {
 	defer s.pmu.Unlock()
 	s.presaved = len(ms)
 	ids := make([]string, len(ms))
-	if f := s.openFileLocked(); f != nil {
+	if f := s.writableLocked(); f != nil {
 		now := time.Now().UTC()
 		entries := make([]store.Entry, len(ms))
 		for i := range ms {
@@ -156,7 +156,7 @@ func (s *Session) saveCompaction(c *compactionRecord) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	s.compactions = append(s.compactions, *c)
-	f := s.openFileLocked()
+	f := s.writableLocked()
 	if f == nil {
 		return
 	}
@@ -191,13 +191,32 @@ func (s *Session) openFileLocked() *store.File {
 	return f
 }
 
-// saveFailedLocked stops saving and tells the face why, once. Caller holds s.pmu.
+// writableLocked returns the session's file when what the session does is saved (see
+// openFileLocked), and nil once saving has failed: after a failed write nothing more of the
+// session is written, so that its file never holds a transcript with a hole that reads as
+// whole. Each time it refuses, it tries to end the file with the unsaved marker again (a
+// no-op once one is written), so that a load says what is missing. Caller holds s.pmu.
+func (s *Session) writableLocked() *store.File {
+	if s.saveErr == nil {
+		return s.openFileLocked()
+	}
+	if s.file != nil {
+		_ = s.file.MarkUnsaved(s.saveErr.Error())
+	}
+	return nil
+}
+
+// saveFailedLocked stops saving, ends the file with an unsaved marker when that still fits
+// (a later load reports it), and tells the face why, once. Caller holds s.pmu.
 func (s *Session) saveFailedLocked(err error) {
 	if s.saveErr != nil {
 		return
 	}
 	s.saveErr = err
-	s.face.Warn(s, fmt.Sprintf("this session is no longer saved (its messages stay in memory until pid stops): %v", err))
+	if s.file != nil {
+		_ = s.file.MarkUnsaved(err.Error())
+	}
+	s.face.Warn(s, fmt.Sprintf("this session is no longer saved (its messages stay in memory until pid stops; loading it later says what is missing): %v", err))
 }
 
 // When to fsync after a turn ends: once the file has had no write for syncQuiet (the model
@@ -294,8 +313,28 @@ func (s *Session) closeFile() {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.file != nil {
+		s.writableLocked() // a last try at the unsaved marker, when saving failed
 		s.file.Close()
 	}
+}
+
+// Unsaved is a hole in a saved session, as session/load reports it: saving failed there (a
+// full disk), and what the session did after it, until the next item, is not in its file.
+type Unsaved struct {
+	// Index is the number of the session's items (as loaded) before the hole.
+	Index int `json:"index"`
+	// Reason is why saving failed.
+	Reason string `json:"reason"`
+	// Timestamp is when saving failed (Unix milliseconds).
+	Timestamp int64 `json:"timestamp"`
+}
+
+// Unsaved returns the holes its file had when the session was loaded (nil for none): the
+// places where messages the session had are missing. Safe for concurrent use.
+func (s *Session) Unsaved() []Unsaved {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	return append([]Unsaved(nil), s.unsaved...)
 }
 
 // Item is one entry of a session as session/load and session/fork list it: a transcript

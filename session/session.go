@@ -156,6 +156,8 @@ type Session struct {
 	presaved int
 	// saveErr is why saving stopped (reported once); later messages are not saved.
 	saveErr error
+	// unsaved are the holes the session's file had when it was loaded.
+	unsaved []Unsaved
 	// syncs asks the file's syncer goroutine for an fsync; syncDone closes when it ends.
 	syncs    chan struct{}
 	syncDone chan struct{}
@@ -174,6 +176,9 @@ type Session struct {
 	// counter measures the context (compaction.go); only the loop's goroutine, or Compact
 	// holding the session, uses it.
 	counter compact.Counter
+	// compactTried is the transcript's length at the last automatic compaction that failed
+	// (compaction.go); only the loop's goroutine uses it.
+	compactTried int
 
 	// mcp is the session's MCP servers and the catalog of their tools (mcp.go).
 	mcp *mcpSet
@@ -186,9 +191,10 @@ type restoring struct {
 	transcript  []llm.Message
 	entryIDs    []string
 	compactions []compactionRecord
-	// calls is the number of model calls recorded (assistant messages and compaction
-	// summaries) since the last model change: a scripted model goes on with that turn.
-	calls int
+	// calls is the number of model calls recorded (assistant messages) since the last model
+	// change: a scripted model goes on with that turn. summaries is the number of
+	// compactions since then: its summaries go on from there.
+	calls, summaries int
 	// modelChanges are the model changes of the branch.
 	modelChanges []modelChange
 }
@@ -222,9 +228,9 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}()
 	// The model: the session's own, else the settings'; a new session's named by provider
 	// and id gets the rest from the settings' "models" list. A saved session's is as saved.
-	src, calls := modelSource{}, 0
+	src, calls, summaries := modelSource{}, 0, 0
 	if r != nil {
-		src.Saved, calls = true, r.calls
+		src.Saved, calls, summaries = true, r.calls, r.summaries
 	}
 	if cfg.Model == nil {
 		cfg.Model, src = h.settingsModel(ws.Cwd())
@@ -232,7 +238,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if r == nil {
 		cfg.Model = h.fillModel(ws.Cwd(), cfg.Model)
 	}
-	model, err := makeModel(cfg.Model, src, calls, false)
+	model, err := makeModel(cfg.Model, src, calls, summaries, false)
 	if err != nil {
 		return nil, err
 	}

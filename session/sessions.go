@@ -98,6 +98,13 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	for _, p := range loaded.Problems {
 		s.face.Warn(s, "reading the saved session: "+p)
 	}
+	gaps := unsavedOf(loaded.Branch)
+	for _, g := range gaps {
+		s.face.Warn(s, fmt.Sprintf("reading the saved session: it has a hole after its first %d items: saving failed there (%s), and what the session did next, until the entry after it, was not saved", g.Index, g.Reason))
+	}
+	s.pmu.Lock()
+	s.unsaved = gaps
+	s.pmu.Unlock()
 	s.closeInterrupted()
 	return s, s.Items(), nil
 }
@@ -145,13 +152,17 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 			if err != nil {
 				return nil, fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, e.ID, err)
 			}
-			cfg.Model, r.calls = m, 0
+			cfg.Model, r.calls, r.summaries = m, 0, 0
 			r.modelChanges = append(r.modelChanges, modelChange{at: len(r.transcript), cfg: e.Model})
 		case store.KindCompaction:
 			if e.Compaction == nil {
 				continue
 			}
-			r.calls++
+			r.summaries++
+			if e.Compaction.Reason == ReasonOverflow {
+				// The model call the provider refused as too long is in no message.
+				r.calls++
+			}
 			kept, ok := index[e.Compaction.FirstKeptID]
 			if !ok {
 				kept = len(r.transcript)
@@ -267,7 +278,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 func (s *Session) copyEntries(branch []store.Entry) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
-	f := s.openFileLocked()
+	f := s.writableLocked()
 	if f == nil {
 		return
 	}
@@ -338,6 +349,22 @@ func (s *Session) snapshot() *store.Loaded {
 // compaction), as session/load and session/fork count them; model changes are not.
 func isItem(e store.Entry) bool {
 	return e.Kind == store.KindMessage && e.Message != nil || e.Kind == store.KindCompaction && e.Compaction != nil
+}
+
+// unsavedOf returns the holes of a branch: its unsaved markers, each placed after the
+// items before it.
+func unsavedOf(branch []store.Entry) []Unsaved {
+	var out []Unsaved
+	n := 0
+	for _, e := range branch {
+		switch {
+		case isItem(e):
+			n++
+		case e.Kind == store.KindUnsaved && e.Unsaved != nil:
+			out = append(out, Unsaved{Index: n, Reason: e.Unsaved.Reason, Timestamp: e.Timestamp.UnixMilli()})
+		}
+	}
+	return out
 }
 
 // itemCount returns how many items a branch holds.

@@ -31,6 +31,8 @@ type File struct {
 	// broken is set when a failed write could not be undone: appending more would join
 	// a torn line, so every later Append fails with it.
 	broken error
+	// marked reports whether the leaf is an unsaved marker (nothing written after it).
+	marked bool
 }
 
 // maxKeptBuf caps the scratch buffer a File keeps between Appends.
@@ -65,7 +67,9 @@ func (f *File) Leaf() string {
 // file or not of [0-9a-z_-], a ParentID that names no entry, a model config holding a key,
 // a file that would pass MaxFileSize (wrapping ErrTooLarge), or a closed File (wrapping
 // ErrClosed). When the write itself fails (a full disk), the file is cut back to where it
-// was; if even that fails, every later Append fails too.
+// was and an unsaved marker (KindUnsaved, naming the error) is appended in its place when
+// that small line still fits, so that a reader knows the file has a hole there (see
+// MarkUnsaved); if even the cut fails, every later Append fails too.
 func (f *File) Append(entries ...Entry) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -125,7 +129,9 @@ func (f *File) Append(entries ...Entry) ([]string, error) {
 		werr := fmt.Errorf("store: writing to %s: %w", f.path, err)
 		if terr := f.f.Truncate(f.size); terr != nil {
 			f.broken = fmt.Errorf("store: %s may end with a torn line (a write failed: %v; cutting it off failed: %v); reopen the session", f.path, err, terr)
+			return nil, werr
 		}
+		_ = f.markLocked(err.Error())
 		return nil, werr
 	}
 	f.size += int64(len(buf))
@@ -134,7 +140,61 @@ func (f *File) Append(entries ...Entry) ([]string, error) {
 		f.ids[id] = true
 	}
 	f.leaf = leaf
+	f.marked = false
 	return ids, nil
+}
+
+// MarkUnsaved appends an unsaved marker (an entry of KindUnsaved) saying that what the
+// session does from now on, until the next entry, is not saved, and why: the session layer
+// calls it when it stops saving, and again at each message it does not save until one
+// fits, so that a file with a hole never reads as whole. Nothing is written when the last
+// entry is such a marker already.
+//
+// Contract: safe for concurrent use. It fails, writing nothing, when the marker cannot be
+// written (the disk still full), after Close (wrapping ErrClosed), and for a broken File.
+func (f *File) MarkUnsaved(reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lock == nil {
+		return fmt.Errorf("store: marking session %s: %w", f.id, ErrClosed)
+	}
+	if f.broken != nil {
+		return f.broken
+	}
+	return f.markLocked(reason)
+}
+
+// maxReason caps the reason a marker keeps.
+const maxReason = 300
+
+// markLocked writes an unsaved marker unless the leaf is one. Caller holds f.mu.
+func (f *File) markLocked(reason string) error {
+	if f.marked {
+		return nil
+	}
+	if len(reason) > maxReason {
+		reason = reason[:maxReason] + "…"
+	}
+	e := Entry{Kind: KindUnsaved, ID: f.newEntryID(nil), ParentID: f.leaf, Timestamp: time.Now(), Unsaved: &Unsaved{Reason: reason}}
+	line, err := appendEntry(nil, &e)
+	if err != nil {
+		return err
+	}
+	if f.size+int64(len(line)) > maxFileSize {
+		return fmt.Errorf("store: %s: %w", f.path, ErrTooLarge)
+	}
+	if _, err := f.f.Write(line); err != nil {
+		if terr := f.f.Truncate(f.size); terr != nil {
+			f.broken = fmt.Errorf("store: %s may end with a torn line (a write failed: %v; cutting it off failed: %v); reopen the session", f.path, err, terr)
+		}
+		return fmt.Errorf("store: writing to %s: %w", f.path, err)
+	}
+	f.size += int64(len(line))
+	f.dirty = true
+	f.ids[e.ID] = true
+	f.leaf = e.ID
+	f.marked = true
+	return nil
 }
 
 // has reports whether id is a readable entry of the file or one of batch (ids given

@@ -50,6 +50,9 @@ const (
 	KindMessage    = "message"
 	KindCompaction = "compaction"
 	KindModel      = "model"
+	// KindUnsaved marks a hole: saving the session failed here (a full disk, say), and
+	// what the session did after it, until the entry after the marker, is not in the file.
+	KindUnsaved = "unsaved"
 )
 
 // Entry is one line after the header. Kind ("type" on the wire) is KindMessage,
@@ -64,6 +67,13 @@ type Entry struct {
 	Message    *llm.Message    // Kind "message"
 	Compaction *Compaction     // Kind "compaction"
 	Model      json.RawMessage // Kind "model": the new model config, never a key
+	Unsaved    *Unsaved        // Kind "unsaved"
+}
+
+// Unsaved is a hole in a session file: saving failed for Reason, and the messages the
+// session went on with after that, until the next entry, were not written.
+type Unsaved struct {
+	Reason string `json:"reason"`
 }
 
 // Compaction replaces the messages before FirstKeptID, on its branch, with Summary.
@@ -199,6 +209,11 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	case KindModel:
 		b = append(b, `,"model":`...)
 		b, err = llm.AppendRaw(b, e.Model)
+	case KindUnsaved:
+		var u []byte
+		u, err = json.Marshal(e.Unsaved)
+		b = append(b, `,"unsaved":`...)
+		b = append(b, u...)
 	}
 	if err != nil {
 		return b[:start], fmt.Errorf("store: entry %s cannot be written as JSON: %w", e.ID, err)
@@ -233,8 +248,12 @@ func checkEntry(e *Entry) error {
 		if err := checkNoSecret("model config", e.Model); err != nil {
 			return err
 		}
+	case KindUnsaved:
+		if e.Unsaved == nil {
+			return errors.New("store: an unsaved entry without its reason")
+		}
 	default:
-		return fmt.Errorf("store: unknown entry kind %q (want message, compaction or model)", e.Kind)
+		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model or unsaved)", e.Kind)
 	}
 	return nil
 }
@@ -248,6 +267,7 @@ type wireEntry struct {
 	Message    json.RawMessage `json:"message"`
 	Compaction *Compaction     `json:"compaction"`
 	Model      json.RawMessage `json:"model"`
+	Unsaved    *Unsaved        `json:"unsaved"`
 }
 
 // parsed is a file read by parse.
@@ -385,6 +405,11 @@ func decodeEntry(line []byte, decode bool) (e Entry, msgRaw string, err error) {
 			return Entry{}, "", errors.New("a model entry without a model")
 		}
 		e.Model = w.Model
+	case KindUnsaved:
+		if w.Unsaved == nil {
+			return Entry{}, "", errors.New("an unsaved entry without its reason")
+		}
+		e.Unsaved = w.Unsaved
 	default:
 		return Entry{}, "", fmt.Errorf("%w %s (written by a newer pid?)", errUnknownType, strconv.Quote(w.Type))
 	}

@@ -333,6 +333,9 @@ func (s *Store) OpenSession(id string) (*File, *Loaded, error) {
 		data = data[:p.tornAt]
 	}
 	file := &File{id: id, path: path, lock: lk, f: f, size: int64(len(data)), ids: p.ids, leaf: p.leaf}
+	if n := len(p.loaded.Entries); n > 0 && p.loaded.Entries[n-1].Kind == KindUnsaved && p.loaded.Entries[n-1].ID == p.leaf {
+		file.marked = true
+	}
 	return file, p.loaded, nil
 }
 
