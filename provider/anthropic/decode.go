@@ -134,16 +134,16 @@ func (d *decoder) Event(ev wire.Event) (bool, string) {
 			return false, ""
 		}
 		c := d.b.Block(o.block)
-		switch c.Type {
-		case llm.ContentToolCall:
-			if !o.deltas && len(o.input) > 0 && string(o.input) != "{}" {
-				// A server that sends the whole input in the start event.
-				d.b.Append(o.block, string(o.input))
-			}
-		case llm.ContentThinking:
-			d.sigs.put(c.Thinking, o.signature)
+		if c.Type == llm.ContentToolCall && !o.deltas && len(o.input) > 0 && string(o.input) != "{}" {
+			// A server that sends the whole input in the start event.
+			d.b.Append(o.block, string(o.input))
 		}
 		d.b.Close(o.block)
+		if c = d.b.Block(o.block); c.Type == llm.ContentThinking {
+			// After Close: the thinking is complete only then (the builder holds back its
+			// last bytes while they might be part of the key).
+			d.sigs.put(c.Thinking, o.signature)
+		}
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			d.stop, d.sawStop = e.Delta.StopReason, true

@@ -21,17 +21,26 @@ import (
 // a buffer the next step rewrites, so that a step costs its own size plus the closing
 // suffix, not the size of everything before it. Texts are immutable strings. The message
 // Done or Fail returns is never changed afterwards.
+//
+// Text and thinking pass through the key's Secret (Hide) on their way: what the sink sees,
+// the partial message and the message returned hold them redacted, each byte passed on once
+// the bytes after it show it is not part of the key (the last ones at the block's end).
 type Builder struct {
 	msg     llm.Message
 	sink    llm.StreamSink
 	blocks  []*block
 	started bool
+	secret  *Secret // nil or inert: text passes as it arrives
 }
 
 type block struct {
 	open bool
-	text strings.Builder // text or thinking so far
+	text strings.Builder // text or thinking so far, as it arrived
 	args PartialJSON     // tool-call arguments so far, and their closed form
+	// out is the text passed on so far, redacted, and red what remains to pass on (used
+	// when the builder hides a key).
+	out strings.Builder
+	red streamRedactor
 }
 
 // NewBuilder returns a builder of an empty assistant message stamped now; sink may be nil.
@@ -39,6 +48,14 @@ func NewBuilder(sink llm.StreamSink) *Builder {
 	return &Builder{
 		msg:  llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{}, StopReason: llm.StopEnd, Timestamp: llm.Now()},
 		sink: sink,
+	}
+}
+
+// Hide makes the builder redact k's key from the text and thinking it passes on. Called
+// before the first block opens (Run does, with its Call's key).
+func (b *Builder) Hide(k *Secret) {
+	if k.active() {
+		b.secret = k
 	}
 }
 
@@ -76,7 +93,7 @@ func (b *Builder) Open(t llm.ContentType, id, name string) int {
 		c.ID, c.Name = id, name
 	}
 	b.msg.Content = append(b.msg.Content, c)
-	b.blocks = append(b.blocks, &block{open: true})
+	b.blocks = append(b.blocks, &block{open: true, red: streamRedactor{k: b.secret}})
 	i := len(b.msg.Content) - 1
 	switch t {
 	case llm.ContentText:
@@ -105,14 +122,9 @@ func (b *Builder) Append(i int, delta string) {
 	}
 	blk, c := b.blocks[i], &b.msg.Content[i]
 	switch c.Type {
-	case llm.ContentText:
+	case llm.ContentText, llm.ContentThinking:
 		blk.text.WriteString(delta)
-		c.Text = blk.text.String()
-		b.emit(llm.StreamTextDelta, i, delta)
-	case llm.ContentThinking:
-		blk.text.WriteString(delta)
-		c.Thinking = blk.text.String()
-		b.emit(llm.StreamThinkingDelta, i, delta)
+		b.passText(i, false)
 	case llm.ContentToolCall:
 		blk.args.WriteString(delta)
 		if closed := blk.args.Closed(); closed != nil {
@@ -131,6 +143,10 @@ func (b *Builder) Close(i int) {
 	b.blocks[i].open = false
 	c := &b.msg.Content[i]
 	switch c.Type {
+	case llm.ContentText, llm.ContentThinking:
+		b.passText(i, true)
+	}
+	switch c.Type {
 	case llm.ContentText:
 		b.emit(llm.StreamTextEnd, i, "")
 	case llm.ContentThinking:
@@ -138,6 +154,39 @@ func (b *Builder) Close(i int) {
 	case llm.ContentToolCall:
 		c.Arguments = FinalArgs(b.blocks[i].args.Raw())
 		b.emit(llm.StreamToolCallEnd, i, "")
+	}
+}
+
+// passText passes on what can be passed of text or thinking block i: all of it when no key
+// is hidden or flush is set (the block ends), else all but the bytes that may still turn
+// out to be part of the key. It updates the partial message and reports the delta.
+func (b *Builder) passText(i int, flush bool) {
+	blk, c := b.blocks[i], &b.msg.Content[i]
+	var delta, text string
+	if b.secret == nil {
+		if flush {
+			return
+		}
+		text = blk.text.String()
+		delta = text[blk.red.done:]
+		blk.red.done = len(text)
+	} else {
+		delta = blk.red.next(blk.text.String(), flush)
+		blk.out.WriteString(delta)
+		text = blk.out.String()
+	}
+	if delta == "" {
+		return
+	}
+	kind := llm.StreamTextDelta
+	if c.Type == llm.ContentText {
+		c.Text = text
+	} else {
+		c.Thinking = text
+		kind = llm.StreamThinkingDelta
+	}
+	if b.sink != nil {
+		b.emit(kind, i, delta)
 	}
 }
 
@@ -172,8 +221,17 @@ func (b *Builder) Done(stop llm.StopReason) llm.Message {
 // reporting anything more. Open tool calls keep the valid partial Arguments they have.
 func (b *Builder) Fail(stop llm.StopReason, text string) llm.Message {
 	for i, blk := range b.blocks {
-		blk.open = false
 		c := &b.msg.Content[i]
+		if blk.open && b.secret != nil && (c.Type == llm.ContentText || c.Type == llm.ContentThinking) {
+			// The text held back is kept, redacted, without being reported.
+			blk.out.WriteString(blk.red.next(blk.text.String(), true))
+			if c.Type == llm.ContentText {
+				c.Text = blk.out.String()
+			} else {
+				c.Thinking = blk.out.String()
+			}
+		}
+		blk.open = false
 		switch {
 		case c.Type != llm.ContentToolCall:
 		case len(c.Arguments) == 0:

@@ -23,7 +23,8 @@ type Call struct {
 	Client   *http.Client
 	Retry    Retry
 	Timeouts Timeouts
-	// Key is redacted from every error text the call returns.
+	// Key is redacted from every error text the call returns, and from the text and
+	// thinking the server streams back (Builder.Hide).
 	Key string
 	// Endpoint is the URL Build posts to, for the base URL a refused redirect suggests.
 	Endpoint string
@@ -77,11 +78,13 @@ const Aborted = "Operation aborted"
 // block has reached the sink, a silent server ends the call with StopError and the
 // content so far. Run leaves no goroutine or timer behind.
 func Run(ctx context.Context, c *Call, b *Builder, newDec func(*Builder) Decoder) (msg llm.Message) {
+	key := NewSecret(c.Key)
+	b.Hide(key)
 	defer func() {
 		if p := recover(); p != nil {
 			msg = b.Fail(llm.StopError, fmt.Sprintf("internal error while streaming from %s: %v", c.Info.Name, p))
 		}
-		msg.ErrorMessage = Redact(msg.ErrorMessage, c.Key)
+		msg.ErrorMessage = key.Redact(msg.ErrorMessage)
 	}()
 	if ctx.Err() != nil {
 		return b.Fail(llm.StopAborted, Aborted)
