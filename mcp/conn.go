@@ -70,7 +70,7 @@ type conn struct {
 // activeCall is a running tools/call.
 type activeCall struct {
 	ctx      context.Context
-	onUpdate func(event.Result)
+	progress *progressThrottle // nil when the caller takes no updates
 }
 
 // callKey marks the context of a call, so that a server's request made within the call
@@ -272,7 +272,13 @@ func (c *conn) call(parent context.Context, tool string, args json.RawMessage, o
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
-	ac := &activeCall{ctx: ctx, onUpdate: onUpdate}
+	ac := &activeCall{ctx: ctx}
+	if onUpdate != nil {
+		ac.progress = newProgressThrottle(onUpdate, ProgressInterval)
+		// Runs once the call is out of c.calls (deferred below): the update held back is
+		// delivered before Call returns, and none after.
+		defer ac.progress.finish()
+	}
 	c.mu.Lock()
 	c.nextCall++
 	id := "pid-" + strconv.FormatUint(c.nextCall, 10)
@@ -426,7 +432,8 @@ func (c *conn) shutdown(why string) {
 	<-c.closed
 }
 
-// progress hands a progress notification to the call whose token it carries.
+// progress hands a progress notification to the call whose token it carries, through the
+// call's throttle (see progressThrottle).
 func (c *conn) progress(p *sdk.ProgressNotificationParams) {
 	if p == nil {
 		return
@@ -438,8 +445,8 @@ func (c *conn) progress(p *sdk.ProgressNotificationParams) {
 	c.mu.Lock()
 	ac := c.calls[tok]
 	c.mu.Unlock()
-	if ac != nil && ac.onUpdate != nil {
-		ac.onUpdate(progressUpdate(p))
+	if ac != nil && ac.progress != nil {
+		ac.progress.push(p)
 	}
 }
 

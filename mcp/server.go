@@ -127,8 +127,12 @@ func (h *Server) WaitReady(ctx context.Context) error {
 // end of its stderr; the next call restarts it), it refused the request, the handle was
 // released, pid is shutting down.
 //
-// Contract: safe for concurrent use; onUpdate is called from the SDK's goroutines, one
-// update at a time, and must not block long.
+// Progress is throttled as bash's output is: onUpdate gets at most one update per
+// ProgressInterval, the latest notification, and the last one held back before Call
+// returns (a server sending 100,000 notifications makes a few updates a second).
+//
+// Contract: safe for concurrent use; onUpdate is called from the SDK's goroutines or a
+// timer's, one update at a time, never after Call returns, and must not block long.
 func (h *Server) Call(ctx context.Context, tool string, args json.RawMessage, onUpdate func(event.Result)) (toolexec.Result, error) {
 	if h.released.Load() {
 		return toolexec.Result{}, fmt.Errorf("MCP server %q: this session released it; pid calls the tools of a session's own servers only", h.s.name)
