@@ -62,9 +62,14 @@ func editTool(ws *Workspace) toolexec.Tool {
 		Description: "Edit a file by exact text replacement. Each edits[i].oldText must occur exactly once in the file as it is now (copy it, whitespace included, from what read showed, without the line-number prefix); " +
 			"edits must not overlap. All edits apply or none do. You must have read the file in this session and it must not have changed since; otherwise read it again. " +
 			"Use write to create a file.",
-		Parameters:       editSchema,
-		PrepareArguments: prepareEditArgs,
-		Resources:        pathResources(ws),
+		Parameters: editSchema,
+		// The older form is rewritten first; then a file not read yet is refused before
+		// approval is asked (refuseUnread).
+		PrepareArguments: func(args json.RawMessage) (json.RawMessage, error) {
+			args, _ = prepareEditArgs(args)
+			return ws.refuseUnread(args)
+		},
+		Resources: pathResources(ws),
 		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Path  string        `json:"path"`

@@ -96,10 +96,11 @@ func TestEditRefusals(t *testing.T) {
 		"unread.txt exists but you have not read it in this session; read it before changing it")
 	mustFail(t, call(t, ws, "edit", `{"path":"missing.txt","edits":[{"oldText":"a","newText":"b"}]}`),
 		"file not found: missing.txt", "use write")
-	// Schema: an empty oldText, no edits, an unknown field.
-	mustFail(t, call(t, ws, "edit", `{"path":"unread.txt","edits":[{"oldText":"","newText":"b"}]}`), "Validation failed", "/edits/0/oldText")
-	mustFail(t, call(t, ws, "edit", `{"path":"unread.txt","edits":[]}`), "Validation failed", "/edits")
-	mustFail(t, call(t, ws, "edit", `{"path":"unread.txt","edits":[{"oldText":"a","newText":"b","extra":1}]}`), "Validation failed")
+	// Schema: an empty oldText, no edits, an unknown field (on a file that does not exist:
+	// an existing file not read is refused before the arguments are validated).
+	mustFail(t, call(t, ws, "edit", `{"path":"missing.txt","edits":[{"oldText":"","newText":"b"}]}`), "Validation failed", "/edits/0/oldText")
+	mustFail(t, call(t, ws, "edit", `{"path":"missing.txt","edits":[]}`), "Validation failed", "/edits")
+	mustFail(t, call(t, ws, "edit", `{"path":"missing.txt","edits":[{"oldText":"a","newText":"b","extra":1}]}`), "Validation failed")
 }
 
 func TestEditCRLFFile(t *testing.T) {

@@ -73,7 +73,7 @@ func readTool(ws *Workspace) toolexec.Tool {
 			"Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are described, not shown. " +
 			"Read a file before you edit or overwrite it: edit and write refuse files you have not read, or that changed since you read them.",
 		Parameters: readSchema,
-		Resources:  pathResources(ws),
+		Resources:  readResources(ws),
 		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Path   string   `json:"path"`

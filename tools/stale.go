@@ -1,12 +1,13 @@
 // This file remembers what the agent last saw of each file (a fingerprint: the sha256 of
 // its content, or of the part read with the file's identity and times) and watches the
 // folders of those files, so edit and write can refuse to act on a file that changed on
-// disk since the agent read it.
+// disk since the agent read it, and refuse one it never read before approval is asked.
 
 package tools
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -19,6 +20,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/pid-agent/pid/internal/watch"
+	"github.com/pid-agent/pid/toolexec"
 )
 
 // digest is the sha256 of a file's content.
@@ -107,10 +109,16 @@ func sumString(s string) digest {
 // those files. The watcher only marks files as touched; the fingerprint is the final word:
 // a touched file with the content the agent saw is not stale.
 type tracker struct {
-	mu      sync.Mutex
-	files   map[string]*seenFile
-	watched map[string]bool // parent folders added to the subscription
-	sub     *watch.Sub      // nil until the first record, and when it could not start
+	mu    sync.Mutex
+	files map[string]*seenFile
+	// expected are the files a read prepared in a parallel batch will read before any
+	// later call of the batch on them runs (calls on one file run in source order, C3):
+	// refuseUnread lets those through to the check at execution. A read records the file
+	// and drops it from here; a read that never ran leaves it, which only defers the
+	// refusal to execution.
+	expected map[string]bool
+	watched  map[string]bool // parent folders added to the subscription
+	sub      *watch.Sub      // nil until the first record, and when it could not start
 	// watchErr is why the subscription could not start; the digest alone then decides.
 	watchErr error
 	closed   bool
@@ -127,7 +135,23 @@ type seenFile struct {
 }
 
 func newTracker() *tracker {
-	return &tracker{files: make(map[string]*seenFile), watched: make(map[string]bool)}
+	return &tracker{files: make(map[string]*seenFile), watched: make(map[string]bool), expected: make(map[string]bool)}
+}
+
+// expect notes that a read of path (a real path) was prepared in the batch being run and
+// will run before any later call of the batch on that file.
+func (t *tracker) expect(path string) {
+	t.mu.Lock()
+	t.expected[path] = true
+	t.mu.Unlock()
+}
+
+// known reports whether the agent has read or written path (a real path) in this session,
+// or a read of it prepared in the running batch will run first.
+func (t *tracker) known(path string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.files[path] != nil || t.expected[path]
 }
 
 // record remembers that the agent has seen what fp describes at path (a real path), and
@@ -137,6 +161,7 @@ func (t *tracker) record(path string, fp fingerprint) {
 	dir := filepath.Dir(path)
 	t.mu.Lock()
 	t.files[path] = &seenFile{fp: fp}
+	delete(t.expected, path)
 	want := !t.closed && !t.watched[dir]
 	start := want && t.sub == nil && t.watchErr == nil
 	t.mu.Unlock()
@@ -232,13 +257,63 @@ func (t *tracker) check(path, shown string, cur observed, inEditor bool) error {
 	same := s != nil && fp.matches(cur)
 	switch {
 	case s == nil:
-		return fmt.Errorf("%s exists but you have not read it in this session; read it before changing it", shown)
+		return notReadError(shown)
 	case !same && inEditor:
 		return fmt.Errorf("%s changed in the editor since you last read it (the person edited it, or a formatter ran); read it again before editing", shown)
 	case !same:
 		return fmt.Errorf("%s changed on disk since you last read it (edited in the editor or by a formatter); read it again before editing", shown)
 	}
 	return nil
+}
+
+// notReadError is the refusal of a change to an existing file the agent has not read.
+func notReadError(shown string) error {
+	return fmt.Errorf("%s exists but you have not read it in this session; read it before changing it", shown)
+}
+
+// refuseUnread is the prepare step (PrepareArguments, R6) of edit and write: it refuses,
+// before anyone is asked to approve the call, a change to a file that exists but that the
+// agent has not read in this session, with the error the check at execution would give
+// (tracker.check). Everything else passes unchanged, to be judged by the schema and at
+// execution: arguments it cannot read, a path outside the workspace, a file that does
+// not exist (yet: a write earlier in the batch may create it), a file read earlier in
+// the batch (expect).
+//
+// Contract: called during toolexec's serial prepare pass; it returns args itself, or an
+// error that becomes the call's error result. It stats the file, and never reads it.
+func (w *Workspace) refuseUnread(args json.RawMessage) (json.RawMessage, error) {
+	var a struct {
+		Path *string `json:"path"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Path == nil {
+		return args, nil
+	}
+	real, err := w.Resolve(*a.Path)
+	if err != nil || w.seen.known(real) {
+		return args, nil
+	}
+	r, rel, err := w.at(real)
+	if err != nil {
+		return args, nil
+	}
+	if fi, err := r.Stat(rel); err != nil || !fi.Mode().IsRegular() {
+		return args, nil
+	}
+	return nil, notReadError(w.display(real))
+}
+
+// readResources is the read tool's Resources: the file's real path (pathResources), which
+// is also noted as expected (see tracker.expected), so that an edit or write of it later
+// in the same parallel batch is not refused before the read has run.
+func readResources(w *Workspace) func(toolexec.Call) []string {
+	paths := pathResources(w)
+	return func(call toolexec.Call) []string {
+		res := paths(call)
+		for _, p := range res {
+			w.seen.expect(p)
+		}
+		return res
+	}
 }
 
 // changed returns the sorted real paths of the files the agent read or wrote whose content

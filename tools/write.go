@@ -48,7 +48,9 @@ func writeTool(ws *Workspace) toolexec.Tool {
 			"To replace an existing file you must have read it in this session, and it must not have changed since; otherwise read it again. " +
 			"Prefer edit for changing part of a file.",
 		Parameters: writeSchema,
-		Resources:  pathResources(ws),
+		// Replacing a file not read yet is refused before approval is asked.
+		PrepareArguments: ws.refuseUnread,
+		Resources:        pathResources(ws),
 		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Path    string `json:"path"`
