@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/secret"
 	"github.com/pid-agent/pid/llm"
 )
 
@@ -40,7 +41,7 @@ type block struct {
 	// out is the text passed on so far, redacted, and red what remains to pass on (used
 	// when the builder hides a key).
 	out strings.Builder
-	red streamRedactor
+	red secret.Stream
 }
 
 // NewBuilder returns a builder of an empty assistant message stamped now; sink may be nil.
@@ -54,7 +55,7 @@ func NewBuilder(sink llm.StreamSink) *Builder {
 // Hide makes the builder redact k's key from the text and thinking it passes on. Called
 // before the first block opens (Run does, with its Call's key).
 func (b *Builder) Hide(k *Secret) {
-	if k.active() {
+	if k.Active() {
 		b.secret = k
 	}
 }
@@ -93,7 +94,7 @@ func (b *Builder) Open(t llm.ContentType, id, name string) int {
 		c.ID, c.Name = id, name
 	}
 	b.msg.Content = append(b.msg.Content, c)
-	b.blocks = append(b.blocks, &block{open: true, red: streamRedactor{k: b.secret}})
+	b.blocks = append(b.blocks, &block{open: true, red: secret.Stream{K: b.secret, With: Redacted}})
 	i := len(b.msg.Content) - 1
 	switch t {
 	case llm.ContentText:
@@ -168,10 +169,9 @@ func (b *Builder) passText(i int, flush bool) {
 			return
 		}
 		text = blk.text.String()
-		delta = text[blk.red.done:]
-		blk.red.done = len(text)
+		delta = blk.red.Next(text, false)
 	} else {
-		delta = blk.red.next(blk.text.String(), flush)
+		delta = blk.red.Next(blk.text.String(), flush)
 		blk.out.WriteString(delta)
 		text = blk.out.String()
 	}
@@ -224,7 +224,7 @@ func (b *Builder) Fail(stop llm.StopReason, text string) llm.Message {
 		c := &b.msg.Content[i]
 		if blk.open && b.secret != nil && (c.Type == llm.ContentText || c.Type == llm.ContentThinking) {
 			// The text held back is kept, redacted, without being reported.
-			blk.out.WriteString(blk.red.next(blk.text.String(), true))
+			blk.out.WriteString(blk.red.Next(blk.text.String(), true))
 			if c.Type == llm.ContentText {
 				c.Text = blk.out.String()
 			} else {

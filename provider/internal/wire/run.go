@@ -84,7 +84,7 @@ func Run(ctx context.Context, c *Call, b *Builder, newDec func(*Builder) Decoder
 		if p := recover(); p != nil {
 			msg = b.Fail(llm.StopError, fmt.Sprintf("internal error while streaming from %s: %v", c.Info.Name, p))
 		}
-		msg.ErrorMessage = key.Redact(msg.ErrorMessage)
+		msg.ErrorMessage = key.Replace(msg.ErrorMessage, Redacted)
 	}()
 	if ctx.Err() != nil {
 		return b.Fail(llm.StopAborted, Aborted)
