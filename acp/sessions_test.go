@@ -449,8 +449,8 @@ func TestCompactionShownLiveAndReplayed(t *testing.T) {
 	model := `{"model":{"provider":"script","contextWindow":20000,"compaction":{"reserveTokens":2000,"keepRecentTokens":1500},"turns":[` +
 		`{"content":[{"type":"text","text":"one"}],"usage":{"input":3000,"output":10}},` +
 		`{"content":[{"type":"text","text":"two"}],"usage":{"input":19000,"output":10}},` +
-		`{"content":[{"type":"text","text":"## Goal\nthe summary"}]},` +
-		`{"content":[{"type":"text","text":"three"}]}]}}`
+		`{"content":[{"type":"text","text":"three"}]}],` +
+		`"summaries":[{"content":[{"type":"text","text":"## Goal\nthe summary"}]}]}}`
 	compaction := map[string]any{"session": map[string]any{"compaction": map[string]any{}}}
 	a := start(t)
 	a.initialize(compaction)

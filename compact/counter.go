@@ -62,3 +62,14 @@ func (c *Counter) Tokens(prefix, from, since int) int {
 	}
 	return prefix + c.sums[n] - c.sums[from]
 }
+
+// Since returns the estimated tokens of the messages from transcript[from:] on, transcript
+// being the one of the last Update: how much the context grew since it was from messages
+// long. A from past its end counts 0.
+func (c *Counter) Since(from int) int {
+	n := len(c.used)
+	if from >= n {
+		return 0
+	}
+	return c.sums[n] - c.sums[max(from, 0)]
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // The counter agrees with ContextTokensSince on growing transcripts, with and without a
-// summary in front, for every since.
+// summary in front, for every since; Since is the estimate of the messages it counts.
 func TestCounterAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var transcript []llm.Message
@@ -36,6 +36,13 @@ func TestCounterAgrees(t *testing.T) {
 		}
 		if got, want := c.Tokens(0, 0, 0), ContextTokens(transcript); got != want {
 			t.Fatalf("step %d whole: %d, want %d", step, got, want)
+		}
+		added := 0
+		for i := from; i < len(transcript); i++ {
+			added += EstimateTokens(&transcript[i])
+		}
+		if got := c.Since(from); got != added {
+			t.Fatalf("step %d: Since(%d) = %d, want the estimate of the messages from there, %d", step, from, got, added)
 		}
 	}
 }

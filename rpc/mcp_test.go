@@ -108,10 +108,11 @@ func TestMCPToolSearchThenCall(t *testing.T) {
 		turn(toolCall("s1", "tool_search", obj{"query": "echo text back"})),
 		turn(toolCall("e1", "mcp__t__echo", obj{"text": "hello"})),
 		turn(text("done")),
-		turn(text("## Goal\nsummary of the search")), // session/compact's summary
 		turn(toolCall("e2", "mcp__t__echo", obj{"text": "after the compaction"})),
 		turn(text("again")),
 	)
+	// session/compact's summary, which takes none of the turns
+	model["summaries"] = []obj{turn(text("## Goal\nsummary of the search"))}
 	model["compaction"] = obj{"keepRecentTokens": 1} // everything before the last prompt can go
 	sid := d.newSession(obj{"model": model, "mcpServers": testServers(nil)})
 	awaitServer(t, d, "t")

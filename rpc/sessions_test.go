@@ -325,15 +325,17 @@ func TestCompaction(t *testing.T) {
 		"turns": []obj{
 			{"content": []obj{text("one " + big)}, "usage": usage(3000)},
 			{"content": []obj{text("two " + big)}, "usage": usage(5000)},
-			// the threshold (20000-2000) is passed: the next model call is a summary
+			// the threshold (20000-2000) is passed: the next prompt compacts first
 			{"content": []obj{text("three")}, "usage": usage(19000)},
-			{"content": []obj{text("## Goal\nsummary one")}},
 			{"content": []obj{text("four")}},
 			// an overflow: compact, then the same call again
 			{"content": []obj{}, "stopReason": "error", "errorMessage": "This model's maximum context length is 20000 tokens. However, your messages resulted in 25000 tokens."},
-			{"content": []obj{text("## Goal\nsummary two")}},
 			{"content": []obj{text("five")}},
-			// manual
+		},
+		// threshold, overflow, manual: the summaries never take the turns
+		"summaries": []obj{
+			{"content": []obj{text("## Goal\nsummary one")}},
+			{"content": []obj{text("## Goal\nsummary two")}},
 			{"content": []obj{text("## Goal\nsummary three")}},
 		}}
 	sid := d.newSession(obj{"model": model})

@@ -3,6 +3,11 @@
 // long (then the call is made again, once), and on request (session/compact). The messages
 // before a cut point are summarized by the session's own model; from then on the model sees
 // the summary and the messages after the cut. The transcript and the file keep everything.
+//
+// A model call is preceded by one compaction at most, and after a compaction (or a failed
+// attempt) the context must grow before the next automatic one: a model that reports more
+// usage than its context holds compacts once, not before every call. A scripted model's
+// summaries are scripted apart from its turns, so that compaction never shifts its script.
 
 package session
 
@@ -60,7 +65,8 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 }
 
 // transformContext is the agent's TransformContext: the view, compacted first when it has
-// grown past the window less the reserve.
+// grown past the window less the reserve, and grown enough since the last compaction
+// (regrown).
 //
 // Contract: called on the loop's goroutine before every model call, with the transcript so
 // far, which it does not modify.
@@ -69,12 +75,53 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 	s.lastTranscript = transcript
 	s.pmu.Unlock()
 	v := s.view(transcript)
-	if m := s.currentModel(); m.compact.Enabled && compact.ShouldCompact(s.contextTokens(transcript), m.window, m.compact.Fit(m.window)) {
+	m := s.currentModel()
+	fit := m.compact.Fit(m.window)
+	if m.compact.Enabled && compact.ShouldCompact(s.contextTokens(transcript), m.window, fit) && s.regrown(transcript, fit) {
 		if _, err := s.compactNow(ctx, transcript, ReasonThreshold, ""); err == nil {
 			v = s.view(transcript)
+		} else if ctx.Err() == nil {
+			s.compactTried = len(transcript)
 		}
 	}
 	return v, nil
+}
+
+// compactedAt returns the transcript's length at the last automatic compaction or failed
+// attempt of one (0 when there was none): what a compaction summarized, or could not, then.
+//
+// Contract: called on the loop's goroutine (compactTried is the loop's).
+func (s *Session) compactedAt(transcript []llm.Message) int {
+	at := s.compactTried
+	s.pmu.Lock()
+	if n := len(s.compactions); n > 0 {
+		at = max(at, s.compactions[n-1].at)
+	}
+	s.pmu.Unlock()
+	if at > len(transcript) {
+		// Not this transcript's (a restore started it over).
+		return 0
+	}
+	return at
+}
+
+// regrown reports whether transcript has grown enough since the last compaction, or failed
+// attempt, for a compaction at the threshold: by at least fit.KeepRecentTokens (about what
+// a compaction keeps word for word), and by one message at the least. Until then the
+// threshold is not checked again: a compaction just made leaves a context worth less than
+// the threshold, by pid's own measure, and a model whose reported usage says otherwise
+// (it over-reports, or counts what pid cannot see) would get a compaction before every
+// call. A context that really does not fit makes the provider answer an overflow, which
+// compacts then.
+//
+// Contract: called on the loop's goroutine, after contextTokens brought the counter up to
+// transcript.
+func (s *Session) regrown(transcript []llm.Message, fit compact.Settings) bool {
+	at := s.compactedAt(transcript)
+	if at == 0 {
+		return true
+	}
+	return at < len(transcript) && s.counter.Since(at) >= fit.KeepRecentTokens
 }
 
 // contextTokens is the context size of what the model sees of transcript. After a
@@ -129,7 +176,7 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	if len(v) > 0 {
 		previous, _ = compact.IsSummaryMessage(&v[0])
 	}
-	answer := m.provider.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
+	answer := m.summarizer.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
 	summary, err := compact.SummaryText(answer)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -172,8 +219,10 @@ func (s *Session) Compact(ctx context.Context, instructions string) (CompactResu
 // compactingProvider is the session's model as the loop sees it: each call goes to the
 // session's model of the moment (SetModel changes it for the next call, never during one);
 // when the provider answers that the context is too long, the session compacts and the call
-// is made again, once. The first attempt's stream start is held back until it streams
-// something, so a call retried after an overflow shows as one message.
+// is made again, once, unless the transcript is the one of the last compaction or attempt
+// (this call's own threshold compaction: one per call). The first attempt's stream start is
+// held back until it streams something, so a call retried after an overflow shows as one
+// message.
 type compactingProvider struct {
 	s *Session
 }
@@ -221,10 +270,41 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	s.pmu.Lock()
 	transcript := s.lastTranscript
 	s.pmu.Unlock()
+	if at := s.compactedAt(transcript); at != 0 && at == len(transcript) {
+		if held && sink != nil {
+			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
+		}
+		return m
+	}
 	if _, err := s.compactNow(ctx, transcript, ReasonOverflow, ""); err != nil {
+		if ctx.Err() == nil {
+			s.compactTried = len(transcript)
+		}
 		return m
 	}
 	retry := *req
 	retry.Messages = s.view(transcript)
 	return model.provider.Stream(ctx, &retry, sink)
+}
+
+// scriptedSummaries returns the summarizer of a scripted model whose compactions already
+// took done summaries: it answers the summary requests with summaries in order, and past
+// them with scriptedSummary. It never takes one of the model's turns, so a run that
+// compacts stays on its script however many prompts it has; a loaded session goes on with
+// the summary after the compactions its file records since its last model change.
+func scriptedSummaries(done int, summaries []llm.Turn) llm.Provider {
+	p := llm.NewScriptFrom(done, summaries...)
+	p.Next = func(n int) (llm.Turn, bool) {
+		if n < len(summaries) {
+			return summaries[n], true
+		}
+		return llm.Turn{Content: []llm.Content{llm.Text(scriptedSummary(n))}}, true
+	}
+	return p
+}
+
+// scriptedSummary is the summary of a scripted model's compaction n (0-based) when its
+// "summaries" hold none for it.
+func scriptedSummary(n int) string {
+	return fmt.Sprintf("Summary %d of a scripted session (its model scripts no summary for it).", n+1)
 }

@@ -84,8 +84,13 @@ type ModelConfig struct {
 	Compaction json.RawMessage `json:"compaction,omitempty"`
 	// Images says whether the model takes images in a prompt; nil means the default for
 	// the provider (see takesImages).
-	Images *bool      `json:"images,omitempty"`
-	Turns  []llm.Turn `json:"turns,omitempty"`
+	Images *bool `json:"images,omitempty"`
+	// Turns are a scripted model's answers to the loop's model calls, in order.
+	Turns []llm.Turn `json:"turns,omitempty"`
+	// Summaries are a scripted model's answers to compactions' summary requests, in order:
+	// a summary never takes one of Turns. Past them, the summary is a fixed text
+	// (scriptedSummary in compaction.go).
+	Summaries []llm.Turn `json:"summaries,omitempty"`
 }
 
 // ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.

@@ -29,6 +29,9 @@ type sessionModel struct {
 	src modelSource
 	// provider is the model to call; nil when cfg is nil, or when problem is set.
 	provider llm.Provider
+	// summarizer answers compactions' summary requests: provider itself, except for a
+	// scripted model, whose summaries are scripted apart from its turns (scriptedSummaries).
+	summarizer llm.Provider
 	// problem is why cfg cannot be used now (its API key variable is unset): a prompt
 	// fails with it, a SetupError.
 	problem error
@@ -40,12 +43,13 @@ type sessionModel struct {
 	images bool
 }
 
-// makeModel makes a session's model from cfg (nil: none). calls is how many calls a
-// scripted model already answered (a loaded session goes on from there). A configuration
+// makeModel makes a session's model from cfg (nil: none). calls and summaries are how many
+// model calls and summary requests a scripted model already answered (a loaded session goes
+// on from there). A configuration
 // that cannot be used is a SetupError (invalidModel, naming src); a missing API key is one
 // too (apiKeyMissing) when strict is set, else it is kept as the model's problem, so that a
 // session can still be made or loaded, and only its prompts fail.
-func makeModel(cfg *ModelConfig, src modelSource, calls int, strict bool) (*sessionModel, error) {
+func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict bool) (*sessionModel, error) {
 	m := &sessionModel{cfg: cfg, src: src, compact: compact.Defaults()}
 	if cfg == nil {
 		return m, nil
@@ -66,6 +70,7 @@ func makeModel(cfg *ModelConfig, src modelSource, calls int, strict bool) (*sess
 	switch cfg.Provider {
 	case "script":
 		m.provider = llm.NewScriptFrom(calls, cfg.Turns...)
+		m.summarizer = scriptedSummaries(summaries, cfg.Summaries)
 		return m, nil
 	case modelProvider.OpenAI, modelProvider.Anthropic:
 	case "":
@@ -81,6 +86,7 @@ func makeModel(cfg *ModelConfig, src modelSource, calls int, strict bool) (*sess
 		RequestTimeoutMs: cfg.RequestTimeoutMs, IdleTimeoutMs: cfg.IdleTimeoutMs,
 	})
 	if err == nil {
+		m.summarizer = m.provider
 		return m, nil
 	}
 	// The provider names the key's variable in its error when that is what is missing.
@@ -168,7 +174,7 @@ func (s *Session) SetModel(raw json.RawMessage) error {
 		return err
 	}
 	cfg = s.host.fillModel(s.ws.Cwd(), cfg)
-	m, err := makeModel(cfg, modelSource{}, 0, true)
+	m, err := makeModel(cfg, modelSource{}, 0, 0, true)
 	if err != nil {
 		return err
 	}

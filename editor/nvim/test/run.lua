@@ -815,9 +815,8 @@ local function run()
       { content = text('one'), usage = { input = 3000, output = 10 } },
       -- Past the threshold (20000 - 2000): the next prompt compacts before its model call.
       { content = text('two'), usage = { input = 19000, output = 10 } },
-      { content = text('## Goal\nsummary one') },
       { content = text('three') },
-    } } })
+    }, summaries = { { content = text('## Goal\nsummary one') } } } })
   pid.ask('a ' .. big)
   wait_run(13)
   pid.ask('b ' .. big)

@@ -147,9 +147,8 @@ test('compaction: shown live as it starts and ends, and in the loaded transcript
 				{ content: text('one'), usage: { input: 3000, output: 10 } },
 				// Past the threshold (20000 - 2000): the next prompt compacts before its model call.
 				{ content: text('two'), usage: { input: 19000, output: 10 } },
-				{ content: text('## Goal\nsummary one') },
 				{ content: text('three') },
-			] },
+			], summaries: [{ content: text('## Goal\nsummary one') }] },
 		},
 	});
 	const runs: Run[] = [];
