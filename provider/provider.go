@@ -57,6 +57,37 @@ type Config struct {
 	// nothing but the start was streamed yet, the request is made again). 0 means the
 	// default, DefaultIdleTimeoutMs.
 	IdleTimeoutMs int `json:"idleTimeoutMs,omitempty"`
+	// Thinking is how hard the model thinks before it answers: "off" (or "") sends
+	// nothing, "low", "medium" or "high" turn on Anthropic's extended thinking with the
+	// budget ThinkingBudget gives, and are sent as reasoning_effort to OpenAI-compatible
+	// servers.
+	Thinking string `json:"thinking,omitempty"`
+}
+
+// ThinkingLevels are the values of Config.Thinking, "" aside.
+var ThinkingLevels = []string{"off", "low", "medium", "high"}
+
+// ThinkingBudget returns the tokens of Anthropic's extended thinking for a level of
+// Config.Thinking: 0 for "off" and "".
+func ThinkingBudget(level string) int {
+	switch level {
+	case "low":
+		return 2048
+	case "medium":
+		return 8192
+	case "high":
+		return 16384
+	}
+	return 0
+}
+
+// CheckThinking fails when level is not a value of Config.Thinking.
+func CheckThinking(level string) error {
+	switch level {
+	case "", "off", "low", "medium", "high":
+		return nil
+	}
+	return fmt.Errorf(`model.thinking is %q: use "off", "low", "medium" or "high"`, level)
 }
 
 // Defaults and the largest value of Config's timeouts, in milliseconds.
@@ -80,6 +111,9 @@ func New(cfg Config) (llm.Provider, error) {
 		return nil, err
 	}
 	if err := checkTimeout("model.idleTimeoutMs", cfg.IdleTimeoutMs, DefaultIdleTimeoutMs); err != nil {
+		return nil, err
+	}
+	if err := CheckThinking(cfg.Thinking); err != nil {
 		return nil, err
 	}
 	switch cfg.Provider {
@@ -106,7 +140,17 @@ func newOpenAI(cfg Config) (llm.Provider, error) {
 	return openai.New(openai.Options{
 		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
 		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
+		ReasoningEffort: reasoningEffort(cfg.Thinking),
 	})
+}
+
+// reasoningEffort is OpenAI's reasoning_effort for a level of Config.Thinking: none for
+// "off" and "".
+func reasoningEffort(level string) string {
+	if ThinkingBudget(level) == 0 {
+		return ""
+	}
+	return level
 }
 
 func newAnthropic(cfg Config) (llm.Provider, error) {
@@ -122,6 +166,7 @@ func newAnthropic(cfg Config) (llm.Provider, error) {
 	return anthropic.New(anthropic.Options{
 		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
 		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
+		ThinkingBudget: ThinkingBudget(cfg.Thinking),
 	})
 }
 

@@ -149,8 +149,8 @@ func TestWholeToolCalls(t *testing.T) {
 	}
 }
 
-// Thinking streams as a thinking block; its signature is kept and sent back with it on the
-// next turn. redacted_thinking has no place in llm.Content and is skipped.
+// Thinking streams as a thinking block; its signature is kept with it and sent back with it
+// on the next turn. redacted_thinking is a thinking block marked redacted, its data kept.
 func TestThinking(t *testing.T) {
 	srv := replay.New(t, replay.Step{File: file("thinking.sse")})
 	p, _ := newProvider(t, srv, anthropic.Options{ThinkingBudget: 2048})
@@ -166,15 +166,22 @@ func TestThinking(t *testing.T) {
 		`thinking_delta 0 "3\n2. 453 = 400 + 50 + "`,
 		`thinking_delta 0 "3"`,
 		`thinking_end 0 ""`,
-		`text_start 1 ""`,
-		`text_delta 1 "27 * 453 = 12,23"`,
-		`text_delta 1 "1"`,
-		`text_end 1 ""`,
+		`thinking_start 1 ""`,
+		`thinking_end 1 ""`,
+		`text_start 2 ""`,
+		`text_delta 2 "27 * 453 = 12,23"`,
+		`text_delta 2 "1"`,
+		`text_end 2 ""`,
 	}
 	if d := cmp.Diff(want, rec.Steps()); d != "" {
 		t.Errorf("steps (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]llm.Content{llm.Thinking(thought), llm.Text("27 * 453 = 12,231")}, msg.Content); d != "" {
+	wantContent := []llm.Content{
+		{Type: llm.ContentThinking, Thinking: thought, Signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
+		{Type: llm.ContentThinking, Signature: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP", Redacted: true},
+		llm.Text("27 * 453 = 12,231"),
+	}
+	if d := cmp.Diff(wantContent, msg.Content); d != "" {
 		t.Errorf("content (-want +got):\n%s", d)
 	}
 

@@ -26,6 +26,7 @@ type streamEvent struct {
 		ID       string          `json:"id"`
 		Name     string          `json:"name"`
 		Input    json.RawMessage `json:"input"`
+		Data     string          `json:"data"` // of a redacted_thinking block
 	} `json:"content_block"`
 	Delta *struct {
 		Type        string `json:"type"`
@@ -58,8 +59,9 @@ type open struct {
 	deltas    bool            // whether input_json_delta arrived
 }
 
-// decoder maps the API's content blocks (by their stream index) to message blocks. Block
-// types pid has no place for (redacted_thinking, server tool blocks) are skipped.
+// decoder maps the API's content blocks (by their stream index) to message blocks. A
+// redacted_thinking block is a thinking block marked Redacted, its data kept as the
+// signature; block types pid has no place for (server tool blocks) are skipped.
 type decoder struct {
 	b    *wire.Builder
 	info *wire.Info
@@ -111,6 +113,12 @@ func (d *decoder) Event(ev wire.Event) (bool, string) {
 			d.b.Append(o.block, cb.Thinking)
 		case "tool_use":
 			d.blocks[e.Index] = &open{block: d.b.Open(llm.ContentToolCall, cb.ID, cb.Name), input: cb.Input}
+		case "redacted_thinking":
+			// Complete in its start event: it goes back to the API as it came.
+			i := d.b.Open(llm.ContentThinking, "", "")
+			c := d.b.Block(i)
+			c.Signature, c.Redacted = cb.Data, true
+			d.b.Close(i)
 		}
 	case "content_block_delta":
 		o := d.blocks[e.Index]
@@ -127,6 +135,7 @@ func (d *decoder) Event(ev wire.Event) (bool, string) {
 			d.b.Append(o.block, e.Delta.PartialJSON)
 		case "signature_delta":
 			o.signature += e.Delta.Signature
+			d.b.Block(o.block).Signature = o.signature
 		}
 	case "content_block_stop":
 		o := d.blocks[e.Index]

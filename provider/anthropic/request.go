@@ -39,6 +39,7 @@ type block struct {
 	Text         string          `json:"text,omitempty"`
 	Thinking     string          `json:"thinking,omitempty"`
 	Signature    string          `json:"signature,omitempty"`
+	Data         string          `json:"data,omitempty"` // of a redacted_thinking block
 	Source       *imageSource    `json:"source,omitempty"`
 	ID           string          `json:"id,omitempty"`
 	Name         string          `json:"name,omitempty"`
@@ -113,9 +114,8 @@ func ephemeral() *cacheControl { return &cacheControl{Type: "ephemeral"} }
 // API messages:
 //
 //   - user: text blocks (blank ones left out, as the API rejects them) and base64 images;
-//   - assistant: text blocks (blank ones left out), thinking blocks with the signature
-//     remembered for them (without one, as text, since the API rejects an unsigned
-//     thinking block), and tool_use blocks whose input is the arguments object;
+//   - assistant: text blocks (blank ones left out), thinking blocks as thinkingBlock
+//     writes them, and tool_use blocks whose input is the arguments object;
 //   - toolResult: a tool_result block in a user message; the results of one batch share
 //     a user message, as the API asks.
 //
@@ -146,13 +146,8 @@ func (p *Provider) convertMessages(history []llm.Message) []message {
 						blocks = append(blocks, &block{Type: "text", Text: c.Text})
 					}
 				case llm.ContentThinking:
-					if strings.TrimSpace(c.Thinking) == "" {
-						continue
-					}
-					if sig, ok := p.sigs.get(c.Thinking); ok {
-						blocks = append(blocks, &block{Type: "thinking", Thinking: c.Thinking, Signature: sig})
-					} else {
-						blocks = append(blocks, &block{Type: "text", Text: c.Thinking})
+					if b := p.thinkingBlock(c); b != nil {
+						blocks = append(blocks, b)
 					}
 				case llm.ContentToolCall:
 					blocks = append(blocks, &block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: inputObject(c.Arguments)})
@@ -168,6 +163,25 @@ func (p *Provider) convertMessages(history []llm.Message) []message {
 		}
 	}
 	return out
+}
+
+// thinkingBlock writes a thinking block of the history: with its signature (the block's
+// own, else one remembered for its text) as the API requires it back; a redacted one as
+// redacted_thinking with its data; without a signature (thinking another model did) as
+// text, since the API rejects an unsigned thinking block. nil for a blank one.
+func (p *Provider) thinkingBlock(c llm.Content) *block {
+	switch {
+	case c.Redacted && c.Signature != "":
+		return &block{Type: "redacted_thinking", Data: c.Signature}
+	case strings.TrimSpace(c.Thinking) == "":
+		return nil
+	case c.Signature != "":
+		return &block{Type: "thinking", Thinking: c.Thinking, Signature: c.Signature}
+	}
+	if sig, ok := p.sigs.get(c.Thinking); ok {
+		return &block{Type: "thinking", Thinking: c.Thinking, Signature: sig}
+	}
+	return &block{Type: "text", Text: c.Thinking}
 }
 
 // userBlocks converts text and image blocks, leaving out blank text (the API rejects it).

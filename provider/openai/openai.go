@@ -43,6 +43,9 @@ type Options struct {
 	// max_completion_tokens to api.openai.com and as max_tokens elsewhere, which is the
 	// field local servers read.
 	MaxTokens int
+	// ReasoningEffort, when set ("low", "medium", "high"), is sent as reasoning_effort: how
+	// hard a reasoning model thinks. Empty sends nothing, for servers that reject the field.
+	ReasoningEffort string
 	// HTTPClient makes the requests (default: a client on http.DefaultTransport with no
 	// overall timeout, since an answer streams for as long as it takes). New uses a copy
 	// whose redirect policy sends the key only to BaseURL's origin (scheme, host, port),

@@ -20,6 +20,7 @@ type chatRequest struct {
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
 }
 
 type streamOptions struct {
@@ -78,10 +79,11 @@ const imagesFromTools = "Attached image(s) from tool result:"
 // body returns the request body for req.
 func (p *Provider) body(req *llm.Request) ([]byte, error) {
 	cr := chatRequest{
-		Model:         p.opts.Model,
-		Messages:      convertMessages(req.SystemPrompt, req.Messages),
-		Stream:        true,
-		StreamOptions: &streamOptions{IncludeUsage: true},
+		Model:           p.opts.Model,
+		Messages:        convertMessages(req.SystemPrompt, req.Messages),
+		Stream:          true,
+		StreamOptions:   &streamOptions{IncludeUsage: true},
+		ReasoningEffort: p.opts.ReasoningEffort,
 	}
 	if p.opts.MaxTokens > 0 {
 		if u, err := url.Parse(p.opts.BaseURL); err == nil && isOpenAI(u) {
