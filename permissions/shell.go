@@ -848,8 +848,8 @@ func (r *shellReader) simple(words []shellWord, env []string, dynTail bool) int 
 			return r.command1(words, vouch, dynTail, first)
 		}
 		start, known, x := w.scan(words)
-		if base == "command" && x.lookup {
-			return r.command1(words, vouch, dynTail, first) // command -v NAME runs nothing
+		if x.lookup {
+			return r.command1(words, vouch, dynTail, first) // command -v NAME, taskset -p PID run nothing
 		}
 		env = append(env, x.env...)
 		if x.write != nil {
@@ -859,7 +859,7 @@ func (r *shellReader) simple(words []shellWord, env []string, dynTail bool) int 
 			r.cmd.cd = true
 		}
 		if x.split != nil {
-			r.setUnsafe("the command runs a command line given as a string (env -S)")
+			r.setUnsafe("the command runs a command line given as a string (" + x.splitBy + ")")
 			if x.split.lit {
 				r.nested(x.split.text)
 			}
@@ -918,10 +918,11 @@ type wrapExtra struct {
 	env         []string   // NAME=VALUE assignments (env, sudo)
 	options     bool       // env has options (then it stays a part of its own)
 	firstOption int        // index of env's first option
-	lookup      bool       // command -v / -V: a look-up, not a run
+	lookup      bool       // command -v / -V, taskset -p: a look-up (or a change) of something else, not a run
 	write       *shellWord // a file the wrapper writes (time -o)
 	chdir       bool       // env -C
-	split       *shellWord // env -S STRING
+	split       *shellWord // env -S STRING, flock -c STRING: a command line the wrapper runs
+	splitBy     string     // "env -S" or "flock -c", for messages
 	replace     string     // xargs -I STRING, -i, --replace
 }
 
@@ -977,6 +978,14 @@ var wrappers = map[string]*wrapper{
 	"ionice":   {opts: optSpec{flags: "t", values: "cnpPu", long: []string{"--ignore"}, longVals: []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}}},
 	"chroot":   {positional: 1, opts: optSpec{long: []string{"--skip-chdir"}, longVals: []string{"--userspec", "--groups"}}},
 	"unbuffer": {opts: optSpec{flags: "p"}},
+	// taskset [-acp] MASK COMMAND...: with -p it changes a running process and runs nothing.
+	"taskset": {harmless: true, positional: 1, opts: optSpec{flags: "acpVh",
+		long: []string{"--all-tasks", "--pid", "--cpu-list", "--help", "--version"}}},
+	// flock [options] FILE COMMAND... or FILE -c STRING (STRING through sh -c); FILE is
+	// created when missing: a write. flock NUMBER locks a descriptor and runs nothing.
+	"flock": {harmless: true, positional: 1, opts: optSpec{flags: "sxenuoFhV", values: "wEc",
+		long:     []string{"--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close", "--no-fork", "--verbose", "--help", "--version"},
+		longVals: []string{"--timeout", "--wait", "--conflict-exit-code", "--command"}}},
 }
 
 // scan reads a wrapper's options and returns the index of the command it runs (len(words)
@@ -998,6 +1007,12 @@ func (w *wrapper) scan(words []shellWord) (start int, known bool, x wrapExtra) {
 			case opt == "-i" || opt == "--replace":
 				x.replace = "{}"
 			}
+		case "taskset":
+			x.lookup = x.lookup || opt == "-p" || opt == "--pid"
+		case "flock":
+			if (opt == "-c" || opt == "--command") && val != nil {
+				x.split, x.splitBy = val, "flock -c"
+			}
 		case "env":
 			if !x.options {
 				x.options, x.firstOption = true, at
@@ -1006,7 +1021,7 @@ func (w *wrapper) scan(words []shellWord) (start int, known bool, x wrapExtra) {
 			case (opt == "-C" || opt == "--chdir") && val != nil:
 				x.chdir = true
 			case (opt == "-S" || opt == "--split-string") && val != nil:
-				x.split = val
+				x.split, x.splitBy = val, "env -S"
 			}
 		}
 	})
@@ -1016,8 +1031,17 @@ func (w *wrapper) scan(words []shellWord) (start int, known bool, x wrapExtra) {
 			i++
 		}
 	}
+	operand := i
 	for n := 0; n < w.positional && i < len(words); n++ {
 		i++
+	}
+	if base == "flock" && operand < len(words) {
+		if i+1 < len(words) && words[i].lit && (words[i].text == "-c" || words[i].text == "--command") {
+			x.split, x.splitBy = &words[i+1], "flock -c"
+		}
+		if i < len(words) || x.split != nil {
+			x.write = &words[operand] // FILE, created when missing (not a descriptor number)
+		}
 	}
 	if w.assigns {
 		for i < len(words) {
@@ -1411,6 +1435,9 @@ func (r *shellReader) git(words []shellWord, vouch int) ([]shellWord, int) {
 		// Every other global option changes where git reads its configuration or its
 		// programs (commandOptions), or is one pid does not know: no rule allows it.
 		vouch = noVouch
+		if t == "-c" && i+1 < len(words) {
+			r.gitConfigValue(words[i+1])
+		}
 		if name, _, hasEq := strings.Cut(t, "="); gitGlobalValue[name] && !hasEq {
 			i++
 		}
@@ -1458,6 +1485,22 @@ func (r *shellReader) git(words []shellWord, vouch int) ([]shellWord, int) {
 		}
 	}
 	return out, vouch
+}
+
+// gitConfigValue reads the value of git's -c NAME=VALUE as a command line, so that deny
+// rules see what it may run: many settings name a program git runs through the shell
+// (core.fsmonitor, core.pager, core.sshCommand, diff.*.textconv, filter.*.clean, an alias
+// "!cmd", ...), and pid does not try to tell them from the others. A leading "!" (an alias
+// that runs a shell command) is dropped.
+func (r *shellReader) gitConfigValue(w shellWord) {
+	if !w.lit {
+		return
+	}
+	_, v, ok := strings.Cut(w.text, "=")
+	v = strings.TrimPrefix(strings.TrimLeft(v, " \t"), "!")
+	if ok && strings.TrimSpace(v) != "" {
+		r.nested(v)
+	}
 }
 
 // gitInfo are git's options that print something and stand in place of a subcommand.

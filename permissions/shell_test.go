@@ -213,6 +213,25 @@ var corpus = []struct {
 	{"cat <<< \"$HOME\"", allow, "a here-string is text, not a file"},
 	{strings.Repeat("(", 300) + "ls" + strings.Repeat(")", 300), ask, "nests too deeply to check (parsing it would take long)"},
 	{"export PATH=.:$PATH; ls", ask, "changes what later commands run"},
+
+	// issue 19: taskset and flock are wrappers like timeout and nice; git's -c values
+	// are commands git may run.
+	{"taskset 1 rm x", deny, "taskset runs rm"},
+	{"taskset -c 0 rm x", deny, "taskset -c takes a CPU list, then runs rm"},
+	{"taskset -a 0x3 rm x", deny, "taskset's options are skipped"},
+	{"taskset 1 ls", allow, "taskset is stripped before matching"},
+	{"taskset -p 1234", ask, "taskset -p changes a running process and runs nothing: no rule"},
+	{"flock /tmp/l rm x", deny, "flock runs rm"},
+	{"flock -n -w 5 /tmp/l rm x", deny, "flock's options are skipped"},
+	{"flock -c 'rm x' /tmp/l", deny, "flock -c runs its string through sh -c"},
+	{"flock /tmp/l -c 'rm x'", deny, "the string may also follow the file"},
+	{"flock docs/x.lock ls", allow, "flock is stripped; it creates its file, a write under docs"},
+	{"flock x.lock ls", ask, "flock creates x.lock: a write outside docs"},
+	{"flock docs/x.lock -c ls", ask, "a command line in a string is never allowed"},
+	{"git -c core.fsmonitor='rm x' status", deny, "git runs core.fsmonitor's value"},
+	{"git -c alias.x='!rm x' x", deny, "an alias with ! runs a shell command"},
+	{"git -c core.pager='curl x' log", deny, "git runs the pager"},
+	{"git -c 'diff.x.textconv=rm -rf x' diff", deny, "git runs a textconv driver"},
 }
 
 func corpusPolicyValue(t *testing.T) *permissions.Policy {
