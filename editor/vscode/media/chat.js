@@ -1,7 +1,9 @@
 // The chat view's page: builds the DOM of pid's conversation from the extension's messages
 // (items updated in place: a tool card keeps its expanded output while its status changes),
 // and sends the person's clicks and messages back. It never moves focus by itself (no
-// autofocus, no focus() on arrival): an approval is answered only by a click on its buttons.
+// autofocus, no focus() on arrival; the prompt box only when the person opened the chat to
+// type): an approval is answered only by a click on its buttons or by the approval commands'
+// Ctrl+Alt keys, which no stray keystroke presses.
 // Text from pid and the model is set as text; only the answer's HTML, rendered and escaped by
 // the extension (markdown.ts), is set as HTML.
 // @ts-check
@@ -25,6 +27,12 @@
 	let state = { status: 'idle', running: false, context: [] };
 
 	const post = (m) => vscode.postMessage(m);
+
+	// The keys of the approval commands (package.json's keybindings), as this machine writes them.
+	const MAC = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent || '');
+	const KEYS = MAC
+		? { allow: '⌃⌥Y', always: '⌃⌥⇧Y', deny: '⌃⌥⇧N' }
+		: { allow: 'Ctrl+Alt+Y', always: 'Ctrl+Alt+Shift+Y', deny: 'Ctrl+Alt+Shift+N' };
 
 	/** el makes an element with a class and, optionally, text. */
 	function el(tag, cls, text) {
@@ -222,11 +230,11 @@
 			}
 			post({ type: 'approve', toolCallId: item.toolCallId, choice, reason: choice === 'Deny' ? reason.value : undefined });
 		};
-		buttons.append(button('Allow', 'allow', () => answer('Allow'), 'Run this call once'));
+		buttons.append(button('Allow', 'allow', () => answer('Allow'), `Run this call once (${KEYS.allow})`));
 		if (a.always) {
-			buttons.append(button('Allow always', 'always secondary', () => answer('Always allow'), `Allow always covers: ${a.always}`));
+			buttons.append(button('Allow always', 'always secondary', () => answer('Always allow'), `Allow always covers: ${a.always} (${KEYS.always})`));
 		}
-		buttons.append(button('Deny', 'deny secondary', () => answer('Deny'), 'Do not run it; pid tells the model'));
+		buttons.append(button('Deny', 'deny secondary', () => answer('Deny'), `Do not run it; pid tells the model (${KEYS.deny})`));
 		if (a.canReview) {
 			buttons.append(button('Review', 'review secondary', () => post({ type: 'review', toolCallId: item.toolCallId }), "Open VS Code's diff editor: the file now ↔ what pid proposes"));
 		}
@@ -236,6 +244,8 @@
 		} else {
 			box.append(el('div', 'scope muted', 'Allow always is not offered: pid cannot limit it to calls like this one.'));
 		}
+		// The approval keys deny with the reason typed so far (the extension keeps it).
+		reason.addEventListener('input', () => post({ type: 'reason', toolCallId: item.toolCallId, text: reason.value }));
 		reason.addEventListener('keydown', (ev) => {
 			if (ev.key === 'Enter') {
 				ev.preventDefault();
@@ -243,6 +253,23 @@
 			}
 		});
 		box.append(reason);
+		// The keys answer the first pending question of the chat (markKeyed shows this line there only).
+		const keys = el('div', 'keys');
+		keys.append(
+			document.createTextNode('Keys (from anywhere in VS Code): '),
+			el('kbd', '', KEYS.allow),
+			document.createTextNode(' allow · '),
+			...(a.always ? [el('kbd', '', KEYS.always), document.createTextNode(' allow always · ')] : []),
+			el('kbd', '', KEYS.deny),
+			document.createTextNode(' deny'),
+		);
+		box.append(keys);
+	}
+
+	/** markKeyed marks the approval the keys answer: the first pending one (as the extension's firstPendingApproval). */
+	function markKeyed() {
+		const pending = log.querySelectorAll('.approval.state-pending');
+		pending.forEach((b, i) => b.classList.toggle('keyed', i === 0));
 	}
 
 	function renderTool(node, item) {
@@ -547,6 +574,7 @@
 				upsert(item);
 			}
 			applyState(m.state);
+			markKeyed();
 			stick = true;
 			follow();
 		} else if (m.type === 'batch') {
@@ -560,12 +588,36 @@
 				}
 			}
 			document.body.classList.toggle('empty', log.childElementCount === 0);
+			markKeyed();
 			follow();
 		} else if (m.type === 'focusPrompt') {
 			// Only on the person's request (pid: Focus Chat).
 			prompt.focus();
 		}
 	});
+
+	// Keys typed as the chat first loads (pid: Focus Chat, then typing at once) are kept: when
+	// the extension asked for the prompt box before the page existed, or the page has the
+	// focus with nothing focused in it (the person put the focus in the chat), the box takes
+	// it as soon as this script runs, not after the ready round trip. A character typed while
+	// nothing on the page has the focus goes into the box too (never Enter: it would send).
+	function typedOnPage(ev) {
+		const t = /** @type {HTMLElement} */ (ev.target);
+		if (ev.defaultPrevented || ev.isComposing || ev.ctrlKey || ev.metaKey || ev.altKey || ev.key.length !== 1) {
+			return;
+		}
+		if (t !== document.body && t !== document.documentElement && t !== null) {
+			return;
+		}
+		ev.preventDefault();
+		prompt.focus();
+		prompt.setRangeText(ev.key, prompt.selectionStart, prompt.selectionEnd, 'end');
+		prompt.dispatchEvent(new Event('input'));
+	}
+	document.addEventListener('keydown', typedOnPage);
+	if (document.body.dataset.focusPrompt === '1' || (document.hasFocus() && (document.activeElement === null || document.activeElement === document.body))) {
+		prompt.focus();
+	}
 
 	post({ type: 'ready' });
 })();

@@ -102,7 +102,8 @@ export interface ToolItem {
 export interface NoticeAction {
 	label: string;
 	/** What the view asks the extension to do. */
-	action: 'resume' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
+	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
+	/** The setting, the file, or (resumeSession) the session's id. */
 	arg?: string;
 }
 
@@ -677,6 +678,20 @@ export class ChatModel {
 	}
 
 	/**
+	 * firstPendingApproval returns the card whose approval the approval commands (and their
+	 * keys) answer: the first pending one in the chat's order, which the view marks with the
+	 * keys; undefined when none is pending.
+	 */
+	firstPendingApproval(): ToolItem | undefined {
+		for (const it of this.items) {
+			if (it.kind === 'tool' && it.approval?.state === 'pending' && this.approvals.has(it.toolCallId)) {
+				return it;
+			}
+		}
+		return undefined;
+	}
+
+	/**
 	 * answerApproval answers a pending approval (a click in the view): choice is Allow, Always
 	 * allow or Deny. It reports whether a question was pending for that call; Always allow is
 	 * refused (false) when it was not offered.
@@ -836,6 +851,16 @@ export class ChatModel {
 	retire(item: NoticeItem): void {
 		item.actions = [];
 		this.update(item);
+	}
+
+	/** dismiss removes a notice from the chat (an offer that no longer applies); nothing when it is gone already. */
+	dismiss(item: NoticeItem): void {
+		this.remove(item);
+	}
+
+	/** Reports whether the chat shows nothing (no message, card or notice). */
+	get empty(): boolean {
+		return this.items.length === 0;
 	}
 
 	/**

@@ -16,6 +16,7 @@ export type FromView =
 	| { type: 'cancel' }
 	| { type: 'approve'; toolCallId: string; choice: string; reason?: string }
 	| { type: 'review'; toolCallId: string }
+	| { type: 'reason'; toolCallId: string; text: string }
 	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, unknown> }
 	| { type: 'addContext'; kind: 'file' | 'selection' | 'diagnostics' }
 	| { type: 'removeContext'; id: string }
@@ -54,6 +55,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		private readonly extensionUri: vscode.Uri,
 		private readonly chat: () => ChatModel,
 		private readonly onMessage: (m: FromView) => void,
+		/** Called each time the page is ready and has the whole chat (the view shown first, or again after a reload). */
+		private readonly onReady?: () => void,
 	) {}
 
 	/** attach follows a chat's changes (the extension has one chat for all its controllers). */
@@ -78,6 +81,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		}
 		// The view was never shown: its focus command is the only way to open it, and it moves
 		// the focus there; it goes back to the editor unless the person asked for the chat.
+		// Asked for, the prompt box is focused by the page as it loads (see html).
+		if (focus) {
+			this.focusWhenReady = true;
+		}
 		await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
 		if (focus) {
 			this.post({ type: 'focusPrompt' });
@@ -92,7 +99,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		this.ready = false;
 		const media = vscode.Uri.joinPath(this.extensionUri, 'media');
 		view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-		view.webview.html = this.html(view.webview, media);
+		view.webview.html = this.html(view.webview, media, this.focusWhenReady);
 		this.subs.push(
 			view.webview.onDidReceiveMessage((m: FromView) => {
 				if (m?.type === 'ready') {
@@ -102,6 +109,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 						this.focusWhenReady = false;
 						this.post({ type: 'focusPrompt' });
 					}
+					this.onReady?.();
 					return;
 				}
 				this.onMessage(m);
@@ -115,7 +123,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		);
 	}
 
-	private html(webview: vscode.Webview, media: vscode.Uri): string {
+	/**
+	 * html is the page. focus: the person asked for the prompt box (pid: Focus Chat) before
+	 * the page existed: the page focuses it as soon as its script runs, without waiting for
+	 * the ready round trip, so that what they type meanwhile lands in it.
+	 */
+	private html(webview: vscode.Webview, media: vscode.Uri, focus: boolean): string {
 		const nonce = crypto.randomBytes(16).toString('base64');
 		const css = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
 		const js = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.js'));
@@ -135,7 +148,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <link rel="stylesheet" href="${css}">
 <title>pid</title>
 </head>
-<body>
+<body${focus ? ' data-focus-prompt="1"' : ''}>
 <div id="pid-chat">
 <div id="log" role="log" aria-live="polite" aria-label="pid's conversation"></div>
 <div id="queue" aria-label="Messages waiting for pid"></div>

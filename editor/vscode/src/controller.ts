@@ -35,7 +35,7 @@ import {
 	type TrustedFolder,
 } from './protocol';
 import { Run, transcriptEntries } from './run';
-import { MAX_LISTED, ResumeError, insideAny, loadErrorText } from './sessions';
+import { MAX_LISTED, ResumeError, insideAny, loadErrorText, relativeTime } from './sessions';
 
 export interface Ui {
 	/** Shows one more entry of the log (the output channel). */
@@ -163,6 +163,8 @@ export class PidController {
 	private note: string | undefined;
 	/** The model picked before a session exists: the next session/new gets it. */
 	private nextModel: ModelEntry | undefined;
+	/** The offer to resume the folder's last session (offerLastSession), while the chat shows it. */
+	private offer: { notice: NoticeItem; summary: SessionSummary } | undefined;
 
 	constructor(private readonly opts: ControllerOptions) {
 		this.chat = opts.chat ?? new ChatModel();
@@ -232,6 +234,7 @@ export class PidController {
 		const cur: Current = { source, started, settle };
 		this.current = cur;
 		const chat = this.chat;
+		this.dropOffer();
 		chat.setState({ status: 'starting', running: true });
 		try {
 			let client: PidClient;
@@ -425,8 +428,81 @@ export class PidController {
 		this.sessionId = undefined;
 		this.note = undefined;
 		this.clearStopped();
+		this.offer = undefined;
 		this.chat.clear();
 		this.chat.setState({ sessionId: undefined, title: undefined, model: this.nextModel ? modelLabel(this.nextModel) : undefined, status: this.busy ? this.chat.state.status : 'idle' });
+	}
+
+	/**
+	 * offerLastSession is what an empty chat shows after a window reload or an editor restart:
+	 * while no session is current, none stopped and the chat is empty, it asks pid for the
+	 * newest saved session of the folder pid works in (session/list with that cwd; pid is
+	 * started for it and kept for the first prompt) and shows a notice naming it, with a
+	 * Resume button (action resumeSession, the session's id) that resumeOffered answers. It
+	 * resolves to the session offered, or undefined when there is none (or none with a
+	 * message), the folder is unknown, pid keeps no sessions, or the chat changed meanwhile
+	 * (a prompt, a load). It never throws: a failure is logged, since the offer only saves a
+	 * trip to Session History.
+	 */
+	async offerLastSession(): Promise<SessionSummary | undefined> {
+		const folder = this.chat.folder;
+		const untouched = () => !this.disposed && !this.busy && this.sessionId === undefined && this.stoppedSession === undefined && this.offer === undefined && this.chat.empty;
+		if (folder === undefined || !path.isAbsolute(folder) || !untouched()) {
+			return undefined;
+		}
+		let last: SessionSummary | undefined;
+		try {
+			const client = await this.ensureClient();
+			if (!client.savesSessions) {
+				return undefined;
+			}
+			// Sessions are listed under the folder as pid got it: as given, or resolved.
+			for (const cwd of [...new Set([path.resolve(folder), realPath(folder)])]) {
+				const page = await client.listSessions({ cwd });
+				last = page.sessions.find((s) => s && typeof s.sessionId === 'string' && s.messageCount > 0);
+				if (last) {
+					break;
+				}
+			}
+		} catch (err) {
+			this.opts.ui.appendLine(`! pid: could not look for this folder's last session: ${errorText(err)}`);
+			return undefined;
+		}
+		if (!last || !untouched()) {
+			return undefined;
+		}
+		const title = String(last.title ?? '').replace(/\s+/g, ' ').trim() || '(no text)';
+		const short = title.length > 40 ? `${title.slice(0, 39)}…` : title;
+		const n = last.messageCount;
+		const notice = this.chat.notice(
+			'info',
+			`Your last session in this folder: "${title}" (${relativeTime(last.updatedAt, new Date())}, ${n} message${n === 1 ? '' : 's'}). Resume continues it; a new message starts a new session.`,
+			[{ label: `Resume "${short}"`, action: 'resumeSession', arg: last.sessionId }],
+		);
+		this.offer = { notice, summary: last };
+		return last;
+	}
+
+	/**
+	 * resumeOffered is the Resume button of offerLastSession's notice: it loads the offered
+	 * session (as resume does, with the list's summary naming it). sessionId, when given, must
+	 * be the offered one (else that session is resumed without a summary). It throws as resume.
+	 */
+	async resumeOffered(sessionId?: string): Promise<SessionLoadResult | undefined> {
+		const offer = this.offer;
+		const id = sessionId ?? offer?.summary.sessionId;
+		if (id === undefined) {
+			return undefined;
+		}
+		return this.resume(id, offer?.summary.sessionId === id ? offer.summary : undefined);
+	}
+
+	/** dropOffer takes offerLastSession's notice out of the chat (a prompt started, a session was loaded). */
+	private dropOffer(): void {
+		if (this.offer) {
+			this.chat.dismiss(this.offer.notice);
+			this.offer = undefined;
+		}
 	}
 
 	private clearStopped(): void {
@@ -609,6 +685,7 @@ export class PidController {
 		}
 		const previous = this.sessionId;
 		this.sessionId = loaded.sessionId;
+		this.offer = undefined;
 		const wasStopped = this.stoppedSession === sessionId;
 		this.clearStopped();
 		if (previous !== undefined && previous !== loaded.sessionId) {

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ALWAYS_ALLOW } from './approval';
+import { ALLOW, ALWAYS_ALLOW, DENY } from './approval';
 import { ChatModel } from './chat';
 import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
@@ -205,7 +205,13 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	// --- the chat view, the status bar ------------------------------------------------------
 
-	const view = new ChatViewProvider(context.extensionUri, () => chat, (m) => void onViewMessage(m));
+	// The page ready with an empty chat (a window reload, an editor restart, the chat first
+	// opened): offer the folder's last session rather than a blank chat.
+	const view = new ChatViewProvider(context.extensionUri, () => chat, (m) => void onViewMessage(m), () => {
+		if (chat.empty && !(controller?.busy ?? false)) {
+			void current().offerLastSession();
+		}
+	});
 	context.subscriptions.push(view, view.attach(chat), vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
 
 	const status = vscode.window.createStatusBarItem('pid.status', vscode.StatusBarAlignment.Left, 100);
@@ -237,7 +243,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		// An approval while the chat is hidden: say so without taking focus (a notification).
 		if (s === 'approval' && !view.visible && !approvalToast) {
 			approvalToast = true;
-			void vscode.window.showInformationMessage('pid is waiting for your approval in the chat.', 'Show Chat').then((c) => {
+			void vscode.window.showInformationMessage('pid is waiting for your approval in the chat (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).', 'Show Chat').then((c) => {
 				approvalToast = false;
 				if (c) {
 					void view.reveal(true);
@@ -247,6 +253,41 @@ export function activate(context: vscode.ExtensionContext): void {
 	};
 	context.subscriptions.push(chat.onEvent((e) => e.type === 'state' && refreshStatus()));
 	refreshStatus();
+
+	// pid.approvalPending enables the approval commands and their keys while a question waits.
+	let approvalPending = false;
+	/** The reasons for denying typed on the pending cards, by call (the page sends them as typed). */
+	const reasons = new Map<string, string>();
+	const refreshApprovalPending = () => {
+		const pending = chat.firstPendingApproval() !== undefined;
+		if (!pending) {
+			reasons.clear();
+		}
+		if (pending !== approvalPending) {
+			approvalPending = pending;
+			void vscode.commands.executeCommand('setContext', 'pid.approvalPending', pending);
+		}
+	};
+	context.subscriptions.push(chat.onEvent((e) => (e.type !== 'upsert' || e.item.kind === 'tool') && refreshApprovalPending()));
+
+	/**
+	 * answerPending is the approval commands (pid.approval.*, Ctrl+Alt+Y and its kin): it
+	 * answers the first pending question of the chat, the one whose card shows the keys, as
+	 * its button would (Deny with the reason typed on the card, if any).
+	 */
+	const answerPending = (choice: string) => {
+		const t = chat.firstPendingApproval();
+		if (!t?.approval) {
+			void vscode.window.showInformationMessage('pid: no call is waiting for your approval.');
+			return;
+		}
+		if (choice === ALWAYS_ALLOW && t.approval.always === undefined) {
+			void vscode.window.showInformationMessage('pid: Allow always is not offered for this call (pid cannot limit it to calls like this one): allow it once or deny it.');
+			return;
+		}
+		chat.answerApproval(t.toolCallId, choice, choice === DENY ? reasons.get(t.toolCallId) : undefined);
+		reasons.delete(t.toolCallId);
+	};
 
 	/** report shows a failure: in the chat when it is not there yet, and as a notification when the chat is hidden. */
 	const report = (err: unknown) => {
@@ -412,6 +453,13 @@ export function activate(context: vscode.ExtensionContext): void {
 			case 'resume':
 				await resumeStopped();
 				break;
+			case 'resumeSession':
+				try {
+					await current().resumeOffered(arg);
+				} catch (err) {
+					report(err);
+				}
+				break;
 			case 'openSettings':
 				await vscode.commands.executeCommand('workbench.action.openSettings', arg ?? 'pid');
 				break;
@@ -444,7 +492,13 @@ export function activate(context: vscode.ExtensionContext): void {
 			case 'cancel':
 				controller?.cancel();
 				break;
+			case 'reason':
+				if (typeof m.toolCallId === 'string' && typeof m.text === 'string') {
+					reasons.set(m.toolCallId, m.text.slice(0, 2000));
+				}
+				break;
 			case 'approve':
+				reasons.delete(String(m.toolCallId));
 				chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined);
 				break;
 			case 'review':
@@ -583,6 +637,9 @@ export function activate(context: vscode.ExtensionContext): void {
 			void view.reveal(false);
 		}),
 		vscode.commands.registerCommand('pid.showLog', () => out.show(true)),
+		vscode.commands.registerCommand('pid.approval.allow', () => answerPending(ALLOW)),
+		vscode.commands.registerCommand('pid.approval.allowAlways', () => answerPending(ALWAYS_ALLOW)),
+		vscode.commands.registerCommand('pid.approval.deny', () => answerPending(DENY)),
 	);
 }
 

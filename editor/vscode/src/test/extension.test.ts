@@ -280,8 +280,9 @@ function loadExtension(t: import('node:test').TestContext, fake: ReturnType<type
 	const mod = Module as unknown as { _load: Loader };
 	const load = mod._load;
 	mod._load = (request, parent, isMain) => (request === 'vscode' ? fake.vscode : load(request, parent, isMain));
-	// A fresh copy: a cached one would hold an earlier test's fake.
+	// A fresh copy (of every module that imports vscode): a cached one would hold an earlier test's fake.
 	delete require.cache[require.resolve('../extension')];
+	delete require.cache[require.resolve('../chatview')];
 	const ext = require('../extension') as Ext;
 	t.after(async () => {
 		mod._load = load;
@@ -494,4 +495,108 @@ test('extension.ts: pid: Resume Session lists the saved sessions, loads the pick
 	await holder.shutdown();
 
 	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
+});
+
+test('extension.ts: the approval commands (and their keys) answer the first pending question: Allow always only when offered, Deny with the reason typed on the card; pid.approvalPending says when they apply', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.model': { provider: 'script', turns: [
+			{ content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'echo $(date) > stamp.txt' } }] },
+			{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'hello.txt', content: 'hi\n' } }] },
+			{ content: text('done') },
+		] },
+	}, ws, { input: 'go' });
+	loadExtension(t, fake, tmp);
+	const run = (id: string) => Promise.resolve(fake.commands.get(id)?.());
+	const pendingKey = () => fake.executed.filter((a) => a[0] === 'setContext' && a[1] === 'pid.approvalPending').map((a) => a[2]);
+
+	// Each command has a key, enabled only while a question waits.
+	const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8'));
+	const keys = Object.fromEntries(pkg.contributes.keybindings.filter((k: { command: string }) => k.command.startsWith('pid.approval.')).map((k: { command: string; key: string; when: string }) => [k.command, [k.key, k.when]]));
+	assert.deepEqual(keys, {
+		'pid.approval.allow': ['ctrl+alt+y', 'pid.approvalPending'],
+		'pid.approval.allowAlways': ['ctrl+alt+shift+y', 'pid.approvalPending'],
+		'pid.approval.deny': ['ctrl+alt+shift+n', 'pid.approvalPending'],
+	});
+
+	// Nothing waits: said so.
+	await run('pid.approval.allow');
+	assert.deepEqual(fake.infos, ['pid: no call is waiting for your approval.']);
+
+	const view = openView(fake);
+	const asked = run('pid.ask');
+	await until(() => view.tools().get('b1')?.approval?.state === 'pending', 'the bash approval');
+	assert.deepEqual(pendingKey(), [true]);
+	// `echo $(date)` cannot be covered by a rule: Allow always is refused, the question stays.
+	await run('pid.approval.allowAlways');
+	assert.equal(fake.infos.at(-1), 'pid: Allow always is not offered for this call (pid cannot limit it to calls like this one): allow it once or deny it.');
+	assert.equal(view.tools().get('b1')?.approval?.state, 'pending');
+	// The reason typed on the card goes with the key's Deny.
+	view.send({ type: 'reason', toolCallId: 'b1', text: 'not the date' });
+	await run('pid.approval.deny');
+	await until(() => view.tools().get('b1')?.approval?.state === 'denied', 'the bash call denied');
+	assert.equal((view.tools().get('b1')?.approval as { reason?: string } | undefined)?.reason, 'not the date');
+	assert.ok(!fs.existsSync(path.join(ws, 'stamp.txt')), 'the denied command did not run');
+
+	await until(() => view.tools().get('w1')?.approval?.state === 'pending', 'the write approval');
+	await run('pid.approval.allow');
+	await within(asked, 'the pid.ask command', STEP_TIMEOUT_MS);
+	assert.equal(view.tools().get('w1')?.approval?.state, 'allowed');
+	assert.equal(fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8'), 'hi\n');
+	assert.ok(fake.output.includes('[b1] bash failed: The user denied this call of bash: not the date'), fake.output.join('\n'));
+	assert.equal(pendingKey().at(-1), false, 'the keys are off once nothing waits');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+});
+
+test('extension.ts: pid: Focus Chat before the view exists makes its page focus the prompt box as it loads (keys typed meanwhile land there); a view shown otherwise does not take the focus', { timeout: 60_000 }, async (t) => {
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({ 'pid.path': PID_BIN }, ws, {});
+	loadExtension(t, fake, tmp);
+	await fake.commands.get('pid.focusChat')?.();
+	assert.ok(fake.executed.some((a) => a[0] === 'pid.chat.focus'), 'the view is opened by its focus command');
+	const view = openView(fake);
+	assert.match(view.html, /<body data-focus-prompt="1">/);
+	assert.deepEqual(view.posted.map((p) => p.type).slice(0, 2), ['reset', 'focusPrompt']);
+	// Shown again without being asked for (a reload): no focus.
+	const again = openView(fake);
+	assert.match(again.html, /<body>/);
+	assert.ok(!again.posted.some((p) => p.type === 'focusPrompt'));
+});
+
+test('extension.ts: after a restart the chat view offers the workspace\'s last session, naming it; its Resume loads it into the chat', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.model': { provider: 'script', turns: [{ content: text('first answer') }, { content: text('second answer') }] },
+	}, ws, { input: 'remember the plan' });
+	const ext = loadExtension(t, fake, tmp);
+	await within(Promise.resolve(fake.commands.get('pid.ask')?.()), 'pid.ask', STEP_TIMEOUT_MS);
+	// VS Code restarts (or the window reloads): a fresh extension, its chat view shown.
+	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
+	delete require.cache[require.resolve('../extension')];
+	const ext2 = require('../extension') as Ext;
+	t.after(() => ext2.deactivate());
+	ext2.activate({ subscriptions: [], extensionUri: { fsPath: path.join(__dirname, '../..') } } as unknown as import('vscode').ExtensionContext);
+	const view = openView(fake);
+	type Notice = { kind: string; text?: string; actions?: { label: string; action: string; arg?: string }[] };
+	const notices = () => view.posted.flatMap((p) => (p.ops ?? []).map((o) => o.item as Notice | undefined)).filter((i): i is Notice => i?.kind === 'notice');
+	await until(() => notices().length > 0, `the offer in the chat view:\n${JSON.stringify(view.posted)}\n${fake.output.join('\n')}`);
+	const offer = notices()[0];
+	assert.match(offer.text ?? '', /^Your last session in this folder: "remember the plan" \((just now|\d+ minutes? ago), 2 messages\)/);
+	assert.equal(offer.actions?.[0]?.label, 'Resume "remember the plan"');
+	view.send({ type: 'action', action: offer.actions?.[0]?.action, arg: offer.actions?.[0]?.arg });
+	await until(() => fake.output.some((l) => /^pid: resumed session \S+ "remember the plan" \(2 messages, in /.test(l)), `the session loaded:\n${fake.output.join('\n')}`);
+	await until(() => notices().some((n) => n.text?.startsWith('Resumed "remember the plan" (2 messages)')), 'the chat says it resumed');
+	const users = view.posted.flatMap((p) => (p.ops ?? []).map((o) => o.item as { kind: string; text?: string } | undefined)).filter((i) => i?.kind === 'user');
+	assert.deepEqual(users.map((i) => i?.text), ['remember the plan'], 'the transcript is in the chat');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });

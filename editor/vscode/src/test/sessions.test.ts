@@ -303,3 +303,59 @@ test('startAfter: a controller that replaces another starts pid once the old one
 	assert.equal((await ask(h2, 'second')).answer, 'two');
 	await h2.shutdown();
 });
+
+test('after a reload the empty chat offers the folder\'s last session with a Resume naming it; Resume loads it; a message sent instead takes the offer away', T, async (t) => {
+	const model = { provider: 'script', turns: [{ content: text('answer one') }, { content: text('answer two') }] };
+	// Two sessions in the folder, then a newer one in another folder (not offered here).
+	const h1 = start(t, { workspace: true, session: { model } });
+	await ask(h1, 'the older one');
+	h1.c.newSession();
+	await ask(h1, 'the newest one here');
+	const sid = h1.c.currentSession;
+	assert.ok(sid);
+	await h1.shutdown();
+	const other = start(t, { xdg: h1.xdg, workspace: true, session: { model } });
+	await ask(other, 'in another folder');
+	await other.shutdown();
+
+	// A window reloaded: a new controller, an empty chat, no session yet.
+	const folders = [{ uri: pathToFileURL(h1.ws).href, name: 'ws' }];
+	const h2 = start(t, { xdg: h1.xdg, workspaceFolders: folders });
+	assert.equal(h2.c.chat.empty, true);
+	const offered = await within(h2.c.offerLastSession(), 'the offer', STEP_TIMEOUT_MS);
+	assert.equal(offered?.sessionId, sid, 'the newest session of this folder');
+	const items = h2.c.chat.all();
+	assert.equal(items.length, 1, JSON.stringify(items));
+	const notice = items[0];
+	assert.equal(notice.kind, 'notice');
+	assert.ok(notice.kind === 'notice');
+	assert.match(notice.text, /^Your last session in this folder: "the newest one here" \((just now|\d+ minutes? ago), 2 messages\)\. Resume continues it; a new message starts a new session\.$/);
+	assert.deepEqual(notice.actions, [{ label: 'Resume "the newest one here"', action: 'resumeSession', arg: sid }]);
+	assert.equal(h2.c.currentSession, undefined, 'nothing is loaded before the click');
+	assert.equal(await h2.c.offerLastSession(), undefined, 'offered once');
+
+	const loaded = await within(h2.c.resumeOffered(sid), 'Resume of the offer', STEP_TIMEOUT_MS);
+	assert.equal(loaded?.sessionId, sid);
+	assert.equal(h2.c.currentSession, sid);
+	const after = h2.c.chat.all();
+	assert.ok(!after.some((i) => i.kind === 'notice' && i.actions.some((a) => a.action === 'resumeSession')), 'the offer is gone');
+	assert.deepEqual(after.filter((i) => i.kind === 'user').map((i) => i.kind === 'user' && i.text), ['the newest one here']);
+	assert.ok(after.some((i) => i.kind === 'notice' && i.text.startsWith('Resumed "the newest one here" (2 messages)')), JSON.stringify(after));
+	assert.ok(resumedLines(h2, sid)[0].includes(`"the newest one here" (2 messages, in ${h1.ws})`), 'the log names it from the list');
+	assert.equal((await ask(h2, 'go on')).sessionId, sid, 'the next message continues it');
+	await h2.shutdown();
+
+	// Reloaded again, and a message is sent instead: the offer leaves, a new session starts.
+	const h3 = start(t, { xdg: h1.xdg, workspaceFolders: folders, session: { model } });
+	assert.ok(await within(h3.c.offerLastSession(), 'the offer', STEP_TIMEOUT_MS));
+	const run = await ask(h3, 'something new');
+	assert.notEqual(run.sessionId, sid);
+	assert.ok(!h3.c.chat.all().some((i) => i.kind === 'notice'), JSON.stringify(h3.c.chat.all()));
+	await h3.shutdown();
+
+	// A folder without saved sessions: nothing is offered, the chat stays empty.
+	const h4 = start(t, { workspace: true });
+	assert.equal(await within(h4.c.offerLastSession(), 'the offer', STEP_TIMEOUT_MS), undefined);
+	assert.equal(h4.c.chat.empty, true);
+	await h4.shutdown();
+});
