@@ -76,6 +76,9 @@ type ModelConfig struct {
 	// silence mid-stream (see docs/providers.md); 0 means the default.
 	RequestTimeoutMs int `json:"requestTimeoutMs,omitempty"`
 	IdleTimeoutMs    int `json:"idleTimeoutMs,omitempty"`
+	// Thinking is how hard the model thinks: "off" (or absent), "low", "medium" or "high"
+	// (see provider.Config.Thinking).
+	Thinking string `json:"thinking,omitempty"`
 	// ContextWindow is the model's context window in tokens; 0 means the default for the
 	// model id (see compact.ContextWindow).
 	ContextWindow int `json:"contextWindow,omitempty"`

@@ -67,6 +67,9 @@ func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict b
 		m.window = compact.ContextWindow(cfg.ID)
 	}
 	m.images = takesImages(cfg)
+	if err := modelProvider.CheckThinking(cfg.Thinking); err != nil {
+		return nil, invalidModel(src, "thinking", "%v", err)
+	}
 	switch cfg.Provider {
 	case "script":
 		m.provider = llm.NewScriptFrom(calls, cfg.Turns...)
@@ -83,7 +86,7 @@ func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict b
 	}
 	m.provider, err = modelProvider.New(modelProvider.Config{
 		Provider: cfg.Provider, ID: cfg.ID, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, MaxTokens: cfg.MaxTokens,
-		RequestTimeoutMs: cfg.RequestTimeoutMs, IdleTimeoutMs: cfg.IdleTimeoutMs,
+		RequestTimeoutMs: cfg.RequestTimeoutMs, IdleTimeoutMs: cfg.IdleTimeoutMs, Thinking: cfg.Thinking,
 	})
 	if err == nil {
 		m.summarizer = m.provider
