@@ -1081,6 +1081,107 @@ local function run()
   check(al[#al - 2] == '>>> and now?' or al[#al - 2]:find('^>>> and now%?'), 'the prompt follows the resumed transcript: %s', table.concat(vim.list_slice(al, #al - 5, #al), ' | '))
   say('ok - pid killed: said in the chat, :PidResume and the next prompt continue the same session')
 
+  -- 21. Files changed on disk behind a buffer, within the second Neovim's own check ignores.
+  -- (a) greet.txt is open and unchanged; while the edit's approval waits, another line changes
+  -- on disk (same size): the edit must not write the buffer's old text over it, and what the
+  -- model is told must be true; the buffer shows the disk's text. (b) notes2.txt has unsaved
+  -- changes and changed on disk too: the read fails with why, the chat says so, nothing is
+  -- lost. (c) a write Neovim did not do (a BufWriteCmd that writes nothing) is not a success.
+  local R1 = pid.status().runs
+  vim.fn.writefile({ 'hello world', 'second line', 'third line' }, ws .. '/greet.txt')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/greet.txt'))
+  local greet_buf = vim.api.nvim_get_current_buf()
+  pid.new_session({ model = { provider = 'script', turns = {
+    { content = { { type = 'toolCall', id = 'g1', name = 'read', arguments = { path = 'greet.txt' } } } },
+    { content = { { type = 'toolCall', id = 'g2', name = 'edit', arguments = { path = 'greet.txt', edits = { { oldText = 'hello world', newText = 'hi world' } } } } } },
+    { content = text('greeted') },
+  } } })
+  local on_disk = { 'hello world', 'second LINE', 'third line' }
+  asked = {}
+  answers = { { never = true, action = function()
+    vim.fn.writefile(on_disk, ws .. '/greet.txt') -- another program changes line 2
+    approval.press('a')
+  end } }
+  pid.ask('greet')
+  res = wait_run(R1 + 1)
+  local edit_result = results(res)[2]
+  eq({ edit_result[1], edit_result[3] }, { 'g2', true }, 'the edit failed')
+  check(edit_result[4]:find('changed', 1, true), 'the model is told the file changed: %s', edit_result[4])
+  eq(vim.fn.readfile(ws .. '/greet.txt'), on_disk, 'the change on disk was kept')
+  eq(vim.api.nvim_buf_get_lines(greet_buf, 0, -1, false), on_disk, 'the buffer shows the file as it is now')
+  eq(vim.bo[greet_buf].modified, false, 'greet.txt has nothing unsaved')
+  say('ok - a file changed on disk while its edit waited: not overwritten, the model told, the buffer reloaded')
+
+  vim.fn.writefile({ 'one', 'two' }, ws .. '/notes2.txt')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/notes2.txt'))
+  local n2 = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(n2, 1, 2, false, { 'two (unsaved)' })
+  vim.fn.writefile({ 'one', 'TWO' }, ws .. '/notes2.txt')
+  pid.new_session({ model = { provider = 'script', turns = {
+    { content = { { type = 'toolCall', id = 'n1', name = 'read', arguments = { path = 'notes2.txt' } } } },
+    { content = text('seen') },
+  } } })
+  pid.ask('read notes2')
+  res = wait_run(R1 + 2)
+  local read2 = results(res)[1]
+  eq(read2[3], true, 'the read failed')
+  check(read2[4]:find('changed on disk while its buffer in Neovim has unsaved changes', 1, true) and read2[4]:find(':e!', 1, true),
+    'the model is told why and what the person can do: %s', read2[4])
+  check(has_line_prefix('[file] ' .. ws .. '/notes2.txt changed on disk while its buffer has unsaved changes'), 'the chat says so')
+  eq(vim.api.nvim_buf_get_lines(n2, 0, -1, false), { 'one', 'two (unsaved)' }, 'the unsaved change is still in the buffer')
+  eq(vim.fn.readfile(ws .. '/notes2.txt'), { 'one', 'TWO' }, 'the file is as the other program left it')
+  say('ok - unsaved changes over a file changed on disk: the read fails with why, the chat says so, nothing lost')
+
+  vim.fn.writefile({ 'keep' }, ws .. '/w.txt')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/w.txt'))
+  local wgroup = vim.api.nvim_create_augroup('PidTestNoWrite', { clear = true })
+  vim.api.nvim_create_autocmd('BufWriteCmd', { group = wgroup, pattern = ws .. '/w.txt', callback = function() end })
+  pid.new_session({ model = { provider = 'script', turns = {
+    { content = { { type = 'toolCall', id = 'w1', name = 'read', arguments = { path = 'w.txt' } } } },
+    { content = { { type = 'toolCall', id = 'w2', name = 'edit', arguments = { path = 'w.txt', edits = { { oldText = 'keep', newText = 'changed' } } } } } },
+    { content = text('tried') },
+  } } })
+  answers = { { key = 'a' } }
+  pid.ask('change w')
+  res = wait_run(R1 + 3)
+  vim.api.nvim_del_augroup_by_id(wgroup)
+  local w2 = results(res)[2]
+  eq(w2[3], true, 'the edit is not a success')
+  check(w2[4]:find('did not write', 1, true), 'the model is told the file was not written: %s', w2[4])
+  eq(vim.fn.readfile(ws .. '/w.txt'), { 'keep' }, 'nothing was written')
+  vim.cmd('edit! ' .. vim.fn.fnameescape(ws .. '/w.txt'))
+  say('ok - a write Neovim did not do is reported as not done')
+
+  -- 22. pid killed while a tool runs: its card says so (not "running" forever); :PidResume
+  -- shows the conversation once, in place of what the chat showed of it.
+  pid.new_session({ model = { provider = 'script', turns = { { content = { { type = 'text', text = 'building' }, { type = 'toolCall', id = 'k1', name = 'build', arguments = vim.empty_dict() } } } } },
+    scriptedTools = { { name = 'build', steps = { { sleepMs = 600000 }, { result = { content = text('built') } } } } } })
+  local shown_before = view.lines(true)
+  local before = #shown_before
+  pid.ask('build it')
+  local key
+  wait_for('the build card to run', function()
+    key = pid.status().session_id and (pid.status().session_id .. '/k1')
+    local c = key and view.card(key)
+    return c ~= nil and c.status == 'running'
+  end)
+  local ksid = pid.status().session_id
+  uv.kill(pid.status().pid, 'sigkill')
+  wait_for('the crash to be noticed', function() return pid.status().crashed and not pid.status().started end)
+  local kc = view.card(key)
+  eq({ kc.status, kc.latest }, { 'cancelled', 'pid stopped before it ended' }, 'the card after the kill')
+  vim.cmd('PidResume')
+  wait_for('the resumed session', function() return pid.status().session_id == ksid and not pid.status().loading end)
+  local after = vim.list_slice(view.lines(true), before + 1, #view.lines(true))
+  eq(count(after, '>>> build it'), 1, 'the prompt shown once')
+  eq(count(after, 'building'), 1, 'the answer shown once')
+  eq(count(after, '[tool] build'), 1, 'one card')
+  eq(count(after, '[session] resumed ' .. ksid), 1, 'the resumed line')
+  eq(vim.list_slice(view.lines(true), 1, before), shown_before, 'what the chat showed before this session is untouched')
+  local rc = view.card(key)
+  check(rc ~= nil and rc.status == 'error', 'the resumed card shows the saved result: %s', vim.inspect(rc))
+  say('ok - pid killed during a tool: the card is cancelled, :PidResume shows the conversation once')
+
   vim.cmd('PidStop')
   wait_for('pid to exit', function() return pid.status().exit ~= nil end)
   eq(pid.status().exit.code, 0, 'pid exit code after :PidStop')
