@@ -12,8 +12,10 @@ package afterrules
 import (
 	"context"
 	"regexp"
+	"sort"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/secret"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 )
@@ -98,10 +100,71 @@ func keepAssignment(key, value string, quoted bool, next byte) bool {
 	return false
 }
 
-// Redactor replaces secrets in text with [REDACTED:NAME]: the built-in patterns, then the
-// extra patterns from settings ([REDACTED:custom]).
+// Redactor replaces secrets in text with [REDACTED:NAME]: the known secrets (WithKnown,
+// [REDACTED:env NAME]) in any of their forms, then the built-in patterns, then the extra
+// patterns from settings ([REDACTED:custom]).
 type Redactor struct {
 	extra func() []*regexp.Regexp
+	known []knownSecret
+}
+
+// knownSecret is a secret pid holds, and the name of the variable it came from.
+type knownSecret struct {
+	name string
+	s    *secret.Secret
+}
+
+// secretVarName matches the names of environment variables that hold a secret:
+// OPENAI_API_KEY, ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD...
+var secretVarName = regexp.MustCompile(`(?i)(?:^|_)(?:[a-z0-9]*key|token|secret|password|passwd|passphrase|credentials?|pat)$`)
+
+// EnvSecrets returns the secrets an environment (os.Environ's "NAME=value" form) holds, by
+// variable name: the values of the variables whose names say so (ending in KEY, TOKEN,
+// SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL(S) or _PAT) and of the variables named
+// in also (a model's apiKeyEnv), leaving out values shorter than 8 characters (no secret
+// worth hiding inside words: a local server's "ollama" would blind the agent to every
+// "ollama" it reads) and absolute paths (GIT_ASKPASS-like settings). Pure.
+func EnvSecrets(env []string, also ...string) map[string]string {
+	named := map[string]bool{}
+	for _, n := range also {
+		named[n] = true
+	}
+	out := map[string]string{}
+	for _, kv := range env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !named[name] && !secretVarName.MatchString(name) {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if len(value) < secret.MinLen || strings.HasPrefix(value, "/") {
+			continue
+		}
+		out[name] = value
+	}
+	return out
+}
+
+// WithKnown returns a Redactor like r that also replaces the known secrets (by the name
+// shown in their place, [REDACTED:env NAME]): the secret itself, any run of 8 or more of
+// its characters, and its base64 (standard and URL-safe) and hex encodings. Secrets
+// shorter than 8 characters are left out. r is not changed. Pure: safe for concurrent use.
+func (r *Redactor) WithKnown(secrets map[string]string) *Redactor {
+	out := &Redactor{}
+	if r != nil {
+		*out = *r
+	}
+	out.known = append([]knownSecret(nil), out.known...)
+	names := make([]string, 0, len(secrets))
+	for name := range secrets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if s := secret.New(secrets[name]); s.Active() {
+			out.known = append(out.known, knownSecret{name: name, s: s})
+		}
+	}
+	return out
 }
 
 // NewRedactor returns a Redactor that also applies the patterns extra returns, asked on every
@@ -124,6 +187,13 @@ func BuiltinPatternNames() []string {
 // use; it never fails.
 func (r *Redactor) Redact(s string) (string, bool) {
 	changed := false
+	if r != nil {
+		for _, k := range r.known {
+			if t := k.s.Replace(s, "[REDACTED:env "+k.name+"]"); t != s {
+				s, changed = t, true
+			}
+		}
+	}
 	lower := asciiLower(s)
 	for i := range builtins {
 		t, c := redactOne(s, lower, &builtins[i])

@@ -5,6 +5,8 @@ package afterrules_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"regexp"
 	"strings"
 	"testing"
@@ -193,5 +195,47 @@ func TestRedactHook(t *testing.T) {
 	in.Result.Content = []llm.Content{llm.Text("nothing here"), img}
 	if o, err := hook(ctx, in); o != nil || err != nil {
 		t.Fatalf("clean output: %+v %v, want nil", o, err)
+	}
+}
+
+// A known secret (pid's API key in its environment) is redacted in tool output in its
+// encodings too: `echo $OPENAI_API_KEY | base64` and `xxd -p` passed it on (issue 19).
+func TestRedactKnownSecretEncodings(t *testing.T) {
+	key := "sk-" + "local-Qm4Zr8Tx2Wv6Kp1Ns9Lb3Hd7"
+	env := []string{"OPENAI_API_KEY=" + key, "HOME=/root", "GIT_ASKPASS=/usr/lib/git-core/askpass", "SHORT_TOKEN=ollama",
+		"MY_MODEL_VAR=" + strings.Repeat("Zz9", 5), "PATH=/usr/bin"}
+	secrets := afterrules.EnvSecrets(env, "MY_MODEL_VAR")
+	if len(secrets) != 2 || secrets["OPENAI_API_KEY"] != key || secrets["MY_MODEL_VAR"] == "" {
+		t.Fatalf("EnvSecrets = %v, want OPENAI_API_KEY and MY_MODEL_VAR only", secrets)
+	}
+	r := afterrules.NewRedactor(nil).WithKnown(secrets)
+	hexKey := hex.EncodeToString([]byte(key))
+	for name, out := range map[string]string{
+		"plain":       "key=" + key,
+		"base64":      base64.StdEncoding.EncodeToString([]byte(key+"\n")) + "\n",
+		"base64 url":  base64.URLEncoding.EncodeToString([]byte("x" + key)),
+		"base64 off2": base64.StdEncoding.EncodeToString([]byte("xy" + key)),
+		"hex":         hexKey + "0a\n",
+		"HEX":         strings.ToUpper(hexKey),
+		"xxd split":   hexKey[:40] + "\n" + hexKey[40:],
+		"masked":      "Incorrect API key: " + key[:12] + "****" + key[len(key)-10:],
+	} {
+		got, changed := r.Redact(out)
+		if !changed || !strings.Contains(got, "[REDACTED:env OPENAI_API_KEY]") {
+			t.Errorf("%s: %q not redacted: %q", name, out, got)
+		}
+		for _, enc := range []string{key[3:15], key[len(key)-9:], hexKey[10:26], hexKey[46:62],
+			base64.StdEncoding.EncodeToString([]byte(key))[4:16]} {
+			if strings.Contains(got, enc) || strings.Contains(strings.ToLower(got), enc) {
+				t.Errorf("%s: %q still holds %q", name, got, enc)
+			}
+		}
+	}
+	// Short "secrets" are not searched for: words stay whole.
+	if got, changed := r.Redact("maximum context length; run ollama"); changed {
+		t.Errorf("text without a secret changed: %q", got)
+	}
+	if got, _ := afterrules.NewRedactor(nil).WithKnown(map[string]string{"K": "x"}).Redact("maximum"); got != "maximum" {
+		t.Errorf("a one-letter secret changed a word: %q", got)
 	}
 }

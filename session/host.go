@@ -144,7 +144,9 @@ func (h *Host) SetUp(roots []string) {
 			h.opts.Report(fmt.Sprintf("settings: %s: %v (the previous settings stay in force)", path, err), true)
 		},
 	})
-	h.redactor = afterrules.NewRedactor(h.loader.RedactPatterns)
+	// The secrets of pid's environment (the API keys among them) are redacted from tool
+	// output in their encodings too: a command can print them base64- or hex-encoded.
+	h.redactor = afterrules.NewRedactor(h.loader.RedactPatterns).WithKnown(afterrules.EnvSecrets(os.Environ()))
 	if h.store, err = permissions.OpenStore(""); err != nil {
 		h.store = nil
 		h.opts.Report(fmt.Sprintf("remembered permissions are not available: %v", err), false)
