@@ -272,6 +272,11 @@ type cmdPattern struct {
 	single bool
 	any    bool
 	words  []shellWord
+	// exact is set for a single-command pattern that gives an interpreter's code inline
+	// (python3 -c 'print(1)', awk '{print $1}'): as an allow it matches a part with exactly
+	// its words, so that it allows that code and nothing more (as a deny or ask it is a
+	// word prefix as usual).
+	exact bool
 	// canon is, for any other pattern, the canonical text of the one command it matches
 	// exactly; "" matches nothing.
 	canon string
@@ -312,7 +317,8 @@ func newCmdPattern(p string) *cmdPattern {
 		if n := len(words); n > 0 && words[n-1].glob && words[n-1].text == "*" {
 			words = words[:n-1] // a last word * stands for any further words
 		}
-		return &cmdPattern{single: true, any: len(words) == 0, words: words}
+		exact := sc.parts[sc.main].inline && len(words) == len(sc.parts[sc.main].words)
+		return &cmdPattern{single: true, any: len(words) == 0, words: words, exact: exact}
 	case sc.simple && sc.canon != "":
 		return &cmdPattern{canon: sc.canon}
 	}
@@ -336,7 +342,7 @@ func (cp *cmdPattern) match(sc *shellCmd, pt *shellPart, d Decision) matchResult
 		}
 		return matchYes
 	}
-	if len(pt.words) == 0 || len(cp.words) > len(pt.words) {
+	if len(pt.words) == 0 || len(cp.words) > len(pt.words) || d == Allow && cp.exact && len(cp.words) != len(pt.words) {
 		return matchNone
 	}
 	res := matchYes
@@ -550,14 +556,23 @@ func suggestCommand(c Call) (AlwaysScope, bool) {
 			n = 2
 		}
 		n = max(n, pt.vouch)
+		if pt.interp {
+			// An interpreter runs whatever code it is given: the scope names all of it (the
+			// script and the options; for code given inline, exactly this command).
+			n = len(pt.words)
+		}
 		words := make([]string, n)
 		for i := range n {
-			if !pt.words[i].lit {
+			if !pt.words[i].lit || pt.interp && pt.words[i].glob {
 				return AlwaysScope{}, false
 			}
 			words[i] = quoteWord(pt.words[i].text, i == 0)
 		}
 		p := strings.Join(words, " ")
+		if pt.inline {
+			return AlwaysScope{Tool: c.Tool, Pattern: p,
+				Description: "exactly the bash command `" + p + "` in this workspace"}, true
+		}
 		return AlwaysScope{Tool: c.Tool, Pattern: p,
 			Description: "bash commands starting with `" + p + "` in this workspace"}, true
 	}

@@ -53,6 +53,17 @@ func TestSuggestScope(t *testing.T) {
 		{bashCall("CI=1 npm test"), true, "npm test", nil},
 		{bashCall("sed -i s/a/b/ f.txt"), true, "sed -i", []string{"sed -n p f", "sed -i 's/a/b/w x' f"}},
 		{bashCall("ls *.go"), true, "ls", nil},
+		// issue 19: an interpreter one-liner is scoped to exactly itself, never to the
+		// interpreter; an interpreter's script to the whole command as given.
+		{bashCall("python3 -c 'print(1)'"), true, "python3 -c 'print(1)'", []string{"python3 x.py", "python3 -c 'print(2)'", "python3 -c 'print(1)' x", "python3 -c 'import os'"}},
+		{bashCall("node -e 'console.log(1)'"), true, "node -e 'console.log(1)'", []string{"node -e 'require(\"fs\")'", "node x.js"}},
+		{bashCall("perl -ne 'print if /x/' f"), true, "perl -ne 'print if /x/' f", []string{"perl -e 'system(1)'", "perl -ne 'print if /x/' f g"}},
+		{bashCall("ruby -e 'puts 1'"), true, "ruby -e 'puts 1'", []string{"ruby -e 'system(1)'"}},
+		{bashCall("python3.12 -Bc 'print(1)'"), true, "python3.12 -Bc 'print(1)'", []string{"python3.12 -c x"}},
+		{bashCall("awk '{print $1}' f.txt"), true, "awk '{print $1}' f.txt", []string{"awk 'BEGIN{system(\"x\")}'", "awk '{print $1}' f.txt g.txt"}},
+		{bashCall("python3 x.py --fast"), true, "python3 x.py --fast", []string{"python3 -c 'print(1)'", "python3 y.py", "python3 x.py"}},
+		{bashCall("python3 -c \"print($X)\""), false, "", nil}, // code pid cannot see whole
+		{bashCall("bash -c 'ls'"), false, "", nil},
 		{bashCall("echo $HOME"), true, "echo", []string{"echo $(rm x)"}},
 		{bashCall("'my tool' run x"), true, "'my tool' run", nil},
 		{bashCall("touch X; rm -f Y"), true, "touch X; rm -f Y", []string{"touch X; rm -f Y; ls", "touch X", "rm -f Y", "touch X && rm -f Y"}},

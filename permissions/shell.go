@@ -42,6 +42,11 @@ type shellPart struct {
 	// plain command; i+1 when words[i] writes or runs something pid cannot check (an allow
 	// rule naming that word vouches for it); noVouch when no rule can.
 	vouch int
+	// interp reports whether the command is an interpreter of a language (python3, node,
+	// perl, awk, ...); inline, whether its code is in its arguments (python3 -c CODE,
+	// node -e CODE, awk PROGRAM). A pattern that is an inline part allows exactly its
+	// words, and an "always" scope for an interpreter names every word (match.go).
+	interp, inline bool
 }
 
 // text returns the part as a person reads it: the words, quoted as needed.
@@ -1213,6 +1218,10 @@ func (r *shellReader) command1(words []shellWord, vouch int, dynTail bool, first
 		return first
 	}
 	idx := r.addPart(words, vouch)
+	if in, ok := interpreterOf(base); ok {
+		r.cmd.parts[idx].interp = true
+		r.cmd.parts[idx].inline = in.inlineCode(words)
+	}
 	table := knownCommand(base)
 	if table && dynTail {
 		vouch = noVouch // xargs adds arguments that could be options
@@ -1244,6 +1253,84 @@ func (r *shellReader) command1(words []shellWord, vouch int, dynTail bool, first
 	}
 	r.cmd.parts[idx].vouch = vouch
 	return first
+}
+
+// interpreter says where an interpreter takes code in its arguments.
+type interpreter struct {
+	short   string   // one-letter options whose value is code (-c, -e), also in a cluster (-ne)
+	long    []string // long options whose value is code (--eval)
+	sub     string   // a subcommand whose argument is code (deno eval)
+	program bool     // the first operand is the program, unless a file option gives it (awk)
+	anyCase bool     // options start with -c or -e in any case, abbreviated (pwsh -Command)
+}
+
+// interpreters are the languages whose code can be given on the command line, by name
+// without a version (python3.12 is python, perl5.36 perl, Rscript rscript).
+var interpreters = map[string]interpreter{
+	"python": {short: "c"}, "pypy": {short: "c"},
+	"node": {short: "ep", long: []string{"--eval", "--print"}}, "nodejs": {short: "ep", long: []string{"--eval", "--print"}},
+	"bun":  {short: "ep", long: []string{"--eval", "--print"}},
+	"deno": {sub: "eval"},
+	"perl": {short: "eE"}, "ruby": {short: "e"}, "php": {short: "rBRE"},
+	"lua": {short: "e"}, "luajit": {short: "e"}, "julia": {short: "eE", long: []string{"--eval", "--print"}},
+	"rscript": {short: "e"}, "r": {short: "e"}, "osascript": {short: "e"}, "expect": {short: "c"},
+	"pwsh": {anyCase: true}, "powershell": {anyCase: true},
+	"awk": {program: true, long: []string{"--source"}}, "gawk": {program: true, long: []string{"--source"}},
+	"mawk": {program: true}, "nawk": {program: true},
+}
+
+// interpreterOf returns the interpreter a command name runs: lower case, without a
+// trailing version (digits, dots and dashes).
+func interpreterOf(base string) (interpreter, bool) {
+	name := strings.TrimRight(strings.ToLower(base), "0123456789.-")
+	in, ok := interpreters[name]
+	return in, ok
+}
+
+// inlineCode reports whether words (an interpreter's command) give code in an argument.
+// It errs towards yes: an option letter found anywhere counts, even after a script's name
+// (where it is the script's), since yes only makes what an "always" answer covers
+// narrower.
+func (in interpreter) inlineCode(words []shellWord) bool {
+	if in.sub != "" {
+		return len(words) > 2 && words[1].lit && words[1].text == in.sub
+	}
+	operands := 0
+	for j := 1; j < len(words); j++ {
+		w := words[j]
+		hasNext := j+1 < len(words)
+		if !w.lit {
+			operands++
+			continue
+		}
+		t := w.text
+		switch {
+		case in.anyCase && len(t) > 1 && t[0] == '-' && strings.ContainsRune("ceCE", rune(t[1])):
+			return hasNext
+		case strings.HasPrefix(t, "--"):
+			name, _, eq := strings.Cut(t, "=")
+			if contains(in.long, name) && (eq || hasNext) {
+				return true
+			}
+			if in.program && (name == "--file" || name == "--exec") {
+				return false
+			}
+		case strings.HasPrefix(t, "-") && len(t) > 1:
+			for k := 1; k < len(t); k++ {
+				if strings.IndexByte(in.short, t[k]) >= 0 {
+					if k+1 < len(t) || hasNext {
+						return true
+					}
+				}
+			}
+			if in.program && (t[1] == 'f' || t == "-E") { // awk -f FILE, gawk -E FILE
+				return false
+			}
+		default:
+			operands++
+		}
+	}
+	return in.program && operands > 0
 }
 
 // shellScript returns the script of `sh -c SCRIPT` (any option cluster with c).

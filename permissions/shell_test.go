@@ -340,6 +340,11 @@ func TestCommandPatternForms(t *testing.T) {
 		{"npm test && npm run lint", "npm test; npm run lint", ask},      // another operator
 		{"npm test && npm run lint", "npm test && npm run lint --fix", ask},
 		{"npm test && npm run lint", "npm test", ask}, // a compound pattern is exact
+		// A pattern with an interpreter's inline code allows exactly that command.
+		{"python3 -c 'print(1)'", "python3 -c 'print(1)'", allow},
+		{"python3 -c 'print(1)'", "python3 -c 'print(1)' extra", ask},
+		{"python3 -c", "python3 -c 'print(2)'", allow}, // naming the option allows any code
+		{"python3", "python3 -c 'print(2)'", allow},    // as naming the interpreter does
 	}
 	for _, c := range cases {
 		rules := `[{"pattern":` + jsonString(c.pattern) + `,"decision":"allow"}]`
