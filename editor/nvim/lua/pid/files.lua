@@ -209,16 +209,6 @@ local function sync(buf, path, on_conflict)
     path) }
 end
 
--- text returns a file's text as the editor has it: the loaded buffer's, else the disk's; nil
--- when neither exists.
-function M.text(path)
-  local b = M.buffer(path)
-  if b ~= nil then
-    return M.buffer_text(b)
-  end
-  return read_disk(path)
-end
-
 -- slice returns lines line.. (1-based) of text, at most limit of them (fs/read_text_file's
 -- line and limit).
 local function slice(text, line, limit)
@@ -232,6 +222,20 @@ local function slice(text, line, limit)
     to = math.min(to, from + tonumber(limit) - 1)
   end
   return table.concat(vim.list_slice(lines, from, to), '\n')
+end
+
+-- text returns a file's text as the editor has it: the loaded buffer's, else the disk's; nil
+-- when neither exists. A buffer without unsaved changes whose file changed on disk is reloaded
+-- first (the approval float shows a diff against the file as it is).
+function M.text(path)
+  local b = M.buffer(path)
+  if b ~= nil then
+    if not vim.bo[b].modified and disk_state(b) == 'changed' then
+      reload_buffer(b)
+    end
+    return M.buffer_text(b)
+  end
+  return read_disk(path)
 end
 
 -- read answers fs/read_text_file {path, line?, limit?}: {content} or an error. A loaded
