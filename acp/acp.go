@@ -222,9 +222,10 @@ var (
 
 func init() {
 	quickMethods = map[string]quickMethod{
-		"initialize":   (*server).initialize,
-		"authenticate": (*server).authenticate,
-		"session/new":  (*server).sessionNew,
+		"initialize":                (*server).initialize,
+		"authenticate":              (*server).authenticate,
+		"session/new":               (*server).sessionNew,
+		"session/set_config_option": (*server).sessionSetConfigOption,
 	}
 	longMethods = map[string]longMethod{
 		"session/prompt": (*server).sessionPrompt,

@@ -121,7 +121,8 @@ var (
 		"session/close": "CloseSessionRequest", "session/delete": "DeleteSessionRequest",
 		"session/request_permission": "RequestPermissionRequest",
 		"fs/read_text_file":          "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
-		"elicitation/create": "CreateElicitationRequest",
+		"elicitation/create":        "CreateElicitationRequest",
+		"session/set_config_option": "SetSessionConfigOptionRequest",
 	}
 	responseDefs = map[string]string{
 		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
@@ -129,7 +130,8 @@ var (
 		"session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
 		"session/request_permission": "RequestPermissionResponse",
 		"fs/read_text_file":          "ReadTextFileResponse", "fs/write_text_file": "WriteTextFileResponse",
-		"elicitation/create": "CreateElicitationResponse",
+		"elicitation/create":        "CreateElicitationResponse",
+		"session/set_config_option": "SetSessionConfigOptionResponse",
 	}
 	notificationDefs = map[string]string{
 		"session/update": "SessionNotification", "session/cancel": "CancelNotification",

@@ -137,11 +137,37 @@ type sessionNewParams struct {
 	MCPServers []json.RawMessage `json:"mcpServers"`
 	Meta       struct {
 		PID *session.Config `json:"pid"`
+		// SystemPrompt is a string that replaces pid's system prompt, or {append: string}
+		// that adds to it (what acpx's --system-prompt and --append-system-prompt send).
+		SystemPrompt json.RawMessage `json:"systemPrompt"`
 	} `json:"_meta"`
 }
 
 type sessionNewResult struct {
-	SessionID string `json:"sessionId"`
+	SessionID     string         `json:"sessionId"`
+	ConfigOptions []configOption `json:"configOptions"`
+}
+
+// metaSystemPrompt sets cfg's systemPrompt (raw a string) or appendSystemPrompt (raw
+// {"append": string}) from _meta.systemPrompt; nothing when raw is absent or null.
+func metaSystemPrompt(raw json.RawMessage, cfg *session.Config) error {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var replace string
+	if json.Unmarshal(raw, &replace) == nil {
+		cfg.SystemPrompt = replace
+		return nil
+	}
+	var add struct {
+		Append *string `json:"append"`
+	}
+	if json.Unmarshal(raw, &add) != nil || add.Append == nil {
+		return errorf(codeInvalidParams, `Invalid params: _meta.systemPrompt is a string (it replaces pid's system prompt) or {"append": string} (added to it)`)
+	}
+	cfg.AppendSystemPrompt = *add.Append
+	return nil
 }
 
 // sessionNew makes a session whose cwd (required, absolute, an existing folder) is its
@@ -149,7 +175,8 @@ type sessionNewResult struct {
 // MCP servers (see mcpServersConfig): their tools join the session's catalog, found through
 // tool_search. _meta.pid holds pid's own settings (model, toolExecution, permissions,
 // scriptedTools, systemPrompt, mcpServers in the settings files' shape), as in the native
-// session/new.
+// session/new; _meta.systemPrompt replaces (a string) or extends ({append}) the system
+// prompt. The answer has the session's configOptions (config.go).
 func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	var p sessionNewParams
 	if err := decodeParams(params, &p); err != nil {
@@ -164,6 +191,9 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	var cfg session.Config
 	if p.Meta.PID != nil {
 		cfg = *p.Meta.PID
+	}
+	if err := metaSystemPrompt(p.Meta.SystemPrompt, &cfg); err != nil {
+		return nil, err
 	}
 	cfg.Cwd = filepath.Clean(*p.Cwd)
 	if fi, err := os.Stat(cfg.Cwd); err != nil || !fi.IsDir() {
@@ -184,7 +214,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
-	return &sessionNewResult{SessionID: ss.ID()}, nil
+	return &sessionNewResult{SessionID: ss.ID(), ConfigOptions: configOptions(ss)}, nil
 }
 
 type promptParams struct {

@@ -119,6 +119,7 @@ type activateResult struct {
 			Unsaved []session.Unsaved `json:"unsaved,omitempty"`
 		} `json:"pid"`
 	} `json:"_meta"`
+	ConfigOptions []configOption `json:"configOptions"`
 }
 
 func (s *server) sessionLoad(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
@@ -207,6 +208,7 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		}
 		var res activateResult
 		res.Meta.PID.Cwd = cwd
+		res.ConfigOptions = configOptions(st.ss)
 		res.Meta.PID.Unsaved = st.ss.Unsaved()
 		return &res, nil
 	}), nil

@@ -162,9 +162,10 @@ func TestSessionNew(t *testing.T) {
 	c := start(t)
 	c.initialize(nil)
 	dir := t.TempDir()
-	// The answer is only the session id: no modes, no config options (boolean or other).
+	// The answer is the session id and the config options (select ones only: no boolean
+	// option, which a client must declare it takes); no modes.
 	res, _ := c.result(c.request("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), nil)
-	if keys := res.Get("@keys").String(); keys != `["sessionId"]` {
+	if keys := res.Get("@keys").String(); keys != `["sessionId","configOptions"]` || res.Get(`configOptions.#(type!="select")`).Exists() {
 		t.Errorf("session/new answered %s", res.Raw)
 	}
 	ids := map[string]bool{res.Get("sessionId").String(): true}
