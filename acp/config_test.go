@@ -64,7 +64,9 @@ func TestMetaSystemPrompt(t *testing.T) {
 		meta  any
 		check func(string) bool
 	}{
-		{"none", nil, func(p string) bool { return strings.HasPrefix(p, "You are pid") && strings.Contains(p, "Working folder: "+cwd) }},
+		{"none", nil, func(p string) bool {
+			return strings.HasPrefix(p, "You are pid") && strings.Contains(p, "Working folder: "+cwd)
+		}},
 		{"replace", "You review Go code.", func(p string) bool { return p == "You review Go code." }},
 		{"append", map[string]any{"append": "Answer in French."}, func(p string) bool {
 			return strings.HasPrefix(p, "You are pid") && strings.HasSuffix(p, "\n\nAnswer in French.")
