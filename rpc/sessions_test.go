@@ -385,3 +385,38 @@ func TestCompaction(t *testing.T) {
 	}
 	stopDaemon(t, d2)
 }
+
+// A model that reports more usage than its window on every call (issue 19): pid compacts
+// once, and again only after the context grew by keepRecentTokens, never before every call;
+// the summaries (none scripted) take none of the turns, so every prompt gets its own answer.
+func TestCompactionOverReportedUsage(t *testing.T) {
+	env := sessionEnv(t)
+	_, ws := newWorkspaceDir(t, nil)
+	d := startProcess(t, processOptions{Env: env})
+	initWorkspace(d, obj{}, ws)
+	const prompts = 12
+	var turns []obj
+	for i := range prompts {
+		turns = append(turns, obj{"content": []obj{text(fmt.Sprintf("answer %d", i))}, "usage": obj{"input": 50000, "output": 10}})
+	}
+	sid := d.newSession(obj{"model": obj{"provider": "script", "contextWindow": 20000,
+		"compaction": obj{"reserveTokens": 2000, "keepRecentTokens": 1500}, "turns": turns}})
+	big := strings.Repeat("x", 4000) // about 1000 tokens: the context grows by 1500 in two prompts
+	for i := range prompts {
+		r := d.call("session/prompt", obj{"sessionId": sid, "text": fmt.Sprintf("%d %s", i, big)})
+		if got, want := r.Get("messages.@reverse.0.content.0.text").String(), fmt.Sprintf("answer %d", i); got != want {
+			t.Fatalf("prompt %d answered %q, want %q", i, got, want)
+		}
+	}
+	n := 0
+	for _, m := range d.notes(sid) {
+		if m.method() == "compactionStart" {
+			n++
+		}
+	}
+	// Before the first prompt's call nothing is reported yet; then at most every other call.
+	if n < 2 || n > prompts/2 {
+		t.Errorf("%d compactions in %d prompts, want 2 to %d: once, then each time the context grew by keepRecentTokens", n, prompts, prompts/2)
+	}
+	stopDaemon(t, d)
+}
