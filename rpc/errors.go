@@ -58,7 +58,8 @@ type wireError struct {
 // toWire maps an error to the JSON-RPC error sent to the client. Coded errors keep their
 // code, a busy agent is RequestFailed, a cancelled request RequestCancelled, a setup problem
 // InvalidParams (a model that is not usable) or RequestFailed (the others) with its data,
-// and anything else is an internal error: no error reaches the wire with code 0.
+// pid running out of a resource (too many open files) an internal error saying so, and
+// anything else is an internal error: no error reaches the wire with code 0.
 func toWire(err error) *wireError {
 	var ce *codedError
 	var se *session.SetupError
@@ -71,6 +72,8 @@ func toWire(err error) *wireError {
 		return &wireError{Code: code, Message: err.Error(), Data: se.Data()}
 	case errors.Is(err, loop.ErrBusy):
 		return &wireError{Code: errBusy.code, Message: errBusy.msg}
+	case errors.Is(err, session.ErrResource):
+		return &wireError{Code: codeInternalError, Message: err.Error()}
 	case errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrUnknownSession):
 		return &wireError{Code: codeInvalidParams, Message: err.Error()}
 	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrUnavailable), errors.Is(err, session.ErrLocked),

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/pid-agent/pid/afterrules"
 	"github.com/pid-agent/pid/internal/safefile"
@@ -38,7 +39,23 @@ var (
 	// ErrUnavailable is returned when a shared part (the remembered answers) could not be
 	// set up; the face has been told why.
 	ErrUnavailable = errors.New("not available")
+	// ErrResource wraps a request that failed because pid ran out of a system resource
+	// (file descriptors, memory): nothing was wrong with what the client sent.
+	ErrResource = errors.New("pid is out of resources")
 )
+
+// resourceError returns err wrapped in ErrResource, saying what ran out, when it is the
+// system refusing a resource (too many open files, in the process or the system; no
+// memory); else nil.
+func resourceError(what string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return fmt.Errorf("%w: %s: too many open files (pid has as many as its limit allows, see ulimit -n; close sessions with session/close or raise the limit): %w", ErrResource, what, err)
+	case errors.Is(err, syscall.ENOMEM):
+		return fmt.Errorf("%w: %s: out of memory: %w", ErrResource, what, err)
+	}
+	return nil
+}
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
@@ -257,6 +274,9 @@ func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	}
 	ws, err := tools.NewWorkspace(filepath.Clean(cwd), h.roots)
 	if err != nil {
+		if rerr := resourceError("opening the workspace folder", err); rerr != nil {
+			return nil, rerr
+		}
 		return nil, invalid("cwd: %v", err)
 	}
 	return ws, nil

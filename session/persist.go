@@ -264,7 +264,8 @@ func (s *Session) syncSoon() {
 	}
 }
 
-// syncer fsyncs f after each request on syncs (see syncQuiet), until syncs is closed.
+// syncer fsyncs f after each request on syncs (see syncQuiet), closing its descriptor
+// until the next write (File.Rest), until syncs is closed.
 func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	timer := time.NewTimer(time.Hour)
@@ -291,7 +292,9 @@ func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struc
 				break quiet
 			}
 		}
-		if err := f.Sync(); err != nil {
+		// Rest: fsync, and close the descriptor until the next write (an idle session
+		// holds only its lock's).
+		if err := f.Rest(); err != nil {
 			s.pmu.Lock()
 			s.saveFailedLocked(err)
 			s.pmu.Unlock()

@@ -106,6 +106,12 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	s.unsaved = gaps
 	s.pmu.Unlock()
 	s.closeInterrupted()
+	// Until its first write, the loaded session needs no descriptor but its lock's.
+	if err := f.Rest(); err != nil {
+		s.pmu.Lock()
+		s.saveFailedLocked(err)
+		s.pmu.Unlock()
+	}
 	return s, s.Items(), nil
 }
 

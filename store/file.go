@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -21,8 +22,9 @@ type File struct {
 
 	// mu guards the fields below and orders writes.
 	mu    sync.Mutex
-	lock  *lockFile // nil once closed
-	f     *os.File
+	lock  *lockFile       // nil once closed
+	f     *os.File        // nil while resting (see Rest), and once closed
+	info  os.FileInfo     // the file's identity, to check that a reopened file is the same
 	ids   map[string]bool // every entry id in the file: true for readable ones, false for those of skipped lines
 	leaf  string
 	size  int64
@@ -125,6 +127,9 @@ func (f *File) Append(entries ...Entry) ([]string, error) {
 	if f.size+int64(len(buf)) > maxFileSize {
 		return nil, fmt.Errorf("store: %s: %w: the entries would take it past %d bytes; start a new session (compact or fork it)", f.path, ErrTooLarge, maxFileSize)
 	}
+	if err := f.openLocked(); err != nil {
+		return nil, err
+	}
 	if _, err := f.f.Write(buf); err != nil {
 		werr := fmt.Errorf("store: writing to %s: %w", f.path, err)
 		if terr := f.f.Truncate(f.size); terr != nil {
@@ -174,6 +179,9 @@ func (f *File) markLocked(reason string) error {
 	}
 	if len(reason) > maxReason {
 		reason = reason[:maxReason] + "…"
+	}
+	if err := f.openLocked(); err != nil {
+		return err
 	}
 	e := Entry{Kind: KindUnsaved, ID: f.newEntryID(nil), ParentID: f.leaf, Timestamp: time.Now(), Unsaved: &Unsaved{Reason: reason}}
 	line, err := appendEntry(nil, &e)
@@ -244,9 +252,49 @@ func (f *File) Sync() error {
 	return f.syncLocked()
 }
 
+// Rest syncs what was written and closes the file's descriptor, keeping the lock: an idle
+// session holds one descriptor (its lock's) instead of two. The next Append or MarkUnsaved
+// opens the file again (checking that it is still the same file). A resting or closed File
+// returns at once.
+//
+// Contract: safe for concurrent use. On a failed sync the descriptor stays open and the
+// error is the sync's.
+func (f *File) Rest() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lock == nil || f.f == nil {
+		return nil
+	}
+	if err := f.syncLocked(); err != nil {
+		return err
+	}
+	f.f.Close()
+	f.f = nil
+	return nil
+}
+
+// openLocked opens the file again after Rest, for appending. It fails when the file at the
+// path is no longer the one locked (removed or replaced by hand). Caller holds f.mu.
+func (f *File) openLocked() error {
+	if f.f != nil {
+		return nil
+	}
+	file, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("store: opening %s to append to it: %w", f.path, err)
+	}
+	fi, err := file.Stat()
+	if err != nil || f.info == nil || !os.SameFile(fi, f.info) || fi.Size() != f.size {
+		file.Close()
+		return fmt.Errorf("store: %s was removed, replaced or changed by another program while pid had the session open; its later messages are not saved there", f.path)
+	}
+	f.f = file
+	return nil
+}
+
 // syncLocked fsyncs when dirty. Caller holds f.mu.
 func (f *File) syncLocked() error {
-	if !f.dirty {
+	if !f.dirty || f.f == nil {
 		return nil
 	}
 	if err := f.f.Sync(); err != nil {
@@ -269,7 +317,10 @@ func (f *File) Close() error {
 		return nil
 	}
 	err := f.syncLocked()
-	f.f.Close()
+	if f.f != nil {
+		f.f.Close()
+		f.f = nil
+	}
 	f.lock.release()
 	f.lock = nil
 	f.buf = nil

@@ -277,8 +277,12 @@ func (s *Store) Create(h Header) (*File, error) {
 		return fail(err)
 	}
 	syncDir(folder)
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
 	return &File{
-		id: h.ID, path: path, lock: lk, f: f, size: int64(len(line)),
+		id: h.ID, path: path, lock: lk, f: f, info: fi, size: int64(len(line)),
 		ids: map[string]bool{},
 	}, nil
 }
@@ -332,7 +336,13 @@ func (s *Store) OpenSession(id string) (*File, *Loaded, error) {
 		p.loaded.Problems[len(p.loaded.Problems)-1] += " and cut off the file"
 		data = data[:p.tornAt]
 	}
-	file := &File{id: id, path: path, lock: lk, f: f, size: int64(len(data)), ids: p.ids, leaf: p.leaf}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		lk.release()
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: int64(len(data)), ids: p.ids, leaf: p.leaf}
 	if n := len(p.loaded.Entries); n > 0 && p.loaded.Entries[n-1].Kind == KindUnsaved && p.loaded.Entries[n-1].ID == p.leaf {
 		file.marked = true
 	}
