@@ -1119,6 +1119,7 @@ local function run()
   vim.fn.writefile({ 'one', 'TWO' }, ws .. '/notes2.txt')
   pid.new_session({ model = { provider = 'script', turns = {
     { content = { { type = 'toolCall', id = 'n1', name = 'read', arguments = { path = 'notes2.txt' } } } },
+    { content = { { type = 'toolCall', id = 'n2', name = 'read', arguments = { path = 'notes2.txt' } } } },
     { content = text('seen') },
   } } })
   pid.ask('read notes2')
@@ -1127,10 +1128,22 @@ local function run()
   eq(read2[3], true, 'the read failed')
   check(read2[4]:find('changed on disk while its buffer in Neovim has unsaved changes', 1, true) and read2[4]:find(':e!', 1, true),
     'the model is told why and what the person can do: %s', read2[4])
-  check(has_line_prefix('[file] ' .. ws .. '/notes2.txt changed on disk while its buffer has unsaved changes'), 'the chat says so')
+  eq(results(res)[2][3], true, 'the second read failed too')
+  eq(count(run_lines('read notes2'), '[file] ' .. ws .. '/notes2.txt changed on disk while its buffer has unsaved changes'), 1, 'the chat says so, once')
   eq(vim.api.nvim_buf_get_lines(n2, 0, -1, false), { 'one', 'two (unsaved)' }, 'the unsaved change is still in the buffer')
   eq(vim.fn.readfile(ws .. '/notes2.txt'), { 'one', 'TWO' }, 'the file is as the other program left it')
-  say('ok - unsaved changes over a file changed on disk: the read fails with why, the chat says so, nothing lost')
+  -- Deleted on disk under unsaved changes: the model is told, the unsaved text stays.
+  os.remove(ws .. '/notes2.txt')
+  pid.new_session({ model = { provider = 'script', turns = {
+    { content = { { type = 'toolCall', id = 'd1', name = 'read', arguments = { path = 'notes2.txt' } } } },
+    { content = text('gone') },
+  } } })
+  pid.ask('read deleted notes2')
+  res = wait_run(R1 + 3)
+  local d1 = results(res)[1]
+  eq({ d1[3], d1[4] }, { true, 'file not found: notes2.txt' }, 'the model is told the file is gone (pid looks on disk first)')
+  eq(vim.api.nvim_buf_get_lines(n2, 0, -1, false), { 'one', 'two (unsaved)' }, 'the unsaved text is still in the buffer')
+  say('ok - unsaved changes over a file changed on disk: the read fails with why, the chat says so once, nothing lost')
 
   vim.fn.writefile({ 'keep' }, ws .. '/w.txt')
   vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/w.txt'))
@@ -1143,7 +1156,7 @@ local function run()
   } } })
   answers = { { key = 'a' } }
   pid.ask('change w')
-  res = wait_run(R1 + 3)
+  res = wait_run(R1 + 4)
   vim.api.nvim_del_augroup_by_id(wgroup)
   local w2 = results(res)[2]
   eq(w2[3], true, 'the edit is not a success')

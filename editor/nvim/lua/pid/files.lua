@@ -67,9 +67,10 @@ end
 -- it!!!"). So the plugin keeps its own stamp of each buffer's file (size, inode, mtime and ctime
 -- to the nanosecond), taken when Neovim read or wrote the file: a stamp that differs from the
 -- file's now means the disk changed since. stamps[buf] is such a stamp, false (there was no
--- file), or {conflict = stamp}: the disk changed while the buffer had unsaved changes, and the
--- chat said so for that stamp of the file. A buffer loaded before the plugin has none until pid
--- first asks for its file (Neovim's own check decides then).
+-- file), or {changed = true, told = stamp or false or nil}: the disk changed and the buffer was
+-- not reloaded (it has unsaved changes), and the chat was told so for that state of the file
+-- (told: its stamp then). A buffer loaded before the plugin has none until pid first asks for
+-- its file (Neovim's own check decides then).
 local stamps = {}
 
 -- stamp_of returns path's stamp now, false when there is no file.
@@ -146,11 +147,11 @@ local function disk_state(buf)
       stamps[buf] = now
       return 'same', false
     end
-    stamps[buf] = { conflict = false }
+    stamps[buf] = { changed = true }
     return found, false
   end
-  if type(was) == 'table' and was.conflict ~= nil then
-    local told = was.conflict ~= false and same_stamp(was.conflict, now)
+  if type(was) == 'table' and was.changed then
+    local told = was.told ~= nil and same_stamp(was.told, now)
     return now == false and 'deleted' or 'changed', told
   end
   if same_stamp(was, now) then
@@ -162,7 +163,7 @@ end
 -- mark_conflict records that the chat was told that buf's file changed on disk while the
 -- buffer had unsaved changes (until Neovim reads or writes the file again).
 local function mark_conflict(buf)
-  stamps[buf] = { conflict = stamp_of(vim.api.nvim_buf_get_name(buf)) }
+  stamps[buf] = { changed = true, told = stamp_of(vim.api.nvim_buf_get_name(buf)) }
 end
 
 -- reload_buffer reloads an unmodified buffer from its file (:edit! in the buffer, without the
@@ -182,7 +183,7 @@ end
 -- differ: a buffer without unsaved changes whose file changed on disk is reloaded. It returns
 -- nil when the buffer is the file as the editor has it (its unsaved changes over what is on
 -- disk), or an error for pid (the file changed on disk under unsaved changes, or was deleted)
--- after calling on_conflict(path) once per such change.
+-- after calling on_conflict(path, state) ('changed' or 'deleted') once per such change.
 local function sync(buf, path, on_conflict)
   local state, told = disk_state(buf)
   if state == 'same' then
@@ -198,7 +199,7 @@ local function sync(buf, path, on_conflict)
   if vim.bo[buf].modified and not told then
     mark_conflict(buf)
     if on_conflict then
-      on_conflict(path)
+      on_conflict(path, state)
     end
   end
   if state == 'deleted' then
@@ -240,8 +241,8 @@ end
 
 -- read answers fs/read_text_file {path, line?, limit?}: {content} or an error. A loaded
 -- buffer's text is answered once the buffer is known to be the file (see sync);
--- on_conflict(path), when given, is called when the file changed on disk under unsaved
--- changes.
+-- on_conflict(path, state), when given, is called when the file changed on disk (or was
+-- deleted) under unsaved changes.
 function M.read(params, on_conflict)
   if type(params) ~= 'table' or type(params.path) ~= 'string' or params.path == '' then
     return nil, { code = -32602, message = 'fs/read_text_file needs a path' }
@@ -303,8 +304,8 @@ end
 -- write answers fs/write_text_file {path, content}: the loaded buffer gets the text and is
 -- written; a file in no loaded buffer is written on disk (folders made). Returns true, or nil
 -- and an error. A buffer whose file changed on disk since Neovim read it is not written (the
--- change on disk stays; an unmodified buffer is reloaded to show it; on_conflict(path) is
--- called for a buffer with unsaved changes); true means the buffer and the file hold content.
+-- change on disk stays; an unmodified buffer is reloaded to show it; on_conflict(path, state)
+-- is called for a buffer with unsaved changes); true means the buffer and the file hold content.
 function M.write(params, on_conflict)
   if type(params) ~= 'table' or type(params.path) ~= 'string' or params.path == '' or type(params.content) ~= 'string' then
     return nil, { code = -32602, message = 'fs/write_text_file needs a path and a content' }
@@ -312,7 +313,8 @@ function M.write(params, on_conflict)
   local b = M.buffer(params.path)
   if b ~= nil then
     local state = disk_state(b)
-    if state ~= 'same' then
+    -- A deleted file whose buffer has nothing unsaved loses nothing when it is written again.
+    if state ~= 'same' and not (state == 'deleted' and not vim.bo[b].modified) then
       local serr = sync(b, params.path, on_conflict)
       if serr ~= nil then
         return nil, serr
@@ -355,9 +357,9 @@ end
 
 -- reload checks every loaded file buffer against its file, without Neovim's W11 and W12
 -- questions: a buffer without unsaved changes whose file changed is reloaded; one with unsaved
--- changes is left as it is and on_conflict(path) is called, once per change (the person
--- decides: :e! takes the disk's text, :w! keeps theirs); a deleted file's buffer is left as it
--- is. It returns the paths reloaded.
+-- changes is left as it is and on_conflict(path, 'changed') is called, once per change (the
+-- person decides: :e! takes the disk's text, :w! keeps theirs); a deleted file's buffer is
+-- left as it is. It returns the paths reloaded.
 function M.reload(on_conflict)
   local reloaded = {}
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
@@ -372,7 +374,7 @@ function M.reload(on_conflict)
         mark_conflict(b)
         if on_conflict then
           vim.schedule(function()
-            on_conflict(path)
+            on_conflict(path, state)
           end)
         end
       end

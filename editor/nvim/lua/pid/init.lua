@@ -220,7 +220,13 @@ end
 
 -- reload_buffers reloads buffers whose file a tool changed on disk (no W11); a buffer with
 -- unsaved changes is left alone and said in the chat.
-local function file_conflict(path)
+-- file_conflict says in the chat that path changed on disk (state 'changed') or was deleted
+-- ('deleted') while its buffer has unsaved changes, and what the person can do.
+local function file_conflict(path, state)
+  if state == 'deleted' then
+    view.append(string.format('[file] %s was deleted on disk while its buffer has unsaved changes: :w keeps yours', path))
+    return
+  end
   view.append(string.format('[file] %s changed on disk while its buffer has unsaved changes: :e! takes the disk version, :w! keeps yours', path))
 end
 
