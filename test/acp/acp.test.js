@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,12 +72,14 @@ const REQUEST = {
 	'session/load': 'LoadSessionRequest', 'session/resume': 'ResumeSessionRequest', 'session/list': 'ListSessionsRequest',
 	'session/close': 'CloseSessionRequest', 'session/delete': 'DeleteSessionRequest',
 	'session/request_permission': 'RequestPermissionRequest', 'elicitation/create': 'CreateElicitationRequest',
+	'session/set_config_option': 'SetSessionConfigOptionRequest',
 };
 const RESPONSE = {
 	initialize: 'InitializeResponse', 'session/new': 'NewSessionResponse', 'session/prompt': 'PromptResponse',
 	'session/load': 'LoadSessionResponse', 'session/resume': 'ResumeSessionResponse', 'session/list': 'ListSessionsResponse',
 	'session/close': 'CloseSessionResponse', 'session/delete': 'DeleteSessionResponse',
 	'session/request_permission': 'RequestPermissionResponse', 'elicitation/create': 'CreateElicitationResponse',
+	'session/set_config_option': 'SetSessionConfigOptionResponse',
 };
 const NOTIFICATION = {
 	'session/update': 'SessionNotification', 'session/cancel': 'CancelNotification',
@@ -700,5 +703,59 @@ test(`SDK ${SDK_VERSION}: an MCP server of session/new's mcpServers: tool_search
 	}), 'the client workflow', 60_000);
 	await ends(pid);
 	assert.deepEqual(processesOf(bin), [], 'no MCP server outlives pid');
+	pid.finish();
+});
+
+// A local chat-completions server that answers every request with one text and keeps the
+// request bodies: what a real model would be sent.
+async function recordingModel(t) {
+	const bodies = [];
+	const server = http.createServer((req, res) => {
+		let body = '';
+		req.setEncoding('utf8');
+		req.on('data', (d) => { body += d; });
+		req.on('end', () => {
+			bodies.push(JSON.parse(body));
+			res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+			res.end('data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
+		});
+	});
+	await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+	t.after(() => new Promise((resolve) => server.close(resolve)));
+	return { bodies, model: { provider: 'openai', id: 'm', baseUrl: `http://127.0.0.1:${server.address().port}/v1` } };
+}
+
+test(`SDK ${SDK_VERSION}: _meta.systemPrompt replaces or extends pid's system prompt; thought_level is a config option that reaches the model`, async (t) => {
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	const { bodies, model } = await recordingModel(t);
+	const pid = start(t);
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		await initialize(ctx);
+		// As acpx --append-system-prompt sends it.
+		const created = await within(ctx.request(acp.methods.agent.session.new,
+			{ cwd, mcpServers: [], _meta: { pid: { model }, systemPrompt: { append: 'Answer in French.' } } }), 'session/new');
+		const level = created.configOptions.find((o) => o.id === 'thought_level');
+		assert.deepEqual({ category: level.category, type: level.type, currentValue: level.currentValue, values: level.options.map((o) => o.value) },
+			{ category: 'thought_level', type: 'select', currentValue: 'off', values: ['off', 'low', 'medium', 'high'] });
+		const set = await within(ctx.request(acp.methods.agent.session.setConfigOption,
+			{ sessionId: created.sessionId, configId: 'thought_level', value: 'medium' }), 'session/set_config_option');
+		assert.equal(set.configOptions.find((o) => o.id === 'thought_level').currentValue, 'medium');
+		await within(ctx.request(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [text('hi')] }), 'session/prompt');
+
+		// As acpx --system-prompt sends it.
+		const replaced = await within(ctx.request(acp.methods.agent.session.new,
+			{ cwd, mcpServers: [], _meta: { pid: { model }, systemPrompt: 'You review Go code.' } }), 'second session/new');
+		await within(ctx.request(acp.methods.agent.session.prompt, { sessionId: replaced.sessionId, prompt: [text('hi')] }), 'second session/prompt');
+	}), 'the client workflow', 60_000);
+	assert.equal(bodies.length, 2);
+	const [extended, own] = bodies.map((b) => b.messages[0]);
+	assert.equal(extended.role, 'system');
+	assert.ok(extended.content.startsWith('You are pid'), extended.content);
+	assert.ok(extended.content.includes(`Working folder: ${cwd}`), extended.content);
+	assert.ok(extended.content.endsWith('\n\nAnswer in French.'), extended.content);
+	assert.equal(bodies[0].reasoning_effort, 'medium');
+	assert.deepEqual(own, { role: 'system', content: 'You review Go code.' });
+	assert.equal(bodies[1].reasoning_effort, undefined);
 	pid.finish();
 });
