@@ -146,9 +146,16 @@ func (h *Host) SetUp(roots []string) {
 	}
 	roots = h.roots
 	var err error
+	trustBroken := func(err error) {
+		h.opts.Report(fmt.Sprintf("trusted folders are not available (every workspace's settings stay narrow-only): %v", err), errors.Is(err, trust.ErrUnsafe))
+	}
+	// A store that comes back with an error trusts nothing from its file until the file is
+	// fixed; a file that turns bad later is reported when it is next read.
 	if h.trust, err = trust.Open(""); err != nil {
-		h.trust = nil
-		h.opts.Report(fmt.Sprintf("trusted folders are not available (every workspace's settings stay narrow-only): %v", err), false)
+		trustBroken(err)
+	}
+	if h.trust != nil {
+		h.trust.OnBroken(trustBroken)
 	}
 	h.loader = permissions.NewLoader(permissions.LoaderOptions{
 		WorkspaceRoots: roots,

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pid-agent/pid/internal/safefile"
@@ -50,11 +51,90 @@ type Store struct {
 	// mu guards the fields below and serializes writes.
 	mu      sync.Mutex
 	folders []Folder
+	// stamp is the file's state when it was read (a change of mode or owner counts: a
+	// chmod leaves the modification time alone).
+	stamp stamp
+	// broken is why the file could not be read, or is not trusted; nothing is trusted from
+	// it meanwhile, and no change is written over it.
+	broken error
+	// onBroken, when set, hears each new reason the file is broken (OnBroken).
+	onBroken func(error)
+	told     string // the reason last told
+}
+
+// stamp is what tells a changed trust file: its modification time, size, mode and owner,
+// and its folder's mode.
+type stamp struct {
 	modTime time.Time
 	size    int64
-	// broken is why the file could not be read; nothing is trusted from it meanwhile, and
-	// no change is written over it.
-	broken error
+	mode    fs.FileMode
+	uid     int
+	dirMode fs.FileMode
+}
+
+// stampOf returns fi's stamp.
+func stampOf(fi fs.FileInfo) stamp {
+	st := stamp{modTime: fi.ModTime(), size: fi.Size(), mode: fi.Mode(), uid: -1}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.uid = int(sys.Uid)
+	}
+	return st
+}
+
+// stampAt returns the stamp of the file at path as fi (from Lstat) describes it.
+func stampAt(path string, fi fs.FileInfo) stamp {
+	st := stampOf(fi)
+	if di, err := os.Stat(filepath.Dir(path)); err == nil {
+		st.dirMode = di.Mode()
+	}
+	return st
+}
+
+// ErrUnsafe is wrapped by the error of a trust file that could be changed by someone other
+// than the user (see unsafeFile): nothing is trusted from it.
+var ErrUnsafe = errors.New("it could be changed by someone other than you")
+
+// unsafeFile returns why the trust file, as fi (from Lstat) describes it, or its folder
+// must not be believed, as ssh refuses such files: a symbolic link (it may point into a
+// workspace, which then says what is trusted), a file or folder others may write, or a
+// file someone else owns. "" when it is safe.
+func unsafeFile(path string, fi fs.FileInfo) string {
+	uid := os.Getuid()
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return fmt.Sprintf("is a symbolic link (to %s)", target)
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Sprintf("may be written by others (mode %04o; run chmod 600 %s)", fi.Mode().Perm(), path)
+	}
+	if st := stampOf(fi); st.uid >= 0 && st.uid != uid {
+		return fmt.Sprintf("belongs to another user (uid %d, you are %d)", st.uid, uid)
+	}
+	dir := filepath.Dir(path)
+	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o022 != 0 && di.Mode()&fs.ModeSticky == 0 {
+		return fmt.Sprintf("is in %s, which others may write (mode %04o; run chmod 700 %s)", dir, di.Mode().Perm(), dir)
+	}
+	return ""
+}
+
+// OnBroken sets f to hear, once per reason, that the trust file cannot be read or is not
+// to be believed (and so trusts nothing), when a re-read finds it so. f is called with the
+// store's lock held: it must not call back into the store and must not block.
+func (s *Store) OnBroken(f func(error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onBroken = f
+}
+
+// setBroken records why the file trusts nothing and tells onBroken of a new reason.
+// Caller holds s.mu.
+func (s *Store) setBroken(err error) error {
+	s.broken, s.folders, s.stamp = err, nil, stamp{}
+	if s.onBroken != nil && err.Error() != s.told {
+		s.told = err.Error()
+		s.onBroken(err)
+	}
+	return err
 }
 
 // DefaultPath returns $XDG_STATE_HOME/pid/trust.json (see package xdg).
@@ -68,8 +148,11 @@ func DefaultPath() (string, error) {
 
 // Open opens the trust file at path ("" means DefaultPath). A missing file trusts nothing
 // and is created by the first Grant. A file that cannot be read (not a regular file, too
-// large, not valid JSON) is an error: the caller reports it and runs with no trusted folder
-// from the file, rather than overwrite it.
+// large, not valid JSON) or must not be believed (a symbolic link, a file others may write
+// or another user owns, in a folder others may write: ErrUnsafe) is an error: the caller
+// reports it; the Store returned with that error trusts nothing from the file (and writes
+// nothing over it) until the file is fixed, which its next use sees. A nil Store comes
+// only with an error that no path could be found.
 //
 // Contract: called once per host; the Store is safe for concurrent use.
 func Open(path string) (*Store, error) {
@@ -83,7 +166,8 @@ func Open(path string) (*Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.load(true); err != nil {
-		return nil, err
+		s.told = err.Error() // the caller reports it
+		return s, err
 	}
 	return s, nil
 }
@@ -94,17 +178,20 @@ func (s *Store) Path() string { return s.path }
 // load re-reads the file when it changed since the last read (always when force is set).
 // Caller holds s.mu.
 func (s *Store) load(force bool) error {
-	fi, err := os.Stat(s.path)
+	fi, err := os.Lstat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		s.folders, s.modTime, s.size, s.broken = nil, time.Time{}, 0, nil
+		s.folders, s.stamp, s.broken, s.told = nil, stamp{}, nil, ""
 		return nil
 	}
 	if err != nil {
-		s.broken = err
-		return fmt.Errorf("trust: %w", err)
+		return s.setBroken(fmt.Errorf("trust: %w", err))
 	}
-	if !force && s.broken == nil && fi.ModTime().Equal(s.modTime) && fi.Size() == s.size {
+	st := stampAt(s.path, fi)
+	if !force && s.broken == nil && st.modTime.Equal(s.stamp.modTime) && st.size == s.stamp.size && st.mode == s.stamp.mode && st.uid == s.stamp.uid && st.dirMode == s.stamp.dirMode {
 		return nil
+	}
+	if why := unsafeFile(s.path, fi); why != "" {
+		return s.setBroken(fmt.Errorf("trust: %s %s, so no folder is trusted from it: %w; make it a file of yours that only you may write", s.path, why, ErrUnsafe))
 	}
 	data, err := safefile.Read(s.path, maxFile)
 	if err == nil {
@@ -117,14 +204,12 @@ func (s *Store) load(force bool) error {
 				}
 			}
 			if err == nil {
-				s.folders, s.modTime, s.size, s.broken = f.Folders, fi.ModTime(), fi.Size(), nil
+				s.folders, s.stamp, s.broken, s.told = f.Folders, st, nil, ""
 				return nil
 			}
 		}
 	}
-	s.broken = fmt.Errorf("trust: %s is not a valid trust file: %v", s.path, err)
-	s.folders = nil
-	return s.broken
+	return s.setBroken(fmt.Errorf("trust: %s is not a valid trust file: %v", s.path, err))
 }
 
 // RealPath returns folder with its links resolved, or cleaned as written when it cannot be
@@ -221,8 +306,8 @@ func (s *Store) save(folders []Folder) error {
 		return fmt.Errorf("trust: writing %s: %w", s.path, err)
 	}
 	s.folders = folders
-	if fi, err := os.Stat(s.path); err == nil {
-		s.modTime, s.size = fi.ModTime(), fi.Size()
+	if fi, err := os.Lstat(s.path); err == nil {
+		s.stamp = stampAt(s.path, fi)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +84,65 @@ func TestBrokenFileTrustsNothingAndIsNotOverwritten(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != `{"version":1,"folders":[{"folder":"relative"}]} trailing` {
 		t.Errorf("the broken file was changed: %s", b)
+	}
+}
+
+// A trust.json that is a symbolic link (into a workspace, say), that others may write, or
+// in a folder others may write, trusts nothing and says why, as ssh refuses its files; a
+// file that turns so while pid runs (a chmod leaves the modification time alone) too, and
+// once it is fixed it is believed again (issue 19).
+func TestUnsafeFileTrustsNothing(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	os.MkdirAll(state, 0o700)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	p := filepath.Join(state, "trust.json")
+	content := []byte(`{"version":1,"folders":[{"folder":"` + ws + `","trustedAt":"x"}]}`)
+
+	// A link to a file the workspace ships.
+	inWs := filepath.Join(ws, "trust.json")
+	os.WriteFile(inWs, content, 0o600)
+	os.Symlink(inWs, p)
+	s, err := Open(p)
+	if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "symbolic link") || s == nil || s.Trusted(ws) {
+		t.Fatalf("Open of a link: %v, trusted %v; want ErrUnsafe naming the link and nothing trusted", err, s != nil && s.Trusted(ws))
+	}
+	if _, err := s.Grant(ws); err == nil {
+		t.Error("Grant wrote through an unsafe file")
+	}
+	os.Remove(p)
+
+	// A good file, then others may write it: the next use sees it and tells why, once.
+	os.WriteFile(p, content, 0o600)
+	s, err = Open(p)
+	if err != nil || !s.Trusted(ws) {
+		t.Fatalf("Open: %v, trusted %v", err, s.Trusted(ws))
+	}
+	var told []error
+	s.OnBroken(func(err error) { told = append(told, err) })
+	os.Chmod(p, 0o666)
+	if s.Trusted(ws) || s.Trusted(ws) {
+		t.Error("a file others may write is still believed")
+	}
+	if len(told) != 1 || !errors.Is(told[0], ErrUnsafe) || !strings.Contains(told[0].Error(), "0666") {
+		t.Errorf("told %v, want one ErrUnsafe naming the mode", told)
+	}
+	os.Chmod(p, 0o600)
+	if !s.Trusted(ws) {
+		t.Error("the fixed file is not believed again")
+	}
+
+	// Its folder open to others.
+	os.Chmod(state, 0o777)
+	if s.Trusted(ws) {
+		t.Error("a file in a folder others may write is believed")
+	}
+	if _, err := Open(p); !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("Open in an open folder: %v", err)
+	}
+	os.Chmod(state, 0o700)
+	if !s.Trusted(ws) {
+		t.Error("the fixed folder is not believed again")
 	}
 }
