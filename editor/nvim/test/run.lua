@@ -1112,6 +1112,40 @@ local function run()
   eq(vim.bo[greet_buf].modified, false, 'greet.txt has nothing unsaved')
   say('ok - a file changed on disk while its edit waited: not overwritten, the model told, the buffer reloaded')
 
+  -- The same change made between the edit's read and its write (another program wins the
+  -- race): the write refuses, the change stays.
+  local files_mod = require('pid.files')
+  vim.fn.writefile({ 'alpha', 'beta' }, ws .. '/race.txt')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/race.txt'))
+  local race_buf = vim.api.nvim_get_current_buf()
+  pid.new_session({ model = { provider = 'script', turns = {
+    { content = { { type = 'toolCall', id = 'x1', name = 'read', arguments = { path = 'race.txt' } } } },
+    { content = { { type = 'toolCall', id = 'x2', name = 'edit', arguments = { path = 'race.txt', edits = { { oldText = 'alpha', newText = 'ALPHA' } } } } } },
+    { content = text('raced') },
+  } } })
+  local real_read, race_reads = files_mod.read, 0
+  files_mod.read = function(params, on_conflict)
+    local r, e = real_read(params, on_conflict)
+    if params.path:match('race%.txt$') then
+      race_reads = race_reads + 1
+      if race_reads == 2 then
+        vim.fn.writefile({ 'alpha', 'BETA' }, ws .. '/race.txt') -- after the edit's read
+      end
+    end
+    return r, e
+  end
+  answers = { { key = 'a' } }
+  pid.ask('race')
+  res = wait_run(R1 + 2)
+  files_mod.read = real_read
+  local x2 = results(res)[2]
+  eq(race_reads, 2, 'the read and the edit read race.txt')
+  eq(x2[3], true, 'the edit failed')
+  check(x2[4]:find('changed on disk since it was read; nothing was written', 1, true), 'the model is told: %s', x2[4])
+  eq(vim.fn.readfile(ws .. '/race.txt'), { 'alpha', 'BETA' }, 'the change on disk was kept')
+  eq(vim.api.nvim_buf_get_lines(race_buf, 0, -1, false), { 'alpha', 'BETA' }, 'the buffer shows it')
+  say('ok - a change on disk between the edit\'s read and its write: the write refuses, the change stays')
+
   vim.fn.writefile({ 'one', 'two' }, ws .. '/notes2.txt')
   vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/notes2.txt'))
   local n2 = vim.api.nvim_get_current_buf()
@@ -1123,7 +1157,7 @@ local function run()
     { content = text('seen') },
   } } })
   pid.ask('read notes2')
-  res = wait_run(R1 + 2)
+  res = wait_run(R1 + 3)
   local read2 = results(res)[1]
   eq(read2[3], true, 'the read failed')
   check(read2[4]:find('changed on disk while its buffer in Neovim has unsaved changes', 1, true) and read2[4]:find(':e!', 1, true),
@@ -1139,7 +1173,7 @@ local function run()
     { content = text('gone') },
   } } })
   pid.ask('read deleted notes2')
-  res = wait_run(R1 + 3)
+  res = wait_run(R1 + 4)
   local d1 = results(res)[1]
   eq({ d1[3], d1[4] }, { true, 'file not found: notes2.txt' }, 'the model is told the file is gone (pid looks on disk first)')
   eq(vim.api.nvim_buf_get_lines(n2, 0, -1, false), { 'one', 'two (unsaved)' }, 'the unsaved text is still in the buffer')
@@ -1156,7 +1190,7 @@ local function run()
   } } })
   answers = { { key = 'a' } }
   pid.ask('change w')
-  res = wait_run(R1 + 4)
+  res = wait_run(R1 + 5)
   vim.api.nvim_del_augroup_by_id(wgroup)
   local w2 = results(res)[2]
   eq(w2[3], true, 'the edit is not a success')
