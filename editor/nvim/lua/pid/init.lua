@@ -218,8 +218,6 @@ local function card_key(params_or_session, id)
   return tostring(session) .. '/' .. tostring(id)
 end
 
--- reload_buffers reloads buffers whose file a tool changed on disk (no W11); a buffer with
--- unsaved changes is left alone and said in the chat.
 -- file_conflict says in the chat that path changed on disk (state 'changed') or was deleted
 -- ('deleted') while its buffer has unsaved changes, and what the person can do.
 local function file_conflict(path, state)
@@ -230,6 +228,8 @@ local function file_conflict(path, state)
   view.append(string.format('[file] %s changed on disk while its buffer has unsaved changes: :e! takes the disk version, :w! keeps yours', path))
 end
 
+-- reload_buffers reloads buffers whose file a tool changed on disk (no W11); a buffer with
+-- unsaved changes is left alone and said in the chat.
 local function reload_buffers()
   files.reload(file_conflict)
 end
