@@ -90,10 +90,12 @@ const (
 // values (a # path, or an array); an allow rule applies only when there is at least one
 // value and every value matches (and none has a shell metacharacter); an ask or deny rule
 // applies when any value matches. A missing argument yields no value (except for grep, find
-// and ls, whose missing path means ".").
+// and ls, whose missing path means "."). An allow never applies to a git command whose
+// repository's configuration makes git run a program (gitrepo.go).
 //
-// Contract: called by Store.Lookup and by the daemon for answers kept in memory. Pure: safe
-// for concurrent use; it never fails (arguments that are not JSON match nothing).
+// Contract: called by Store.Lookup and by the daemon for answers kept in memory. Safe for
+// concurrent use; it never fails (arguments that are not JSON match nothing). For a git
+// command it reads the repository's configuration files (bounded, see Policy.Decide).
 func (r Rule) Matches(c Call) bool {
 	p := r.argPath(c.Tool)
 	if !shellRule(c.Tool, p) {
@@ -114,7 +116,7 @@ func (r Rule) Matches(c Call) bool {
 				return false
 			}
 		}
-		return true
+		return gitRiskOf(c, sc).why == "" // a repository that makes git run a program asks
 	}
 	for i := range parts {
 		if cp.match(sc, &parts[i], r.Decision) != matchNone {

@@ -448,12 +448,18 @@ func rank(d Decision) int {
 // command position, a parse error, ...) turns allow into ask, and each file the command
 // writes is decided as a write call on that path, joining the strictest.
 //
+// A bash command that runs git is also checked against the configuration of the repository
+// git would run in (gitrepo.go): the programs it names (core.fsmonitor, core.pager, an
+// alias "!cmd", a filter driver, ...) are decided as parts of the command, and a command
+// that would be allowed asks instead.
+//
 // Then each narrow layer gives its own verdict where it has something to say (its deny and
 // ask rules and entries for each simple command, for each file written, and its deny or ask
 // default), and the strictest of all verdicts is the answer.
 //
-// Contract: safe for concurrent use; it never blocks, reads no files and cannot fail (a call
-// whose arguments are not JSON matches no rule).
+// Contract: safe for concurrent use; it cannot fail (a call whose arguments are not JSON
+// matches no rule). It never blocks: the only files it reads are, for a git command, the
+// repository's own configuration files, through safefile (no FIFO wait, 1 MB each).
 func (p *Policy) Decide(c Call) Verdict {
 	var sc *shellCmd
 	if c.Tool == "bash" {
@@ -514,6 +520,9 @@ func (p *Policy) decideTrusted(c Call, sc *shellCmd) Verdict {
 	if best.Decision == Allow && sc.unsafe != "" {
 		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: sc.unsafe}
 	}
+	if best.Decision != Deny {
+		best = p.decideGitRepo(c, sc, best, li, e, found)
+	}
 	for _, w := range sc.writes {
 		if best.Decision == Deny {
 			break
@@ -523,6 +532,31 @@ func (p *Policy) decideTrusted(c Call, sc *shellCmd) Verdict {
 			best = wv
 			best.Part = "write " + w
 		}
+	}
+	return best
+}
+
+// decideGitRepo joins to best (the verdict so far on a bash call) what the repository of
+// each git command in it would make git run (gitrepo.go): the commands its configuration
+// names are decided as parts of the call (so a deny rule sees them), and a call that would
+// be allowed asks instead, saying which setting.
+func (p *Policy) decideGitRepo(c Call, sc *shellCmd, best Verdict, li int, e Entry, found bool) Verdict {
+	risk := gitRiskOf(c, sc)
+	if risk.why == "" {
+		return best
+	}
+	for _, cmd := range risk.commands {
+		rc := parseShellCached(cmd)
+		for i := range rc.parts {
+			v := p.decideSubject(c, rc, &rc.parts[i], li, e, found)
+			if v.Decision == Deny && rank(v.Decision) > rank(best.Decision) {
+				v.Part = "git would run " + rc.parts[i].text() + ": " + risk.why
+				return v
+			}
+		}
+	}
+	if best.Decision == Allow {
+		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: risk.why}
 	}
 	return best
 }

@@ -88,6 +88,11 @@ type shellCmd struct {
 	main   int
 	// cd reports whether the command changes its working folder (cd, pushd, popd, env -C).
 	cd bool
+	// dirs are the folders cd and pushd go to, as written, in order; dirUnknown is set when
+	// the command changes folder to one pid cannot tell (cd alone, cd -, popd, env -C, an
+	// expansion). policy.go checks the git repositories of all of them.
+	dirs       []string
+	dirUnknown bool
 }
 
 // subjects returns the parts rules are tried on: the parts, or one empty part for a command
@@ -861,7 +866,7 @@ func (r *shellReader) simple(words []shellWord, env []string, dynTail bool) int 
 			r.addWrite(*x.write)
 		}
 		if x.chdir {
-			r.cmd.cd = true
+			r.cmd.cd, r.cmd.dirUnknown = true, true
 		}
 		if x.split != nil {
 			r.setUnsafe("the command runs a command line given as a string (" + x.splitBy + ")")
@@ -1241,6 +1246,7 @@ func (r *shellReader) command1(words []shellWord, vouch int, dynTail bool, first
 		vouch = r.tee(words, vouch)
 	case "cd", "pushd", "popd":
 		r.cmd.cd = true
+		r.chdir(base, words)
 	case "printf", "read", "mapfile", "readarray", "unset", "test", "[", "getopts", "wait", "let":
 		for _, w := range words[1:] {
 			if w.lit && subscriptTrick(w.text) {
@@ -1331,6 +1337,35 @@ func (in interpreter) inlineCode(words []shellWord) bool {
 		}
 	}
 	return in.program && operands > 0
+}
+
+// chdir records the folder a cd or pushd goes to (see shellCmd.dirs).
+func (r *shellReader) chdir(base string, words []shellWord) {
+	if base == "popd" {
+		r.cmd.dirUnknown = true
+		return
+	}
+	for _, w := range words[1:] {
+		switch {
+		case !w.lit || w.glob:
+			r.cmd.dirUnknown = true
+			return
+		case w.text == "--":
+			continue
+		case strings.HasPrefix(w.text, "-") && w.text != "-" || base == "pushd" && strings.HasPrefix(w.text, "+"):
+			if base == "pushd" && w.text != "-n" {
+				r.cmd.dirUnknown = true // pushd -N / +N rotate the stack
+				return
+			}
+			continue
+		case w.text == "-":
+			r.cmd.dirUnknown = true
+			return
+		}
+		r.cmd.dirs = append(r.cmd.dirs, w.text)
+		return
+	}
+	r.cmd.dirUnknown = true // cd alone goes home
 }
 
 // shellScript returns the script of `sh -c SCRIPT` (any option cluster with c).
