@@ -66,6 +66,10 @@ func gitRisk(dir, sub string) gitRepoRisk {
 	}
 	var risk gitRepoRisk
 	for _, f := range files {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// git would follow it; pid reads no file a workspace points it at.
+			return gitRepoRisk{why: "the repository's configuration " + f + " is a symbolic link, which pid does not follow to check what git would run"}
+		}
 		data, err := safefile.Read(f, gitConfigMax)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

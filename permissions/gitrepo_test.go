@@ -230,6 +230,17 @@ func TestGitRepoLayouts(t *testing.T) {
 	if v := gitDecide(t, fifo, "git status"); v.Decision != permissions.Ask || !strings.Contains(v.Part, "cannot read") {
 		t.Errorf("a config that is a FIFO: %+v, want ask saying pid cannot read it", v)
 	}
+	link := newRepo(t, "")
+	cfg = filepath.Join(link, ".git", "config")
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if v := gitDecide(t, link, "git status"); v.Decision != permissions.Ask || !strings.Contains(v.Part, "symbolic link") {
+		t.Errorf("a config that is a link: %+v, want ask saying it is not followed", v)
+	}
 }
 
 // BenchmarkDecideGitStatus is an allowed git status in a plain repository: the check of its
