@@ -113,3 +113,30 @@ func TestE2ESystemPromptReplaceAndAppend(t *testing.T) {
 	}
 	stopDaemon(t, d)
 }
+
+// A session closed and loaded again sends the same prompt bytes as before: pid's prompt is
+// made again from the saved session (its day included), not kept in the file.
+func TestE2ESystemPromptSameAfterLoad(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	srv := newFakeOpenAI(t, sseAnswer(textAnswer("one")...), sseAnswer(textAnswer("two")...))
+	d := startProcess(t, processOptions{Env: e2eEnv})
+	d.initialize(nil)
+	sid := d.newSession(obj{"cwd": cwd, "model": e2eModel(srv), "appendSystemPrompt": "Answer in French."})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "hi"})
+	d.call("session/close", obj{"sessionId": sid})
+	d.call("session/load", obj{"sessionId": sid})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "again"})
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	before, after := systemOf(reqs[0].body), systemOf(reqs[1].body)
+	if before == "" || before != after {
+		t.Errorf("the loaded session sent another system prompt:\n%s\n---\n%s", before, after)
+	}
+	if !strings.HasSuffix(gjson.Parse(after).String(), "\n\nAnswer in French.") {
+		t.Errorf("the loaded session lost appendSystemPrompt: %s", after)
+	}
+	stopDaemon(t, d)
+}
