@@ -80,3 +80,19 @@ func TestParseGitConfigAgreesWithGit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseGitConfig: any text, as a workspace may ship, is read without a panic, and a
+// text pid reads gives settings with lower-case sections and keys.
+func FuzzParseGitConfig(f *testing.F) {
+	for _, s := range []string{"[core]\n\tfsmonitor = x\n", "[a \"b\\\"]\"] k = \"v\\\n\" ; c\n", "[x.y]\nk\n", "\\", "[", "\"", "k=\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		_ = parseGitConfig(text, func(section, subsection, key, value string) {
+			if section != strings.ToLower(section) || key != strings.ToLower(key) || key == "" {
+				t.Fatalf("%q: section %q, key %q", text, section, key)
+			}
+		})
+		_, _ = riskyGitSettings(text, "f", "x")
+	})
+}
