@@ -1606,7 +1606,41 @@ func (r *shellReader) git(words []shellWord, vouch int) ([]shellWord, int) {
 			j++
 		}
 	}
+	r.gitRuns(sub, out, &vouch)
 	return out, vouch
+}
+
+// gitRuns reads the git subcommands that run a command given in their arguments: git
+// submodule foreach CMD (through the shell, like sh -c: never allowed, deny rules see it)
+// and git bisect run CMD ARGS (a part of its own, like find -exec).
+func (r *shellReader) gitRuns(sub string, out []shellWord, vouch *int) {
+	switch {
+	case sub == "submodule":
+		for k := 2; k < len(out); k++ {
+			if out[k].lit && out[k].text == "foreach" {
+				r.setUnsafe("the command uses git submodule foreach, which runs a command line through the shell")
+				*vouch = noVouch
+				var b strings.Builder
+				for _, w := range out[k+1:] {
+					if !w.lit {
+						return
+					}
+					if strings.HasPrefix(w.text, "-") && b.Len() == 0 {
+						continue // --recursive, --quiet
+					}
+					if b.Len() > 0 {
+						b.WriteByte(' ')
+					}
+					b.WriteString(w.text)
+				}
+				r.nested(b.String())
+				return
+			}
+		}
+	case sub == "bisect" && len(out) > 3 && out[2].lit && out[2].text == "run":
+		raise(vouch, 3)
+		r.simple(out[3:], nil, false)
+	}
 }
 
 // gitConfigValue reads the value of git's -c NAME=VALUE as a command line, so that deny

@@ -232,6 +232,10 @@ var corpus = []struct {
 	{"git -c alias.x='!rm x' x", deny, "an alias with ! runs a shell command"},
 	{"git -c core.pager='curl x' log", deny, "git runs the pager"},
 	{"git -c 'diff.x.textconv=rm -rf x' diff", deny, "git runs a textconv driver"},
+	{"git submodule foreach 'rm -rf x'", deny, "foreach runs its command line through the shell"},
+	{"git submodule foreach --recursive ls", ask, "a command line through the shell is never allowed"},
+	{"git bisect run rm x", deny, "bisect run runs its command"},
+	{"git bisect run ls", ask, "the git bisect run part has no rule naming it"},
 }
 
 func corpusPolicyValue(t *testing.T) *permissions.Policy {
