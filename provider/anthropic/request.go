@@ -88,7 +88,7 @@ func (p *Provider) body(req *llm.Request) ([]byte, error) {
 	if req.SystemPrompt != "" {
 		mr.System = []*block{{Type: "text", Text: req.SystemPrompt, CacheControl: ephemeral()}}
 	}
-	if p.opts.ThinkingBudget > 0 {
+	if p.opts.ThinkingBudget > 0 && !unthoughtToolLoop(mr.Messages) {
 		mr.Thinking = &thinkingOn{Type: "enabled", BudgetTokens: p.opts.ThinkingBudget}
 	}
 	for _, t := range req.Tools {
@@ -106,6 +106,26 @@ func (p *Provider) body(req *llm.Request) ([]byte, error) {
 		}
 	}
 	return json.Marshal(mr)
+}
+
+// unthoughtToolLoop reports whether msgs end in a tool loop whose last assistant message does
+// not start with thinking (it was made with thinking off, or by another provider): with
+// thinking on, the API rejects such a request, so it goes without thinking until the loop
+// ends (thinking cannot be turned on in the middle of a tool loop).
+func unthoughtToolLoop(msgs []message) bool {
+	n := len(msgs)
+	if n < 2 || msgs[n-1].Role != "user" || msgs[n-2].Role != "assistant" || len(msgs[n-2].Content) == 0 {
+		return false
+	}
+	results := false
+	for _, b := range msgs[n-1].Content {
+		results = results || b.Type == "tool_result"
+	}
+	switch msgs[n-2].Content[0].Type {
+	case "thinking", "redacted_thinking":
+		return false
+	}
+	return results
 }
 
 func ephemeral() *cacheControl { return &cacheControl{Type: "ephemeral"} }

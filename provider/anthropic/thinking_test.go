@@ -7,6 +7,7 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,6 +81,34 @@ func TestThinkingToolLoop(t *testing.T) {
 	}
 	if d := cmp.Diff(wantAssistant, second.Messages[1].Content); d != "" {
 		t.Errorf("assistant message sent back (-want +got):\n%s", d)
+	}
+	if !strings.Contains(string(srv.Requests()[1].Body), `"thinking":{"type":"enabled","budget_tokens":8192}`) {
+		t.Errorf("the tool loop's next request does not think: %s", srv.Requests()[1].Body)
+	}
+}
+
+// Thinking turned on in the middle of a tool loop (a model change, ACP's thought_level):
+// the loop's last answer did not think, which the API rejects with thinking on, so the
+// request goes without thinking; the next prompt thinks again.
+func TestThinkingTurnedOnMidLoop(t *testing.T) {
+	srv := replay.New(t, replay.Step{File: file("text.sse")})
+	p, _ := newProvider(t, srv, anthropic.Options{ThinkingBudget: 2048})
+	loop := []llm.Message{
+		llm.NewUser("Read a.txt"),
+		{Role: llm.RoleAssistant, StopReason: llm.StopToolUse, Content: []llm.Content{llm.Text("Reading."), llm.NewToolCall("toolu_1", "read", json.RawMessage(`{"path":"a.txt"}`))}},
+		{Role: llm.RoleToolResult, ToolCallID: "toolu_1", ToolName: "read", Content: []llm.Content{llm.Text("alpha")}},
+	}
+	stream(t, p, context.Background(), &llm.Request{Messages: loop})
+	after := append(append([]llm.Message{}, loop...), llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopEnd, Content: []llm.Content{llm.Text("It says alpha.")}}, llm.NewUser("Thanks"))
+	stream(t, p, context.Background(), &llm.Request{Messages: after})
+	var in, out map[string]any
+	json.Unmarshal(srv.Requests()[0].Body, &in)
+	json.Unmarshal(srv.Requests()[1].Body, &out)
+	if th, ok := in["thinking"]; ok {
+		t.Errorf("mid-loop request thinks: %v", th)
+	}
+	if _, ok := out["thinking"]; !ok {
+		t.Errorf("the request after the loop does not think")
 	}
 }
 
