@@ -653,8 +653,9 @@ func TestMCPClientGoneMidElicitation(t *testing.T) {
 	noServersLeft(t, pids)
 }
 
-// Two calls of one server in a parallel batch both ask: each question names its own call,
-// and each answer reaches the call that asked.
+// Two calls of one server in a parallel batch both ask: the questions come one at a time (a
+// server has one open at a time), each names its own call, and each answer reaches the call
+// that asked.
 func TestMCPElicitationNamesItsCallInABatch(t *testing.T) {
 	needMCP(t)
 	c := start(t)
@@ -671,14 +672,10 @@ func TestMCPElicitationNamesItsCallInABatch(t *testing.T) {
 		if m.Method != "elicitation/create" {
 			t.Fatalf("unexpected request %s", m.raw)
 		}
-		// Both questions are open at once (both calls run) before either is answered;
-		// the second is answered first.
+		// The second question is asked only once the first is answered: answering each as
+		// it comes is what lets the second come at all.
 		open = append(open, m)
-		if len(open) == 2 {
-			for i := len(open) - 1; i >= 0; i-- {
-				c.respond(open[i], map[string]any{"action": "accept", "content": map[string]any{"answer": answers[open[i].get("params.message").String()]}})
-			}
-		}
+		c.respond(m, map[string]any{"action": "accept", "content": map[string]any{"answer": answers[m.get("params.message").String()]}})
 	})
 	if out.Get("stopReason").String() != "end_turn" || len(open) != 2 {
 		t.Fatalf("stopReason %s, %d questions", out.Raw, len(open))

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,10 @@ type conn struct {
 	shutOnce sync.Once
 	closed   chan struct{} // closed when shutdown is complete
 
+	// asking holds a token while one of the server's questions is with the person: one is
+	// open at a time, the next waits for its answer.
+	asking chan struct{}
+
 	// rootsMu serializes syncRoots and guards the fields below it.
 	rootsMu   sync.Mutex
 	rootsRaw  []string // the last Options.Roots answer
@@ -67,10 +72,15 @@ type conn struct {
 	refreshing, refetch bool
 }
 
+// maxQuestionsPerCall is how many questions (elicitation requests) a server may ask the
+// person during one tool call; the rest are refused, saying so.
+const maxQuestionsPerCall = 10
+
 // activeCall is a running tools/call.
 type activeCall struct {
 	ctx      context.Context
 	progress *progressThrottle // nil when the caller takes no updates
+	asked    atomic.Int32      // the questions the server asked during the call
 }
 
 // callKey marks the context of a call, so that a server's request made within the call
@@ -84,7 +94,7 @@ func (s *server) connect(ctx context.Context) (*conn, []Tool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &conn{srv: s, calls: map[string]*activeCall{}, closed: make(chan struct{})}
+	c := &conn{srv: s, calls: map[string]*activeCall{}, closed: make(chan struct{}), asking: make(chan struct{}, 1)}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	s.mu.Lock()
 	if s.gone {
@@ -450,6 +460,23 @@ func (c *conn) progress(p *sdk.ProgressNotificationParams) {
 	}
 }
 
+// callOf returns the call a server's request belongs to: the one whose context it
+// carries (multi round-trip, protocol 2026-07-28), else the only call running on this
+// connection, else nil.
+func (c *conn) callOf(ctx context.Context) *activeCall {
+	if ac, ok := ctx.Value(callKey{}).(*activeCall); ok {
+		return ac
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.calls) == 1 {
+		for _, ac := range c.calls {
+			return ac
+		}
+	}
+	return nil
+}
+
 // routeCtx returns the context a server's request is handled in: its own when it is part
 // of a call (multi round-trip, protocol 2026-07-28), else the context of the only call
 // running on this connection, else its own; in the last two cases it also ends when the
@@ -459,28 +486,44 @@ func (c *conn) routeCtx(ctx context.Context) (context.Context, context.CancelFun
 		return ctx, func() {}
 	}
 	base := ctx
-	c.mu.Lock()
-	if len(c.calls) == 1 {
-		for _, ac := range c.calls {
-			base = ac.ctx
-		}
+	if ac := c.callOf(ctx); ac != nil {
+		base = ac.ctx
 	}
-	c.mu.Unlock()
 	merged, cancel := context.WithCancel(base)
 	stopReq := context.AfterFunc(ctx, cancel)
 	stopConn := context.AfterFunc(c.ctx, cancel)
 	return merged, func() { stopReq(); stopConn(); cancel() }
 }
 
-// elicit routes elicitation/create to Options.Elicit; without an answer it declines.
+// elicit routes elicitation/create to Options.Elicit; without an answer it declines. A
+// server has one question open at a time (the next waits for the answer) and at most
+// maxQuestionsPerCall per call: a question over the limit is refused, with an error for
+// a request of its own, and for an input request of the call (protocol 2026-07-28, where
+// an error would fail the whole call) with the action cancel and the reason in
+// _meta.pid.reason.
 func (c *conn) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	decline := &sdk.ElicitResult{Action: "decline"}
 	f := c.srv.m.o.Elicit
 	if f == nil {
 		return decline, nil
 	}
+	_, inCall := ctx.Value(callKey{}).(*activeCall)
+	if ac := c.callOf(ctx); ac != nil && ac.asked.Add(1) > maxQuestionsPerCall {
+		why := fmt.Sprintf("pid declined this question: MCP server %q already asked %d questions during this tool call, the most pid lets one call ask the person", c.srv.name, maxQuestionsPerCall)
+		c.srv.log.Info("elicitation refused", "why", why)
+		if inCall {
+			return &sdk.ElicitResult{Action: "cancel", Meta: sdk.Meta{"pid": map[string]any{"reason": why}}}, nil
+		}
+		return nil, &jsonrpc.Error{Code: -1, Message: why}
+	}
 	ctx, done := c.routeCtx(ctx)
 	defer done()
+	select {
+	case c.asking <- struct{}{}:
+	case <-ctx.Done():
+		return nil, &jsonrpc.Error{Code: -1, Message: fmt.Sprintf("pid cancelled this question of MCP server %q before it was asked: %v", c.srv.name, context.Cause(ctx))}
+	}
+	defer func() { <-c.asking }()
 	res, err := f(ctx, c.srv.name, req.Params)
 	if err != nil || res == nil {
 		if err != nil {

@@ -91,10 +91,12 @@ type Options struct {
 	// Call it belongs to (with its values, so the session can find its editor) when pid
 	// can tell: always for servers that embed the request in the call (protocol
 	// 2026-07-28), and for older ones when exactly one call of that server is running.
-	// Nil, an error, or a nil result declines.
+	// Nil, an error, or a nil result declines. A server has one question here at a time
+	// (the next waits for the answer) and at most 10 per call: the rest are refused
+	// without calling it.
 	//
-	// Contract: called from the SDK's goroutines, concurrently; it must return when ctx
-	// is done.
+	// Contract: called from the SDK's goroutines, for different servers concurrently; it
+	// must return when ctx is done.
 	Elicit func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error)
 	// Sample answers a sampling/createMessage request of a server whose config sets
 	// "sampling": true (the others are declined with an error saying so). ctx is chosen as

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -141,5 +142,94 @@ func checkProtocol(t *testing.T, h *Server, version string) {
 	h.s.mu.Unlock()
 	if version == "" && got <= "2025-11-25" || version != "" && got != version {
 		t.Fatalf("the connection speaks protocol %s, want %q", got, version)
+	}
+}
+
+// A server asking 30 questions at once in one call: the editor sees 10 (one at a time, see
+// the next test), the other 20 fail at the server with an error saying why.
+func TestElicitationAtMostTenPerCall(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			var mu sync.Mutex
+			asked := 0
+			m := newTestManager(t, Options{Elicit: func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				mu.Lock()
+				asked++
+				mu.Unlock()
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+			}})
+			m.protocolVersion = p.version
+			h := ready(t, m, "chatty", serverConfig(t))
+			res, err := call(t, h, "ask", `{"count":30}`, nil)
+			if err != nil {
+				t.Fatalf("ask 30: %v", err)
+			}
+			// Requests of their own fail with an error; input requests of the call (protocol
+			// 2026-07-28) are cancelled with the reason in _meta.pid.reason.
+			want := "accepted 10, declined 0, cancelled 0, failed 20: "
+			if p.version == "" {
+				want = "accepted 10, declined 0, cancelled 20, failed 0: "
+			}
+			got := text(res)
+			if !strings.HasPrefix(got, want) || !strings.Contains(got, `MCP server "chatty" already asked 10 questions during this tool call`) {
+				t.Errorf("ask 30 = %q; want %q and the reason", got, want)
+			}
+			mu.Lock()
+			n := asked
+			mu.Unlock()
+			if n != 10 {
+				t.Errorf("the editor was asked %d questions, want 10", n)
+			}
+			// The limit is per call: the next call may ask again.
+			res, err = call(t, h, "ask", `{"count":2}`, nil)
+			if err != nil || !strings.HasPrefix(text(res), "accepted 2, declined 0, cancelled 0, failed 0") {
+				t.Errorf("the next call's questions: %q, %v", text(res), err)
+			}
+		})
+	}
+}
+
+// A server's questions reach the editor one at a time: the next waits for the answer.
+func TestElicitationOneOpenAtATime(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			var mu sync.Mutex
+			open, most := 0, 0
+			second := make(chan struct{}) // closed when two questions are open at once
+			m := newTestManager(t, Options{Elicit: func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				mu.Lock()
+				open++
+				if open > most {
+					most = open
+					if most == 2 {
+						close(second)
+					}
+				}
+				mu.Unlock()
+				// Hold the question until a second one is open (never, when pid keeps them
+				// apart) or a while has passed: a person takes longer to answer.
+				t := time.NewTimer(300 * time.Millisecond)
+				select {
+				case <-second:
+				case <-t.C:
+				}
+				t.Stop()
+				mu.Lock()
+				open--
+				mu.Unlock()
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			}})
+			m.protocolVersion = p.version
+			h := ready(t, m, "chatty", serverConfig(t))
+			res, err := call(t, h, "ask", `{"count":3}`, nil)
+			if err != nil || !strings.HasPrefix(text(res), "accepted 0, declined 3, cancelled 0, failed 0") {
+				t.Fatalf("ask 3 = %q, %v", text(res), err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if most != 1 {
+				t.Errorf("%d questions of one server were open at once, want 1", most)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 // Package testserver is the MCP server pid's tests talk to: one tool per behaviour the
 // client must handle (plain text, progress, isError, a call that hangs until cancelled, a
-// tool list that grows, a crash, elicitation, sampling, roots, annotations, rich content).
+// tool list that grows, a crash, elicitation (one question, or many at once), sampling,
+// roots, annotations, rich content).
 // It is built with the official Go SDK's server side, so the tests exercise the real wire
 // protocol. cmd/pidtestmcp runs it over stdio or streamable HTTP.
 package testserver
@@ -158,7 +159,16 @@ func (st *state) crash(_ context.Context, _ *sdk.CallToolRequest, in textIn) (*s
 	return text("still alive"), nil, nil
 }
 
-func (st *state) ask(_ context.Context, req *sdk.CallToolRequest, in textIn) (*sdk.CallToolResult, any, error) {
+// askIn is ask's input: count > 1 asks that many questions at once (see askMany).
+type askIn struct {
+	Text  string `json:"text,omitempty"`
+	Count int    `json:"count,omitempty"`
+}
+
+func (st *state) ask(ctx context.Context, req *sdk.CallToolRequest, in askIn) (*sdk.CallToolResult, any, error) {
+	if in.Count > 1 {
+		return st.askMany(ctx, req, in.Count)
+	}
 	if resp, ok := req.Params.InputResponses["answer"].(*sdk.ElicitResult); ok {
 		return text(fmt.Sprintf("action=%s answer=%v", resp.Action, resp.Content["answer"])), nil, nil
 	}
@@ -169,6 +179,71 @@ func (st *state) ask(_ context.Context, req *sdk.CallToolRequest, in textIn) (*s
 			"properties": map[string]any{"answer": map[string]any{"type": "string"}},
 		},
 	}}}, nil, nil
+}
+
+// askMany asks count questions at once, as a chatty server would: on protocol 2026-07-28
+// as one round of count input requests, on older ones as count elicitation/create
+// requests of their own. It reports how many answers were accept, decline and cancel, how
+// many requests failed, and the first reason given (an error, or a cancel's
+// _meta.pid.reason).
+func (st *state) askMany(ctx context.Context, req *sdk.CallToolRequest, count int) (*sdk.CallToolResult, any, error) {
+	var mu sync.Mutex
+	var accepted, declined, cancelled, failed int
+	var reason string
+	tally := func(res *sdk.ElicitResult, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		why := ""
+		switch {
+		case err != nil:
+			failed++
+			why = err.Error()
+		case res.Action == "accept":
+			accepted++
+		case res.Action == "decline":
+			declined++
+		default:
+			cancelled++
+			if pid, ok := res.Meta["pid"].(map[string]any); ok {
+				why, _ = pid["reason"].(string)
+			}
+		}
+		if reason == "" {
+			reason = why
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}
+	done := func() (*sdk.CallToolResult, any, error) {
+		return text(fmt.Sprintf("accepted %d, declined %d, cancelled %d, failed %d: %s", accepted, declined, cancelled, failed, reason)), nil, nil
+	}
+	if rs := req.Params.InputResponses; rs != nil {
+		for _, r := range rs {
+			res, _ := r.(*sdk.ElicitResult)
+			if res == nil {
+				tally(nil, fmt.Errorf("unexpected answer %T", r))
+				continue
+			}
+			tally(res, nil)
+		}
+		return done()
+	}
+	if ip := req.Session.InitializeParams(); ip != nil && ip.ProtocolVersion >= "2026-07-28" {
+		irs := sdk.InputRequestMap{}
+		for i := range count {
+			irs[fmt.Sprintf("q%d", i+1)] = &sdk.ElicitParams{Message: fmt.Sprintf("question %d", i+1), RequestedSchema: schema}
+		}
+		return &sdk.CallToolResult{InputRequests: irs}, nil, nil
+	}
+	var wg sync.WaitGroup
+	for i := range count {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tally(req.Session.Elicit(ctx, &sdk.ElicitParams{Message: fmt.Sprintf("question %d", i+1), RequestedSchema: schema}))
+		}()
+	}
+	wg.Wait()
+	return done()
 }
 
 func (st *state) sample(_ context.Context, req *sdk.CallToolRequest, in textIn) (*sdk.CallToolResult, any, error) {
