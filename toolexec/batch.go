@@ -10,14 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -697,43 +694,6 @@ func guard[T any](f func() (T, error)) (v T, err error) {
 		}
 	}()
 	return f()
-}
-
-var printer = message.NewPrinter(language.English)
-
-// validationMessage names every failing field and shows the arguments received (R6).
-func validationMessage(tool string, err error, args json.RawMessage) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "Validation failed for tool %q:\n", tool)
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		for _, leaf := range leaves(ve, nil) {
-			loc := "/" + strings.Join(leaf.InstanceLocation, "/")
-			if loc == "/" {
-				loc = "(root)"
-			}
-			fmt.Fprintf(&sb, "  - %s: %s\n", loc, leaf.ErrorKind.LocalizedString(printer))
-		}
-	} else {
-		fmt.Fprintf(&sb, "  - %v\n", err)
-	}
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, args, "", "  ") != nil {
-		pretty.Reset()
-		pretty.Write(args)
-	}
-	fmt.Fprintf(&sb, "\nReceived arguments:\n%s", pretty.String())
-	return sb.String()
-}
-
-func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return append(out, ve)
-	}
-	for _, c := range ve.Causes {
-		out = leaves(c, out)
-	}
-	return out
 }
 
 // RejectTruncated fails every call of an assistant message that stopped at the output-token

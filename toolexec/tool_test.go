@@ -185,6 +185,48 @@ func TestValidationNamesEveryField(t *testing.T) {
 	diff(t, "messages", []string{"types", "missing", "notjson", "shimerr", "shimpanic"}, ids(out.Messages))
 }
 
+// R6: the arguments of a failed validation are quoted only as far as a few KB, and only the
+// first failing fields are listed: 1 MB of nested arguments with 5,000 failing items made an
+// error of 100 MB (each line indented by its depth), all of it sent back to the model.
+func TestValidationQuotesAFewKB(t *testing.T) {
+	schema := `{"type":"object","properties":{"path":{"type":"string"},"list":{"type":"array","items":{"type":"integer"}}}}`
+	var b strings.Builder
+	b.WriteString(`{"list":[`)
+	for i := range 5000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"x"`)
+	}
+	b.WriteString(`],"path":`)
+	const depth = 300
+	for range depth {
+		b.WriteString(`{"a":[`)
+	}
+	for b.Len() < 1<<20 {
+		b.WriteString(`{"k":"vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv"},`)
+	}
+	b.WriteString(`1`)
+	for range depth {
+		b.WriteString(`]}`)
+	}
+	b.WriteString(`}`)
+	args := b.String()
+	out := toolexec.Run(t.Context(), nil, toolexec.Batch{
+		Calls: []llm.ToolCall{tc("big", "grep", args)},
+		Tools: active(t, mustNotRun(t, "grep", schema)),
+	})
+	got := out.Messages[0].Text()
+	if !out.Messages[0].IsError || len(got) > 8<<10 {
+		t.Fatalf("the error of %d bytes of bad arguments is %d bytes (isError %v), want at most 8 KB", len(args), len(got), out.Messages[0].IsError)
+	}
+	for _, want := range []string{`Validation failed for tool "grep"`, "/list/0: ", "and 4981 more", args[:100], fmt.Sprintf("(%d bytes in all; only the first 2048 are quoted here)", len(args))} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the error lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 // R9: every onUpdate of a running tool sends a ToolUpdate with its partial result, and every
 // update of a call comes before that call's end, while updates of parallel calls interleave.
 func TestUpdatesBeforeEnd(t *testing.T) {
