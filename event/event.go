@@ -145,6 +145,12 @@ type (
 		ToolName   string
 		Result     Result
 		IsError    bool
+		// Message is the call's tool-result message exactly as the transcript will hold it
+		// (its MessageStart/MessageEnd come later, in source order, R14), for an observer
+		// that must keep each result before the call's end is announced (the session's
+		// file). It may be kept (it does not change); it is nil from senders that build no
+		// message.
+		Message *llm.Message
 	}
 	// Warning reports something an operator should know that did not stop the run: a
 	// failing hook (C2), an unknown name in addedToolNames.

@@ -51,6 +51,17 @@ func endedMessages(d *daemon, sid string) []string {
 	return out
 }
 
+// toolEnds returns the params of the toolEnd notifications the daemon sent, by call id.
+func toolEnds(d *daemon, sid string) map[string]gjson.Result {
+	out := map[string]gjson.Result{}
+	for _, m := range d.notes(sid) {
+		if m.method() == "toolEnd" {
+			out[m.get("params.toolCallId").String()] = m.get("params")
+		}
+	}
+	return out
+}
+
 // loadedMessages returns the messages of a session/load result (compactions left out).
 func loadedMessages(res gjson.Result) []string {
 	var out []string
@@ -119,15 +130,25 @@ func TestKillAtEveryPointThenLoad(t *testing.T) {
 						t.Errorf("message %d: loaded %s, saw %s", i, got[i], saw[i])
 					}
 				}
-				// What follows is only the interrupted calls' error results.
+				// What follows is only results: those of the calls whose toolEnd the editor saw,
+				// as it saw them (each result is saved before its toolEnd is sent), and the
+				// interrupted calls' error results.
+				ended := toolEnds(d, sid)
 				for _, extra := range got[len(saw):] {
 					m := gjson.Parse(extra)
+					if end, ok := ended[m.Get("toolCallId").String()]; ok && m.Get("role").String() == "toolResult" {
+						if !jsonEq(m.Get("content").Raw, end.Get("result.content").Raw) || m.Get("isError").Bool() != end.Get("isError").Bool() {
+							t.Errorf("the result of %s, whose toolEnd the editor saw, loaded as %s; its toolEnd said %s", m.Get("toolCallId"), extra, end.Raw)
+						}
+						continue
+					}
 					if m.Get("role").String() != "toolResult" || !m.Get("isError").Bool() || !strings.Contains(m.Get("content.0.text").String(), "interrupted when pid stopped") {
 						t.Errorf("an extra loaded message that is not an interrupted call's result: %s\nloaded %d: %v\nsaw %d", extra, len(got), got, len(saw))
 					}
 				}
-				// Tools: hidden is active exactly when the loader's result was saved.
-				loaderSaved := strings.Contains(strings.Join(saw, ""), `"loaded"`)
+				// Tools: hidden is active exactly when the loader's result was saved: once
+				// its toolEnd was sent.
+				_, loaderSaved := ended["c2"]
 				if hasHidden := strings.Contains(allTools(res), "hidden"); hasHidden != loaderSaved {
 					t.Errorf("tools after load %s; hidden should be active: %v", allTools(res), loaderSaved)
 				}

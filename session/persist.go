@@ -111,9 +111,12 @@ func configOf(h store.Header) (Config, error) {
 func (s *Session) saveMessage(m *llm.Message) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
-	if s.presaved > 0 {
-		s.presaved-- // saved with its batch
-		return
+	if m.Role == llm.RoleToolResult {
+		if id, ok := s.presaved[m.ToolCallID]; ok {
+			delete(s.presaved, m.ToolCallID) // saved at its ToolEnd
+			s.entryIDs = append(s.entryIDs, id)
+			return
+		}
 	}
 	id := ""
 	if f := s.writableLocked(); f != nil {
@@ -128,27 +131,31 @@ func (s *Session) saveMessage(m *llm.Message) {
 	s.entryIDs = append(s.entryIDs, id)
 }
 
-// saveMessages appends a parallel batch's results in one write, at its ToolResults event:
-// before any of their MessageEnds, which then save nothing.
-func (s *Session) saveMessages(ms []llm.Message) {
+// saveResult appends a tool call's result message at its ToolEnd, before the face announces
+// that end (a result the editor saw end is on disk, as a message is before its
+// messageEnd). Results are thus written in completion order; the message's own MessageEnd,
+// later and in source order, then saves nothing, and a load puts them back in source order
+// (see sourceOrder).
+//
+// Contract: called from the run's sink, once per call, before the ToolEnd goes to the face.
+func (s *Session) saveResult(m *llm.Message) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
-	s.presaved = len(ms)
-	ids := make([]string, len(ms))
+	id := ""
 	if f := s.writableLocked(); f != nil {
-		now := time.Now().UTC()
-		entries := make([]store.Entry, len(ms))
-		for i := range ms {
-			entries[i] = store.Entry{Kind: store.KindMessage, Timestamp: now, Message: &ms[i]}
-		}
+		now := time.Now()
 		s.lastWrite.Store(now.UnixNano())
-		if got, err := f.Append(entries...); err != nil {
+		ids, err := f.Append(store.Entry{Kind: store.KindMessage, Timestamp: now, Message: m})
+		if err != nil {
 			s.saveFailedLocked(err)
 		} else {
-			copy(ids, got)
+			id = ids[0]
 		}
 	}
-	s.entryIDs = append(s.entryIDs, ids...)
+	if s.presaved == nil {
+		s.presaved = map[string]string{}
+	}
+	s.presaved[m.ToolCallID] = id
 }
 
 // saveCompaction appends a compaction to the file. Caller holds no lock.

@@ -151,9 +151,9 @@ type Session struct {
 	header store.Header
 	// modelChanges are the model changes made once the transcript had messages, in order.
 	modelChanges []modelChange
-	// presaved counts the messages of a parallel batch saved at its ToolResults whose
-	// MessageEnd is still to come (it then saves nothing).
-	presaved int
+	// presaved maps the call id of each tool result saved at its ToolEnd, whose MessageEnd
+	// is still to come (it then saves nothing), to its entry id ("" when not saved).
+	presaved map[string]string
 	// saveErr is why saving stopped (reported once); later messages are not saved.
 	saveErr error
 	// unsaved are the holes the session's file had when it was loaded.
@@ -281,7 +281,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if s.id = o.ID; s.id == "" {
 		s.id = store.NewID()
 	}
-	s.openMCP(servers, untrusted)
+	s.openMCP(servers, untrusted, cfg.MCPServers)
 	defer func() {
 		if !ok {
 			s.closeMCP()
@@ -403,7 +403,7 @@ func serverOfTool(set *mcpSet, name string) string {
 	if t, ok := set.view().byName[name]; ok {
 		return t.Server
 	}
-	return serverOfName(name, set.servers)
+	return serverOfName(name, set.held().servers)
 }
 
 func info(t toolexec.Tool) ToolInfo {
@@ -525,9 +525,9 @@ func (s *Session) FollowUpMessage(m llm.Message) { s.agent.FollowUp(m) }
 // session's file (save: a prompt's messages are transcript; a tools/execute batch's are
 // not), the face, and the gates of scripted tools waiting for a call's end.
 //
-// A message is written to the file before its MessageEnd reaches the face, so an editor
-// that has seen messageEnd knows the message is on disk (in the kernel: a kill -9 of pid
-// loses nothing). The file is fsynced in the background at each turn's end, at most every
+// A message is written to the file before its MessageEnd reaches the face, and a tool's
+// result before its ToolEnd, so an editor that has seen messageEnd or toolEnd knows the
+// message is on disk (in the kernel: a kill -9 of pid loses nothing). The file is fsynced in the background at each turn's end, at most every
 // second (see syncSoon), and when the session is closed.
 func (s *Session) sink(save bool) event.Sink {
 	return s.starts.Sink(func(ev event.Event) {
@@ -537,9 +537,9 @@ func (s *Session) sink(save bool) event.Sink {
 				e.Partial.Content = redactPartial(s.host.redactor, e.Partial.Content)
 				ev = e
 			}
-		case event.ToolResults:
-			if save {
-				s.saveMessages(e.Messages)
+		case event.ToolEnd:
+			if save && e.Message != nil {
+				s.saveResult(e.Message)
 			}
 		case event.MessageEnd:
 			if save {

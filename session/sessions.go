@@ -90,6 +90,7 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	if err != nil {
 		return nil, nil, h.storeError(id, err)
 	}
+	loaded.Branch = sourceOrder(loaded.Branch)
 	s, err := h.restore(f, loaded, loaded.Branch, o)
 	if err != nil {
 		f.Close()
@@ -188,6 +189,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 
 // closeInterrupted gives every tool call of the transcript that has no result (pid stopped
 // while it ran) an error result, saved, so the transcript stays valid for every provider.
+// The batch's results are then put in source order, as the model would have seen them.
 func (s *Session) closeInterrupted() {
 	t := s.agent.Transcript()
 	missing := unansweredCalls(t)
@@ -200,8 +202,102 @@ func (s *Session) closeInterrupted() {
 		s.saveMessage(&m)
 		t = append(t, m)
 	}
+	s.pmu.Lock()
+	if len(s.entryIDs) == len(t) {
+		sortResults(t, s.entryIDs)
+	}
+	s.pmu.Unlock()
 	s.syncFile()
 	_ = s.agent.Restore(t)
+}
+
+// sourceOrder returns branch with each batch's tool results in the order of their calls in
+// the assistant message before them: they are written as each call ends (completion
+// order), and the model is given them in source order (R14). Other entries keep their
+// places; branch is not modified.
+func sourceOrder(branch []store.Entry) []store.Entry {
+	var out []store.Entry
+	for i := 0; i < len(branch); i++ {
+		a := branch[i]
+		if a.Kind != store.KindMessage || a.Message == nil || a.Message.Role != llm.RoleAssistant {
+			continue
+		}
+		j := i + 1
+		for j < len(branch) && branch[j].Kind == store.KindMessage && branch[j].Message != nil && branch[j].Message.Role == llm.RoleToolResult {
+			j++
+		}
+		if j-i-1 < 2 {
+			continue
+		}
+		order := callOrder(a.Message)
+		run := branch[i+1 : j]
+		if slices.IsSortedFunc(run, func(x, y store.Entry) int { return rank(order, x.Message) - rank(order, y.Message) }) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(branch)
+		}
+		slices.SortStableFunc(out[i+1:j], func(x, y store.Entry) int { return rank(order, x.Message) - rank(order, y.Message) })
+		i = j - 1
+	}
+	if out == nil {
+		return branch
+	}
+	return out
+}
+
+// sortResults puts the tool results at the end of transcript t, after its last assistant
+// message, in the order of that message's calls, moving ids (one per message) alike.
+func sortResults(t []llm.Message, ids []string) {
+	last := -1
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i].Role == llm.RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || last == len(t)-1 {
+		return
+	}
+	order := callOrder(&t[last])
+	tail := t[last+1:]
+	for _, m := range tail {
+		if m.Role != llm.RoleToolResult {
+			return
+		}
+	}
+	idx := make([]int, len(tail))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return rank(order, &tail[x]) - rank(order, &tail[y]) })
+	msgs := slices.Clone(tail)
+	tailIDs := slices.Clone(ids[last+1:])
+	for to, from := range idx {
+		tail[to] = msgs[from]
+		ids[last+1+to] = tailIDs[from]
+	}
+}
+
+// callOrder maps the id of each tool call of assistant message a to its place.
+func callOrder(a *llm.Message) map[string]int {
+	order := map[string]int{}
+	for _, c := range a.Content {
+		if c.Type == llm.ContentToolCall {
+			if _, dup := order[c.ID]; !dup {
+				order[c.ID] = len(order)
+			}
+		}
+	}
+	return order
+}
+
+// rank is the place of result m's call in order; results of unknown calls go last.
+func rank(order map[string]int, m *llm.Message) int {
+	if r, ok := order[m.ToolCallID]; ok {
+		return r
+	}
+	return len(order)
 }
 
 // unansweredCalls returns the tool calls of the last assistant message that have no result
@@ -255,6 +351,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		if loaded, err = h.files.Read(id); err != nil {
 			return nil, nil, h.storeError(id, err)
 		}
+		loaded.Branch = sourceOrder(loaded.Branch)
 	}
 	branch := loaded.Branch
 	if n := itemCount(branch); count < 0 || count > n {

@@ -65,6 +65,9 @@ type call struct {
 	begun bool
 	// slot is the call's place in its tool's Slots, when the tool has some.
 	slot *ticket
+	// msg is the call's tool-result message once built (built), at its ToolEnd.
+	msg   llm.Message
+	built bool
 }
 
 // batch is one Run in progress.
@@ -75,6 +78,9 @@ type batch struct {
 
 	// msgs holds the tool-result messages in source order once built.
 	msgs []llm.Message
+	// t0 is when the batch started: result messages take their time from it and the
+	// monotonic clock (a reading of both costs twice one of the second).
+	t0 time.Time
 
 	// wg counts the goroutines running calls in parallel mode; next and rescue belong to
 	// runInline.
@@ -126,13 +132,13 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 			calls[i].tc = b.Calls[i]
 		}
 	}
-	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: make([]llm.Message, 0, len(calls))}
+	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: make([]llm.Message, 0, len(calls)), t0: time.Now()}
 	if r.sequential(calls) {
 		r.runSequential(calls)
 	} else {
 		r.runParallel(calls)
-		// Every result message of a parallel batch is built now: one clock reading for all.
-		ts := llm.Now()
+		// A result message not built at its ToolEnd (no observer) is built now.
+		ts := r.now()
 		if r.cfg.Emit != nil && len(calls) > 1 {
 			// The batch's results as they will be announced, for an observer that keeps them
 			// all (one write instead of one per message).
@@ -195,14 +201,38 @@ func (r *batch) begin(c *call) bool {
 	return true
 }
 
+// end sends the call's ToolEnd, with its result message, built now (the message the
+// transcript will hold: an observer may save it before the end is announced).
 func (r *batch) end(c *call) {
 	if r.cfg.Emit == nil {
 		return
 	}
+	c.buildResult(r.now())
 	r.mu.Lock()
 	c.returned = true
-	r.cfg.Emit(event.ToolEnd{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Result: event.Result{Content: c.result.Content, Details: c.result.Details}, IsError: c.isError})
+	r.cfg.Emit(event.ToolEnd{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Result: event.Result{Content: c.result.Content, Details: c.result.Details}, IsError: c.isError, Message: &c.msg})
 	r.mu.Unlock()
+}
+
+// now returns the current time in Unix milliseconds, from the batch's start and the
+// monotonic clock.
+func (r *batch) now() int64 { return r.t0.Add(time.Since(r.t0)).UnixMilli() }
+
+// buildResult builds the call's tool-result message with timestamp ts, once.
+func (c *call) buildResult(ts int64) {
+	if c.built {
+		return
+	}
+	c.built = true
+	m := &c.msg
+	m.Role, m.ToolCallID, m.ToolName = llm.RoleToolResult, c.tc.ID, c.tc.Name
+	m.Content, m.Details, m.IsError, m.Timestamp = c.result.Content, c.result.Details, c.isError, ts
+	if m.Content == nil {
+		m.Content = []llm.Content{}
+	}
+	if len(c.result.AddedToolNames) > 0 {
+		m.AddedToolNames = c.result.AddedToolNames
+	}
 }
 
 // addMessage builds the call's tool-result message with timestamp ts, keeps it and
@@ -216,17 +246,9 @@ func (r *batch) addMessage(c *call, ts int64) {
 // appendResult builds the call's tool-result message in place at the end of r.msgs (a
 // message is 168 bytes: built elsewhere, it would be copied in) and returns it.
 func (r *batch) appendResult(c *call, ts int64) *llm.Message {
-	r.msgs = append(r.msgs, llm.Message{})
-	m := &r.msgs[len(r.msgs)-1]
-	m.Role, m.ToolCallID, m.ToolName = llm.RoleToolResult, c.tc.ID, c.tc.Name
-	m.Content, m.Details, m.IsError, m.Timestamp = c.result.Content, c.result.Details, c.isError, ts
-	if m.Content == nil {
-		m.Content = []llm.Content{}
-	}
-	if len(c.result.AddedToolNames) > 0 {
-		m.AddedToolNames = c.result.AddedToolNames
-	}
-	return m
+	c.buildResult(ts)
+	r.msgs = append(r.msgs, c.msg)
+	return &r.msgs[len(r.msgs)-1]
 }
 
 func (c *call) fail(text string) {
@@ -237,9 +259,6 @@ func (c *call) fail(text string) {
 // runSequential takes each call through its whole pipeline before the next (R15). After an
 // abort the remaining calls get "Operation aborted" without being prepared (R17).
 func (r *batch) runSequential(calls []call) {
-	// Each result message gets the time it was built, from one reading of the wall clock
-	// here and the monotonic clock after: a reading of both costs twice one of the second.
-	t0 := time.Now()
 	for i := range calls {
 		c := &calls[i]
 		r.start(c)
@@ -256,7 +275,7 @@ func (r *batch) runSequential(calls []call) {
 		}
 		r.releaseSlot(c)
 		r.end(c)
-		r.addMessage(c, t0.Add(time.Since(t0)).UnixMilli())
+		r.addMessage(c, r.now())
 	}
 }
 
@@ -703,13 +722,13 @@ func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	r := &batch{ctx: context.Background(), cfg: cfg, b: &Batch{}, msgs: make([]llm.Message, 0, len(calls))}
+	r := &batch{ctx: context.Background(), cfg: cfg, b: &Batch{}, msgs: make([]llm.Message, 0, len(calls)), t0: time.Now()}
 	for _, tc := range calls {
 		c := &call{tc: tc}
 		r.start(c)
 		c.fail(fmt.Sprintf("Tool call %s (%s) was not run: the reply hit the output-token limit, so its arguments may be incomplete. Send the call again with complete arguments.", tc.Name, tc.ID))
 		r.end(c)
-		r.addMessage(c, llm.Now())
+		r.addMessage(c, r.now())
 	}
 	return Outcome{Messages: r.msgs}
 }
