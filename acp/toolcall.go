@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/elide"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/tools"
@@ -93,12 +94,12 @@ type callSite interface {
 	ToolAnnotations(name string) map[string]any
 }
 
-// toolCall describes a call that starts: pending, with its title, kind, arguments and, for
-// the file tools, the file it touches (absolute).
+// toolCall describes a call that starts: pending, with its title, kind, arguments (elided
+// past elide.MaxArgs) and, for the file tools, the file it touches (absolute).
 func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) toolCallStart {
 	tc := toolCallStart{SessionUpdate: "tool_call", ToolCallID: id, Status: "pending", Title: name, Kind: "other"}
 	if json.Valid(args) {
-		tc.RawInput = args
+		tc.RawInput = elide.Args(args)
 	}
 	if !ss.IsBuiltin(name) {
 		tc.Kind, tc.Title = otherTool(name, args, ss.ToolAnnotations(name))

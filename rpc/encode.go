@@ -1,16 +1,19 @@
 // This file encodes the hot messages by hand: the notifications of a run and pid's approval
 // requests. They carry transcript messages and tool results, for which encoding/json's
 // reflection cost more than the write to the pipe (see docs/performance.md). Everything else
-// (responses, rare notifications) goes through encoding/json.
+// (responses, rare notifications) goes through encoding/json. A tool call's arguments reach
+// the editor elided past elide.MaxArgs, except in the approval requests.
 
 package rpc
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/elide"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -42,12 +45,38 @@ func appendMessages(b []byte, ms []llm.Message) ([]byte, error) {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = ms[i].AppendJSON(b); err != nil {
+		if b, err = appendMessage(b, &ms[i]); err != nil {
 			return b, err
 		}
 	}
 	return append(b, ']'), nil
 }
+
+// appendMessage appends m as the editor gets it: the arguments of a tool call longer than
+// elide.MaxArgs elided (see package elide; the transcript keeps them whole).
+func appendMessage(b []byte, m *llm.Message) ([]byte, error) {
+	if m.Role != llm.RoleAssistant {
+		return m.AppendJSON(b)
+	}
+	for i := range m.Content {
+		if c := &m.Content[i]; c.Type == llm.ContentToolCall && len(c.Arguments) > elide.MaxArgs {
+			short := *m
+			short.Content = slices.Clone(m.Content)
+			for j := i; j < len(short.Content); j++ {
+				if c := &short.Content[j]; c.Type == llm.ContentToolCall {
+					c.Arguments = elide.Args(c.Arguments)
+				}
+			}
+			return short.AppendJSON(b)
+		}
+	}
+	return m.AppendJSON(b)
+}
+
+// editorMessages are messages in a response, encoded as appendMessage does.
+type editorMessages []llm.Message
+
+func (ms editorMessages) MarshalJSON() ([]byte, error) { return appendMessages(nil, ms) }
 
 // appendResult appends {content, details?}.
 func appendResult(b []byte, r event.Result) ([]byte, error) {
@@ -88,26 +117,35 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 	case event.TurnEnd:
 		b = note(b, "turnEnd", sessionID)
 		b = field(b, "message")
-		if b, err = e.Message.AppendJSON(b); err == nil {
+		if b, err = appendMessage(b, &e.Message); err == nil {
 			b = field(b, "toolResults")
 			b, err = appendMessages(b, e.ToolResults)
 		}
 	case event.MessageStart:
 		b = note(b, "messageStart", sessionID)
 		b = field(b, "message")
-		b, err = e.Message.AppendJSON(b)
+		b, err = appendMessage(b, e.Message)
 	case event.MessageEnd:
 		b = note(b, "messageEnd", sessionID)
 		b = field(b, "message")
-		b, err = e.Message.AppendJSON(b)
+		b, err = appendMessage(b, e.Message)
 	case event.MessageUpdate:
+		elided, skip := argsElided(e.Message, e.Delta)
+		if skip {
+			return b, false, nil
+		}
 		b = note(b, "messageUpdate", sessionID)
 		b = field(b, "delta")
 		b = append(b, `{"type":`...)
 		b = llm.AppendString(b, string(e.Delta.Kind))
 		b = field(b, "contentIndex")
 		b = strconv.AppendInt(b, int64(e.Delta.Index), 10)
-		if e.Delta.Delta != "" {
+		switch {
+		case e.Delta.Delta == "":
+		case elided:
+			b = field(b, "elided")
+			b = append(b, "true"...)
+		default:
 			b = field(b, "delta")
 			b = llm.AppendString(b, e.Delta.Delta)
 		}
@@ -116,7 +154,7 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 		// step it would make the bytes written grow with the square of the answer.
 		if blockEnd(e.Delta.Kind) {
 			b = field(b, "message")
-			b, err = e.Message.AppendJSON(b)
+			b, err = appendMessage(b, e.Message)
 		}
 	case event.ToolExecutionStart:
 		b = note(b, "toolExecutionStart", sessionID)
@@ -143,7 +181,7 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 		b = note(b, "toolStart", sessionID)
 		b = appendCall(b, e.ToolCallID, e.ToolName)
 		b = field(b, "args")
-		b, err = llm.AppendRaw(b, e.Args)
+		b, err = llm.AppendRaw(b, elide.Args(e.Args))
 	case event.ToolUpdate:
 		b = note(b, "$/toolUpdate", sessionID)
 		b = appendCall(b, e.ToolCallID, e.ToolName)
@@ -161,6 +199,22 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 		return b, false, nil
 	}
 	return noteEnd(b), true, err
+}
+
+// argsElided says what becomes of a streaming step d of the partial message m: a
+// toolcall_delta whose call's arguments are past elide.MaxArgs is elided, and skipped
+// (not sent at all) unless it is the one that crossed the limit, which goes with
+// "elided": true instead of its text. The editor gets a call's arguments as far as the
+// limit, then one word that the rest is left out, whatever the number of steps.
+func argsElided(m *llm.Message, d llm.StreamEvent) (elided, skip bool) {
+	if d.Kind != llm.StreamToolCallDelta || d.Index < 0 || d.Index >= len(m.Content) {
+		return false, false
+	}
+	n := len(m.Content[d.Index].Arguments)
+	if n <= elide.MaxArgs {
+		return false, false
+	}
+	return true, n-len(d.Delta) > elide.MaxArgs
 }
 
 // blockEnd reports whether k is the step that completes a content block.

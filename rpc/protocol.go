@@ -54,7 +54,7 @@ type writeTextFileParams struct {
 
 type promptResult struct {
 	StopReason llm.StopReason `json:"stopReason"`
-	Messages   []llm.Message  `json:"messages"`
+	Messages   editorMessages `json:"messages"` // long tool-call arguments elided
 	Terminated bool           `json:"terminated,omitempty"`
 }
 
