@@ -166,7 +166,16 @@ func (h *Server) ExecTool(t Tool) toolexec.Tool {
 // meanwhile takes it back. Calls through this handle afterwards fail.
 //
 // Contract: safe for concurrent use and idempotent; it never waits for the server.
-func (h *Server) Release() {
+func (h *Server) Release() { h.release(false) }
+
+// ReleaseNow is Release for a server that must not linger (its folder is no longer
+// trusted): when no other handle holds it, it stops at once.
+//
+// Contract: as Release.
+func (h *Server) ReleaseNow() { h.release(true) }
+
+// release gives the handle back; now stops a server no handle holds without its linger.
+func (h *Server) release(now bool) {
 	if !h.released.CompareAndSwap(false, true) {
 		return
 	}
@@ -180,7 +189,7 @@ func (h *Server) Release() {
 	if s.refs > 0 || s.gone {
 		return
 	}
-	if m.o.Linger < 0 {
+	if now || m.o.Linger < 0 {
 		s.retireLocked()
 		return
 	}

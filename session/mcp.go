@@ -1,7 +1,9 @@
 // This file connects a session to MCP servers (package mcp): the servers it names (settings
-// files, its own mcpServers) are acquired when it opens, and their tools reach the pipeline
-// through a toolexec.Catalog: deferred servers' tools are found with tool_search and activated
-// by its addedToolNames (R12), eager servers' are active from the start.
+// files, its own mcpServers) are acquired when it opens, and again when its folder's trust
+// changes (refreshMCP: a folder trusted starts its servers, one revoked stops them), and
+// their tools reach the pipeline through a toolexec.Catalog: deferred servers' tools are
+// found with tool_search and activated by its addedToolNames (R12), eager servers' are
+// active from the start.
 
 package session
 
@@ -45,12 +47,15 @@ type ServerInfo struct {
 // mcpSet is a session's MCP servers and the catalog of their tools.
 type mcpSet struct {
 	s *Session
-	// servers are the handles the session acquired, by config name; configs their configs.
-	servers map[string]*mcp.Server
-	configs map[string]mcp.ServerConfig
-	// untrusted are the servers an untrusted workspace's settings name: listed, never run.
-	untrusted []string
-	version   atomic.Uint64
+	// own is the session's own mcpServers, kept to work the servers out again.
+	own json.RawMessage
+	// cur is the servers the set holds now; refreshMCP replaces it whole.
+	cur     atomic.Pointer[mcpHeld]
+	version atomic.Uint64
+
+	// refreshMu serializes refreshMCP and closeMCP, and guards closed.
+	refreshMu sync.Mutex
+	closed    bool
 
 	// mu guards cache and gen.
 	mu    sync.Mutex
@@ -58,10 +63,23 @@ type mcpSet struct {
 	gen   uint64 // counts the views made: the catalog's Version
 }
 
+// mcpHeld is what a set holds at one time; never changed once published.
+type mcpHeld struct {
+	// servers are the handles the session acquired, by config name; configs their configs.
+	servers map[string]*mcp.Server
+	configs map[string]mcp.ServerConfig
+	// untrusted are the servers an untrusted workspace's settings name: listed, never run.
+	untrusted []string
+}
+
+// held returns what the set holds now.
+func (set *mcpSet) held() *mcpHeld { return set.cur.Load() }
+
 // mcpView is the catalog as of one version and one state of its servers.
 type mcpView struct {
 	gen     uint64
 	version uint64
+	held    *mcpHeld
 	// states is each server's status and tool count when the view was made: a server
 	// may be ready before its OnStatus has bumped the version, so both must match.
 	states   string
@@ -139,22 +157,31 @@ func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.Serve
 	return out, untrusted, nil
 }
 
-// openMCP acquires the session's servers (they start in the background).
-func (s *Session) openMCP(servers map[string]mcp.ServerConfig, untrusted []string) {
-	set := &mcpSet{s: s, servers: map[string]*mcp.Server{}, configs: servers, untrusted: untrusted}
+// openMCP acquires the session's servers (they start in the background); own is the
+// session's own mcpServers, which servers includes.
+func (s *Session) openMCP(servers map[string]mcp.ServerConfig, untrusted []string, own json.RawMessage) {
+	set := &mcpSet{s: s, own: own}
 	s.mcp = set
-	if len(servers) == 0 {
-		return
-	}
-	m := s.host.mcpManager()
-	names := make([]string, 0, len(servers))
-	for name := range servers {
+	set.cur.Store(set.acquire(&mcpHeld{}, servers, untrusted))
+}
+
+// acquire returns what the set holds with the servers configs: the handles of old whose
+// configuration is the same are kept, the others acquired (they start in the background).
+func (set *mcpSet) acquire(old *mcpHeld, configs map[string]mcp.ServerConfig, untrusted []string) *mcpHeld {
+	next := &mcpHeld{servers: map[string]*mcp.Server{}, configs: configs, untrusted: untrusted}
+	names := make([]string, 0, len(configs))
+	for name := range configs {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		set.servers[name] = m.Acquire(name, servers[name])
+		if srv, ok := old.servers[name]; ok && old.configs[name].Key() == configs[name].Key() {
+			next.servers[name] = srv
+			continue
+		}
+		next.servers[name] = set.s.host.mcpManager().Acquire(name, configs[name])
 	}
+	return next
 }
 
 // closeMCP releases the session's servers.
@@ -162,8 +189,43 @@ func (s *Session) closeMCP() {
 	if s.mcp == nil {
 		return
 	}
-	for _, srv := range s.mcp.servers {
+	s.mcp.refreshMu.Lock()
+	defer s.mcp.refreshMu.Unlock()
+	s.mcp.closed = true
+	for _, srv := range s.mcp.held().servers {
 		srv.Release()
+	}
+}
+
+// refreshMCP works out the session's servers again, after its folder's trust changed: a
+// server its workspace settings name starts once the folder is trusted, and one that is no
+// longer named (the folder's trust was revoked) is released and, unless another session
+// holds it, stopped at once. A call in flight on a stopped server fails. The catalog then
+// offers the tools of the servers held now.
+//
+// Contract: any goroutine; it does not wait for servers to start or stop.
+func (s *Session) refreshMCP() {
+	set := s.mcp
+	if set == nil {
+		return
+	}
+	set.refreshMu.Lock()
+	defer set.refreshMu.Unlock()
+	if set.closed {
+		return
+	}
+	configs, untrusted, err := s.host.mcpServers(s.ws.Cwd(), set.own)
+	if err != nil {
+		return // own was read when the session opened: it cannot fail now
+	}
+	old := set.held()
+	next := set.acquire(old, configs, untrusted)
+	set.cur.Store(next)
+	set.changed()
+	for name, srv := range old.servers {
+		if next.servers[name] != srv {
+			srv.ReleaseNow()
+		}
 	}
 }
 
@@ -172,33 +234,34 @@ func (set *mcpSet) changed() { set.version.Add(1) }
 
 // uses reports whether the set has a server of that identity.
 func (set *mcpSet) uses(st mcp.ServerStatus) bool {
-	srv := set.servers[st.Name]
+	srv := set.held().servers[st.Name]
 	return srv != nil && srv.Status().ID == st.ID
 }
 
 // view returns the catalog as of now.
 func (set *mcpSet) view() *mcpView {
 	v := set.version.Load()
-	states := set.states()
+	held := set.held()
+	states := held.states()
 	set.mu.Lock()
 	defer set.mu.Unlock()
-	if set.cache != nil && set.cache.version == v && set.cache.states == states {
+	if set.cache != nil && set.cache.version == v && set.cache.held == held && set.cache.states == states {
 		return set.cache
 	}
 	set.gen++
-	cv := &mcpView{gen: set.gen, version: v, states: states, byName: map[string]mcp.Tool{}}
+	cv := &mcpView{gen: set.gen, version: v, held: held, states: states, byName: map[string]mcp.Tool{}}
 	var deferred []mcp.Tool
-	names := set.names()
+	names := held.names()
 	handles := make([]*mcp.Server, len(names))
 	for i, name := range names {
-		handles[i] = set.servers[name]
+		handles[i] = held.servers[name]
 	}
 	// AllTools keeps names unique across servers (two long names cut to 64 characters). A
 	// server that failed keeps its last tools: calling one restarts it (with backoff).
 	for _, t := range mcp.AllTools(handles...) {
 		cv.byName[t.Name] = t
-		if set.configs[t.Server].Load == mcp.LoadEager {
-			cv.always = append(cv.always, set.tool(t))
+		if held.configs[t.Server].Load == mcp.LoadEager {
+			cv.always = append(cv.always, set.tool(held, t))
 		} else {
 			deferred = append(deferred, t)
 		}
@@ -208,7 +271,7 @@ func (set *mcpSet) view() *mcpView {
 	}
 	// tool_search is offered while a deferred server starts too, so a prompt sent as the
 	// session opens can find its tools: the search waits for it.
-	if len(deferred) > 0 || len(set.startingDeferred()) > 0 {
+	if len(deferred) > 0 || len(held.startingDeferred()) > 0 {
 		cv.always = append([]toolexec.Tool{set.searchTool()}, cv.always...)
 	}
 	set.cache = cv
@@ -221,8 +284,9 @@ func (set *mcpSet) view() *mcpView {
 // (R12) and a call gets an error saying why.
 func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 	cv := set.view()
+	held := cv.held
 	if name == ToolSearchName {
-		if cv.deferred == nil && len(set.startingDeferred()) == 0 {
+		if cv.deferred == nil && len(held.startingDeferred()) == 0 {
 			return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers deferred tools now"}, true
 		}
 		return set.searchTool(), true
@@ -233,9 +297,9 @@ func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 	t, found := cv.byName[name]
 	server := t.Server
 	if !found {
-		server = serverOfName(name, set.servers)
+		server = serverOfName(name, held.servers)
 	}
-	srv := set.servers[server]
+	srv := held.servers[server]
 	switch {
 	case srv == nil:
 		return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers it (the server it came from is no longer configured)"}, true
@@ -246,7 +310,7 @@ func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 		}
 		return toolexec.Tool{Name: name, Unavailable: statusText(st)}, true
 	}
-	return set.tool(t), true
+	return set.tool(held, t), true
 }
 
 // Always implements toolexec.Catalog: tool_search when deferred tools exist, and the eager
@@ -278,10 +342,10 @@ func statusText(st mcp.ServerStatus) string {
 	return fmt.Sprintf("its MCP server %s is %s", st.Name, st.Status)
 }
 
-// tool is the pipeline's tool for an MCP tool: arguments validated against the server's
-// schema, the call made on the server with progress, cancelled with ctx.
-func (set *mcpSet) tool(t mcp.Tool) toolexec.Tool {
-	srv := set.servers[t.Server]
+// tool is the pipeline's tool for an MCP tool of held: arguments validated against the
+// server's schema, the call made on the server with progress, cancelled with ctx.
+func (set *mcpSet) tool(held *mcpHeld, t mcp.Tool) toolexec.Tool {
+	srv := held.servers[t.Server]
 	s := set.s
 	desc := t.Description
 	if desc == "" {
@@ -329,14 +393,14 @@ func (set *mcpSet) searchTool() toolexec.Tool {
 			}
 			// Servers still starting are waited for (their start is bounded by the
 			// manager's StartTimeout; an abort ends the wait).
-			for _, srv := range set.startingDeferred() {
+			for _, srv := range set.held().startingDeferred() {
 				// A server that fails is named in the notes below.
 				if srv.WaitReady(ctx); ctx.Err() != nil {
 					return toolexec.Result{}, ctx.Err()
 				}
 			}
 			cv := set.view()
-			notes := set.unavailableNotes()
+			notes := cv.held.unavailableNotes()
 			if cv.deferred == nil {
 				return toolexec.TextResult("No MCP server of this session offers tools to load now." + notes), nil
 			}
@@ -357,8 +421,8 @@ func (set *mcpSet) searchTool() toolexec.Tool {
 	}
 }
 
-// states describes the status and tool count of every server of the set, in name order.
-func (set *mcpSet) states() string {
+// states describes the status and tool count of every server held, in name order.
+func (set *mcpHeld) states() string {
 	var b strings.Builder
 	for _, name := range set.names() {
 		st := set.servers[name].Status()
@@ -368,7 +432,7 @@ func (set *mcpSet) states() string {
 }
 
 // startingDeferred returns the servers with deferred tools that are starting now, by name.
-func (set *mcpSet) startingDeferred() []*mcp.Server {
+func (set *mcpHeld) startingDeferred() []*mcp.Server {
 	var out []*mcp.Server
 	for _, name := range set.names() {
 		srv := set.servers[name]
@@ -381,7 +445,7 @@ func (set *mcpSet) startingDeferred() []*mcp.Server {
 
 // unavailableNotes tells the model which servers with deferred tools are not ready, and
 // why: their tools may be missing from a search. It is "" when all are ready.
-func (set *mcpSet) unavailableNotes() string {
+func (set *mcpHeld) unavailableNotes() string {
 	var b strings.Builder
 	for _, name := range set.names() {
 		if set.configs[name].Load == mcp.LoadEager {
@@ -398,8 +462,8 @@ func (set *mcpSet) unavailableNotes() string {
 	return b.String()
 }
 
-// names returns the names of the set's servers, sorted.
-func (set *mcpSet) names() []string {
+// names returns the names of the servers held, sorted.
+func (set *mcpHeld) names() []string {
 	names := make([]string, 0, len(set.servers))
 	for name := range set.servers {
 		names = append(names, name)
@@ -422,11 +486,12 @@ func (s *Session) MCPServers() []ServerInfo {
 		return nil
 	}
 	var out []ServerInfo
-	for name, srv := range s.mcp.servers {
+	held := s.mcp.held()
+	for name, srv := range held.servers {
 		st := srv.Status()
 		out = append(out, ServerInfo{Name: name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
 	}
-	for _, name := range s.mcp.untrusted {
+	for _, name := range held.untrusted {
 		out = append(out, ServerInfo{Name: name, Status: "untrusted", Error: "the workspace folder is not trusted, so pid does not start the servers its settings name"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -76,7 +76,8 @@ func (h *Host) TrustList() ([]TrustedFolder, error) {
 
 // Trust trusts a folder: kept in trust.json, or for this daemon only when that file cannot
 // be written (which is reported). Running sessions in that folder get its full settings at
-// their next decision; its model applies to the next session.
+// their next decision, and the MCP servers its settings name start for them now; its model
+// applies to the next session.
 //
 // Contract: safe for concurrent use. folder must be an absolute path of an existing folder
 // (ErrInvalid otherwise).
@@ -96,12 +97,13 @@ func (h *Host) Trust(folder string) error {
 		h.mu.Unlock()
 		h.opts.Report(fmt.Sprintf("%s is trusted until pid stops; it could not be kept: %v", folder, err), false)
 	}
-	h.refreshTrust()
+	h.refreshTrust(folder)
 	return nil
 }
 
 // Untrust stops trusting a folder (trust/revoke): from the next decision on, its settings are
-// narrow-only again. A folder that is not trusted is ErrInvalid.
+// narrow-only again, and the MCP servers its settings name stop now (a call in flight on one
+// fails). A folder that is not trusted is ErrInvalid.
 //
 // Contract: safe for concurrent use.
 func (h *Host) Untrust(folder string) error {
@@ -119,7 +121,7 @@ func (h *Host) Untrust(folder string) error {
 	} else {
 		err = h.trust.Revoke(folder)
 	}
-	h.refreshTrust()
+	h.refreshTrust(folder)
 	switch {
 	case err == nil, here && errors.Is(err, trust.ErrUnknownFolder):
 		return nil
@@ -129,10 +131,23 @@ func (h *Host) Untrust(folder string) error {
 	return err
 }
 
-// refreshTrust republishes the policies with the new trust.
-func (h *Host) refreshTrust() {
+// refreshTrust republishes the policies with the new trust of folder, and works out again
+// the MCP servers of the sessions in it.
+func (h *Host) refreshTrust(folder string) {
 	if h.loader != nil {
 		h.loader.Refresh()
+	}
+	real := trust.RealPath(folder)
+	h.mu.Lock()
+	var in []*Session
+	for _, s := range h.sessions {
+		in = append(in, s)
+	}
+	h.mu.Unlock()
+	for _, s := range in {
+		if trust.RealPath(s.root()) == real {
+			s.refreshMCP()
+		}
 	}
 }
 
