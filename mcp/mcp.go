@@ -1,7 +1,7 @@
 // Package mcp is pid's client of MCP (Model Context Protocol) servers: tool sources a
 // session names in "mcpServers" (see ParseServers). It runs them through the official Go
 // SDK (github.com/modelcontextprotocol/go-sdk): stdio servers as child processes that
-// tools.StartGroup starts (see process.go for why not the SDK's CommandTransport), remote
+// procgroup.StartGroup starts (see process.go for why not the SDK's CommandTransport), remote
 // ones over streamable HTTP.
 //
 // The entry point is Manager: one per daemon. A session Acquires each server it names and

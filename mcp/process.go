@@ -1,10 +1,10 @@
-// This file runs a stdio server's process: started through tools.StartGroup (its own
+// This file runs a stdio server's process: started through procgroup.StartGroup (its own
 // process group, the parent-death signal, the watchdog), with pipes pid owns, the tail of
 // its stderr kept for error messages, and the stop sequence (stdin closed, SIGTERM, SIGKILL).
 //
 // Why not the SDK's CommandTransport: it calls cmd.Start itself, so the server would get
 // neither the process group nor the parent-death signal nor a place in the registry that
-// the watchdog and tools.KillGroups read, and a pid killed with SIGKILL would leave it
+// the watchdog and procgroup.KillGroups read, and a pid killed with SIGKILL would leave it
 // running. The process is started here and its stdin and stdout are handed to the SDK's
 // IOTransport, which speaks the protocol on them: no wire code is written here.
 
@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/internal/procgroup"
 )
 
 // stderrKeep is how many bytes of a server's stderr are kept; stderrShow is how many of
@@ -41,7 +41,7 @@ const stderrDrain = time.Second
 // process is a running stdio server.
 type process struct {
 	name  string
-	group *tools.Group
+	group *procgroup.Group
 	stdin *os.File // pid's write end of the server's stdin
 	// stdout is pid's read end of the server's stdout, read by the SDK's IOTransport.
 	stdout *os.File
@@ -93,7 +93,7 @@ func startProcess(name string, cfg ServerConfig, log *slog.Logger, onExit func(p
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	g, err := tools.StartGroup(cmd)
+	g, err := procgroup.StartGroup(cmd)
 	// The child has its own copies of these ends now (or never will).
 	inR.Close()
 	outW.Close()

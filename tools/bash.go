@@ -1,6 +1,6 @@
 // This file holds the bash tool: a shell command in the session's cwd, its output streamed
 // (throttled) and cut to its tail, its whole process group killed on abort or timeout. The
-// shell is started through StartGroup (proc_unix.go), so it also dies with pid.
+// shell is started through procgroup.StartGroup, so it also dies with pid.
 
 package tools
 
@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pid-agent/pid/internal/procgroup"
 	"os"
 	"os/exec"
 	"runtime"
@@ -117,7 +118,7 @@ func runBash(ctx context.Context, shell, dir, command string, timeout time.Durat
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	began := time.Now()
-	group, err := StartGroup(cmd)
+	group, err := procgroup.StartGroup(cmd)
 	if err != nil {
 		pr.Close()
 		pw.Close()
@@ -227,7 +228,7 @@ loop:
 // killGroup ends the process group g: SIGTERM, then SIGKILL once the leader has exited or
 // bashKillGrace has passed, whichever comes first (a process ignoring SIGTERM does not get
 // longer). It returns the leader's Wait error.
-func killGroup(g *Group, waitDone <-chan error) error {
+func killGroup(g *procgroup.Group, waitDone <-chan error) error {
 	g.Signal(syscall.SIGTERM)
 	grace := time.NewTimer(bashKillGrace)
 	defer grace.Stop()

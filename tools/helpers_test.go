@@ -21,9 +21,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
-		os.Exit(helperMain(os.Getenv(helperEnv)))
-	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -10,12 +10,13 @@
 // cancelled, every process group a tool started is killed, and pid exits with the code
 // documented for stdin closing. A second signal, or a face that does not return within
 // windDownWait, makes it kill the groups and exit at once. Every process a tool starts also
-// dies with pid when pid itself is killed (see tools.StartGroup).
+// dies with pid when pid itself is killed (see procgroup.StartGroup).
 package main
 
 import (
 	"context"
 	"fmt"
+	"github.com/pid-agent/pid/internal/procgroup"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -28,7 +29,6 @@ import (
 
 	"github.com/pid-agent/pid/acp"
 	"github.com/pid-agent/pid/rpc"
-	"github.com/pid-agent/pid/tools"
 )
 
 const (
@@ -110,7 +110,7 @@ func run(args []string) int {
 	}
 	close(served)
 	// The runs are over; what tools left running in the background goes with pid.
-	if n := tools.KillGroups(exitGrace); n > 0 {
+	if n := procgroup.KillGroups(exitGrace); n > 0 {
 		log.Info("ended the process groups tools left running", "groups", n)
 	}
 	return code
@@ -141,7 +141,7 @@ func windDownOnSignal(log *slog.Logger, sigs chan os.Signal, cancel context.Canc
 	case <-wait.C:
 		log.Warn("the runs did not end in time: exiting without them", "waited", windDownWait.String())
 	}
-	tools.KillGroups(0)
+	procgroup.KillGroups(0)
 	os.Exit(code)
 }
 

@@ -1,7 +1,7 @@
 // This file sets the parent-death signal, which only Linux has among the systems pid
 // builds for with process groups.
 
-package tools
+package procgroup
 
 import (
 	"bytes"

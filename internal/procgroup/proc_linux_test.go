@@ -1,4 +1,4 @@
-package tools_test
+package procgroup_test
 
 // Child processes and pid's death: StartGroup's children survive the end of the OS thread
 // that asked for them (the parent-death signal is tied to the forking thread), a process
@@ -22,12 +22,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/internal/procgroup"
 )
 
 // helperEnv, when set in the environment of this test binary, makes it a helper process
 // instead of running the tests (see helperMain).
-const helperEnv = "PID_TOOLS_TEST_HELPER"
+const helperEnv = "PID_PROCGROUP_TEST_HELPER"
 
 // helperMain is the helper process: "group" starts a shell through StartGroup that starts
 // two sleepers (its children), prints "pgid N" and waits (for the shell) to be killed.
@@ -37,7 +37,7 @@ func helperMain(mode string) int {
 		return 2
 	}
 	cmd := exec.Command("bash", "-c", "sleep 1000 & sleep 1000")
-	g, err := tools.StartGroup(cmd)
+	g, err := procgroup.StartGroup(cmd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -82,7 +82,7 @@ func groupMembers(t *testing.T, pgid int) []int {
 // Forked from the ending thread itself, it would get SIGKILL at that moment.
 func TestChildOutlivesTheThreadThatAskedForIt(t *testing.T) {
 	type started struct {
-		g   *tools.Group
+		g   *procgroup.Group
 		in  io.WriteCloser
 		tid int
 		err error
@@ -98,7 +98,7 @@ func TestChildOutlivesTheThreadThatAskedForIt(t *testing.T) {
 				ch <- started{err: err}
 				return
 			}
-			g, err := tools.StartGroup(cmd)
+			g, err := procgroup.StartGroup(cmd)
 			ch <- started{g: g, in: in, tid: syscall.Gettid(), err: err}
 		}()
 		s = <-ch
@@ -131,9 +131,16 @@ func TestChildOutlivesTheThreadThatAskedForIt(t *testing.T) {
 // A background process that a finished command left running is ended by KillGroups, with
 // SIGTERM first.
 func TestKillGroupsEndsBackgroundProcesses(t *testing.T) {
-	ws, dir := newWorkspace(t, nil)
-	r := call(t, ws, "bash", `{"command":"(trap 'echo got-term > term.txt; exit 0' TERM; sleep 1000 & wait) & echo $! > bg.pid; echo started"}`)
-	mustOK(t, r)
+	dir := t.TempDir()
+	cmd := exec.Command("/bin/sh", "-c", `(trap 'echo got-term > term.txt; exit 0' TERM; sleep 1000 & wait) & echo $! > bg.pid; echo started`)
+	cmd.Dir = dir
+	g, err := procgroup.StartGroup(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatalf("the shell failed: %v", err)
+	}
 	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(dir, "bg.pid"))))
 	if err != nil {
 		t.Fatal(err)
@@ -141,14 +148,14 @@ func TestKillGroupsEndsBackgroundProcesses(t *testing.T) {
 	if !alive(pid) {
 		t.Fatalf("background process %d is not running", pid)
 	}
-	if n := tools.KillGroups(5 * time.Second); n < 1 {
+	if n := procgroup.KillGroups(5 * time.Second); n < 1 {
 		t.Errorf("KillGroups signalled %d groups, want at least 1", n)
 	}
 	waitUntil(t, 5*time.Second, "the background process to die", func() bool { return !alive(pid) })
 	if got := readFile(t, filepath.Join(dir, "term.txt")); got != "got-term\n" {
 		t.Errorf("the background process did not get SIGTERM first: %q", got)
 	}
-	if n := tools.KillGroups(0); n != 0 {
+	if n := procgroup.KillGroups(0); n != 0 {
 		t.Errorf("a second KillGroups signalled %d groups, want 0", n)
 	}
 }

@@ -3,7 +3,7 @@
 // This file is the fallback of proc_unix.go where there are no process groups: a Group is
 // its leader alone, and KillGroups kills the leaders still running.
 
-package tools
+package procgroup
 
 import (
 	"os/exec"

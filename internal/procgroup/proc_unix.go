@@ -1,11 +1,11 @@
 //go:build unix
 
-// This file is the one place where tools start child processes (StartGroup): each child
+// This file is the one place where pid starts child processes (StartGroup): each child
 // leads a process group of its own, dies with pid (a parent-death signal on Linux, and a
 // watchdog process for the rest of its group), and is listed in a registry, so KillGroups can
 // end every group a tool started when pid winds down.
 
-package tools
+package procgroup
 
 import (
 	"errors"
@@ -105,7 +105,7 @@ func KillGroups(grace time.Duration) int {
 	return procs.killAll(grace)
 }
 
-// procs is the registry of the groups tools started.
+// procs is the registry of the groups StartGroup started.
 var procs = &registry{groups: map[int]*Group{}}
 
 // registry holds the process groups StartGroup started that may still have processes.

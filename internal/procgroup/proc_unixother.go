@@ -3,7 +3,7 @@
 // This file is proc_linux.go's fallback for the other Unix systems: no parent-death signal
 // there, so a child of a killed pid is ended by the watchdog only.
 
-package tools
+package procgroup
 
 import "syscall"
 
