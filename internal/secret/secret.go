@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -161,15 +162,18 @@ func (k *Secret) hits(s string) []bool {
 // could. Every byte before it is then replaced as it will stay, since no run that covers
 // it can reach past the end of text.
 func (k *Secret) holdBack(text string) int {
-	for l := min(maxWindow-1, len(text)); l > 0; l-- {
+	// An end that no form holds has no longer end that one holds (the longer one ends with
+	// it), so the search goes up from one byte and stops at the first miss: most text
+	// misses at once.
+	held := 0
+	for l := 1; l <= min(maxWindow-1, len(text)); l++ {
 		end := text[len(text)-l:]
-		for _, f := range k.forms {
-			if l < f.n && strings.Contains(f.text, end) {
-				return l
-			}
+		if !slices.ContainsFunc(k.forms, func(f form) bool { return l < f.n && strings.Contains(f.text, end) }) {
+			break
 		}
+		held = l
 	}
-	return 0
+	return held
 }
 
 // replaceWord replaces value in s where it stands as a whole word: not preceded nor
