@@ -39,6 +39,15 @@ type Secret struct {
 	// the secret and its encodings whole, with the run length each is matched by.
 	runs  map[int]map[string]struct{}
 	forms []form
+	// starts has a bit set for the hash of the first 4 bytes of every run (startHash): a
+	// text position whose bit is clear starts no run, which spares the map lookups there.
+	starts *[1 << 10]uint64
+}
+
+// startHash hashes the 4 bytes at the start of s (len(s) >= 4) to 16 bits.
+func startHash(s string) uint32 {
+	v := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return (v * 2654435761) >> 16
 }
 
 // form is the secret or one of its encodings, and the length of the runs matched in it.
@@ -54,12 +63,15 @@ func New(value string) *Secret {
 		return k
 	}
 	k.runs = map[int]map[string]struct{}{}
+	k.starts = new([1 << 10]uint64)
 	add := func(text string, n int) {
 		if k.runs[n] == nil {
 			k.runs[n] = map[string]struct{}{}
 		}
 		for i := 0; i+n <= len(text); i++ {
 			k.runs[n][text[i:i+n]] = struct{}{}
+			h := startHash(text[i:])
+			k.starts[h>>6] |= 1 << (h & 63)
 		}
 		k.forms = append(k.forms, form{text, n})
 	}
@@ -141,8 +153,14 @@ func (k *Secret) span(s string, from, to int, inRun bool, with string) (string, 
 // of its encodings; nil when none does.
 func (k *Secret) hits(s string) []bool {
 	var hit []bool
-	for n, runs := range k.runs {
-		for i := 0; i+n <= len(s); i++ {
+	for i := 0; i+MinLen <= len(s); i++ {
+		if h := startHash(s[i:]); k.starts[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		for n, runs := range k.runs {
+			if i+n > len(s) {
+				continue
+			}
 			if _, ok := runs[s[i:i+n]]; ok {
 				if hit == nil {
 					hit = make([]bool, len(s))
