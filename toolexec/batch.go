@@ -533,8 +533,8 @@ func (r *batch) releaseSlot(c *call) {
 	}
 }
 
-// prepare looks the tool up (R5), rewrites and validates the arguments (R6) and asks
-// beforeToolCall (R7). It reports whether the call must execute; otherwise c holds its
+// prepare looks the tool up (R5), rewrites and validates the arguments (R6), lets the tool
+// refuse the call (Check) and asks beforeToolCall (R7). It reports whether the call must execute; otherwise c holds its
 // immediate outcome (R8).
 func (r *batch) prepare(c *call) bool {
 	e := r.b.Tools.lookup(c.tc.Name)
@@ -574,6 +574,18 @@ func (r *batch) prepare(c *call) bool {
 		}
 	}
 	c.prepared = Call{ID: c.tc.ID, Name: c.tc.Name, Args: args, Value: value}
+	if e.tool.Check != nil {
+		var refused error
+		_, err := guard(func() (struct{}, error) { refused = e.tool.Check(c.prepared); return struct{}{}, nil })
+		switch {
+		case err != nil:
+			c.fail(fmt.Sprintf("Tool %s: its check of the call failed: %v", c.tc.Name, err))
+			return false
+		case refused != nil:
+			c.fail(refused.Error())
+			return false
+		}
+	}
 	if r.cfg.Before != nil {
 		block, err := guard(func() (*Block, error) {
 			return r.cfg.Before(r.ctx, BeforeInput{Assistant: r.b.Assistant, Call: c.tc, Args: value, Context: r.b.Context})

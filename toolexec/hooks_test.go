@@ -411,3 +411,55 @@ func BenchmarkBatch(b *testing.B) {
 		}
 	}
 }
+
+// R6 R7 R8: a tool's Check runs after validation and before beforeToolCall. A refusal is the
+// call's error result in the tool's own words, and beforeToolCall is never asked about it; a
+// call with invalid arguments is refused by validation before Check sees it; a panicking
+// Check is an error result naming the tool; the other calls go on.
+func TestCheckRefusesBeforeApproval(t *testing.T) {
+	for _, mode := range []toolexec.Mode{toolexec.Parallel, toolexec.Sequential} {
+		t.Run(string(mode), func(t *testing.T) {
+			var checked, asked, ran []string
+			tool := toolexec.Tool{Name: "rm", Parameters: json.RawMessage(pathSchema),
+				Check: func(c toolexec.Call) error {
+					checked = append(checked, c.ID)
+					switch pathOf(c) {
+					case "unread":
+						return errors.New("unread exists but you have not read it")
+					case "boom":
+						panic("check exploded")
+					}
+					return nil
+				},
+				Execute: func(ctx context.Context, c toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+					ran = append(ran, c.ID)
+					return toolexec.TextResult("removed " + pathOf(c)), nil
+				}}
+			before := func(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, error) {
+				asked = append(asked, in.Call.ID)
+				return nil, nil
+			}
+			asst := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{
+				llm.NewToolCall("refused", "rm", json.RawMessage(`{"path":"unread"}`)),
+				llm.NewToolCall("invalid", "rm", json.RawMessage(`{"path":"unread","extra":1}`)),
+				llm.NewToolCall("panics", "rm", json.RawMessage(`{"path":"boom"}`)),
+				llm.NewToolCall("ok", "rm", json.RawMessage(`{"path":"tmp"}`)),
+			}}
+			rec := &recorder{}
+			out := toolexec.Run(t.Context(), &toolexec.Config{Mode: mode, Before: before, Emit: rec.sink}, toolexec.Batch{Assistant: &asst, Tools: active(t, tool)})
+			got := summarize(out.Messages)
+			diff(t, "refused result", msgSummary{"refused", "rm", true, "unread exists but you have not read it"}, got[0])
+			if !got[1].IsError || !strings.Contains(got[1].Text, "Validation failed") {
+				t.Errorf("invalid call: %+v", got[1])
+			}
+			if !got[2].IsError || !strings.Contains(got[2].Text, "Tool rm: its check of the call failed") || !strings.Contains(got[2].Text, "check exploded") {
+				t.Errorf("panicking check: %+v", got[2])
+			}
+			diff(t, "ok result", msgSummary{"ok", "rm", false, "removed tmp"}, got[3])
+			diff(t, "checked", []string{"refused", "panics", "ok"}, checked)
+			diff(t, "asked", []string{"ok"}, asked)
+			diff(t, "ran", []string{"ok"}, ran)
+			checkLifecycle(t, rec.Log(), "refused", "invalid", "panics", "ok")
+		})
+	}
+}

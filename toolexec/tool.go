@@ -78,6 +78,17 @@ type Tool struct {
 	// becomes the call's error result. A panic is caught and reported the same way.
 	PrepareArguments func(args json.RawMessage) (json.RawMessage, error)
 
+	// Check, if set, may refuse a validated call before beforeToolCall is asked, so that
+	// nobody is asked to approve a call the tool would refuse anyway (edit of a file not
+	// read yet). It runs after PrepareArguments and validation (R6), in the prepare pass.
+	//
+	// Contract: called during the serial prepare pass, never concurrently for one batch; it
+	// must not block on I/O beyond a stat and must not change anything. A non-nil error
+	// ends the call with an error result whose text is the error's, as it is (the tool's
+	// own words to the model). A panic is caught and becomes an error result naming the
+	// tool.
+	Check func(call Call) error
+
 	// Resources, if set, names what a prepared call touches (for file tools, the cleaned
 	// path). In parallel mode calls that share a resource run in source order while others
 	// stay parallel (C3).

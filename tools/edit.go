@@ -63,13 +63,11 @@ func editTool(ws *Workspace) toolexec.Tool {
 			"edits must not overlap. All edits apply or none do. You must have read the file in this session and it must not have changed since; otherwise read it again. " +
 			"Use write to create a file.",
 		Parameters: editSchema,
-		// The older form is rewritten first; then a file not read yet is refused before
-		// approval is asked (refuseUnread).
-		PrepareArguments: func(args json.RawMessage) (json.RawMessage, error) {
-			args, _ = prepareEditArgs(args)
-			return ws.refuseUnread(args)
-		},
-		Resources: pathResources(ws),
+		// The older form is rewritten first (R6); once valid, a call changing a file not
+		// read yet is refused before approval is asked (refuseUnread).
+		PrepareArguments: prepareEditArgs,
+		Check:            ws.refuseUnread,
+		Resources:        pathResources(ws),
 		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Path  string        `json:"path"`

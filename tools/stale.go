@@ -271,35 +271,34 @@ func notReadError(shown string) error {
 	return fmt.Errorf("%s exists but you have not read it in this session; read it before changing it", shown)
 }
 
-// refuseUnread is the prepare step (PrepareArguments, R6) of edit and write: it refuses,
-// before anyone is asked to approve the call, a change to a file that exists but that the
-// agent has not read in this session, with the error the check at execution would give
-// (tracker.check). Everything else passes unchanged, to be judged by the schema and at
-// execution: arguments it cannot read, a path outside the workspace, a file that does
-// not exist (yet: a write earlier in the batch may create it), a file read earlier in
-// the batch (expect).
+// refuseUnread is the Check of edit and write (run in toolexec's prepare pass, after
+// validation): it refuses, before anyone is asked to approve the call, a change to a file
+// that exists but that the agent has not read in this session, with the error the check at
+// execution would give (tracker.check). Everything else passes, to be judged at execution:
+// a path outside the workspace, a file that does not exist (yet: a write earlier in the
+// batch may create it), a file read earlier in the batch (expect).
 //
-// Contract: called during toolexec's serial prepare pass; it returns args itself, or an
-// error that becomes the call's error result. It stats the file, and never reads it.
-func (w *Workspace) refuseUnread(args json.RawMessage) (json.RawMessage, error) {
+// Contract: called during toolexec's serial prepare pass; it stats the file, never reads
+// it, and changes nothing.
+func (w *Workspace) refuseUnread(call toolexec.Call) error {
 	var a struct {
 		Path *string `json:"path"`
 	}
-	if json.Unmarshal(args, &a) != nil || a.Path == nil {
-		return args, nil
+	if json.Unmarshal(call.Args, &a) != nil || a.Path == nil {
+		return nil
 	}
 	real, err := w.Resolve(*a.Path)
 	if err != nil || w.seen.known(real) {
-		return args, nil
+		return nil
 	}
 	r, rel, err := w.at(real)
 	if err != nil {
-		return args, nil
+		return nil
 	}
 	if fi, err := r.Stat(rel); err != nil || !fi.Mode().IsRegular() {
-		return args, nil
+		return nil
 	}
-	return nil, notReadError(w.display(real))
+	return notReadError(w.display(real))
 }
 
 // readResources is the read tool's Resources: the file's real path (pathResources), which

@@ -49,8 +49,8 @@ func writeTool(ws *Workspace) toolexec.Tool {
 			"Prefer edit for changing part of a file.",
 		Parameters: writeSchema,
 		// Replacing a file not read yet is refused before approval is asked.
-		PrepareArguments: ws.refuseUnread,
-		Resources:        pathResources(ws),
+		Check:     ws.refuseUnread,
+		Resources: pathResources(ws),
 		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			var a struct {
 				Path    string `json:"path"`
