@@ -78,12 +78,12 @@ bench-vs-pi:
 # Fuzzing (issue 11): each target runs for FUZZTIME (default 30s). Their seed corpora
 # (testdata/fuzz/ in each package, and the f.Add rows) run as ordinary tests in `make test`.
 # PACKAGE:TARGET pairs; the frame readers of both faces, the JSON scanner they share, the
-# tool-argument parser, the partial-JSON closer, permission and shell-rule matching,
-# gitignore matching and path confinement.
+# tool-argument parser, the partial-JSON closer, the elision of long tool arguments,
+# permission and shell-rule matching, gitignore matching and path confinement.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
-	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString \
+	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString ./internal/elide:FuzzElidedIsJSON \
 	./permissions:FuzzPathRules ./permissions:FuzzShellRules \
 	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse
 

@@ -31,8 +31,11 @@ const Key = "$elided"
 // Args returns raw when it is at most MaxArgs bytes, else the elided form (see the
 // package comment). raw is a JSON object as the model wrote it; anything else (an array,
 // invalid JSON) that is too long becomes {"$elided": {"bytes": N}}.
-func Args(raw json.RawMessage) json.RawMessage {
-	if len(raw) <= MaxArgs {
+func Args(raw json.RawMessage) json.RawMessage { return over(raw, MaxArgs) }
+
+// over is Args with the limit max.
+func over(raw json.RawMessage, max int) json.RawMessage {
+	if len(raw) <= max {
 		return raw
 	}
 	out := []byte{'{'}

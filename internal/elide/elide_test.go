@@ -70,3 +70,42 @@ func TestLongNonObjectsBecomeTheMarkerAlone(t *testing.T) {
 		}
 	}
 }
+
+// Whatever JSON a model writes, the elided form is JSON that keeps only members of the
+// original and says how long it was.
+func FuzzElidedIsJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"a":"}\"{","b":[1,{"c":"]"}],"d":null}`, `[1,2]`, `"x"`, ` { "a" : true , "b" : -1.5e3 } `, `{"\u00e9\"":{"x":[]}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) {
+			return
+		}
+		out := over(json.RawMessage(raw), 0)
+		var got map[string]json.RawMessage
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("elided %q = %s: not a JSON object: %v", raw, out, err)
+		}
+		var e struct {
+			Bytes int `json:"bytes"`
+		}
+		if err := json.Unmarshal(got[Key], &e); err != nil || e.Bytes != len(raw) {
+			t.Fatalf("elided %q = %s: %s does not say %d bytes", raw, out, Key, len(raw))
+		}
+		var orig map[string]json.RawMessage
+		if json.Unmarshal([]byte(raw), &orig) != nil {
+			if len(got) != 1 {
+				t.Fatalf("elided non-object %q = %s, want the marker alone", raw, out)
+			}
+			return
+		}
+		for k, v := range got {
+			if k == Key {
+				continue
+			}
+			if o, ok := orig[k]; !ok || string(o) != string(v) {
+				t.Fatalf("elided %q = %s: member %q is not the original's", raw, out, k)
+			}
+		}
+	})
+}
