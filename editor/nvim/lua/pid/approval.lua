@@ -21,10 +21,10 @@ M.ALLOW, M.ALWAYS_ALLOW, M.DENY = 'allow', 'allowAlways', 'deny'
 -- How many ignored settings a trust question names before "and N more".
 M.MAX_IGNORED_SHOWN = 6
 
--- Open questions, the first one shown: {kind, session, request_id, lines, keys, on_answer,
--- filetype, title}.
-local queue = {}
-local float = { win = nil, buf = nil, q = nil, back = nil }
+-- The open questions (the first one shown) and the float (see state.lua).
+local questions = require('pid.state').questions
+local queue = questions.queue
+local float = questions.float
 
 local function valid_win(w)
   return w ~= nil and vim.api.nvim_win_is_valid(w)

@@ -70,8 +70,8 @@ end
 -- file), or {changed = true, told = stamp or false or nil}: the disk changed and the buffer was
 -- not reloaded (it has unsaved changes), and the chat was told so for that state of the file
 -- (told: its stamp then). A buffer loaded before the plugin has none until pid first asks for
--- its file (Neovim's own check decides then).
-local stamps = {}
+-- its file (Neovim's own check decides then). The stamps are kept in state.lua.
+local stamps = require('pid.state').stamps
 
 -- stamp_of returns path's stamp now, false when there is no file.
 local function stamp_of(path)

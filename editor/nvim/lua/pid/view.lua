@@ -24,13 +24,8 @@ M.prompt_name = 'pid://prompt'
 local ns = vim.api.nvim_create_namespace('pid_cards')
 local ns_hl = vim.api.nvim_create_namespace('pid_card_status')
 
-local state = {
-  buf = nil,
-  empty = true, -- the buffer holds only its initial empty line
-  text = nil, -- {start = 0-based first line, n = line count} of the assistant text streaming now
-  cards = {}, -- key -> {mark, status, latest, output, head}
-  prompt_buf = nil,
-}
+-- The chat buffer's state (its fields are documented in state.lua).
+local state = require('pid.state').chat
 
 local function valid(buf)
   return buf ~= nil and vim.api.nvim_buf_is_valid(buf)

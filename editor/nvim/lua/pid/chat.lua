@@ -1,0 +1,413 @@
+-- The chat's content: what pid's notifications show live (streamed text, a card per tool call
+-- updated in place, compactions, pid's log), how a run ends ([done] or [error], its unfinished
+-- cards cancelled), and a saved session's transcript written the way the live run showed it.
+-- view.lua owns the buffer; this module decides what goes in it. The state it reads and writes
+-- is state.lua's.
+
+local state = require('pid.state')
+local view = require('pid.view')
+local approval = require('pid.approval')
+local files = require('pid.files')
+local sessions = require('pid.sessions')
+local words = require('pid.words')
+
+local S = state.S
+
+local M = {}
+
+-- text_of returns the text blocks of content (a list of content blocks), joined by newlines.
+function M.text_of(content)
+  local parts = {}
+  if type(content) == 'table' then
+    for _, c in ipairs(content) do
+      if type(c) == 'table' and c.type == 'text' and type(c.text) == 'string' then
+        table.insert(parts, c.text)
+      end
+    end
+  end
+  return table.concat(parts, '\n')
+end
+
+-- Lines shared by a live run (pid's notifications) and a loaded transcript (session/load's
+-- items), so that both read the same.
+
+-- card_head is a tool call's card line: what it does, in a person's words.
+function M.card_head(name, args)
+  name = tostring(name)
+  if type(args) == 'table' and type(args.command) == 'string' then
+    local first = view.lines_of(args.command)
+    local cmd = first[1]
+    if #first > 1 or vim.fn.strchars(cmd) > 60 then
+      cmd = vim.fn.strcharpart(cmd, 0, 60) .. '...' -- the whole command is in the float and in <CR>'s view
+    end
+    return string.format('[tool] %s $ %s', name, cmd)
+  end
+  if type(args) == 'table' and type(args.path) == 'string' then
+    return string.format('[tool] %s %s', name, args.path)
+  end
+  return string.format('[tool] %s %s', name, approval.short_json(args or vim.empty_dict(), 160))
+end
+
+-- card_result returns a finished call's status and the line its card shows: the last line of
+-- its output (where test results are), or the first line of an error (what went wrong).
+function M.card_result(content, details, is_error, name)
+  local s = M.text_of(content):gsub('[\r\n]+$', '')
+  if name == 'read' and not is_error and type(details) == 'table' and type(details.totalLines) == 'number' then
+    -- A file's last line says nothing about the read: say how much of it was read.
+    local d = details
+    if type(d.startLine) == 'number' and type(d.endLine) == 'number' and (d.startLine > 1 or d.endLine < d.totalLines) then
+      return 'ok', string.format('lines %d-%d of %d', d.startLine, d.endLine, d.totalLines), s
+    end
+    return 'ok', string.format('%d line%s', d.totalLines, d.totalLines == 1 and '' or 's'), s
+  end
+  if s == '' and details ~= nil and details ~= vim.NIL then
+    s = approval.short_json(details, 160)
+  end
+  if is_error then
+    return 'error', view.latest_line(view.lines_of(s)[1] or ''), s
+  end
+  return 'ok', view.latest_line(s), s
+end
+
+-- REASONS say why pid compacted, in words.
+local REASONS = {
+  manual = 'on request',
+  threshold = 'it neared the context window',
+  overflow = 'the model said it was too long',
+}
+
+function M.reason_text(reason)
+  return REASONS[reason] or tostring(reason)
+end
+
+-- compacted_lines say that the conversation was compacted and show the summary the model
+-- now sees instead of the older messages, whole and indented.
+function M.compacted_lines(reason, tokens_before, summary_text)
+  local tokens = ''
+  if type(tokens_before) == 'number' and tokens_before > 0 then
+    tokens = string.format(', %d tokens before', tokens_before)
+  end
+  local text = type(summary_text) == 'string' and summary_text:gsub('[\r\n]+$', '') or ''
+  local out = { string.format('[compaction] the conversation was compacted (%s%s); the model now sees this summary instead of the older messages:%s',
+    M.reason_text(reason), tokens, text == '' and ' (empty)' or '') }
+  if text ~= '' then
+    for _, l in ipairs(view.lines_of(text)) do
+      table.insert(out, '    ' .. l)
+    end
+  end
+  return out
+end
+
+-- done_line is the line that ends a run: '[done] <stopReason>'.
+function M.done_line(stop_reason, terminated)
+  local line = '[done] ' .. tostring(stop_reason)
+  if terminated then
+    line = line .. ' (terminated by a tool)'
+  end
+  return line
+end
+
+-- ours reports whether params (a notification's or request's) are of the current session,
+-- or of none.
+function M.ours(params)
+  return type(params) ~= 'table' or params.sessionId == nil or params.sessionId == S.session_id
+end
+
+-- card_key returns the key of a tool call's card: its session (params' sessionId, or the id
+-- given) and the call's id.
+function M.card_key(params_or_session, id)
+  local session = type(params_or_session) == 'table' and params_or_session.sessionId or params_or_session
+  return tostring(session) .. '/' .. tostring(id)
+end
+
+-- file_conflict says in the chat that path changed on disk (state 'changed') or was deleted
+-- ('deleted') while its buffer has unsaved changes, and what the person can do.
+function M.file_conflict(path, state)
+  if state == 'deleted' then
+    view.append(string.format('[file] %s was deleted on disk while its buffer has unsaved changes: :w keeps yours', path))
+    return
+  end
+  view.append(string.format('[file] %s changed on disk while its buffer has unsaved changes: :e! takes the disk version, :w! keeps yours', path))
+end
+
+-- reload_buffers reloads buffers whose file a tool changed on disk (no W11); a buffer with
+-- unsaved changes is left alone and said in the chat.
+function M.reload_buffers()
+  files.reload(M.file_conflict)
+end
+
+-- UNFINISHED are the statuses of a card whose call has not ended.
+local UNFINISHED = { queued = true, waiting = true, running = true }
+
+-- end_cards marks the cards of run's calls that pid never ended (it stopped, or was stopped)
+-- as cancelled, saying why: no card of a finished run stays "running".
+local function end_cards(run, why)
+  for key in pairs(run.cards or {}) do
+    local c = view.card(key)
+    if c ~= nil and UNFINISHED[c.status] then
+      view.card_set(key, 'cancelled', why)
+    end
+  end
+end
+
+-- finish_run ends the running prompt with its result or an error message. why, when given, says
+-- why calls that did not end never will (else: the run ended before they did).
+function M.finish_run(result, err, why)
+  local run = S.run
+  if run == nil then
+    return
+  end
+  S.run = nil
+  S.runs = S.runs + 1
+  approval.withdraw(run.session)
+  end_cards(run, why or 'the run ended before it did')
+  M.reload_buffers()
+  if err ~= nil then
+    S.last_error = err
+    S.last_result = nil
+    view.append('[error] ' .. err)
+  else
+    S.last_error = nil
+    S.last_result = result
+    local reason = type(result) == 'table' and result.stopReason or '?'
+    view.append(M.done_line(reason, type(result) == 'table' and result.terminated))
+  end
+  words.caller(run)(err, result)
+end
+
+-- notifications show pid's notifications in the chat, by method; each gets the params (a
+-- table). Only those of the current session reach them, except the GLOBAL ones.
+M.notifications = {}
+
+-- GLOBAL are the notifications shown whatever session they name (they name none).
+M.GLOBAL = { ['window/logMessage'] = true, ['window/showMessage'] = true, ['mcp/serverStatus'] = true }
+
+-- An assistant message streams in text blocks (S.streamed counts them), shown one after
+-- another, a newline between two (as text_of joins them).
+M.notifications['messageStart'] = function(p)
+  if p.message and p.message.role == 'assistant' then
+    view.text_begin()
+    S.streamed = 0
+  end
+end
+
+-- messageUpdate carries a delta, and the partial message only when a block is complete: the
+-- text is appended piece by piece, never rebuilt.
+M.notifications['messageUpdate'] = function(p)
+  local d = p.delta
+  if type(d) ~= 'table' then
+    return
+  end
+  if d.type == 'text_start' then
+    if S.streamed > 0 then
+      view.text_append('\n')
+    end
+    S.streamed = S.streamed + 1
+  elseif d.type == 'text_delta' and type(d.delta) == 'string' then
+    view.text_append(d.delta)
+  end
+end
+
+M.notifications['messageEnd'] = function(p)
+  local m = p.message
+  if m and m.role == 'assistant' then
+    view.text_set(M.text_of(m.content))
+    view.text_end()
+    if type(m.errorMessage) == 'string' and m.errorMessage ~= '' then
+      view.append('[error] ' .. m.errorMessage)
+    end
+  end
+end
+
+M.notifications['toolStart'] = function(p)
+  local key = M.card_key(p, p.toolCallId)
+  view.card_start(key, M.card_head(p.toolName, p.args), 'queued')
+  if S.run ~= nil and S.run.cards ~= nil then
+    S.run.cards[key] = true
+  end
+end
+
+M.notifications['toolExecutionStart'] = function(p)
+  view.card_set(M.card_key(p, p.toolCallId), 'running', '')
+end
+
+M.notifications['$/toolUpdate'] = function(p)
+  local r = p.partialResult or {}
+  local s = M.text_of(r.content):gsub('…$', '')
+  if s == '' and r.details ~= nil and r.details ~= vim.NIL then
+    s = approval.short_json(r.details, 160)
+  end
+  view.card_set(M.card_key(p, p.toolCallId), 'running', view.latest_line(s), s)
+end
+
+M.notifications['toolEnd'] = function(p)
+  local r = p.result or {}
+  local status, latest, full = M.card_result(r.content, r.details, p.isError, p.toolName)
+  view.card_set(M.card_key(p, p.toolCallId), status, latest, full)
+  if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
+    M.reload_buffers()
+  end
+end
+
+M.notifications['compactionStart'] = function(p)
+  view.append(string.format('[compaction] compacting the conversation (%s)...', M.reason_text(p.reason)))
+end
+
+M.notifications['compactionEnd'] = function(p)
+  if type(p.error) == 'string' and p.error ~= '' then
+    view.append(string.format('[compaction] the conversation was not compacted (%s): %s', M.reason_text(p.reason), p.error))
+  else
+    view.append_lines(M.compacted_lines(p.reason, p.tokensBefore, p.summary))
+  end
+end
+
+M.notifications['window/logMessage'] = function(p)
+  view.append('[log] ' .. tostring(p.message))
+end
+
+M.notifications['window/showMessage'] = function(p)
+  local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+  words.notify(tostring(p.message), levels[p.type] or vim.log.levels.INFO)
+end
+
+-- transcript_entries renders a loaded session's items (session/load's messages) as a live
+-- run shows them: each user text as a '>>>' header after a blank line, the assistant's text, a
+-- card for each tool call with its result, '[done] <stopReason>' where the assistant stopped,
+-- and each compaction with its summary. Unknown items are skipped. An entry is a line or a
+-- card {key, head, status, latest, output}.
+function M.transcript_entries(items, session)
+  local out = {}
+  local open = false -- an exchange that has not ended yet
+  local aborted = false -- its last tool result is pid's "Operation aborted"
+  local cards = {}
+  local function unfinished()
+    if open then
+      -- Cancelled while tools ran (the live run said "[done] aborted"), or pid stopped.
+      table.insert(out, aborted and M.done_line('aborted') or '[done] unfinished (pid stopped before the model answered?)')
+      open = false
+    end
+  end
+  for _, m in ipairs(type(items) == 'table' and items or {}) do
+    if type(m) == 'table' then
+      if m.role == 'user' then
+        unfinished()
+        table.insert(out, '')
+        for _, l in ipairs(view.lines_of(M.text_of(m.content))) do
+          table.insert(out, '>>> ' .. l)
+        end
+        open = true
+      elseif m.role == 'assistant' then
+        local text = M.text_of(m.content)
+        if text ~= '' then
+          vim.list_extend(out, view.lines_of(text))
+        end
+        if type(m.errorMessage) == 'string' and m.errorMessage ~= '' then
+          table.insert(out, '[error] ' .. m.errorMessage)
+        end
+        local calls = 0
+        for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
+          if type(c) == 'table' and c.type == 'toolCall' then
+            calls = calls + 1
+            local card = { key = M.card_key(session, c.id), head = M.card_head(c.name, c.arguments), status = 'queued', latest = '', name = c.name }
+            cards[tostring(c.id)] = card
+            table.insert(out, card)
+          end
+        end
+        -- The run stops at an answer without tool calls, a failed call and a cancel; a reply
+        -- cut off with tool calls goes on (their results ask the model again).
+        if calls == 0 or m.stopReason == 'aborted' or m.stopReason == 'error' then
+          table.insert(out, M.done_line(m.stopReason or 'stop'))
+          open = false
+        end
+      elseif m.role == 'toolResult' then
+        local card = cards[tostring(m.toolCallId)]
+        if card == nil then
+          card = { key = M.card_key(session, m.toolCallId), head = M.card_head(m.toolName or 'tool', nil), status = 'queued', latest = '' }
+          table.insert(out, card)
+        end
+        card.status, card.latest, card.output = M.card_result(m.content, m.details, m.isError, m.toolName or card.name)
+        aborted = m.isError == true and M.text_of(m.content) == 'Operation aborted'
+      elseif m.role == 'compaction' then
+        vim.list_extend(out, M.compacted_lines(m.reason, m.tokensBefore, m.summary))
+      end
+    end
+  end
+  unfinished()
+  return out
+end
+
+-- card_text is a card as a line of text, as the chat shows it.
+function M.card_text(c)
+  return c.head .. '  ' .. c.status .. ((c.latest ~= nil and c.latest ~= '') and (' · ' .. c.latest) or '')
+end
+M._card_text = M.card_text
+
+-- _transcript_lines: the transcript as the chat shows it (cards with their status), for tests.
+function M._transcript_lines(items)
+  local out = {}
+  for _, e in ipairs(M.transcript_entries(items, 'x')) do
+    table.insert(out, type(e) == 'table' and M.card_text(e) or e)
+  end
+  return out
+end
+
+-- show_entries appends transcript entries to the chat: the lines in one change, then the cards.
+function M.show_entries(entries)
+  local chunk = {}
+  for _, e in ipairs(entries) do
+    if type(e) == 'table' then
+      if #chunk > 0 then
+        view.append_lines(chunk)
+        chunk = {}
+      end
+      view.card_start(e.key, e.head, e.status)
+      view.card_set(e.key, e.status, e.latest, e.output)
+    else
+      table.insert(chunk, e)
+    end
+  end
+  if #chunk > 0 then
+    view.append_lines(chunk)
+  end
+end
+
+-- show shows the chat (setup's `open`), leaving the cursor where it is; a chat that cannot
+-- open is notified, not raised.
+function M.show()
+  local shown, serr = pcall(view.show, state.config.open)
+  if not shown then
+    words.notify('could not open the chat: ' .. tostring(serr), vim.log.levels.WARN)
+  end
+end
+
+-- show_loaded writes a loaded session (res: session/load's result; summary: its session/list
+-- entry, when known) into the chat between a '[session] resumed ...' line and one saying the
+-- next prompt continues it. When the chat shows that session already (pid stopped under it,
+-- or it is loaded again), the transcript replaces what was shown of it, from where that began.
+function M.show_loaded(res, summary)
+  local items = type(res.messages) == 'table' and res.messages or {}
+  local n = 0
+  for _, m in ipairs(items) do
+    if type(m) == 'table' and m.role ~= 'compaction' then
+      n = n + 1
+    end
+  end
+  if S.region ~= nil and S.region.session == res.sessionId then
+    view.truncate(S.region.start)
+  else
+    S.region = { start = view.count(), session = res.sessionId }
+  end
+  local title = summary and sessions.title(summary) or nil
+  local where = summary and type(summary.cwd) == 'string' and (', in ' .. summary.cwd) or ''
+  local entries = { string.format('[session] resumed %s%s (%d message%s%s)', res.sessionId,
+    title and string.format(' "%s"', title) or '', n, n == 1 and '' or 's', where) }
+  vim.list_extend(entries, M.transcript_entries(items, res.sessionId))
+  table.insert(entries, '[session] end of the saved transcript: the next prompt continues this session')
+  M.show()
+  if #view.lines() > 1 or view.lines()[1] ~= '' then
+    table.insert(entries, 1, '')
+  end
+  M.show_entries(entries)
+end
+
+return M

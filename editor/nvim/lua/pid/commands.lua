@@ -1,0 +1,103 @@
+-- The :Pid* user commands, and what only they lead to: the prompt window (:PidChat), showing
+-- the chat (:PidShow) and going to the open question (:PidApproval).
+
+local state = require('pid.state')
+local view = require('pid.view')
+local approval = require('pid.approval')
+local context = require('pid.context')
+local prompt = require('pid.prompt')
+local lifecycle = require('pid.lifecycle')
+local pickers = require('pid.pickers')
+local words = require('pid.words')
+
+local S = state.S
+
+local M = {}
+
+-- show shows the chat (setup's `open`), leaving the cursor where it is.
+function M.show()
+  view.show(state.config.open)
+end
+
+-- chat shows the chat and the prompt window under it, the cursor in the prompt: Enter sends
+-- the line as a prompt, or as a steer while a prompt runs.
+function M.chat()
+  view.open_prompt(state.config.open, function(text)
+    if S.run ~= nil then
+      prompt.steer(text)
+    else
+      prompt.ask(text)
+    end
+  end)
+end
+
+-- approval_focus puts the cursor in the open approval's float; false (and said) when no
+-- question is open.
+function M.approval_focus()
+  if not approval.focus() then
+    words.notify('no question from pid is open')
+    return false
+  end
+  return true
+end
+
+-- ask_with_input calls fn(text) with the command's argument, or, without one, with what the
+-- person types in vim.ui.input (nothing typed: not called).
+local function ask_with_input(o, fn)
+  if o.args ~= nil and o.args ~= '' then
+    return fn(o.args)
+  end
+  vim.ui.input({ prompt = 'pid> ' }, function(text)
+    if text ~= nil and text ~= '' then
+      fn(text)
+    end
+  end)
+end
+
+-- cmd_ask runs :[range]PidAsk[!] [text]: with a range, the lines go with the prompt as a
+-- resource (a selection), with ! the buffer's diagnostics, unless the buffer is the chat.
+local function cmd_ask(o)
+  local opts = {}
+  local buf = vim.api.nvim_get_current_buf()
+  opts.content, opts.context = {}, {}
+  if o.range ~= nil and o.range > 0 and buf ~= view.bufnr() then
+    local block, label = context.selection(buf, o.line1, o.line2)
+    table.insert(opts.content, block)
+    table.insert(opts.context, label)
+  end
+  if o.bang and buf ~= view.bufnr() then
+    local block, label = context.diagnostics(buf)
+    table.insert(opts.content, block)
+    table.insert(opts.context, label)
+  end
+  ask_with_input(o, function(text)
+    prompt.ask(text, opts)
+  end)
+end
+
+-- cmd_queue returns the command that sends its text with fn (prompt.steer, prompt.follow_up).
+local function cmd_queue(fn)
+  return function(o)
+    ask_with_input(o, fn)
+  end
+end
+
+-- create (re)defines the :Pid* commands (plugin/pid.lua and setup call it).
+function M.create()
+  local c = vim.api.nvim_create_user_command
+  c('PidAsk', cmd_ask, { nargs = '*', range = true, bang = true, desc = 'pid: run a prompt (with a range: the selection goes with it; with !: the diagnostics)' })
+  c('PidChat', function() M.chat() end, { nargs = 0, desc = 'pid: the chat and its prompt window' })
+  c('PidSteer', cmd_queue(prompt.steer), { nargs = '*', desc = 'pid: a message for the running prompt, after its current tools' })
+  c('PidFollowUp', cmd_queue(prompt.follow_up), { nargs = '*', desc = 'pid: a message taken when the running prompt would stop' })
+  c('PidApproval', function() M.approval_focus() end, { nargs = 0, desc = "pid: go to the open approval's window" })
+  c('PidCancel', function() prompt.cancel() end, { nargs = 0, desc = 'pid: cancel the running prompt' })
+  c('PidNew', function() lifecycle.new_session() end, { nargs = 0, desc = 'pid: start a new session' })
+  c('PidSessions', function() pickers.sessions() end, { nargs = 0, desc = 'pid: resume a saved session' })
+  c('PidModel', function() pickers.pick_model() end, { nargs = 0, desc = "pid: pick the session's model" })
+  c('PidPermissions', function() pickers.permissions() end, { nargs = 0, desc = 'pid: list and revoke remembered "always" answers' })
+  c('PidResume', function() lifecycle.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
+  c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })
+  c('PidStop', function() lifecycle.stop() end, { nargs = 0, desc = 'pid: shut pid down' })
+end
+
+return M

@@ -1,0 +1,76 @@
+-- pid's requests to the editor, answered: approvals (beforeToolCall) and workspace trust in
+-- the float (approval.lua), files through the buffers (files.lua), pid's message questions in
+-- vim.ui.select; MCP servers' questions are declined, anything else is "method not found".
+-- lifecycle.lua hands them over only from the pid process that runs now.
+
+local state = require('pid.state')
+local view = require('pid.view')
+local approval = require('pid.approval')
+local files = require('pid.files')
+local chat = require('pid.chat')
+local context = require('pid.context')
+local words = require('pid.words')
+
+local S = state.S
+
+local M = {}
+
+-- line_for returns how a question says its answer in the chat: only when it is of the
+-- current session (or of none).
+local function line_for(params)
+  return function(s)
+    if chat.ours(params) then
+      view.append(s)
+    end
+  end
+end
+
+-- answer handles pid's request method with params: respond(result) or respond(nil, {code,
+-- message}) answers it, now or when the person has answered; id is pid's id of the request
+-- (pid may withdraw it by that id).
+function M.answer(method, params, respond, id)
+  params = params or {}
+  if method == 'beforeToolCall' then
+    local key = chat.card_key(params, params.toolCallId)
+    view.card_set(key, 'waiting', 'waiting for your answer: :PidApproval')
+    approval.before(params, {
+      request_id = id,
+      read = files.text,
+      resolve = context.resolve,
+      on_line = line_for(params),
+      respond = function(answer)
+        view.card_set(key, answer.decision == 'deny' and 'queued' or 'running', '')
+        respond(answer)
+      end,
+    })
+    words.notify('pid asks before running ' .. tostring(params.toolName) .. ': :PidApproval to answer')
+  elseif method == 'workspace/requestTrust' then
+    approval.trust(params, { request_id = id, on_line = line_for(params), respond = respond })
+    words.notify('pid asks whether to trust this folder: :PidApproval to answer')
+  elseif method == 'fs/read_text_file' then
+    S.fs_reads = S.fs_reads + 1
+    respond(files.read(params, chat.file_conflict))
+  elseif method == 'fs/write_text_file' then
+    S.fs_writes = S.fs_writes + 1
+    local ok, err = files.write(params, chat.file_conflict)
+    if ok then
+      respond(nil)
+    else
+      respond(nil, err)
+    end
+  elseif method == 'window/showMessageRequest' then
+    local titles = {}
+    for _, a in ipairs(params.actions or {}) do
+      table.insert(titles, tostring(a.title))
+    end
+    vim.ui.select(titles, { prompt = tostring(params.message or 'pid') .. ': ', kind = 'pid.message' }, function(choice, idx)
+      respond(idx and params.actions[idx] or vim.NIL)
+    end)
+  elseif method == 'elicitation/create' then
+    respond({ action = 'decline' })
+  else
+    respond(nil, { code = -32601, message = 'pid.nvim does not handle ' .. tostring(method) })
+  end
+end
+
+return M
