@@ -12,11 +12,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pid-agent/pid/event"
-	"github.com/pid-agent/pid/tools"
 )
 
-// ProgressInterval is the least time between two progress updates of one call: bash's.
-const ProgressInterval = tools.BashUpdateInterval
+// ProgressInterval is the least time between two progress updates of one call: bash's
+// (tools.BashUpdateInterval, which a test holds equal; mcp does not import the built-in
+// tools).
+const ProgressInterval = 100 * time.Millisecond
 
 // progressThrottle passes a call's progress notifications on to its onUpdate, at most one
 // per interval; a notification that comes sooner is held (replacing any held before it)

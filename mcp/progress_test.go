@@ -14,7 +14,15 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/tools"
 )
+
+// MCP progress is throttled as bash's output is.
+func TestProgressIntervalIsBashs(t *testing.T) {
+	if ProgressInterval != tools.BashUpdateInterval {
+		t.Errorf("ProgressInterval %v, bash's %v", ProgressInterval, tools.BashUpdateInterval)
+	}
+}
 
 func TestProgressThrottleKeepsTheLatest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
