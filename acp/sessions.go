@@ -173,6 +173,8 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		return nil, err
 	}
 	return s.lifecycle(func() (any, error) {
+		// A big session is read, and replayed, with the GC target lowered (see LeanGC).
+		defer session.LeanGC()()
 		st, fresh, err := s.activeState(method, id, asked, requested, servers)
 		if err != nil {
 			return nil, err

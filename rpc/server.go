@@ -558,13 +558,14 @@ var longMethods map[string]longMethod
 
 func init() {
 	longMethods = map[string]longMethod{
-		"session/prompt":  {(*Server).sessionPrompt},
-		"session/list":    {(*Server).sessionList},
-		"session/load":    {(*Server).sessionLoad},
-		"session/fork":    {(*Server).sessionFork},
-		"session/compact": {(*Server).sessionCompact},
-		"tools/execute":   {(*Server).toolsExecute},
-		"shutdown":        {(*Server).shutdownReq},
+		"session/prompt":   {(*Server).sessionPrompt},
+		"session/list":     {(*Server).sessionList},
+		"session/load":     {(*Server).sessionLoad},
+		"session/fork":     {(*Server).sessionFork},
+		"session/messages": {(*Server).sessionMessages},
+		"session/compact":  {(*Server).sessionCompact},
+		"tools/execute":    {(*Server).toolsExecute},
+		"shutdown":         {(*Server).shutdownReq},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -257,10 +258,20 @@ type listResult struct {
 	NextCursor string            `json:"nextCursor,omitempty"`
 }
 
+// loadPageBytes caps the encoded messages of one session/load, session/fork or
+// session/messages result (one item more when a single item is larger): a long session is
+// answered in pages, never in one giant frame.
+const loadPageBytes = 4 << 20
+
 type loadedResult struct {
 	SessionID string             `json:"sessionId"`
 	Tools     []session.ToolInfo `json:"tools"`
-	Messages  []session.Item     `json:"messages"`
+	// Messages are the session's items from FirstIndex to the last, encoded one at a time.
+	Messages []json.RawMessage `json:"messages"`
+	// FirstIndex is the index, among the session's items, of the first of Messages: absent
+	// (0) when they are all there, else the editor gets the earlier ones with
+	// session/messages.
+	FirstIndex int `json:"firstIndex,omitempty"`
 	// Unsaved are the holes of the session's file (session/load only): where messages are
 	// missing because saving them failed.
 	Unsaved []session.Unsaved `json:"unsaved,omitempty"`
@@ -307,19 +318,84 @@ func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any,
 	return func(context.Context) (any, error) {
 		opts := s.sessionOptions(p.SessionID)
 		opts.MCPServers = p.MCPServers
+		defer session.LeanGC()()
 		ss, items, err := s.host.Load(p.SessionID, opts)
 		if err != nil {
 			return nil, err
 		}
-		return loaded(ss, items), nil
+		return loaded(ss, items)
 	}, nil
 }
 
-func loaded(ss *session.Session, items []session.Item) *loadedResult {
-	if items == nil {
-		items = []session.Item{}
+func loaded(ss *session.Session, items []session.Item) (*loadedResult, error) {
+	first, page, err := pageOf(items, len(items))
+	if err != nil {
+		return nil, err
 	}
-	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Messages: items, Unsaved: ss.Unsaved()}
+	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Messages: page, FirstIndex: first, Unsaved: ss.Unsaved()}, nil
+}
+
+// pageOf encodes the items before end, from the last back, as many as fit in
+// loadPageBytes (at least one), and returns the index of the first it took with them in
+// order.
+func pageOf(items []session.Item, end int) (first int, page []json.RawMessage, err error) {
+	size := 0
+	first = end
+	for first > 0 {
+		b, err := items[first-1].MarshalJSON()
+		if err != nil {
+			return 0, nil, err
+		}
+		if first < end && size+len(b)+1 > loadPageBytes {
+			break
+		}
+		size += len(b) + 1
+		page = append(page, b)
+		first--
+	}
+	slices.Reverse(page)
+	if page == nil {
+		page = []json.RawMessage{}
+	}
+	return first, page, nil
+}
+
+// sessionMessages is session/messages: the items of a live session before index before, a
+// page at a time (see loadPageBytes), for an editor whose session/load (or fork) answered
+// with firstIndex.
+func (s *Server) sessionMessages(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		Before    *int   `json:"before"`
+	}
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.Before == nil {
+		return nil, invalidParams("before is required (the firstIndex of the page you have)")
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return func(context.Context) (any, error) {
+		defer session.LeanGC()()
+		items := ss.Items()
+		if *p.Before < 0 || *p.Before > len(items) {
+			return nil, invalidParams("before %d is out of range: the session has %d messages (compactions included)", *p.Before, len(items))
+		}
+		first, page, err := pageOf(items, *p.Before)
+		if err != nil {
+			return nil, err
+		}
+		return &messagesPage{Messages: page, FirstIndex: first}, nil
+	}, nil
+}
+
+// messagesPage is session/messages' result.
+type messagesPage struct {
+	Messages   []json.RawMessage `json:"messages"`
+	FirstIndex int               `json:"firstIndex"`
 }
 
 func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
@@ -341,7 +417,7 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 		if err != nil {
 			return nil, err
 		}
-		return loaded(ss, items), nil
+		return loaded(ss, items)
 	}, nil
 }
 

@@ -5,13 +5,16 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/tidwall/gjson"
@@ -295,10 +298,122 @@ type parsed struct {
 func parse(path, id string, data []byte, decode bool) (*parsed, error) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 {
-		return nil, fmt.Errorf("store: %s has no complete header line (pid may have crashed while creating it); delete the file", path)
+		return nil, noHeader(path)
 	}
+	ps, err := newParser(path, id, data[:nl], decode, false)
+	if err != nil {
+		return nil, err
+	}
+	ps.p.loaded.Entries = make([]Entry, 0, bytes.Count(data[nl+1:], []byte{'\n'}))
+	// The fast reader works on the file as one string (one copy), the entries' strings
+	// pointing into it.
+	text := string(data)
+	for off := nl + 1; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			ps.torn(int64(off))
+			break
+		}
+		line := text[off : off+end]
+		off += end + 1
+		ps.line(line, data[off-end-1:off-1], off == len(text))
+	}
+	return ps.finish(), nil
+}
+
+// noHeader is the error for a file without a complete header line.
+func noHeader(path string) error {
+	return fmt.Errorf("store: %s has no complete header line (pid may have crashed while creating it); delete the file", path)
+}
+
+// maxLineBuf caps the line buffer parseFrom keeps between lines: a longer line gets a
+// buffer of its own.
+const maxLineBuf = 1 << 20
+
+// parseFrom reads a session file from r (positioned at its start) as parse does, a line at
+// a time, keeping of each line only what its entry holds (the strings are copied out of
+// the line), so that loading costs about the size of what is loaded, not that plus the
+// file. total is the file's size when known (to tell its last line), else -1. It also
+// returns how many bytes it read, and fails wrapping ErrTooLarge past maxFileSize.
+func parseFrom(path, id string, r io.Reader, total int64, decode bool) (*parsed, int64, error) {
+	br := bufio.NewReaderSize(io.LimitReader(r, maxFileSize+1), 64<<10)
+	var buf []byte
+	// next returns the next line without its newline (valid until the next call), and
+	// whether it had one.
+	next := func() ([]byte, bool, error) {
+		buf = buf[:0]
+		for {
+			chunk, err := br.ReadSlice('\n')
+			if err == nil && len(buf) == 0 {
+				return chunk[:len(chunk)-1], true, nil
+			}
+			buf = append(buf, chunk...)
+			switch {
+			case err == nil:
+				return buf[:len(buf)-1], true, nil
+			case errors.Is(err, bufio.ErrBufferFull):
+				continue
+			case errors.Is(err, io.EOF):
+				return buf, false, nil
+			default:
+				return nil, false, fmt.Errorf("store: reading %s: %w", path, err)
+			}
+		}
+	}
+	header, complete, err := next()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !complete {
+		return nil, 0, noHeader(path)
+	}
+	size := int64(len(header) + 1)
+	ps, err := newParser(path, id, header, decode, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	for {
+		b, complete, err := next()
+		if err != nil {
+			return nil, 0, err
+		}
+		if !complete {
+			if len(b) > 0 {
+				ps.torn(size)
+				size += int64(len(b))
+			}
+			break
+		}
+		size += int64(len(b) + 1)
+		ps.line(unsafe.String(unsafe.SliceData(b), len(b)), b, size == total)
+		if size > maxFileSize {
+			return nil, 0, fmt.Errorf("store: %s: %w: more than the %d bytes pid reads", path, ErrTooLarge, maxFileSize)
+		}
+		if cap(buf) > maxLineBuf {
+			buf = nil
+		}
+	}
+	if size > maxFileSize {
+		return nil, 0, fmt.Errorf("store: %s: %w: more than the %d bytes pid reads", path, ErrTooLarge, maxFileSize)
+	}
+	return ps.finish(), size, nil
+}
+
+// parser reads a session file line by line (see parse and parseFrom).
+type parser struct {
+	path string
+	p    *parsed
+	// decode says whether messages are decoded (else kept as JSON in p.raw); own, that
+	// the lines are borrowed, so that every string an entry keeps must be copied.
+	decode, own bool
+	lineNo      int
+}
+
+// newParser reads the header line (without its newline) and returns the parser of the
+// lines after it.
+func newParser(path, id string, header []byte, decode, own bool) (*parser, error) {
 	var h wireHeader
-	if err := json.Unmarshal(data[:nl], &h); err != nil || h.Type != "session" {
+	if err := json.Unmarshal(header, &h); err != nil || h.Type != "session" {
 		why := "its type is not \"session\""
 		if err != nil {
 			why = err.Error()
@@ -311,7 +426,7 @@ func parse(path, id string, data []byte, decode bool) (*parsed, error) {
 	if h.Version < 1 {
 		return nil, fmt.Errorf("store: the header line of %s has no valid version (%d); it is not a pid session file", path, h.Version)
 	}
-	p := &parsed{loaded: &Loaded{Header: h.Header}, ids: map[string]bool{}, skipped: map[string]string{}, tornAt: -1}
+	p := &parsed{loaded: &Loaded{Header: h.Header, Entries: []Entry{}}, ids: map[string]bool{}, skipped: map[string]string{}, tornAt: -1}
 	l := p.loaded
 	if l.Header.ID != id {
 		l.Problems = append(l.Problems, fmt.Sprintf("%s: the header says session %q, but the file name says %q; using the file name", path, l.Header.ID, id))
@@ -320,48 +435,116 @@ func parse(path, id string, data []byte, decode bool) (*parsed, error) {
 	if l.Header.Tools == nil {
 		l.Header.Tools = []string{}
 	}
-	// Lines are counted from 1, the header being line 1. The fast reader works on the
-	// file as one string (one copy), the entries' strings pointing into it.
-	text := string(data)
-	lineNo := 1
-	l.Entries = make([]Entry, 0, strings.Count(text[nl+1:], "\n"))
-	for off := nl + 1; off < len(text); {
-		lineNo++
-		end := strings.IndexByte(text[off:], '\n')
-		if end < 0 {
-			l.Problems = append(l.Problems, fmt.Sprintf("warning: %s: line %d, the last, is incomplete (a crash while writing it); skipped", path, lineNo))
-			p.tornAt = off
-			break
-		}
-		line := text[off : off+end]
-		last := off+end+1 == len(text)
-		off += end + 1
-		if len(strings.TrimSpace(line)) == 0 {
-			continue
-		}
-		e, raw, fast := fastEntry(line, decode)
-		var err error
-		if !fast {
-			e, raw, err = decodeEntry(data[off-end-1:off-1], decode)
-		}
-		if err == nil {
-			err = p.link(&e)
-		}
-		if err != nil {
-			msg := fmt.Sprintf("%s: line %d: %v; skipped", path, lineNo, err)
-			if last && !errors.Is(err, errUnknownType) {
-				msg = fmt.Sprintf("warning: %s: line %d, the last, is unreadable (%v; a crash while writing it?); skipped", path, lineNo, err)
-			}
-			l.Problems = append(l.Problems, msg+p.skip(line))
-			continue
-		}
-		l.Entries = append(l.Entries, e)
-		if !decode {
-			p.raw = append(p.raw, raw)
+	// Lines are counted from 1, the header being line 1.
+	return &parser{path: path, p: p, decode: decode, own: own, lineNo: 1}, nil
+}
+
+// torn records an incomplete last line starting at offset at.
+func (ps *parser) torn(at int64) {
+	ps.lineNo++
+	ps.p.loaded.Problems = append(ps.p.loaded.Problems, fmt.Sprintf("warning: %s: line %d, the last, is incomplete (a crash while writing it); skipped", ps.path, ps.lineNo))
+	ps.p.tornAt = int(at)
+}
+
+// line reads one complete line, given as text and as the bytes of the same line; last says
+// it is the file's last.
+func (ps *parser) line(line string, b []byte, last bool) {
+	ps.lineNo++
+	p, l := ps.p, ps.p.loaded
+	if len(strings.TrimSpace(line)) == 0 {
+		return
+	}
+	e, raw, fast := fastEntry(line, ps.decode)
+	var err error
+	if !fast {
+		e, raw, err = decodeEntry(b, ps.decode)
+	}
+	if err == nil && ps.own {
+		ownEntry(&e, line)
+		if inside(raw, line) {
+			raw = strings.Clone(raw)
 		}
 	}
-	l.Branch = branch(l.Entries)
-	return p, nil
+	if err == nil {
+		err = p.link(&e)
+	}
+	if err != nil {
+		msg := fmt.Sprintf("%s: line %d: %v; skipped", ps.path, ps.lineNo, err)
+		if last && !errors.Is(err, errUnknownType) {
+			msg = fmt.Sprintf("warning: %s: line %d, the last, is unreadable (%v; a crash while writing it?); skipped", ps.path, ps.lineNo, err)
+		}
+		l.Problems = append(l.Problems, msg+p.skip(line, ps.own))
+		return
+	}
+	l.Entries = append(l.Entries, e)
+	if !ps.decode {
+		p.raw = append(p.raw, raw)
+	}
+}
+
+// finish returns what was read, with the current branch.
+func (ps *parser) finish() *parsed {
+	ps.p.loaded.Branch = branch(ps.p.loaded.Entries)
+	return ps.p
+}
+
+// inside reports whether s's bytes lie in line's (a string of the fast reader that points
+// into a borrowed line).
+func inside(s, line string) bool {
+	if len(s) == 0 || len(line) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	start := uintptr(unsafe.Pointer(unsafe.StringData(line)))
+	return p >= start && p < start+uintptr(len(line))
+}
+
+// own copies every string of e that points into line, a borrowed line: what the fast
+// reader leaves there (strings without escapes); unescaped strings and what encoding/json
+// decoded are copies already.
+func ownEntry(e *Entry, line string) {
+	c := func(s *string) {
+		if inside(*s, line) {
+			*s = strings.Clone(*s)
+		}
+	}
+	switch e.Kind {
+	case KindMessage:
+		e.Kind = KindMessage
+	case KindCompaction:
+		e.Kind = KindCompaction
+	case KindModel:
+		e.Kind = KindModel
+	case KindUnsaved:
+		e.Kind = KindUnsaved
+	default:
+		c(&e.Kind)
+	}
+	c(&e.ID)
+	c(&e.ParentID)
+	m := e.Message
+	if m == nil {
+		return
+	}
+	role, stop := string(m.Role), string(m.StopReason)
+	c(&role)
+	c(&stop)
+	m.Role, m.StopReason = llm.Role(role), llm.StopReason(stop)
+	c(&m.ErrorMessage)
+	c(&m.ToolCallID)
+	c(&m.ToolName)
+	for i := range m.Content {
+		b := &m.Content[i]
+		typ := string(b.Type)
+		c(&typ)
+		b.Type = llm.ContentType(typ)
+		c(&b.Text)
+		c(&b.Thinking)
+		c(&b.ID)
+		c(&b.Name)
+		c(&b.Data)
+		c(&b.MimeType)
+	}
 }
 
 // errUnknownType is wrapped by decodeEntry's error for an entry type this pid does not know.
@@ -437,9 +620,12 @@ func (p *parsed) link(e *Entry) error {
 // skip records a skipped line's id, when it can be made out, and returns what to add to its
 // report. gjson reads what it can of a damaged line, and the writer puts id and parentId
 // first, so a line damaged further on still names them.
-func (p *parsed) skip(line string) string {
+func (p *parsed) skip(line string, own bool) string {
 	id := gjson.Get(line, "id").String()
 	parent := gjson.Get(line, "parentId").String()
+	if own {
+		id, parent = strings.Clone(id), strings.Clone(parent)
+	}
 	if !validID(id) {
 		return ""
 	}

@@ -5,6 +5,7 @@
 package store
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -133,6 +134,14 @@ func FuzzParse(f *testing.F) {
 			}
 			if !decode && len(p.raw) != len(l.Entries) {
 				t.Fatal("raw messages and entries differ in number")
+			}
+			// Reading line by line (as a load does) gives the same.
+			q, size, err := parseFrom("f.jsonl", "s", strings.NewReader(content), int64(len(content)), decode)
+			if err != nil {
+				t.Fatalf("parse read it, parseFrom failed: %v", err)
+			}
+			if size != int64(len(content)) || q.tornAt != p.tornAt || q.leaf != p.leaf || !reflect.DeepEqual(q.loaded, p.loaded) || !reflect.DeepEqual(q.raw, p.raw) {
+				t.Fatalf("parseFrom read %d bytes (of %d), torn at %d (%d):\n%+v\nparse:\n%+v", size, len(content), q.tornAt, p.tornAt, q.loaded, p.loaded)
 			}
 		}
 	})

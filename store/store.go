@@ -314,12 +314,12 @@ func (s *Store) OpenSession(id string) (*File, *Loaded, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, data, err := openRead(path, os.O_RDWR|os.O_APPEND)
+	f, fi, err := openChecked(path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		lk.release()
 		return nil, nil, err
 	}
-	p, err := parse(path, id, data, true)
+	p, size, err := parseFrom(path, id, f, fi.Size(), true)
 	if err != nil {
 		f.Close()
 		lk.release()
@@ -334,15 +334,9 @@ func (s *Store) OpenSession(id string) (*File, *Loaded, error) {
 		}
 		_ = f.Sync()
 		p.loaded.Problems[len(p.loaded.Problems)-1] += " and cut off the file"
-		data = data[:p.tornAt]
+		size = int64(p.tornAt)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		lk.release()
-		return nil, nil, fmt.Errorf("store: %w", err)
-	}
-	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: int64(len(data)), ids: p.ids, leaf: p.leaf}
+	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: size, ids: p.ids, leaf: p.leaf}
 	if n := len(p.loaded.Entries); n > 0 && p.loaded.Entries[n-1].Kind == KindUnsaved && p.loaded.Entries[n-1].ID == p.leaf {
 		file.marked = true
 	}
@@ -359,16 +353,45 @@ func (s *Store) Read(id string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, data, err := openRead(path, os.O_RDONLY)
+	f, fi, err := openChecked(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
-	f.Close()
-	p, err := parse(path, id, data, true)
+	defer f.Close()
+	p, _, err := parseFrom(path, id, f, fi.Size(), true)
 	if err != nil {
 		return nil, err
 	}
 	return p.loaded, nil
+}
+
+// openChecked opens path as openRead does and checks it (a regular file of at most
+// MaxFileSize), without reading it.
+func openChecked(path string, flag int) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
+		}
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, nil, fmt.Errorf("store: %s: %w (a folder); remove it, it cannot be a session", path, ErrNotRegular)
+		}
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("store: %s: %w (%s); remove it, it cannot be a session", path, ErrNotRegular, kind(fi.Mode()))
+	}
+	if fi.Size() > maxFileSize {
+		f.Close()
+		return nil, nil, fmt.Errorf("store: %s: %w: %d bytes, more than the %d pid reads; move it out of the sessions folder", path, ErrTooLarge, fi.Size(), maxFileSize)
+	}
+	return f, fi, nil
 }
 
 // openRead opens path with flag (plus non-blocking, so that a FIFO put in a session file's
