@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs pid.nvim's test headless against a built pid binary. It builds nothing:
+# Runs pid.nvim's test headless against a built pid binary: run.lua runs every case of
+# cases/*.lua, in order, in one Neovim, with the harness lib.lua. It builds nothing:
 #
 #   go build -o bin/pid ./cmd/pid && bash editor/nvim/test/run.sh
 #
 # PID_BIN names the binary (default: bin/pid at the repository root); NVIM_TIMEOUT bounds the
-# run (default 60 s). Exits non-zero if the test fails, times out or cannot start.
+# run (default 60 s); PID_NVIM_TEST_UNTIL=NN stops after the case whose name starts with NN.
+# Exits non-zero if a check fails, the run times out or cannot start.
 set -uo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
