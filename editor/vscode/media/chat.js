@@ -591,8 +591,13 @@
 			markKeyed();
 			follow();
 		} else if (m.type === 'focusPrompt') {
-			// Only on the person's request (pid: Focus Chat).
+			// Only on the person's request (pid: Focus Chat). text: what they typed while the
+			// page loaded (before what the page itself caught, which was typed after it).
+			if (typeof m.text === 'string' && m.text !== '') {
+				prompt.value = m.text + prompt.value;
+			}
 			prompt.focus();
+			prompt.selectionStart = prompt.selectionEnd = prompt.value.length;
 		}
 	});
 

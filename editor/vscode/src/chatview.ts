@@ -31,7 +31,7 @@ export type FromView =
 export type ToView =
 	| { type: 'reset'; items: ItemView[]; state: ChatModel['state'] }
 	| { type: 'batch'; ops: ({ op: 'upsert'; item: ItemView } | { op: 'remove'; id: string } | { op: 'state'; state: ChatModel['state'] })[] }
-	| { type: 'focusPrompt' };
+	| { type: 'focusPrompt'; text?: string };
 
 /** How often a streaming answer is sent to the view at most (it is rendered whole each time). */
 const FLUSH_MS = 40;
@@ -70,11 +70,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		return this.view?.visible === true;
 	}
 
-	/** reveal shows the view without taking focus from where the person types (unless focus). */
+	/**
+	 * reveal shows the view without taking focus from where the person types (unless focus).
+	 * With focus, while the page is not ready yet (the first time in a window it loads for a
+	 * second or more, and keys pressed meanwhile would reach nothing), an input box holds what
+	 * the person types until the page is ready; its text then moves into the prompt box (see
+	 * openBridge).
+	 */
 	async reveal(focus = false): Promise<void> {
 		if (this.view) {
 			this.view.show(!focus);
 			if (focus) {
+				if (!this.ready) {
+					this.openBridge();
+				}
 				this.post({ type: 'focusPrompt' });
 			}
 			return;
@@ -85,12 +94,82 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		if (focus) {
 			this.focusWhenReady = true;
 		}
-		await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+		const opened = vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+		if (focus && !this.ready) {
+			// At once: opening the view takes a second or more the first time.
+			this.openBridge();
+		}
+		await opened;
+		if (focus && this.bridge && !this.ready) {
+			// The view took the focus as it opened: it goes to the view only once the page is
+			// ready; until then a fresh box (with what was typed) has it.
+			await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
+			this.openBridge(true);
+		}
 		if (focus) {
 			this.post({ type: 'focusPrompt' });
 		} else {
 			await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
 		}
+	}
+
+	/** The input box holding what is typed while the page loads (openBridge), while it is open. */
+	private bridge: vscode.InputBox | undefined;
+	/** Text typed into a bridge closed before the page was ready (Escape): it goes to the prompt box. */
+	private bridged = '';
+
+	/**
+	 * openBridge shows an input box that takes the keys typed while the chat's page loads:
+	 * once the page is ready (closeBridge) its text moves into the prompt box with the cursor;
+	 * Enter in it sends the text as the prompt box's Enter would. Escape closes it and keeps
+	 * its text for the prompt box. again: replace the open one by a fresh one holding its text
+	 * (a box shown takes the focus; the open one may have lost it).
+	 */
+	private openBridge(again = false): void {
+		const old = this.bridge;
+		if (old && !again) {
+			return;
+		}
+		this.bridge = undefined;
+		old?.dispose();
+		const box = vscode.window.createInputBox();
+		box.value = old?.value ?? '';
+		box.title = 'pid: Chat';
+		box.prompt = 'The chat is opening: what you type here moves into its prompt box (Enter sends it now).';
+		box.ignoreFocusOut = true;
+		this.bridge = box;
+		box.onDidAccept(() => {
+			if (this.bridge !== box) {
+				return;
+			}
+			const text = box.value;
+			this.bridge = undefined;
+			box.dispose();
+			if (text.trim() !== '') {
+				this.onMessage({ type: 'send', text, mode: 'steer' });
+			}
+		});
+		box.onDidHide(() => {
+			if (this.bridge === box) {
+				this.bridged += box.value;
+				this.bridge = undefined;
+				box.dispose();
+			}
+		});
+		box.show();
+	}
+
+	/** closeBridge closes the input box of openBridge and returns what was typed in it (undefined: no bridge, nothing kept). */
+	private closeBridge(): string | undefined {
+		const box = this.bridge;
+		if (!box && this.bridged === '') {
+			return undefined;
+		}
+		this.bridge = undefined;
+		const text = this.bridged + (box?.value ?? '');
+		this.bridged = '';
+		box?.dispose();
+		return text;
 	}
 
 	/** resolveWebviewView (VS Code calls it) gives the view its page; the page says ready, then gets the whole chat. */
@@ -105,9 +184,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 				if (m?.type === 'ready') {
 					this.ready = true;
 					this.sendAll();
-					if (this.focusWhenReady) {
+					const typed = this.closeBridge();
+					if (this.focusWhenReady || typed !== undefined) {
 						this.focusWhenReady = false;
-						this.post({ type: 'focusPrompt' });
+						if (typed !== undefined) {
+							// The focus was in the input box: back to the view, then into the prompt box.
+							view.show(false);
+						}
+						this.post({ type: 'focusPrompt', ...(typed ? { text: typed } : {}) });
 					}
 					this.onReady?.();
 					return;
@@ -254,6 +338,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 	/** dispose stops sending (a pending batch is dropped) and lets go of the view's listeners. */
 	dispose(): void {
 		clearTimeout(this.timer);
+		this.bridge?.dispose();
+		this.bridge = undefined;
 		for (const s of this.subs) {
 			s.dispose();
 		}

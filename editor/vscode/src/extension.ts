@@ -117,8 +117,10 @@ class Snapshots implements vscode.TextDocumentContentProvider {
 }
 
 /**
- * activate (VS Code calls it once, when the chat view or a pid command is first used) registers
- * the chat view, the status bar item and the commands; pid itself starts at the first message.
+ * activate (VS Code calls it once, when the window has started, so that pid: Focus Chat is
+ * quick the first time, or earlier when the chat view or a pid command is used) registers
+ * the chat view, the status bar item and the commands; pid itself starts when the chat view
+ * first shows (to look for the folder's last session) or at the first message.
  */
 export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');

@@ -113,7 +113,60 @@ function fakeQuickPick(record: LoadedPick[], answers: Answers) {
 	return qp;
 }
 
+/** A stand-in for vscode.window.createInputBox: what it shows, and a way to type into it and press Enter or Escape. */
+interface FakeInputBox {
+	title?: string;
+	prompt?: string;
+	value: string;
+	ignoreFocusOut: boolean;
+	shown: boolean;
+	disposed: boolean;
+	accept(): void;
+	escape(): void;
+}
+
+function fakeInputBox(record: FakeInputBox[]) {
+	const accept: (() => void)[] = [];
+	const hide: (() => void)[] = [];
+	const box = {
+		title: undefined as string | undefined,
+		prompt: undefined as string | undefined,
+		value: '',
+		ignoreFocusOut: false,
+		shown: false,
+		disposed: false,
+		onDidAccept: (l: () => void) => {
+			accept.push(l);
+			return { dispose() {} };
+		},
+		onDidHide: (l: () => void) => {
+			hide.push(l);
+			return { dispose() {} };
+		},
+		show() {
+			box.shown = true;
+		},
+		hide() {
+			if (box.shown) {
+				box.shown = false;
+				hide.forEach((l) => l());
+			}
+		},
+		dispose() {
+			box.disposed = true;
+			box.hide();
+		},
+		accept: () => accept.forEach((l) => l()),
+		escape: () => box.hide(),
+	};
+	record.push(box);
+	return box;
+}
+
 function fakeVscode(settings: Record<string, unknown>, folder: string, answers: Answers) {
+	const inputBoxes: FakeInputBox[] = [];
+	/** onExecute runs inside executeCommand (what happens while VS Code runs a command). */
+	const hooks: { onExecute?: (args: unknown[]) => Promise<void> | void } = {};
 	const commands = new Map<string, (...args: unknown[]) => unknown>();
 	const output: string[] = [];
 	const modals: Modal[] = [];
@@ -167,6 +220,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 				return answers.pick?.(items);
 			},
 			createQuickPick: () => fakeQuickPick(loadedPicks, answers),
+			createInputBox: () => fakeInputBox(inputBoxes),
 			showInformationMessage: async (m: string) => { infos.push(m); return undefined; },
 			showErrorMessage: async (m: string) => { errors.push(m); return undefined; },
 			withProgress: async (_o: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) => task({ report() {} }, {}),
@@ -193,6 +247,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			},
 			executeCommand: async (...args: unknown[]) => {
 				executed.push(args);
+				await hooks.onExecute?.(args);
 				return undefined;
 			},
 		},
@@ -203,15 +258,17 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			l();
 		}
 	};
-	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust, views, executed };
+	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust, views, executed, inputBoxes, hooks };
 }
 
 /** A chat view's page as the extension sees it: its HTML, what it was sent, and a way to click. */
 interface FakeView {
 	html: string;
 	options: { enableScripts?: boolean; localResourceRoots?: unknown[] };
+	/** view.show's calls: preserveFocus of each (false: the view took the focus). */
+	shows: boolean[];
 	/** Every message the extension posted to the page. */
-	posted: { type: string; items?: unknown[]; ops?: { op: string; item?: { kind: string; toolCallId?: string; approval?: { state: string; always?: string }; html?: string } }[] }[];
+	posted: { type: string; text?: string; items?: unknown[]; ops?: { op: string; item?: { kind: string; toolCallId?: string; approval?: { state: string; always?: string }; html?: string } }[] }[];
 	/** Sends a message from the page to the extension. */
 	send(m: unknown): void;
 	/** The tool items the extension sent, latest state of each. */
@@ -238,7 +295,8 @@ function openView(fake: ReturnType<typeof fakeVscode>): FakeView {
 			return { dispose() {} };
 		},
 	};
-	const view = { webview, visible: true, show() {}, onDidDispose: () => ({ dispose() {} }) };
+	const shows: boolean[] = [];
+	const view = { webview, visible: true, show: (preserveFocus?: boolean) => shows.push(preserveFocus === true), onDidDispose: () => ({ dispose() {} }) };
 	provider.resolveWebviewView(view);
 	onMessage({ type: 'ready' });
 	return {
@@ -249,6 +307,7 @@ function openView(fake: ReturnType<typeof fakeVscode>): FakeView {
 			return webview.options;
 		},
 		posted,
+		shows,
 		send: (m) => onMessage(m),
 		tools() {
 			const out = new Map();
@@ -552,21 +611,63 @@ test('extension.ts: the approval commands (and their keys) answer the first pend
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
 
-test('extension.ts: pid: Focus Chat before the view exists makes its page focus the prompt box as it loads (keys typed meanwhile land there); a view shown otherwise does not take the focus', { timeout: 60_000 }, async (t) => {
+test('extension.ts: pid: Focus Chat before the chat\'s page is ready: an input box takes what is typed meanwhile, and it moves into the prompt box (with the focus) once the page is ready; a view shown otherwise takes no focus', { timeout: 60_000 }, async (t) => {
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
 	const ws = path.join(tmp, 'ws');
 	fs.mkdirSync(ws);
 	const fake = fakeVscode({ 'pid.path': PID_BIN }, ws, {});
 	loadExtension(t, fake, tmp);
+	// The keys typed while VS Code opens the view go to the input box shown at once.
+	fake.hooks.onExecute = async (args) => {
+		if (args[0] === 'pid.chat.focus') {
+			await null;
+			assert.equal(fake.inputBoxes.length, 1, 'the input box is shown as the view starts to open');
+			fake.inputBoxes[0].value = 'fix the';
+		}
+	};
 	await fake.commands.get('pid.focusChat')?.();
 	assert.ok(fake.executed.some((a) => a[0] === 'pid.chat.focus'), 'the view is opened by its focus command');
+	// The view took the focus as it opened: the focus goes back to the editor and a fresh box
+	// with what was typed takes it, until the page is ready.
+	assert.ok(fake.executed.some((a) => a[0] === 'workbench.action.focusActiveEditorGroup'));
+	assert.equal(fake.inputBoxes.length, 2);
+	assert.equal(fake.inputBoxes[0].disposed, true);
+	const box = fake.inputBoxes[1];
+	assert.equal(box.shown, true);
+	assert.equal(box.value, 'fix the', 'what was typed is carried over');
+	assert.equal(box.ignoreFocusOut, true);
+	assert.match(box.prompt ?? '', /The chat is opening: what you type here moves into its prompt box/);
+	box.value = 'fix the flaky';
 	const view = openView(fake);
 	assert.match(view.html, /<body data-focus-prompt="1">/);
+	assert.equal(box.disposed, true, 'the input box is gone once the page is ready');
+	assert.deepEqual(view.shows, [false], 'the view takes the focus back from the input box');
 	assert.deepEqual(view.posted.map((p) => p.type).slice(0, 2), ['reset', 'focusPrompt']);
-	// Shown again without being asked for (a reload): no focus.
+	assert.equal(view.posted[1].text, 'fix the flaky', 'what was typed moves into the prompt box');
+	// Shown again without being asked for (a reload): no focus, no input box.
 	const again = openView(fake);
 	assert.match(again.html, /<body>/);
 	assert.ok(!again.posted.some((p) => p.type === 'focusPrompt'));
+	assert.equal(fake.inputBoxes.length, 2);
+});
+
+test('extension.ts: Enter in the input box of a chat still loading sends the text as a message', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({ 'pid.path': PID_BIN, 'pid.model': { provider: 'script', turns: [{ content: text('heard') }] } }, ws, {});
+	loadExtension(t, fake, tmp);
+	await fake.commands.get('pid.focusChat')?.();
+	const box = fake.inputBoxes.at(-1);
+	assert.ok(box && !box.disposed);
+	box.value = 'say heard';
+	box.accept();
+	assert.equal(box.disposed, true);
+	await until(() => fake.output.includes('\nheard\n'), `the answer:\n${fake.output.join('\n')}`);
+	assert.ok(fake.output.includes('> say heard'), fake.output.join('\n'));
+	const view = openView(fake);
+	assert.ok(!view.posted.some((p) => p.type === 'focusPrompt' && p.text), 'nothing left to move into the prompt box');
 });
 
 test('extension.ts: after a restart the chat view offers the workspace\'s last session, naming it; its Resume loads it into the chat', { timeout: 60_000 }, async (t) => {
