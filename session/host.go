@@ -13,11 +13,12 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/trust"
@@ -88,8 +89,8 @@ type Host struct {
 	roots    []string
 	loader   *permissions.Loader
 	store    *permissions.Store
-	audit    *afterrules.AuditLog
-	redactor *afterrules.Redactor
+	audit    *audit.Log
+	redactor *redact.Redactor
 	trust    *trust.Store
 	// files keeps the sessions' files; nil when the sessions folder cannot be used (then
 	// sessions live in memory only, which was reported).
@@ -170,7 +171,7 @@ func (h *Host) SetUp(roots []string) {
 	})
 	// The secrets of pid's environment (the API keys among them) are redacted from tool
 	// output in their encodings too: a command can print them base64- or hex-encoded.
-	h.redactor = afterrules.NewRedactor(h.loader.RedactPatterns).WithKnown(afterrules.EnvSecrets(os.Environ()))
+	h.redactor = redact.NewRedactor(h.loader.RedactPatterns).WithKnown(redact.EnvSecrets(os.Environ()))
 	if h.store, err = permissions.OpenStore(""); err != nil {
 		h.store = nil
 		h.opts.Report(fmt.Sprintf("remembered permissions are not available: %v", err), false)
@@ -179,7 +180,7 @@ func (h *Host) SetUp(roots []string) {
 		h.files = nil
 		h.opts.Report(fmt.Sprintf("sessions are not saved (they live until pid stops): %v", err), false)
 	}
-	if h.audit, err = afterrules.OpenAuditLog(""); err != nil {
+	if h.audit, err = audit.Open(""); err != nil {
 		h.audit = nil
 		h.opts.Report(fmt.Sprintf("the audit log is not available: %v", err), false)
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/toolexec"
@@ -156,10 +156,10 @@ func (s *Session) auditBlocked(call llm.ToolCall, d decision) {
 	if h.audit == nil {
 		return
 	}
-	err := h.audit.Record(afterrules.AuditEntry{
+	err := h.audit.Record(audit.Entry{
 		Session: s.id, Tool: call.Name, ToolCallID: call.ID,
-		Args:    afterrules.SanitizeArgs(call.Arguments, h.redactor),
-		IsError: true, Decision: d.Decision, DecidedBy: afterrules.SanitizeText(d.By, h.redactor),
+		Args:    audit.SanitizeArgs(call.Arguments, h.redactor),
+		IsError: true, Decision: d.Decision, DecidedBy: audit.SanitizeText(d.By, h.redactor),
 	})
 	if err != nil {
 		h.log.Warn("audit log", "err", err)
@@ -212,7 +212,7 @@ func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterI
 		hooks = append(hooks, h.redactor.Hook())
 	}
 	if h.audit != nil {
-		hooks = append(hooks, h.audit.Hook(afterrules.AuditOptions{
+		hooks = append(hooks, h.audit.Hook(audit.Options{
 			Session: s.id, Started: s.starts.Started, Redactor: h.redactor, Decision: s.decisionOf,
 			OnError: func(err error) { h.log.Warn("audit log", "err", err) },
 		}))
@@ -220,5 +220,5 @@ func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterI
 	if len(hooks) == 0 {
 		return nil
 	}
-	return afterrules.Chain(hooks...)
+	return toolexec.ChainAfter(hooks...)
 }

@@ -16,12 +16,13 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pid-agent/pid/afterrules"
+	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -111,7 +112,7 @@ type Session struct {
 	// builtin the built-in tools the session has.
 	asks    map[string]bool
 	builtin map[string]bool
-	starts  *afterrules.Starts
+	starts  *audit.Starts
 	gates   *endGates
 	// sampleMu makes the MCP servers' sampling requests wait for each other (sampling.go).
 	sampleMu sync.Mutex
@@ -243,7 +244,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: afterrules.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: model}
+		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: model}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
@@ -562,7 +563,7 @@ func (s *Session) sink(save bool) event.Sink {
 // with a text's unfinished last word held back: progress comes in pieces, and the start of a
 // secret (a token cut mid-way) matches no pattern yet. The final result carries it whole, and
 // redacted. content is not modified.
-func redactPartial(r *afterrules.Redactor, content []llm.Content) []llm.Content {
+func redactPartial(r *redact.Redactor, content []llm.Content) []llm.Content {
 	var out []llm.Content
 	for i, c := range content {
 		if c.Type != llm.ContentText {

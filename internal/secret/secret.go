@@ -5,7 +5,7 @@
 // that a secret split across two pieces is caught as surely as a whole one.
 //
 // The entry point is New. The provider package redacts its API key with it (error text,
-// streamed text) and package afterrules the secrets of pid's environment (tool output).
+// streamed text) and package redact the secrets of pid's environment (tool output).
 package secret
 
 import (
