@@ -340,7 +340,6 @@ end
 function M.card_text(c)
   return c.head .. '  ' .. c.status .. ((c.latest ~= nil and c.latest ~= '') and (' · ' .. c.latest) or '')
 end
-M._card_text = M.card_text
 
 -- _transcript_lines: the transcript as the chat shows it (cards with their status), for tests.
 function M._transcript_lines(items)
