@@ -1,6 +1,8 @@
 // This file holds the bash tool: a shell command in the session's cwd, its output streamed
 // (throttled) and cut to its tail, its whole process group killed on abort or timeout. The
-// shell is started through procgroup.StartGroup, so it also dies with pid.
+// shell is started through procgroup.StartGroup, so it also dies with pid; unless the
+// settings turn the sandbox off or the call escalates, it is started through the sandbox's
+// helper (sandbox.go), which contains it with the kernel.
 
 package tools
 
@@ -21,6 +23,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -47,13 +50,17 @@ type BashDetails struct {
 	// Truncated says the text holds only the tail of the output.
 	Truncated  bool  `json:"truncated,omitempty"`
 	DurationMs int64 `json:"durationMs"`
+	// Sandbox says how the command was contained; nil in progress updates.
+	Sandbox *SandboxDetails `json:"sandbox,omitempty"`
 }
 
 var bashSchema = schema(`{
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "The command, run by bash -c in the cwd."},
-    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed. Default 120."}
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed. Default 120."},
+    "unsandboxed": {"type": "boolean", "description": "Run outside the sandbox (writes anywhere, network on). Only when the sandbox refused something the task needs; the user is always asked. Needs justification."},
+    "justification": {"type": "string", "description": "With unsandboxed: why the command must run outside the sandbox, for the user who is asked."}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -83,37 +90,65 @@ func bashTool(ws *Workspace) toolexec.Tool {
 		Description: "Run a shell command (bash -c) in the cwd, stdin empty, stdout and stderr together. " +
 			"You get the last 2000 lines (at most 50KB) of the output, and the exit code; a non-zero exit is an error. " +
 			"The command is killed, with every process it started, after timeout seconds (default 120) or when the user aborts. " +
-			"A process left running in the background (cmd &) is not waited for and its output is not captured: redirect it to a file.",
+			"A process left running in the background (cmd &) is not waited for and its output is not captured: redirect it to a file. " +
+			"The command runs in a sandbox: it may write only in the workspace folders and $TMPDIR, and the network is off unless the user turned it on.",
 		Parameters: bashSchema,
 		Slots:      ProcessSlots,
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			var a struct {
-				Command string   `json:"command"`
-				Timeout *float64 `json:"timeout"`
+				Command       string   `json:"command"`
+				Timeout       *float64 `json:"timeout"`
+				Unsandboxed   bool     `json:"unsandboxed"`
+				Justification string   `json:"justification"`
 			}
 			if err := decodeArgs(call, &a); err != nil {
 				return toolexec.Result{}, err
+			}
+			if a.Unsandboxed && strings.TrimSpace(a.Justification) == "" {
+				return toolexec.Result{}, failf("unsandboxed: true needs a justification: say why the command must run outside the sandbox; the user reads it.")
 			}
 			timeout := BashDefaultTimeout
 			if a.Timeout != nil {
 				timeout = time.Duration(*a.Timeout * float64(time.Second))
 			}
-			return runBash(ctx, shell, ws.cwd, a.Command, timeout, onUpdate)
+			if err := ctx.Err(); err != nil {
+				return toolexec.Result{}, err
+			}
+			argv := []string{shell, "-c", a.Command}
+			r := ws.sandboxSettings()
+			if a.Unsandboxed || r.Mode == sandbox.ModeOff {
+				cmd := exec.Command(shell, "-c", a.Command)
+				cmd.Env = ws.commandEnv(nil)
+				cmd.Dir = ws.cwd
+				det := &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: a.Unsandboxed}
+				return runBash(ctx, bashRun{cmd: cmd, details: det}, timeout, onUpdate)
+			}
+			sb, err := ws.prepareSandboxed(r, argv)
+			if err != nil {
+				return toolexec.Result{}, err
+			}
+			return runBash(ctx, bashRun{cmd: sb.cmd.Cmd, box: sb, details: &sb.details}, timeout, onUpdate)
 		},
 	}
 }
 
-// runBash runs command and returns its result; see the tool's description. onUpdate is
+// bashRun is one command to run: the shell, or the sandbox's helper that executes it.
+type bashRun struct {
+	cmd     *exec.Cmd
+	box     *sandboxed // nil when unsandboxed
+	details *SandboxDetails
+}
+
+// runBash runs the command and returns its result; see the tool's description. onUpdate is
 // called only from this goroutine, at most once per BashUpdateInterval, and never after
 // runBash returns.
-func runBash(ctx context.Context, shell, dir, command string, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return toolexec.Result{}, err
-	}
-	cmd := exec.Command(shell, "-c", command)
-	cmd.Dir = dir
+func runBash(ctx context.Context, run bashRun, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
+	cmd := run.cmd
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		if run.box != nil {
+			run.box.cmd.Close()
+		}
 		return toolexec.Result{}, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -122,9 +157,21 @@ func runBash(ctx context.Context, shell, dir, command string, timeout time.Durat
 	if err != nil {
 		pr.Close()
 		pw.Close()
-		return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", shell, err)
+		if run.box != nil {
+			run.box.cmd.Close()
+			return toolexec.Result{}, sandboxFailure(fmt.Errorf("cannot start the helper: %v", err))
+		}
+		return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", cmd.Path, err)
 	}
 	pw.Close() // the children hold their copies
+	if run.box != nil {
+		// Nothing runs until the helper has set the sandbox up; if it could not, it exits.
+		if err := run.box.cmd.Started(); err != nil {
+			group.Wait()
+			pr.Close()
+			return toolexec.Result{}, sandboxFailure(err)
+		}
+	}
 
 	out := newTail()
 	readDone := make(chan struct{})
@@ -198,6 +245,7 @@ loop:
 
 	text, det := out.snapshot()
 	det.DurationMs = time.Since(began).Milliseconds()
+	det.Sandbox = run.details
 	det.ExitCode = -1
 	if cmd.ProcessState != nil {
 		det.ExitCode = cmd.ProcessState.ExitCode()
@@ -220,7 +268,11 @@ loop:
 		return toolexec.Result{}, failf("%s\n\nCommand was killed by signal %d (%v).", shown, int(st.Signal()), st.Signal())
 	}
 	if det.ExitCode != 0 {
-		return toolexec.Result{}, failf("%s\n\nCommand exited with code %d.", shown, det.ExitCode)
+		note := ""
+		if run.box != nil {
+			note = denialNote(run.box, text)
+		}
+		return toolexec.Result{}, failf("%s\n\nCommand exited with code %d.%s", shown, det.ExitCode, note)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(shown)}, Details: det}, nil
 }

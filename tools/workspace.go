@@ -37,6 +37,7 @@ type Workspace struct {
 	seen    *tracker
 	editor  EditorFiles // set before the first call, then only read
 	closed  atomic.Bool // set by Close: the roots are closed
+	box     box         // how bash commands are contained (sandbox.go)
 
 	mu sync.Mutex
 	// swept holds the real paths of the folders already cleared of stale temporary files.
@@ -185,6 +186,7 @@ func (w *Workspace) Close() error {
 	if !w.closed.Swap(true) {
 		w.closeRoots()
 	}
+	w.closeBox()
 	return err
 }
 

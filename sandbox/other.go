@@ -1,0 +1,52 @@
+//go:build !linux
+
+// This file is the sandbox on systems other than Linux: there is none, so a sandboxed call
+// fails closed.
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
+
+// HelperArg is the subcommand that runs the helper (Linux only).
+const HelperArg = "sandbox-exec"
+
+// Capability is what the kernel offers for a sandbox; see the Linux version.
+type Capability struct {
+	Available         bool   `json:"available"`
+	LandlockABI       int    `json:"landlockAbi"`
+	UserNamespaces    bool   `json:"userNamespaces"`
+	NetworkNamespaces bool   `json:"networkNamespaces"`
+	Reason            string `json:"reason,omitempty"`
+}
+
+const reason = "pid's sandbox needs Linux (Landlock and user namespaces)"
+
+// Probe reports that no sandbox is available here.
+func Probe() Capability { return Capability{Reason: reason} }
+
+// Cmd is a sandboxed command; see the Linux version.
+type Cmd struct {
+	*exec.Cmd
+	NetworkCut string
+}
+
+// Prepare fails: there is no sandbox here.
+func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) {
+	return nil, errors.New(reason)
+}
+
+// Started is never reached here.
+func (c *Cmd) Started() error { return nil }
+
+// Close is never reached here.
+func (c *Cmd) Close() {}
+
+// Main fails: there is no helper here.
+func Main(args []string) int {
+	os.Stderr.WriteString("pid sandbox-exec: " + reason + "\n")
+	return 125
+}

@@ -1,0 +1,164 @@
+// This file is the daemon's side: Probe (what this kernel can give, asked once) and
+// Prepare (the exec.Cmd that starts the helper in its namespaces, with the policy).
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Capability is what the kernel offers for a sandbox, as initialize's
+// capabilities.experimental.pid.sandbox and `pid doctor` report it.
+type Capability struct {
+	Available      bool `json:"available"`
+	LandlockABI    int  `json:"landlockAbi"`
+	UserNamespaces bool `json:"userNamespaces"`
+	// NetworkNamespaces says a network namespace can be made; without one, the network is
+	// cut with Landlock's TCP rules (which cut the sandbox's own loopback too).
+	NetworkNamespaces bool   `json:"networkNamespaces"`
+	Reason            string `json:"reason,omitempty"`
+}
+
+var probe struct {
+	once sync.Once
+	cap  Capability
+}
+
+// Probe reports what this kernel can give, trying it once per process (a child in new user,
+// mount and network namespaces, a few milliseconds); later calls return the same answer.
+// Safe for concurrent use.
+func Probe() Capability {
+	probe.once.Do(func() { probe.cap = probeNow() })
+	return probe.cap
+}
+
+func probeNow() Capability {
+	c := Capability{LandlockABI: landlockABI()}
+	try := func(flags uintptr) error {
+		cmd := exec.Command(HelperPath(), HelperArg, "--probe")
+		cmd.SysProcAttr = nsAttr(flags)
+		cmd.Env = []string{policyEnv + "=probe"}
+		return cmd.Run()
+	}
+	err := try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET)
+	if err == nil {
+		c.UserNamespaces, c.NetworkNamespaces = true, true
+	} else if err2 := try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS); err2 == nil {
+		c.UserNamespaces = true
+	} else {
+		err = err2
+	}
+	var why []string
+	if c.LandlockABI < 1 {
+		why = append(why, "the kernel has no Landlock (Linux 5.13 or later with lsm=landlock is needed)")
+	}
+	if !c.UserNamespaces {
+		why = append(why, fmt.Sprintf("user namespaces cannot be made (%v; see /proc/sys/kernel/unprivileged_userns_clone and /proc/sys/user/max_user_namespaces)", err))
+	}
+	if !c.NetworkNamespaces && c.UserNamespaces && c.LandlockABI < 4 {
+		why = append(why, "no network namespace and no Landlock TCP rules (ABI 4) to cut the network")
+	}
+	c.Available = len(why) == 0
+	c.Reason = strings.Join(why, "; ")
+	return c
+}
+
+// HelperPath returns the program that is the helper: this very binary.
+func HelperPath() string { return "/proc/self/exe" }
+
+// nsAttr returns the process attributes of a helper in new namespaces (flags), mapping the
+// daemon's user and group to themselves, and keeping across its exec the capabilities it
+// needs there to mount and to bring the loopback up (it drops them before the command).
+func nsAttr(flags uintptr) *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Cloneflags:                 flags,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		AmbientCaps:                []uintptr{capSysAdmin, capNetAdmin, capSetpcap},
+	}
+}
+
+const (
+	capSetpcap  = 8
+	capNetAdmin = 12
+	capSysAdmin = 21
+)
+
+// Cmd is a command that runs in the sandbox: start it (exec.Cmd.Start, or a wrapper such as
+// procgroup.StartGroup), then call Started.
+type Cmd struct {
+	*exec.Cmd
+	// NetworkCut says how the network is off: "namespace" or "landlock-tcp" ("" when on).
+	NetworkCut string
+	r, w       *os.File // the report pipe
+}
+
+// Prepare returns the command that runs argv (argv[0] an absolute path) in dir with the
+// environment env, inside the sandbox pol. It fails, and nothing may run, when the kernel
+// cannot give the sandbox (the error says what is missing).
+//
+// Contract: the caller sets Stdin/Stdout/Stderr, may set SysProcAttr's process-group and
+// parent-death fields (not the others), starts the command, then calls Started once; if the
+// start fails it calls Close instead.
+func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) {
+	c := Probe()
+	if !c.Available {
+		return nil, errors.New(c.Reason)
+	}
+	pol.ABI = c.LandlockABI
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
+	cut := ""
+	if !pol.Network {
+		pol.NetNS = c.NetworkNamespaces
+		cut = "landlock-tcp"
+		if pol.NetNS {
+			flags |= syscall.CLONE_NEWNET
+			cut = "namespace"
+		}
+	}
+	raw, err := json.Marshal(pol)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(HelperPath(), append([]string{HelperArg, "--"}, argv...)...)
+	cmd.Dir = dir
+	cmd.Env = append(env[:len(env):len(env)], policyEnv+"="+string(raw))
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = nsAttr(flags)
+	return &Cmd{Cmd: cmd, NetworkCut: cut, r: r, w: w}, nil
+}
+
+// Started waits until the helper has executed the command (nil) or failed to set the
+// sandbox up (its reason; the helper then exits with code 125 and nothing ran).
+func (c *Cmd) Started() error {
+	c.w.Close()
+	defer c.r.Close()
+	b, err := io.ReadAll(io.LimitReader(c.r, 4096))
+	if err != nil {
+		return err
+	}
+	if len(b) > 0 {
+		return errors.New(string(b))
+	}
+	return nil
+}
+
+// Close releases the report pipe of a command that did not start.
+func (c *Cmd) Close() {
+	c.w.Close()
+	c.r.Close()
+}

@@ -1,0 +1,119 @@
+package sandbox_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pid-agent/pid/sandbox"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// needSandbox skips where the kernel cannot give a sandbox, saying why.
+func needSandbox(t *testing.T) sandbox.Capability {
+	t.Helper()
+	c := sandbox.Probe()
+	if !c.Available {
+		t.Skipf("no sandbox on this kernel: %s", c.Reason)
+	}
+	return c
+}
+
+// run runs script with bash in the sandbox of pol, in dir, and returns its output and error.
+func run(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (string, error) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sandbox.Prepare(pol, []string{bash, "-c", script}, dir, append([]string{"PATH=" + os.Getenv("PATH")}, env...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	if err := c.Started(); err != nil {
+		c.Wait()
+		t.Fatalf("sandbox setup: %v", err)
+	}
+	err = c.Wait()
+	return out.String(), err
+}
+
+func TestHelperRunsTheCommandContained(t *testing.T) {
+	needSandbox(t)
+	ws, tmp, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	pol := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Writable: []string{ws, tmp}}
+	out, err := run(t, pol, ws, "echo hi > f && cat f && echo x > "+filepath.Join(outside, "g"))
+	if err == nil || !strings.HasPrefix(out, "hi\n") || !strings.Contains(out, "Permission denied") {
+		t.Errorf("out=%q err=%v", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "g")); err == nil {
+		t.Error("wrote outside the writable folders")
+	}
+}
+
+func TestHelperReportsASetupFailure(t *testing.T) {
+	needSandbox(t)
+	ws := t.TempDir()
+	// A writable folder that does not exist cannot get its Landlock rule: nothing runs.
+	pol := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Writable: []string{filepath.Join(ws, "missing")}}
+	bash, _ := exec.LookPath("bash")
+	c, err := sandbox.Prepare(pol, []string{bash, "-c", "echo ran > " + filepath.Join(ws, "ran")}, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	serr := c.Started()
+	werr := c.Wait()
+	if serr == nil || !strings.Contains(serr.Error(), "missing") {
+		t.Errorf("Started: %v", serr)
+	}
+	if code := c.ProcessState.ExitCode(); code != 125 {
+		t.Errorf("exit code %d (%v)", code, werr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+func TestResolveNarrowsUntilTrusted(t *testing.T) {
+	on, off := true, false
+	user := sandbox.Settings{Network: &on, WritableRoots: []string{"/opt/x"}, DenyRead: []string{"/a"}}
+	wsSet := sandbox.Settings{Mode: sandbox.ModeOff, Network: &on, WritableRoots: []string{"/evil"}, DenyRead: []string{"/b"}}
+	r := sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeWorkspaceWrite, Network: &off}, sandbox.Settings{}, wsSet, false)
+	if r.Mode != sandbox.ModeWorkspaceWrite || r.Network || len(r.WritableRoots) != 0 || len(r.Ignored) != 3 {
+		t.Errorf("untrusted workspace widened: %+v", r)
+	}
+	r = sandbox.Resolve(user, sandbox.Settings{}, sandbox.Settings{Mode: sandbox.ModeReadOnly, Network: &off, DenyRead: []string{"/b"}}, false)
+	if r.Mode != sandbox.ModeReadOnly || r.Network || strings.Join(r.DenyRead, ",") != "/a,/b" || len(r.Ignored) != 0 {
+		t.Errorf("narrowing refused: %+v", r)
+	}
+	r = sandbox.Resolve(sandbox.Settings{}, sandbox.Settings{}, wsSet, true)
+	if r.Mode != sandbox.ModeWorkspaceWrite || !r.Network || len(r.WritableRoots) != 0 {
+		t.Errorf("trusted workspace: %+v", r)
+	}
+	r = sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeOff}, sandbox.Settings{Mode: sandbox.ModeReadOnly}, sandbox.Settings{}, false)
+	if r.Mode != sandbox.ModeReadOnly {
+		t.Errorf("the editor's setting comes after the user's: %+v", r)
+	}
+	if d := sandbox.Default(); d.Mode != sandbox.ModeWorkspaceWrite || d.Network {
+		t.Errorf("default %+v", d)
+	}
+	for _, bad := range []string{`{"mode":"none"}`, `{"writableRoots":["rel"]}`, `{"netwrk":true}`} {
+		if _, err := sandbox.Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%s) accepted", bad)
+		}
+	}
+}

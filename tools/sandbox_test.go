@@ -1,0 +1,293 @@
+//go:build linux
+
+package tools_test
+
+// The sandbox, through the real bash tool and the real helper (this test binary is its own
+// helper: the sandbox package intercepts `sandbox-exec` before the tests start). Each test
+// asserts something that holds only when the kernel contains the command: run with the
+// sandbox off, every refusal below succeeds. They skip only where the kernel cannot give a
+// sandbox, and say why.
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/tools"
+)
+
+// needSandbox skips the test where the kernel cannot give the sandbox, saying why.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if c := sandbox.Probe(); !c.Available {
+		t.Skipf("this kernel cannot give pid's sandbox: %s", c.Reason)
+	}
+}
+
+// isolatedHome points HOME and the XDG folders at fresh folders, and returns the home.
+func isolatedHome(t *testing.T) string {
+	t.Helper()
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} {
+		t.Setenv(v, filepath.Join(home, strings.ToLower(v)))
+	}
+	return home
+}
+
+// sandboxDetails returns a bash result's details.sandbox.
+func sandboxDetails(t *testing.T, r result) tools.SandboxDetails {
+	t.Helper()
+	d, ok := r.details.(tools.BashDetails)
+	if !ok || d.Sandbox == nil {
+		t.Fatalf("no details.sandbox in %#v", r.details)
+	}
+	return *d.Sandbox
+}
+
+func bashArgs(t *testing.T, command string) string {
+	return jsonArgs(t, map[string]any{"command": command})
+}
+
+func TestSandboxWritesOnlyInTheWorkspaceAndTmp(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	ws, dir := newWorkspace(t, map[string]string{"a/f": "x"})
+	outside := realTemp(t)
+	r := call(t, ws, "bash", bashArgs(t, "echo in > in.txt && mkdir -p b && mv a/f b/f && echo t > $TMPDIR/t && cat $TMPDIR/t"))
+	if got := mustOK(t, r); got != "t\n" {
+		t.Errorf("output %q", got)
+	}
+	if readFile(t, filepath.Join(dir, "in.txt")) != "in\n" || readFile(t, filepath.Join(dir, "b/f")) != "x" {
+		t.Error("the workspace was not written")
+	}
+	if d := sandboxDetails(t, r); d.Mode != sandbox.ModeWorkspaceWrite || d.Network {
+		t.Errorf("details.sandbox %+v", d)
+	}
+	target := filepath.Join(outside, "out.txt")
+	r = call(t, ws, "bash", bashArgs(t, "echo out > "+target))
+	mustFail(t, r, "Permission denied", "pid's sandbox (workspace-write) may have refused this", "The network is off", "unsandboxed: true")
+	if _, err := os.Stat(target); err == nil {
+		t.Error("a file outside the workspace was written")
+	}
+}
+
+func TestSandboxProtectedPathsStayReadOnly(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+	}{
+		{"existing", map[string]string{".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n", ".pid/settings.json": "{}", ".envrc": "x", ".vscode/settings.json": "{}"}},
+		{"missing", map[string]string{".git/HEAD": "ref: refs/heads/main\n", "main.go": "package main\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, dir := newWorkspace(t, tc.files)
+			for _, cmd := range []string{
+				"echo evil > .git/hooks/x",
+				"mkdir -p .pid && echo '{\"permissions\":{\"default\":\"allow\"}}' > .pid/settings.json",
+				"rm -rf .git/hooks",
+				"mv .git/hooks .git/hooks2 && mkdir .git/hooks && echo evil > .git/hooks/x",
+				"mv .pid .pid2 && mkdir .pid && echo '{}' > .pid/settings.json",
+				"echo '[core] fsmonitor = evil' >> .git/config",
+				"echo evil > .vscode/tasks.json",
+			} {
+				r := call(t, ws, "bash", bashArgs(t, cmd))
+				if !r.isError {
+					t.Errorf("%s: succeeded: %s", cmd, r.text)
+				}
+			}
+			for _, p := range []string{".git/hooks/x", ".git/hooks2", ".pid2", ".vscode/tasks.json"} {
+				if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+					t.Errorf("%s was created", p)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, ".pid/settings.json")); err == nil && string(b) != "{}" {
+				t.Errorf(".pid/settings.json was changed: %q", b)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, ".git/config")); err == nil && strings.Contains(string(b), "evil") {
+				t.Errorf(".git/config was changed: %q", b)
+			}
+			// The rest of .git stays writable (git itself works).
+			mustOK(t, call(t, ws, "bash", bashArgs(t, "echo x > .git/index.lock && rm .git/index.lock")))
+		})
+	}
+}
+
+func TestSandboxSecretsAreUnreadable(t *testing.T) {
+	needSandbox(t)
+	home := isolatedHome(t)
+	writeFiles(t, home, map[string]string{
+		".ssh/id_rsa": "PRIVATE-KEY", ".aws/credentials": "AWS-SECRET", ".netrc": "NETRC-SECRET",
+		"xdg_config_home/pid/settings.json": "PID-CONFIG", "xdg_state_home/pid/audit.log": "PID-STATE", "notes/secret.txt": "DENIED-BY-SETTING",
+	})
+	ws, _ := newWorkspace(t, nil)
+	ws.UseSandbox(tools.SandboxConfig{Settings: sandbox.Resolve(sandbox.Settings{DenyRead: []string{"~/notes"}}, sandbox.Settings{}, sandbox.Settings{}, false)})
+	r := call(t, ws, "bash", bashArgs(t, "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.netrc $XDG_CONFIG_HOME/pid/settings.json $XDG_STATE_HOME/pid/audit.log ~/notes/secret.txt; ls -A ~/.ssh; echo end"))
+	out := mustOK(t, r)
+	for _, s := range []string{"PRIVATE-KEY", "AWS-SECRET", "NETRC-SECRET", "PID-CONFIG", "PID-STATE", "DENIED-BY-SETTING"} {
+		if strings.Contains(out, s) {
+			t.Errorf("read %s:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(out, "end") {
+		t.Errorf("output %q", out)
+	}
+	// Not writable either.
+	r = call(t, ws, "bash", bashArgs(t, "echo k >> ~/.ssh/authorized_keys"))
+	mustFail(t, r)
+	if _, err := os.Stat(filepath.Join(home, ".ssh/authorized_keys")); err == nil {
+		t.Error("~/.ssh/authorized_keys was written")
+	}
+}
+
+func TestSandboxNetworkOff(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ws, _ := newWorkspace(t, nil)
+	r := call(t, ws, "bash", bashArgs(t, "exec 3<>/dev/tcp/127.0.0.1/"+port+" && echo connected"))
+	mustFail(t, r, "The network is off")
+	if strings.Contains(r.text, "connected") {
+		t.Errorf("reached the host's listener:\n%s", r.text)
+	}
+	select {
+	case <-accepted:
+		t.Error("the host's listener accepted a connection from the sandbox")
+	default:
+	}
+	// The sandbox's own loopback works: a server and a client inside.
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the loopback check: %v", err)
+	}
+	script := `use IO::Socket::INET; my $l = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 1) or die "listen: $!\n"; ` +
+		`my $c = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $l->sockport) or die "connect: $!\n"; print $c "ping\n"; close $c; my $a = $l->accept; print scalar <$a>;`
+	if got := mustOK(t, call(t, ws, "bash", bashArgs(t, "perl -e '"+script+"'"))); got != "ping\n" {
+		t.Errorf("loopback inside: %q", got)
+	}
+}
+
+func TestSandboxCannotSignalPid(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	ws, _ := newWorkspace(t, nil)
+	// kill -0 sends nothing: without the sandbox it succeeds (same user), and the test lives.
+	r := call(t, ws, "bash", bashArgs(t, "kill -0 "+strconv.Itoa(os.Getpid())+" && echo signalled"))
+	mustFail(t, r, "Operation not permitted")
+	if strings.Contains(r.text, "signalled") {
+		t.Error("the sandboxed command could signal pid")
+	}
+	// Nor read its environment.
+	r = call(t, ws, "bash", bashArgs(t, "cat /proc/"+strconv.Itoa(os.Getpid())+"/environ | tr '\\0' '\\n' | grep -c PATH="))
+	mustFail(t, r)
+}
+
+func TestSandboxCommandHasNoModelKey(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
+	t.Setenv("OPENAI_API_KEY", "sk-SECRET2")
+	t.Setenv("MY_MODEL_KEY", "SECRET3")
+	t.Setenv("PID_TEST_KEPT", "kept")
+	ws, _ := newWorkspace(t, nil)
+	ws.UseSandbox(tools.SandboxConfig{Settings: sandbox.Default(), DropEnv: []string{"MY_MODEL_KEY"}})
+	out := mustOK(t, call(t, ws, "bash", bashArgs(t, "env")))
+	for _, s := range []string{"SECRET1", "SECRET2", "SECRET3", "PID_SANDBOX_POLICY"} {
+		if strings.Contains(out, s) {
+			t.Errorf("the command's environment holds %s", s)
+		}
+	}
+	if !strings.Contains(out, "PID_TEST_KEPT=kept") || !strings.Contains(out, "TMPDIR=") || !strings.Contains(out, "GOCACHE=") {
+		t.Errorf("environment lacks what it should have:\n%s", out)
+	}
+}
+
+func TestSandboxReadOnly(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	ws, dir := newWorkspace(t, nil)
+	ws.ForceReadOnlySandbox(true)
+	r := call(t, ws, "bash", bashArgs(t, "echo x > $TMPDIR/t && echo x > f"))
+	mustFail(t, r, "Permission denied", "pid's sandbox (read-only)")
+	if _, err := os.Stat(filepath.Join(dir, "f")); err == nil {
+		t.Error("read-only sandbox wrote in the workspace")
+	}
+	ws.ForceReadOnlySandbox(false)
+	mustOK(t, call(t, ws, "bash", bashArgs(t, "echo x > f")))
+	if !ws.BashSandboxed(false) || ws.BashSandboxed(true) {
+		t.Error("BashSandboxed")
+	}
+}
+
+func TestSandboxFailsClosed(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	ws, dir := newWorkspace(t, nil)
+	// A protected path that is a link leading nowhere cannot be covered: nothing runs.
+	symlink(t, filepath.Join(dir, "nowhere"), filepath.Join(dir, ".envrc"))
+	r := call(t, ws, "bash", bashArgs(t, "echo ran > ran.txt"))
+	mustFail(t, r, "The command did not run", `"sandbox": {"mode": "off"}`)
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Error("the command ran without its sandbox")
+	}
+}
+
+func TestSandboxEscalation(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
+	ws, _ := newWorkspace(t, nil)
+	outside := realTemp(t)
+	target := filepath.Join(outside, "out.txt")
+	mustFail(t, call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "echo x > " + target, "unsandboxed": true})), "needs a justification")
+	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "echo x > " + target + "; env", "unsandboxed": true, "justification": "write the report"}))
+	out := mustOK(t, r)
+	if readFile(t, target) != "x\n" {
+		t.Error("the unsandboxed call did not write")
+	}
+	if strings.Contains(out, "SECRET1") {
+		t.Error("an unsandboxed command still must not see the model key")
+	}
+	if d := sandboxDetails(t, r); d.Mode != sandbox.ModeOff || !d.Escalated || !d.Network {
+		t.Errorf("details.sandbox %+v", d)
+	}
+}
+
+func TestSandboxGoTestOffline(t *testing.T) {
+	needSandbox(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is needed: %v", err)
+	}
+	ws, _ := newWorkspace(t, map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.22\n",
+		"m.go":      "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"m_test.go": "package m\n\nimport (\n\t\"net\"\n\t\"testing\"\n)\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"add\")\n\t}\n\tl, err := net.Listen(\"tcp\", \"127.0.0.1:0\")\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tc, err := net.Dial(\"tcp\", l.Addr().String())\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tc.Close()\n\tl.Close()\n}\n",
+	})
+	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": goBin + " test -count=1 ./...", "timeout": 300}))
+	if out := mustOK(t, r); !strings.Contains(out, "ok") {
+		t.Errorf("go test: %s", out)
+	}
+}
