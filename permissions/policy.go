@@ -5,10 +5,15 @@
 // The entry point is Check, which asks a Policy and, when the policy says ask, a Store of
 // remembered answers. A Policy is built from layers of Spec (the JSON shape of session/new's
 // permissions and of the settings files), later layers winning, and narrow-only layers
-// (settings of a folder that is not trusted) that can only make decisions stricter; a Loader
-// reads the user and workspace settings files, keeps them current with fsnotify, and hands
-// out the effective Policy without blocking. Rules on bash commands are matched on the parsed
-// command (shell.go). SuggestScope says what an "always" answer will cover.
+// (settings of a folder that is not trusted) that can only make decisions stricter.
+// SuggestScope says what an "always" answer will cover.
+//
+// The package is the policy only; its two neighbours each do one other job. Package
+// shellcmd reads a bash command into the parts that rules on bash are matched against (and
+// the git repository risks of a git command); the policy imports it. Package settings reads
+// the settings files, keeps them current and hands out the effective Policy for a folder; it
+// imports this package, because the policy consumes the rules that the settings loaded, and
+// knows nothing of files.
 //
 // This file holds the decisions, the Spec shape and its validation, and Policy.Decide.
 package permissions
@@ -20,6 +25,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/pid-agent/pid/shellcmd"
 )
 
 // Decision is what a policy says about a call.
@@ -95,7 +102,7 @@ func missingDefault(tool, path string) (string, bool) {
 // unknown keys are errors (a misspelt key would silently change what is allowed).
 //
 // Contract: the daemon calls it for session/new's permissions (answering -32602 with the
-// error's text) and the Loader for settings files. Pure: safe for concurrent use; on error it
+// error's text) and package settings for settings files. Pure: safe for concurrent use; on error it
 // returns a nil Spec.
 func ParseSpec(data []byte) (*Spec, error) {
 	s := &Spec{}
@@ -219,7 +226,7 @@ func parseRule(tool string, raw json.RawMessage, field string) (Rule, error) {
 	// A settings file is written by a person: a command pattern that can match nothing is a
 	// mistake worth reporting (the store, by contrast, accepts what check accepts).
 	if shellRule(tool, r.argPath(tool)) {
-		if p := compilePattern(r.Pattern).problem; p != "" {
+		if p := shellcmd.CompilePattern(r.Pattern).Problem(); p != "" {
 			return Rule{}, fmt.Errorf("%s: pattern %q matches no command: %s; write the command as you would type it in a terminal", field, r.Pattern, p)
 		}
 	}
@@ -297,7 +304,8 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 // Widening lists, for a person, what the spec would widen if it were trusted: an allow
 // default, plain allow entries, and allow rules, as
 // `permissions.tools["bash"][2] allow "npm test"`, in a stable order (default first, then
-// tools by name). A narrow-only layer ignores exactly these; the Loader reports them. The
+// tools by name). A narrow-only layer ignores exactly these; the settings Loader reports
+// them. The
 // nil Spec widens nothing. Pure: safe for concurrent use.
 func (s *Spec) Widening() []string {
 	if s == nil {
@@ -442,14 +450,14 @@ func rank(d Decision) int {
 // or no entry at all, falls back to the latest default; with no default anywhere, read-only
 // tools are allowed and every other tool asks.
 //
-// A bash command is parsed once (shell.go), and that lookup is done for each of its simple
+// A bash command is parsed once (shellcmd.ParseCached), and that lookup is done for each of its simple
 // commands; the call gets the strictest (deny > ask > allow). Then, unless bash's entry is a
 // plain "allow": a construct no rule can vouch for (eval, sh -c, source, an expansion in
 // command position, a parse error, ...) turns allow into ask, and each file the command
 // writes is decided as a write call on that path, joining the strictest.
 //
 // A bash command that runs git is also checked against the configuration of the repository
-// git would run in (gitrepo.go): the programs it names (core.fsmonitor, core.pager, an
+// git would run in (shellcmd's Command.GitRisk): the programs it names (core.fsmonitor, core.pager, an
 // alias "!cmd", a filter driver, ...) are decided as parts of the command, and a command
 // that would be allowed asks instead.
 //
@@ -461,7 +469,7 @@ func rank(d Decision) int {
 // matches no rule). It never blocks: the only files it reads are, for a git command, the
 // repository's own configuration files, through safefile (no FIFO wait, 1 MB each).
 func (p *Policy) Decide(c Call) Verdict {
-	var sc *shellCmd
+	var sc *shellcmd.Command
 	if c.Tool == "bash" {
 		sc, _ = callCommand(c)
 	}
@@ -498,12 +506,12 @@ func (p *Policy) entry(tool string) (int, Entry, bool) {
 }
 
 // decideTrusted is Decide without the narrow layers.
-func (p *Policy) decideTrusted(c Call, sc *shellCmd) Verdict {
+func (p *Policy) decideTrusted(c Call, sc *shellcmd.Command) Verdict {
 	li, e, found := p.entry(c.Tool)
 	if sc == nil {
 		return p.decideSubject(c, nil, nil, li, e, found)
 	}
-	parts := sc.subjects()
+	parts := sc.Subjects()
 	best, at := Verdict{}, -1
 	for i := range parts {
 		v := p.decideSubject(c, sc, &parts[i], li, e, found)
@@ -511,19 +519,19 @@ func (p *Policy) decideTrusted(c Call, sc *shellCmd) Verdict {
 			best, at = v, i
 		}
 	}
-	if best.Part = parts[at].text(); best.Part == "" {
-		best.Part = sc.unsafe // a command that runs nothing pid could read
+	if best.Part = parts[at].Text(); best.Part == "" {
+		best.Part = sc.Unsafe // a command that runs nothing pid could read
 	}
 	if found && e.Decision == Allow {
 		return best // "bash": "allow" allows whatever the command does
 	}
-	if best.Decision == Allow && sc.unsafe != "" {
-		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: sc.unsafe}
+	if best.Decision == Allow && sc.Unsafe != "" {
+		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: sc.Unsafe}
 	}
 	if best.Decision != Deny {
 		best = p.decideGitRepo(c, sc, best, li, e, found)
 	}
-	for _, w := range sc.writes {
+	for _, w := range sc.Writes {
 		if best.Decision == Deny {
 			break
 		}
@@ -537,33 +545,33 @@ func (p *Policy) decideTrusted(c Call, sc *shellCmd) Verdict {
 }
 
 // decideGitRepo joins to best (the verdict so far on a bash call) what the repository of
-// each git command in it would make git run (gitrepo.go): the commands its configuration
-// names are decided as parts of the call (so a deny rule sees them), and a call that would
-// be allowed asks instead, saying which setting.
-func (p *Policy) decideGitRepo(c Call, sc *shellCmd, best Verdict, li int, e Entry, found bool) Verdict {
-	risk := gitRiskOf(c, sc)
-	if risk.why == "" {
+// each git command in it would make git run (shellcmd's Command.GitRisk): the commands its
+// configuration names are decided as parts of the call (so a deny rule sees them), and a
+// call that would be allowed asks instead, saying which setting.
+func (p *Policy) decideGitRepo(c Call, sc *shellcmd.Command, best Verdict, li int, e Entry, found bool) Verdict {
+	risk := sc.GitRisk(c.Cwd)
+	if risk.Why == "" {
 		return best
 	}
-	for _, cmd := range risk.commands {
-		rc := parseShellCached(cmd)
-		for i := range rc.parts {
-			v := p.decideSubject(c, rc, &rc.parts[i], li, e, found)
+	for _, cmd := range risk.Commands {
+		rc := shellcmd.ParseCached(cmd)
+		for i := range rc.Parts {
+			v := p.decideSubject(c, rc, &rc.Parts[i], li, e, found)
 			if v.Decision == Deny && rank(v.Decision) > rank(best.Decision) {
-				v.Part = "git would run " + rc.parts[i].text() + ": " + risk.why
+				v.Part = "git would run " + rc.Parts[i].Text() + ": " + risk.Why
 				return v
 			}
 		}
 	}
 	if best.Decision == Allow {
-		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: risk.why}
+		best = Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: risk.Why}
 	}
 	return best
 }
 
 // decideSubject is the trusted layers' verdict for one simple command of a call (sc and pt
 // nil when the call is not a parsed bash command), given the latest entry for the tool.
-func (p *Policy) decideSubject(c Call, sc *shellCmd, pt *shellPart, li int, e Entry, found bool) Verdict {
+func (p *Policy) decideSubject(c Call, sc *shellcmd.Command, pt *shellcmd.Part, li int, e Entry, found bool) Verdict {
 	if found {
 		src := p.layers[li].Source
 		if e.Decision != "" {
@@ -571,9 +579,9 @@ func (p *Policy) decideSubject(c Call, sc *shellCmd, pt *shellPart, li int, e En
 		}
 		for j, r := range e.Rules {
 			switch r.matchSubject(c, sc, pt) {
-			case matchYes:
+			case shellcmd.MatchYes:
 				return Verdict{Decision: r.Decision, Source: src, Rule: j}
-			case matchMaybe: // a deny or ask rule that may apply
+			case shellcmd.MatchMaybe: // a deny or ask rule that may apply
 				return Verdict{Decision: Ask, Source: src, Rule: j}
 			}
 		}
@@ -600,7 +608,7 @@ func (p *Policy) decideSubject(c Call, sc *shellCmd, pt *shellPart, li int, e En
 // strictest of its deny and ask entries and rules for each simple command (its default
 // when no rule matches and the default is deny or ask), ask for a bash construct its rules
 // cannot see into, and its verdicts on the files the command writes.
-func narrowVerdict(l Layer, c Call, sc *shellCmd) (Verdict, bool) {
+func narrowVerdict(l Layer, c Call, sc *shellcmd.Command) (Verdict, bool) {
 	e, found := l.Spec.entryFor(c.Tool)
 	var best Verdict
 	has := false
@@ -609,7 +617,7 @@ func narrowVerdict(l Layer, c Call, sc *shellCmd) (Verdict, bool) {
 			best, has = v, true
 		}
 	}
-	subject := func(pt *shellPart) (Verdict, bool) {
+	subject := func(pt *shellcmd.Part) (Verdict, bool) {
 		if found && (e.Decision == Deny || e.Decision == Ask) {
 			return Verdict{Decision: e.Decision, Source: l.Source, Rule: -1}, true
 		}
@@ -619,9 +627,9 @@ func narrowVerdict(l Layer, c Call, sc *shellCmd) (Verdict, bool) {
 					continue
 				}
 				switch r.matchSubject(c, sc, pt) {
-				case matchYes:
+				case shellcmd.MatchYes:
 					return Verdict{Decision: r.Decision, Source: l.Source, Rule: j}, true
-				case matchMaybe:
+				case shellcmd.MatchMaybe:
 					return Verdict{Decision: Ask, Source: l.Source, Rule: j}, true
 				}
 			}
@@ -634,17 +642,17 @@ func narrowVerdict(l Layer, c Call, sc *shellCmd) (Verdict, bool) {
 	if sc == nil {
 		return subject(nil)
 	}
-	parts := sc.subjects()
+	parts := sc.Subjects()
 	for i := range parts {
 		if v, ok := subject(&parts[i]); ok {
-			v.Part = parts[i].text()
+			v.Part = parts[i].Text()
 			consider(v)
 		}
 	}
-	if sc.unsafe != "" && found && slices.ContainsFunc(e.Rules, func(r Rule) bool { return r.Decision != Allow }) {
-		consider(Verdict{Decision: Ask, Source: l.Source, Rule: -1, Part: sc.unsafe})
+	if sc.Unsafe != "" && found && slices.ContainsFunc(e.Rules, func(r Rule) bool { return r.Decision != Allow }) {
+		consider(Verdict{Decision: Ask, Source: l.Source, Rule: -1, Part: sc.Unsafe})
 	}
-	for _, w := range sc.writes {
+	for _, w := range sc.Writes {
 		if v, ok := narrowVerdict(l, writeCall(c, w), nil); ok {
 			v.Part = "write " + w
 			consider(v)

@@ -6,6 +6,8 @@ package permissions
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/pid-agent/pid/shellcmd"
 )
 
 // fuzzPolicy has the kinds of rules whose interplay the invariants are about: allow and
@@ -52,30 +54,30 @@ func FuzzShellRules(f *testing.F) {
 		parts := p.partVerdicts(c, sc)
 		for i, pv := range parts {
 			if v.Decision == Allow && pv.Decision != Allow {
-				t.Fatalf("%q: allowed, but part %d (%s) is %s", cmd, i, sc.subjects()[i].text(), pv.Decision)
+				t.Fatalf("%q: allowed, but part %d (%s) is %s", cmd, i, sc.Subjects()[i].Text(), pv.Decision)
 			}
 			if pv.Decision == Deny && v.Decision != Deny {
-				t.Fatalf("%q: part %d (%s) is denied, the call is %s", cmd, i, sc.subjects()[i].text(), v.Decision)
+				t.Fatalf("%q: part %d (%s) is denied, the call is %s", cmd, i, sc.Subjects()[i].Text(), v.Decision)
 			}
 		}
-		if v.Decision == Allow && (sc.unsafe != "" || sc.parseErr != "") {
-			t.Fatalf("%q: allowed despite %q", cmd, sc.unsafe)
+		if v.Decision == Allow && (sc.Unsafe != "" || sc.ParseErr != "") {
+			t.Fatalf("%q: allowed despite %q", cmd, sc.Unsafe)
 		}
 		// As a remembered answer: an allow matches only when it matches every part, a deny
 		// whenever it matches one.
 		for _, pat := range []string{"ls", "git", "rm", "npm test && npm run lint"} {
-			cp := compilePattern(pat)
+			cp := shellcmd.CompilePattern(pat)
 			if (Rule{Pattern: pat, Decision: Allow}).Matches(c) {
-				for i, pt := range sc.subjects() {
-					if cp.match(sc, &pt, Allow) != matchYes {
+				for i, pt := range sc.Subjects() {
+					if cp.Match(sc, &pt, true) != shellcmd.MatchYes {
 						t.Fatalf("%q: allow %q matched the call but not part %d", cmd, pat, i)
 					}
 				}
 			}
 			denied := (Rule{Pattern: pat, Decision: Deny}).Matches(c)
-			for _, pt := range sc.subjects() {
-				if cp.match(sc, &pt, Deny) != matchNone && !denied {
-					t.Fatalf("%q: deny %q matches part %s but not the call", cmd, pat, pt.text())
+			for _, pt := range sc.Subjects() {
+				if cp.Match(sc, &pt, false) != shellcmd.MatchNone && !denied {
+					t.Fatalf("%q: deny %q matches part %s but not the call", cmd, pat, pt.Text())
 				}
 			}
 		}
@@ -84,7 +86,7 @@ func FuzzShellRules(f *testing.F) {
 			t.Fatalf("%q: %+v then %+v", cmd, v, w)
 		}
 		vals, _ := values(c, "command") // JSON replaced any invalid UTF-8
-		if fresh := parseShell(vals[0].text); fresh.unsafe != sc.unsafe || len(fresh.parts) != len(sc.parts) || fresh.canon != sc.canon {
+		if fresh := shellcmd.Parse(vals[0].text); fresh.Unsafe != sc.Unsafe || len(fresh.Parts) != len(sc.Parts) || fresh.Canon != sc.Canon {
 			t.Fatalf("%q: the cached parse differs from a fresh one", cmd)
 		}
 		// Any scope proposed for the call covers it and is one the store accepts.
@@ -98,9 +100,9 @@ func FuzzShellRules(f *testing.F) {
 
 // partVerdicts returns the trusted layers' verdict for each simple command of a parsed bash
 // call, as Decide computes them before taking the strictest.
-func (p *Policy) partVerdicts(c Call, sc *shellCmd) []Verdict {
+func (p *Policy) partVerdicts(c Call, sc *shellcmd.Command) []Verdict {
 	li, e, found := p.entry(c.Tool)
-	parts := sc.subjects()
+	parts := sc.Subjects()
 	out := make([]Verdict, len(parts))
 	for i := range parts {
 		out[i] = p.decideSubject(c, sc, &parts[i], li, e, found)

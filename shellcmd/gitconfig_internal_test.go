@@ -1,4 +1,4 @@
-package permissions
+package shellcmd
 
 // parseGitConfig reads a configuration file as git does: the same variables, with the same
 // values, and a refusal where git refuses. git itself is the reference.

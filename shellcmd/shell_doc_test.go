@@ -1,6 +1,7 @@
-package permissions
+package shellcmd
 
-// The lists of shell.go that users read in docs/permissions.md must stay the same lists.
+// The lists of this package (options.go, wrappers.go, simple.go) that users read in
+// docs/permissions.md must stay the same lists.
 
 import (
 	"os"

@@ -4,11 +4,11 @@
 // core.sshCommand, core.hooksPath, diff.*.textconv, filter.* drivers, "!" aliases, and the
 // like. Workspace contents are untrusted input: every file is read through safefile (no
 // blocking on a FIFO, a size cap), the walk up the folders and the includes are bounded,
-// and what cannot be read or parsed counts as a risk. policy.go uses it so that no allow
-// rule or remembered answer runs such a program without asking, and so that deny rules
-// see the commands the repository would have git run.
+// and what cannot be read or parsed counts as a risk. The policy (package permissions) uses
+// Command.GitRisk so that no allow rule or remembered answer runs such a program without
+// asking, and so that deny rules see the commands the repository would have git run.
 
-package permissions
+package shellcmd
 
 import (
 	"errors"
@@ -33,26 +33,26 @@ type gitSetting struct {
 	file  string // the configuration file that sets it
 }
 
-// gitRepoRisk is what a git command in a folder must not be allowed without asking.
-type gitRepoRisk struct {
-	// why says the first reason, for a person; "" when there is none.
-	why string
-	// commands are the command lines the risky settings name (values without a leading
+// GitRisk is what a git command in a folder must not be allowed without asking.
+type GitRisk struct {
+	// Why says the first reason, for a person; "" when there is none.
+	Why string
+	// Commands are the command lines the risky settings name (values without a leading
 	// "!"), for deny rules to see.
-	commands []string
+	Commands []string
 }
 
 // gitRisk returns what the repository a git command runs in would make it run: the
 // repository holding dir (found as git finds it: dir/.git, a .git file pointing at the
 // real folder, or a bare repository, in dir or a folder above), for the git subcommand
 // sub (an alias of that name in the repository counts).
-func gitRisk(dir, sub string) gitRepoRisk {
+func gitRisk(dir, sub string) GitRisk {
 	gitDir, why := findGitDir(dir)
 	if why != "" {
-		return gitRepoRisk{why: why}
+		return GitRisk{Why: why}
 	}
 	if gitDir == "" {
-		return gitRepoRisk{}
+		return GitRisk{}
 	}
 	files := []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}
 	if data, err := safefile.Read(filepath.Join(gitDir, "commondir"), 4096); err == nil {
@@ -62,31 +62,31 @@ func gitRisk(dir, sub string) gitRepoRisk {
 		}
 		files = append(files, filepath.Join(common, "config"), filepath.Join(common, "config.worktree"))
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return gitRepoRisk{why: "pid cannot read " + filepath.Join(gitDir, "commondir") + " to check what git would run (" + err.Error() + ")"}
+		return GitRisk{Why: "pid cannot read " + filepath.Join(gitDir, "commondir") + " to check what git would run (" + err.Error() + ")"}
 	}
-	var risk gitRepoRisk
+	var risk GitRisk
 	for _, f := range files {
 		if fi, err := os.Lstat(f); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			// git would follow it; pid reads no file a workspace points it at.
-			return gitRepoRisk{why: "the repository's configuration " + f + " is a symbolic link, which pid does not follow to check what git would run"}
+			return GitRisk{Why: "the repository's configuration " + f + " is a symbolic link, which pid does not follow to check what git would run"}
 		}
 		data, err := safefile.Read(f, gitConfigMax)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return gitRepoRisk{why: "pid cannot read the repository's configuration " + f + " to check what git would run (" + err.Error() + ")"}
+			return GitRisk{Why: "pid cannot read the repository's configuration " + f + " to check what git would run (" + err.Error() + ")"}
 		}
 		settings, perr := riskyGitSettings(string(data), f, sub)
 		if perr != "" {
-			return gitRepoRisk{why: "pid cannot read the repository's configuration " + f + " (" + perr + "), so it cannot check what git would run"}
+			return GitRisk{Why: "pid cannot read the repository's configuration " + f + " (" + perr + "), so it cannot check what git would run"}
 		}
 		for _, s := range settings {
-			if risk.why == "" {
-				risk.why = "the repository's configuration (" + s.file + ") sets " + s.name + ", which makes git run a program"
+			if risk.Why == "" {
+				risk.Why = "the repository's configuration (" + s.file + ") sets " + s.name + ", which makes git run a program"
 			}
 			if v := strings.TrimPrefix(strings.TrimSpace(s.value), "!"); strings.TrimSpace(v) != "" && !gitBool(v) {
-				risk.commands = append(risk.commands, v)
+				risk.Commands = append(risk.Commands, v)
 			}
 		}
 	}
@@ -426,33 +426,36 @@ func gitName(s string) bool {
 	return true
 }
 
-// gitRiskOf returns what the repositories the git commands of a bash call run in would make
-// git run: for each simple command that runs git, the repository of the call's folder and
-// of each folder the command changes to (a folder pid cannot tell is itself a risk). A
-// call without git has none.
-func gitRiskOf(c Call, sc *shellCmd) gitRepoRisk {
+// GitRisk returns what the repositories the git commands of sc run in would make git run:
+// for each simple command that runs git, the repository of cwd (the folder the command
+// runs in) and of each folder the command changes to (a folder pid cannot tell is itself a
+// risk). A command without git, or a nil one, has none.
+//
+// Contract: safe for concurrent use; it reads only the repositories' own configuration
+// files, through safefile (no FIFO wait, 1 MB each), and never blocks for long.
+func (sc *Command) GitRisk(cwd string) GitRisk {
 	if sc == nil {
-		return gitRepoRisk{}
+		return GitRisk{}
 	}
-	var risk gitRepoRisk
-	for i := range sc.parts {
-		pt := &sc.parts[i]
-		if len(pt.words) == 0 || !pt.words[0].lit || !strings.EqualFold(filepath.Base(pt.words[0].text), "git") {
+	var risk GitRisk
+	for i := range sc.Parts {
+		pt := &sc.Parts[i]
+		if len(pt.Words) == 0 || !pt.Words[0].Lit || !strings.EqualFold(filepath.Base(pt.Words[0].Text), "git") {
 			continue
 		}
 		if sc.dirUnknown {
-			return gitRepoRisk{why: "the command changes folder before running git, and pid cannot tell to which folder, so it cannot check that repository's configuration"}
+			return GitRisk{Why: "the command changes folder before running git, and pid cannot tell to which folder, so it cannot check that repository's configuration"}
 		}
 		sub := ""
-		if len(pt.words) > 1 && pt.words[1].lit {
-			sub = pt.words[1].text
+		if len(pt.Words) > 1 && pt.Words[1].Lit {
+			sub = pt.Words[1].Text
 		}
-		dirs := []string{c.Cwd}
-		cur := c.Cwd
+		dirs := []string{cwd}
+		cur := cwd
 		for _, d := range sc.dirs {
 			if !filepath.IsAbs(d) {
 				// Relative to the call's folder, or to the folder an earlier cd went to.
-				dirs = append(dirs, filepath.Join(c.Cwd, d))
+				dirs = append(dirs, filepath.Join(cwd, d))
 				d = filepath.Join(cur, d)
 			}
 			cur = d
@@ -460,10 +463,10 @@ func gitRiskOf(c Call, sc *shellCmd) gitRepoRisk {
 		}
 		for _, d := range dirs {
 			r := gitRisk(d, sub)
-			if risk.why == "" {
-				risk.why = r.why
+			if risk.Why == "" {
+				risk.Why = r.Why
 			}
-			risk.commands = append(risk.commands, r.commands...)
+			risk.Commands = append(risk.Commands, r.Commands...)
 		}
 	}
 	return risk
