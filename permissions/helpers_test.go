@@ -1,14 +1,13 @@
 package permissions_test
 
-// Shared test helpers: goleak over the package, a per-test XDG environment, and a bounded
-// poll for conditions reached by another goroutine (the Loader's reload).
+// Shared test helpers: goleak over the package, a per-test XDG environment, and building
+// specs and calls.
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -35,34 +34,6 @@ func setEnv(t *testing.T) testEnv {
 	t.Setenv("XDG_CONFIG_HOME", e.config)
 	t.Setenv("XDG_STATE_HOME", e.state)
 	return e
-}
-
-// eventually polls cond every few milliseconds until it holds or 10 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// writeFile writes data the way editors save: to a temporary file in the same folder, then
-// renamed over the target. It creates the folders.
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := path + ".tmp~"
-	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // spec parses a permissions object or fails the test.

@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/redact"
+	"github.com/pid-agent/pid/settings"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/trust"
@@ -87,7 +88,7 @@ type Host struct {
 	// Set by SetUp, then only read. Each may be nil when it could not be set up (that was
 	// reported).
 	roots    []string
-	loader   *permissions.Loader
+	loader   *settings.Loader
 	store    *permissions.Store
 	audit    *audit.Log
 	redactor *redact.Redactor
@@ -158,7 +159,7 @@ func (h *Host) SetUp(roots []string) {
 	if h.trust != nil {
 		h.trust.OnBroken(trustBroken)
 	}
-	h.loader = permissions.NewLoader(permissions.LoaderOptions{
+	h.loader = settings.NewLoader(settings.LoaderOptions{
 		WorkspaceRoots: roots,
 		Trusted:        h.trustedRoot,
 		OnError: func(path string, err error) {

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/settings"
 )
 
 // SetupReason says, for a client's program, which setup problem a SetupError is. The set is
@@ -74,7 +74,7 @@ func (e *SetupError) Data() map[string]string {
 // userSettingsFile names the user settings file as a person finds it: the real path pid
 // reads ($XDG_CONFIG_HOME/pid/settings.json), or the usual place when it cannot be known.
 func userSettingsFile() string {
-	p, err := permissions.UserSettingsPath()
+	p, err := settings.UserPath()
 	if err != nil {
 		return "~/.config/pid/settings.json"
 	}
@@ -97,7 +97,7 @@ func (h *Host) noModelError(cwd string) error {
 				if ignored != "model" {
 					continue
 				}
-				file := permissions.WorkspaceSettingsPath(root)
+				file := settings.WorkspacePath(root)
 				return &SetupError{Reason: SetupUntrustedSetting, Setting: "model", Folder: root, File: file, kind: ErrNoModel,
 					msg: fmt.Sprintf(`pid has no model for this session: the workspace folder %s sets "model" in %s, but that folder is not trusted, so its model is not used (it could send your key elsewhere). Trust the folder, or set "model" in your user settings %s, e.g. %s.`,
 						root, file, user, modelExample)}

@@ -1,10 +1,22 @@
+// Package settings reads pid's settings files: the user's (~/.config/pid/settings.json) and
+// each workspace root's (.pid/settings.json). It finds them, reads them safely (through
+// safefile: no FIFO wait, a size cap), validates them, watches their folders and reloads
+// them when they change, and merges the user's with a workspace's, trust-gated: a folder
+// the user does not trust may only narrow what pid does. docs/permissions.md describes the
+// files for users.
+//
+// The entry point is NewLoader. A Loader hands out, for a folder, the effective permission
+// Policy (the policy itself is package permissions: settings builds it from the rules it
+// loaded, and permissions knows nothing of files), the model and the models to pick from,
+// the MCP servers, the sandbox settings and the redaction patterns, all without blocking.
+// Parse reads one file's content into a File.
+//
 // This file reads one settings file: its "permissions" object, its "redact" patterns (the
 // afterToolCall redaction rule's extension list, kept here because it lives in the same files
-// and reloads with them), and the keys that widen or redirect what pid does (model, models,
-// mcpServers, trustedFolders), which a workspace's file may only set once the folder is
-// trusted. Other keys are ignored, for later settings.
-
-package permissions
+// and reloads with them), its "sandbox" object (sandbox.go), and the keys that widen or
+// redirect what pid does (model, models, mcpServers, trustedFolders), which a workspace's
+// file may only set once the folder is trusted. Other keys are ignored, for later settings.
+package settings
 
 import (
 	"bytes"
@@ -14,12 +26,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/pid-agent/pid/permissions"
 )
 
-// Settings is what pid reads from one settings file.
-type Settings struct {
+// File is what pid reads from one settings file.
+type File struct {
 	// Permissions is the file's "permissions" object; nil when absent.
-	Permissions *Spec
+	Permissions *permissions.Spec
 	// Redact holds the compiled "redact.patterns" regular expressions (Go syntax).
 	Redact []*regexp.Regexp
 	// Model, Models and MCPServers are the raw "model", "models" and "mcpServers" values
@@ -30,6 +44,8 @@ type Settings struct {
 	// TrustedFolders is "trustedFolders": folders whose own settings are trusted. Only the
 	// user's file may say so.
 	TrustedFolders []string
+	// Sandbox is the raw "sandbox" value, checked (nil when absent; see sandbox.go).
+	Sandbox json.RawMessage
 }
 
 // widenKeys are the top-level keys that widen what pid does or redirect it (where requests
@@ -38,9 +54,9 @@ var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders"}
 
 // Widening lists, for a person to read, what in these settings would widen or redirect what
 // pid does: each widening top-level key (model, models, mcpServers, trustedFolders) and each
-// allow of the permissions (see Spec.Widening). An untrusted workspace's file has all of
+// allow of the permissions (see permissions.Spec.Widening). An untrusted workspace's file has all of
 // these ignored. Pure.
-func (s *Settings) Widening() []string {
+func (s *File) Widening() []string {
 	if s == nil {
 		return nil
 	}
@@ -57,7 +73,7 @@ func (s *Settings) Widening() []string {
 }
 
 // raw returns a widening key's value, or nil when the file does not set it.
-func (s *Settings) raw(key string) []byte {
+func (s *File) raw(key string) []byte {
 	switch key {
 	case "model":
 		return s.Model
@@ -73,14 +89,14 @@ func (s *Settings) raw(key string) []byte {
 	return nil
 }
 
-// ParseSettings reads a settings file's content: `{"permissions"?: {...}, "redact"?:
+// Parse reads a settings file's content: `{"permissions"?: {...}, "redact"?:
 // {"patterns": ["regexp", ...]}, ...}`. Unknown top-level keys are ignored; an empty file
-// (only white space) is the empty Settings. Errors name the field.
+// (only white space) is the empty File. Errors name the field.
 //
 // Contract: called by the Loader for each changed file. Pure: safe for concurrent use; on
-// error it returns nil Settings.
-func ParseSettings(data []byte) (*Settings, error) {
-	s := &Settings{}
+// error it returns a nil File.
+func Parse(data []byte) (*File, error) {
+	s := &File{}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return s, nil
@@ -90,7 +106,7 @@ func ParseSettings(data []byte) (*Settings, error) {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
 	if raw, ok := top["permissions"]; ok && string(raw) != "null" {
-		spec, err := ParseSpec(raw)
+		spec, err := permissions.ParseSpec(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -114,6 +130,11 @@ func ParseSettings(data []byte) (*Settings, error) {
 			s.TrustedFolders = []string{}
 		}
 	}
+	sb, err := parseSandbox(top)
+	if err != nil {
+		return nil, err
+	}
+	s.Sandbox = sb
 	if raw, ok := top["redact"]; ok && string(raw) != "null" {
 		var r struct {
 			Patterns []json.RawMessage `json:"patterns"`
@@ -139,22 +160,35 @@ func ParseSettings(data []byte) (*Settings, error) {
 	return s, nil
 }
 
-// UserSettingsPath returns $XDG_CONFIG_HOME/pid/settings.json, or
+// UserPath returns $XDG_CONFIG_HOME/pid/settings.json, or
 // ~/.config/pid/settings.json when XDG_CONFIG_HOME is unset or not absolute. It reads the
 // environment only; it fails when neither XDG_CONFIG_HOME nor the home folder is known.
-func UserSettingsPath() (string, error) {
+func UserPath() (string, error) {
 	if d := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "pid", "settings.json"), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("permissions: no config folder: %w", err)
+		return "", fmt.Errorf("settings: no config folder: %w", err)
 	}
 	return filepath.Join(home, ".config", "pid", "settings.json"), nil
 }
 
-// WorkspaceSettingsPath returns a workspace root's settings file, ROOT/.pid/settings.json.
+// WorkspacePath returns a workspace root's settings file, ROOT/.pid/settings.json.
 // Pure.
-func WorkspaceSettingsPath(root string) string {
+func WorkspacePath(root string) string {
 	return filepath.Join(root, ".pid", "settings.json")
+}
+
+// compact returns a JSON value on one line, cut to 80 bytes, for an error message.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	s := b.String()
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
 }

@@ -1,9 +1,9 @@
 // This file holds the Loader: it reads the user and workspace settings files, watches their
-// folders through the process's shared watcher (internal/watch), reloads them on change, and publishes the effective policies
-// atomically. A workspace folder that the user does not trust gets its settings as a
+// folders through the process's shared watcher (internal/watch), reloads them on change, and
+// publishes the effective policies atomically. A workspace folder that the user does not trust gets its settings as a
 // narrow-only layer: what would widen is left out and listed by Ignored.
 
-package permissions
+package settings
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/watch"
+	"github.com/pid-agent/pid/permissions"
 )
 
 // realFolder returns a folder's real path ("~/" expanded to the home folder), or the folder
@@ -41,7 +42,7 @@ func realFolder(folder string) string {
 
 // LoaderOptions configures a Loader.
 type LoaderOptions struct {
-	// UserFile is the user settings file; "" means UserSettingsPath().
+	// UserFile is the user settings file; "" means UserPath().
 	UserFile string
 	// WorkspaceRoots are the editor's workspace folders (absolute); each one's
 	// .pid/settings.json is a source.
@@ -93,19 +94,19 @@ type fileState struct {
 	source string // "user settings /path" or "workspace settings /path"
 	root   string // "" for the user file
 
-	read   bool      // read at least once
-	exists bool      // it existed at the last read
-	raw    []byte    // content at the last read, valid or not
-	good   *Settings // the last valid content; nil when none
+	read   bool   // read at least once
+	exists bool   // it existed at the last read
+	raw    []byte // content at the last read, valid or not
+	good   *File  // the last valid content; nil when none
 	// readErr is the last error reading the file (not a parse error), reported once.
 	readErr string
 }
 
 // snapshot is what a reload publishes.
 type snapshot struct {
-	user   *Policy            // user settings only
-	byRoot map[string]*Policy // user settings, then that root's (narrow-only when untrusted)
-	roots  []string           // cleaned roots, longest first
+	user   *permissions.Policy            // user settings only
+	byRoot map[string]*permissions.Policy // user settings, then that root's (narrow-only when untrusted)
+	roots  []string                       // cleaned roots, longest first
 	redact []*regexp.Regexp
 	// userModel is the user settings' model; rootModel a trusted root's own.
 	userModel json.RawMessage
@@ -120,6 +121,9 @@ type snapshot struct {
 	// session layer lists an untrusted root's servers as untrusted and starts none).
 	userMCP json.RawMessage
 	rootMCP map[string]json.RawMessage
+	// userSandbox is the user settings' "sandbox"; rootSandbox each root's (sandbox.go).
+	userSandbox json.RawMessage
+	rootSandbox map[string]json.RawMessage
 	// trusted tells which roots are trusted; ignored lists, for an untrusted root, what its
 	// settings would have widened.
 	trusted map[string]bool
@@ -145,7 +149,7 @@ func NewLoader(opts LoaderOptions) *Loader {
 	user := opts.UserFile
 	if user == "" {
 		var err error
-		if user, err = UserSettingsPath(); err != nil {
+		if user, err = UserPath(); err != nil {
 			l.report("", err)
 		}
 	}
@@ -158,7 +162,7 @@ func NewLoader(opts LoaderOptions) *Loader {
 		if slices.ContainsFunc(l.files, func(f *fileState) bool { return f.root == root }) {
 			continue
 		}
-		p := WorkspaceSettingsPath(root)
+		p := WorkspacePath(root)
 		l.files = append(l.files, &fileState{path: p, source: "workspace settings " + p, root: root})
 	}
 	sub, err := watch.Subscribe(l.event, l.watchError)
@@ -197,7 +201,7 @@ func (l *Loader) Close() error {
 // when no root does). Add the session's own permissions with Policy.With.
 //
 // Contract: safe for concurrent use; never blocks, never reads files.
-func (l *Loader) Policy(folder string) *Policy {
+func (l *Loader) Policy(folder string) *permissions.Policy {
 	s := l.cur.Load()
 	if root, ok := s.rootOf(folder); ok {
 		return s.byRoot[root]
@@ -298,7 +302,7 @@ func (l *Loader) Trusted(root string) bool {
 }
 
 // Ignored returns what an untrusted root's settings file sets that was left out because it
-// would widen or redirect what pid does (see Settings.Widening), in the words a person
+// would widen or redirect what pid does (see File.Widening), in the words a person
 // reads; nil when the root is trusted or its file widens nothing.
 //
 // Contract: safe for concurrent use; never blocks, never reads files. The slice must not be
@@ -465,7 +469,7 @@ func (l *Loader) reload(first bool) {
 			}
 			continue
 		}
-		s, err := ParseSettings(data)
+		s, err := Parse(data)
 		if err != nil {
 			l.report(f.path, err)
 			continue // the previous content stays in force
@@ -485,9 +489,10 @@ func (l *Loader) reload(first bool) {
 // publish builds the snapshot of the files' last good content and stores it. Caller holds
 // l.mu.
 func (l *Loader) publish() {
-	s := &snapshot{byRoot: map[string]*Policy{}, rootModel: map[string]json.RawMessage{}, rootMCP: map[string]json.RawMessage{},
-		rootFile: map[string]string{}, rootModels: map[string]json.RawMessage{}, trusted: map[string]bool{}, ignored: map[string][]string{}}
-	var user []Layer
+	s := &snapshot{byRoot: map[string]*permissions.Policy{}, rootModel: map[string]json.RawMessage{}, rootMCP: map[string]json.RawMessage{},
+		rootFile: map[string]string{}, rootModels: map[string]json.RawMessage{}, trusted: map[string]bool{}, ignored: map[string][]string{},
+		rootSandbox: map[string]json.RawMessage{}}
+	var user []permissions.Layer
 	for _, f := range l.files {
 		if f.good == nil {
 			continue
@@ -498,16 +503,17 @@ func (l *Loader) publish() {
 			s.userFile = f.path
 			s.userModels = f.good.Models
 			if f.good.Permissions != nil {
-				user = []Layer{{Source: f.source, Spec: f.good.Permissions}}
+				user = []permissions.Layer{{Source: f.source, Spec: f.good.Permissions}}
 			}
 			s.userModel = f.good.Model
 			s.userMCP = f.good.MCPServers
+			s.userSandbox = f.good.Sandbox
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}
 		}
 	}
-	s.user = NewPolicy(nil, user...)
+	s.user = permissions.NewPolicy(nil, user...)
 	for _, f := range l.files {
 		if f.root == "" {
 			continue
@@ -518,8 +524,9 @@ func (l *Loader) publish() {
 		layers := slices.Clone(user)
 		if g := f.good; g != nil {
 			s.rootMCP[f.root] = g.MCPServers
+			s.rootSandbox[f.root] = g.Sandbox
 			if g.Permissions != nil {
-				layers = append(layers, Layer{Source: f.source, Spec: g.Permissions, Narrow: !trusted})
+				layers = append(layers, permissions.Layer{Source: f.source, Spec: g.Permissions, Narrow: !trusted})
 			}
 			switch {
 			case trusted:
@@ -529,7 +536,7 @@ func (l *Loader) publish() {
 				s.ignored[f.root] = g.Widening()
 			}
 		}
-		s.byRoot[f.root] = NewPolicy(nil, layers...)
+		s.byRoot[f.root] = permissions.NewPolicy(nil, layers...)
 		s.roots = append(s.roots, f.root)
 	}
 	slices.SortStableFunc(s.roots, func(a, b string) int { return len(b) - len(a) })

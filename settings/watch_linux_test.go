@@ -1,4 +1,4 @@
-package permissions_test
+package settings_test
 
 // Every Loader watches through the process's one inotify instance (internal/watch): with one
 // each, a daemon with many workspaces would exhaust the user's limit (often 128), and the
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/settings"
 )
 
 // inotifyFDs counts the process's open inotify instances.
@@ -34,11 +35,11 @@ func TestLoadersShareOneInotifyInstance(t *testing.T) {
 	setEnv(t)
 	const n = 300
 	var e errs
-	loaders := make([]*permissions.Loader, n)
+	loaders := make([]*settings.Loader, n)
 	roots := make([]string, n)
 	for i := range loaders {
 		roots[i] = t.TempDir()
-		loaders[i] = permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: []string{roots[i]}, OnError: e.add, Trusted: trustAll})
+		loaders[i] = settings.NewLoader(settings.LoaderOptions{WorkspaceRoots: []string{roots[i]}, OnError: e.add, Trusted: trustAll})
 	}
 	defer func() {
 		for _, l := range loaders {
@@ -52,7 +53,7 @@ func TestLoadersShareOneInotifyInstance(t *testing.T) {
 		t.Fatalf("%d errors, the first: %s", len(got), got[0])
 	}
 	l, root := loaders[n-1], roots[n-1]
-	writeFile(t, permissions.WorkspaceSettingsPath(root), `{"permissions":{"default":"deny"}}`)
+	writeFile(t, settings.WorkspacePath(root), `{"permissions":{"default":"deny"}}`)
 	eventually(t, "the last Loader to reload", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
 	if d := bashDecision(loaders[0], roots[0], "ls"); d != permissions.Ask {
 		t.Errorf("another Loader's folder changed its policy: %s", d)

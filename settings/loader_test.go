@@ -1,4 +1,4 @@
-package permissions_test
+package settings_test
 
 // Tests of the Loader with real files: sources and precedence, reload on change, broken files,
 // files and folders appearing later, and Close.
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/settings"
 )
 
 // errs collects OnError calls.
@@ -33,7 +34,7 @@ func (e *errs) all() []string {
 }
 
 // bashDecision returns what the loader's policy for folder decides for `bash {command}`.
-func bashDecision(l *permissions.Loader, folder, command string) permissions.Decision {
+func bashDecision(l *settings.Loader, folder, command string) permissions.Decision {
 	return l.Policy(folder).Decide(call("bash", argsJSON("command", command))).Decision
 }
 
@@ -42,9 +43,9 @@ func bashDecision(l *permissions.Loader, folder, command string) permissions.Dec
 // untrusted folders.
 func trustAll(string) bool { return true }
 
-func newLoader(t *testing.T, roots []string, e *errs) *permissions.Loader {
+func newLoader(t *testing.T, roots []string, e *errs) *settings.Loader {
 	t.Helper()
-	l := permissions.NewLoader(permissions.LoaderOptions{WorkspaceRoots: roots, OnError: e.add, Trusted: trustAll})
+	l := settings.NewLoader(settings.LoaderOptions{WorkspaceRoots: roots, OnError: e.add, Trusted: trustAll})
 	t.Cleanup(func() { l.Close() })
 	return l
 }
@@ -55,7 +56,7 @@ func TestLoaderSourcesAndPrecedence(t *testing.T) {
 	writeFile(t, user, `{"theme":"ignored","permissions":{"default":"deny","tools":{"bash":"allow","write":"allow"}},"redact":{"patterns":["user-[0-9]+"]}}`)
 	rootA := filepath.Join(t.TempDir(), "a")
 	rootB := filepath.Join(t.TempDir(), "b")
-	writeFile(t, permissions.WorkspaceSettingsPath(rootA), `{"permissions":{"tools":{"bash":[{"pattern":"git status","decision":"allow"}]}},"redact":{"patterns":["ws-[a-z]+"]}}`)
+	writeFile(t, settings.WorkspacePath(rootA), `{"permissions":{"tools":{"bash":[{"pattern":"git status","decision":"allow"}]}},"redact":{"patterns":["ws-[a-z]+"]}}`)
 	if err := os.MkdirAll(rootB, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestLoaderSourcesAndPrecedence(t *testing.T) {
 	if v := sess.Decide(call("bash", `{"command":"git status"}`)); v.Decision != permissions.Ask || v.Source != "session" {
 		t.Errorf("session layer: %+v", v)
 	}
-	if v := l.Policy(rootA).Decide(call("bash", `{"command":"git status"}`)); !strings.Contains(v.Source, permissions.WorkspaceSettingsPath(rootA)) {
+	if v := l.Policy(rootA).Decide(call("bash", `{"command":"git status"}`)); !strings.Contains(v.Source, settings.WorkspacePath(rootA)) {
 		t.Errorf("source should name the workspace file: %+v", v)
 	}
 
@@ -103,11 +104,11 @@ func TestLoaderSourcesAndPrecedence(t *testing.T) {
 func TestLoaderReloadsOnChange(t *testing.T) {
 	env := setEnv(t)
 	root := t.TempDir()
-	wsFile := permissions.WorkspaceSettingsPath(root)
+	wsFile := settings.WorkspacePath(root)
 	writeFile(t, wsFile, `{"permissions":{"tools":{"bash":"deny"}}}`)
 	var e errs
 	reloads := make(chan struct{}, 100)
-	l := permissions.NewLoader(permissions.LoaderOptions{
+	l := settings.NewLoader(settings.LoaderOptions{
 		WorkspaceRoots: []string{root},
 		OnError:        e.add,
 		OnReload:       func() { reloads <- struct{}{} },
@@ -161,7 +162,7 @@ func TestLoaderWorkspaceFolderAppearsLater(t *testing.T) {
 	if d := bashDecision(l, root, "ls"); d != permissions.Ask {
 		t.Fatalf("initial: %s", d)
 	}
-	writeFile(t, permissions.WorkspaceSettingsPath(root), `{"permissions":{"default":"allow"}}`) // creates .pid too
+	writeFile(t, settings.WorkspacePath(root), `{"permissions":{"default":"allow"}}`) // creates .pid too
 	eventually(t, "file in a new folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
 
 	// The folder removed and made again: still watched.
@@ -169,7 +170,7 @@ func TestLoaderWorkspaceFolderAppearsLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "removed folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
-	writeFile(t, permissions.WorkspaceSettingsPath(root), `{"permissions":{"default":"deny"}}`)
+	writeFile(t, settings.WorkspacePath(root), `{"permissions":{"default":"deny"}}`)
 	eventually(t, "re-created folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
 }
 
@@ -179,7 +180,7 @@ func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
 	writeFile(t, user, `{"permissions":{"tools":{"bash":"deny"}}}`)
 	var e errs
 	reloads := make(chan struct{}, 100)
-	l := permissions.NewLoader(permissions.LoaderOptions{OnError: e.add, OnReload: func() { reloads <- struct{}{} }})
+	l := settings.NewLoader(settings.LoaderOptions{OnError: e.add, OnReload: func() { reloads <- struct{}{} }})
 	defer l.Close()
 
 	bad := []struct{ content, want string }{
@@ -233,7 +234,7 @@ func TestLoaderExplicitUserFileAndClose(t *testing.T) {
 	dir := t.TempDir()
 	user := filepath.Join(dir, "custom.json")
 	writeFile(t, user, `{"permissions":{"default":"allow"},"redact":{"patterns":["abc"]}}`)
-	l := permissions.NewLoader(permissions.LoaderOptions{UserFile: user})
+	l := settings.NewLoader(settings.LoaderOptions{UserFile: user})
 	if d := bashDecision(l, "/x", "ls"); d != permissions.Allow {
 		t.Fatalf("%s", d)
 	}
@@ -255,7 +256,7 @@ func TestLoaderExplicitUserFileAndClose(t *testing.T) {
 func TestLoaderDecidesWhileReloading(t *testing.T) {
 	setEnv(t)
 	root := t.TempDir()
-	wsFile := permissions.WorkspaceSettingsPath(root)
+	wsFile := settings.WorkspacePath(root)
 	writeFile(t, wsFile, `{"permissions":{"default":"deny"}}`)
 	l := newLoader(t, []string{root}, &errs{})
 	stop := make(chan struct{})
