@@ -24,6 +24,7 @@ import (
 
 	"github.com/pid-agent/pid/internal/rpcwire"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -600,6 +601,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 				"protocolVersion": ProtocolVersion,
 				"sessions":        true,
 				"tools":           session.BuiltinTools(),
+				"sandbox":         sandbox.Probe(),
 			}},
 		},
 	}, nil

@@ -31,6 +31,9 @@ type Config struct {
 	// MCPServers are the session's own MCP servers, in the shape of the settings files'
 	// "mcpServers" (see mcp.ParseServers); they come on top of the settings' servers.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
+	// Sandbox is the editor's "sandbox" settings (see sandbox.Settings): session/new's
+	// replaces initializationOptions' whole. The settings files' come below it (sandbox.go).
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 }
 
 // Merge returns c with every field that over sets replaced by over's.
@@ -58,6 +61,9 @@ func (c Config) Merge(over Config) Config {
 	}
 	if len(over.MCPServers) > 0 && string(over.MCPServers) != "null" {
 		c.MCPServers = over.MCPServers
+	}
+	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
+		c.Sandbox = over.Sandbox
 	}
 	return c
 }

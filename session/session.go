@@ -243,6 +243,9 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.useSandbox(ws, cfg); err != nil {
+		return nil, err
+	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
 		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: model}
 	if o.Files != nil {

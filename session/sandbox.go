@@ -1,0 +1,49 @@
+// This file decides how a session's bash commands are contained: the "sandbox" settings of
+// the user's file, the editor (initializationOptions, then session/new) and the workspace
+// folder's file, merged by sandbox.Resolve, and the variables holding model keys, which no
+// command sees.
+
+package session
+
+import (
+	"slices"
+
+	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/tools"
+)
+
+// useSandbox sets ws's sandbox from the sources for a session in ws's cwd whose editor
+// settings are cfg (its model already chosen). It fails when cfg's "sandbox" is malformed.
+func (h *Host) useSandbox(ws *tools.Workspace, cfg Config) error {
+	editor, err := sandbox.Parse(cfg.Sandbox)
+	if err != nil {
+		return invalid("%v", err)
+	}
+	var user, workspace sandbox.Settings
+	trusted := true
+	if h.loader != nil {
+		user, workspace, trusted = h.loader.Sandbox(ws.Cwd())
+	}
+	r := sandbox.Resolve(user, editor, workspace, trusted)
+	if len(r.Ignored) > 0 {
+		h.log.Warn("a workspace's sandbox settings were ignored", "folder", ws.Cwd(), "ignored", r.Ignored)
+	}
+	ws.UseSandbox(tools.SandboxConfig{Settings: r, DropEnv: h.keyVariables(ws.Cwd(), cfg.Model)})
+	return nil
+}
+
+// keyVariables returns the environment variables that may hold a model key for a session in
+// cwd: the apiKeyEnv of its model and of every model the settings list (a session may switch
+// to one of them).
+func (h *Host) keyVariables(cwd string, m *ModelConfig) []string {
+	var out []string
+	if m != nil && m.APIKeyEnv != "" {
+		out = append(out, m.APIKeyEnv)
+	}
+	for _, l := range h.listedModels(cwd) {
+		if v := l.cfg.APIKeyEnv; v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
