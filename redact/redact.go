@@ -167,7 +167,7 @@ func (r *Redactor) WithKnown(secrets map[string]string) *Redactor {
 }
 
 // NewRedactor returns a Redactor that also applies the patterns extra returns, asked on every
-// use (the daemon passes permissions.Loader.RedactPatterns so settings reloads take effect).
+// use (the daemon passes settings.Loader.RedactPatterns so settings reloads take effect).
 // extra may be nil; it must be safe for concurrent use and must not block. The Redactor is
 // safe for concurrent use and holds no resources.
 func NewRedactor(extra func() []*regexp.Regexp) *Redactor { return &Redactor{extra: extra} }
