@@ -39,7 +39,7 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	}
 	if declared {
 		var a *beforeAnswer
-		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args, q.Always, q.Annotations)
+		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args, q.Always, q.Annotations, q.Escalation)
 		if err != nil {
 			return session.Answer{}, err
 		}
@@ -61,7 +61,7 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	actions = append(actions, protocol.MessageActionItem{Title: titleDeny})
 	params := &protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeInfo,
-		Message: fmt.Sprintf("pid wants to run %s with %s%s", call.Name, truncate(string(args), 400), hintNote(q.Annotations)),
+		Message: fmt.Sprintf("pid wants to run %s%s with %s%s", call.Name, escalationNote(q.Escalation), truncate(string(args), 400), hintNote(q.Annotations)),
 		Actions: actions,
 	}
 	body, err := json.Marshal(params)
@@ -174,4 +174,12 @@ func hintNote(a map[string]any) string {
 		return " (its MCP server says it only reads)"
 	}
 	return ""
+}
+
+// escalationNote says, in the question, that the call asks to run outside the sandbox.
+func escalationNote(e *session.Escalation) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf(" OUTSIDE THE SANDBOX (%s)", truncate(e.Justification, 200))
 }

@@ -222,9 +222,10 @@ func blockEnd(k llm.StreamKind) bool {
 	return k == llm.StreamTextEnd || k == llm.StreamThinkingEnd || k == llm.StreamToolCallEnd
 }
 
-// beforeParamsJSON encodes beforeToolCall's params; always and annotations are omitted
+// beforeParamsJSON encodes beforeToolCall's params (sandbox: a bash call's escalation out
+// of the sandbox); always, annotations and sandbox are omitted
 // when nil.
-func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, always *session.Always, annotations map[string]any) ([]byte, error) {
+func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, always *session.Always, annotations map[string]any, esc *session.Escalation) ([]byte, error) {
 	b := append([]byte(`{"sessionId":`), llm.AppendString(nil, sessionID)...)
 	b = appendCall(b, toolCallID, toolName)
 	b = field(b, "args")
@@ -244,6 +245,12 @@ func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessa
 	if err == nil && annotations != nil {
 		b = field(b, "annotations")
 		b, err = llm.AppendAny(b, annotations)
+	}
+	if err == nil && esc != nil {
+		b = field(b, "sandbox")
+		b = append(b, `{"escalation":true,"justification":`...)
+		b = llm.AppendString(b, esc.Justification)
+		b = append(b, '}')
 	}
 	return append(b, '}'), err
 }

@@ -110,15 +110,19 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	if v.Part != "" {
 		by += " (" + v.Part + ")"
 	}
+	esc := s.escalation(in.Call)
 	switch {
-	case v.Decision == permissions.Allow:
+	case v.Decision == permissions.Allow && esc == nil:
 		return nil, decision{"allow", by}
 	case v.Decision == permissions.Deny && v.Source == "remembered":
 		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, decision{"deny", by}
 	case v.Decision == permissions.Deny:
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	}
-	q := Approval{Call: in.Call, Always: s.always(in.Call), Annotations: s.annotations(in.Call.Name)}
+	q := Approval{Call: in.Call, Always: s.always(in.Call), Annotations: s.annotations(in.Call.Name), Escalation: esc}
+	if esc != nil {
+		q.Always = nil // an escalation is answered for this call only
+	}
 	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {
 		if ctx.Err() != nil {

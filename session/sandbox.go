@@ -6,8 +6,10 @@
 package session
 
 import (
+	"encoding/json"
 	"slices"
 
+	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/tools"
 )
@@ -46,4 +48,29 @@ func (h *Host) keyVariables(cwd string, m *ModelConfig) []string {
 		}
 	}
 	return out
+}
+
+// Escalation is a bash call's request to run outside the sandbox, in the shape of
+// beforeToolCall's params.sandbox.
+type Escalation struct {
+	Escalation    bool   `json:"escalation"`
+	Justification string `json:"justification"`
+}
+
+// escalation returns the escalation a call asks for: a built-in bash call with
+// "unsandboxed": true; nil for every other call. Such a call always asks the person: no
+// allow rule and no remembered answer lets it run unasked, and an "always" answer to it
+// counts for that call only.
+func (s *Session) escalation(call llm.ToolCall) *Escalation {
+	if call.Name != tools.NameBash || !s.builtin[call.Name] {
+		return nil
+	}
+	var a struct {
+		Unsandboxed   bool   `json:"unsandboxed"`
+		Justification string `json:"justification"`
+	}
+	if json.Unmarshal(call.Arguments, &a) != nil || !a.Unsandboxed {
+		return nil
+	}
+	return &Escalation{Escalation: true, Justification: a.Justification}
 }

@@ -60,6 +60,9 @@ type Approval struct {
 	// Annotations are an MCP tool's hints (readOnlyHint, destructiveHint...) as its server
 	// sent them, shown to the person; never trusted to skip the question. nil otherwise.
 	Annotations map[string]any
+	// Escalation is set when the call is bash asking to run outside the sandbox
+	// (sandbox.go); the person reads its justification.
+	Escalation *Escalation
 }
 
 // Always is the scope of an "always" answer, in the shape of beforeToolCall's
