@@ -84,7 +84,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
 	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString ./internal/elide:FuzzElidedIsJSON \
-	./permissions:FuzzPathRules ./permissions:FuzzShellRules \
+	./permissions:FuzzPathRules ./permissions:FuzzShellRules ./shellcmd:FuzzParse \
 	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse
 
 fuzz:
