@@ -50,15 +50,10 @@ func (a AlwaysScope) Matches(c Call, d Decision) bool {
 // scope both covers the call and is no wider than it can describe: the caller must then treat
 // "always" as "once".
 //
-//   - bash, one simple command: its name, plus its subcommand when that is a plain word
-//     (`git status --short` -> `git status`, `ls -la` -> `ls`, `[ -f go.mod ]` -> `[`),
-//     harmless wrappers stripped (`timeout 5 npm test` -> `npm test`), extended to name the
-//     options that write or run (`sed -i s/a/b/ f` -> `sed -i`).
-//   - bash, several simple commands with plain words joined by ;, &, &&, || or |: the whole
-//     command, normalised, matched exactly (`touch X; rm -f Y`).
-//   - bash, a command with a construct no rule can vouch for (eval, sh -c, an expansion in
-//     command position, a substitution, ...), a write (a redirection, tee, sort -o, ...), an
-//     expansion in a compound command, or a command that does not parse: false.
+//   - bash: the pattern shellcmd.SuggestScope proposes for the command (`git status --short`
+//     -> commands starting with `git status`; `touch X; rm -f Y` -> exactly that command;
+//     false for a write, a construct no rule can vouch for, or a command that does not
+//     parse).
 //   - read, write, edit, grep, find, ls: the exact path, relative to cwd when inside it, with
 //     its glob characters escaped; false when the call has no path, or one an allow rule
 //     cannot match (a path with a shell metacharacter).
