@@ -69,8 +69,13 @@ type LoaderOptions struct {
 type Loader struct {
 	opts     LoaderOptions
 	debounce time.Duration
-	files    []*fileState // [0] is the user file, then one per root in order
 	cur      atomic.Pointer[snapshot]
+
+	// mu serializes reloads and publishing (the run goroutine and Refresh), and guards the
+	// files' states (the slice itself never changes after NewLoader: the watcher's goroutine
+	// reads the paths without it).
+	mu    sync.Mutex
+	files []*fileState // [0] is the user file, then one per root in order
 
 	// sub is the Loader's share of the process's watcher; nil when it could not start.
 	sub     *watch.Sub
@@ -82,10 +87,6 @@ type Loader struct {
 	done  chan struct{}  // closed by Close
 	wg    sync.WaitGroup // the run goroutine
 	close sync.Once
-
-	// mu serializes reloads and publishing (the run goroutine and Refresh), and guards the
-	// files' states.
-	mu sync.Mutex
 }
 
 // fileState is one settings file as last read. Only reload and publish touch it, under l.mu.
