@@ -4,6 +4,8 @@
 //	pid                 serve the protocol on stdin/stdout
 //	pid --acp           serve the Agent Client Protocol instead (see docs/acp.md)
 //	pid test FILE...    replay fixture files against this binary (see docs/fixtures.md)
+//	pid doctor          say what this machine gives pid (the sandbox for bash)
+//	pid sandbox-exec    internal: the sandbox's helper, which pid starts for each bash call
 //	pid --version       print the version
 //
 // SIGTERM, SIGINT and SIGHUP make pid wind down as when stdin closes: running tools are
@@ -29,6 +31,7 @@ import (
 
 	"github.com/pid-agent/pid/acp"
 	"github.com/pid-agent/pid/rpc"
+	"github.com/pid-agent/pid/sandbox"
 )
 
 const (
@@ -45,6 +48,12 @@ const (
 var version = "0.1.0-dev"
 
 func main() {
+	// The sandbox's helper first, before anything else is set up: it runs for every bash
+	// call. (The sandbox package intercepts it earlier still, in its init, when pid started
+	// it; reaching this line means someone else did, and sandbox.Main says so.)
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
+		os.Exit(sandbox.Main(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -60,8 +69,10 @@ func run(args []string) int {
 			return 0
 		case "test":
 			return runFixtures(args[1:])
+		case "doctor":
+			return doctor(os.Stdout)
 		case "-h", "--help", "help":
-			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid --version")
+			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor     what this machine gives pid (the sandbox for bash)\n       pid --version")
 			return 0
 		default:
 			fmt.Fprintf(os.Stderr, "pid: unknown argument %q (try pid --help)\n", args[0])
