@@ -1,5 +1,6 @@
-// This file writes a command's canonical text (words unquoted, then quoted one way, spaces
-// normalised) and quotes words for a person to read.
+// This file holds quoting: a command's canonical text (words unquoted, then quoted one way,
+// spaces normalised), quote removal (single, double and ANSI-C quotes), and words quoted
+// back for a person to read.
 
 package shellcmd
 

@@ -1,6 +1,7 @@
 // This file knows the wrappers that run another command (timeout, env, sudo, xargs, ...)
-// and their options, the interpreters that take code in their arguments (python3 -c,
-// node -e, awk), and the command lines run from strings (sh -c, eval, env -S).
+// and their options, reads the command behind them (command1, which hands the commands
+// with risky options to options.go), the interpreters that take code in their arguments
+// (python3 -c, node -e, awk), and the command lines run from strings (sh -c, eval, env -S).
 
 package shellcmd
 
