@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +115,44 @@ func TestResolveNarrowsUntilTrusted(t *testing.T) {
 	for _, bad := range []string{`{"mode":"none"}`, `{"writableRoots":["rel"]}`, `{"netwrk":true}`} {
 		if _, err := sandbox.Parse([]byte(bad)); err == nil {
 			t.Errorf("Parse(%s) accepted", bad)
+		}
+	}
+}
+
+// BenchmarkHelper measures a sandboxed `true` from start to exit, network off (a network
+// namespace) and on.
+func BenchmarkHelper(b *testing.B) {
+	if c := sandbox.Probe(); !c.Available {
+		b.Skipf("no sandbox on this kernel: %s", c.Reason)
+	}
+	ws, tmp := b.TempDir(), b.TempDir()
+	for _, network := range []bool{false, true} {
+		b.Run(fmt.Sprintf("network=%v", network), func(b *testing.B) {
+			pol := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: network, Writable: []string{ws, tmp}}
+			for b.Loop() {
+				c, err := sandbox.Prepare(pol, []string{"/bin/true"}, ws, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Start(); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Started(); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPlain is BenchmarkHelper's baseline: `true` started directly.
+func BenchmarkPlain(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
