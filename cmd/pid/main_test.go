@@ -1,15 +1,15 @@
 package main
 
-// The tests of the daemon run the real binary, built once here, over pipes.
+// The tests of the daemon run the real binary, built once here (or $PID_BIN), over pipes.
 
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/internal/pidtest"
 )
 
 // pidBin is the binary the tests run.
@@ -21,9 +21,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	pidBin = filepath.Join(dir, "pid")
-	if out, err := exec.Command("go", "build", "-o", pidBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building pid: %v\n%s", err, out)
+	if pidBin, err = pidtest.Binary(dir, false); err != nil {
+		fmt.Fprintf(os.Stderr, "building pid: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -7,51 +7,25 @@ package main
 // Nothing sleeps to order events: the tests poll /proc with a deadline.
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/internal/pidtest"
 )
 
 // daemon is one pid process and the client end of its stdio.
 type daemon struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	msgs   chan []byte // the messages pid sends, in order; closed when its stdout ends
-	stderr *syncBuffer
-	exited chan struct{} // closed once cmd.Wait returned
-	err    error         // cmd.Wait's, valid after exited
-	dir    string        // the workspace folder
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	*pidtest.Process
+	dir string // the workspace folder
 }
 
 // startDaemon starts pid with args in a fresh environment (its own config and state
@@ -59,122 +33,47 @@ func (s *syncBuffer) String() string {
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
 	root := t.TempDir()
-	d := &daemon{msgs: make(chan []byte, 1024), stderr: &syncBuffer{}, exited: make(chan struct{}), dir: filepath.Join(root, "ws")}
-	for _, sub := range []string{"ws", "home", "config", "state"} {
-		if err := os.Mkdir(filepath.Join(root, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d.cmd = exec.Command(pidBin, args...)
-	d.cmd.Env = append(os.Environ(), "HOME="+filepath.Join(root, "home"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
-		"XDG_STATE_HOME="+filepath.Join(root, "state"), "PID_LOG=info")
-	d.cmd.Stderr = d.stderr
-	var err error
-	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
+	d := &daemon{dir: filepath.Join(root, "ws")}
+	if err := os.Mkdir(d.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := d.cmd.StdoutPipe()
+	framing := pidtest.LSP
+	if len(args) > 0 && args[0] == "--acp" {
+		framing = pidtest.Lines
+	}
+	p, err := pidtest.Start(pidBin, pidtest.Options{Args: args, Home: filepath.Join(root, "home"), Env: []string{"PID_LOG=info"},
+		Conn: pidtest.ConnOptions{Framing: framing, HangGuard: 20 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if len(args) > 0 && args[0] == "--acp" {
-		go d.readLines(stdout)
-	} else {
-		go d.read(stdout)
-	}
-	go func() {
-		d.err = d.cmd.Wait()
-		close(d.exited)
-	}()
+	d.Process = p
 	t.Cleanup(func() {
-		d.cmd.Process.Kill()
-		<-d.exited
+		p.Kill()
 		if t.Failed() {
-			t.Logf("pid's stderr:\n%s", d.stderr.String())
+			t.Logf("pid's stderr:\n%s", p.Stderr())
 		}
 	})
 	return d
 }
 
-// read splits pid's stdout into LSP frames.
-func (d *daemon) read(r io.Reader) {
-	defer close(d.msgs)
-	br := bufio.NewReader(r)
-	for {
-		n := -1
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(v)
-			}
-		}
-		if n < 0 {
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return
-		}
-		d.msgs <- body
-	}
-}
-
-// readLines splits pid's stdout into lines (ACP).
-func (d *daemon) readLines(r io.Reader) {
-	defer close(d.msgs)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		d.msgs <- append([]byte(nil), sc.Bytes()...)
-	}
-}
-
-func (d *daemon) send(t *testing.T, msg any) {
-	t.Helper()
-	body, err := json.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fmt.Fprintf(d.stdin, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // request sends a request and, when wait is set, returns its response's result.
 func (d *daemon) request(t *testing.T, id int, method string, params any, wait bool) gjson.Result {
 	t.Helper()
-	d.send(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	key, err := d.RequestID(strconv.Itoa(id), method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !wait {
 		return gjson.Result{}
 	}
-	deadline := time.After(20 * time.Second)
-	for {
-		select {
-		case m, ok := <-d.msgs:
-			if !ok {
-				t.Fatalf("pid's output ended before the answer to %s", method)
-			}
-			r := gjson.ParseBytes(m)
-			if r.Get("id").Int() == int64(id) && !r.Get("method").Exists() {
-				if e := r.Get("error"); e.Exists() {
-					t.Fatalf("%s: %s", method, e.Raw)
-				}
-				return r.Get("result")
-			}
-		case <-deadline:
-			t.Fatalf("no answer to %s", method)
-		}
+	m, err := d.Response(key)
+	if err != nil {
+		t.Fatalf("no answer to %s: %v", method, err)
 	}
+	if e := m.Get("error"); e.Exists() {
+		t.Fatalf("%s: %s", method, e.Raw)
+	}
+	return m.Get("result")
 }
 
 // session initializes pid with its workspace folder and opens a session where bash runs
@@ -183,7 +82,9 @@ func (d *daemon) session(t *testing.T) string {
 	t.Helper()
 	d.request(t, 1, "initialize", map[string]any{"processId": nil, "capabilities": map[string]any{},
 		"workspaceFolders": []any{map[string]any{"uri": "file://" + d.dir, "name": "ws"}}}, true)
-	d.send(t, map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	if err := d.Notify("initialized", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
 	r := d.request(t, 2, "session/new", map[string]any{"cwd": d.dir, "permissions": map[string]any{"tools": map[string]any{"bash": "allow"}}}, true)
 	return r.Get("sessionId").String()
 }
@@ -262,7 +163,7 @@ func (d *daemon) toolGroup(t *testing.T, n int) int {
 	pgid := 0
 	poll(t, 20*time.Second, "bash to start", func() bool {
 		for _, p := range processes(t) {
-			if p.ppid == d.cmd.Process.Pid && p.comm == "bash" {
+			if p.ppid == d.Pid() && p.comm == "bash" {
 				pgid = p.pgid
 				return true
 			}
@@ -277,19 +178,14 @@ func (d *daemon) toolGroup(t *testing.T, n int) int {
 // waitExit waits for pid to exit and returns its exit code.
 func (d *daemon) waitExit(t *testing.T, within time.Duration) int {
 	t.Helper()
-	select {
-	case <-d.exited:
-	case <-time.After(within):
+	code, err := d.Wait(within)
+	if errors.Is(err, pidtest.ErrKilled) {
 		t.Fatalf("pid did not exit within %v", within)
 	}
-	var ee *exec.ExitError
-	if errors.As(d.err, &ee) {
-		return ee.ExitCode()
+	if err != nil {
+		t.Fatalf("pid: %v", err)
 	}
-	if d.err != nil {
-		t.Fatalf("pid: %v", d.err)
-	}
-	return 0
+	return code
 }
 
 // SIGTERM while a command runs that started children of its own: pid exits as when stdin
@@ -300,7 +196,7 @@ func TestSIGTERMEndsToolProcesses(t *testing.T) {
 	d.bash(t, 3, sid, "sleep 1000 & sleep 1000", false)
 	pgid := d.toolGroup(t, 3) // bash and its two sleepers
 	sent := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if code := d.waitExit(t, 10*time.Second); code != 1 {
@@ -322,7 +218,7 @@ func TestSIGKILLTakesToolProcesses(t *testing.T) {
 	sid := d.session(t)
 	d.bash(t, 3, sid, "sleep 1000 & sleep 1000", false)
 	pgid := d.toolGroup(t, 3)
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := d.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	d.waitExit(t, 10*time.Second)
@@ -356,7 +252,7 @@ func TestBackgroundProcessEndsWithPid(t *testing.T) {
 		t.Fatalf("the background sleeper %d is not running", bg)
 	}
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	d.stdin.Close()
+	d.CloseInput()
 	if code := d.waitExit(t, 10*time.Second); code != 1 {
 		t.Errorf("exit code %d after stdin closed, want 1", code)
 	}
@@ -369,19 +265,18 @@ func TestBackgroundProcessEndsWithPid(t *testing.T) {
 func TestSIGINTEndsACPFace(t *testing.T) {
 	d := startDaemon(t, "--acp")
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
-	if _, err := io.WriteString(d.stdin, body); err != nil {
+	if err := d.Write([]byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	// Once it answers, pid handles signals.
-	select {
-	case m := <-d.msgs:
-		if !gjson.GetBytes(m, "result").Exists() {
-			t.Fatalf("initialize: %s", m)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no answer to initialize")
+	m, err := d.Await("the answer to initialize", func(*pidtest.Msg) bool { return true })
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if !m.Get("result").Exists() {
+		t.Fatalf("initialize: %s", m)
+	}
+	if err := d.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	if code := d.waitExit(t, 10*time.Second); code != 0 {
