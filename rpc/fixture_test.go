@@ -4,18 +4,23 @@
 //
 //	go test ./rpc -run Fixture            check every fixture
 //	go test ./rpc -run Fixture -update    rewrite their expected messages from what pid sends
+//
+// It also checks that the built-in tool list is written down in one fixture only.
 
 package rpc_test
 
 import (
 	"flag"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/pid-agent/pid/fixture"
+	"github.com/tidwall/gjson"
 )
 
 // The -update flag may be defined by another test file of this package's test binary; it
@@ -89,4 +94,63 @@ func tail(b []byte, n int) string {
 		lines = append([]string{"..."}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// toolsListFixture is the one fixture that compares the whole built-in tool list.
+const toolsListFixture = "tools_list.txtar"
+
+// TestFixturesCopyNoBuiltinTool checks that no fixture but tools_list.txtar holds a
+// built-in tool's description: the others check the tools they are about with the rules only
+// and names (docs/fixtures.md), so that adding a tool or rewording one changes one fixture.
+func TestFixturesCopyNoBuiltinTool(t *testing.T) {
+	dir := filepath.Join("..", "testdata")
+	descriptions := builtinDescriptions(t, filepath.Join(dir, toolsListFixture))
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if filepath.Base(file) == toolsListFixture {
+			continue
+		}
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var copied []string
+		for name, desc := range descriptions {
+			if strings.Contains(string(text), desc) {
+				copied = append(copied, name)
+			}
+		}
+		if len(copied) > 0 {
+			sort.Strings(copied)
+			t.Errorf("%s copies the descriptions of the built-in tools %s: compare the built-in tools in %s alone, and check the tools this fixture is about with a rule (only result.tools NAMES, names result.tools NAMES, any result.capabilities.experimental.pid.tools; docs/fixtures.md)", file, strings.Join(copied, ", "), toolsListFixture)
+		}
+	}
+}
+
+// builtinDescriptions returns the descriptions of the built-in tools, as JSON strings, by
+// tool name, from the initialize response of the tools_list fixture.
+func builtinDescriptions(t *testing.T, file string) map[string]string {
+	t.Helper()
+	fx, err := fixture.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, l := range fx.Lines {
+		if l.Kind != fixture.Expect {
+			continue
+		}
+		for _, tool := range gjson.GetBytes(l.JSON, "result.capabilities.experimental.pid.tools").Array() {
+			if d := tool.Get("description"); d.Type == gjson.String && len(d.Str) > 0 {
+				out[tool.Get("name").String()] = d.Raw
+			}
+		}
+	}
+	if len(out) < 7 {
+		t.Fatalf("%s lists %d built-in tools with descriptions in initialize's capabilities.experimental.pid.tools; want read, write, edit, bash, grep, find, ls and more", file, len(out))
+	}
+	return out
 }
