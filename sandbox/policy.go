@@ -117,10 +117,14 @@ func Build(r Resolved, p Places) (Policy, error) {
 				return Policy{}, fmt.Errorf("cannot create the protected path %s: %v", path, err)
 			}
 		}
+		paths := []string{filepath.Join(root, ".git", "config.worktree")}
 		for _, name := range ProtectedNames {
-			path := filepath.Join(root, name)
+			paths = append(paths, filepath.Join(root, name))
+		}
+		paths = append(paths, innerGitDirs(filepath.Join(root, ".git"))...)
+		for _, path := range paths {
 			if _, err := os.Lstat(path); err != nil {
-				continue // missing: see ProtectedNames' gaps in docs/permissions.md
+				continue // missing: see the sandbox's limits in docs/permissions.md
 			}
 			if _, err := os.Stat(path); err != nil {
 				return Policy{}, fmt.Errorf("the protected path %s is a symbolic link that leads nowhere (%v): remove it, or set sandbox.mode", path, err)
@@ -171,4 +175,38 @@ func CacheDirs(cache string) []string {
 func CacheEnv(cache string) []string {
 	d := CacheDirs(cache)
 	return []string{"XDG_CACHE_HOME=" + d[0], "GOCACHE=" + d[1], "npm_config_cache=" + d[2], "PIP_CACHE_DIR=" + d[3]}
+}
+
+// innerGitDirs returns the configuration and hooks of the repositories kept inside the git
+// folder gitDir: its submodules' (.git/modules/NAME, nested ones too) and its worktrees'
+// (.git/worktrees/NAME/config.worktree), which git reads as it reads .git/config. Only what
+// exists; a few folder listings, never the objects.
+func innerGitDirs(gitDir string) []string {
+	var out []string
+	var visit func(dir string, depth int)
+	visit = func(dir string, depth int) {
+		if depth > 8 {
+			return
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err == nil {
+			out = append(out, filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree"), filepath.Join(dir, "hooks"))
+			dir = filepath.Join(dir, "modules")
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				visit(filepath.Join(dir, e.Name()), depth+1)
+			}
+		}
+	}
+	visit(filepath.Join(gitDir, "modules"), 0)
+	if entries, err := os.ReadDir(filepath.Join(gitDir, "worktrees")); err == nil {
+		for _, e := range entries {
+			out = append(out, filepath.Join(gitDir, "worktrees", e.Name(), "config.worktree"))
+		}
+	}
+	return out
 }

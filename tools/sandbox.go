@@ -71,9 +71,9 @@ func (w *Workspace) ForceReadOnlySandbox(on bool) { w.box.forceReadOnly.Store(on
 
 // BashSandboxed reports whether a bash call would run contained by the kernel: the settings
 // do not turn the sandbox off (or a read-only sandbox is forced), the kernel can give it,
-// and the call does not ask to run unsandboxed (args is the call's arguments, unsandboxed
-// the value of its "unsandboxed" field). A mode that lets sandboxed commands run without
-// asking calls it. Safe for concurrent use.
+// and the call does not ask to run unsandboxed (unsandboxed is the value of its
+// "unsandboxed" argument). A mode that lets sandboxed commands run without asking calls it.
+// Safe for concurrent use.
 func (w *Workspace) BashSandboxed(unsandboxed bool) bool {
 	if unsandboxed {
 		return false

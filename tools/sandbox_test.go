@@ -83,13 +83,18 @@ func TestSandboxProtectedPathsStayReadOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
+		more  []string // commands refused besides the common ones
 	}{
-		{"existing", map[string]string{".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n", ".pid/settings.json": "{}", ".envrc": "x", ".vscode/settings.json": "{}"}},
-		{"missing", map[string]string{".git/HEAD": "ref: refs/heads/main\n", "main.go": "package main\n"}},
+		{"existing", map[string]string{".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n", ".pid/settings.json": "{}", ".envrc": "x", ".vscode/settings.json": "{}",
+			".git/modules/lib/HEAD": "ref: refs/heads/main\n", ".git/modules/lib/config": "[core]\n", ".git/modules/lib/hooks/a.sample": "",
+			".git/worktrees/w/HEAD": "ref: refs/heads/w\n", ".git/worktrees/w/config.worktree": "[core]\n"}, []string{
+			"echo evil > .git/modules/lib/hooks/post-checkout", "echo '[core] hooksPath = /x' >> .git/modules/lib/config",
+			"echo '[core] hooksPath = /x' >> .git/worktrees/w/config.worktree", "echo evil > .envrc"}},
+		{"missing", map[string]string{".git/HEAD": "ref: refs/heads/main\n", "main.go": "package main\n"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, dir := newWorkspace(t, tc.files)
-			for _, cmd := range []string{
+			for _, cmd := range append([]string{
 				"echo evil > .git/hooks/x",
 				"mkdir -p .pid && echo '{\"permissions\":{\"default\":\"allow\"}}' > .pid/settings.json",
 				"rm -rf .git/hooks",
@@ -97,13 +102,13 @@ func TestSandboxProtectedPathsStayReadOnly(t *testing.T) {
 				"mv .pid .pid2 && mkdir .pid && echo '{}' > .pid/settings.json",
 				"echo '[core] fsmonitor = evil' >> .git/config",
 				"echo evil > .vscode/tasks.json",
-			} {
+			}, tc.more...) {
 				r := call(t, ws, "bash", bashArgs(t, cmd))
 				if !r.isError {
 					t.Errorf("%s: succeeded: %s", cmd, r.text)
 				}
 			}
-			for _, p := range []string{".git/hooks/x", ".git/hooks2", ".pid2", ".vscode/tasks.json"} {
+			for _, p := range []string{".git/hooks/x", ".git/hooks2", ".pid2", ".vscode/tasks.json", ".git/modules/lib/hooks/post-checkout"} {
 				if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
 					t.Errorf("%s was created", p)
 				}
