@@ -11,16 +11,15 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/pid-agent/pid/internal/pidtest"
 )
 
 func main() {
@@ -32,76 +31,35 @@ func main() {
 	}
 }
 
-// client is a minimal editor: LSP framing over the child's stdin and stdout.
+// client is a minimal editor over internal/pidtest: LSP framing over the child's stdin and
+// stdout, nothing kept, every message pid sends shown (and approvals answered) while a prompt
+// runs.
 type client struct {
-	w     io.Writer
-	r     *bufio.Reader
-	start time.Time
+	*pidtest.Process
+	start   time.Time
+	showing atomic.Bool // whether messages are shown: during the prompt
+	ends    int         // toolEnd notifications seen; only the read goroutine touches it
 }
 
 type message struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
 }
 
-func (c *client) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(c.w, "Content-Length: %d\r\n\r\n%s", len(b), b)
-	return err
-}
-
-func (c *client) request(id int, method string, params any) error {
-	return c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-func (c *client) read() (*message, error) {
-	n := -1
-	for {
-		line, err := c.r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(v)
-		}
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.r, body); err != nil {
-		return nil, err
+// onMessage shows one message of pid's, on the Conn's read goroutine, in the order pid
+// wrote them.
+func (c *client) onMessage(raw *pidtest.Msg) {
+	if !c.showing.Load() {
+		return
 	}
 	var m message
-	return &m, json.Unmarshal(body, &m)
-}
-
-// await reads until the response with id arrives, printing everything before it.
-func (c *client) await(id int, show func(*message) error) (*message, error) {
-	for {
-		m, err := c.read()
-		if err != nil {
-			return nil, err
-		}
-		if m.Method == "" && string(m.ID) == strconv.Itoa(id) {
-			if m.Error != nil {
-				return nil, fmt.Errorf("pid answered error %d: %s", m.Error.Code, m.Error.Message)
-			}
-			return m, nil
-		}
-		if err := show(m); err != nil {
-			return nil, err
-		}
+	if err := json.Unmarshal(raw.Raw, &m); err != nil {
+		fmt.Fprintln(os.Stderr, "piddemo:", err)
+		return
+	}
+	if err := c.show(&m, &c.ends); err != nil {
+		fmt.Fprintln(os.Stderr, "piddemo:", err)
 	}
 }
 
@@ -160,50 +118,37 @@ func sessionParams() map[string]any {
 }
 
 func run(bin string) error {
-	cmd := exec.Command(bin)
-	stdin, err := cmd.StdinPipe()
+	c := &client{start: time.Now()}
+	p, err := pidtest.Start(bin, pidtest.Options{Stderr: os.Stderr, Conn: pidtest.ConnOptions{Discard: true, OnMessage: c.onMessage}})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (run `make build` first)", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w (run `make build` first)", bin, err)
-	}
-	c := &client{w: stdin, r: bufio.NewReader(stdout), start: time.Now()}
-	fmt.Printf("Started %s (process %d); talking JSON-RPC with LSP framing over its stdin/stdout.\n\n", bin, cmd.Process.Pid)
+	c.Process = p
+	defer p.Kill() // when something failed on the way; after Wait it does nothing
+	fmt.Printf("Started %s (process %d); talking JSON-RPC with LSP framing over its stdin/stdout.\n\n", bin, p.Pid())
 
-	if err := c.request(1, "initialize", map[string]any{
+	r, err := c.Call("initialize", map[string]any{
 		"processId": os.Getpid(), "clientInfo": map[string]any{"name": "piddemo"},
 		"capabilities": map[string]any{"experimental": map[string]any{"pid": map[string]any{"beforeToolCall": true}}},
-	}); err != nil {
-		return err
-	}
-	m, err := c.await(1, func(*message) error { return nil })
+	})
 	if err != nil {
 		return err
 	}
 	var init struct {
 		ServerInfo struct{ Name, Version string } `json:"serverInfo"`
 	}
-	json.Unmarshal(m.Result, &init)
+	json.Unmarshal([]byte(r.Raw), &init)
 	fmt.Printf("%s initialize -> %s %s\n", c.stamp(), init.ServerInfo.Name, init.ServerInfo.Version)
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	c.Notify("initialized", map[string]any{})
 
-	if err := c.request(2, "session/new", sessionParams()); err != nil {
-		return err
-	}
-	if m, err = c.await(2, func(*message) error { return nil }); err != nil {
+	if r, err = c.Call("session/new", sessionParams()); err != nil {
 		return err
 	}
 	var sess struct {
 		SessionID string `json:"sessionId"`
 		Tools     []struct{ Name string }
 	}
-	json.Unmarshal(m.Result, &sess)
+	json.Unmarshal([]byte(r.Raw), &sess)
 	var names []string
 	for _, t := range sess.Tools {
 		names = append(names, t.Name)
@@ -212,11 +157,9 @@ func run(bin string) error {
 
 	prompt := "calc_test.go fails: Add(2, 2) returns 0. Fix it."
 	fmt.Printf("%s session/prompt %q\n\n", c.stamp(), prompt)
-	if err := c.request(3, "session/prompt", map[string]any{"sessionId": sess.SessionID, "text": prompt}); err != nil {
-		return err
-	}
-	ends := 0
-	m, err = c.await(3, func(m *message) error { return c.show(m, &ends) })
+	c.showing.Store(true)
+	r, err = c.Call("session/prompt", map[string]any{"sessionId": sess.SessionID, "text": prompt})
+	c.showing.Store(false)
 	if err != nil {
 		return err
 	}
@@ -230,7 +173,7 @@ func run(bin string) error {
 			Content    []struct{ Type, Text string }
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(m.Result, &res); err != nil {
+	if err := json.Unmarshal([]byte(r.Raw), &res); err != nil {
 		return err
 	}
 	fmt.Printf("\n%s session/prompt answered: stopReason %q, %d new messages.\n", c.stamp(), res.StopReason, len(res.Messages))
@@ -250,16 +193,12 @@ func run(bin string) error {
 	last := res.Messages[len(res.Messages)-1]
 	fmt.Printf("\nFinal answer: %s\n\n", firstLine(last.Content))
 
-	if err := c.request(4, "shutdown", nil); err != nil {
+	code, err := c.Stop(10 * time.Second)
+	if err != nil {
 		return err
 	}
-	if _, err := c.await(4, func(*message) error { return nil }); err != nil {
-		return err
-	}
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("pid exited: %w", err)
+	if code != 0 {
+		return fmt.Errorf("pid exited: exit status %d", code)
 	}
 	fmt.Printf("%s shutdown, exit: pid exited with code 0.\n", c.stamp())
 	return nil
@@ -339,7 +278,7 @@ func (c *client) show(m *message, ends *int) error {
 			decision = "deny"
 		}
 		fmt.Printf("%s ? %-14s approval asked -> the demo answers %q\n", ts, call, decision)
-		return c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"decision": decision, "reason": reasonFor(decision)}})
+		return c.SendJSON(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"decision": decision, "reason": reasonFor(decision)}})
 	case "window/logMessage":
 		var l struct{ Message string }
 		json.Unmarshal(m.Params, &l)
