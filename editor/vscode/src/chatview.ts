@@ -88,18 +88,31 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 			}
 			return;
 		}
-		// The view was never shown: its focus command is the only way to open it, and it moves
-		// the focus there; it goes back to the editor unless the person asked for the chat.
-		// Asked for, the prompt box is focused by the page as it loads (see html).
+		// The view was never shown: its focus command opens it and moves the focus there; it
+		// goes back to the editor unless the person asked for the chat. Asked for, the prompt
+		// box is focused by the page as it loads (see html).
 		if (focus) {
 			this.focusWhenReady = true;
-		}
-		const opened = vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
-		if (focus && !this.ready) {
-			// At once: opening the view takes a second or more the first time.
+			// At once: opening the view takes a second or more the first time. The view opens
+			// without the focus (VS Code's "<view>.open" with preserveFocus), so the box keeps it.
 			this.openBridge();
+			// The extension host sends a quick input's show on a timer of 0 ms: this one, queued
+			// after it, then a round trip to the workbench (which handles its messages in order)
+			// let the box be shown before the view starts to open.
+			await new Promise((resolve) => setTimeout(resolve, 0));
+			await vscode.commands.executeCommand('setContext', 'pid.chatOpening', true); // (true until the page is ready)
+			try {
+				await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.open`, { preserveFocus: true });
+				// Opened (its page comes once VS Code asks for it) and the box still takes the keys.
+				if (this.bridge || this.ready) {
+					this.post({ type: 'focusPrompt' });
+					return;
+				}
+			} catch {
+				// An older VS Code without it: the focus command below.
+			}
 		}
-		await opened;
+		await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
 		if (focus && this.bridge && !this.ready) {
 			// The view took the focus as it opened: it goes to the view only once the page is
 			// ready; until then a fresh box (with what was typed) has it.
@@ -169,6 +182,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		const text = this.bridged + (box?.value ?? '');
 		this.bridged = '';
 		box?.dispose();
+		void vscode.commands.executeCommand('setContext', 'pid.chatOpening', false);
 		return text;
 	}
 

@@ -617,24 +617,20 @@ test('extension.ts: pid: Focus Chat before the chat\'s page is ready: an input b
 	fs.mkdirSync(ws);
 	const fake = fakeVscode({ 'pid.path': PID_BIN }, ws, {});
 	loadExtension(t, fake, tmp);
-	// The keys typed while VS Code opens the view go to the input box shown at once.
+	// The keys typed while VS Code opens the view go to the input box shown at once; the view
+	// opens without taking the focus from it (<view>.open with preserveFocus).
 	fake.hooks.onExecute = async (args) => {
-		if (args[0] === 'pid.chat.focus') {
-			await null;
-			assert.equal(fake.inputBoxes.length, 1, 'the input box is shown as the view starts to open');
+		if (args[0] === 'pid.chat.open') {
+			assert.equal(fake.inputBoxes.length, 1, 'the input box is shown before the view starts to open');
 			fake.inputBoxes[0].value = 'fix the';
 		}
 	};
 	await fake.commands.get('pid.focusChat')?.();
-	assert.ok(fake.executed.some((a) => a[0] === 'pid.chat.focus'), 'the view is opened by its focus command');
-	// The view took the focus as it opened: the focus goes back to the editor and a fresh box
-	// with what was typed takes it, until the page is ready.
-	assert.ok(fake.executed.some((a) => a[0] === 'workbench.action.focusActiveEditorGroup'));
-	assert.equal(fake.inputBoxes.length, 2);
-	assert.equal(fake.inputBoxes[0].disposed, true);
-	const box = fake.inputBoxes[1];
+	assert.deepEqual(fake.executed.filter((a) => String(a[0]).startsWith('pid.chat.')), [['pid.chat.open', { preserveFocus: true }]]);
+	assert.equal(fake.inputBoxes.length, 1);
+	const box = fake.inputBoxes[0];
 	assert.equal(box.shown, true);
-	assert.equal(box.value, 'fix the', 'what was typed is carried over');
+	assert.equal(box.value, 'fix the');
 	assert.equal(box.ignoreFocusOut, true);
 	assert.match(box.prompt ?? '', /The chat is opening: what you type here moves into its prompt box/);
 	box.value = 'fix the flaky';
@@ -648,7 +644,32 @@ test('extension.ts: pid: Focus Chat before the chat\'s page is ready: an input b
 	const again = openView(fake);
 	assert.match(again.html, /<body>/);
 	assert.ok(!again.posted.some((p) => p.type === 'focusPrompt'));
+	assert.equal(fake.inputBoxes.length, 1);
+});
+
+test('extension.ts: in a VS Code without <view>.open, pid: Focus Chat opens the view with its focus command, then gives the focus back to a fresh input box holding what was typed', { timeout: 60_000 }, async (t) => {
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({ 'pid.path': PID_BIN }, ws, {});
+	loadExtension(t, fake, tmp);
+	fake.hooks.onExecute = async (args) => {
+		if (args[0] === 'pid.chat.open') {
+			throw new Error("command 'pid.chat.open' not found");
+		}
+		if (args[0] === 'pid.chat.focus') {
+			fake.inputBoxes[0].value = 'fix';
+		}
+	};
+	await fake.commands.get('pid.focusChat')?.();
+	assert.deepEqual(fake.executed.map((a) => a[0]).filter((c) => String(c).startsWith('pid.chat.') || c === 'workbench.action.focusActiveEditorGroup'), ['pid.chat.open', 'pid.chat.focus', 'workbench.action.focusActiveEditorGroup']);
 	assert.equal(fake.inputBoxes.length, 2);
+	assert.equal(fake.inputBoxes[0].disposed, true);
+	assert.equal(fake.inputBoxes[1].shown, true);
+	assert.equal(fake.inputBoxes[1].value, 'fix', 'what was typed is carried over');
+	const view = openView(fake);
+	assert.equal(fake.inputBoxes[1].disposed, true);
+	assert.deepEqual(view.posted.filter((p) => p.type === 'focusPrompt').map((p) => p.text), ['fix']);
 });
 
 test('extension.ts: Enter in the input box of a chat still loading sends the text as a message', { timeout: 60_000 }, async (t) => {
