@@ -125,7 +125,7 @@ func TestFixturesCopyNoBuiltinTool(t *testing.T) {
 		}
 		if len(copied) > 0 {
 			sort.Strings(copied)
-			t.Errorf("%s copies the descriptions of the built-in tools %s: compare the built-in tools in %s alone, and check the tools this fixture is about with a rule (only result.tools NAMES, names result.tools NAMES, any result.capabilities.experimental.pid.tools; docs/fixtures.md)", file, strings.Join(copied, ", "), toolsListFixture)
+			t.Errorf("%s copies the descriptions of the built-in tools %s: compare the built-in tools in %s alone, and check the tools this fixture is about with a rule (only result.tools NAMES, names result.tools NAMES, any result.capabilities; docs/fixtures.md)", file, strings.Join(copied, ", "), toolsListFixture)
 		}
 	}
 }
