@@ -142,7 +142,7 @@ func (c *Conn) readLoop(r io.Reader) {
 		if c.opts.Framing == Lines {
 			body, err = readLine(br)
 		} else {
-			body, err = readFrame(br)
+			body, err = ReadFrame(br)
 		}
 		if err != nil {
 			if err != io.EOF {
@@ -187,17 +187,20 @@ func (c *Conn) keep(body []byte) {
 		id := m.ID()
 		c.mu.Lock()
 		ch := c.pending[id]
-		delete(c.pending, id)
 		c.mu.Unlock()
 		if ch != nil {
-			ch <- m
+			select {
+			case ch <- m: // Response takes it (and the entry)
+			default: // a second response to one id: the first stays
+			}
 		}
 	}
 }
 
-// readFrame reads one Content-Length frame, strictly: header lines end in \r\n, the only
-// header is Content-Length, and it is there. io.EOF means the output ended between frames.
-func readFrame(br *bufio.Reader) ([]byte, error) {
+// ReadFrame reads one Content-Length frame and returns its body, strictly: header lines end
+// in \r\n, the only header is Content-Length, and it is there. io.EOF means the output ended
+// between frames. Whether the body is JSON is the caller's to check.
+func ReadFrame(br *bufio.Reader) ([]byte, error) {
 	length := -1
 	for first := true; ; first = false {
 		line, err := br.ReadString('\n')
@@ -436,6 +439,11 @@ func (c *Conn) Response(id string) (*Msg, error) {
 	if ch == nil {
 		return nil, fmt.Errorf("no request %s of this Conn's is waiting for its response", id)
 	}
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
 	guard := time.NewTimer(c.guard)
 	defer guard.Stop()
 	select {
@@ -448,9 +456,6 @@ func (c *Conn) Response(id string) (*Msg, error) {
 			return m, nil
 		default:
 		}
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
 		return nil, fmt.Errorf("waiting for the response to request %s: %w", id, ErrEnded)
 	case <-guard.C:
 		return nil, fmt.Errorf("hang guard: no response to request %s after %v", id, c.guard)

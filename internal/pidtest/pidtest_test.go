@@ -250,3 +250,34 @@ func TestWriteHangGuard(t *testing.T) {
 	outW.Close()
 	<-c.Done()
 }
+
+// On a Conn that discards, a response read before Response asks for it is still there:
+// here the test plays the daemon, and asks only once OnMessage has seen the response.
+func TestDiscardResponseReadBeforeItIsAskedFor(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	seen := make(chan struct{})
+	c := NewConn(inW, outR, ConnOptions{Discard: true, OnMessage: func(m *Msg) {
+		if m.IsResponse() {
+			close(seen)
+		}
+	}})
+	go io.Copy(io.Discard, inR)
+	id, err := c.Request("ping", Omit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":` + id + `,"result":"pong"}`
+	fmt.Fprintf(outW, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	<-seen
+	m, err := c.Response(id)
+	if err != nil || m.Get("result").String() != "pong" {
+		t.Errorf("Response after the response was read: %v, %v", m, err)
+	}
+	if _, err := c.Response(id); err == nil {
+		t.Errorf("a discarding Conn gave one response twice")
+	}
+	outW.Close()
+	inR.Close()
+	<-c.Done()
+}
