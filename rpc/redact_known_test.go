@@ -17,12 +17,14 @@ import (
 func TestKnownKeyEncodedIsRedacted(t *testing.T) {
 	key := "sk-" + "proj-Wq3Xz7Lm1Tv5Rp9Kn2Hb6Jd4Fs8"
 	t.Setenv("OPENAI_API_KEY", key)
-	_, ws := newWorkspaceDir(t, nil)
+	// A command never has the key in its environment (the sandbox's rule, issue 22): it reads
+	// it from a file here, as a command that found it somewhere would.
+	_, ws := newWorkspaceDir(t, map[string]string{"k": key})
 	xdgDirs(t)
 	d := startInProcess(t)
 	initWorkspace(d, obj{"beforeToolCall": true}, ws)
 	sid := d.newSession(obj{})
-	cmd := `printf %s "$OPENAI_API_KEY" | base64; printf x%s "$OPENAI_API_KEY" | base64; printf %s "$OPENAI_API_KEY" | od -An -tx1 | tr -d ' \n'`
+	cmd := `K=$(cat k); printf %s "$K" | base64; printf x%s "$K" | base64; printf %s "$K" | od -An -tx1 | tr -d ' \n'`
 	m, _ := wsOne(t, d, sid, wsDecide("allow"), "k1", "bash", obj{"command": cmd})
 	wsWantOK(t, m)
 	out := m.Get("content.0.text").String()
