@@ -20,14 +20,12 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -39,6 +37,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pid-agent/pid/internal/pidtest"
 	"github.com/pid-agent/pid/llm"
 )
 
@@ -66,10 +65,9 @@ func run(bin string, sessions, prompts, warmup, checkpoints, idle int) error {
 	}
 	defer os.RemoveAll(tmp)
 	if bin == "" {
-		bin = filepath.Join(tmp, "pid")
-		fmt.Println("building pid into", bin)
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/pid").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/pid (run pidsoak from the repository): %v\n%s", err, out)
+		fmt.Println("building pid into", tmp)
+		if bin, err = pidtest.Build(tmp, pidtest.PidPackage, false); err != nil {
+			return fmt.Errorf("%v (run pidsoak from the repository)", err)
 		}
 	}
 	if err := soak(bin, tmp, sessions, prompts, warmup, checkpoints); err != nil {
@@ -120,7 +118,7 @@ func soak(bin, tmp string, sessions, prompts, warmup, checkpoints int) error {
 		ids[i] = gjson.GetBytes(r, "sessionId").String()
 	}
 	fmt.Printf("soak: pid %d, %d sessions, %d prompts (%d per session), each a batch of 2 scripted calls and 1 built-in call\n",
-		c.cmd.Process.Pid, sessions, per*sessions, per)
+		c.Pid(), sessions, per*sessions, per)
 
 	var jsonBytes atomic.Int64
 	var mu sync.Mutex
@@ -438,23 +436,13 @@ func pct(d, of int64) float64 {
 	return 100 * float64(d) / float64(of)
 }
 
-// client is the editor's end of one pid process: requests from any goroutine, answers
-// routed by id, notifications counted, pid's requests answered.
+// client is the editor's end of one pid process (internal/pidtest): requests from any
+// goroutine, answers routed by id, nothing kept (pidsoak measures its own heap too),
+// notifications counted, pid's requests answered.
 type client struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	// wmu serializes writes of whole frames.
-	wmu sync.Mutex
-	w   *bufio.Writer
-
-	// pmu guards pending.
-	pmu     sync.Mutex
-	pending map[int64]chan []byte
-	next    atomic.Int64
-	notes   atomic.Int64
-
-	stats    chan string   // PID_STATS lines from pid's stderr
-	readDone chan struct{} // closed when pid's stdout ended
+	*pidtest.Process
+	notes atomic.Int64
+	stats chan string // PID_STATS lines from pid's stderr
 }
 
 // startClient starts pid with PID_STATS set, in its own config and state folders.
@@ -463,136 +451,71 @@ func startClient(bin, tmp string) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PID_STATS=1", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"XDG_STATE_HOME="+filepath.Join(home, "state"))
-	stdin, err := cmd.StdinPipe()
+	c := &client{stats: make(chan string, 4)}
+	p, err := pidtest.Start(bin, pidtest.Options{Home: home, Env: []string{"PID_STATS=1"}, Stderr: &lineWriter{line: c.stderrLine},
+		Conn: pidtest.ConnOptions{Discard: true, HangGuard: 2 * time.Minute, OnMessage: c.dispatch}})
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c := &client{cmd: cmd, stdin: stdin, w: bufio.NewWriterSize(stdin, 64<<10), pending: map[int64]chan []byte{},
-		stats: make(chan string, 4), readDone: make(chan struct{})}
-	go c.readStderr(stderr)
-	go c.read(bufio.NewReaderSize(stdout, 64<<10))
+	c.Process = p
 	return c, nil
 }
 
-// readStderr passes pid's stats lines on and copies the rest to our stderr.
-func (c *client) readStderr(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "pid-stats ") {
-			c.stats <- line
-			continue
+// stderrLine passes pid's stats lines on and copies the rest to our stderr.
+func (c *client) stderrLine(line string) {
+	if strings.HasPrefix(line, "pid-stats ") {
+		select {
+		case c.stats <- line:
+		default: // a line nobody asked for
 		}
-		fmt.Fprintln(os.Stderr, "pid:", line)
+		return
 	}
+	fmt.Fprintln(os.Stderr, "pid:", line)
 }
 
-// read dispatches pid's messages until its stdout ends.
-func (c *client) read(r *bufio.Reader) {
-	defer close(c.readDone)
+// lineWriter calls line with each whole line written to it.
+type lineWriter struct {
+	buf  []byte
+	line func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
 	for {
-		n := -1
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(v)
-			}
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
 		}
-		if n < 0 {
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return
-		}
-		msg := gjson.ParseBytes(body)
-		method, id := msg.Get("method"), msg.Get("id")
-		switch {
-		case method.Exists() && id.Exists():
-			c.answer(id.Raw, method.String())
-		case method.Exists():
-			c.notes.Add(1)
-		default:
-			c.pmu.Lock()
-			ch := c.pending[id.Int()]
-			delete(c.pending, id.Int())
-			c.pmu.Unlock()
-			if ch != nil {
-				ch <- body
-			}
-		}
+		w.line(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
 	}
 }
 
-// answer answers a request from pid (none is expected with everything allowed).
-func (c *client) answer(id, method string) {
-	var result string
-	switch method {
-	case "beforeToolCall":
-		result = `{"decision":"allow"}`
-	case "workspace/requestTrust":
-		result = `{"trusted":false}`
-	default:
-		result = "null"
+// dispatch counts pid's notifications and answers its requests (none is expected with
+// everything allowed).
+func (c *client) dispatch(m *pidtest.Msg) {
+	switch {
+	case m.IsRequest():
+		var result any
+		switch m.Method() {
+		case "beforeToolCall":
+			result = map[string]any{"decision": "allow"}
+		case "workspace/requestTrust":
+			result = map[string]any{"trusted": false}
+		}
+		c.Answer(m, result)
+	case m.IsNotification():
+		c.notes.Add(1)
 	}
-	c.send([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`))
-}
-
-func (c *client) send(body []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	fmt.Fprintf(c.w, "Content-Length: %d\r\n\r\n", len(body))
-	c.w.Write(body)
-	return c.w.Flush()
 }
 
 // call sends a request and returns its result.
 func (c *client) call(method string, params any) ([]byte, error) {
-	id := c.next.Add(1)
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	r, err := c.Call(method, params)
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan []byte, 1)
-	c.pmu.Lock()
-	c.pending[id] = ch
-	c.pmu.Unlock()
-	if err := c.send(body); err != nil {
-		return nil, err
-	}
-	select {
-	case b := <-ch:
-		if e := gjson.GetBytes(b, "error"); e.Exists() {
-			return nil, fmt.Errorf("%s: %s", method, e.Raw)
-		}
-		return []byte(gjson.GetBytes(b, "result").Raw), nil
-	case <-c.readDone:
-		return nil, fmt.Errorf("%s: pid's output ended", method)
-	case <-time.After(2 * time.Minute):
-		return nil, fmt.Errorf("%s: no answer in 2 minutes", method)
-	}
+	return []byte(r.Raw), nil
 }
 
 func (c *client) initialize(ws string) error {
@@ -601,15 +524,15 @@ func (c *client) initialize(ws string) error {
 	if err != nil {
 		return err
 	}
-	return c.send([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+	return c.Notify("initialized", map[string]any{})
 }
 
 // sample measures the daemon: /proc for memory, threads and descriptors, its stats line for
 // goroutines and the live heap.
 func (c *client) sample(label string) (sample, error) {
 	s := sample{label: label}
-	pid := c.cmd.Process.Pid
-	if err := c.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+	pid := c.Pid()
+	if err := c.Signal(syscall.SIGUSR1); err != nil {
 		return s, err
 	}
 	select {
@@ -654,16 +577,4 @@ func (c *client) sample(label string) (sample, error) {
 }
 
 // stop ends the daemon as an editor does: shutdown, exit, stdin closed.
-func (c *client) stop() {
-	c.call("shutdown", nil)
-	c.send([]byte(`{"jsonrpc":"2.0","method":"exit"}`))
-	c.stdin.Close()
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
-}
+func (c *client) stop() { c.Stop(10 * time.Second) }
