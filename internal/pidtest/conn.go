@@ -305,6 +305,37 @@ func (c *Conn) Await(what string, pred func(*Msg) bool) (*Msg, error) {
 	}
 }
 
+// Message returns the message with Seq i, waiting for it under the hang guard: a reader
+// that takes pid's messages one after the other asks for 0, 1, 2... The error is ErrEnded
+// (wrapped) when the output ended before it.
+func (c *Conn) Message(i int) (*Msg, error) {
+	if c.opts.Discard {
+		return nil, fmt.Errorf("waiting for message %d: this Conn keeps no message", i)
+	}
+	guard := time.NewTimer(c.guard)
+	defer guard.Stop()
+	for {
+		c.mu.Lock()
+		var m *Msg
+		if i < len(c.msgs) {
+			m = c.msgs[i]
+		}
+		ch, ended := c.changed, c.ended
+		c.mu.Unlock()
+		switch {
+		case m != nil:
+			return m, nil
+		case ended:
+			return nil, fmt.Errorf("waiting for message %d: %w", i, ErrEnded)
+		}
+		select {
+		case <-ch:
+		case <-guard.C:
+			return nil, fmt.Errorf("hang guard: no message %d after %v", i, c.guard)
+		}
+	}
+}
+
 // Write sends raw bytes, under the hang guard: a write waits until the daemon reads,
 // which a daemon whose read loop is stuck never does.
 func (c *Conn) Write(b []byte) error {

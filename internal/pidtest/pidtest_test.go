@@ -221,6 +221,12 @@ func TestStrictReading(t *testing.T) {
 	if _, err := c.Await("anything else", func(m *Msg) bool { return m.Get("c").Exists() }); !errors.Is(err, ErrEnded) {
 		t.Errorf("Await after the end: %v, want ErrEnded", err)
 	}
+	if m, err := c.Message(1); err != nil || m.Get("b").Int() != 2 {
+		t.Errorf("Message(1): %v, %v; want {\"b\":2}", m, err)
+	}
+	if _, err := c.Message(2); !errors.Is(err, ErrEnded) {
+		t.Errorf("Message(2) after the end: %v, want ErrEnded", err)
+	}
 }
 
 // A write the daemon never reads fails after the hang guard, over a real pipe (write
