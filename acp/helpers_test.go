@@ -1,16 +1,17 @@
-// This file is the test harness: an ACP client that talks to Serve in process over pipes,
-// checks the wire rules on every line pid writes and validates every message of both
-// directions against the $defs of ACP's v1 schema (testdata/schema-v1.json, the SDK's own).
+// This file is the test harness: an ACP client that talks to Serve in process over pipes
+// (internal/pidtest's Conn, in lines), checks the wire rules on every line pid writes and
+// validates every message of both directions against the $defs of ACP's v1 schema
+// (testdata/schema-v1.json, the SDK's own).
 // It also holds the package's TestMain (goleak; settings and remembered answers in a temp
 // folder).
 
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +28,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/internal/pidtest"
 )
 
 // hangGuard bounds every wait. It is not a timed assertion: a test that hits it has hung.
@@ -167,42 +170,29 @@ func (m *msg) update() (kind string, u gjson.Result) {
 	return u.Get("sessionUpdate").String(), u
 }
 
-// client is an ACP client over pipes to Serve, running in process.
+// client is an ACP client over pipes to Serve, running in process. Its reading is a
+// pidtest.Conn in lines, which runs check on every line in the order pid wrote them.
 type client struct {
 	t      *testing.T
 	w      *io.PipeWriter
-	lines  chan *msg
+	conn   *pidtest.Conn
 	exit   chan int
 	stderr *syncBuffer
 	srv    *server // the server Serve would run, for tests of its parts
 
-	mu      sync.Mutex
-	nextID  int
-	ours    map[string]string // ids of our requests -> method
-	theirs  map[string]string // ids of pid's requests -> method
-	closed  bool
-	readErr error
+	mu     sync.Mutex
+	nextID int
+	ours   map[string]string // ids of our requests -> method
+	theirs map[string]string // ids of pid's requests -> method
+	closed bool
+	read   int // the Seq of the next message next returns
 	// declared holds the client methods this client declared in initialize (fs/*,
 	// elicitation/create).
 	declared map[string]bool
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer = pidtest.Buffer
 
 // start runs Serve on pipes and returns the client. The test's cleanup closes the input
 // and waits for Serve to return.
@@ -210,7 +200,7 @@ func start(t *testing.T) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, w: inW, lines: make(chan *msg, 10000), exit: make(chan int, 1), stderr: &syncBuffer{},
+	c := &client{t: t, w: inW, exit: make(chan int, 1), stderr: &syncBuffer{},
 		ours: map[string]string{}, theirs: map[string]string{}}
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c.srv = newServer(inR, outW, Options{Version: "test", Log: log})
@@ -219,26 +209,11 @@ func start(t *testing.T) *client {
 		outW.Close()
 		c.exit <- code
 	}()
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		defer close(c.lines)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			m, err := c.check(sc.Bytes())
-			if err != nil {
-				c.mu.Lock()
-				if c.readErr == nil {
-					c.readErr = err
-				}
-				c.mu.Unlock()
-			}
-			if m != nil {
-				c.lines <- m
-			}
-		}
-	}()
+	c.conn = pidtest.NewConn(inW, outR, pidtest.ConnOptions{Framing: pidtest.Lines, HangGuard: hangGuard,
+		Check: func(line []byte) error {
+			_, err := c.check(line)
+			return err
+		}})
 	t.Cleanup(func() {
 		c.closeInput()
 		select {
@@ -246,11 +221,8 @@ func start(t *testing.T) *client {
 		case <-time.After(hangGuard):
 			t.Errorf("Serve did not return after its input closed")
 		}
-		<-readDone
-		c.mu.Lock()
-		err := c.readErr
-		c.mu.Unlock()
-		if err != nil {
+		<-c.conn.Done()
+		if err := c.conn.Err(); err != nil {
 			t.Errorf("wire: %v", err)
 		}
 		if t.Failed() {
@@ -355,7 +327,7 @@ func (c *client) check(line []byte) (*msg, error) {
 // send writes one raw line.
 func (c *client) send(line string) {
 	c.t.Helper()
-	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+	if err := c.conn.Send([]byte(line)); err != nil {
 		c.t.Fatalf("writing to pid: %v", err)
 	}
 }
@@ -413,28 +385,47 @@ func (c *client) respond(m *msg, result any) {
 // next returns the next line pid wrote, failing the test if none comes.
 func (c *client) next() *msg {
 	c.t.Helper()
-	select {
-	case m, ok := <-c.lines:
-		if !ok {
-			c.t.Fatalf("pid closed its output")
-		}
-		return m
-	case <-time.After(hangGuard):
-		c.t.Fatalf("timed out waiting for a message from pid")
+	c.mu.Lock()
+	i := c.read
+	c.mu.Unlock()
+	raw, err := c.conn.Message(i)
+	if errors.Is(err, pidtest.ErrEnded) {
+		c.t.Fatalf("pid closed its output")
 	}
-	return nil
+	if err != nil {
+		c.t.Fatalf("timed out waiting for a message from pid: %v", err)
+	}
+	c.mu.Lock()
+	c.read = i + 1
+	c.mu.Unlock()
+	var m msg
+	json.Unmarshal(raw.Raw, &m) // the Conn keeps JSON only
+	m.raw = string(raw.Raw)
+	return &m
 }
 
 // quiet asserts that pid writes nothing for a while (used after a response, where a line
 // would be an update after the prompt's answer).
 func (c *client) quiet(d time.Duration) {
 	c.t.Helper()
-	select {
-	case m, ok := <-c.lines:
-		if ok {
-			c.t.Fatalf("pid wrote after the point where nothing may follow: %s", m.raw)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		changed := c.conn.Changed()
+		c.mu.Lock()
+		i := c.read
+		c.mu.Unlock()
+		if msgs := c.conn.Messages(); len(msgs) > i {
+			c.t.Fatalf("pid wrote after the point where nothing may follow: %s", msgs[i])
 		}
-	case <-time.After(d):
+		if c.conn.Ended() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		}
 	}
 }
 
