@@ -43,18 +43,17 @@ type CompactResult struct {
 // the messages from its cut on; the transcript itself when there was none. The view of the
 // loop's transcript, which only grows, is kept and extended with the new messages, so a
 // call costs what was added since the last, not the transcript's length.
+//
+// Contract: called by the run holding the session (compactingState).
 func (s *Session) view(transcript []llm.Message) []llm.Message {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	n := len(s.compactions)
+	last, n := s.lastCompaction()
 	if n == 0 {
 		return transcript
 	}
-	last := s.compactions[n-1]
 	if last.firstKept > len(transcript) {
 		return transcript
 	}
-	vc := &s.viewCache
+	vc := &s.compacting.view
 	if vc.compactions != n || vc.covered > len(transcript) || len(vc.msgs) == 0 {
 		vc.compactions, vc.covered = n, last.firstKept
 		vc.msgs = append(vc.msgs[:0], compact.SummaryMessage(last.summary))
@@ -64,6 +63,18 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 	return slices.Clip(vc.msgs)
 }
 
+// lastCompaction returns the transcript's last compaction, and how many it had (0: none,
+// and the record is zero).
+func (s *Session) lastCompaction() (compactionRecord, int) {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	n := len(s.saved.compactions)
+	if n == 0 {
+		return compactionRecord{}, 0
+	}
+	return s.saved.compactions[n-1], n
+}
+
 // transformContext is the agent's TransformContext: the view, compacted first when it has
 // grown past the window less the reserve, and grown enough since the last compaction
 // (regrown).
@@ -71,9 +82,7 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 // Contract: called on the loop's goroutine before every model call, with the transcript so
 // far, which it does not modify.
 func (s *Session) transformContext(ctx context.Context, transcript []llm.Message) ([]llm.Message, error) {
-	s.pmu.Lock()
-	s.lastTranscript = transcript
-	s.pmu.Unlock()
+	s.compacting.lastTranscript = transcript
 	v := s.view(transcript)
 	m := s.currentModel()
 	fit := m.compact.Fit(m.window)
@@ -81,7 +90,7 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 		if _, err := s.compactNow(ctx, transcript, ReasonThreshold, ""); err == nil {
 			v = s.view(transcript)
 		} else if ctx.Err() == nil {
-			s.compactTried = len(transcript)
+			s.compacting.tried = len(transcript)
 		}
 	}
 	return v, nil
@@ -90,14 +99,12 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 // compactedAt returns the transcript's length at the last automatic compaction or failed
 // attempt of one (0 when there was none): what a compaction summarized, or could not, then.
 //
-// Contract: called on the loop's goroutine (compactTried is the loop's).
+// Contract: called by the run holding the session (compactingState).
 func (s *Session) compactedAt(transcript []llm.Message) int {
-	at := s.compactTried
-	s.pmu.Lock()
-	if n := len(s.compactions); n > 0 {
-		at = max(at, s.compactions[n-1].at)
+	at := s.compacting.tried
+	if last, n := s.lastCompaction(); n > 0 {
+		at = max(at, last.at)
 	}
-	s.pmu.Unlock()
 	if at > len(transcript) {
 		// Not this transcript's (a restore started it over).
 		return 0
@@ -121,7 +128,7 @@ func (s *Session) regrown(transcript []llm.Message, fit compact.Settings) bool {
 	if at == 0 {
 		return true
 	}
-	return at < len(transcript) && s.counter.Since(at) >= fit.KeepRecentTokens
+	return at < len(transcript) && s.compacting.counter.Since(at) >= fit.KeepRecentTokens
 }
 
 // contextTokens is the context size of what the model sees of transcript. After a
@@ -131,19 +138,13 @@ func (s *Session) regrown(transcript []llm.Message, fit compact.Settings) bool {
 //
 // Contract: called on the loop's goroutine, or by Compact while it holds the session.
 func (s *Session) contextTokens(transcript []llm.Message) int {
-	s.counter.Update(transcript)
-	s.pmu.Lock()
-	var last *compactionRecord
-	if n := len(s.compactions); n > 0 {
-		c := s.compactions[n-1]
-		last = &c
-	}
-	s.pmu.Unlock()
-	if last == nil || last.firstKept > len(transcript) {
-		return s.counter.Tokens(0, 0, 0)
+	s.compacting.counter.Update(transcript)
+	last, n := s.lastCompaction()
+	if n == 0 || last.firstKept > len(transcript) {
+		return s.compacting.counter.Tokens(0, 0, 0)
 	}
 	summary := compact.SummaryMessage(last.summary)
-	return s.counter.Tokens(compact.EstimateTokens(&summary), last.firstKept, last.at)
+	return s.compacting.counter.Tokens(compact.EstimateTokens(&summary), last.firstKept, last.at)
 }
 
 // compactNow compacts transcript (the whole of it, as the loop has it) and records the
@@ -187,16 +188,14 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	// Index of v[first] in the transcript: v starts with the previous summary when there was
 	// a compaction, standing for the messages before its cut.
 	kept := first
-	s.pmu.Lock()
-	if n := len(s.compactions); n > 0 && previous != "" {
-		kept = s.compactions[n-1].firstKept + first - 1
+	if last, n := s.lastCompaction(); n > 0 && previous != "" {
+		kept = last.firstKept + first - 1
 	}
-	s.pmu.Unlock()
 	rec := compactionRecord{at: len(transcript), firstKept: kept, summary: summary, tokensBefore: tokens, reason: reason, time: time.Now().UTC()}
 	s.saveCompaction(&rec)
-	s.pmu.Lock()
-	idx := itemIndexOf(s.compactions, kept)
-	s.pmu.Unlock()
+	s.saved.mu.Lock()
+	idx := itemIndexOf(s.saved.compactions, kept)
+	s.saved.mu.Unlock()
 	return CompactResult{Summary: summary, TokensBefore: tokens, FirstKeptIndex: idx}, nil
 }
 
@@ -267,9 +266,7 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 		return m
 	}
 	s := p.s
-	s.pmu.Lock()
-	transcript := s.lastTranscript
-	s.pmu.Unlock()
+	transcript := s.compacting.lastTranscript
 	if at := s.compactedAt(transcript); at != 0 && at == len(transcript) {
 		if held && sink != nil {
 			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
@@ -278,7 +275,7 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	}
 	if _, err := s.compactNow(ctx, transcript, ReasonOverflow, ""); err != nil {
 		if ctx.Err() == nil {
-			s.compactTried = len(transcript)
+			s.compacting.tried = len(transcript)
 		}
 		return m
 	}

@@ -18,6 +18,7 @@ const leanPercent = 25
 
 // lean counts the LeanGC calls in force and keeps the GC target to restore.
 var lean struct {
+	// mu guards depth and saved.
 	mu    sync.Mutex
 	depth int
 	saved int

@@ -44,7 +44,9 @@ type ServerInfo struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// mcpSet is a session's MCP servers and the catalog of their tools.
+// mcpSet is a session's MCP servers and the catalog of their tools. s and own are set when
+// it is made, then only read; cur and version are read and written atomically by any
+// goroutine.
 type mcpSet struct {
 	s *Session
 	// own is the session's own mcpServers, kept to work the servers out again.
@@ -53,14 +55,23 @@ type mcpSet struct {
 	cur     atomic.Pointer[mcpHeld]
 	version atomic.Uint64
 
-	// refreshMu serializes refreshMCP and closeMCP, and guards closed.
-	refreshMu sync.Mutex
-	closed    bool
+	// refresh is taken by refreshMCP (a face's goroutine changing a folder's trust) and
+	// closeMCP (closing the session or the host). The host's mu is taken under its mu
+	// (acquire asks the host for the manager), never the other way round.
+	refresh struct {
+		// mu serializes refreshMCP and closeMCP, and guards closed.
+		mu     sync.Mutex
+		closed bool
+	}
 
-	// mu guards cache and gen.
-	mu    sync.Mutex
-	cache *mcpView
-	gen   uint64 // counts the views made: the catalog's Version
+	// views is the catalog's cache, made again when a server changed (view): touched by
+	// the loop's goroutine, the tool calls', and the face's (tools/list).
+	views struct {
+		// mu guards the fields below it.
+		mu    sync.Mutex
+		cache *mcpView
+		gen   uint64 // counts the views made: the catalog's Version
+	}
 }
 
 // mcpHeld is what a set holds at one time; never changed once published.
@@ -189,9 +200,9 @@ func (s *Session) closeMCP() {
 	if s.mcp == nil {
 		return
 	}
-	s.mcp.refreshMu.Lock()
-	defer s.mcp.refreshMu.Unlock()
-	s.mcp.closed = true
+	s.mcp.refresh.mu.Lock()
+	defer s.mcp.refresh.mu.Unlock()
+	s.mcp.refresh.closed = true
 	for _, srv := range s.mcp.held().servers {
 		srv.Release()
 	}
@@ -209,9 +220,9 @@ func (s *Session) refreshMCP() {
 	if set == nil {
 		return
 	}
-	set.refreshMu.Lock()
-	defer set.refreshMu.Unlock()
-	if set.closed {
+	set.refresh.mu.Lock()
+	defer set.refresh.mu.Unlock()
+	if set.refresh.closed {
 		return
 	}
 	configs, untrusted, err := s.host.mcpServers(s.ws.Cwd(), set.own)
@@ -243,13 +254,14 @@ func (set *mcpSet) view() *mcpView {
 	v := set.version.Load()
 	held := set.held()
 	states := held.states()
-	set.mu.Lock()
-	defer set.mu.Unlock()
-	if set.cache != nil && set.cache.version == v && set.cache.held == held && set.cache.states == states {
-		return set.cache
+	c := &set.views
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cache != nil && c.cache.version == v && c.cache.held == held && c.cache.states == states {
+		return c.cache
 	}
-	set.gen++
-	cv := &mcpView{gen: set.gen, version: v, held: held, states: states, byName: map[string]mcp.Tool{}}
+	c.gen++
+	cv := &mcpView{gen: c.gen, version: v, held: held, states: states, byName: map[string]mcp.Tool{}}
 	var deferred []mcp.Tool
 	names := held.names()
 	handles := make([]*mcp.Server, len(names))
@@ -274,7 +286,7 @@ func (set *mcpSet) view() *mcpView {
 	if len(deferred) > 0 || len(held.startingDeferred()) > 0 {
 		cv.always = append([]toolexec.Tool{set.searchTool()}, cv.always...)
 	}
-	set.cache = cv
+	c.cache = cv
 	return cv
 }
 

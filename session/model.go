@@ -144,9 +144,9 @@ func takesImages(cfg *ModelConfig) bool {
 // currentModel returns the session's model now. Safe for concurrent use; the value is never
 // modified (SetModel replaces it).
 func (s *Session) currentModel() *sessionModel {
-	s.modelMu.Lock()
-	defer s.modelMu.Unlock()
-	return s.model
+	s.model.mu.Lock()
+	defer s.model.mu.Unlock()
+	return s.model.cur
 }
 
 // modelProblem returns why the session cannot call its model now (no model, or its key
@@ -181,9 +181,9 @@ func (s *Session) SetModel(raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	s.modelMu.Lock()
-	s.model = m
-	s.modelMu.Unlock()
+	s.model.mu.Lock()
+	s.model.cur = m
+	s.model.mu.Unlock()
 	s.saveModel(cfg)
 	return nil
 }
@@ -229,18 +229,18 @@ func (s *Session) saveModel(cfg *ModelConfig) {
 		s.face.Warn(s, fmt.Sprintf("the model change could not be saved: %v", err))
 		return
 	}
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.file == nil && len(s.entryIDs) == 0 && len(s.compactions) == 0 {
-		s.header.Model = raw
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	if s.saved.file == nil && len(s.saved.entryIDs) == 0 && len(s.saved.compactions) == 0 {
+		s.saved.header.Model = raw
 		return
 	}
-	s.modelChanges = append(s.modelChanges, modelChange{at: len(s.entryIDs), cfg: raw})
-	if s.file == nil || s.saveErr != nil {
+	s.saved.modelChanges = append(s.saved.modelChanges, modelChange{at: len(s.saved.entryIDs), cfg: raw})
+	if s.saved.file == nil || s.saved.err != nil {
 		return
 	}
-	s.lastWrite.Store(time.Now().UnixNano())
-	if _, err := s.file.Append(store.Entry{Kind: store.KindModel, Timestamp: time.Now().UTC(), Model: raw}); err != nil {
+	s.saved.lastWrite.Store(time.Now().UnixNano())
+	if _, err := s.saved.file.Append(store.Entry{Kind: store.KindModel, Timestamp: time.Now().UTC(), Model: raw}); err != nil {
 		s.saveFailedLocked(err)
 	}
 }

@@ -109,18 +109,18 @@ func configOf(h store.Header) (Config, error) {
 // Contract: called from the run's sink (the loop's goroutine), before the message's
 // MessageEnd goes to the face.
 func (s *Session) saveMessage(m *llm.Message) {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
 	if m.Role == llm.RoleToolResult {
-		if id, ok := s.presaved[m.ToolCallID]; ok {
-			delete(s.presaved, m.ToolCallID) // saved at its ToolEnd
-			s.entryIDs = append(s.entryIDs, id)
+		if id, ok := s.saved.presaved[m.ToolCallID]; ok {
+			delete(s.saved.presaved, m.ToolCallID) // saved at its ToolEnd
+			s.saved.entryIDs = append(s.saved.entryIDs, id)
 			return
 		}
 	}
 	id := ""
 	if f := s.writableLocked(); f != nil {
-		s.lastWrite.Store(time.Now().UnixNano())
+		s.saved.lastWrite.Store(time.Now().UnixNano())
 		ids, err := f.Append(store.Entry{Kind: store.KindMessage, Timestamp: time.Now().UTC(), Message: m})
 		if err != nil {
 			s.saveFailedLocked(err)
@@ -128,7 +128,7 @@ func (s *Session) saveMessage(m *llm.Message) {
 			id = ids[0]
 		}
 	}
-	s.entryIDs = append(s.entryIDs, id)
+	s.saved.entryIDs = append(s.saved.entryIDs, id)
 }
 
 // saveResult appends a tool call's result message at its ToolEnd, before the face announces
@@ -139,12 +139,12 @@ func (s *Session) saveMessage(m *llm.Message) {
 //
 // Contract: called from the run's sink, once per call, before the ToolEnd goes to the face.
 func (s *Session) saveResult(m *llm.Message) {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
 	id := ""
 	if f := s.writableLocked(); f != nil {
 		now := time.Now()
-		s.lastWrite.Store(now.UnixNano())
+		s.saved.lastWrite.Store(now.UnixNano())
 		ids, err := f.Append(store.Entry{Kind: store.KindMessage, Timestamp: now, Message: m})
 		if err != nil {
 			s.saveFailedLocked(err)
@@ -152,24 +152,24 @@ func (s *Session) saveResult(m *llm.Message) {
 			id = ids[0]
 		}
 	}
-	if s.presaved == nil {
-		s.presaved = map[string]string{}
+	if s.saved.presaved == nil {
+		s.saved.presaved = map[string]string{}
 	}
-	s.presaved[m.ToolCallID] = id
+	s.saved.presaved[m.ToolCallID] = id
 }
 
 // saveCompaction appends a compaction to the file. Caller holds no lock.
 func (s *Session) saveCompaction(c *compactionRecord) {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	s.compactions = append(s.compactions, *c)
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	s.saved.compactions = append(s.saved.compactions, *c)
 	f := s.writableLocked()
 	if f == nil {
 		return
 	}
 	kept := ""
-	if c.firstKept < len(s.entryIDs) {
-		kept = s.entryIDs[c.firstKept]
+	if c.firstKept < len(s.saved.entryIDs) {
+		kept = s.saved.entryIDs[c.firstKept]
 	}
 	ids, err := f.Append(store.Entry{Kind: store.KindCompaction, Timestamp: c.time,
 		Compaction: &store.Compaction{Summary: c.summary, FirstKeptID: kept, TokensBefore: c.tokensBefore, Reason: c.reason}})
@@ -177,24 +177,24 @@ func (s *Session) saveCompaction(c *compactionRecord) {
 		s.saveFailedLocked(err)
 		return
 	}
-	s.compactions[len(s.compactions)-1].entryID = ids[0]
+	s.saved.compactions[len(s.saved.compactions)-1].entryID = ids[0]
 	if err := f.Sync(); err != nil {
 		s.saveFailedLocked(err)
 	}
 }
 
 // openFileLocked returns the session's file, creating it when the store is there and saving
-// has not failed. Caller holds s.pmu.
+// has not failed. Caller holds s.saved.mu.
 func (s *Session) openFileLocked() *store.File {
-	if s.file != nil || s.saveErr != nil || s.host.files == nil {
-		return s.file
+	if s.saved.file != nil || s.saved.err != nil || s.host.files == nil {
+		return s.saved.file
 	}
-	f, err := s.host.files.Create(s.header)
+	f, err := s.host.files.Create(s.saved.header)
 	if err != nil {
 		s.saveFailedLocked(err)
 		return nil
 	}
-	s.file = f
+	s.saved.file = f
 	return f
 }
 
@@ -202,26 +202,26 @@ func (s *Session) openFileLocked() *store.File {
 // openFileLocked), and nil once saving has failed: after a failed write nothing more of the
 // session is written, so that its file never holds a transcript with a hole that reads as
 // whole. Each time it refuses, it tries to end the file with the unsaved marker again (a
-// no-op once one is written), so that a load says what is missing. Caller holds s.pmu.
+// no-op once one is written), so that a load says what is missing. Caller holds s.saved.mu.
 func (s *Session) writableLocked() *store.File {
-	if s.saveErr == nil {
+	if s.saved.err == nil {
 		return s.openFileLocked()
 	}
-	if s.file != nil {
-		_ = s.file.MarkUnsaved(s.saveErr.Error())
+	if s.saved.file != nil {
+		_ = s.saved.file.MarkUnsaved(s.saved.err.Error())
 	}
 	return nil
 }
 
 // saveFailedLocked stops saving, ends the file with an unsaved marker when that still fits
-// (a later load reports it), and tells the face why, once. Caller holds s.pmu.
+// (a later load reports it), and tells the face why, once. Caller holds s.saved.mu.
 func (s *Session) saveFailedLocked(err error) {
-	if s.saveErr != nil {
+	if s.saved.err != nil {
 		return
 	}
-	s.saveErr = err
-	if s.file != nil {
-		_ = s.file.MarkUnsaved(err.Error())
+	s.saved.err = err
+	if s.saved.file != nil {
+		_ = s.saved.file.MarkUnsaved(err.Error())
 	}
 	s.face.Warn(s, fmt.Sprintf("this session is no longer saved (its messages stay in memory until pid stops; loading it later says what is missing): %v", err))
 }
@@ -239,12 +239,12 @@ const (
 // syncFile flushes the file to disk, now (the end of a prompt: its answer will say the
 // transcript is safe).
 func (s *Session) syncFile() {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.file == nil || s.saveErr != nil {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	if s.saved.file == nil || s.saved.err != nil {
 		return
 	}
-	if err := s.file.Sync(); err != nil {
+	if err := s.saved.file.Sync(); err != nil {
 		s.saveFailedLocked(err)
 	}
 }
@@ -255,18 +255,18 @@ func (s *Session) syncFile() {
 // only the machine stopping could). Requests made while one waits are served by one fsync,
 // after the file has been quiet a moment (see syncQuiet).
 func (s *Session) syncSoon() {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.file == nil || s.saveErr != nil {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	if s.saved.file == nil || s.saved.err != nil {
 		return
 	}
-	if s.syncs == nil {
-		s.syncs = make(chan struct{}, 1)
-		s.syncDone = make(chan struct{})
-		go s.syncer(s.file, s.syncs, s.syncDone)
+	if s.saved.syncs == nil {
+		s.saved.syncs = make(chan struct{}, 1)
+		s.saved.syncDone = make(chan struct{})
+		go s.syncer(s.saved.file, s.saved.syncs, s.saved.syncDone)
 	}
 	select {
-	case s.syncs <- struct{}{}:
+	case s.saved.syncs <- struct{}{}:
 	default: // one is pending already
 	}
 }
@@ -282,7 +282,7 @@ func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struc
 		asked := time.Now()
 	quiet:
 		for {
-			wait := min(syncQuiet-time.Since(time.Unix(0, s.lastWrite.Load())), syncMaxDelay-time.Since(asked))
+			wait := min(syncQuiet-time.Since(time.Unix(0, s.saved.lastWrite.Load())), syncMaxDelay-time.Since(asked))
 			if wait <= 0 {
 				break
 			}
@@ -295,16 +295,16 @@ func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struc
 					return // closing: closeFile flushes the file
 				}
 			}
-			if time.Since(time.Unix(0, s.lastWrite.Load())) >= syncQuiet || time.Since(asked) >= syncMaxDelay {
+			if time.Since(time.Unix(0, s.saved.lastWrite.Load())) >= syncQuiet || time.Since(asked) >= syncMaxDelay {
 				break quiet
 			}
 		}
 		// Rest: fsync, and close the descriptor until the next write (an idle session
 		// holds only its lock's).
 		if err := f.Rest(); err != nil {
-			s.pmu.Lock()
+			s.saved.mu.Lock()
 			s.saveFailedLocked(err)
-			s.pmu.Unlock()
+			s.saved.mu.Unlock()
 		}
 	}
 }
@@ -312,19 +312,19 @@ func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struc
 // closeFile stops the syncer and closes the session's file (flushing it and releasing its
 // lock).
 func (s *Session) closeFile() {
-	s.pmu.Lock()
-	syncs, done := s.syncs, s.syncDone
-	s.syncs = nil
-	s.pmu.Unlock()
+	s.saved.mu.Lock()
+	syncs, done := s.saved.syncs, s.saved.syncDone
+	s.saved.syncs = nil
+	s.saved.mu.Unlock()
 	if syncs != nil {
 		close(syncs)
 		<-done
 	}
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.file != nil {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	if s.saved.file != nil {
 		s.writableLocked() // a last try at the unsaved marker, when saving failed
-		s.file.Close()
+		s.saved.file.Close()
 	}
 }
 
@@ -342,9 +342,9 @@ type Unsaved struct {
 // Unsaved returns the holes its file had when the session was loaded (nil for none): the
 // places where messages the session had are missing. Safe for concurrent use.
 func (s *Session) Unsaved() []Unsaved {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	return append([]Unsaved(nil), s.unsaved...)
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	return append([]Unsaved(nil), s.saved.unsaved...)
 }
 
 // Item is one entry of a session as session/load and session/fork list it: a transcript
@@ -416,8 +416,8 @@ func compactionItem(c compactionRecord, itemIndex func(int) int) Item {
 // happened.
 func (s *Session) Items() []Item {
 	t := s.agent.Transcript()
-	s.pmu.Lock()
-	comps := append([]compactionRecord(nil), s.compactions...)
-	s.pmu.Unlock()
+	s.saved.mu.Lock()
+	comps := append([]compactionRecord(nil), s.saved.compactions...)
+	s.saved.mu.Unlock()
 	return itemsOf(t, comps)
 }

@@ -50,8 +50,8 @@ func (s *Session) sample(ctx context.Context, server string, req *sdk.CreateMess
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: %v", server, err)
 	}
-	s.sampleMu.Lock()
-	defer s.sampleMu.Unlock()
+	s.sampling.mu.Lock()
+	defer s.sampling.mu.Unlock()
 	s.host.log.Info("mcp sampling", "session", s.id, "server", server, "messages", len(msgs), "maxTokens", req.MaxTokens)
 	answer := model.provider.Stream(ctx, &llm.Request{SystemPrompt: req.SystemPrompt, Messages: msgs}, nil)
 	switch answer.StopReason {

@@ -43,6 +43,9 @@ type Face interface {
 	// wherever it offers one, and offer none when q.Always is nil.
 	Ask(ctx context.Context, s *Session, q Approval) (Answer, error)
 	// Warn tells the client something about this session (a failure that did not stop it).
+	// Contract: any goroutine; it may be called while the session holds the lock of its
+	// file (saving failed), so it must not block for long and must not call back into the
+	// session except for its ID.
 	Warn(s *Session, msg string)
 	// Elicit puts an MCP server's elicitation/create request, made during one of the
 	// session's tool calls, to the person, and returns their answer. Contract: called from
@@ -103,89 +106,147 @@ type Options struct {
 
 // Session is one conversation: its agent (transcript, model, tools), workspace and
 // permissions, and the file it is saved in. Its methods are safe for concurrent use.
+//
+// Its state is grouped by concern. The fields at the top are set by build before the session
+// is published in its host, and never reassigned: any goroutine reads them without a lock
+// (what they point at is never modified, or synchronizes itself). Each group below them
+// (run, model, saved, compacting, sampling) is a struct of its own whose mutex, when it has
+// one, sits right above the fields it guards, and says which goroutines touch it.
+//
+// Lock order. Of the session's locks (run.mu, model.mu, saved.mu and sampling.mu here;
+// gates.mu, mcp.refresh.mu and mcp.views.mu), no two are ever held at a time, nor one with
+// the host's mu, but for one pair: mcp.refresh.mu, then Host.mu (refreshMCP asks the host
+// for the MCP manager). Holding one, the session calls out only so: saved.mu is held while
+// the session's file (package store) is created, appended to and synced, and while the
+// face's Warn is told that saving failed (so Warn must not call back into the session, and
+// a face must not call the session holding a lock its Warn takes); sampling.mu for a whole
+// model call; mcp.refresh.mu while servers are acquired and released (package mcp);
+// mcp.views.mu while the servers' status and tools are read.
 type Session struct {
-	id    string
-	host  *Host
-	face  Face
+	// Identity: the session's id, the host it belongs to, and the face that serves it.
+	id   string
+	host *Host
+	face Face
+
+	// The agent (the loop: transcript, active tools, steer and follow-up queues, each
+	// guarded inside package loop) and the catalog of the session's MCP servers (mcp.go,
+	// with locks of its own).
 	agent *loop.Agent
-	ws    *tools.Workspace
-	// spec is the session's own permissions, the last layer of its policy.
-	spec *permissions.Spec
+	mcp   *mcpSet
 	// asks holds the scripted tools, with whether each needs approval by default;
-	// builtin the built-in tools the session has.
+	// builtin the built-in tools the session has. Filled by build, then only read.
 	asks    map[string]bool
 	builtin map[string]bool
-	starts  *audit.Starts
-	gates   *endGates
-	// sampleMu makes the MCP servers' sampling requests wait for each other (sampling.go).
-	sampleMu sync.Mutex
 
-	// modelMu guards model: the session's model (model.go), which SetModel replaces whole;
-	// read it with currentModel.
-	modelMu sync.Mutex
-	model   *sessionModel
+	// The workspace (its own locks) and the session's own permissions (spec, the last
+	// layer of its policy; never modified).
+	ws   *tools.Workspace
+	spec *permissions.Spec
 
+	// Parts that synchronize themselves, touched by the tool calls' goroutines (policy.go,
+	// scripted.go): memory keeps the "always" answers the store could not keep, exactly as
+	// scoped; decisions holds, per call id, what beforeToolCall decided about a call that
+	// will run, until the audit hook reads it or the call ends; starts the calls' start
+	// times for the audit log; gates the scripted tools' waits for a call's end.
+	memory    *permissions.Store
+	decisions sync.Map
+	starts    *audit.Starts
+	gates     *endGates
+
+	run        runState
+	model      modelState
+	saved      savedState
+	compacting compactingState
+	sampling   samplingState
+}
+
+// runState is the run that holds the session: a prompt or a compaction claimed by Begin.
+// Touched by the face's request goroutines (Begin, End, CancelRun, Compact, the host's
+// CloseSession) and by the run's own goroutine (runContext).
+type runState struct {
 	// mu guards the fields below it.
 	mu      sync.Mutex
 	running bool // a prompt or a compaction is in progress
-	closed  bool
-	// runDone closes when the run claimed by Begin ends; runCancel cancels it (nil until the
-	// run has its context).
-	runDone   chan struct{}
-	runCancel context.CancelFunc
-	// memory keeps "always" answers that the store could not keep, exactly as scoped.
-	memory *permissions.Store
+	closed  bool // the session was closed: Begin refuses
+	// done closes when the run claimed by Begin ends; cancel cancels it (nil until the run
+	// has its context).
+	done   chan struct{}
+	cancel context.CancelFunc
+}
 
-	// decisions holds, per call id, what beforeToolCall decided about a call that will run,
-	// until the audit hook reads it.
-	decisions sync.Map
+// modelState is the session's model (model.go). Read by any goroutine through currentModel
+// (the loop's for each model call, the face's, the MCP servers' sampling requests);
+// replaced by SetModel and SetThinking from the face's goroutines.
+type modelState struct {
+	// mu guards cur.
+	mu sync.Mutex
+	// cur is the model now, which SetModel replaces whole and nothing modifies.
+	cur *sessionModel
+}
 
-	// pmu guards the file and what is saved (persist.go); it is taken on the loop's
-	// goroutine while the sink saves a message, never while calling the face.
-	pmu sync.Mutex
+// savedState is what the session's file holds and how it is written (persist.go). Touched
+// by the loop's goroutine (the run's sink saves each message, compactions), by the face's
+// goroutines (SetModel saving a model change, Items, Unsaved, a fork's snapshot, a load,
+// closing), and by the file's syncer goroutine.
+type savedState struct {
+	// mu guards the fields below it. It is held while the file is written to, and while the
+	// face's Warn is told that saving failed (saveFailedLocked).
+	mu sync.Mutex
 	// file is the session's file, created with its first message; nil before that, or
 	// when sessions cannot be saved.
 	file *store.File
+	// header is what the session's file starts with: what re-creates it after a restart
+	// (SetModel changes its model while the file does not exist yet).
+	header store.Header
 	// entryIDs holds the file entry of each transcript message ("" when not saved).
 	entryIDs []string
 	// compactions are the compactions of the transcript, in order.
 	compactions []compactionRecord
-	// header is what the session's file starts with: what re-creates it after a restart
-	// (SetModel changes its model while the file does not exist yet).
-	header store.Header
 	// modelChanges are the model changes made once the transcript had messages, in order.
 	modelChanges []modelChange
 	// presaved maps the call id of each tool result saved at its ToolEnd, whose MessageEnd
 	// is still to come (it then saves nothing), to its entry id ("" when not saved).
 	presaved map[string]string
-	// saveErr is why saving stopped (reported once); later messages are not saved.
-	saveErr error
+	// err is why saving stopped (reported once); later messages are not saved.
+	err error
 	// unsaved are the holes the session's file had when it was loaded.
 	unsaved []Unsaved
 	// syncs asks the file's syncer goroutine for an fsync; syncDone closes when it ends.
 	syncs    chan struct{}
 	syncDone chan struct{}
-	// lastWrite is when the file was last appended to (Unix nanoseconds), for the syncer.
+
+	// lastWrite is when the file was last appended to (Unix nanoseconds): written under mu,
+	// read by the syncer without it.
 	lastWrite atomic.Int64
-	// viewCache is what the model saw of the transcript at the last call (compaction.go).
-	viewCache struct {
+}
+
+// compactingState is what compaction.go keeps about the model's view of the transcript.
+// Only the run holding the session touches it: the loop's goroutine during a prompt (the
+// agent's TransformContext and Provider are called there, one after the other), or Compact's
+// while it holds the session; Begin and End order one run after the previous. It needs no
+// lock.
+type compactingState struct {
+	// counter measures the context.
+	counter compact.Counter
+	// tried is the transcript's length at the last automatic compaction that failed.
+	tried int
+	// lastTranscript is the transcript of the running model call (set by transformContext),
+	// for a compaction after the provider answered that the context is too long.
+	lastTranscript []llm.Message
+	// view is what the model saw of the transcript at the last call.
+	view struct {
 		compactions int // the compactions it was made for
 		covered     int // the transcript messages it holds
 		msgs        []llm.Message
 	}
-	// lastTranscript is the transcript of the running model call (set by transformContext),
-	// for a compaction after the provider answered that the context is too long.
-	lastTranscript []llm.Message
+}
 
-	// counter measures the context (compaction.go); only the loop's goroutine, or Compact
-	// holding the session, uses it.
-	counter compact.Counter
-	// compactTried is the transcript's length at the last automatic compaction that failed
-	// (compaction.go); only the loop's goroutine uses it.
-	compactTried int
-
-	// mcp is the session's MCP servers and the catalog of their tools (mcp.go).
-	mcp *mcpSet
+// samplingState serializes the MCP servers' sampling requests (sampling.go): touched by
+// package mcp's handler goroutines, possibly several at a time (parallel tool calls).
+type samplingState struct {
+	// mu is held while one sampling request runs on the model, so that the others wait; it
+	// guards no field.
+	mu sync.Mutex
 }
 
 // restoring is what a session loaded or forked from a file starts with.
@@ -250,7 +311,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: model}
+		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
@@ -312,11 +373,11 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if s.agent, err = loop.NewAgent(acfg); err != nil {
 		return nil, invalid("%v", err)
 	}
-	s.header = headerOf(s.id, ws.Cwd(), cfg, initial)
-	s.header.CreatedAt = started
+	s.saved.header = headerOf(s.id, ws.Cwd(), cfg, initial)
+	s.saved.header.CreatedAt = started
 	if r != nil {
-		s.header.CreatedAt, s.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
-		s.file, s.entryIDs, s.compactions, s.modelChanges = r.file, r.entryIDs, r.compactions, r.modelChanges
+		s.saved.header.CreatedAt, s.saved.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
+		s.saved.file, s.saved.entryIDs, s.saved.compactions, s.saved.modelChanges = r.file, r.entryIDs, r.compactions, r.modelChanges
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return nil, err
 		}
@@ -429,43 +490,43 @@ func info(t toolexec.Tool) ToolInfo {
 // calls it where requests arrive in order (so that of two prompts sent back to back the
 // second is the busy one), then Prompt, then End.
 func (s *Session) Begin() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	s.run.mu.Lock()
+	defer s.run.mu.Unlock()
+	if s.run.closed {
 		return fmt.Errorf("%w: %q (it was closed)", ErrUnknownSession, s.id)
 	}
-	if s.running {
+	if s.run.running {
 		return loop.ErrBusy
 	}
-	s.running = true
-	s.runDone, s.runCancel = make(chan struct{}), nil
+	s.run.running = true
+	s.run.done, s.run.cancel = make(chan struct{}), nil
 	return nil
 }
 
 // End releases the session claimed by Begin.
 func (s *Session) End() {
-	s.mu.Lock()
-	s.running = false
-	close(s.runDone)
-	s.runCancel = nil
-	s.mu.Unlock()
+	s.run.mu.Lock()
+	s.run.running = false
+	close(s.run.done)
+	s.run.cancel = nil
+	s.run.mu.Unlock()
 }
 
 // runContext returns ctx made cancellable by CancelRun, for the run claimed by Begin.
 func (s *Session) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	s.runCancel = cancel
-	s.mu.Unlock()
+	s.run.mu.Lock()
+	s.run.cancel = cancel
+	s.run.mu.Unlock()
 	return ctx, cancel
 }
 
 // CancelRun cancels the session's running prompt or compaction, if any, and waits until it
 // has ended (its answer is sent by the face as usual).
 func (s *Session) CancelRun() {
-	s.mu.Lock()
-	running, done, cancel := s.running, s.runDone, s.runCancel
-	s.mu.Unlock()
+	s.run.mu.Lock()
+	running, done, cancel := s.run.running, s.run.done, s.run.cancel
+	s.run.mu.Unlock()
 	if !running {
 		return
 	}

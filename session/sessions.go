@@ -103,15 +103,15 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	for _, g := range gaps {
 		s.face.Warn(s, fmt.Sprintf("reading the saved session: it has a hole after its first %d items: saving failed there (%s), and what the session did next, until the entry after it, was not saved", g.Index, g.Reason))
 	}
-	s.pmu.Lock()
-	s.unsaved = gaps
-	s.pmu.Unlock()
+	s.saved.mu.Lock()
+	s.saved.unsaved = gaps
+	s.saved.mu.Unlock()
 	s.closeInterrupted()
 	// Until its first write, the loaded session needs no descriptor but its lock's.
 	if err := f.Rest(); err != nil {
-		s.pmu.Lock()
+		s.saved.mu.Lock()
 		s.saveFailedLocked(err)
-		s.pmu.Unlock()
+		s.saved.mu.Unlock()
 	}
 	return s, s.Items(), nil
 }
@@ -202,11 +202,11 @@ func (s *Session) closeInterrupted() {
 		s.saveMessage(&m)
 		t = append(t, m)
 	}
-	s.pmu.Lock()
-	if len(s.entryIDs) == len(t) {
-		sortResults(t, s.entryIDs)
+	s.saved.mu.Lock()
+	if len(s.saved.entryIDs) == len(t) {
+		sortResults(t, s.saved.entryIDs)
 	}
-	s.pmu.Unlock()
+	s.saved.mu.Unlock()
 	s.syncFile()
 	_ = s.agent.Restore(t)
 }
@@ -372,15 +372,17 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.header.ForkedFrom = hdr.ForkedFrom
+	s.saved.mu.Lock()
+	s.saved.header.ForkedFrom = hdr.ForkedFrom
+	s.saved.mu.Unlock()
 	s.copyEntries(prefix)
 	return s, s.Items(), nil
 }
 
 // copyEntries writes a fork's entries into its own file.
 func (s *Session) copyEntries(branch []store.Entry) {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
 	f := s.writableLocked()
 	if f == nil {
 		return
@@ -402,11 +404,11 @@ func (s *Session) copyEntries(branch []store.Entry) {
 		}
 		newIDs[old] = ids[0]
 		switch {
-		case e.Kind == store.KindMessage && e.Message != nil && mi < len(s.entryIDs):
-			s.entryIDs[mi] = ids[0]
+		case e.Kind == store.KindMessage && e.Message != nil && mi < len(s.saved.entryIDs):
+			s.saved.entryIDs[mi] = ids[0]
 			mi++
-		case e.Kind == store.KindCompaction && ci < len(s.compactions):
-			s.compactions[ci].entryID = ids[0]
+		case e.Kind == store.KindCompaction && ci < len(s.saved.compactions):
+			s.saved.compactions[ci].entryID = ids[0]
 			ci++
 		}
 	}
@@ -420,11 +422,11 @@ func (s *Session) copyEntries(branch []store.Entry) {
 // items>, model changes model<n>.
 func (s *Session) snapshot() *store.Loaded {
 	t := s.agent.Transcript()
-	s.pmu.Lock()
-	l := &store.Loaded{Header: s.header}
-	comps := append([]compactionRecord(nil), s.compactions...)
-	changes := append([]modelChange(nil), s.modelChanges...)
-	s.pmu.Unlock()
+	s.saved.mu.Lock()
+	l := &store.Loaded{Header: s.saved.header}
+	comps := append([]compactionRecord(nil), s.saved.compactions...)
+	changes := append([]modelChange(nil), s.saved.modelChanges...)
+	s.saved.mu.Unlock()
 	ci, msgs := 0, 0
 	addChanges := func(upTo int) {
 		for ; ci < len(changes) && changes[ci].at <= upTo; ci++ {
@@ -544,13 +546,13 @@ func (h *Host) CloseSession(id string) error {
 	}
 	for {
 		s.CancelRun()
-		s.mu.Lock()
-		if !s.running {
-			s.closed = true // Begin refuses from now on
-			s.mu.Unlock()
+		s.run.mu.Lock()
+		if !s.run.running {
+			s.run.closed = true // Begin refuses from now on
+			s.run.mu.Unlock()
 			break
 		}
-		s.mu.Unlock()
+		s.run.mu.Unlock()
 	}
 	h.mu.Lock()
 	delete(h.sessions, id)

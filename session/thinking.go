@@ -48,9 +48,9 @@ func (s *Session) SetThinking(level string) error {
 			return err
 		}
 	}
-	s.modelMu.Lock()
-	s.model = m
-	s.modelMu.Unlock()
+	s.model.mu.Lock()
+	s.model.cur = m
+	s.model.mu.Unlock()
 	s.saveModel(&cfg)
 	return nil
 }
