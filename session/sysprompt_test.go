@@ -1,5 +1,8 @@
 package session
 
+// Tests of the system prompt a session sends its model (sysprompt.go): the facts it is given,
+// the lines of tools the session lacks, and its size.
+
 import (
 	"runtime"
 	"strings"
