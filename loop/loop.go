@@ -164,12 +164,22 @@ func sameSlice[T any](a, b []T) bool {
 // appendDoubling appends m, doubling the capacity when it runs out: append alone grows
 // large slices by a quarter, which copies a long transcript many times over.
 func appendDoubling(s []llm.Message, m llm.Message) []llm.Message {
-	if len(s) == cap(s) {
-		grown := make([]llm.Message, len(s), 2*cap(s)+16)
-		copy(grown, s)
-		s = grown
+	return append(growDoubling(s, 1), m)
+}
+
+// growDoubling returns s with room for n more messages, its capacity doubled as often as
+// that takes.
+func growDoubling(s []llm.Message, n int) []llm.Message {
+	if cap(s)-len(s) >= n {
+		return s
 	}
-	return append(s, m)
+	c := cap(s)
+	for c-len(s) < n {
+		c = 2*c + 16
+	}
+	grown := make([]llm.Message, len(s), c)
+	copy(grown, s)
+	return grown
 }
 
 // add appends m to the transcript and returns where it now is. Earlier pointers into the
@@ -178,6 +188,27 @@ func (r *run) add(m llm.Message) *llm.Message {
 	r.transcript = appendDoubling(r.transcript, m)
 	r.convert(len(r.transcript) - 1)
 	return &r.transcript[len(r.transcript)-1]
+}
+
+// reserve makes room in the transcript for n more messages.
+func (r *run) reserve(n int) { r.transcript = growDoubling(r.transcript, n) }
+
+// addResults adds a batch's tool-result messages to the transcript and applies their
+// addedToolNames (R12). Results built in the transcript's own room (Batch.Results) are
+// already in place: the transcript only grows over them.
+func (r *run) addResults(results []llm.Message) {
+	end := len(r.transcript)
+	if len(results) > 0 && cap(r.transcript)-end >= len(results) && &r.transcript[:end+1][end] == &results[0] {
+		r.transcript = r.transcript[:end+len(results)]
+		for i := end; i < len(r.transcript); i++ {
+			r.convert(i)
+			r.activate(&r.transcript[i])
+		}
+		return
+	}
+	for i := range results {
+		r.activate(r.add(results[i]))
+	}
 }
 
 // added returns every message the run added.
@@ -234,19 +265,22 @@ func (r *run) loop(prompts []llm.Message) Result {
 
 			moreTools = false
 			var results []llm.Message
-			if hasToolCalls(&msg) {
+			if n := toolCalls(&msg); n > 0 {
 				var out toolexec.Outcome
 				if msg.StopReason == llm.StopLength {
 					out = toolexec.RejectTruncated(&r.batchCfg, msg.ToolCalls()) // R3
 				} else {
-					// Calls nil: the batch reads the toolCall blocks of Assistant (R1).
-					out = toolexec.Run(r.ctx, &r.batchCfg, toolexec.Batch{Assistant: &r.transcript[len(r.transcript)-1], Tools: r.tools, Context: r.transcript})
+					// Calls nil: the batch reads the toolCall blocks of Assistant (R1), and
+					// builds its results in the transcript's room for them (Results).
+					r.reserve(n)
+					end := len(r.transcript)
+					out = toolexec.Run(r.ctx, &r.batchCfg, toolexec.Batch{
+						Assistant: &r.transcript[end-1], Tools: r.tools,
+						Context: r.transcript[:end:end], Results: r.transcript[end:end],
+					})
 				}
 				results = out.Messages
-				for _, m := range results {
-					r.add(m)
-					r.activate(&m)
-				}
+				r.addResults(results)
 				moreTools = !out.Terminate
 				res.Terminated = out.Terminate
 				res.Aborted = out.Aborted
@@ -268,14 +302,15 @@ func (r *run) loop(prompts []llm.Message) Result {
 	return r.finish(res)
 }
 
-// hasToolCalls reports whether the assistant message asks for any tool call.
-func hasToolCalls(m *llm.Message) bool {
+// toolCalls returns how many tool calls the assistant message asks for.
+func toolCalls(m *llm.Message) int {
+	n := 0
 	for i := range m.Content {
 		if m.Content[i].Type == llm.ContentToolCall {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 func (r *run) finish(res Result) Result {

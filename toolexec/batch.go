@@ -30,6 +30,12 @@ type Batch struct {
 	Tools *ActiveSet
 	// Context is the transcript so far, for hooks; read only.
 	Context []llm.Message
+	// Results, when its capacity holds a message per call, is where the tool-result
+	// messages are built, and Outcome.Messages is then Results[:n] (n calls): a caller that
+	// keeps them right after the transcript (the loop) passes its spare capacity, so that
+	// they are neither allocated nor copied again. Its elements are overwritten. Nil, or
+	// too small, means a slice of the batch's own.
+	Results []llm.Message
 }
 
 // Outcome is what a batch returns (R16).
@@ -65,8 +71,9 @@ type call struct {
 	begun bool
 	// slot is the call's place in its tool's Slots, when the tool has some.
 	slot *ticket
-	// msg is the call's tool-result message once built (built), at its ToolEnd.
-	msg   llm.Message
+	// msg is the call's tool-result message, its place in the batch's msgs (source order);
+	// built once, at its ToolEnd (built).
+	msg   *llm.Message
 	built bool
 }
 
@@ -76,7 +83,7 @@ type batch struct {
 	cfg *Config
 	b   *Batch
 
-	// msgs holds the tool-result messages in source order once built.
+	// msgs holds a tool-result message per call, in source order, each built in place.
 	msgs []llm.Message
 	// t0 is when the batch started: result messages take their time from it and the
 	// monotonic clock (a reading of both costs twice one of the second).
@@ -132,7 +139,7 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 			calls[i].tc = b.Calls[i]
 		}
 	}
-	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: make([]llm.Message, 0, len(calls)), t0: time.Now()}
+	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: resultSlots(b.Results, calls), t0: time.Now()}
 	if r.sequential(calls) {
 		r.runSequential(calls)
 	} else {
@@ -143,7 +150,7 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 			// The batch's results as they will be announced, for an observer that keeps them
 			// all (one write instead of one per message).
 			for i := range calls {
-				r.appendResult(&calls[i], ts)
+				calls[i].buildResult(ts)
 			}
 			r.emit(event.ToolResults{Messages: r.msgs})
 			for i := range r.msgs {
@@ -162,6 +169,19 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 		terminate = terminate && calls[i].result.Terminate
 	}
 	return Outcome{Messages: r.msgs, Terminate: terminate, Aborted: ctx.Err() != nil}
+}
+
+// resultSlots returns the slice the batch's result messages are built in, dst's room when it
+// has enough, and points each call at its message.
+func resultSlots(dst []llm.Message, calls []call) []llm.Message {
+	if cap(dst) < len(calls) {
+		dst = make([]llm.Message, len(calls))
+	}
+	dst = dst[:len(calls):len(calls)]
+	for i := range calls {
+		calls[i].msg = &dst[i]
+	}
+	return dst
 }
 
 // sequential reports whether the batch runs sequentially (R2).
@@ -210,7 +230,7 @@ func (r *batch) end(c *call) {
 	c.buildResult(r.now())
 	r.mu.Lock()
 	c.returned = true
-	r.cfg.Emit(event.ToolEnd{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Result: event.Result{Content: c.result.Content, Details: c.result.Details}, IsError: c.isError, Message: &c.msg})
+	r.cfg.Emit(event.ToolEnd{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Result: event.Result{Content: c.result.Content, Details: c.result.Details}, IsError: c.isError, Message: c.msg})
 	r.mu.Unlock()
 }
 
@@ -218,37 +238,31 @@ func (r *batch) end(c *call) {
 // monotonic clock.
 func (r *batch) now() int64 { return r.t0.Add(time.Since(r.t0)).UnixMilli() }
 
-// buildResult builds the call's tool-result message with timestamp ts, once.
+// buildResult builds the call's tool-result message with timestamp ts, once, in place (a
+// message is 168 bytes: built elsewhere, it would be copied in).
 func (c *call) buildResult(ts int64) {
 	if c.built {
 		return
 	}
 	c.built = true
-	m := &c.msg
-	m.Role, m.ToolCallID, m.ToolName = llm.RoleToolResult, c.tc.ID, c.tc.Name
-	m.Content, m.Details, m.IsError, m.Timestamp = c.result.Content, c.result.Details, c.isError, ts
-	if m.Content == nil {
-		m.Content = []llm.Content{}
+	*c.msg = llm.Message{
+		Role: llm.RoleToolResult, ToolCallID: c.tc.ID, ToolName: c.tc.Name,
+		Content: c.result.Content, Details: c.result.Details, IsError: c.isError, Timestamp: ts,
+	}
+	if c.msg.Content == nil {
+		c.msg.Content = []llm.Content{}
 	}
 	if len(c.result.AddedToolNames) > 0 {
-		m.AddedToolNames = c.result.AddedToolNames
+		c.msg.AddedToolNames = c.result.AddedToolNames
 	}
 }
 
-// addMessage builds the call's tool-result message with timestamp ts, keeps it and
-// announces it (R14).
+// addMessage builds the call's tool-result message with timestamp ts and announces it
+// (R14).
 func (r *batch) addMessage(c *call, ts int64) {
-	m := r.appendResult(c, ts)
-	r.emit(event.MessageStart{Message: m})
-	r.emit(event.MessageEnd{Message: m})
-}
-
-// appendResult builds the call's tool-result message in place at the end of r.msgs (a
-// message is 168 bytes: built elsewhere, it would be copied in) and returns it.
-func (r *batch) appendResult(c *call, ts int64) *llm.Message {
 	c.buildResult(ts)
-	r.msgs = append(r.msgs, c.msg)
-	return &r.msgs[len(r.msgs)-1]
+	r.emit(event.MessageStart{Message: c.msg})
+	r.emit(event.MessageEnd{Message: c.msg})
 }
 
 func (c *call) fail(text string) {
@@ -734,9 +748,9 @@ func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	r := &batch{ctx: context.Background(), cfg: cfg, b: &Batch{}, msgs: make([]llm.Message, 0, len(calls)), t0: time.Now()}
-	for _, tc := range calls {
-		c := &call{tc: tc}
+	r := &batch{ctx: context.Background(), cfg: cfg, b: &Batch{}, msgs: make([]llm.Message, len(calls)), t0: time.Now()}
+	for i, tc := range calls {
+		c := &call{tc: tc, msg: &r.msgs[i]}
 		r.start(c)
 		c.fail(fmt.Sprintf("Tool call %s (%s) was not run: the reply hit the output-token limit, so its arguments may be incomplete. Send the call again with complete arguments.", tc.Name, tc.ID))
 		r.end(c)
