@@ -91,7 +91,8 @@ func bashTool(ws *Workspace) toolexec.Tool {
 			"You get the last 2000 lines (at most 50KB) of the output, and the exit code; a non-zero exit is an error. " +
 			"The command is killed, with every process it started, after timeout seconds (default 120) or when the user aborts. " +
 			"A process left running in the background (cmd &) is not waited for and its output is not captured: redirect it to a file. " +
-			"The command runs in a sandbox: it may write only in the workspace folders and $TMPDIR, and the network is off unless the user turned it on.",
+			"Unless the user turned the sandbox off, the command runs in it: it may write only in the workspace folders and $TMPDIR, and has no network unless the user allowed it. " +
+			"If the sandbox refuses something the task needs, call again with unsandboxed: true and a justification; the user is asked.",
 		Parameters: bashSchema,
 		Slots:      ProcessSlots,
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
@@ -166,9 +167,23 @@ func runBash(ctx context.Context, run bashRun, timeout time.Duration, onUpdate f
 	pw.Close() // the children hold their copies
 	if run.box != nil {
 		// Nothing runs until the helper has set the sandbox up; if it could not, it exits.
-		if err := run.box.cmd.Started(); err != nil {
+		// An abort meanwhile kills it (which ends Started's wait).
+		started := make(chan error, 1)
+		go func() { started <- run.box.cmd.Started() }()
+		var err error
+		select {
+		case err = <-started:
+		case <-ctx.Done():
+			group.Signal(syscall.SIGKILL)
+			<-started
+			err = ctx.Err()
+		}
+		if err != nil {
 			group.Wait()
 			pr.Close()
+			if ctx.Err() != nil {
+				return toolexec.Result{}, ctx.Err()
+			}
 			return toolexec.Result{}, sandboxFailure(err)
 		}
 	}
