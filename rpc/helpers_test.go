@@ -1,38 +1,36 @@
 // This file is the test harness: an editor-side client that speaks LSP-framed JSON-RPC to
 // the daemon, either in process (rpc.Serve over io.Pipe) or to the real pid binary started
-// as a child over real pipes. It also holds the package's TestMain, which builds that binary
-// once and fails the package when a goroutine outlives the tests (goleak).
+// as a child over real pipes, both through internal/pidtest with every failed wait failing
+// the test. It also holds the package's TestMain, which builds that binary once and fails
+// the package when a goroutine outlives the tests (goleak).
 
 package rpc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/internal/pidtest"
 )
 
 // hangGuard bounds every wait of the harness. It is not a timed assertion: a test that hits
 // it has hung, and fails saying what it was waiting for.
-const hangGuard = 30 * time.Second
+const hangGuard = pidtest.DefaultHangGuard
 
-// pidBinary is the pid binary TestMain built, or "" when the build failed (buildErr says why).
+// pidBinary is the pid binary TestMain built (or $PID_BIN), or "" when the build failed
+// (buildErr says why).
 var (
 	pidBinary string
 	buildErr  error
@@ -48,22 +46,12 @@ func TestMain(m *testing.M) {
 	// (in process or as children) live in the temp folder, never in the user's.
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
-	bin := filepath.Join(dir, "pid")
-	args := []string{"build", "-o", bin}
-	if testRace() {
-		args = append(args, "-race") // the daemon's data races then show on its stderr
-	}
-	cmd := exec.Command("go", append(args, "github.com/pid-agent/pid/cmd/pid")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("go build ./cmd/pid: %v\n%s", err, out)
-	} else {
-		pidBinary = bin
-	}
+	// With -race the daemon is built with it too: its data races then show on its stderr.
+	pidBinary, buildErr = pidtest.Binary(dir, testRace())
 	// The test MCP server (package mcp's), on PATH as pidtestmcp for the daemons and
 	// fixtures that name it in mcpServers.
-	mcpBin := filepath.Join(dir, "pidtestmcp")
-	if out, err := exec.Command("go", "build", "-o", mcpBin, "github.com/pid-agent/pid/mcp/internal/testserver/cmd/pidtestmcp").CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("go build pidtestmcp: %v\n%s", err, out)
+	if _, err := pidtest.Build(dir, "github.com/pid-agent/pid/mcp/internal/testserver/cmd/pidtestmcp", false); err != nil {
+		buildErr = err
 		pidBinary = ""
 	}
 	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -71,16 +59,7 @@ func TestMain(m *testing.M) {
 }
 
 // testRace reports whether this test binary was built with -race.
-func testRace() bool {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, st := range bi.Settings {
-			if st.Key == "-race" {
-				return st.Value == "true"
-			}
-		}
-	}
-	return false
-}
+func testRace() bool { return pidtest.Race() }
 
 // needBinary returns the built pid binary or fails the test.
 func needBinary(t testing.TB) string {
@@ -95,227 +74,148 @@ func needBinary(t testing.TB) string {
 type wireMsg struct {
 	seq int
 	raw []byte
+	msg *pidtest.Msg
 }
 
-func (m *wireMsg) get(path string) gjson.Result { return gjson.GetBytes(m.raw, path) }
-func (m *wireMsg) method() string               { return m.get("method").String() }
-func (m *wireMsg) hasID() bool                  { return m.get("id").Exists() }
-func (m *wireMsg) isNotification() bool         { return m.get("method").Exists() && !m.hasID() }
-func (m *wireMsg) isRequest() bool              { return m.get("method").Exists() && m.hasID() }
-func (m *wireMsg) isResponse() bool {
-	return !m.get("method").Exists() && (m.get("result").Exists() || m.get("error").Exists())
-}
+func wrap(m *pidtest.Msg) *wireMsg { return &wireMsg{seq: m.Seq, raw: m.Raw, msg: m} }
+
+func (m *wireMsg) get(path string) gjson.Result { return m.msg.Get(path) }
+func (m *wireMsg) method() string               { return m.msg.Method() }
+func (m *wireMsg) hasID() bool                  { return m.msg.HasID() }
+func (m *wireMsg) isNotification() bool         { return m.msg.IsNotification() }
+func (m *wireMsg) isRequest() bool              { return m.msg.IsRequest() }
+func (m *wireMsg) isResponse() bool             { return m.msg.IsResponse() }
 
 // id returns the message's id as compact raw JSON ("null" when it is null, "" when absent).
-func (m *wireMsg) id() string { return compactJSON(m.get("id").Raw) }
+func (m *wireMsg) id() string { return m.msg.ID() }
 
 func (m *wireMsg) String() string { return string(m.raw) }
 
-func compactJSON(s string) string {
-	if s == "" {
-		return ""
+func compactJSON(s string) string { return pidtest.CompactJSON(s) }
+
+// readStrictFrame reads one Content-Length frame holding JSON (pidtest.ReadFrame's
+// strictness, and the body checked).
+func readStrictFrame(br *bufio.Reader) ([]byte, error) {
+	body, err := pidtest.ReadFrame(br)
+	if err == nil && !json.Valid(body) {
+		return nil, fmt.Errorf("a frame that is not JSON: %q", body)
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, []byte(s)) != nil {
-		return s
-	}
-	return b.String()
+	return body, err
 }
 
-// pipeClient is the editor's side of one connection.
+// pipeClient is the editor's side of one connection: a pidtest.Conn (LSP framing, every
+// message kept) whose failed waits and writes fail the test.
 type pipeClient struct {
-	t testing.TB
+	*pidtest.Conn
+	t   testing.TB
+	out *io.PipeWriter // newPipeClient's: readLoop passes the daemon's output on through it
 
-	wmu sync.Mutex
-	w   io.Writer
-
-	// mu guards the fields below it.
+	// mu guards changed, which is closed and replaced whenever a message arrives or the
+	// output ends (for tests that wait for any new message).
 	mu      sync.Mutex
-	msgs    []*wireMsg
-	changed chan struct{} // closed and replaced whenever msgs grows or the output ends
-	ended   bool
-	readErr error
-
-	nextID atomic.Int64
+	changed chan struct{}
 }
 
-func newPipeClient(t testing.TB, w io.Writer) *pipeClient {
-	c := &pipeClient{t: t, w: w, changed: make(chan struct{})}
-	c.nextID.Store(100)
+// attach makes the client of the Conn open returns, which it opens with the harness's
+// options (ids from 101, so that ids the tests pick themselves never clash).
+func attach(t testing.TB, open func(pidtest.ConnOptions) *pidtest.Conn) *pipeClient {
+	c := &pipeClient{t: t, changed: make(chan struct{})}
+	c.Conn = open(pidtest.ConnOptions{FirstID: 101, HangGuard: hangGuard, OnMessage: func(*pidtest.Msg) { c.signal() }})
 	return c
 }
 
-// readLoop reads the daemon's output until it ends. Anything on it that is not a well-formed
-// Content-Length frame holding JSON ends the loop with an error: stdout carries protocol only.
-func (c *pipeClient) readLoop(r io.Reader) {
-	br := bufio.NewReader(r)
-	var err error
-	for {
-		var body []byte
-		if body, err = readStrictFrame(br); err != nil {
-			break
-		}
-		c.mu.Lock()
-		c.msgs = append(c.msgs, &wireMsg{seq: len(c.msgs), raw: body})
-		close(c.changed)
-		c.changed = make(chan struct{})
-		c.mu.Unlock()
-	}
+func (c *pipeClient) signal() {
 	c.mu.Lock()
-	c.ended = true
-	if err != io.EOF {
-		c.readErr = err
-	}
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.mu.Unlock()
 }
 
-func readStrictFrame(br *bufio.Reader) ([]byte, error) {
-	length := -1
-	for first := true; ; first = false {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			if err == io.EOF && first && line == "" {
-				return nil, io.EOF
-			}
-			return nil, fmt.Errorf("reading a header: %v (got %q)", err, line)
-		}
-		if !strings.HasSuffix(line, "\r\n") {
-			return nil, fmt.Errorf("header line without \\r\\n: %q", line)
-		}
-		line = strings.TrimSuffix(line, "\r\n")
-		if line == "" {
-			break
-		}
-		v, ok := strings.CutPrefix(line, "Content-Length: ")
-		if !ok {
-			return nil, fmt.Errorf("unexpected header line %q", line)
-		}
-		if length, err = strconv.Atoi(v); err != nil {
-			return nil, fmt.Errorf("bad Content-Length %q", v)
-		}
-	}
-	if length < 0 {
-		return nil, fmt.Errorf("frame without Content-Length")
-	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, fmt.Errorf("reading a body of %d bytes: %v", length, err)
-	}
-	if !json.Valid(body) {
-		return nil, fmt.Errorf("a frame that is not JSON: %q", body)
-	}
-	return body, nil
+// newPipeClient returns the client writing to w; it reads what readLoop is given.
+func newPipeClient(t testing.TB, w io.Writer) *pipeClient {
+	pr, pw := io.Pipe()
+	c := attach(t, func(o pidtest.ConnOptions) *pidtest.Conn { return pidtest.NewConn(w, pr, o) })
+	c.out = pw
+	go func() {
+		// A Conn that stopped reading (a broken frame) lets readLoop's copy end.
+		<-c.Done()
+		pr.Close()
+	}()
+	return c
+}
+
+// readLoop passes the daemon's output r to the client until it ends, and returns once the
+// client has read it all (or stopped at a frame that breaks the framing, which Err reports).
+func (c *pipeClient) readLoop(r io.Reader) {
+	io.Copy(c.out, r)
+	c.out.Close()
+	<-c.Done()
+	c.signal()
 }
 
 // snapshot returns the messages received so far.
 func (c *pipeClient) snapshot() []*wireMsg {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*wireMsg(nil), c.msgs...)
+	var out []*wireMsg
+	for _, m := range c.Messages() {
+		out = append(out, wrap(m))
+	}
+	return out
 }
 
-func (c *pipeClient) dump() string {
-	var sb strings.Builder
-	for _, m := range c.snapshot() {
-		fmt.Fprintf(&sb, "  %3d %s\n", m.seq, truncate(m.String(), 400))
-	}
-	return sb.String()
-}
+func (c *pipeClient) dump() string { return c.Dump() }
 
 // await returns the first message (in order received) that matches pred, waiting for it.
 func (c *pipeClient) await(what string, pred func(*wireMsg) bool) *wireMsg {
 	c.t.Helper()
-	guard := time.NewTimer(hangGuard)
-	defer guard.Stop()
-	for {
-		c.mu.Lock()
-		for _, m := range c.msgs {
-			if pred(m) {
-				c.mu.Unlock()
-				return m
-			}
-		}
-		ch, ended, err := c.changed, c.ended, c.readErr
-		c.mu.Unlock()
-		if ended {
-			c.t.Fatalf("waiting for %s: the daemon's output ended (err %v); received:\n%s", what, err, c.dump())
-		}
-		select {
-		case <-ch:
-		case <-guard.C:
-			c.t.Fatalf("hang guard: no %s after %v; received:\n%s", what, hangGuard, c.dump())
-		}
+	m, err := c.Await(what, func(m *pidtest.Msg) bool { return pred(wrap(m)) })
+	if err != nil {
+		c.t.Fatal(err)
 	}
+	return wrap(m)
 }
 
 // write sends raw bytes to the daemon, under the hang guard: over io.Pipe a write waits
 // until the daemon reads, which a daemon whose read loop is stuck never does.
 func (c *pipeClient) write(b []byte) {
 	c.t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		_, err := c.w.Write(b)
-		done <- err
-	}()
-	guard := time.NewTimer(hangGuard)
-	defer guard.Stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			c.t.Fatalf("writing to the daemon: %v", err)
-		}
-	case <-guard.C:
-		c.t.Fatalf("hang guard: the daemon did not read %q within %v (is its read loop blocked?); received:\n%s", truncate(string(b), 200), hangGuard, c.dump())
+	if err := c.Write(b); err != nil {
+		c.t.Fatalf("writing to the daemon: %v; received:\n%s", err, c.dump())
 	}
 }
 
 // frame sends body in one Content-Length frame.
 func (c *pipeClient) frame(body string) {
 	c.t.Helper()
-	c.write([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)))
+	if err := c.Send([]byte(body)); err != nil {
+		c.t.Fatalf("writing to the daemon: %v; received:\n%s", err, c.dump())
+	}
 }
 
 // omit, as params, leaves the params member out.
-type omitParams struct{}
-
-var omit = omitParams{}
-
-func encodeParams(t testing.TB, params any) string {
-	t.Helper()
-	switch p := params.(type) {
-	case omitParams:
-		return ""
-	case json.RawMessage:
-		return `,"params":` + string(p)
-	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		t.Fatalf("encoding params: %v", err)
-	}
-	return `,"params":` + string(b)
-}
+var omit = pidtest.Omit
 
 // requestID sends a request with the given id (raw JSON) and returns that id.
 func (c *pipeClient) requestID(id, method string, params any) string {
 	c.t.Helper()
-	c.frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q%s}`, id, method, encodeParams(c.t, params)))
-	return compactJSON(id)
+	key, err := c.RequestID(id, method, params)
+	if err != nil {
+		c.t.Fatalf("sending %s: %v", method, err)
+	}
+	return key
 }
 
 // request sends a request with a fresh numeric id and returns that id.
 func (c *pipeClient) request(method string, params any) string {
 	c.t.Helper()
-	return c.requestID(strconv.FormatInt(c.nextID.Add(1), 10), method, params)
+	return c.requestID(c.NextID(), method, params)
 }
 
 // notify sends a notification.
 func (c *pipeClient) notify(method string, params any) {
 	c.t.Helper()
-	c.frame(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q%s}`, method, encodeParams(c.t, params)))
+	if err := c.Notify(method, params); err != nil {
+		c.t.Fatalf("sending %s: %v", method, err)
+	}
 }
 
 // cancel sends $/cancelRequest for a request sent with id (raw JSON).
@@ -327,8 +227,11 @@ func (c *pipeClient) cancel(id string) {
 // response waits for the response to the request with id (raw JSON).
 func (c *pipeClient) response(id string) *wireMsg {
 	c.t.Helper()
-	id = compactJSON(id)
-	return c.await("the response to request "+id, func(m *wireMsg) bool { return m.isResponse() && m.id() == id })
+	m, err := c.Response(id)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return wrap(m)
 }
 
 // result waits for the response to id and returns its result, failing on an error response.
@@ -383,17 +286,17 @@ func (c *pipeClient) notification(method string, pred func(*wireMsg) bool) *wire
 // answer answers a request of the daemon's with result.
 func (c *pipeClient) answer(req *wireMsg, result any) {
 	c.t.Helper()
-	b, err := json.Marshal(result)
-	if err != nil {
-		c.t.Fatal(err)
+	if err := c.Answer(req.msg, result); err != nil {
+		c.t.Fatalf("answering %s: %v", req.method(), err)
 	}
-	c.frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, req.id(), b))
 }
 
 // answerError answers a request of the daemon's with a JSON-RPC error.
 func (c *pipeClient) answerError(req *wireMsg, code int, message string) {
 	c.t.Helper()
-	c.frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, req.id(), code, message))
+	if err := c.AnswerError(req.msg, code, message); err != nil {
+		c.t.Fatalf("answering %s: %v", req.method(), err)
+	}
 }
 
 // initialize sends initialize declaring the given capabilities.experimental.pid entries.
@@ -453,24 +356,6 @@ type daemon struct {
 	pid int
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startInProcess runs rpc.Serve on a goroutine over io.Pipe. The test's cleanup closes the
 // input and waits for Serve to return.
 func startInProcess(t testing.TB) *daemon {
@@ -526,68 +411,48 @@ type processOptions struct {
 	Stderr *syncBuffer
 }
 
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer = pidtest.Buffer
+
 // startProcess starts the pid binary as a child over real pipes. The test's cleanup closes
 // its stdin and waits for it (killing it only if it outlives the hang guard).
 func startProcess(t testing.TB, opts processOptions) *daemon {
 	t.Helper()
 	bin := needBinary(t)
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	stderr := opts.Stderr
 	if stderr == nil {
 		stderr = &syncBuffer{}
 	}
-	cmd := exec.Command(bin)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	// PID_LOG=debug: the most the daemon ever logs, which must still hold no key.
-	cmd.Env = append(append(os.Environ(), "PID_LOG=debug"), opts.Env...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
-	c := newPipeClient(t, inW)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		c.readLoop(outR)
-		outR.Close()
-	}()
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
+	var p *pidtest.Process
+	c := attach(t, func(o pidtest.ConnOptions) *pidtest.Conn {
+		var err error
+		// PID_LOG=debug: the most the daemon ever logs, which must still hold no key.
+		p, err = pidtest.Start(bin, pidtest.Options{Env: append([]string{"PID_LOG=debug"}, opts.Env...), Stderr: stderr, Conn: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Conn
+	})
 	var once sync.Once
 	code := -1
-	d := &daemon{pipeClient: c, closeInput: func() { inW.Close() }, pid: cmd.Process.Pid}
+	d := &daemon{pipeClient: c, closeInput: func() { p.CloseInput() }, pid: p.Pid()}
 	d.kill = func() {
-		cmd.Process.Kill()
+		p.Kill()
 		d.wait()
 	}
 	d.wait = func() int {
 		t.Helper()
 		once.Do(func() {
-			select {
-			case <-exited:
-			case <-time.After(hangGuard):
-				cmd.Process.Kill()
-				<-exited
-				t.Errorf("hang guard: pid did not exit within %v; killed it", hangGuard)
+			var err error
+			if code, err = p.Wait(hangGuard); err != nil {
+				t.Errorf("hang guard: %v", err)
 			}
-			<-readerDone
-			code = cmd.ProcessState.ExitCode()
+			c.signal()
 		})
 		return code
 	}
 	t.Cleanup(func() {
-		inW.Close()
+		p.CloseInput()
 		d.wait()
 		if t.Failed() {
 			t.Logf("pid stderr:\n%s", stderr.String())

@@ -124,11 +124,8 @@ func TestProcessKeepsServing(t *testing.T) {
 	if code := d.wait(); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	// Everything pid wrote on stdout was a frame holding JSON (readLoop checks it).
-	d.mu.Lock()
-	err := d.readErr
-	d.mu.Unlock()
-	if err != nil {
+	// Everything pid wrote on stdout was a frame holding JSON (the client checks it).
+	if err := d.Err(); err != nil {
 		t.Errorf("stdout carried something other than protocol: %v", err)
 	}
 }
