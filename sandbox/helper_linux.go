@@ -106,6 +106,11 @@ func Main(args []string) int {
 		return fail("%v", err)
 	}
 	unix.Close(rs)
+	if !pol.Network && !pol.NetNS {
+		if err := seccompNoNetwork(); err != nil {
+			return fail("cutting the network without a network namespace: %v", err)
+		}
+	}
 	if err := dropCaps(); err != nil {
 		return fail("dropping capabilities: %v", err)
 	}

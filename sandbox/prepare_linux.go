@@ -22,7 +22,8 @@ type Capability struct {
 	LandlockABI    int  `json:"landlockAbi"`
 	UserNamespaces bool `json:"userNamespaces"`
 	// NetworkNamespaces says a network namespace can be made; without one, the network is
-	// cut with Landlock's TCP rules (which cut the sandbox's own loopback too).
+	// cut with Landlock's TCP rules and a seccomp filter that lets only Unix sockets be
+	// made (which cut the sandbox's own loopback too).
 	NetworkNamespaces bool   `json:"networkNamespaces"`
 	Reason            string `json:"reason,omitempty"`
 }
@@ -63,13 +64,17 @@ func probeNow() Capability {
 	if !c.UserNamespaces {
 		why = append(why, fmt.Sprintf("user namespaces cannot be made (%v; see /proc/sys/kernel/unprivileged_userns_clone and /proc/sys/user/max_user_namespaces)", err))
 	}
-	if !c.NetworkNamespaces && c.UserNamespaces && c.LandlockABI < 4 {
-		why = append(why, "no network namespace and no Landlock TCP rules (ABI 4) to cut the network")
+	if !c.NetworkNamespaces && c.UserNamespaces && auditArch() == 0 {
+		why = append(why, "no network namespace, and no seccomp filter for this architecture, to cut the network")
 	}
 	c.Available = len(why) == 0
 	c.Reason = strings.Join(why, "; ")
 	return c
 }
+
+// noNetNS makes Prepare cut the network without a network namespace, as on a kernel that
+// gives none (set by tests of that fallback only).
+var noNetNS bool
 
 // HelperPath returns the program that is the helper: this very binary.
 func HelperPath() string { return "/proc/self/exe" }
@@ -98,7 +103,8 @@ const (
 // procgroup.StartGroup), then call Started.
 type Cmd struct {
 	*exec.Cmd
-	// NetworkCut says how the network is off: "namespace" or "landlock-tcp" ("" when on).
+	// NetworkCut says how the network is off: "namespace", or "seccomp" (Landlock's TCP
+	// rules and a seccomp filter, no network namespace); "" when on.
 	NetworkCut string
 	r, w       *os.File // the report pipe
 }
@@ -119,8 +125,8 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
 	cut := ""
 	if !pol.Network {
-		pol.NetNS = c.NetworkNamespaces
-		cut = "landlock-tcp"
+		pol.NetNS = c.NetworkNamespaces && !noNetNS
+		cut = "seccomp"
 		if pol.NetNS {
 			flags |= syscall.CLONE_NEWNET
 			cut = "namespace"

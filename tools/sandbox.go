@@ -37,8 +37,9 @@ type SandboxDetails struct {
 	Mode string `json:"mode"`
 	// Network says the command could reach the network.
 	Network bool `json:"network"`
-	// LoopbackCut says the network was cut with Landlock's TCP rules (no network namespace
-	// could be made), which cut the sandbox's own loopback too.
+	// LoopbackCut says the network was cut without a network namespace (none could be
+	// made), with Landlock's TCP rules and a seccomp filter, which cut the sandbox's own
+	// loopback too.
 	LoopbackCut bool `json:"loopbackCut,omitempty"`
 	// Escalated says the model asked for this call to run unsandboxed, and it was allowed.
 	Escalated bool `json:"escalated,omitempty"`
@@ -181,7 +182,7 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
-	return &sandboxed{cmd: cmd, pol: pol, details: SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "landlock-tcp"}}, nil
+	return &sandboxed{cmd: cmd, pol: pol, details: SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp"}}, nil
 }
 
 // cacheDir returns $XDG_CACHE_HOME/pid/sandbox (~/.cache/pid/sandbox).
