@@ -1,58 +1,43 @@
-// This file is searchbench's client of one pid daemon: it starts bin/pid in folders of its
-// own, speaks JSON-RPC over the daemon's real stdin and stdout, and runs tool calls through
-// tools/execute.
+// This file is searchbench's use of one pid daemon: it starts bin/pid in folders of its own
+// through internal/pidtest, which speaks JSON-RPC over the daemon's real stdin and stdout,
+// and runs tool calls through tools/execute.
 
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/internal/pidtest"
 )
 
-// daemon is one running pid process and the client side of its pipes. It is used from one
-// goroutine.
+// daemon is one running pid process. It is used from one goroutine.
 type daemon struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	w      *bufio.Writer
-	r      *bufio.Reader
-	nextID int
+	*pidtest.Process
+
+	// mu guards onNote.
+	mu     sync.Mutex
+	onNote func(method string) // the running request's, called with each notification's method
 }
 
 // startDaemon starts bin with its own HOME and XDG folders under home (so no settings or
 // session files of the person running the benchmark are read or written) and initializes
 // it. The caller stops it with stop.
 func startDaemon(bin, home string) (*daemon, error) {
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"XDG_STATE_HOME="+filepath.Join(home, "state"))
-	in, err := cmd.StdinPipe()
+	d := &daemon{}
+	// The daemon's own requests are answered on the way (trust questions with "not trusted",
+	// anything else with null); each notification's method goes to the running request's
+	// onNote. Nothing is kept: a run may see millions of messages.
+	p, err := pidtest.Start(bin, pidtest.Options{Home: home, Stderr: os.Stderr, Conn: pidtest.ConnOptions{
+		Discard: true, HangGuard: time.Hour, OnMessage: d.dispatch}})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (run `make build` first)", err)
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w (run `make build` first)", bin, err)
-	}
-	d := &daemon{cmd: cmd, in: in, w: bufio.NewWriter(in), r: bufio.NewReaderSize(out, 1<<16), nextID: 1}
+	d.Process = p
 	if _, err := d.request("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
 		d.stop()
 		return nil, err
@@ -60,8 +45,26 @@ func startDaemon(bin, home string) (*daemon, error) {
 	return d, nil
 }
 
+func (d *daemon) dispatch(m *pidtest.Msg) {
+	switch {
+	case m.IsRequest():
+		var result any
+		if m.Method() == "workspace/requestTrust" {
+			result = map[string]any{"trusted": false}
+		}
+		d.Answer(m, result)
+	case m.IsNotification():
+		d.mu.Lock()
+		f := d.onNote
+		d.mu.Unlock()
+		if f != nil {
+			f(m.Method())
+		}
+	}
+}
+
 // pid returns the daemon's process id.
-func (d *daemon) pid() int { return d.cmd.Process.Pid }
+func (d *daemon) pid() int { return d.Pid() }
 
 // newSession opens a session in cwd where every tool is allowed (no approval asked).
 func (d *daemon) newSession(cwd string) (string, error) {
@@ -111,94 +114,19 @@ func (d *daemon) execute(sid, tool string, args map[string]any) (toolResult, err
 	return tr, nil
 }
 
-// request sends method with params and reads until its response, answering the daemon's
-// own requests on the way (trust questions with "not trusted", anything else with null) and
-// passing each notification's method to onNote. It returns the response's result.
+// request sends method with params and waits for its response, passing each notification's
+// method to onNote meanwhile. It returns the response's result.
 func (d *daemon) request(method string, params any, onNote func(string)) (gjson.Result, error) {
-	id := d.nextID
-	d.nextID++
-	if err := d.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
-		return gjson.Result{}, err
-	}
-	for {
-		b, err := d.read()
-		if err != nil {
-			return gjson.Result{}, fmt.Errorf("reading pid's answer to %s: %w", method, err)
-		}
-		msg := gjson.ParseBytes(b)
-		m, mid := msg.Get("method"), msg.Get("id")
-		switch {
-		case m.Exists() && mid.Exists():
-			var result any
-			if m.String() == "workspace/requestTrust" {
-				result = map[string]any{"trusted": false}
-			}
-			if err := d.send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(mid.Raw), "result": result}); err != nil {
-				return gjson.Result{}, err
-			}
-		case m.Exists():
-			if onNote != nil {
-				onNote(m.String())
-			}
-		case mid.Int() == int64(id):
-			if e := msg.Get("error"); e.Exists() {
-				return gjson.Result{}, fmt.Errorf("%s: error response %s", method, e.Raw)
-			}
-			return msg.Get("result"), nil
-		}
-	}
-}
-
-func (d *daemon) send(v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(d.w, "Content-Length: %d\r\n\r\n", len(body))
-	d.w.Write(body)
-	return d.w.Flush()
-}
-
-// read returns the body of the next framed message.
-func (d *daemon) read() ([]byte, error) {
-	n := -1
-	for {
-		line, err := d.r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			if n, err = strconv.Atoi(v); err != nil {
-				return nil, fmt.Errorf("bad header %q", line)
-			}
-		}
-	}
-	if n < 0 {
-		return nil, errors.New("a frame without Content-Length")
-	}
-	b := make([]byte, n)
-	_, err := io.ReadFull(d.r, b)
-	return b, err
+	d.mu.Lock()
+	d.onNote = onNote
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.onNote = nil
+		d.mu.Unlock()
+	}()
+	return d.Call(method, params)
 }
 
 // stop shuts the daemon down and waits for it to exit.
-func (d *daemon) stop() {
-	_, _ = d.request("shutdown", nil, nil)
-	_ = d.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	d.in.Close()
-	done := make(chan struct{})
-	go func() {
-		d.cmd.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		d.cmd.Process.Kill()
-		<-done
-	}
-}
+func (d *daemon) stop() { d.Stop(10 * time.Second) }
