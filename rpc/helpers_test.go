@@ -81,7 +81,6 @@ func wrap(m *pidtest.Msg) *wireMsg { return &wireMsg{seq: m.Seq, raw: m.Raw, msg
 
 func (m *wireMsg) get(path string) gjson.Result { return m.msg.Get(path) }
 func (m *wireMsg) method() string               { return m.msg.Method() }
-func (m *wireMsg) hasID() bool                  { return m.msg.HasID() }
 func (m *wireMsg) isNotification() bool         { return m.msg.IsNotification() }
 func (m *wireMsg) isRequest() bool              { return m.msg.IsRequest() }
 func (m *wireMsg) isResponse() bool             { return m.msg.IsResponse() }
