@@ -3,7 +3,8 @@
 // loads nothing but the extension's own script and style (a strict Content-Security-Policy:
 // no inline script, no remote resource), renders the model's markdown through markdown.ts
 // (no HTML of the model's own), and never takes focus by itself: an approval arriving is
-// shown, not focused.
+// shown, not focused. Asked for (pid: Focus Chat) before its page has loaded, it keeps what is
+// typed meanwhile in an input box and moves it into the prompt box.
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
@@ -79,11 +80,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 	 */
 	async reveal(focus = false): Promise<void> {
 		if (this.view) {
-			this.view.show(!focus);
+			// A page still loading gets the focus once ready (the input box has it meanwhile).
+			const bridging = focus && !this.ready;
+			if (bridging) {
+				this.openBridge();
+			}
+			this.view.show(!focus || bridging);
 			if (focus) {
-				if (!this.ready) {
-					this.openBridge();
-				}
 				this.post({ type: 'focusPrompt' });
 			}
 			return;
