@@ -77,11 +77,15 @@ type call struct {
 	built bool
 }
 
-// batch is one Run in progress.
+// batch is one Run in progress. Finished batches are pooled with their calls' room (see
+// getBatch).
 type batch struct {
 	ctx context.Context
 	cfg *Config
-	b   *Batch
+	b   Batch
+	// calls and runnable are the room for the calls, kept across the batch's uses.
+	calls    []call
+	runnable []*call
 
 	// msgs holds a tool-result message per call, in source order, each built in place.
 	msgs []llm.Message
@@ -95,8 +99,51 @@ type batch struct {
 	next   atomic.Int32
 	rescue sync.WaitGroup
 
-	// mu serializes calls of cfg.Emit and guards call.returned.
+	// mu serializes calls of cfg.Emit and guards call.returned, gen, and the reset of the
+	// fields when the batch is reused.
 	mu sync.Mutex
+	// gen counts the batch's uses: an onUpdate made in an earlier use (called by a goroutine
+	// its tool left running) finds it changed and does nothing.
+	gen uint64
+}
+
+// batches holds finished batches for the next Run: the state of 8 calls is some 2 KB, which
+// was garbage the collector paid for at every turn, more so as a run's transcript grows.
+var batches sync.Pool
+
+// maxPooledCalls bounds the room a pooled batch keeps.
+const maxPooledCalls = 64
+
+// getBatch returns a batch with room for n zeroed calls, pooled if one is.
+func getBatch(n int) *batch {
+	r, _ := batches.Get().(*batch)
+	if r == nil {
+		r = &batch{}
+	}
+	if cap(r.calls) < n {
+		r.calls = make([]call, n)
+	}
+	r.calls = r.calls[:n]
+	return r
+}
+
+// putBatch pools r once its Run is over: every goroutine it started has finished, and
+// nothing but a left-behind onUpdate (which checks gen) refers to it. What it held (the
+// calls' arguments and results, the context, the transcript) is dropped, under mu since
+// such an onUpdate may be reading.
+func putBatch(r *batch) {
+	if cap(r.calls) > maxPooledCalls {
+		return
+	}
+	r.mu.Lock()
+	r.gen++
+	clear(r.calls[:cap(r.calls)])
+	clear(r.runnable[:cap(r.runnable)])
+	r.runnable = r.runnable[:0]
+	r.ctx, r.cfg, r.b, r.msgs = nil, nil, Batch{}, nil
+	r.next.Store(0)
+	r.mu.Unlock()
+	batches.Put(r)
 }
 
 func (r *batch) emit(ev event.Event) {
@@ -116,7 +163,7 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	var calls []call
+	var r *batch
 	if b.Calls == nil && b.Assistant != nil {
 		// The toolCall blocks, read in place rather than through ToolCalls' copy.
 		n := 0
@@ -125,21 +172,23 @@ func Run(ctx context.Context, cfg *Config, b Batch) Outcome {
 				n++
 			}
 		}
-		calls = make([]call, n)
+		r = getBatch(n)
 		k := 0
 		for i := range b.Assistant.Content {
 			if c := &b.Assistant.Content[i]; c.Type == llm.ContentToolCall {
-				calls[k].tc = llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+				r.calls[k].tc = llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 				k++
 			}
 		}
 	} else {
-		calls = make([]call, len(b.Calls))
+		r = getBatch(len(b.Calls))
 		for i := range b.Calls {
-			calls[i].tc = b.Calls[i]
+			r.calls[i].tc = b.Calls[i]
 		}
 	}
-	r := &batch{ctx: ctx, cfg: cfg, b: &b, msgs: resultSlots(b.Results, calls), t0: time.Now()}
+	defer putBatch(r)
+	calls := r.calls
+	r.ctx, r.cfg, r.b, r.msgs, r.t0 = ctx, cfg, b, resultSlots(b.Results, calls), time.Now()
 	if r.sequential(calls) {
 		r.runSequential(calls)
 	} else {
@@ -300,7 +349,7 @@ func (r *batch) runSequential(calls []call) {
 // before any of them runs, so that the order of those events does not depend on the
 // scheduler; a call that waits gets it from runOne once it may start.
 func (r *batch) runParallel(calls []call) {
-	var runnable []*call
+	runnable := r.runnable[:0]
 	var holders map[string]*call // resource -> last call that declared it
 	for i := range calls {
 		c := &calls[i]
@@ -337,6 +386,7 @@ func (r *batch) runParallel(calls []call) {
 		}
 		runnable = append(runnable, c)
 	}
+	r.runnable = runnable
 	for _, c := range runnable {
 		if len(c.deps) == 0 && (c.slot == nil || c.slot.grantedNow()) && !r.begin(c) {
 			break // aborted: runOne ends this call and the rest with "Operation aborted"
@@ -647,12 +697,10 @@ func (r *batch) resources(c *call) ([]string, bool) {
 // execute runs the tool (R9, R10).
 func (r *batch) execute(c *call) {
 	tool := &c.entry.tool
+	gen := r.gen
 	onUpdate := func(p event.Result) {
-		if r.cfg.Emit == nil {
-			return
-		}
 		r.mu.Lock()
-		if !c.returned {
+		if r.gen == gen && !c.returned && r.cfg.Emit != nil {
 			r.cfg.Emit(event.ToolUpdate{ToolCallID: c.tc.ID, ToolName: c.tc.Name, Args: c.tc.Arguments, Partial: p})
 		}
 		r.mu.Unlock()
@@ -748,7 +796,7 @@ func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	r := &batch{ctx: context.Background(), cfg: cfg, b: &Batch{}, msgs: make([]llm.Message, len(calls)), t0: time.Now()}
+	r := &batch{ctx: context.Background(), cfg: cfg, msgs: make([]llm.Message, len(calls)), t0: time.Now()}
 	for i, tc := range calls {
 		c := &call{tc: tc, msg: &r.msgs[i]}
 		r.start(c)
