@@ -8,7 +8,8 @@
 //
 // Like pi's, each workload and mode runs in a fresh child process (this binary re-executed
 // with -child): warmup unmeasured runs, then reps measured runs, a GC before each. W5 runs
-// every rep in its own process to read the peak RSS.
+// every rep in its own process to read the peak RSS. The children collect garbage as the
+// daemon does (daemonGOGC) unless GOGC is set in the environment.
 package main
 
 import (
@@ -159,7 +160,21 @@ func fatalf(format string, a ...any) {
 	os.Exit(1)
 }
 
+// daemonGOGC is the GC target cmd/pid sets when GOGC is not in its environment
+// (TestGCTargetIsTheDaemons keeps the two equal): the loop is measured as pid runs it.
+const daemonGOGC = 400
+
+// gogc applies the daemon's GC target unless GOGC is set, and returns the one in force.
+func gogc() string {
+	if v := os.Getenv("GOGC"); v != "" {
+		return v
+	}
+	debug.SetGCPercent(daemonGOGC)
+	return strconv.Itoa(daemonGOGC) + " (pid's daemon)"
+}
+
 func runChild(kind, specJSON string) error {
+	gogc()
 	var s spec
 	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
 		return fmt.Errorf("bad -spec: %v", err)
@@ -200,11 +215,8 @@ func environment(reps, warmup int, llmMode, convert string) envInfo {
 	env := envInfo{
 		Impl: "pid (Go)", Module: "github.com/pid-agent/pid", Go: runtime.Version(),
 		OS: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), Cores: runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), GOGC: os.Getenv("GOGC"), Loadavg: loadavg(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), GOGC: gogc(), Loadavg: loadavg(),
 		Reps: reps, Warmup: "10 (W4: 1, W5t: 3)", LLM: llmMode, API: "loop.Run", Convert: convert,
-	}
-	if env.GOGC == "" {
-		env.GOGC = "100 (default)"
 	}
 	if warmup >= 0 {
 		env.Warmup = strconv.Itoa(warmup)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,22 @@ func TestWorkloads(t *testing.T) {
 				t.Errorf("%s %s: %d updates", d.ID, mode, o.counts[evToolUpdate])
 			}
 		}
+	}
+}
+
+// The children run at the daemon's GC target: the one cmd/pid sets when GOGC is not in its
+// environment.
+func TestGCTargetIsTheDaemons(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "pid", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`debug\.SetGCPercent\((\d+)\)`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("cmd/pid/main.go sets no GC target (debug.SetGCPercent)")
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n != daemonGOGC {
+		t.Errorf("cmd/pid sets GOGC %d, pidbench measures with %d", n, daemonGOGC)
 	}
 }
 
