@@ -6,7 +6,8 @@
 //
 // The entry point is Serve.
 //
-// This file holds the server: the read loop, dispatch and the lifecycle.
+// This file holds the server: the face's side of the connection (package rpcconn runs it),
+// its method table and the lifecycle.
 package acp
 
 import (
@@ -16,10 +17,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 	"sync"
 
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/store"
@@ -38,7 +41,7 @@ type Options struct {
 type server struct {
 	opts Options
 	log  *slog.Logger
-	conn *conn
+	conn conn
 
 	// hmu guards hosts (the session layer's hosts, one per session cwd: see hostFor),
 	// catalog and saved.
@@ -64,15 +67,11 @@ type server struct {
 	// not block nor call into the server.
 	mcpSeen func(mcp.ServerStatus)
 
-	// wg counts the goroutines of requests.
-	wg sync.WaitGroup
-
 	// mu guards the fields below it.
 	mu          sync.Mutex
 	initialized bool
 	caps        clientCaps
 	sessions    map[string]*sessionState
-	inflight    map[string]context.CancelFunc // id of a running request -> its cancel
 	// lifeTail closes when the last lifecycle request received (session/load, resume,
 	// list, close, delete) has been answered; see lifecycle.
 	lifeTail chan struct{}
@@ -100,11 +99,21 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 }
 
 func newServer(r io.Reader, w io.Writer, opts Options) *server {
-	s := &server{opts: opts, log: opts.Log, sessions: map[string]*sessionState{}, inflight: map[string]context.CancelFunc{}, hosts: map[string]*session.Host{}}
+	s := &server{opts: opts, log: opts.Log, sessions: map[string]*sessionState{}, hosts: map[string]*session.Host{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.conn = newConn(r, w, s.log)
+	s.conn = conn{rpcconn.New(rpcconn.Face{
+		Codec:        newLines(r),
+		Log:          s.log,
+		Methods:      s.methods(),
+		Admit:        s.admit,
+		Notification: s.notification,
+		ToWire:       func(err error) *jsonrpc2.Error { return toWire(err).wire() },
+		Marshal:      marshal,
+		CancelMethod: "$/cancel_request",
+		CancelField:  "requestId",
+	}, w)}
 	s.mcpm = s.newMCPManager()
 	return s
 }
@@ -145,13 +154,12 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 		// A read cannot be interrupted otherwise: closing the input ends it.
 		stop = context.AfterFunc(ctx, func() { c.Close() })
 	}
-	err := s.readLoop(ctx)
+	// The connection cancels every running request when the input ends, waits for their
+	// answers and gives up pid's own requests.
+	err := s.conn.Serve(ctx)
 	stopped := ctx.Err() != nil // the caller ended the connection
 	stop()
-	// The input has ended: cancel every running request, give up pid's own requests.
 	cancel()
-	s.conn.close()
-	s.wg.Wait()
 	s.hmu.Lock()
 	for _, h := range s.hosts {
 		h.Close()
@@ -168,43 +176,6 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 		return 1
 	}
 	return 0
-}
-
-// readLoop reads and dispatches messages until the input ends. Notifications and quick
-// requests are handled here, in arrival order (so session/cancel reaches a running prompt
-// at once, and a prompt sent right after session/new finds its session); prompts run on
-// goroutines of their own.
-func (s *server) readLoop(ctx context.Context) error {
-	for {
-		msg, k, err := s.conn.next()
-		if err != nil {
-			return err
-		}
-		if msg == nil {
-			continue // answered, or dropped
-		}
-		switch k {
-		case kindResponse:
-			s.conn.deliver(msg)
-		case kindNotification:
-			s.guard(msg.Method, func() { s.notification(msg) })
-		case kindRequest:
-			s.request(ctx, msg)
-		}
-	}
-}
-
-// guard runs f and logs a panic instead of crashing the daemon; it returns the panic as an
-// internal error.
-func (s *server) guard(method string, f func()) (err *rpcError) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = errorf(codeInternalError, "Internal error: the handler of %s panicked: %v", method, p)
-		}
-	}()
-	f()
-	return nil
 }
 
 // A quick method runs on the read loop and never blocks for long.
@@ -237,90 +208,70 @@ func init() {
 	}
 }
 
-// request answers one request: the id of a request still running with -32600 (a
-// $/cancel_request naming it could not tell the two apart), unknown methods (extension
-// methods starting with "_" included) with -32601, anything but initialize before initialize
-// with -32600.
-func (s *server) request(ctx context.Context, msg *message) {
-	s.mu.Lock()
-	running := s.inflight[idKey(msg.ID)] != nil
-	s.mu.Unlock()
-	if running {
-		s.conn.replyError(msg.ID, errorf(codeInvalidRequest, "Invalid request: a request with this id is still running; give every request an id of its own"))
-		return
+// methods is the face's method table for the connection (package rpcconn): notifications
+// and quick requests are handled on the read loop, in arrival order (so session/cancel
+// reaches a running prompt at once, and a prompt sent right after session/new finds its
+// session); long ones run on goroutines of their own. A result of nil is answered {}.
+func (s *server) methods() map[string]rpcconn.Method {
+	m := make(map[string]rpcconn.Method, len(quickMethods)+len(longMethods))
+	for name, h := range quickMethods {
+		m[name] = rpcconn.Method{Quick: func(req *jsonrpc2.Request) (any, error) {
+			result, err := h(s, params(req))
+			if err == nil && result == nil {
+				result = struct{}{}
+			}
+			return result, err
+		}}
 	}
-	quick, isQuick := quickMethods[msg.Method]
-	long, isLong := longMethods[msg.Method]
+	for name, h := range longMethods {
+		m[name] = rpcconn.Method{Long: func(req *jsonrpc2.Request) (rpcconn.Work, error) {
+			work, err := h(s, nil, params(req))
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, reply func(any, error)) {
+				work(ctx, func(result any, err error) {
+					if err == nil && result == nil {
+						result = struct{}{}
+					}
+					reply(result, err)
+				})
+			}, nil
+		}}
+	}
+	return m
+}
+
+func params(req *jsonrpc2.Request) json.RawMessage {
+	if req.Params == nil {
+		return nil
+	}
+	return *req.Params
+}
+
+// admit answers the id of a request still running with -32600 (a $/cancel_request naming it
+// could not tell the two apart), unknown methods (extension methods starting with "_"
+// included) with -32601, anything but initialize before initialize with -32600.
+func (s *server) admit(method string, running bool) error {
+	if running {
+		return errorf(codeInvalidRequest, "Invalid request: a request with this id is still running; give every request an id of its own")
+	}
+	_, isQuick := quickMethods[method]
+	_, isLong := longMethods[method]
 	if !isQuick && !isLong {
 		what := "Method not found"
-		if strings.HasPrefix(msg.Method, "_") {
+		if strings.HasPrefix(method, "_") {
 			what = "Method not found (pid has no extension methods)"
 		}
-		s.conn.replyError(msg.ID, errorf(codeMethodNotFound, "%s: %s", what, msg.Method))
-		return
+		return errorf(codeMethodNotFound, "%s: %s", what, method)
 	}
 	s.mu.Lock()
 	initialized := s.initialized
 	s.mu.Unlock()
-	if msg.Method != "initialize" && !initialized {
-		s.conn.replyError(msg.ID, errorf(codeInvalidRequest, "Invalid request: send initialize first"))
-		return
+	if method != "initialize" && !initialized {
+		return errorf(codeInvalidRequest, "Invalid request: send initialize first")
 	}
-	if isQuick {
-		var result any
-		var err error
-		if perr := s.guard(msg.Method, func() { result, err = quick(s, msg.Params) }); perr != nil {
-			s.conn.replyError(msg.ID, perr)
-			return
-		}
-		s.answer(msg.ID, result, err)
-		return
-	}
-	var work func(context.Context, func(any, error))
-	var err error
-	perr := s.guard(msg.Method, func() { work, err = long(s, msg.ID, msg.Params) })
-	msg.Params = nil // the line is not kept alive while the request runs
-	if perr != nil {
-		s.conn.replyError(msg.ID, perr)
-		return
-	}
-	if err != nil {
-		s.answer(msg.ID, nil, err)
-		return
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	key := idKey(msg.ID)
-	s.mu.Lock()
-	s.inflight[key] = cancel
-	s.mu.Unlock()
-	s.wg.Go(func() {
-		defer cancel()
-		var once sync.Once
-		reply := func(result any, err error) {
-			once.Do(func() {
-				s.mu.Lock()
-				delete(s.inflight, key)
-				s.mu.Unlock()
-				s.answer(msg.ID, result, err)
-			})
-		}
-		if perr := s.guard(msg.Method, func() { work(rctx, reply) }); perr != nil {
-			reply(nil, perr)
-		}
-		reply(nil, errorf(codeInternalError, "Internal error: %s ended without an answer", msg.Method))
-	})
-}
-
-// answer writes a request's response: its result, or its error mapped to a code.
-func (s *server) answer(id json.RawMessage, result any, err error) {
-	if err != nil {
-		s.conn.replyError(id, toWire(err))
-		return
-	}
-	if result == nil {
-		result = struct{}{}
-	}
-	s.conn.reply(id, result)
+	return nil
 }
 
 // toWire maps an error to the JSON-RPC error sent to the client; no error has code 0.
@@ -339,16 +290,17 @@ func toWire(err error) *rpcError {
 	return &rpcError{Code: codeInternalError, Message: "Internal error: " + err.Error()}
 }
 
-// notification handles one notification on the read loop; none is ever answered.
-func (s *server) notification(msg *message) {
-	switch msg.Method {
+// notification handles one notification on the read loop; none is ever answered, and none
+// ends the connection.
+func (s *server) notification(method string, params json.RawMessage) bool {
+	switch method {
 	case "session/cancel":
 		var p struct {
 			SessionID string `json:"sessionId"`
 		}
-		if err := decodeParams(msg.Params, &p); err != nil {
+		if err := decodeParams(params, &p); err != nil {
 			s.log.Warn("bad session/cancel", "err", err)
-			return
+			return false
 		}
 		s.mu.Lock()
 		st := s.sessions[p.SessionID]
@@ -360,19 +312,15 @@ func (s *server) notification(msg *message) {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
-		if err := decodeParams(msg.Params, &p); err != nil || p.RequestID == nil {
+		if err := decodeParams(params, &p); err != nil || p.RequestID == nil {
 			s.log.Warn("bad $/cancel_request", "err", err)
-			return
+			return false
 		}
-		s.mu.Lock()
-		cancel := s.inflight[idKey(p.RequestID)]
-		s.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		s.conn.CancelRequest(idKey(p.RequestID))
 	default:
-		s.log.Debug("ignored notification", "method", msg.Method)
+		s.log.Debug("ignored notification", "method", method)
 	}
+	return false
 }
 
 // decodeParams decodes a request's params, which must be an object (or absent when the

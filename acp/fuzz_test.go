@@ -9,13 +9,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
@@ -28,9 +29,7 @@ func runLines(t *testing.T, data []byte, bufSize, lineMax int) {
 	t.Helper()
 	input := append(append([]byte(nil), data...), "\n"+sentinelLine+"\n"...)
 	var out bytes.Buffer
-	c := newConn(nil, &out, slog.New(slog.DiscardHandler))
-	c.r = bufio.NewReaderSize(bytes.NewReader(input), bufSize)
-	c.maxLine = lineMax
+	c := &lines{r: bufio.NewReaderSize(bytes.NewReader(input), bufSize), maxLine: lineMax}
 	lines := bytes.SplitAfter(input, []byte("\n"))
 	if len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1]
@@ -44,7 +43,7 @@ func runLines(t *testing.T, data []byte, bufSize, lineMax int) {
 	}
 	for i := 0; ; i++ {
 		before := out.Len()
-		msg, k, err := c.next()
+		msg, err := next(c, &out)
 		answers := checkLineAnswers(t, out.Bytes()[before:])
 		if err != nil {
 			if err != io.EOF || i != len(want) || answers != 0 {
@@ -65,8 +64,8 @@ func runLines(t *testing.T, data []byte, bufSize, lineMax int) {
 			if answers != 0 {
 				t.Fatalf("a dispatched line was answered too: %q", line)
 			}
-			checkMessage(t, msg, k)
-			if i == len(want)-1 && (k != kindRequest || string(msg.ID) != `"sentinel"`) {
+			checkMessage(t, msg)
+			if i == len(want)-1 && (msg.Response || msg.ID == nil || string(msg.ID) != `"sentinel"`) {
 				t.Fatalf("the good line after the input was not dispatched: %+v", msg)
 			}
 		case answers == 0:
@@ -79,6 +78,20 @@ func runLines(t *testing.T, data []byte, bufSize, lineMax int) {
 			t.Fatalf("a line answered %d times: %q", answers, line)
 		}
 	}
+}
+
+// next reads the next line with c as the connection does: a rejected line is answered on out
+// (or dropped) and nil returned.
+func next(c *lines, out *bytes.Buffer) (*rpcconn.Message, error) {
+	m, err := c.Read()
+	var rej *rpcconn.Reject
+	if errors.As(err, &rej) {
+		if rej.Err != nil {
+			out.Write(c.Frame(nil, rpcconn.ErrorBody(rej.ID, rej.Err, marshal)))
+		}
+		return nil, nil
+	}
+	return m, err
 }
 
 // checkLineAnswers checks the lines in out, which must all be error answers, and counts them.
@@ -103,20 +116,16 @@ func checkLineAnswers(t *testing.T, out []byte) int {
 }
 
 // checkMessage checks a dispatched message: what the handlers may rely on.
-func checkMessage(t *testing.T, m *message, k kind) {
+func checkMessage(t *testing.T, m *rpcconn.Message) {
 	t.Helper()
-	switch k {
-	case kindRequest:
-		if m.ID == nil || !validID(m.ID) {
-			t.Fatalf("a request with the id %q", m.ID)
-		}
-	case kindNotification:
-		if m.ID != nil {
-			t.Fatalf("a notification with an id: %q", m.ID)
-		}
-	case kindResponse:
-		if m.ID == nil || m.Result == nil && m.Error == nil {
+	switch {
+	case m.Response:
+		if m.ID == nil || m.Result == nil && m.Error == nil || m.Key != idKey(m.ID) {
 			t.Fatalf("a response without id, or without result and error: %+v", m)
+		}
+	case m.ID != nil:
+		if !validID(m.ID) || m.Key != idKey(m.ID) || m.Method == "" {
+			t.Fatalf("a request with the id %q (key %q)", m.ID, m.Key)
 		}
 	}
 	for _, raw := range []json.RawMessage{m.Params, m.Result, m.Error} {

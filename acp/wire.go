@@ -1,9 +1,9 @@
-// This file is the wire: JSON-RPC 2.0 as newline-delimited JSON (one message per line, no
-// Content-Length header), which is how ACP runs over stdio. It reads lines (at most maxLine
-// bytes each: a longer one is answered at once and skipped unread) and checks the message
-// each holds (rpcwire.Scan: no recursion, at most rpcwire.MaxDepth levels), writes messages
-// one line at a time, and tracks pid's own requests to the client until their responses
-// arrive.
+// This file is the wire, ACP's rpcconn.Codec: JSON-RPC 2.0 as newline-delimited JSON (one
+// message per line, no Content-Length header), which is how ACP runs over stdio. It reads
+// lines (at most maxLine bytes each: a longer one is rejected at once and skipped unread) and
+// checks the message each holds (rpcwire.Scan: no recursion, at most rpcwire.MaxDepth
+// levels), and frames what pid writes as lines of valid UTF-8. Package rpcconn runs the rest
+// of the connection; conn adapts its requests to the client to ACP's errors.
 
 package acp
 
@@ -15,11 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"strconv"
-	"sync"
 	"unicode/utf8"
 
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
@@ -51,6 +51,18 @@ type rpcError struct {
 }
 
 func (e *rpcError) Error() string { return e.Message }
+
+// wire is the error as it goes on the wire.
+func (e *rpcError) wire() *jsonrpc2.Error {
+	w := &jsonrpc2.Error{Code: e.Code, Message: e.Message}
+	if e.Data != nil {
+		if b, err := marshal(e.Data); err == nil {
+			raw := json.RawMessage(b)
+			w.Data = &raw
+		}
+	}
+	return w
+}
 
 func errorf(code int64, format string, args ...any) *rpcError {
 	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -154,103 +166,79 @@ func idKey(raw json.RawMessage) string {
 	return b.String()
 }
 
-// Outgoing shapes. Each has exactly the members of its kind.
-type (
-	outRequest struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      uint64 `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}
-	outNotification struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}
-	outResult struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result"`
-	}
-	outError struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *rpcError       `json:"error"`
-	}
-)
-
-// answer is a response to one of pid's requests.
-type answer struct {
-	result json.RawMessage
-	err    *rpcError
-}
-
-// conn is one connection: the reading side (used by the read loop only), the writing side
-// (any goroutine) and pid's requests waiting for their responses.
-type conn struct {
-	log *slog.Logger
-
-	// Reader state, used by the read loop only.
+// lines is ACP's rpcconn.Codec.
+type lines struct {
 	r        *bufio.Reader
 	maxLine  int  // maxLine, or less in tests
 	skipping bool // the rest of an overlong line is to be skipped before the next line
-
-	// wmu serializes writes: each message is one Write of one whole line.
-	wmu sync.Mutex
-	w   io.Writer
-	buf bytes.Buffer
-
-	// done closes when the input has ended: nothing more will be answered.
-	done     chan struct{}
-	doneOnce sync.Once
-
-	// mu guards the fields below it.
-	mu      sync.Mutex
-	nextID  uint64
-	waiting map[string]chan answer // id of a request of pid's -> its answer
 }
 
-func newConn(r io.Reader, w io.Writer, log *slog.Logger) *conn {
-	return &conn{r: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine, w: w, log: log, done: make(chan struct{}), waiting: map[string]chan answer{}}
+func newLines(r io.Reader) *lines {
+	return &lines{r: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine}
 }
 
 // errLineTooLong reports a line over maxLine; the rest of it is skipped by the next read.
 var errLineTooLong = errors.New("line too long")
 
-// next reads the next line and returns the message it holds. A line that holds none is
-// answered at once with an error (or, a malformed notification, dropped) and next returns
-// nil: the caller reads on. It returns an error when the input ends or breaks. Only the
-// read loop calls it.
-func (c *conn) next() (*message, kind, error) {
+// Read implements rpcconn.Codec: it reads the next line and returns the message it holds. A
+// line that holds none is an *rpcconn.Reject: answered with an error, or (a malformed
+// notification) dropped. It returns another error when the input ends or breaks.
+func (c *lines) Read() (*rpcconn.Message, error) {
 	line, err := c.readLine()
 	if errors.Is(err, errLineTooLong) {
-		c.replyError(json.RawMessage("null"), errorf(codeParseError, "Parse error: the message is longer than %d bytes", c.maxLine))
-		return nil, 0, nil
+		return nil, &rpcconn.Reject{Err: errorf(codeParseError, "Parse error: the message is longer than %d bytes", c.maxLine).wire()}
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	msg, k, answerID, perr := classify(line)
 	if perr != nil {
-		c.replyError(answerID, perr)
-		return nil, 0, nil
+		return nil, &rpcconn.Reject{ID: answerID, Err: perr.wire()}
 	}
 	if msg == nil {
-		c.log.Debug("dropped a malformed notification")
-		return nil, 0, nil
+		return nil, &rpcconn.Reject{} // dropped
 	}
+	m := &rpcconn.Message{Method: msg.Method, Params: msg.Params, Response: k == kindResponse, Result: msg.Result, Error: msg.Error}
 	if msg.ID != nil {
 		// The id outlives the line while the request runs; the rest is not kept.
-		msg.ID = append(json.RawMessage(nil), msg.ID...)
+		m.ID = append(json.RawMessage(nil), msg.ID...)
+		m.Key = idKey(m.ID)
 	}
-	return msg, k, nil
+	return m, nil
 }
+
+// Frame implements rpcconn.Codec: body, as valid UTF-8 (a message whose raw parts held
+// invalid bytes is re-encoded, each bad byte becoming U+FFFD), and a line end.
+func (c *lines) Frame(dst, body []byte) []byte {
+	if !utf8.Valid(body) {
+		if clean, err := sanitize(body); err == nil {
+			body = bytes.TrimSuffix(clean, []byte("\n"))
+		} else {
+			body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+		}
+	}
+	return append(append(dst, body...), '\n')
+}
+
+// marshal is ACP's encoding of results and params: encoding/json without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// conn is the connection, with pid's requests to the client answered in ACP's errors.
+type conn struct{ *rpcconn.Conn }
 
 // readLine returns the next non-empty line without its line end, in memory of its own. A
 // line longer than c.maxLine is not kept: readLine returns errLineTooLong as soon as it has
 // received more than that, and the next call first skips the rest of the line. At the end of
 // the input it returns io.EOF (a last line without a newline is still returned first).
-func (c *conn) readLine() ([]byte, error) {
+func (c *lines) readLine() ([]byte, error) {
 	for {
 		if c.skipping {
 			if err := c.skipLine(); err != nil {
@@ -286,7 +274,7 @@ func (c *conn) readLine() ([]byte, error) {
 // whole line with the error that ended it (nil at its line end). It looks at the input as it
 // arrives, so that it returns errLineTooLong (and has the next readLine skip the rest) as
 // soon as the line is longer than c.maxLine, without waiting for more.
-func (c *conn) readLong(start []byte) ([]byte, error) {
+func (c *lines) readLong(start []byte) ([]byte, error) {
 	line := append(make([]byte, 0, 2*len(start)), start...)
 	for {
 		if len(line) > c.maxLine {
@@ -310,7 +298,7 @@ func (c *conn) readLong(start []byte) ([]byte, error) {
 
 // appendLong appends p to a long line, doubling its memory when it must grow (so that a line
 // costs at most twice its size in allocations) but never beyond what the limit needs.
-func (c *conn) appendLong(line, p []byte) []byte {
+func (c *lines) appendLong(line, p []byte) []byte {
 	if cap(line)-len(line) < len(p) {
 		size := min(max(2*cap(line), len(line)+len(p)), max(c.maxLine+c.r.Size()+1, len(line)+len(p)))
 		grown := make([]byte, len(line), size)
@@ -321,7 +309,7 @@ func (c *conn) appendLong(line, p []byte) []byte {
 }
 
 // skipLine discards the input up to and including the next line end.
-func (c *conn) skipLine() error {
+func (c *lines) skipLine() error {
 	for {
 		_, err := c.r.ReadSlice('\n')
 		if !errors.Is(err, bufio.ErrBufferFull) {
@@ -329,35 +317,6 @@ func (c *conn) skipLine() error {
 			return err
 		}
 	}
-}
-
-// write sends one message as one line. Strings are valid UTF-8 (encoding/json replaces
-// invalid bytes; raw JSON carried through is re-encoded when it holds any). Errors mean the
-// client is gone; they are logged and returned.
-func (c *conn) write(v any) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.buf.Reset()
-	enc := json.NewEncoder(&c.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		c.log.Error("encoding a message failed", "err", err)
-		return err
-	}
-	b := c.buf.Bytes() // ends with the encoder's newline
-	if !utf8.Valid(b) {
-		clean, err := sanitize(b)
-		if err != nil {
-			c.log.Error("encoding a message failed", "err", err)
-			return err
-		}
-		b = clean
-	}
-	if _, err := c.w.Write(b); err != nil {
-		c.log.Debug("write failed", "err", err)
-		return err
-	}
-	return nil
 }
 
 // sanitize re-encodes a JSON line whose raw parts held invalid UTF-8: decoding replaces
@@ -378,108 +337,48 @@ func sanitize(b []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func (c *conn) reply(id json.RawMessage, result any) error {
-	return c.write(outResult{JSONRPC: "2.0", ID: id, Result: result})
-}
-
-func (c *conn) replyError(id json.RawMessage, e *rpcError) error {
-	return c.write(outError{JSONRPC: "2.0", ID: id, Error: e})
-}
-
-func (c *conn) notify(method string, params any) error {
-	return c.write(outNotification{JSONRPC: "2.0", Method: method, Params: params})
+func (c conn) notify(method string, params any) error {
+	return c.Notify(method, params)
 }
 
 // errClosed is the failure of a request to the client once the input has ended.
-var errClosed = errors.New("the client closed the connection")
+var errClosed = rpcconn.ErrClosed
 
 // call sends a request to the client and waits for its response, ctx or the end of the
 // input. The response's result is decoded into result; an error response is returned as
 // an *rpcError. Once call has returned, a late response to it is dropped.
-func (c *conn) call(ctx context.Context, method string, params, result any) error {
+func (c conn) call(ctx context.Context, method string, params, result any) error {
 	return c.roundTrip(ctx, method, params, result, false)
 }
 
 // callCancelling is call, except that when ctx ends first the client is told with
 // $/cancel_request that the request is given up (so it can take down what it shows).
-func (c *conn) callCancelling(ctx context.Context, method string, params, result any) error {
+func (c conn) callCancelling(ctx context.Context, method string, params, result any) error {
 	return c.roundTrip(ctx, method, params, result, true)
 }
 
-type cancelRequestParams struct {
-	RequestID uint64 `json:"requestId"`
-}
-
-func (c *conn) roundTrip(ctx context.Context, method string, params, result any, cancel bool) error {
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	key := idKey(json.RawMessage(strconv.FormatUint(id, 10)))
-	ch := make(chan answer, 1)
-	c.waiting[key] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.waiting, key)
-		c.mu.Unlock()
-	}()
-	select {
-	case <-c.done:
-		return errClosed
-	default:
-	}
-	if err := c.write(outRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
-		return fmt.Errorf("sending %s: %w", method, err)
-	}
-	select {
-	case a := <-ch:
-		if a.err != nil {
-			return a.err
-		}
-		if result == nil {
-			return nil
-		}
-		if err := json.Unmarshal(a.result, result); err != nil {
-			return fmt.Errorf("the client's answer to %s does not have the expected shape: %v", method, err)
-		}
-		return nil
-	case <-c.done:
-		return errClosed
-	case <-ctx.Done():
-		if cancel {
-			_ = c.notify("$/cancel_request", cancelRequestParams{RequestID: id})
-		}
-		return ctx.Err()
-	}
-}
-
-// deliver hands a response to the request of pid's that waits for it. A response nobody
-// waits for (a late answer to a request given up on) is logged and dropped.
-func (c *conn) deliver(m *message) {
-	key := idKey(m.ID)
-	c.mu.Lock()
-	ch := c.waiting[key]
-	delete(c.waiting, key)
-	c.mu.Unlock()
-	if ch == nil {
-		c.log.Debug("dropped a response nobody waits for", "id", key)
-		return
-	}
-	var a answer
+func (c conn) roundTrip(ctx context.Context, method string, params, result any, cancel bool) error {
+	raw, err := c.Call(ctx, method, params, cancel)
+	var je *jsonrpc2.Error
+	var me *rpcconn.MalformedError
 	switch {
-	case m.Error != nil && string(m.Error) != "null":
-		var e rpcError
-		if json.Unmarshal(m.Error, &e) != nil {
-			e = rpcError{Code: codeInternalError, Message: "malformed error response: " + string(m.Error)}
+	case errors.As(err, &je):
+		e := &rpcError{Code: je.Code, Message: je.Message}
+		if je.Data != nil {
+			e.Data = *je.Data
 		}
-		a.err = &e
-	case m.Result == nil:
-		a.err = &rpcError{Code: codeInternalError, Message: "the response has neither result nor error"}
-	default:
-		a.result = m.Result
+		return e
+	case errors.As(err, &me):
+		return &rpcError{Code: codeInternalError, Message: me.Error()}
+	case err != nil:
+		return err
+	case raw == nil:
+		return &rpcError{Code: codeInternalError, Message: "the response has neither result nor error"}
+	case result == nil:
+		return nil
 	}
-	ch <- a
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("the client's answer to %s does not have the expected shape: %v", method, err)
+	}
+	return nil
 }
-
-// close marks the input as ended; pid's waiting requests fail with errClosed.
-func (c *conn) close() { c.doneOnce.Do(func() { close(c.done) }) }

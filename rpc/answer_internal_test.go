@@ -48,7 +48,7 @@ func TestDecodeBeforeAnswerAgreesWithEncodingJSON(t *testing.T) {
 		}
 		// Through decodeAnswer, the outcome is encoding/json's in every case.
 		var viaAnswer *beforeAnswer
-		err := decodeAnswer(answerMsg{result: raw}, &viaAnswer)
+		err := decodeAnswer(raw, &viaAnswer)
 		if (err == nil) != (werr == nil) || !reflect.DeepEqual(viaAnswer, want) {
 			t.Errorf("%s: decodeAnswer gives %+v (%v), encoding/json %+v (%v)", c.raw, viaAnswer, err, want, werr)
 		}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/session"
 )
@@ -46,21 +48,12 @@ func invalidParams(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errInvalidParams}, args...)...)
 }
 
-// wireError is the error member of a response.
-type wireError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-	// Data is a setup problem's machine-readable part (session.SetupError.Data): {reason,
-	// setting?, field?, file?, folder?, variable?}.
-	Data map[string]string `json:"data,omitempty"`
-}
-
 // toWire maps an error to the JSON-RPC error sent to the client. Coded errors keep their
 // code, a busy agent is RequestFailed, a cancelled request RequestCancelled, a setup problem
 // InvalidParams (a model that is not usable) or RequestFailed (the others) with its data,
 // pid running out of a resource (too many open files) an internal error saying so, and
 // anything else is an internal error: no error reaches the wire with code 0.
-func toWire(err error) *wireError {
+func toWire(err error) *jsonrpc2.Error {
 	var ce *codedError
 	var se *session.SetupError
 	switch {
@@ -69,21 +62,26 @@ func toWire(err error) *wireError {
 		if errors.Is(err, session.ErrInvalid) {
 			code = codeInvalidParams
 		}
-		return &wireError{Code: code, Message: err.Error(), Data: se.Data()}
+		e := &jsonrpc2.Error{Code: code, Message: err.Error()}
+		if d := se.Data(); len(d) > 0 {
+			// The data of a setup problem: {reason, setting?, field?, file?, folder?, variable?}.
+			e.SetError(d)
+		}
+		return e
 	case errors.Is(err, loop.ErrBusy):
-		return &wireError{Code: errBusy.code, Message: errBusy.msg}
+		return &jsonrpc2.Error{Code: errBusy.code, Message: errBusy.msg}
 	case errors.Is(err, session.ErrResource):
-		return &wireError{Code: codeInternalError, Message: err.Error()}
+		return &jsonrpc2.Error{Code: codeInternalError, Message: err.Error()}
 	case errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrUnknownSession):
-		return &wireError{Code: codeInvalidParams, Message: err.Error()}
+		return &jsonrpc2.Error{Code: codeInvalidParams, Message: err.Error()}
 	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrUnavailable), errors.Is(err, session.ErrLocked),
 		errors.Is(err, session.ErrFailed):
-		return &wireError{Code: codeRequestFailed, Message: err.Error()}
+		return &jsonrpc2.Error{Code: codeRequestFailed, Message: err.Error()}
 	case errors.As(err, &ce):
 		msg := err.Error()
-		return &wireError{Code: ce.code, Message: msg}
+		return &jsonrpc2.Error{Code: ce.code, Message: msg}
 	case errors.Is(err, context.Canceled):
-		return &wireError{Code: codeRequestCancelled, Message: "request cancelled"}
+		return &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled"}
 	}
-	return &wireError{Code: codeInternalError, Message: "internal error: " + err.Error()}
+	return &jsonrpc2.Error{Code: codeInternalError, Message: "internal error: " + err.Error()}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
@@ -29,7 +30,7 @@ func sentinelFrame(name string) string {
 // readerRun is what reading an input to its end gave: the messages dispatched, in order, and
 // how reading ended.
 type readerRun struct {
-	dispatched []*incoming
+	dispatched []*rpcconn.Message
 	answers    int
 	end        error
 }
@@ -41,21 +42,21 @@ type readerRun struct {
 func runReader(t *testing.T, input []byte) readerRun {
 	t.Helper()
 	var out bytes.Buffer
-	s := newFrameStream(bytes.NewReader(input), &out)
+	s := newFrameStream(bytes.NewReader(input))
 	var run readerRun
 	for calls := 0; ; calls++ {
 		if calls > len(input)+2 {
 			t.Fatalf("no progress: %d reads of a %d byte input", calls, len(input))
 		}
 		before := out.Len()
-		m, err := s.readMessage()
+		m, err := readMessage(s, &out)
 		answers := checkAnswers(t, out.Bytes()[before:])
 		run.answers += answers
-		var fe *frameError
+		var fe *rpcconn.Reject
 		switch {
 		case errors.As(err, &fe):
-			if !fe.fatal || answers != 1 {
-				t.Fatalf("a reading-ending frame error (fatal %v) with %d answers: %v", fe.fatal, answers, fe)
+			if !fe.Fatal || answers != 1 {
+				t.Fatalf("a reading-ending frame error (fatal %v) with %d answers: %v", fe.Fatal, answers, fe)
 			}
 			run.end = err
 			return run
@@ -80,6 +81,21 @@ func runReader(t *testing.T, input []byte) readerRun {
 			run.dispatched = append(run.dispatched, m)
 		}
 	}
+}
+
+// readMessage reads the next message with s as the connection does: a rejected frame is
+// answered on out (and nil returned), unless it ends the reading (its Reject is returned).
+func readMessage(s *frameStream, out *bytes.Buffer) (*rpcconn.Message, error) {
+	m, err := s.Read()
+	var rej *rpcconn.Reject
+	if errors.As(err, &rej) {
+		out.Write(s.Frame(nil, rpcconn.ErrorBody(rej.ID, rej.Err, json.Marshal)))
+		if rej.Fatal {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return m, err
 }
 
 // checkAnswers checks the frames in out, which must all be error answers, and counts them.
@@ -109,21 +125,21 @@ func checkAnswers(t *testing.T, out []byte) int {
 }
 
 // checkIncoming checks a dispatched message: what the handlers may rely on.
-func checkIncoming(t *testing.T, m *incoming) {
+func checkIncoming(t *testing.T, m *rpcconn.Message) {
 	t.Helper()
-	if m.id != nil {
-		key, ok := rpcwire.IDKey(m.id)
-		if !ok || key != m.key {
-			t.Fatalf("dispatched with the id %s (key %q, valid %v)", m.id, m.key, ok)
+	if m.ID != nil {
+		key, ok := rpcwire.IDKey(m.ID)
+		if !ok || key != m.Key {
+			t.Fatalf("dispatched with the id %s (key %q, valid %v)", m.ID, m.Key, ok)
 		}
 	}
-	if m.response {
-		if m.result == nil && m.error == nil || m.method != "" {
+	if m.Response {
+		if m.Result == nil && m.Error == nil || m.Method != "" {
 			t.Fatalf("a response without result and error, or with a method: %+v", m)
 		}
 		return
 	}
-	if p := m.params; p != nil && !json.Valid(p) || p != nil && p[0] != '{' && p[0] != '[' && string(p) != "null" {
+	if p := m.Params; p != nil && !json.Valid(p) || p != nil && p[0] != '{' && p[0] != '[' && string(p) != "null" {
 		t.Fatalf("dispatched with params %q", p)
 	}
 }
@@ -158,7 +174,7 @@ func FuzzFrameReader(f *testing.F) {
 		if indexFold(prefix, contentLengthHeader) >= 0 {
 			return
 		}
-		if len(run.dispatched) == 0 || string(run.dispatched[len(run.dispatched)-1].id) != `"s2"` {
+		if len(run.dispatched) == 0 || string(run.dispatched[len(run.dispatched)-1].ID) != `"s2"` {
 			t.Fatalf("reading did not resume on the good frames after the input: dispatched %d messages, ended with %v", len(run.dispatched), run.end)
 		}
 		if run.end != io.EOF {
@@ -195,8 +211,8 @@ func FuzzFrameBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		input := fmt.Sprintf("Content-Length: %d\r\n\r\n%s%s", len(body), body, sentinelFrame("next"))
 		var out bytes.Buffer
-		s := newFrameStream(strings.NewReader(input), &out)
-		m, err := s.readMessage()
+		s := newFrameStream(strings.NewReader(input))
+		m, err := readMessage(s, &out)
 		if err != nil {
 			t.Fatalf("reading a well-framed body failed: %v", err)
 		}
@@ -207,7 +223,7 @@ func FuzzFrameBody(f *testing.F) {
 			t.Fatalf("dispatched %v and answered %d times", m != nil, answers)
 		case m != nil:
 			checkIncoming(t, m)
-			if !m.response && !json.Valid(body) {
+			if !m.Response && !json.Valid(body) {
 				t.Fatalf("a request or notification that is no valid JSON was dispatched: %q", body)
 			}
 		default:
@@ -221,8 +237,8 @@ func FuzzFrameBody(f *testing.F) {
 				t.Fatalf("answered with the id %s, which the message does not carry as written: %q", id, body)
 			}
 		}
-		next, err := s.readMessage()
-		if err != nil || next == nil || string(next.id) != `"next"` {
+		next, err := readMessage(s, &out)
+		if err != nil || next == nil || string(next.ID) != `"next"` {
 			t.Fatalf("the good frame after it was not dispatched: %v %v", next, err)
 		}
 	})

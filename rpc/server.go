@@ -3,8 +3,8 @@
 // loop), and encodes results, notifications and requests to the editor; docs/protocol.md
 // describes the protocol. The entry point is Serve.
 //
-// This file holds the server: the read loop, the lifecycle, request dispatch and replies,
-// and pid's own requests to the editor.
+// This file holds the server: the face's side of the connection (package rpcconn runs it),
+// the lifecycle, the method table and pid's own requests to the editor.
 package rpc
 
 import (
@@ -14,16 +14,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
-	"strconv"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
-	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/session"
 )
@@ -36,15 +34,12 @@ type Options struct {
 
 // Server is one connection with an editor.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	stream *frameStream
+	opts Options
+	log  *slog.Logger
+	conn *rpcconn.Conn
 
 	// host is the session layer: the sessions and what they share.
 	host *session.Host
-
-	// wg counts request goroutines.
-	wg sync.WaitGroup
 
 	// bg is the context of pid's own questions to the editor that no request waits for
 	// (workspace/requestTrust); shutdown cancels it and waits for bgWG before answering.
@@ -57,12 +52,6 @@ type Server struct {
 	// goroutine touches it.
 	afterReply []func()
 
-	// exit is set by the exit notification; only the read goroutine touches it.
-	exit bool
-	// done closes when the read loop has ended (exit, or the input ended or broke): pid's
-	// requests to the editor then get no answer.
-	done chan struct{}
-
 	// mu guards the fields below it.
 	mu           sync.Mutex
 	initialized  bool
@@ -74,24 +63,6 @@ type Server struct {
 	clientRead   bool           // the editor answers fs/read_text_file
 	clientWrite  bool           // the editor answers fs/write_text_file
 	defaults     session.Config // initializationOptions
-	// inflight holds the long requests not yet answered, by id key (rpcwire.IDKey): what
-	// $/cancelRequest reaches, and the ids a new request may not reuse.
-	inflight map[string]*inflight
-	// running holds the long requests whose reply is not yet written: what shutdown waits for.
-	running   map[*inflight]struct{}
-	nextOutID uint64
-	waiting   map[string]chan answerMsg // id key of a request to the editor -> its answer
-}
-
-// inflight is a request running on a goroutine of its own.
-type inflight struct {
-	cancel context.CancelFunc
-	done   chan struct{} // closed once it has been answered
-}
-
-// answerMsg is the editor's response to one of pid's requests: its members, raw.
-type answerMsg struct {
-	result, err json.RawMessage
 }
 
 // Serve speaks the protocol on r and w until the editor sends exit or r ends, and returns
@@ -99,12 +70,23 @@ type answerMsg struct {
 // been answered or cancelled and every goroutine it started has finished; r is closed if it
 // is an io.Closer. Ending ctx closes r (when it is an io.Closer), which ends Serve.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
-	s := &Server{opts: opts, log: opts.Log, done: make(chan struct{}), exitCode: 1,
-		inflight: map[string]*inflight{}, running: map[*inflight]struct{}{}, waiting: map[string]chan answerMsg{}}
+	s := &Server{opts: opts, log: opts.Log, exitCode: 1}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.stream = newFrameStream(r, w)
+	s.conn = rpcconn.New(rpcconn.Face{
+		Codec:        newFrameStream(r),
+		Log:          s.log,
+		Methods:      s.methods(),
+		Admit:        s.admit,
+		Notification: s.notification,
+		AfterQuick:   s.runAfterReply,
+		ToWire:       toWire,
+		Marshal:      json.Marshal,
+		CancelMethod: "$/cancelRequest",
+		CancelField:  "id",
+		SealOn:       "shutdown",
+	}, w)
 	s.host = session.NewHost(session.HostOptions{Log: s.log, Report: s.report, MCPStatus: s.mcpStatus})
 	closeInput := func() {}
 	stop := func() bool { return true }
@@ -119,12 +101,11 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	defer cancel()
 	s.bg, s.bgCancel = context.WithCancel(ctx)
 
-	err := s.readLoop(ctx)
-	close(s.done)
-	var fe *frameError
+	err := s.conn.Serve(ctx)
+	var rej *rpcconn.Reject
 	switch {
-	case errors.As(err, &fe):
-		s.log.Error("closing the connection: the input cannot be read on", "reason", fe.msg)
+	case errors.As(err, &rej):
+		s.log.Error("closing the connection: the input cannot be read on", "reason", rej.Error())
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && ctx.Err() == nil:
 		s.log.Warn("reading the input failed; closing the connection", "err", err)
 	}
@@ -133,133 +114,46 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 		<-closed // ctx ended: wait for its close to finish
 	}
 	cancel()
-	s.mu.Lock()
-	for f := range s.running {
-		f.cancel()
-	}
-	s.mu.Unlock()
 	s.bgCancel()
 	s.bgWG.Wait()
-	s.wg.Wait()
 	s.host.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exitCode
 }
 
-// readLoop reads and dispatches messages until the editor sends exit (it returns nil) or the
-// input ends or breaks (it returns why).
-func (s *Server) readLoop(ctx context.Context) error {
-	for {
-		m, err := s.stream.readMessage()
-		switch {
-		case err != nil:
-			return err
-		case m == nil: // answered with an error
-		case m.response:
-			s.answer(m)
-		default:
-			s.handle(ctx, m)
-			if s.exit {
-				return nil
-			}
-		}
+// methods is the native face's method table: quick methods run on the read goroutine and
+// never block; long ones validate their request there (so that errors such as a busy session
+// are answered in order) and run on a goroutine of their own.
+func (s *Server) methods() map[string]rpcconn.Method {
+	m := make(map[string]rpcconn.Method, len(quickMethods)+len(longMethods))
+	for name, h := range quickMethods {
+		m[name] = rpcconn.Method{Quick: func(req *jsonrpc2.Request) (any, error) { return h(s, req) }}
 	}
+	for name, h := range longMethods {
+		m[name] = rpcconn.Method{Long: func(req *jsonrpc2.Request) (rpcconn.Work, error) {
+			start, err := h.start(s, req)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, reply func(any, error)) { reply(start(ctx)) }, nil
+		}}
+	}
+	return m
 }
 
-// handle dispatches one request or notification, on the read goroutine, in arrival order.
-// Notifications and quick requests are handled right here, so their order is kept
-// ($/cancelRequest reaches a running prompt at once, steer lands before anything sent after
-// it); requests that run the agent or wait on the editor get a goroutine and a context of
-// their own. Handlers see a jsonrpc2.Request with Method and Params; its ID is not set (the
-// id the editor wrote is answered by this file, exactly as written).
-func (s *Server) handle(ctx context.Context, m *incoming) {
-	if m.id == nil {
-		s.guard(m.method, func() { s.notification(m) })
-		return
-	}
-	if err := s.admit(m.method, m.key); err != nil {
-		s.reply(m.id, nil, err)
-		return
-	}
-	req := &jsonrpc2.Request{Method: m.method}
-	if m.params != nil {
-		p := m.params
-		req.Params = &p
-	}
-	if h, ok := longMethods[m.method]; ok {
-		var start func(context.Context) (any, error)
-		var err error
-		if perr := s.guard(m.method, func() { start, err = h.start(s, req) }); perr != nil {
-			err = perr
-		}
-		req.Params = nil // the frame is not kept alive while the request runs
-		if err != nil {
-			s.reply(m.id, nil, err)
-			return
-		}
-		rctx, cancel := context.WithCancel(ctx)
-		f := &inflight{cancel: cancel, done: make(chan struct{})}
-		s.mu.Lock()
-		s.inflight[m.key] = f
-		s.running[f] = struct{}{}
-		s.mu.Unlock()
-		id, key, method := m.id, m.key, m.method
-		s.wg.Go(func() {
-			var result any
-			var err error
-			if perr := s.guard(method, func() { result, err = start(rctx) }); perr != nil {
-				result, err = nil, perr
-			}
-			// The id is free again before the answer goes out: an editor may reuse it as
-			// soon as it has the answer.
-			s.mu.Lock()
-			if s.inflight[key] == f {
-				delete(s.inflight, key)
-			}
-			s.mu.Unlock()
-			s.writeReply(id, result, err, method == "shutdown" && err == nil)
-			cancel()
-			s.mu.Lock()
-			delete(s.running, f)
-			s.mu.Unlock()
-			close(f.done)
-		})
-		return
-	}
-	h, ok := quickMethods[m.method]
-	if !ok {
-		s.reply(m.id, nil, fmt.Errorf("%w: %s", errUnknownMethod, m.method))
-		return
-	}
-	var result any
-	var err error
-	if perr := s.guard(m.method, func() { result, err = h(s, req) }); perr != nil {
-		result, err = nil, perr
-	}
-	s.reply(m.id, result, err)
+// runAfterReply runs the work quick methods left for after their reply.
+func (s *Server) runAfterReply() {
 	for _, f := range s.afterReply {
 		f()
 	}
 	s.afterReply = s.afterReply[:0]
 }
 
-// guard runs f and logs a panic instead of crashing the daemon. It returns the panic as an
-// internal error, which the caller answers the request with (never a result).
-func (s *Server) guard(method string, f func()) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("the handler of %s panicked: %v", method, p)
-		}
-	}()
-	f()
-	return nil
-}
-
-// admit applies the lifecycle (nothing before initialize, nothing after shutdown) and
-// refuses the id of a request still running: a cancel naming it could not tell the two apart.
-func (s *Server) admit(method, key string) error {
+// admit applies the lifecycle (nothing before initialize, nothing after shutdown), refuses
+// the id of a request still running (a cancel naming it could not tell the two apart), and
+// answers unknown methods.
+func (s *Server) admit(method string, running bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -269,91 +163,52 @@ func (s *Server) admit(method, key string) error {
 		return fmt.Errorf("%w: initialize was already received", errInvalidRequest)
 	case method != "initialize" && !s.initialized:
 		return errNotInitialized
-	case s.inflight[key] != nil:
+	case running:
 		return fmt.Errorf("%w: a request with this id is still running; give every request an id of its own", errInvalidRequest)
+	}
+	_, quick := quickMethods[method]
+	_, long := longMethods[method]
+	if !quick && !long {
+		return fmt.Errorf("%w: %s", errUnknownMethod, method)
 	}
 	return nil
 }
 
-// reply answers the request with id: its result, or its error mapped to a code.
-func (s *Server) reply(id json.RawMessage, result any, err error) {
-	s.writeReply(id, result, err, false)
-}
-
-// writeReply is reply; last marks the shutdown reply, after which pid starts nothing.
-func (s *Server) writeReply(id json.RawMessage, result any, err error, last bool) {
-	var body []byte
-	if err == nil {
-		rb, merr := json.Marshal(result) // nil is null
-		if merr != nil {
-			s.log.Error("encoding a result failed", "err", merr)
-			err = merr
-		} else {
-			body = make([]byte, 0, 40+len(id)+len(rb))
-			body = append(body, `{"jsonrpc":"2.0","id":`...)
-			body = append(body, id...)
-			body = append(body, `,"result":`...)
-			body = append(body, rb...)
-			body = append(body, '}')
-		}
-	}
-	if err != nil {
-		body = errorBody(id, toWire(err))
-	}
-	if werr := s.stream.writeAnswer(body, last); werr != nil {
-		s.log.Debug("reply failed", "err", werr)
-	}
-}
-
-// notification handles one notification on the read goroutine.
-func (s *Server) notification(m *incoming) {
-	switch m.method {
+// notification handles one notification on the read goroutine; exit ends the connection.
+func (s *Server) notification(method string, params json.RawMessage) bool {
+	switch method {
 	case "exit":
 		s.mu.Lock()
 		if s.shutdown {
 			s.exitCode = 0
 		}
 		s.mu.Unlock()
-		s.exit = true
+		return true
 	case "$/cancelRequest":
 		var p struct {
 			ID json.RawMessage `json:"id"`
 		}
-		params := m.params
 		if err := decodeParams(&params, &p); err != nil {
 			s.log.Warn("bad $/cancelRequest", "err", err)
-			return
+			return false
 		}
 		key, ok := rpcwire.IDKey(p.ID)
 		if !ok {
 			s.log.Warn("bad $/cancelRequest: id must be a string or a number", "id", truncate(string(p.ID), 80))
-			return
+			return false
 		}
-		s.mu.Lock()
-		f := s.inflight[key]
-		s.mu.Unlock()
-		if f != nil {
-			f.cancel()
-		}
+		s.conn.CancelRequest(key)
 	case "initialized", "$/setTrace", "$/logTrace":
 	default:
-		s.log.Debug("ignored notification", "method", m.method)
+		s.log.Debug("ignored notification", "method", method)
 	}
+	return false
 }
 
 // notify writes a notification. Errors mean the editor is gone, or that the shutdown reply
 // was written; they are logged only.
 func (s *Server) notify(method string, params any) {
-	body, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", method, params})
-	if err != nil {
-		s.log.Error("encoding a notification failed", "method", method, "err", err)
-		return
-	}
-	if err := s.stream.writeFrame(body); err != nil {
+	if err := s.conn.Notify(method, params); err != nil {
 		s.log.Debug("notification not sent", "method", method, "err", err)
 	}
 }
@@ -367,59 +222,22 @@ func (s *Server) logMessage(typ protocol.MessageType, msg string) {
 // call sends a request to the editor and waits for its answer or for ctx; the answer's
 // result is decoded into result. When ctx ends first, the editor is told with
 // $/cancelRequest. Once the read loop has ended, or after the shutdown reply, it fails at
-// once. The answer is taken off the read loop (answer), with no decoding but result's.
+// once.
 func (s *Server) call(ctx context.Context, method string, params []byte, result any) error {
-	s.mu.Lock()
-	s.nextOutID++
-	id := strconv.FormatUint(s.nextOutID, 10)
-	key, _ := rpcwire.IDKey([]byte(id))
-	ch := make(chan answerMsg, 1)
-	s.waiting[key] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.waiting, key)
-		s.mu.Unlock()
-	}()
-	b := make([]byte, 0, 64+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = llm.AppendString(b, method)
-	b = append(b, `,"params":`...)
-	b = append(b, params...)
-	b = append(b, '}')
-	if err := s.stream.writeFrame(b); err != nil {
-		return fmt.Errorf("writing %s: %w", method, err)
-	}
-	select {
-	case a := <-ch:
-		return decodeAnswer(a, result)
-	case <-s.done:
+	raw, err := s.conn.Call(ctx, method, json.RawMessage(params), true)
+	var je *jsonrpc2.Error
+	var me *rpcconn.MalformedError
+	switch {
+	case errors.As(err, &je):
+		return &editorError{Code: je.Code, Message: je.Message}
+	case errors.As(err, &me):
+		return &editorError{Message: me.Error()}
+	case errors.Is(err, rpcconn.ErrClosed):
 		return errors.New("the editor disconnected")
-	case <-ctx.Done():
-		s.notify("$/cancelRequest", map[string]any{"id": json.RawMessage(id)})
-		return ctx.Err()
+	case err != nil:
+		return err
 	}
-}
-
-// answer hands a response to the request of pid's it answers. A response to nothing pid
-// waits for (a late answer to a request given up on, or one with id null) is logged and
-// dropped.
-func (s *Server) answer(m *incoming) {
-	s.mu.Lock()
-	ch := s.waiting[m.key]
-	delete(s.waiting, m.key)
-	s.mu.Unlock()
-	if ch == nil {
-		if m.id == nil && m.error != nil {
-			s.log.Warn("the editor answered with an error to a message it could not read", "error", truncate(string(m.error), 400))
-			return
-		}
-		s.log.Debug("dropped a response to no pending request of pid's", "id", truncate(string(m.id), 80))
-		return
-	}
-	ch <- answerMsg{result: m.result, err: m.error}
+	return decodeAnswer(raw, result)
 }
 
 // editorError is an error response from the editor.
@@ -430,24 +248,18 @@ type editorError struct {
 
 func (e *editorError) Error() string { return fmt.Sprintf("error %d: %s", e.Code, e.Message) }
 
-func decodeAnswer(a answerMsg, result any) error {
-	if a.err != nil && string(a.err) != "null" {
-		var e editorError
-		if err := json.Unmarshal(a.err, &e); err != nil {
-			return &editorError{Message: "malformed error response: " + truncate(string(a.err), 200)}
-		}
-		return &e
-	}
-	if result == nil || a.result == nil {
+// decodeAnswer decodes the result of the editor's answer into result.
+func decodeAnswer(raw json.RawMessage, result any) error {
+	if result == nil || raw == nil {
 		return nil
 	}
 	if p, ok := result.(**beforeAnswer); ok {
-		if v, ok := decodeBeforeAnswer(a.result); ok {
+		if v, ok := decodeBeforeAnswer(raw); ok {
 			*p = v
 			return nil
 		}
 	}
-	if err := json.Unmarshal(a.result, result); err != nil {
+	if err := json.Unmarshal(raw, result); err != nil {
 		return fmt.Errorf("the editor's answer does not have the expected shape: %v", err)
 	}
 	return nil
@@ -530,7 +342,7 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// quickMethods run on the read goroutine: they never block.
+// quickMethods run on the read goroutine: they never block (see methods).
 var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"initialize":         (*Server).initialize,
 	"session/new":        (*Server).sessionNew,
@@ -636,19 +448,11 @@ func declared(exp any) clientCaps {
 func (s *Server) shutdownReq(*jsonrpc2.Request) (func(context.Context) (any, error), error) {
 	s.mu.Lock()
 	s.shutdown = true
-	running := make([]*inflight, 0, len(s.running))
-	for f := range s.running {
-		running = append(running, f)
-	}
 	s.mu.Unlock()
+	drain := s.conn.Drain()
 	return func(context.Context) (any, error) {
-		for _, f := range running {
-			f.cancel()
-		}
 		s.bgCancel()
-		for _, f := range running {
-			<-f.done
-		}
+		drain()
 		s.bgWG.Wait()
 		return nil, nil
 	}, nil

@@ -202,7 +202,7 @@ func (s *Server) Emit(ss *session.Session, ev event.Event) {
 	case err != nil:
 		s.log.Error("encoding a notification failed", "session", ss.ID(), "event", fmt.Sprintf("%T", ev), "err", err)
 	case ok:
-		if werr := s.stream.writeFrame(b); werr != nil {
+		if werr := s.conn.Send(b); werr != nil {
 			s.log.Debug("notification not sent", "err", werr)
 		}
 		freezeAfter(ev)

@@ -1,8 +1,7 @@
-// This file is the wire under the server: it reads `Content-Length` frames and checks the
-// JSON-RPC message each holds, answering at once every frame that holds none (-32700 for
-// what is not JSON or not framed, -32600 for JSON that is no request, notification or
-// response) and reading on; and it writes frames, of which only answers once the shutdown
-// reply has gone out.
+// This file is the native face's framing, its rpcconn.Codec: it reads `Content-Length` frames
+// and checks the JSON-RPC message each holds, rejecting every frame that holds none (-32700
+// for what is not JSON or not framed, -32600 for JSON that is no request, notification or
+// response; the connection answers them and reads on), and frames what pid writes.
 
 package rpc
 
@@ -15,8 +14,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
@@ -32,123 +33,42 @@ const maxHeaderLine = 8 << 10
 // (leading zeros included) count as a length over maxFrame.
 const maxLengthDigits = 19
 
-// frameStream reads and writes LSP-framed messages.
+// frameStream is the native face's rpcconn.Codec: it reads LSP-framed messages and frames the
+// ones pid writes.
 type frameStream struct {
 	// Reader state, used by the read loop's goroutine only.
 	r      *bufio.Reader
 	resync bool // skip to the next Content-Length header before reading a frame
-
-	// wmu serializes writes: answers, pid's notifications and requests. It guards the fields
-	// below it.
-	wmu    sync.Mutex
-	w      *bufio.Writer
-	header []byte // scratch for one frame's header
-	// sealed is set by writing the shutdown reply: from then on only answers are written.
-	sealed bool
 }
 
-func newFrameStream(r io.Reader, w io.Writer) *frameStream {
-	return &frameStream{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10)}
+func newFrameStream(r io.Reader) *frameStream {
+	return &frameStream{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// errSealed is the failure of a message pid starts after its shutdown reply.
-var errSealed = errors.New("not sent: nothing pid starts is written after its shutdown reply")
-
-// writeFrame writes a message pid starts (a notification, a request of its own, a
-// $/cancelRequest of one) and flushes it. Any goroutine may call it. Once the shutdown reply
-// is written it writes nothing and returns errSealed. Other errors mean the editor is gone.
-func (s *frameStream) writeFrame(body []byte) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.sealed {
-		return errSealed
-	}
-	return s.writeLocked(body)
+// Frame implements rpcconn.Codec: a Content-Length header, then body.
+func (s *frameStream) Frame(dst, body []byte) []byte {
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, int64(len(body)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	return append(dst, body...)
 }
 
-// writeAnswer writes an answer to something the editor sent (a response, an error answer),
-// which is written even after the shutdown reply. last marks body as the shutdown reply: once
-// it is written, writeFrame writes nothing more. Any goroutine may call it.
-func (s *frameStream) writeAnswer(body []byte, last bool) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	err := s.writeLocked(body)
-	if last {
-		s.sealed = true
-	}
-	return err
-}
-
-func (s *frameStream) writeLocked(body []byte) error {
-	h := append(s.header[:0], "Content-Length: "...)
-	h = strconv.AppendInt(h, int64(len(body)), 10)
-	h = append(h, "\r\n\r\n"...)
-	s.header = h
-	if _, err := s.w.Write(h); err != nil {
-		return err
-	}
-	if _, err := s.w.Write(body); err != nil {
-		return err
-	}
-	return s.w.Flush()
-}
-
-// errorReply answers a message that could not be handled; id is nil when it is unknown (the
-// answer then carries id null).
-func (s *frameStream) errorReply(id json.RawMessage, code int64, msg string) {
-	_ = s.writeAnswer(errorBody(id, &wireError{Code: code, Message: msg}), false)
-}
-
-// errorBody encodes an error response.
-func errorBody(id json.RawMessage, e *wireError) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	eb, err := json.Marshal(e)
-	if err != nil { // cannot happen: two plain fields
-		eb = []byte(`{"code":-32603,"message":"internal error"}`)
-	}
-	b := make([]byte, 0, 40+len(id)+len(eb))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":`...)
-	b = append(b, eb...)
-	return append(b, '}')
-}
-
-// incoming is one message the editor sent, checked: a request (id set), a notification (id
-// nil) or a response to one of pid's requests (response set).
-type incoming struct {
-	id     json.RawMessage // exactly as the editor wrote it (a copy, not a slice of the frame)
-	key    string          // the id's matching key (rpcwire.IDKey), "" without an id
-	method string
-	params json.RawMessage // nil when absent; a slice of the frame
-
-	response      bool
-	result, error json.RawMessage // a response's members (slices of the frame), nil when absent
-}
-
-// readMessage reads the next frame and returns the message it holds. A frame that holds none
-// is answered at once with an error and readMessage returns nil, nil: the caller reads on.
-// It returns an error when the input ends or breaks, and a *frameError, already answered,
-// when the input cannot be read on (a frame over maxFrame). Only the read loop calls it.
-func (s *frameStream) readMessage() (*incoming, error) {
+// Read implements rpcconn.Codec: it reads the next frame and returns the message it holds. A
+// frame that holds none is an *rpcconn.Reject, answered by the connection, which then reads
+// on; a frame over maxFrame is a fatal one (the input cannot be read on). Other errors mean
+// the input ended or broke.
+func (s *frameStream) Read() (*rpcconn.Message, error) {
 	body, err := s.readFrame()
 	var fe *frameError
 	if errors.As(err, &fe) {
-		s.errorReply(nil, codeParseError, fe.msg)
-		if fe.fatal {
-			return nil, fe
-		}
-		return nil, nil
+		return nil, &rpcconn.Reject{Err: &jsonrpc2.Error{Code: codeParseError, Message: fe.msg}, Fatal: fe.fatal}
 	}
 	if err != nil {
 		return nil, err
 	}
 	m, p := parseMessage(body)
 	if p != nil {
-		s.errorReply(p.id, p.code, p.msg)
-		return nil, nil
+		return nil, &rpcconn.Reject{ID: p.id, Err: &jsonrpc2.Error{Code: p.code, Message: p.msg}}
 	}
 	return m, nil
 }
@@ -388,7 +308,7 @@ type problem struct {
 // answer for a reply to nothing. Valid JSON nested deeper than rpcwire.MaxDepth is refused
 // with -32600 and the message's id, except a response, which goes to the request of pid's it
 // answers (whose decoding then fails on the depth).
-func parseMessage(body []byte) (*incoming, *problem) {
+func parseMessage(body []byte) (*rpcconn.Message, *problem) {
 	env, err := rpcwire.Scan(body)
 	var se *rpcwire.SyntaxError
 	if errors.As(err, &se) {
@@ -402,41 +322,41 @@ func parseMessage(body []byte) (*incoming, *problem) {
 	default:
 		return nil, &problem{nil, codeInvalidRequest, "invalid request: a message must be a JSON object"}
 	}
-	m := &incoming{}
+	m := &rpcconn.Message{}
 	if env.ID != nil && string(env.ID) != "null" {
 		key, ok := rpcwire.IDKey(env.ID)
 		if !ok {
 			return nil, &problem{nil, codeInvalidRequest, "invalid request: id must be a string or a number"}
 		}
-		m.id, m.key = append(json.RawMessage(nil), env.ID...), key
+		m.ID, m.Key = append(json.RawMessage(nil), env.ID...), key
 	}
 	if v, ok := rpcwire.String(env.JSONRPC); !ok || v != "2.0" {
-		return nil, &problem{m.id, codeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`}
+		return nil, &problem{m.ID, codeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`}
 	}
 	isReq := env.Method != nil
 	isResp := env.Result != nil || env.Error != nil
 	switch {
 	case isReq && isResp, !isReq && !isResp:
-		return nil, &problem{m.id, codeInvalidRequest, "invalid request: a message needs either a method or a result/error"}
+		return nil, &problem{m.ID, codeInvalidRequest, "invalid request: a message needs either a method or a result/error"}
 	case isResp:
-		m.response, m.result, m.error = true, env.Result, env.Error
+		m.Response, m.Result, m.Error = true, env.Result, env.Error
 		return m, nil
-	case env.ID != nil && m.id == nil:
+	case env.ID != nil && m.ID == nil:
 		// jsonrpc2 clients would take the answer (id null) for a reply to nothing, and wait.
 		return nil, &problem{nil, codeInvalidRequest, "invalid request: a request id must be a string or a number, not null"}
 	case tooDeep:
-		return nil, &problem{m.id, codeInvalidRequest, fmt.Sprintf("invalid request: %v, pid's limit", rpcwire.ErrTooDeep)}
+		return nil, &problem{m.ID, codeInvalidRequest, fmt.Sprintf("invalid request: %v, pid's limit", rpcwire.ErrTooDeep)}
 	}
 	method, ok := rpcwire.String(env.Method)
 	if !ok {
-		return nil, &problem{m.id, codeInvalidRequest, "invalid request: method must be a string"}
+		return nil, &problem{m.ID, codeInvalidRequest, "invalid request: method must be a string"}
 	}
-	m.method = method
+	m.Method = method
 	if p := env.Params; p != nil {
 		if p[0] != '{' && p[0] != '[' && string(p) != "null" {
-			return nil, &problem{m.id, codeInvalidRequest, "invalid request: params must be an object or an array"}
+			return nil, &problem{m.ID, codeInvalidRequest, "invalid request: params must be an object or an array"}
 		}
-		m.params = p
+		m.Params = p
 	}
 	return m, nil
 }
