@@ -31,8 +31,9 @@ type Config struct {
 	// MCPServers are the session's own MCP servers, in the shape of the settings files'
 	// "mcpServers" (see mcp.ParseServers); they come on top of the settings' servers.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
-	// Sandbox is the editor's "sandbox" settings (see sandbox.Settings): session/new's
-	// replaces initializationOptions' whole. The settings files' come below it (sandbox.go).
+	// Sandbox is the editor's "sandbox" settings (see sandbox.Settings): session/new's keys
+	// over initializationOptions' (mergeSandbox). The settings files' come below it
+	// (sandbox.go).
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 }
 
@@ -63,7 +64,7 @@ func (c Config) Merge(over Config) Config {
 		c.MCPServers = over.MCPServers
 	}
 	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
-		c.Sandbox = over.Sandbox
+		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)
 	}
 	return c
 }

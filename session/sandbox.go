@@ -74,3 +74,19 @@ func (s *Session) escalation(call llm.ToolCall) *Escalation {
 	}
 	return &Escalation{Escalation: true, Justification: a.Justification}
 }
+
+// mergeSandbox returns the "sandbox" settings over sets on top of base's, key by key
+// (sandbox.Settings.Over). When either is malformed it returns over unchanged, for the
+// session to report.
+func mergeSandbox(base, over json.RawMessage) json.RawMessage {
+	b, err1 := sandbox.Parse(base)
+	o, err2 := sandbox.Parse(over)
+	if err1 != nil || err2 != nil {
+		return over
+	}
+	merged, err := json.Marshal(b.Over(o))
+	if err != nil {
+		return over
+	}
+	return merged
+}
