@@ -287,3 +287,31 @@ func TestDiscardResponseReadBeforeItIsAskedFor(t *testing.T) {
 	inR.Close()
 	<-c.Done()
 }
+
+// A process that exits while one it started still holds its stdout: Wait returns the exit
+// code within its bound, closes the output on our side, and says so.
+func TestWaitWhenOutputOutlivesTheProcess(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "sleeper")
+	p, err := Start("/bin/sh", Options{Args: []string{"-c", "sleep 1000 & echo $! > " + pidFile + "; exit 3"}, Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			var sleeper int
+			fmt.Sscan(string(b), &sleeper)
+			if sleeper > 0 {
+				syscall.Kill(sleeper, syscall.SIGKILL)
+			}
+		}
+	})
+	code, err := p.Wait(300 * time.Millisecond)
+	if code != 3 || err == nil || !strings.Contains(err.Error(), "output was still open") {
+		t.Errorf("Wait: code %d, %v; want 3 and an error about the open output", code, err)
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Errorf("the Conn still reads after Wait returned")
+	}
+}

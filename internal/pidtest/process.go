@@ -36,7 +36,8 @@ type Options struct {
 type Process struct {
 	*Conn
 	cmd    *exec.Cmd
-	stderr *Buffer // nil when Options.Stderr was set
+	stderr *Buffer  // nil when Options.Stderr was set
+	out    *os.File // pid's stdout, our end
 
 	exited chan struct{} // closed once cmd.Wait returned
 	code   int           // the exit code (-1 when a signal ended pid), valid after exited
@@ -87,7 +88,7 @@ func Start(bin string, opts Options) (*Process, error) {
 		outR.Close()
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	p.in = inW
+	p.in, p.out = inW, outR
 	p.Conn = NewConn(inW, outR, opts.Conn)
 	go func() {
 		<-p.Conn.Done()
@@ -135,29 +136,42 @@ func (p *Process) CloseInput() error {
 var ErrKilled = errors.New("pid did not exit in time; killed it")
 
 // Wait waits at most within for pid to exit and its output to end, and returns its exit
-// code. When pid outlives within it is killed, and the error is ErrKilled (wrapped).
+// code. When pid outlives within it is killed, and the error is ErrKilled (wrapped); when
+// its output stays open after it exited (a process it started holds it), the output is
+// closed on our side and the error says so.
 func (p *Process) Wait(within time.Duration) (int, error) {
 	timer := time.NewTimer(within)
 	defer timer.Stop()
 	select {
 	case <-p.exited:
 	case <-timer.C:
-		p.cmd.Process.Kill()
-		<-p.exited
-		<-p.Conn.Done()
-		p.CloseInput()
+		p.Kill()
 		return p.code, fmt.Errorf("after %v: %w", within, ErrKilled)
 	}
-	<-p.Conn.Done()
-	p.CloseInput()
-	return p.code, nil
+	defer p.CloseInput()
+	select {
+	case <-p.Conn.Done():
+		return p.code, nil
+	case <-timer.C:
+		p.out.Close()
+		<-p.Conn.Done()
+		return p.code, fmt.Errorf("pid exited, but its output was still open %v after it started to wait", within)
+	}
 }
 
-// Kill ends pid with SIGKILL and waits for it and its output to end.
+// Kill ends pid with SIGKILL and waits for it and its output to end (for at most the hang
+// guard after it exited: then the output is closed on our side).
 func (p *Process) Kill() {
 	p.cmd.Process.Kill()
 	<-p.exited
-	<-p.Conn.Done()
+	timer := time.NewTimer(p.HangGuard())
+	defer timer.Stop()
+	select {
+	case <-p.Conn.Done():
+	case <-timer.C:
+		p.out.Close()
+		<-p.Conn.Done()
+	}
 	p.CloseInput()
 }
 
