@@ -130,7 +130,8 @@ func (c *pipeClient) signal() {
 	c.mu.Unlock()
 }
 
-// newPipeClient returns the client writing to w; it reads what readLoop is given.
+// newPipeClient returns the client writing to w; it reads what readLoop is given (for a
+// daemon whose output the test hands on itself, as startHooked in wire_test.go does).
 func newPipeClient(t testing.TB, w io.Writer) *pipeClient {
 	pr, pw := io.Pipe()
 	c := attach(t, func(o pidtest.ConnOptions) *pidtest.Conn { return pidtest.NewConn(w, pr, o) })
@@ -363,13 +364,8 @@ func startInProcess(t testing.TB) *daemon {
 	outR, outW := io.Pipe()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := newPipeClient(t, inW)
+	c := attach(t, func(o pidtest.ConnOptions) *pidtest.Conn { return pidtest.NewConn(inW, outR, o) })
 	codes := make(chan int, 1)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		c.readLoop(outR)
-	}()
 	go func() {
 		code := Serve(context.Background(), inR, outW, Options{Version: "test", Log: log})
 		outW.Close()
@@ -386,7 +382,8 @@ func startInProcess(t testing.TB) *daemon {
 			case <-time.After(hangGuard):
 				t.Fatalf("hang guard: Serve did not return after %v", hangGuard)
 			}
-			<-readerDone
+			<-c.Done()
+			c.signal()
 		})
 		return code
 	}
