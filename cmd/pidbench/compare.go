@@ -119,7 +119,7 @@ func runCompare(w io.Writer, piPath, pidPath string) error {
 	}
 	fmt.Fprintf(w, "# pi vs pid: tool-execution overhead of the agent loop\n")
 	fmt.Fprintf(w, "pi:  %s  (%s)\n", env(pi, "impl", "@mariozechner/pi-agent-core", "node", "reps", "llm", "convert"), piPath)
-	fmt.Fprintf(w, "pid: %s  (%s)\n", env(pid, "impl", "go", "revision", "reps", "llm", "convert"), pidPath)
+	fmt.Fprintf(w, "pid: %s  (%s)\n", env(pid, "impl", "go", "gogc", "revision", "reps", "llm", "convert"), pidPath)
 	fmt.Fprintf(w, "machine: cpu=%v cores=%v; loadavg at start: pi %v, pid %v; at end: pid %s\n\n",
 		pid.Env["cpu"], pid.Env["cores"], pi.Env["loadavg"], pid.Env["loadavg"], pid.LoadavgEnd)
 
