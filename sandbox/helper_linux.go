@@ -140,10 +140,14 @@ func bindReadOnly(src, dst string) error {
 	return unix.Mount("", dst, "", flags, "")
 }
 
-// hide covers p: an empty read-only folder over a folder, /dev/null (read-only) over a file.
+// hide covers p: an empty read-only folder over a folder, /dev/null (read-only) over a file
+// or a socket (a connect to it then fails).
 func hide(p string) error {
 	var st unix.Stat_t
 	if err := unix.Stat(p, &st); err != nil {
+		if err == unix.ENOENT {
+			return nil // under a folder covered already
+		}
 		return err
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {

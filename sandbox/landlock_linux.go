@@ -25,6 +25,10 @@ func landlockABI() int {
 const fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
 	unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 
+// accessFSResolveUnix is LANDLOCK_ACCESS_FS_RESOLVE_UNIX (ABI 9): connecting to a Unix
+// socket by its path, when the process listening is outside the sandbox.
+const accessFSResolveUnix = 1 << 16
+
 const readRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
 
 // fsRights returns the file system rights Landlock handles at ABI abi.
@@ -38,6 +42,9 @@ func fsRights(abi int) uint64 {
 	}
 	if abi >= 5 {
 		r |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	if abi >= 9 {
+		r |= accessFSResolveUnix // granted nowhere: no connect to a socket outside the sandbox
 	}
 	return r
 }

@@ -44,6 +44,39 @@ type Places struct {
 	// Home is the user's home folder ("" when unknown), ConfigDir and StateDir pid's own
 	// ($XDG_CONFIG_HOME/pid, $XDG_STATE_HOME/pid).
 	Home, ConfigDir, StateDir string
+	// Sockets are the Unix sockets and folders of sockets of the user's session that the
+	// command must not reach (see SessionSockets): Landlock before ABI 9 does not stop a
+	// connect to a socket by its path, and a network namespace does not either.
+	Sockets []string
+}
+
+// systemSockets are the sockets of services that act with more rights than the command:
+// container engines and snapd (root on the host), the system bus, systemd's own, the X
+// server (keystrokes), every user's runtime folder.
+var systemSockets = []string{
+	"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock",
+	"/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/tmp/.X11-unix", "/run/user",
+	"/run/systemd/private", "/run/snapd.socket", "/run/snapd-snap.socket", "/run/libvirt", "/var/run/libvirt",
+}
+
+// SessionSockets returns the sockets of the user's session named by the environment getenv
+// reads: $XDG_RUNTIME_DIR (the session bus, systemd --user, the agents), $SSH_AUTH_SOCK,
+// the session bus's path, and the fixed system ones (systemSockets).
+func SessionSockets(getenv func(string) string) []string {
+	var out []string
+	for _, v := range []string{"XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"} {
+		if p := getenv(v); filepath.IsAbs(p) {
+			out = append(out, p)
+		}
+	}
+	for _, part := range strings.Split(getenv("DBUS_SESSION_BUS_ADDRESS"), ";") {
+		for _, kv := range strings.Split(strings.TrimPrefix(part, "unix:"), ",") {
+			if p, ok := strings.CutPrefix(kv, "path="); ok && filepath.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return append(out, systemSockets...)
 }
 
 // ProtectedNames are the paths, relative to each writable root, that a sandboxed command may
@@ -143,6 +176,7 @@ func Build(r Resolved, p Places) (Policy, error) {
 			hide = append(hide, d)
 		}
 	}
+	hide = append(hide, p.Sockets...)
 	for _, d := range r.DenyRead {
 		if rest, ok := strings.CutPrefix(d, "~/"); ok {
 			if p.Home == "" {
@@ -157,7 +191,10 @@ func Build(r Resolved, p Places) (Policy, error) {
 		if err != nil {
 			continue // missing: nothing to read
 		}
-		if !slices.Contains(pol.Hidden, real) {
+		// A folder that holds a writable one (a TMPDIR in $XDG_RUNTIME_DIR) stays: covering
+		// it would hide the writable folder too.
+		holds := slices.ContainsFunc(pol.Writable, func(w string) bool { return w == real || strings.HasPrefix(w, real+"/") })
+		if !holds && !slices.Contains(pol.Hidden, real) {
 			pol.Hidden = append(pol.Hidden, real)
 		}
 	}

@@ -173,6 +173,7 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	p.Home, _ = os.UserHomeDir()
 	p.ConfigDir, _ = xdg.ConfigDir()
 	p.StateDir, _ = xdg.StateDir()
+	p.Sockets = sandbox.SessionSockets(os.Getenv)
 	pol, err := sandbox.Build(r, p)
 	if err != nil {
 		return nil, sandboxFailure(err)

@@ -296,3 +296,37 @@ func TestSandboxGoTestOffline(t *testing.T) {
 		t.Errorf("go test: %s", out)
 	}
 }
+
+func TestSandboxCannotReachTheSessionsSockets(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed: %v", err)
+	}
+	// An ssh agent, and the session bus in $XDG_RUNTIME_DIR, as Unix sockets outside the
+	// workspace: a connect to them would let the command sign with the user's keys or ask
+	// systemd --user to run anything.
+	dir := realTemp(t)
+	runtimeDir := filepath.Join(dir, "run")
+	if err := os.Mkdir(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	agent, bus := filepath.Join(dir, "agent.sock"), filepath.Join(runtimeDir, "bus")
+	for _, p := range []string{agent, bus} {
+		ln, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+	}
+	t.Setenv("SSH_AUTH_SOCK", agent)
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	ws, _ := newWorkspace(t, nil)
+	connect := func(p string) string {
+		return `perl -MIO::Socket::UNIX -e 'print IO::Socket::UNIX->new(Peer => "` + p + `") ? "connected\n" : "refused: $!\n"'`
+	}
+	out := mustOK(t, call(t, ws, "bash", bashArgs(t, connect(agent)+"; "+connect(bus))))
+	if strings.Contains(out, "connected") || strings.Count(out, "refused:") != 2 {
+		t.Errorf("the sandbox reached the session's sockets:\n%s", out)
+	}
+}
