@@ -21,7 +21,8 @@
 // is not exactly `Content-Length: N\r\n\r\n` followed by N bytes of JSON, or a line that is
 // not JSON, is a wire error (Err); an LSP stream ends there, since its framing is lost. It
 // either keeps every message in the order read (the default: tests Await a message by
-// predicate, look at Messages, and Response finds an answer however late it is asked for),
+// predicate, take them one after the other with Message, look at Messages, and Response
+// finds an answer however late it is asked for),
 // or, with ConnOptions.Discard, keeps nothing and routes each response to the Call waiting
 // for it (long runs, whose own heap must not grow with the stream).
 //
@@ -33,9 +34,9 @@
 //     message at a time, in the order pid wrote them: Check before the message is kept,
 //     OnMessage after (so a waiter woken by it sees the message). They may send (Answer a
 //     request of pid's) but must not wait for a later message: nothing is read meanwhile.
-//   - Every wait (Await, Response, Call, a write, Process.Wait) is bounded by the hang
-//     guard. It is no timed assertion: a wait that hits it has hung, and its error says what
-//     it was waiting for.
+//   - Every wait (Await, Message, Response, Call, a write) is bounded by the hang guard,
+//     and Process.Wait by its argument. It is no timed assertion: a wait that hits it has
+//     hung, and its error says what it was waiting for.
 //   - The read goroutine ends when the daemon's output ends (Done is then closed); a
 //     Process's goroutines end once it has exited, which Wait, Kill and Stop wait for. A
 //     caller that ends every Process it started, and closes the input of every Conn, leaves
