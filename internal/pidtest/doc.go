@@ -22,9 +22,9 @@
 // not JSON, is a wire error (Err); an LSP stream ends there, since its framing is lost. It
 // either keeps every message in the order read (the default: tests Await a message by
 // predicate, take them one after the other with Message, look at Messages, and Response
-// finds an answer however late it is asked for),
-// or, with ConnOptions.Discard, keeps nothing and routes each response to the Call waiting
-// for it (long runs, whose own heap must not grow with the stream).
+// finds an answer however late it is asked for), or, with ConnOptions.Discard, keeps
+// nothing but the responses to its own requests, each handed once to the Response (or Call)
+// waiting for it (long runs, whose own heap must not grow with the stream).
 //
 // Contract (who may call what concurrently):
 //
