@@ -258,10 +258,15 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approval) (session.Answer, error) {
 	call := q.Call
 	tc := s.toolCall(ss, call.ID, call.Name, call.Arguments)
+	title := tc.Title
+	if e := q.Escalation; e != nil {
+		// bash asking to leave the sandbox: the person reads why.
+		title = fmt.Sprintf("%s OUTSIDE THE SANDBOX (full rights, network on): %s", tc.Title, e.Justification)
+	}
 	params := permissionParams{
 		SessionID: ss.ID(),
 		ToolCall: toolCallUpdate{
-			ToolCallID: call.ID, Title: tc.Title, Kind: tc.Kind, Status: "pending",
+			ToolCallID: call.ID, Title: title, Kind: tc.Kind, Status: "pending",
 			RawInput: tc.RawInput, Locations: tc.Locations,
 		},
 		Options: permissionOptions(q.Always),

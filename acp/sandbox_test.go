@@ -1,0 +1,26 @@
+package acp
+
+import (
+	"strings"
+	"testing"
+)
+
+// bash asking to run outside the sandbox: session/request_permission's title says so with
+// the model's justification, and offers no "always" answer (it counts for that call only).
+func TestEscalationAsksWithItsJustification(t *testing.T) {
+	c := start(t)
+	c.initialize(nil)
+	sid := c.newSession(t.TempDir(), script("",
+		toolTurn(call("b1", "bash", `{"command":"true","unsandboxed":true,"justification":"needs the registry"}`)), textTurn("done")))
+	var titles []string
+	c.result(c.prompt(sid, "run"), func(m *msg) {
+		titles = append(titles, m.get("params.toolCall.title").String())
+		if kinds := m.get("params.options.#.kind").String(); kinds != `["allow_once","reject_once"]` {
+			t.Errorf("options %s; want only once-answers for an escalation", kinds)
+		}
+		c.respond(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}})
+	})
+	if len(titles) != 1 || !strings.Contains(titles[0], "OUTSIDE THE SANDBOX") || !strings.Contains(titles[0], "needs the registry") {
+		t.Errorf("permission titles %q", titles)
+	}
+}
