@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,5 +24,19 @@ func TestEscalationAsksWithItsJustification(t *testing.T) {
 	})
 	if len(titles) != 1 || !strings.Contains(titles[0], "OUTSIDE THE SANDBOX") || !strings.Contains(titles[0], "needs the registry") {
 		t.Errorf("permission titles %q", titles)
+	}
+}
+
+// _meta.pid.sandbox narrows the session's sandbox: a read-only one keeps the command from
+// writing in the cwd, and the tool's end says how it ran.
+func TestMetaSandboxReadOnly(t *testing.T) {
+	c := start(t)
+	c.initialize(nil)
+	dir := t.TempDir()
+	sid := c.newSession(dir, script(`"sandbox":{"mode":"read-only"},"permissions":{"tools":{"bash":"allow"}}`,
+		toolTurn(call("b1", "bash", `{"command":"echo x > f"}`)), textTurn("done")))
+	c.result(c.prompt(sid, "run"), nil)
+	if _, err := os.Stat(filepath.Join(dir, "f")); err == nil {
+		t.Error("a read-only sandbox let the command write in the cwd")
 	}
 }
