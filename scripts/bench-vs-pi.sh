@@ -13,6 +13,7 @@
 #   PI_ONLY       workloads pi runs (default: those pidbench has; pi's W1-agentLoop, ORDER
 #                 and SEM have no pid counterpart)
 #   GO            the go command (default go)
+#   GOGC          pidbench's GC target (default: the daemon's, 400; GOGC=100 is Go's default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
