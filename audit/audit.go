@@ -2,7 +2,8 @@
 // appended to a file under the XDG state folder, with secrets redacted and long values cut.
 // Open is the entry point; Log.Hook records executed calls as an afterToolCall hook (R11),
 // chained last so it sees the final result; Starts remembers when calls started so the log
-// can say how long they took. docs/permissions.md describes the log's format for users.
+// can say how long they took, and writes the hook's line once the call's ToolEnd has gone
+// out (Starts.Later). docs/permissions.md describes the log's format for users.
 package audit
 
 import (
@@ -163,6 +164,11 @@ type Options struct {
 	// Decision, when set, returns what was decided before the call ran and by whom (and
 	// forgets it); the entry then carries decision and decidedBy.
 	Decision func(toolCallID string) (decision, by string, ok bool)
+	// Later, when set, takes the writing of a call's line (Starts.Later): the hook then
+	// builds the entry (its time, result and duration as the hook sees them) but the line is
+	// written once the call's ToolEnd has gone to the editor, off the path of the answer
+	// the editor waits for. Nil writes it in the hook.
+	Later func(toolCallID string, write func())
 }
 
 // Hook returns the audit rule as an afterToolCall hook: it records the call (arguments,
@@ -196,8 +202,15 @@ func (l *Log) Hook(o Options) toolexec.AfterHook {
 				e.DurationMs = &ms
 			}
 		}
-		if err := l.Record(e); err != nil && o.OnError != nil {
-			o.OnError(err)
+		write := func() {
+			if err := l.Record(e); err != nil && o.OnError != nil {
+				o.OnError(err)
+			}
+		}
+		if o.Later != nil {
+			o.Later(in.Call.ID, write)
+		} else {
+			write()
 		}
 		return nil, nil
 	}
@@ -281,13 +294,30 @@ func sanitizeArgs(raw json.RawMessage, r *redact.Redactor, maxString int) json.R
 // includes preparing the call and waiting for approval; a daemon that wants the run time only
 // calls Mark when its beforeToolCall hook lets the call run.
 type Starts struct {
-	// mu guards m.
+	// mu guards m and later.
 	mu sync.Mutex
 	m  map[string]time.Time
+	// later holds the audit lines waiting for their call's ToolEnd (see Later).
+	later map[string]func()
 }
 
 // NewStarts returns an empty Starts, one per session.
-func NewStarts() *Starts { return &Starts{m: map[string]time.Time{}} }
+func NewStarts() *Starts { return &Starts{m: map[string]time.Time{}, later: map[string]func(){}} }
+
+// Later keeps write, a call's audit line, until the call's ToolEnd has been passed on by
+// Sink (it comes after the afterToolCall hooks, so every line kept is written), and then
+// runs it on the goroutine that passed the event on, before Sink returns: the line is in
+// the log before anything after the call's end (the batch's result, the response to the
+// prompt) but after the editor's toolEnd. Safe for concurrent use.
+func (s *Starts) Later(toolCallID string, write func()) {
+	s.mu.Lock()
+	prev := s.later[toolCallID]
+	s.later[toolCallID] = write
+	s.mu.Unlock()
+	if prev != nil { // a second end for one id: the first line is not lost
+		prev()
+	}
+}
 
 // Mark records that a call starts now (replacing an earlier mark). Safe for concurrent use.
 func (s *Starts) Mark(toolCallID string) {
@@ -319,18 +349,27 @@ func (s *Starts) Len() int {
 }
 
 // Sink returns an event.Sink that marks calls at ToolStart and forgets them at ToolEnd, then
-// passes every event to next (which may be nil). It keeps event.Sink's contract: it does not
-// block beyond a map update and keeps nothing of the events but the ids.
+// passes every event to next (which may be nil), and after passing on a ToolEnd writes the
+// call's audit line kept by Later. It keeps event.Sink's contract: it does not block beyond
+// a map update and that one write, and keeps nothing of the events but the ids.
 func (s *Starts) Sink(next event.Sink) event.Sink {
 	return func(ev event.Event) {
+		var write func()
 		switch e := ev.(type) {
 		case event.ToolStart:
 			s.Mark(e.ToolCallID)
 		case event.ToolEnd:
-			s.Forget(e.ToolCallID)
+			s.mu.Lock()
+			delete(s.m, e.ToolCallID)
+			write = s.later[e.ToolCallID]
+			delete(s.later, e.ToolCallID)
+			s.mu.Unlock()
 		}
 		if next != nil {
 			next(ev)
+		}
+		if write != nil {
+			write()
 		}
 	}
 }

@@ -280,3 +280,32 @@ func TestAuditRedactsDecidedBy(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// With Options.Later (as sessions use it), the hook's line is written after the call's
+// ToolEnd has been passed on, so that the editor's toolEnd does not wait for the log, and
+// before Sink returns, so that it is in the log before anything after the call's end.
+func TestAuditLineAfterToolEnd(t *testing.T) {
+	stateEnv(t)
+	l := openLog(t)
+	starts := audit.NewStarts()
+	linesAtEnd := -1
+	sink := starts.Sink(func(ev event.Event) {
+		if _, ok := ev.(event.ToolEnd); ok {
+			linesAtEnd = len(readLines(t, l.Path()))
+		}
+	})
+	hook := l.Hook(audit.Options{Session: "s1", Started: starts.Started, Later: starts.Later})
+	sink(event.ToolStart{ToolCallID: "c1", ToolName: "bash"})
+	in := toolexec.AfterInput{Call: llm.ToolCall{ID: "c1", Name: "bash"}, Result: toolexec.TextResult("out"), IsError: true}
+	if o, err := hook(context.Background(), in); o != nil || err != nil {
+		t.Fatal(o, err)
+	}
+	sink(event.ToolEnd{ToolCallID: "c1"})
+	if linesAtEnd != 0 {
+		t.Errorf("the log had %d lines when the ToolEnd was passed on, want 0 (the line comes after it)", linesAtEnd)
+	}
+	lines := readLines(t, l.Path())
+	if len(lines) != 1 || lines[0]["toolCallId"] != "c1" || lines[0]["isError"] != true || lines[0]["durationMs"] == nil {
+		t.Fatalf("after the ToolEnd: %v, want the call's line with its result and duration", lines)
+	}
+}

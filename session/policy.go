@@ -203,7 +203,8 @@ func (s *Session) remember(q Approval, d permissions.Decision) {
 }
 
 // afterHook is the session's afterToolCall chain: the face's hook when it has one, then the
-// redaction of secrets (content only), then the audit log (no change).
+// redaction of secrets (content only), then the audit log (no change; its line is written
+// once the call's toolEnd has gone out: Starts.Later).
 func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterInput) (*toolexec.Override, error)) toolexec.AfterHook {
 	h := s.host
 	var hooks []toolexec.AfterHook
@@ -217,7 +218,7 @@ func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterI
 	}
 	if h.audit != nil {
 		hooks = append(hooks, h.audit.Hook(audit.Options{
-			Session: s.id, Started: s.starts.Started, Redactor: h.redactor, Decision: s.decisionOf,
+			Session: s.id, Started: s.starts.Started, Later: s.starts.Later, Redactor: h.redactor, Decision: s.decisionOf,
 			OnError: func(err error) { h.log.Warn("audit log", "err", err) },
 		}))
 	}
