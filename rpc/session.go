@@ -202,7 +202,12 @@ func (s *Server) Emit(ss *session.Session, ev event.Event) {
 	case err != nil:
 		s.log.Error("encoding a notification failed", "session", ss.ID(), "event", fmt.Sprintf("%T", ev), "err", err)
 	case ok:
-		if werr := s.conn.Send(b); werr != nil {
+		send := s.conn.Send
+		if _, ok := ev.(event.ToolExecutionStart); ok {
+			// Most tools return at once: their toolEnd then shares this write.
+			send = s.conn.SendDeferred
+		}
+		if werr := send(b); werr != nil {
 			s.log.Debug("notification not sent", "err", werr)
 		}
 		freezeAfter(ev)

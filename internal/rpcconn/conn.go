@@ -14,7 +14,8 @@
 //   - pid's own requests to the client (Call): ids, correlation of the responses, cancellation
 //     notices when pid gives one up, and failure once the input has ended;
 //   - writes: messages from any goroutine, each whole; consecutive messages queued while a
-//     write is under way go out together in one write (see sendQueue); after the message
+//     write is under way go out together in one write, and a message the face defers
+//     (SendDeferred) waits up to 200 µs for the next (see sendQueue); after the message
 //     Face.SealOn answers (the native face's shutdown reply) only answers are written;
 //   - shutdown: when the input ends every running request is cancelled and answered, and Serve
 //     returns once every goroutine it started has finished and every queued byte is written.
@@ -428,6 +429,11 @@ func appendHead(b []byte, id json.RawMessage) []byte {
 // may call it. It fails with ErrSealed after the sealing answer; other errors mean the
 // client is gone.
 func (c *Conn) Send(body []byte) error { return c.out.send(body, false, false) }
+
+// SendDeferred is Send for a message that is usually followed at once by another (a tool's
+// toolExecutionStart, then its toolEnd when it returns at once): it waits at most 200 µs
+// for the next message to go out with it in one write, and goes out alone if none comes.
+func (c *Conn) SendDeferred(body []byte) error { return c.out.sendDeferred(body) }
 
 // Notify writes a notification; params is encoded with Face.Marshal unless it is already
 // JSON ([]byte or json.RawMessage). Errors are as Send's.

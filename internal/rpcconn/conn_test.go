@@ -320,3 +320,52 @@ func TestWritesCoalesce(t *testing.T) {
 		t.Fatalf("%d writes (%q), want the first message alone and the three queued behind it in one", len(g.writes), g.writes)
 	}
 }
+
+// countingWriter records each write.
+type countingWriter struct {
+	w      io.Writer
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, string(b))
+	c.mu.Unlock()
+	return c.w.Write(b)
+}
+
+// A deferred message goes out with the next message in one write, before it; alone, it
+// still goes out (the timer), and Serve's end writes one still waiting.
+func TestSendDeferred(t *testing.T) {
+	cw := &countingWriter{}
+	p := start(t, Face{}, func(w io.Writer) io.Writer { cw.w = w; return cw })
+	if err := p.conn.SendDeferred([]byte(`{"jsonrpc":"2.0","method":"start","params":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.conn.Notify("end", map[string]int{}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := p.recv(), p.recv(); a.Get("method").String() != "start" || b.Get("method").String() != "end" {
+		t.Fatalf("order: %s then %s", a.Raw, b.Raw)
+	}
+	cw.mu.Lock()
+	if len(cw.writes) != 1 {
+		t.Errorf("%d writes (%q), want the deferred message and the next in one", len(cw.writes), cw.writes)
+	}
+	cw.mu.Unlock()
+	if err := p.conn.SendDeferred([]byte(`{"jsonrpc":"2.0","method":"alone","params":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := p.recv(); m.Get("method").String() != "alone" {
+		t.Fatalf("a deferred message alone: %s", m.Raw)
+	}
+	// One waiting when the input ends is written, by its timer or by the end of Serve.
+	if err := p.conn.SendDeferred([]byte(`{"jsonrpc":"2.0","method":"last","params":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	p.in.Close()
+	if m := p.recv(); m.Get("method").String() != "last" {
+		t.Fatalf("a deferred message at the end: %s", m.Raw)
+	}
+}

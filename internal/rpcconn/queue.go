@@ -9,6 +9,7 @@ package rpcconn
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // maxPending bounds the bytes queued behind a write in progress: a sender past it waits for
@@ -20,6 +21,10 @@ const maxPending = 1 << 20
 // a goroutine of its own (so that a sender, such as a tool's goroutine, is not kept writing
 // a flood it did not make).
 const handOffAfter = 2
+
+// deferFor is how long a deferred message may wait for the next message to share its write
+// (see Conn.SendDeferred).
+const deferFor = 200 * time.Microsecond
 
 // sendQueue writes framed messages to w in the order they are queued.
 type sendQueue struct {
@@ -39,6 +44,9 @@ type sendQueue struct {
 	writing bool   // a goroutine is writing: it takes pending when its write ends
 	sealed  bool   // only answers are queued from now on
 	err     error  // the first write error: nothing more is written
+	// timer writes a deferred message that no other message followed within deferFor; nil
+	// when none waits.
+	timer *time.Timer
 }
 
 func newSendQueue(w io.Writer, codec Codec) *sendQueue {
@@ -53,6 +61,16 @@ func newSendQueue(w io.Writer, codec Codec) *sendQueue {
 // ErrSealed for anything else after the seal, the write error once one failed, and, for the
 // goroutine that wrote, its own write's error.
 func (q *sendQueue) send(body []byte, answer, last bool) error {
+	return q.queue(body, answer, last, false)
+}
+
+// sendDeferred queues body, a message pid starts, to go out with the next message queued
+// within deferFor, or alone when none comes. Errors are as send's.
+func (q *sendQueue) sendDeferred(body []byte) error {
+	return q.queue(body, false, false, true)
+}
+
+func (q *sendQueue) queue(body []byte, answer, last, deferred bool) error {
 	q.mu.Lock()
 	for q.writing && len(q.pending) > maxPending && q.err == nil {
 		q.idle.Wait()
@@ -74,8 +92,28 @@ func (q *sendQueue) send(body []byte, answer, last bool) error {
 		q.mu.Unlock()
 		return nil
 	}
+	if deferred {
+		if q.timer == nil {
+			q.timer = time.AfterFunc(deferFor, q.flushDeferred)
+		}
+		q.mu.Unlock()
+		return nil
+	}
 	q.writing = true
 	return q.write(handOffAfter)
+}
+
+// flushDeferred writes what waits, unless a write is under way (it takes it).
+func (q *sendQueue) flushDeferred() {
+	q.mu.Lock()
+	q.timer = nil
+	if q.writing || len(q.pending) == 0 {
+		q.idle.Broadcast() // flushed may wait for the timer
+		q.mu.Unlock()
+		return
+	}
+	q.writing = true
+	q.write(-1)
 }
 
 // write writes the queue until it is empty, at most rounds times before handing the rest to
@@ -83,6 +121,9 @@ func (q *sendQueue) send(body []byte, answer, last bool) error {
 // returns with mu released.
 func (q *sendQueue) write(rounds int) error {
 	var first error
+	if q.timer != nil && q.timer.Stop() {
+		q.timer = nil // what it would have written goes now
+	}
 	for n := 0; len(q.pending) > 0 && q.err == nil; n++ {
 		if n == rounds {
 			q.drainers.Add(1)
@@ -124,10 +165,19 @@ func (q *sendQueue) failure() error {
 	return q.err
 }
 
-// flushed waits until everything queued has been written, or writing failed.
+// flushed writes what is deferred and waits until everything queued has been written, or
+// writing failed.
 func (q *sendQueue) flushed() {
 	q.mu.Lock()
 	for q.writing && q.err == nil {
+		q.idle.Wait()
+	}
+	if len(q.pending) > 0 && q.err == nil {
+		q.writing = true
+		q.write(-1)
+		q.mu.Lock()
+	}
+	for q.timer != nil { // stopped too late: its flush is running
 		q.idle.Wait()
 	}
 	q.mu.Unlock()
