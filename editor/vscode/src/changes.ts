@@ -6,6 +6,7 @@
 // disk; the extension its open documents, unsaved changes included).
 
 import * as path from 'node:path';
+import type { ChangeState } from './webviewProtocol';
 
 /** How the tracker reads and restores files. */
 export interface FileAccess {
@@ -17,7 +18,8 @@ export interface FileAccess {
 	remove(absPath: string): Promise<void>;
 }
 
-export type ChangeState = 'changed' | 'undone' | 'failed';
+// (ChangeState is in webviewProtocol.ts: the view shows it.)
+export type { ChangeState };
 
 export interface ChangedFile {
 	/** Absolute. */

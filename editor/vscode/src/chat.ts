@@ -2,15 +2,15 @@
 // person's messages, the model's answers as they stream, tool cards updated in place with
 // their approval, MCP questions, notices, the files a run changed), the state (idle, working,
 // waiting for approval, stopped), and the questions waiting for a click. The controller feeds
-// it pid's notifications and requests; the view (extension.ts and media/chat.js) renders it
+// it pid's notifications and requests; the view (chatview.ts and webview/chat.ts) renders it
 // and sends clicks back. No `vscode` import: tests drive it under plain node.
 
 import * as path from 'node:path';
 import { ALLOW, ALWAYS_ALLOW, DENY, type ApprovalQuestion } from './approval';
 import type { ChangedFile } from './changes';
 import { relativeLabel, type ContextChip } from './context';
-import { formContent, formFields, type Field } from './elicit';
-import { modelError, type ErrorAction } from './errors';
+import { formContent, formFields } from './elicit';
+import { modelError } from './errors';
 import { renderMarkdown } from './markdown';
 import {
 	contentText,
@@ -29,135 +29,24 @@ import {
 	type ToolStartParams,
 	type ToolUpdateParams,
 } from './protocol';
+import type {
+	AssistantItem,
+	ChangesFileView,
+	ChangesItem,
+	ChatItem,
+	ChatState,
+	ChipView,
+	ElicitationItem,
+	ItemView,
+	NoticeAction,
+	NoticeItem,
+	QueueMode,
+	ToolItem,
+	UserItem,
+} from './webviewProtocol';
 
-export type ChatStatus = 'idle' | 'starting' | 'working' | 'approval' | 'loading' | 'stopped';
-
-export type QueueMode = 'steer' | 'followUp';
-
-export interface ChipView {
-	id: string;
-	kind: string;
-	label: string;
-	title: string;
-}
-
-export interface UserItem {
-	kind: 'user';
-	id: string;
-	text: string;
-	chips: ChipView[];
-	/** Set while the message waits for pid to take it (sent as session/steer or followUp). */
-	queued?: QueueMode;
-}
-
-export interface AssistantItem {
-	kind: 'assistant';
-	id: string;
-	/** The markdown so far. */
-	text: string;
-	thinking: string;
-	streaming: boolean;
-	/** The model failed: what to do, in VS Code's words. */
-	error?: string;
-	errorActions?: ErrorAction[];
-}
-
-export type ToolStatus = 'preparing' | 'waiting' | 'running' | 'done' | 'failed' | 'denied' | 'cancelled';
-
-export type ApprovalState = 'pending' | 'allowed' | 'allowedAlways' | 'denied' | 'withdrawn';
-
-export interface ApprovalView {
-	state: ApprovalState;
-	/** One line: what pid wants to do. */
-	title: string;
-	/** The command, the diff or the arguments. */
-	detail: string;
-	/** What "Allow always" covers (pid's always.description); absent: not offered. */
-	always?: string;
-	/** Whether "Review" can open a diff (a write or an edit with its arguments). */
-	canReview: boolean;
-	/** What an MCP server says about its tool, as its claim. */
-	claims?: string;
-	/** The reason given with a denial. */
-	reason?: string;
-}
-
-export interface ToolItem {
-	kind: 'tool';
-	id: string;
-	toolCallId: string;
-	toolName: string;
-	/** One line: the command, the file, the pattern. */
-	title: string;
-	status: ToolStatus;
-	/** The latest line of its progress ($/toolUpdate). */
-	lastLine?: string;
-	/** The full output: the latest progress while it runs, the result once done. */
-	output?: string;
-	approval?: ApprovalView;
-	/** The file it works on (absolute), for "open". */
-	path?: string;
-}
-
-export interface NoticeAction {
-	label: string;
-	/** What the view asks the extension to do. */
-	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
-	/** The setting, the file, or (resumeSession) the session's id. */
-	arg?: string;
-}
-
-export interface NoticeItem {
-	kind: 'notice';
-	id: string;
-	level: 'info' | 'warning' | 'error';
-	text: string;
-	actions: NoticeAction[];
-}
-
-export type ElicitationState = 'pending' | 'accepted' | 'declined' | 'cancelled';
-
-export interface ElicitationItem {
-	kind: 'elicitation';
-	id: string;
-	message: string;
-	server?: string;
-	toolCallId?: string;
-	fields: Field[];
-	state: ElicitationState;
-	problems?: string[];
-}
-
-export interface ChangesFileView {
-	path: string;
-	label: string;
-	state: ChangedFile['state'];
-	created: boolean;
-	error?: string;
-}
-
-export interface ChangesItem {
-	kind: 'changes';
-	id: string;
-	run: number;
-	files: ChangesFileView[];
-	/** False once a later run started: its Undo could overwrite that run's work. */
-	current: boolean;
-}
-
-export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem;
-
-export interface ChatState {
-	status: ChatStatus;
-	/** Whether a prompt runs (the prompt box then steers or queues a follow-up). */
-	running: boolean;
-	sessionId?: string;
-	/** The session's title (its first message). */
-	title?: string;
-	/** The model's name, when known. */
-	model?: string;
-	context: ChipView[];
-}
+// The chat's items and state are what the view receives: their types live with the view's messages.
+export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, ElicitationItem, ElicitationState, ItemView, NoticeAction, NoticeItem, QueueMode, ToolItem, ToolStatus, UserItem } from './webviewProtocol';
 
 /** An answer the view gives to an approval. */
 export interface ApprovalChoice {
@@ -168,9 +57,6 @@ export interface ApprovalChoice {
 export type ChatEvent = { type: 'upsert'; item: ChatItem } | { type: 'remove'; id: string } | { type: 'reset' } | { type: 'state' };
 
 type Listener = (e: ChatEvent) => void;
-
-/** What the view receives: items with their markdown rendered. */
-export type ItemView = ChatItem & { html?: string };
 
 /** viewOf renders an item for the view: an answer's markdown as safe HTML. */
 export function viewOf(item: ChatItem): ItemView {

@@ -1,38 +1,19 @@
-// The chat view: a webview in pid's own view container that renders the ChatModel
-// (media/chat.js builds the DOM) and sends the person's clicks and messages back. Its page
-// loads nothing but the extension's own script and style (a strict Content-Security-Policy:
-// no inline script, no remote resource), renders the model's markdown through markdown.ts
-// (no HTML of the model's own), and never takes focus by itself: an approval arriving is
-// shown, not focused. Asked for (pid: Focus Chat) before its page has loaded, it keeps what is
-// typed meanwhile in an input box and moves it into the prompt box.
+// The chat view: a webview in pid's own view container that renders the ChatModel (the
+// page's script, src/webview/chat.ts compiled to out/webview/chat.js, builds the DOM; the
+// messages both ways are webviewProtocol.ts's FromView and ToView) and sends the person's
+// clicks and messages back. Its page loads nothing but the extension's own script and style
+// (a strict Content-Security-Policy: no inline script, no remote resource), renders the
+// model's markdown through markdown.ts (no HTML of the model's own), and never takes focus by
+// itself: an approval arriving is shown, not focused. Asked for (pid: Focus Chat) before its
+// page has loaded, it keeps what is typed meanwhile in an input box and moves it into the
+// prompt box.
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { viewOf, type ChatEvent, type ChatModel, type ItemView } from './chat';
+import { viewOf, type ChatEvent, type ChatModel } from './chat';
+import type { FromView, ToView, ViewOp } from './webviewProtocol';
 
-/** What the view's page sends (see media/chat.js). */
-export type FromView =
-	| { type: 'ready' }
-	| { type: 'send'; text: string; mode: 'steer' | 'followUp' }
-	| { type: 'cancel' }
-	| { type: 'approve'; toolCallId: string; choice: string; reason?: string }
-	| { type: 'review'; toolCallId: string }
-	| { type: 'reason'; toolCallId: string; text: string }
-	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, unknown> }
-	| { type: 'addContext'; kind: 'file' | 'selection' | 'diagnostics' }
-	| { type: 'removeContext'; id: string }
-	| { type: 'action'; action: string; arg?: string }
-	| { type: 'openDiff'; path: string }
-	| { type: 'undo'; path: string }
-	| { type: 'openFile'; path: string }
-	| { type: 'openLink'; href: string }
-	| { type: 'command'; command: 'newSession' | 'history' | 'model' | 'permissions' | 'showLog' };
-
-/** What the view's page receives. */
-export type ToView =
-	| { type: 'reset'; items: ItemView[]; state: ChatModel['state'] }
-	| { type: 'batch'; ops: ({ op: 'upsert'; item: ItemView } | { op: 'remove'; id: string } | { op: 'state'; state: ChatModel['state'] })[] }
-	| { type: 'focusPrompt'; text?: string };
+export type { FromView, ToView };
 
 /** How often a streaming answer is sent to the view at most (it is rendered whole each time). */
 const FLUSH_MS = 40;
@@ -194,8 +175,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		this.view = view;
 		this.ready = false;
 		const media = vscode.Uri.joinPath(this.extensionUri, 'media');
-		view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-		view.webview.html = this.html(view.webview, media, this.focusWhenReady);
+		const script = vscode.Uri.joinPath(this.extensionUri, 'out', 'webview');
+		view.webview.options = { enableScripts: true, localResourceRoots: [media, script] };
+		view.webview.html = this.html(view.webview, media, script, this.focusWhenReady);
 		this.subs.push(
 			view.webview.onDidReceiveMessage((m: FromView) => {
 				if (m?.type === 'ready') {
@@ -229,10 +211,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 	 * the page existed: the page focuses it as soon as its script runs, without waiting for
 	 * the ready round trip, so that what they type meanwhile lands in it.
 	 */
-	private html(webview: vscode.Webview, media: vscode.Uri, focus: boolean): string {
+	private html(webview: vscode.Webview, media: vscode.Uri, script: vscode.Uri, focus: boolean): string {
 		const nonce = crypto.randomBytes(16).toString('base64');
 		const css = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
-		const js = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.js'));
+		const js = webview.asWebviewUri(vscode.Uri.joinPath(script, 'chat.js'));
 		const csp = [
 			"default-src 'none'",
 			`style-src ${webview.cspSource}`,
@@ -326,7 +308,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 			return;
 		}
 		const chat = this.chat();
-		const out: Extract<ToView, { type: 'batch' }>['ops'] = [];
+		const out: ViewOp[] = [];
 		const seen = new Set<string>();
 		// Each item is sent once per batch, as it is now; the state last.
 		let state = false;

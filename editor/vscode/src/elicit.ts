@@ -3,25 +3,10 @@
 // typed into it checked and turned into the MCP result's content. No `vscode` import: tests
 // run this under plain node.
 
-export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'enum';
+import type { Field } from './webviewProtocol';
 
-export interface Field {
-	name: string;
-	/** The schema's title, else the name. */
-	label: string;
-	description?: string;
-	type: FieldType;
-	required: boolean;
-	/** For enum: the values, and what to show for each. */
-	options?: { value: string; label: string }[];
-	default?: string | number | boolean;
-	minimum?: number;
-	maximum?: number;
-	minLength?: number;
-	maxLength?: number;
-	/** A string format the schema names (email, uri, date, date-time). */
-	format?: string;
-}
+// (Field and FieldType are in webviewProtocol.ts: the view builds the form from them.)
+export type { Field, FieldType } from './webviewProtocol';
 
 function obj(v: unknown): Record<string, unknown> | undefined {
 	return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

@@ -4,19 +4,10 @@
 // goes there (open Settings at pid.model). No `vscode` import: tests run this under plain node.
 
 import { METHOD_NOT_FOUND, REQUEST_FAILED, errorCode, errorData, errorText } from './client';
+import type { ErrorAction } from './webviewProtocol';
 
-/** An action offered with an error: a button. */
-export interface ErrorAction {
-	label: string;
-	/**
-	 * openSettings: VS Code's Settings at `setting`; openFile: the settings file at `path` in an
-	 * editor; trustedFolders: the "pid: Trusted Folders" picker; resume: restart pid and load
-	 * the session; showLog: pid's log.
-	 */
-	kind: 'openSettings' | 'openFile' | 'trustedFolders' | 'resume' | 'showLog';
-	setting?: string;
-	path?: string;
-}
+// (ErrorAction, a button offered with an error, is in webviewProtocol.ts: the view shows it.)
+export type { ErrorAction };
 
 export interface FriendlyError {
 	/** The sentence a person reads: what happened and what to change. */

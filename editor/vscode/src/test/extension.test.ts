@@ -397,6 +397,18 @@ test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, its approval 
 	assert.match(csp, /script-src 'nonce-[A-Za-z0-9+/=]+'/);
 	assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
 	assert.doesNotMatch(view.html, /<script>|<script(?![^>]*nonce=)[^>]*>|autofocus/, 'every script has the nonce; nothing is focused on load');
+	// Its script and style are files the build made, in folders the page may load from; the
+	// script is a classic one (the page has no `exports` nor `require`).
+	const roots = (view.options.localResourceRoots ?? []).map((r) => (r as { fsPath: string }).fsPath);
+	const loaded = [...view.html.matchAll(/(?:src|href)="vscode-resource:([^"]+)"/g)].map((m) => m[1]);
+	assert.deepEqual(loaded.map((f) => path.basename(f)).sort(), ['chat.css', 'chat.js']);
+	for (const f of loaded) {
+		assert.ok(fs.existsSync(f), `the page loads ${f}, which the build did not make`);
+		assert.ok(roots.some((r) => f.startsWith(r + path.sep)), `${f} is outside the page's resource roots ${roots.join(', ')}`);
+	}
+	const script = fs.readFileSync(loaded.find((f) => f.endsWith('.js')) ?? '', 'utf8');
+	assert.ok(!/\bexports\b|\brequire\(|^\s*(import|export)\s/m.test(script), 'the page script is a classic script: it has no exports, require, import or export');
+	assert.match(script, /postMessage/);
 	assert.equal(view.posted[0]?.type, 'reset', 'the page gets the whole chat when it is ready');
 
 	await fake.commands.get('pid.cancel')?.();

@@ -1,0 +1,212 @@
+// The messages between the extension and its chat view's page, as one discriminated union
+// for each direction, and the shapes of the chat items they carry. Both sides import these
+// types: the extension host (chatview.ts, extension.ts, chat.ts; tsconfig.json) and the page
+// (src/webview/chat.ts; src/webview/tsconfig.json, the DOM lib), so `npm run typecheck` fails
+// when one side sends a message the other does not know, or a field with the wrong name or
+// type. Types only, no imports: the page's build sees this file and nothing of Node or VS Code.
+
+export type ChatStatus = 'idle' | 'starting' | 'working' | 'approval' | 'loading' | 'stopped';
+
+export type QueueMode = 'steer' | 'followUp';
+
+export interface ChipView {
+	id: string;
+	kind: string;
+	label: string;
+	title: string;
+}
+
+export interface UserItem {
+	kind: 'user';
+	id: string;
+	text: string;
+	chips: ChipView[];
+	/** Set while the message waits for pid to take it (sent as session/steer or followUp). */
+	queued?: QueueMode;
+}
+
+/** An action offered with an error: a button. */
+export interface ErrorAction {
+	label: string;
+	/**
+	 * openSettings: VS Code's Settings at `setting`; openFile: the settings file at `path` in an
+	 * editor; trustedFolders: the "pid: Trusted Folders" picker; resume: restart pid and load
+	 * the session; showLog: pid's log.
+	 */
+	kind: 'openSettings' | 'openFile' | 'trustedFolders' | 'resume' | 'showLog';
+	setting?: string;
+	path?: string;
+}
+
+export interface AssistantItem {
+	kind: 'assistant';
+	id: string;
+	/** The markdown so far. */
+	text: string;
+	thinking: string;
+	streaming: boolean;
+	/** The model failed: what to do, in VS Code's words. */
+	error?: string;
+	errorActions?: ErrorAction[];
+}
+
+export type ToolStatus = 'preparing' | 'waiting' | 'running' | 'done' | 'failed' | 'denied' | 'cancelled';
+
+export type ApprovalState = 'pending' | 'allowed' | 'allowedAlways' | 'denied' | 'withdrawn';
+
+export interface ApprovalView {
+	state: ApprovalState;
+	/** One line: what pid wants to do. */
+	title: string;
+	/** The command, the diff or the arguments. */
+	detail: string;
+	/** What "Allow always" covers (pid's always.description); absent: not offered. */
+	always?: string;
+	/** Whether "Review" can open a diff (a write or an edit with its arguments). */
+	canReview: boolean;
+	/** What an MCP server says about its tool, as its claim. */
+	claims?: string;
+	/** The reason given with a denial. */
+	reason?: string;
+}
+
+export interface ToolItem {
+	kind: 'tool';
+	id: string;
+	toolCallId: string;
+	toolName: string;
+	/** One line: the command, the file, the pattern. */
+	title: string;
+	status: ToolStatus;
+	/** The latest line of its progress ($/toolUpdate). */
+	lastLine?: string;
+	/** The full output: the latest progress while it runs, the result once done. */
+	output?: string;
+	approval?: ApprovalView;
+	/** The file it works on (absolute), for "open". */
+	path?: string;
+}
+
+export interface NoticeAction {
+	label: string;
+	/** What the view asks the extension to do. */
+	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
+	/** The setting, the file, or (resumeSession) the session's id. */
+	arg?: string;
+}
+
+export interface NoticeItem {
+	kind: 'notice';
+	id: string;
+	level: 'info' | 'warning' | 'error';
+	text: string;
+	actions: NoticeAction[];
+}
+
+export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'enum';
+
+/** One field of an MCP server's question (elicit.ts reads them from its requestedSchema). */
+export interface Field {
+	name: string;
+	/** The schema's title, else the name. */
+	label: string;
+	description?: string;
+	type: FieldType;
+	required: boolean;
+	/** For enum: the values, and what to show for each. */
+	options?: { value: string; label: string }[];
+	default?: string | number | boolean;
+	minimum?: number;
+	maximum?: number;
+	minLength?: number;
+	maxLength?: number;
+	/** A string format the schema names (email, uri, date, date-time). */
+	format?: string;
+}
+
+export type ElicitationState = 'pending' | 'accepted' | 'declined' | 'cancelled';
+
+export interface ElicitationItem {
+	kind: 'elicitation';
+	id: string;
+	message: string;
+	server?: string;
+	toolCallId?: string;
+	fields: Field[];
+	state: ElicitationState;
+	problems?: string[];
+}
+
+/** Where a changed file stands: changed by the run, put back (Undo), or its undo failed. */
+export type ChangeState = 'changed' | 'undone' | 'failed';
+
+export interface ChangesFileView {
+	path: string;
+	label: string;
+	state: ChangeState;
+	created: boolean;
+	error?: string;
+}
+
+export interface ChangesItem {
+	kind: 'changes';
+	id: string;
+	run: number;
+	files: ChangesFileView[];
+	/** False once a later run started: its Undo could overwrite that run's work. */
+	current: boolean;
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem;
+
+export interface ChatState {
+	status: ChatStatus;
+	/** Whether a prompt runs (the prompt box then steers or queues a follow-up). */
+	running: boolean;
+	sessionId?: string;
+	/** The session's title (its first message). */
+	title?: string;
+	/** The model's name, when known. */
+	model?: string;
+	context: ChipView[];
+}
+
+/** What the view receives: items with their markdown rendered (an answer's html, escaped by markdown.ts). */
+export type ItemView = ChatItem & { html?: string };
+
+/** The approval buttons' labels (approval.ts's ALLOW, ALWAYS_ALLOW, DENY). */
+export type ApprovalChoiceLabel = 'Allow' | 'Always allow' | 'Deny';
+
+/** What an error's or a notice's button asks the extension to do (extension.ts's runAction). */
+export type ViewAction = NoticeAction['action'] | ErrorAction['kind'];
+
+/** The chat's commands a page button runs (extension.ts maps them to pid.* commands). */
+export type ViewCommand = 'newSession' | 'history' | 'model' | 'permissions' | 'showLog';
+
+/** What the view's page sends to the extension. */
+export type FromView =
+	| { type: 'ready' }
+	| { type: 'send'; text: string; mode: QueueMode }
+	| { type: 'cancel' }
+	| { type: 'approve'; toolCallId: string; choice: ApprovalChoiceLabel; reason?: string }
+	| { type: 'review'; toolCallId: string }
+	| { type: 'reason'; toolCallId: string; text: string }
+	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, string | boolean> }
+	| { type: 'addContext'; kind: 'file' | 'selection' | 'diagnostics' }
+	| { type: 'removeContext'; id: string }
+	| { type: 'action'; action: ViewAction; arg?: string }
+	| { type: 'openDiff'; path: string }
+	| { type: 'undo'; path: string }
+	| { type: 'openFile'; path: string }
+	| { type: 'openLink'; href: string }
+	| { type: 'command'; command: ViewCommand };
+
+/** One change of a batch: an item added or changed (sent whole), an item removed, the new state. */
+export type ViewOp = { op: 'upsert'; item: ItemView } | { op: 'remove'; id: string } | { op: 'state'; state: ChatState };
+
+/** What the view's page receives from the extension. */
+export type ToView =
+	| { type: 'reset'; items: ItemView[]; state: ChatState }
+	| { type: 'batch'; ops: ViewOp[] }
+	/** Only on the person's request (pid: Focus Chat); text: what they typed while the page loaded. */
+	| { type: 'focusPrompt'; text?: string };
