@@ -7,24 +7,33 @@ import * as rpc from 'vscode-jsonrpc/node';
 import type {
 	BeforeToolCallAnswer,
 	BeforeToolCallParams,
+	EditorCapabilities,
 	ElicitationParams,
 	ElicitationResult,
+	InitializeParams,
 	InitializeResult,
 	ModelEntry,
 	ModelsListResult,
+	PermissionsListResult,
 	PromptBlock,
 	PromptParams,
 	PromptResult,
+	QueueParams,
 	ReadTextFileParams,
+	ReadTextFileResult,
 	RememberedPermission,
 	RequestTrustAnswer,
 	RequestTrustParams,
+	SessionListParams,
 	SessionListResult,
 	SessionLoadResult,
 	SessionNewParams,
 	SessionNewResult,
+	SetModelParams,
 	ToolInfo,
+	ToolsListResult,
 	TrustedFolder,
+	TrustListResult,
 	WriteTextFileParams,
 } from './protocol';
 
@@ -172,7 +181,7 @@ export class PidClient {
 		if (onReadTextFile && onWriteTextFile) {
 			this.connection.onRequest('fs/read_text_file', async (params: ReadTextFileParams) => {
 				try {
-					return { content: await onReadTextFile(params) };
+					return { content: await onReadTextFile(params) } satisfies ReadTextFileResult;
 				} catch (err) {
 					throw new rpc.ResponseError(rpc.ErrorCodes.InternalError, `the editor could not read ${params?.path}: ${errorText(err)}`);
 				}
@@ -213,7 +222,8 @@ export class PidClient {
 	static async start(opts: ClientOptions): Promise<PidClient> {
 		const c = new PidClient(opts);
 		const folders = opts.workspaceFolders ?? [];
-		const params = {
+		// LSP's processId and clientInfo, which pid does not read, then what it reads.
+		const params: InitializeParams & { processId: number; clientInfo: { name: string; version?: string } } = {
 			processId: process.pid,
 			clientInfo: opts.clientInfo ?? { name: 'pid-vscode', version: '0.1.0' },
 			rootUri: folders.length > 0 ? folders[0].uri : null,
@@ -273,12 +283,12 @@ export class PidClient {
 
 	/** Queues text for the running prompt, taken after the current turn (session/steer). */
 	steer(sessionId: string, text: string): Promise<null> {
-		return this.connection.sendRequest<null>('session/steer', { sessionId, text });
+		return this.connection.sendRequest<null>('session/steer', { sessionId, text } satisfies QueueParams);
 	}
 
 	/** Queues text taken when the running prompt would stop: another round (session/followUp). */
 	followUp(sessionId: string, text: string): Promise<null> {
-		return this.connection.sendRequest<null>('session/followUp', { sessionId, text });
+		return this.connection.sendRequest<null>('session/followUp', { sessionId, text } satisfies QueueParams);
 	}
 
 	/** The models the settings list (models/list), and the session's current one. */
@@ -289,12 +299,12 @@ export class PidClient {
 
 	/** Makes the session's next model call use model (session/setModel); saved with the session. */
 	async setModel(sessionId: string, model: ModelEntry): Promise<void> {
-		await this.connection.sendRequest('session/setModel', { sessionId, model });
+		await this.connection.sendRequest('session/setModel', { sessionId, model } satisfies SetModelParams);
 	}
 
 	/** The "always" answers pid remembers across restarts (permissions/list). */
 	async permissionsList(): Promise<RememberedPermission[]> {
-		const r = await this.connection.sendRequest<{ permissions: RememberedPermission[] | null }>('permissions/list', {});
+		const r = await this.connection.sendRequest<PermissionsListResult | null>('permissions/list', {});
 		return Array.isArray(r?.permissions) ? r.permissions : [];
 	}
 
@@ -304,7 +314,7 @@ export class PidClient {
 	}
 
 	async listTools(sessionId: string): Promise<ToolInfo[]> {
-		const r = await this.connection.sendRequest<{ tools: ToolInfo[] }>('tools/list', { sessionId });
+		const r = await this.connection.sendRequest<ToolsListResult>('tools/list', { sessionId });
 		return r.tools;
 	}
 
@@ -317,7 +327,7 @@ export class PidClient {
 	 * One page of the saved sessions (session/list), newest first; params.cursor is the
 	 * previous page's nextCursor, params.cwd (absolute) keeps one folder's.
 	 */
-	async listSessions(params: { cursor?: string; cwd?: string } = {}): Promise<SessionListResult> {
+	async listSessions(params: SessionListParams = {}): Promise<SessionListResult> {
 		const r = await this.connection.sendRequest<SessionListResult | null>('session/list', params);
 		return { sessions: Array.isArray(r?.sessions) ? r.sessions : [], nextCursor: typeof r?.nextCursor === 'string' && r.nextCursor !== '' ? r.nextCursor : undefined };
 	}
@@ -338,7 +348,7 @@ export class PidClient {
 
 	/** The folders the user trusts (trust/list): their settings apply in full. */
 	async trustList(): Promise<TrustedFolder[]> {
-		const r = await this.connection.sendRequest<{ folders: TrustedFolder[] | null }>('trust/list', {});
+		const r = await this.connection.sendRequest<TrustListResult>('trust/list', {});
 		return r.folders ?? [];
 	}
 
@@ -396,8 +406,8 @@ export class PidClient {
 }
 
 /** declared is what initialize says the editor answers: capabilities.experimental.pid. */
-function declared(opts: ClientOptions): Record<string, unknown> {
-	const pid: Record<string, unknown> = { beforeToolCall: true };
+function declared(opts: ClientOptions): EditorCapabilities {
+	const pid: EditorCapabilities = { beforeToolCall: true };
 	if (opts.onRequestTrust) {
 		pid.trust = true;
 	}

@@ -1,5 +1,50 @@
-// The shapes of pid's protocol that this extension uses (docs/protocol.md in the pid
-// repository is the reference). No `vscode` import: tests run this under plain node.
+// The shapes of pid's protocol that this extension uses, and the methods it calls and answers
+// (docs/protocol.md in the pid repository is the contract: test/protocol.test.ts fails when a
+// method named in METHODS, or a field or a string value of a type here, is not in it, and
+// when the extension's code uses a method METHODS does not name). No `vscode` import: tests
+// run this under plain node.
+
+/** The methods of pid's protocol this extension uses, by who sends them. */
+export const METHODS = {
+	/** Requests the extension sends to pid. */
+	requests: [
+		'initialize',
+		'shutdown',
+		'session/new',
+		'session/prompt',
+		'session/steer',
+		'session/followUp',
+		'models/list',
+		'session/setModel',
+		'permissions/list',
+		'permissions/revoke',
+		'tools/list',
+		'session/list',
+		'session/load',
+		'session/close',
+		'trust/list',
+		'trust/grant',
+		'trust/revoke',
+	],
+	/** Notifications the extension sends to pid. */
+	notificationsSent: ['initialized', 'exit'],
+	/** Requests pid sends that the extension answers. */
+	requestsAnswered: ['beforeToolCall', 'workspace/requestTrust', 'fs/read_text_file', 'fs/write_text_file', 'elicitation/create'],
+	/** Notifications of pid's that the extension reads (it ignores the others). */
+	notifications: [
+		'messageStart',
+		'messageUpdate',
+		'messageEnd',
+		'toolStart',
+		'toolExecutionStart',
+		'$/toolUpdate',
+		'toolEnd',
+		'compactionStart',
+		'compactionEnd',
+		'window/logMessage',
+		'window/showMessage',
+	],
+} as const;
 
 export interface TextContent {
 	type: 'text';
@@ -63,6 +108,21 @@ export interface ToolInfo {
 	executionMode?: 'parallel' | 'sequential';
 }
 
+/** What initialize's capabilities.experimental.pid declares the editor answers. */
+export interface EditorCapabilities {
+	beforeToolCall?: boolean;
+	trust?: boolean;
+	fs?: { readTextFile?: boolean; writeTextFile?: boolean };
+}
+
+/** The parts of initialize's params (LSP's InitializeParams) that pid reads. */
+export interface InitializeParams {
+	rootUri: string | null;
+	workspaceFolders: { uri: string; name: string }[] | null;
+	capabilities: { experimental: { pid: EditorCapabilities } };
+	initializationOptions?: unknown;
+}
+
 export interface InitializeResult {
 	serverInfo?: { name: string; version?: string };
 	capabilities?: {
@@ -88,6 +148,18 @@ export interface PromptParams {
 	content?: PromptBlock[];
 }
 
+/** session/steer's and session/followUp's params. */
+export interface QueueParams {
+	sessionId: string;
+	text: string;
+}
+
+/** session/setModel's params. */
+export interface SetModelParams {
+	sessionId: string;
+	model: ModelEntry;
+}
+
 /** One entry of models/list. */
 export interface ModelEntry {
 	provider: string;
@@ -99,6 +171,11 @@ export interface ModelEntry {
 export interface ModelsListResult {
 	models: ModelEntry[];
 	current?: ModelEntry;
+}
+
+/** permissions/list's result. */
+export interface PermissionsListResult {
+	permissions: RememberedPermission[] | null;
 }
 
 /** One remembered "always" answer of permissions/list. */
@@ -121,6 +198,11 @@ export interface ReadTextFileParams {
 	line?: number;
 	/** How many lines at most. */
 	limit?: number;
+}
+
+/** fs/read_text_file's result. */
+export interface ReadTextFileResult {
+	content: string;
 }
 
 /** fs/write_text_file's params (the editor applies the content to its buffer and saves it). */
@@ -156,6 +238,11 @@ export interface SessionNewParams {
 	scriptedTools?: unknown[];
 	systemPrompt?: string;
 	[key: string]: unknown;
+}
+
+/** tools/list's result. */
+export interface ToolsListResult {
+	tools: ToolInfo[];
 }
 
 export interface SessionNewResult {
@@ -267,6 +354,11 @@ export interface RequestTrustAnswer {
 	trusted: boolean;
 }
 
+/** trust/list's result. */
+export interface TrustListResult {
+	folders: TrustedFolder[] | null;
+}
+
 /** One entry of trust/list. */
 export interface TrustedFolder {
 	folder: string;
@@ -287,6 +379,14 @@ export interface SessionSummary {
 	updatedAt: string;
 	/** The messages of the current branch. */
 	messageCount: number;
+}
+
+/** session/list's params. */
+export interface SessionListParams {
+	/** The previous page's nextCursor. */
+	cursor?: string;
+	/** Only this folder's sessions (absolute). */
+	cwd?: string;
 }
 
 export interface SessionListResult {
