@@ -119,9 +119,17 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	case v.Decision == permissions.Deny:
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	}
+	if esc != nil {
+		if d, ok := s.rememberedEscalation(in.Call); ok {
+			if d == permissions.Allow {
+				return nil, decision{"allow", "remembered (outside the sandbox)"}
+			}
+			return &toolexec.Block{Reason: "The user chose to always deny running this command outside the sandbox here."}, decision{"deny", "remembered (outside the sandbox)"}
+		}
+	}
 	q := Approval{Call: in.Call, Always: s.always(in.Call), Annotations: s.annotations(in.Call.Name), Escalation: esc}
 	if esc != nil {
-		q.Always = nil // an escalation is answered for this call only
+		q.Always = escalationScope(q.Always)
 	}
 	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {
@@ -135,14 +143,18 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		}
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: %s", name, reason)}, decision{"deny", "no answer from the editor"}
 	}
+	remember := s.remember
+	if esc != nil {
+		remember = s.rememberEscalation
+	}
 	switch a.Decision {
 	case "allowAlways":
-		s.remember(q, permissions.Allow)
+		remember(q, permissions.Allow)
 		fallthrough
 	case "allow":
 		return nil, decision{"allow", "user"}
 	case "denyAlways":
-		s.remember(q, permissions.Deny)
+		remember(q, permissions.Deny)
 		fallthrough
 	case "deny":
 		reason := a.Reason

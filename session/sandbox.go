@@ -7,9 +7,11 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/tools"
 )
@@ -58,9 +60,11 @@ type Escalation struct {
 }
 
 // escalation returns the escalation a call asks for: a built-in bash call with
-// "unsandboxed": true; nil for every other call. Such a call always asks the person: no
-// allow rule and no remembered answer lets it run unasked, and an "always" answer to it
-// counts for that call only.
+// "unsandboxed": true; nil for every other call. Such a call asks the person whatever the
+// rules and the remembered answers to sandboxed calls say; only an "always" answer to an
+// escalation, scoped to its command as other "always" answers are, answers the next ones
+// (for the session: escalations are never written to the store, whose answers allow
+// sandboxed calls).
 func (s *Session) escalation(call llm.ToolCall) *Escalation {
 	if call.Name != tools.NameBash || !s.builtin[call.Name] {
 		return nil
@@ -89,4 +93,34 @@ func mergeSandbox(base, over json.RawMessage) json.RawMessage {
 		return over
 	}
 	return merged
+}
+
+// escalationScope is the scope of an "always" answer to an escalation: the call's own scope,
+// said to be outside the sandbox; nil when the call has none.
+func escalationScope(sc *Always) *Always {
+	if sc == nil {
+		return nil
+	}
+	out := *sc
+	out.Description = sc.Description + ", run outside the sandbox, for this session"
+	return &out
+}
+
+// rememberedEscalation returns the session's "always" answer to an escalation like call.
+func (s *Session) rememberedEscalation(call llm.ToolCall) (permissions.Decision, bool) {
+	r, ok := s.escalations.Lookup(s.root(), permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
+	return r.Decision, ok
+}
+
+// rememberEscalation keeps an "always" answer to an escalation, as q.Always scoped it, for
+// the session.
+func (s *Session) rememberEscalation(q Approval, d permissions.Decision) {
+	sc := q.Always
+	if sc == nil {
+		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: no \"always\" scope as narrow as the call could be given", q.Call.ID))
+		return
+	}
+	if _, err := s.escalations.Remember(s.root(), sc.Tool, sc.path, sc.Pattern, d); err != nil {
+		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: %v", q.Call.ID, err))
+	}
 }

@@ -148,10 +148,13 @@ type Session struct {
 	// scoped; decisions holds, per call id, what beforeToolCall decided about a call that
 	// will run, until the audit hook reads it or the call ends; starts the calls' start
 	// times for the audit log; gates the scripted tools' waits for a call's end.
-	memory    *permissions.Store
-	decisions sync.Map
-	starts    *audit.Starts
-	gates     *endGates
+	memory *permissions.Store
+	// escalations keeps the "always" answers to bash calls asking to leave the sandbox,
+	// apart from every other answer (sandbox.go).
+	escalations *permissions.Store
+	decisions   sync.Map
+	starts      *audit.Starts
+	gates       *endGates
 
 	run        runState
 	model      modelState
@@ -311,7 +314,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}}
+		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), escalations: permissions.NewMemoryStore(), model: modelState{cur: model}}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
