@@ -171,7 +171,7 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 	// The sessions have released their servers: stop them all now (and wait for them),
 	// rather than after the linger that would keep them for a next session.
 	s.mcpm.Close()
-	if !errors.Is(err, io.EOF) && !stopped { // readLoop returns only when reading ends
+	if !errors.Is(err, io.EOF) && !stopped { // the connection ends only when reading does
 		s.log.Error("reading the input failed", "err", err)
 		return 1
 	}

@@ -124,7 +124,7 @@ func checkMessage(t *testing.T, m *rpcconn.Message) {
 			t.Fatalf("a response without id, or without result and error: %+v", m)
 		}
 	case m.ID != nil:
-		if !validID(m.ID) || m.Key != idKey(m.ID) || m.Method == "" {
+		if !validID(m.ID) || m.Key != idKey(m.ID) {
 			t.Fatalf("a request with the id %q (key %q)", m.ID, m.Key)
 		}
 	}

@@ -442,9 +442,9 @@ func declared(exp any) clientCaps {
 
 // shutdownReq stops taking requests at once (admit answers -32600 from now on), cancels the
 // running ones and pid's own questions, and answers only once they have all been answered:
-// an editor that has the shutdown reply knows nothing more is coming. Its reply is written
-// with last set (handle), so that whatever part of pid still reports after it (a settings
-// file that changes) is logged but not sent.
+// an editor that has the shutdown reply knows nothing more is coming. Its reply seals the
+// connection (rpcconn.Face.SealOn), so that whatever part of pid still reports after it (a
+// settings file that changes) is logged but not sent.
 func (s *Server) shutdownReq(*jsonrpc2.Request) (func(context.Context) (any, error), error) {
 	s.mu.Lock()
 	s.shutdown = true
