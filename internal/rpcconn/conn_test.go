@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"github.com/tidwall/gjson"
@@ -338,6 +339,8 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // A deferred message goes out with the next message in one write, before it; alone, it
 // still goes out (the timer), and Serve's end writes one still waiting.
 func TestSendDeferred(t *testing.T) {
+	defer func(d time.Duration) { deferFor = d }(deferFor)
+	deferFor = time.Hour // no timer fires unless the test asks
 	cw := &countingWriter{}
 	p := start(t, Face{}, func(w io.Writer) io.Writer { cw.w = w; return cw })
 	if err := p.conn.SendDeferred([]byte(`{"jsonrpc":"2.0","method":"start","params":{}}`)); err != nil {
@@ -354,18 +357,66 @@ func TestSendDeferred(t *testing.T) {
 		t.Errorf("%d writes (%q), want the deferred message and the next in one", len(cw.writes), cw.writes)
 	}
 	cw.mu.Unlock()
+	deferFor = time.Microsecond
 	if err := p.conn.SendDeferred([]byte(`{"jsonrpc":"2.0","method":"alone","params":{}}`)); err != nil {
 		t.Fatal(err)
 	}
 	if m := p.recv(); m.Get("method").String() != "alone" {
 		t.Fatalf("a deferred message alone: %s", m.Raw)
 	}
-	// One waiting when the input ends is written, by its timer or by the end of Serve.
+	// One waiting when the input ends is written by the end of Serve.
+	deferFor = time.Hour
 	if err := p.conn.SendDeferred([]byte(`{"jsonrpc":"2.0","method":"last","params":{}}`)); err != nil {
 		t.Fatal(err)
 	}
 	p.in.Close()
 	if m := p.recv(); m.Get("method").String() != "last" {
 		t.Fatalf("a deferred message at the end: %s", m.Raw)
+	}
+}
+
+// failingWriter passes the first n writes on and fails every later one.
+type failingWriter struct {
+	w  io.Writer
+	mu sync.Mutex
+	n  int
+}
+
+var errGone = errors.New("the client is gone")
+
+func (f *failingWriter) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		return 0, errGone
+	}
+	f.n--
+	return f.w.Write(b)
+}
+
+// Once a write fails, nothing more is written: the goroutine that wrote gets the error,
+// later senders get it at once, and a request of pid's waiting for its answer fails instead
+// of waiting for an answer that cannot come.
+func TestWriteFailure(t *testing.T) {
+	fw := &failingWriter{n: 1}
+	p := start(t, Face{}, func(w io.Writer) io.Writer { fw.w = w; return fw })
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.conn.Call(context.Background(), "ask", map[string]int{}, false)
+		done <- err
+	}()
+	if m := p.recv(); m.Get("method").String() != "ask" {
+		t.Fatalf("the request: %s", m.Raw)
+	}
+	// Its sender gets the error, or nil when it found the request's write still under way
+	// and left the message to that writer, whose next write fails.
+	if err := p.conn.Notify("n", []int{1}); err != nil && !errors.Is(err, errGone) {
+		t.Fatalf("the failing write: %v", err)
+	}
+	if err := <-done; !errors.Is(err, errGone) {
+		t.Fatalf("the waiting request: %v", err)
+	}
+	if err := p.conn.Notify("n", []int{2}); !errors.Is(err, errGone) {
+		t.Fatalf("a write after the failure: %v", err)
 	}
 }

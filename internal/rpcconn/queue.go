@@ -23,8 +23,8 @@ const maxPending = 1 << 20
 const handOffAfter = 2
 
 // deferFor is how long a deferred message may wait for the next message to share its write
-// (see Conn.SendDeferred).
-const deferFor = 200 * time.Microsecond
+// (see Conn.SendDeferred). A variable for tests only.
+var deferFor = 200 * time.Microsecond
 
 // sendQueue writes framed messages to w in the order they are queued.
 type sendQueue struct {
