@@ -20,13 +20,24 @@
 //   - shutdown: when the input ends every running request is cancelled and answered, and Serve
 //     returns once every goroutine it started has finished and every queued byte is written.
 //
+// Beyond its framing and its method table, a face gives only what its documented wire
+// behaviour needs and the other face's does not share: the texts and codes of what it
+// refuses (in its Codec: the native face refuses id null, ACP takes it), its lifecycle and
+// the order of its checks (Admit: the native face answers -32002 before initialize, ACP
+// -32601 for an unknown method first), its one mapping of errors to codes (ToWire), its
+// JSON encoding (Marshal: the native face escapes HTML as encoding/json does, ACP does not),
+// the name of its cancel notice ($/cancelRequest {id}, $/cancel_request {requestId}) and
+// whether an answer seals the connection (the native face's shutdown). The faces' tests and
+// fixtures pin each of these.
+//
 // It uses github.com/sourcegraph/jsonrpc2's types where they fit: jsonrpc2.Request is what a
 // handler gets, jsonrpc2.Error is the error member of every response pid writes and reads, and
 // jsonrpc2.ID numbers pid's own requests. It does not use that package's Conn, which does not
 // give what the faces document: it closes the connection on the first frame it cannot parse
 // (pid answers -32700 or -32600 and reads on), runs every handler on its read goroutine (so a
 // long prompt would stop cancels and steering, and a handler waiting on the client would
-// deadlock the response it waits for), has no $/cancelRequest (nor ACP's $/cancel_request),
+// deadlock the response it waits for; its AsyncHandler runs every message on a goroutine of
+// its own instead, losing the order of notifications), has no $/cancelRequest (nor ACP's $/cancel_request),
 // does not recover a handler's panic, writes each message with its own flush, and its ID
 // cannot hold every id JSON-RPC allows (1e2, -1, 1.5, integers over 64 bits, which pid echoes
 // exactly as written and matches by value: rpcwire.IDKey).
