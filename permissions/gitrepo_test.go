@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 )
 
 // gitPolicy allows git status, git log and git (any subcommand of the rule "git x"), and
@@ -65,8 +66,8 @@ func appendFile(t *testing.T, p, s string) {
 
 func gitDecide(t *testing.T, dir, cmd string) permissions.Verdict {
 	t.Helper()
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, gitPolicy)})
-	return p.Decide(permissions.Call{Tool: "bash", Args: []byte(argsJSON("command", cmd)), Cwd: dir})
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, gitPolicy)})
+	return p.Decide(permissions.Call{Tool: "bash", Args: []byte(permtest.ArgsJSON("command", cmd)), Cwd: dir})
 }
 
 // The probe's reproduction: git itself runs core.fsmonitor on git status, and pid no longer
@@ -95,7 +96,7 @@ func TestGitStatusWithFsmonitorAsks(t *testing.T) {
 	}
 	// A remembered allow (or one kept in memory) does not apply either, and no "always"
 	// is offered that could never apply.
-	c := permissions.Call{Tool: "bash", Args: []byte(argsJSON("command", "git status")), Cwd: dir}
+	c := permissions.Call{Tool: "bash", Args: []byte(permtest.ArgsJSON("command", "git status")), Cwd: dir}
 	if (permissions.Rule{Pattern: "git status", Decision: permissions.Allow}).Matches(c) {
 		t.Error("a remembered allow of git status applies in the repository")
 	}
@@ -256,7 +257,7 @@ func BenchmarkDecideGitStatus(b *testing.B) {
 		b.Fatalf("git init: %v\n%s", err, out)
 	}
 	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: mustSpec(b, gitPolicy)})
-	c := permissions.Call{Tool: "bash", Args: []byte(argsJSON("command", "git status")), Cwd: dir}
+	c := permissions.Call{Tool: "bash", Args: []byte(permtest.ArgsJSON("command", "git status")), Cwd: dir}
 	for b.Loop() {
 		if p.Decide(c).Decision != permissions.Allow {
 			b.Fatal("not allowed")

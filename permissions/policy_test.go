@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 )
 
 func TestParseSpecErrorsNameTheField(t *testing.T) {
@@ -41,7 +42,7 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 }
 
 func TestParseSpecAcceptsTheShape(t *testing.T) {
-	s := spec(t, `{"default":"deny","tools":{"bash":[{"pattern":"git status","decision":"allow"},{"path":"command","pattern":"rm","decision":"deny"}],"write":"ask","edit":[],"mcp_x":[{"path":"url","pattern":"https://*","decision":"allow"}]}}`)
+	s := permtest.Spec(t, `{"default":"deny","tools":{"bash":[{"pattern":"git status","decision":"allow"},{"path":"command","pattern":"rm","decision":"deny"}],"write":"ask","edit":[],"mcp_x":[{"path":"url","pattern":"https://*","decision":"allow"}]}}`)
 	if s.Default != permissions.Deny || len(s.Tools) != 4 || len(s.Tools["bash"].Rules) != 2 || s.Tools["write"].Decision != permissions.Ask {
 		t.Fatalf("parsed %+v", s)
 	}
@@ -49,7 +50,7 @@ func TestParseSpecAcceptsTheShape(t *testing.T) {
 		t.Fatalf("an empty list must parse as an empty rule list, got %+v", e)
 	}
 	for _, in := range []string{``, `null`, `{}`, `{"default":null,"tools":null}`} {
-		if s := spec(t, in); s.Default != "" || len(s.Tools) != 0 {
+		if s := permtest.Spec(t, in); s.Default != "" || len(s.Tools) != 0 {
 			t.Fatalf("%q parsed as %+v", in, s)
 		}
 	}
@@ -71,30 +72,30 @@ func TestParseSpecAcceptsTheShape(t *testing.T) {
 func TestBuiltinDefaults(t *testing.T) {
 	var p *permissions.Policy // the nil policy is the built-in defaults
 	for _, tool := range []string{"read", "grep", "find", "ls"} {
-		if v := p.Decide(call(tool, `{}`)); v.Decision != permissions.Allow || v.Source != "built-in" {
+		if v := p.Decide(permtest.Call(tool, `{}`)); v.Decision != permissions.Allow || v.Source != "built-in" {
 			t.Errorf("%s: %+v, want allow by built-in", tool, v)
 		}
 	}
 	for _, tool := range []string{"bash", "write", "edit", "mcp_unknown"} {
-		if v := p.Decide(call(tool, `{}`)); v.Decision != permissions.Ask {
+		if v := p.Decide(permtest.Call(tool, `{}`)); v.Decision != permissions.Ask {
 			t.Errorf("%s: %+v, want ask", tool, v)
 		}
 	}
 	// The daemon's predicate classifies other tools.
 	ro := func(tool string) bool { return tool == "mcp_search" }
 	q := permissions.NewPolicy(ro)
-	if v := q.Decide(call("mcp_search", `{}`)); v.Decision != permissions.Allow {
+	if v := q.Decide(permtest.Call("mcp_search", `{}`)); v.Decision != permissions.Allow {
 		t.Errorf("mcp_search with predicate: %+v", v)
 	}
-	if v := q.Decide(call("read", `{}`)); v.Decision != permissions.Ask {
+	if v := q.Decide(permtest.Call("read", `{}`)); v.Decision != permissions.Ask {
 		t.Errorf("a predicate replaces the built-in set: read got %+v", v)
 	}
 }
 
 func TestLayersLaterWin(t *testing.T) {
-	user := permissions.Layer{Source: "user", Spec: spec(t, `{"default":"deny","tools":{"bash":"allow","write":[{"pattern":"docs/**","decision":"allow"}],"edit":"deny"}}`)}
-	ws := permissions.Layer{Source: "workspace", Spec: spec(t, `{"tools":{"write":"ask","edit":[{"pattern":"src/**","decision":"allow"}]}}`)}
-	sess := permissions.Layer{Source: "session", Spec: spec(t, `{"default":"ask","tools":{"bash":"deny"}}`)}
+	user := permissions.Layer{Source: "user", Spec: permtest.Spec(t, `{"default":"deny","tools":{"bash":"allow","write":[{"pattern":"docs/**","decision":"allow"}],"edit":"deny"}}`)}
+	ws := permissions.Layer{Source: "workspace", Spec: permtest.Spec(t, `{"tools":{"write":"ask","edit":[{"pattern":"src/**","decision":"allow"}]}}`)}
+	sess := permissions.Layer{Source: "session", Spec: permtest.Spec(t, `{"default":"ask","tools":{"bash":"deny"}}`)}
 	p := permissions.NewPolicy(nil, user, ws).With(nil, sess)
 
 	check := func(c permissions.Call, want permissions.Decision, source string) {
@@ -104,17 +105,17 @@ func TestLayersLaterWin(t *testing.T) {
 			t.Errorf("%s %s: got %+v, want %s from %q", c.Tool, c.Args, v, want, source)
 		}
 	}
-	check(call("bash", `{"command":"ls"}`), permissions.Deny, "session")               // session's entry replaces the user's
-	check(call("write", `{"path":"docs/a.md"}`), permissions.Ask, "workspace")         // workspace replaces the user's list whole
-	check(call("edit", `{"path":"src/a.go"}`), permissions.Allow, "workspace")         // the workspace's list matched
-	check(call("edit", `{"path":"other/a.go"}`), permissions.Ask, "default (session)") // no rule matched: the latest default, not the user's "deny" entry
-	check(call("mcp_x", `{}`), permissions.Ask, "default (session)")                   // session's default replaces user's
-	check(call("read", `{"path":"a"}`), permissions.Ask, "default")                    // a default beats the tool's nature
+	check(permtest.Call("bash", `{"command":"ls"}`), permissions.Deny, "session")               // session's entry replaces the user's
+	check(permtest.Call("write", `{"path":"docs/a.md"}`), permissions.Ask, "workspace")         // workspace replaces the user's list whole
+	check(permtest.Call("edit", `{"path":"src/a.go"}`), permissions.Allow, "workspace")         // the workspace's list matched
+	check(permtest.Call("edit", `{"path":"other/a.go"}`), permissions.Ask, "default (session)") // no rule matched: the latest default, not the user's "deny" entry
+	check(permtest.Call("mcp_x", `{}`), permissions.Ask, "default (session)")                   // session's default replaces user's
+	check(permtest.Call("read", `{"path":"a"}`), permissions.Ask, "default")                    // a default beats the tool's nature
 
 	// Without the session layer the user's default applies, also to read-only tools
 	// (compatible with session/new: tools[NAME], else default, else nature).
 	q := permissions.NewPolicy(nil, user)
-	if v := q.Decide(call("read", `{"path":"a"}`)); v.Decision != permissions.Deny {
+	if v := q.Decide(permtest.Call("read", `{"path":"a"}`)); v.Decision != permissions.Deny {
 		t.Errorf("user default deny: read got %+v", v)
 	}
 	// p's layers were not changed by With.
@@ -124,7 +125,7 @@ func TestLayersLaterWin(t *testing.T) {
 }
 
 func TestFirstMatchingRuleWins(t *testing.T) {
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"bash":[
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, `{"tools":{"bash":[
 		{"pattern":"git push --force","decision":"deny"},
 		{"pattern":"git push","decision":"ask"},
 		{"pattern":"git","decision":"allow"}]}}`)})
@@ -135,12 +136,12 @@ func TestFirstMatchingRuleWins(t *testing.T) {
 		"gitk":                    permissions.Ask, // no rule: built-in nature of bash
 	}
 	for cmd, want := range cases {
-		v := p.Decide(call("bash", argsJSON("command", cmd)))
+		v := p.Decide(permtest.Call("bash", permtest.ArgsJSON("command", cmd)))
 		if v.Decision != want {
 			t.Errorf("%q: %+v, want %s", cmd, v, want)
 		}
 	}
-	if v := p.Decide(call("bash", argsJSON("command", "git push x"))); v.Rule != 1 {
+	if v := p.Decide(permtest.Call("bash", permtest.ArgsJSON("command", "git push x"))); v.Rule != 1 {
 		t.Errorf("Rule index: %+v", v)
 	}
 }
@@ -148,8 +149,8 @@ func TestFirstMatchingRuleWins(t *testing.T) {
 // decide runs one rule list for a tool against arguments.
 func decide(t *testing.T, tool, rules, args string) permissions.Decision {
 	t.Helper()
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"`+tool+`":`+rules+`}}`)})
-	return p.Decide(call(tool, args)).Decision
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, `{"tools":{"`+tool+`":`+rules+`}}`)})
+	return p.Decide(permtest.Call(tool, args)).Decision
 }
 
 func TestCommandPrefixAllow(t *testing.T) {
@@ -158,7 +159,7 @@ func TestCommandPrefixAllow(t *testing.T) {
 	// metacharacter was; the command is now parsed, and only writes ask).
 	allowed := []string{"git status", "git status --short", "  git   status\t-s ", "git status 'a b'", "git status < /dev/zero"}
 	for _, cmd := range allowed {
-		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Allow {
+		if d := decide(t, "bash", rules, permtest.ArgsJSON("command", cmd)); d != permissions.Allow {
 			t.Errorf("%q: %s, want allow", cmd, d)
 		}
 	}
@@ -172,12 +173,12 @@ func TestCommandPrefixAllow(t *testing.T) {
 		"git status (x)", "git status\x00rm",
 	}
 	for _, cmd := range refused {
-		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Ask {
+		if d := decide(t, "bash", rules, permtest.ArgsJSON("command", cmd)); d != permissions.Ask {
 			t.Errorf("%q: %s, want ask (not allowed by a prefix rule)", cmd, d)
 		}
 	}
 	// A glob allow rule on a command refuses metacharacters too.
-	if d := decide(t, "bash", `[{"pattern":"git *","decision":"allow"}]`, argsJSON("command", "git log; rm -rf /")); d != permissions.Ask {
+	if d := decide(t, "bash", `[{"pattern":"git *","decision":"allow"}]`, permtest.ArgsJSON("command", "git log; rm -rf /")); d != permissions.Ask {
 		t.Errorf("glob allow with ;: %s", d)
 	}
 	if !permissions.HasShellMeta("a;b") || permissions.HasShellMeta("git status --short 'x'") {
@@ -193,16 +194,16 @@ func TestCommandPrefixDenyCatchesParts(t *testing.T) {
 		"(cd /; rm x)",
 	}
 	for _, cmd := range denied {
-		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Deny {
+		if d := decide(t, "bash", rules, permtest.ArgsJSON("command", cmd)); d != permissions.Deny {
 			t.Errorf("%q: %s, want deny", cmd, d)
 		}
 	}
 	for _, cmd := range []string{"rmdir x", "ls -l", "echo rm", "grep rm file"} {
-		if d := decide(t, "bash", rules, argsJSON("command", cmd)); d != permissions.Ask {
+		if d := decide(t, "bash", rules, permtest.ArgsJSON("command", cmd)); d != permissions.Ask {
 			t.Errorf("%q: %s, want ask (no rule)", cmd, d)
 		}
 	}
-	if d := decide(t, "bash", rules, argsJSON("command", "cd x && git push")); d != permissions.Ask {
+	if d := decide(t, "bash", rules, permtest.ArgsJSON("command", "cd x && git push")); d != permissions.Ask {
 		t.Errorf("ask rule on a part: %s", d)
 	}
 }
@@ -211,9 +212,9 @@ func TestPathGlobs(t *testing.T) {
 	rules := `[{"pattern":"**/.env","decision":"deny"},{"pattern":"docs/**","decision":"allow"},{"pattern":"src/*.go","decision":"allow"},{"pattern":"/tmp/pid/**","decision":"allow"}]`
 	cwd := "/work/proj"
 	c := func(p string) permissions.Call {
-		return permissions.Call{Tool: "write", Args: json.RawMessage(argsJSON("path", p)), Cwd: cwd}
+		return permissions.Call{Tool: "write", Args: json.RawMessage(permtest.ArgsJSON("path", p)), Cwd: cwd}
 	}
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"write":`+rules+`}}`)})
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, `{"tools":{"write":`+rules+`}}`)})
 	cases := map[string]permissions.Decision{
 		"docs/a.md":                 permissions.Allow,
 		"docs/x/y/z.md":             permissions.Allow,
@@ -245,7 +246,7 @@ func TestPathGlobs(t *testing.T) {
 		}
 	}
 	// Without a cwd, absolute paths never match relative patterns.
-	if v := p.Decide(call("write", `{"path":"/work/proj/docs/a.md"}`)); v.Decision != permissions.Ask {
+	if v := p.Decide(permtest.Call("write", `{"path":"/work/proj/docs/a.md"}`)); v.Decision != permissions.Ask {
 		t.Errorf("no cwd: %+v", v)
 	}
 	// An exact path (path arguments are globs: no prefix semantics).
@@ -333,7 +334,7 @@ func TestSpecInRequestParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := permissions.NewPolicy(nil, permissions.Layer{Source: "session", Spec: p.Permissions})
-	if pol.Decide(call("write_file", `{}`)).Decision != permissions.Ask || pol.Decide(call("other", `{}`)).Decision != permissions.Allow {
+	if pol.Decide(permtest.Call("write_file", `{}`)).Decision != permissions.Ask || pol.Decide(permtest.Call("other", `{}`)).Decision != permissions.Allow {
 		t.Fatal("old shape decided differently")
 	}
 }
@@ -343,9 +344,9 @@ func TestSpecInRequestParams(t *testing.T) {
 func narrowPolicy(t *testing.T, user, workspace, session string) *permissions.Policy {
 	t.Helper()
 	return permissions.NewPolicy(nil,
-		permissions.Layer{Source: "user", Spec: spec(t, user)},
-		permissions.Layer{Source: "workspace", Spec: spec(t, workspace), Narrow: true},
-	).With(nil, permissions.Layer{Source: "session", Spec: spec(t, session)})
+		permissions.Layer{Source: "user", Spec: permtest.Spec(t, user)},
+		permissions.Layer{Source: "workspace", Spec: permtest.Spec(t, workspace), Narrow: true},
+	).With(nil, permissions.Layer{Source: "session", Spec: permtest.Spec(t, session)})
 }
 
 func TestNarrowLayerIgnoresItsAllows(t *testing.T) {
@@ -356,10 +357,10 @@ func TestNarrowLayerIgnoresItsAllows(t *testing.T) {
 		c    permissions.Call
 		want permissions.Decision
 	}{
-		{call("bash", `{"command":"npm test"}`), permissions.Ask}, // its allow rule is ignored: bash asks
-		{call("write", `{"path":"a"}`), permissions.Ask},          // its plain allow is ignored
-		{call("mcp_y", `{}`), permissions.Ask},                    // its allow default is ignored
-		{call("read", `{"path":"a"}`), permissions.Allow},         // the built-in nature still applies
+		{permtest.Call("bash", `{"command":"npm test"}`), permissions.Ask}, // its allow rule is ignored: bash asks
+		{permtest.Call("write", `{"path":"a"}`), permissions.Ask},          // its plain allow is ignored
+		{permtest.Call("mcp_y", `{}`), permissions.Ask},                    // its allow default is ignored
+		{permtest.Call("read", `{"path":"a"}`), permissions.Allow},         // the built-in nature still applies
 	}
 	for _, c := range cases {
 		if v := p.Decide(c.c); v.Decision != c.want || v.Source != "built-in" {
@@ -377,17 +378,17 @@ func TestNarrowDenyBeatsSessionAllow(t *testing.T) {
 		want         permissions.Decision
 		source, part string
 	}{
-		{call("bash", `{"command":"rm -rf build"}`), permissions.Deny, "workspace", "rm -rf build"},
-		{call("bash", `{"command":"ls && sudo rm x"}`), permissions.Deny, "workspace", "rm x"},
-		{call("bash", `{"command":"git push origin"}`), permissions.Ask, "workspace", "git push origin"},
-		{call("bash", `{"command":"ls"}`), permissions.Allow, "session", "ls"},
+		{permtest.Call("bash", `{"command":"rm -rf build"}`), permissions.Deny, "workspace", "rm -rf build"},
+		{permtest.Call("bash", `{"command":"ls && sudo rm x"}`), permissions.Deny, "workspace", "rm x"},
+		{permtest.Call("bash", `{"command":"git push origin"}`), permissions.Ask, "workspace", "git push origin"},
+		{permtest.Call("bash", `{"command":"ls"}`), permissions.Allow, "session", "ls"},
 		// The session allows bash whatever it does, but the narrow layer still reads it:
-		{call("bash", `{"command":"eval \"rm x\""}`), permissions.Deny, "workspace", "rm x"},
-		{call("bash", `{"command":"eval \"$X\""}`), permissions.Ask, "workspace", "the command uses eval, which runs a string as a command"},
-		{call("bash", `{"command":"echo x > .env"}`), permissions.Deny, "workspace", "write .env"},
-		{call("write", `{"path":"a/.env"}`), permissions.Deny, "workspace", ""},
-		{call("mcp_x", `{}`), permissions.Deny, "workspace", ""},
-		{call("mcp_y", `{}`), permissions.Allow, "default (session)", ""},
+		{permtest.Call("bash", `{"command":"eval \"rm x\""}`), permissions.Deny, "workspace", "rm x"},
+		{permtest.Call("bash", `{"command":"eval \"$X\""}`), permissions.Ask, "workspace", "the command uses eval, which runs a string as a command"},
+		{permtest.Call("bash", `{"command":"echo x > .env"}`), permissions.Deny, "workspace", "write .env"},
+		{permtest.Call("write", `{"path":"a/.env"}`), permissions.Deny, "workspace", ""},
+		{permtest.Call("mcp_x", `{}`), permissions.Deny, "workspace", ""},
+		{permtest.Call("mcp_y", `{}`), permissions.Allow, "default (session)", ""},
 	}
 	for _, c := range cases {
 		v := p.Decide(c.c)
@@ -413,15 +414,15 @@ func TestNarrowEntryNeverReplacesATrustedOne(t *testing.T) {
 		"curl x":   {permissions.Deny, "workspace"},
 	}
 	for cmd, c := range cases {
-		if v := p.Decide(call("bash", argsJSON("command", cmd))); v.Decision != c.want || v.Source != c.source {
+		if v := p.Decide(permtest.Call("bash", permtest.ArgsJSON("command", cmd))); v.Decision != c.want || v.Source != c.source {
 			t.Errorf("%q: %+v, want %s from %s", cmd, v, c.want, c.source)
 		}
 	}
 	// The same workspace settings as a trusted layer replace the user's list whole.
 	q := permissions.NewPolicy(nil,
-		permissions.Layer{Source: "user", Spec: spec(t, `{"tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`)},
-		permissions.Layer{Source: "workspace", Spec: spec(t, `{"tools":{"bash":[{"pattern":"curl","decision":"ask"},{"pattern":"rm","decision":"allow"}]}}`)})
-	if v := q.Decide(call("bash", `{"command":"rm x"}`)); v.Decision != permissions.Allow {
+		permissions.Layer{Source: "user", Spec: permtest.Spec(t, `{"tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`)},
+		permissions.Layer{Source: "workspace", Spec: permtest.Spec(t, `{"tools":{"bash":[{"pattern":"curl","decision":"ask"},{"pattern":"rm","decision":"allow"}]}}`)})
+	if v := q.Decide(permtest.Call("bash", `{"command":"rm x"}`)); v.Decision != permissions.Allow {
 		t.Errorf("trusted workspace: %+v, want its allow", v)
 	}
 }
@@ -436,10 +437,10 @@ func TestNarrowDefault(t *testing.T) {
 		want   permissions.Decision
 		source string
 	}{
-		"unnamed tool":    {call("mcp_x", `{}`), permissions.Ask, "default (workspace)"},
-		"read, no match":  {call("read", `{"path":"a"}`), permissions.Ask, "default (workspace)"},
-		"read, its rule":  {call("read", `{"path":"secrets/k"}`), permissions.Deny, "workspace"},
-		"bash, each part": {call("bash", `{"command":"ls"}`), permissions.Ask, "default (workspace)"},
+		"unnamed tool":    {permtest.Call("mcp_x", `{}`), permissions.Ask, "default (workspace)"},
+		"read, no match":  {permtest.Call("read", `{"path":"a"}`), permissions.Ask, "default (workspace)"},
+		"read, its rule":  {permtest.Call("read", `{"path":"secrets/k"}`), permissions.Deny, "workspace"},
+		"bash, each part": {permtest.Call("bash", `{"command":"ls"}`), permissions.Ask, "default (workspace)"},
 	}
 	for name, c := range cases {
 		if v := p.Decide(c.c); v.Decision != c.want || v.Source != c.source {
@@ -454,7 +455,7 @@ func TestNarrowDefault(t *testing.T) {
 }
 
 func TestSpecWidening(t *testing.T) {
-	s := spec(t, `{"default":"allow","tools":{
+	s := permtest.Spec(t, `{"default":"allow","tools":{
 		"write":"allow",
 		"bash":[{"pattern":"rm","decision":"deny"},{"pattern":"git push","decision":"ask"},{"pattern":"npm test","decision":"allow"}],
 		"mcp_fetch":[{"path":"url","pattern":"https://*","decision":"allow"}],
@@ -468,7 +469,7 @@ func TestSpecWidening(t *testing.T) {
 	if got := s.Widening(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Widening:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := spec(t, `{"default":"ask","tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`).Widening(); len(got) != 0 {
+	if got := permtest.Spec(t, `{"default":"ask","tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`).Widening(); len(got) != 0 {
 		t.Errorf("a spec that only narrows: %q", got)
 	}
 	var nilSpec *permissions.Spec
@@ -480,7 +481,7 @@ func TestSpecWidening(t *testing.T) {
 // Tool names in permissions may be globs: mcp__github__* covers every tool of the github MCP
 // server; an exact name wins over a glob, a longer glob over a shorter one.
 func TestToolNameGlobs(t *testing.T) {
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "user", Spec: spec(t, `{"tools":{
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "user", Spec: permtest.Spec(t, `{"tools":{
 		"mcp__*": "deny",
 		"mcp__github__*": "allow",
 		"mcp__github__delete_repo": "ask"}}`)})
@@ -490,7 +491,7 @@ func TestToolNameGlobs(t *testing.T) {
 		"mcp__fs__write":           permissions.Deny,
 		"bash":                     permissions.Ask, // no glob matches: the built-in default
 	} {
-		if got := p.Decide(call(tool, "{}")).Decision; got != want {
+		if got := p.Decide(permtest.Call(tool, "{}")).Decision; got != want {
 			t.Errorf("%s: %s, want %s", tool, got, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 )
 
 // checkScope verifies what every scope must satisfy: the store accepts it, an allow and a
@@ -78,14 +79,14 @@ func TestSuggestScope(t *testing.T) {
 		{bashCall(`echo "unclosed`), false, "", nil},
 		{bashCall("PATH=. ls"), false, "", nil}, // no rule can vouch for it
 		{bashCall(""), false, "", nil},
-		{call("bash", `{}`), false, "", nil},
+		{permtest.Call("bash", `{}`), false, "", nil},
 		{permissions.Call{Tool: "write", Args: json.RawMessage(`{"path":"docs/a.md"}`), Cwd: "/w/p"}, true, "docs/a.md", []string{"docs/a.md.bak"}},
 		{permissions.Call{Tool: "edit", Args: json.RawMessage(`{"path":"/w/p/src/x.go"}`), Cwd: "/w/p"}, true, "src/x.go", nil},
-		{call("write", `{"path":"a[1]*.md"}`), true, `a\[1]\*.md`, []string{"a1x.md"}},
-		{call("grep", `{"pattern":"x"}`), true, ".", nil},
-		{call("write", `{"path":"photo (1).png"}`), false, "", nil}, // an allow rule cannot match it
-		{call("write", `{}`), false, "", nil},
-		{call("mcp_github_create_issue", `{"title":"x"}`), true, "", nil},
+		{permtest.Call("write", `{"path":"a[1]*.md"}`), true, `a\[1]\*.md`, []string{"a1x.md"}},
+		{permtest.Call("grep", `{"pattern":"x"}`), true, ".", nil},
+		{permtest.Call("write", `{"path":"photo (1).png"}`), false, "", nil}, // an allow rule cannot match it
+		{permtest.Call("write", `{}`), false, "", nil},
+		{permtest.Call("mcp_github_create_issue", `{"title":"x"}`), true, "", nil},
 	}
 	for _, c := range cases {
 		s, ok := permissions.SuggestScope(c.call)
@@ -102,7 +103,7 @@ func TestSuggestScope(t *testing.T) {
 			if c.call.Tool == "bash" {
 				oc = bashCall(o)
 			} else {
-				oc.Args = json.RawMessage(argsJSON("path", o))
+				oc.Args = json.RawMessage(permtest.ArgsJSON("path", o))
 			}
 			if s.Matches(oc, permissions.Allow) {
 				t.Errorf("scope %q of %s also allows %q", s.Pattern, c.call.Args, o)
@@ -118,8 +119,8 @@ func TestSuggestScopeDescriptions(t *testing.T) {
 	}{
 		"single":   {bashCall("npm test -- --watch"), "bash commands starting with `npm test` in this workspace"},
 		"compound": {bashCall("touch X; rm -f Y"), "exactly the bash command `touch X; rm -f Y` in this workspace"},
-		"file":     {call("write", `{"path":"docs/a.md"}`), "write calls on the path `docs/a.md` in this workspace"},
-		"tool":     {call("mcp_x", `{}`), "every call of the tool mcp_x in this workspace"},
+		"file":     {permtest.Call("write", `{"path":"docs/a.md"}`), "write calls on the path `docs/a.md` in this workspace"},
+		"tool":     {permtest.Call("mcp_x", `{}`), "every call of the tool mcp_x in this workspace"},
 	}
 	for name, c := range cases {
 		if s, ok := permissions.SuggestScope(c.c); !ok || s.Description != c.want {

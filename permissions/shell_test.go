@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 )
 
 // corpusPolicy allows a few read-only commands, denies rm and curl, and allows writes under
@@ -240,11 +241,11 @@ var corpus = []struct {
 
 func corpusPolicyValue(t *testing.T) *permissions.Policy {
 	t.Helper()
-	return permissions.NewPolicy(nil, permissions.Layer{Source: "corpus", Spec: spec(t, corpusPolicy)})
+	return permissions.NewPolicy(nil, permissions.Layer{Source: "corpus", Spec: permtest.Spec(t, corpusPolicy)})
 }
 
 func bashCall(cmd string) permissions.Call {
-	return permissions.Call{Tool: "bash", Args: json.RawMessage(argsJSON("command", cmd)), Cwd: corpusCwd}
+	return permissions.Call{Tool: "bash", Args: json.RawMessage(permtest.ArgsJSON("command", cmd)), Cwd: corpusCwd}
 }
 
 func TestShellCorpus(t *testing.T) {
@@ -289,14 +290,14 @@ func TestShellVerdictNamesThePart(t *testing.T) {
 // TestBashAllowEntryAllowsEverything: a plain "bash": "allow" means bash runs whatever the
 // command does; pid does not second-guess it (but a deny elsewhere still wins).
 func TestBashAllowEntryAllowsEverything(t *testing.T) {
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"bash":"allow"}}`)})
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, `{"tools":{"bash":"allow"}}`)})
 	for _, cmd := range []string{"eval ls", "echo x > out.txt", `echo "unclosed`, "$CMD"} {
 		if v := p.Decide(bashCall(cmd)); v.Decision != allow {
 			t.Errorf("%q: %+v, want allow", cmd, v)
 		}
 	}
 	// With a default "allow" and rules, the constructs still ask.
-	q := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"default":"allow","tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`)})
+	q := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, `{"default":"allow","tools":{"bash":[{"pattern":"rm","decision":"deny"}]}}`)})
 	for cmd, want := range map[string]permissions.Decision{"eval ls": ask, "ls": allow, "ls > out.txt": allow, "rm x": deny, "source x": ask} {
 		if v := q.Decide(bashCall(cmd)); v.Decision != want {
 			t.Errorf("default allow, %q: %+v, want %s", cmd, v, want)
@@ -306,7 +307,7 @@ func TestBashAllowEntryAllowsEverything(t *testing.T) {
 
 func TestShellExpansionMayMatchDeny(t *testing.T) {
 	// A deny rule of several words that an expansion may complete asks rather than allows.
-	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: spec(t, `{"tools":{"bash":[
+	p := permissions.NewPolicy(nil, permissions.Layer{Source: "s", Spec: permtest.Spec(t, `{"tools":{"bash":[
 		{"pattern":"git push","decision":"deny"},
 		{"pattern":"git","decision":"allow"}]}}`)})
 	cases := map[string]permissions.Decision{
@@ -352,7 +353,7 @@ func TestCommandPatternForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		rules := `[{"pattern":` + jsonString(c.pattern) + `,"decision":"allow"}]`
-		if d := decide(t, "bash", rules, argsJSON("command", c.cmd)); d != c.want {
+		if d := decide(t, "bash", rules, permtest.ArgsJSON("command", c.cmd)); d != c.want {
 			t.Errorf("pattern %q, command %q: %s, want %s", c.pattern, c.cmd, d, c.want)
 		}
 	}
@@ -366,7 +367,7 @@ func TestSettingsRejectCommandPatternsThatMatchNothing(t *testing.T) {
 		}
 	}
 	// Brackets and globs are fine in command patterns: they are not globs.
-	spec(t, `{"tools":{"bash":[{"pattern":"[","decision":"allow"},{"pattern":"ls [a","decision":"allow"}]}}`)
+	permtest.Spec(t, `{"tools":{"bash":[{"pattern":"[","decision":"allow"},{"pattern":"ls [a","decision":"allow"}]}}`)
 }
 
 func jsonString(s string) string {

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 )
 
 func openStore(t *testing.T) *permissions.Store {
@@ -25,9 +27,9 @@ func openStore(t *testing.T) *permissions.Store {
 }
 
 func TestStorePersistsAcrossRestart(t *testing.T) {
-	env := setEnv(t)
+	env := xdgtest.Isolate(t)
 	s := openStore(t)
-	wantPath := filepath.Join(env.state, "pid", "permissions.json")
+	wantPath := filepath.Join(env.State, "pid", "permissions.json")
 	if s.Path() != wantPath {
 		t.Fatalf("store path %q, want %q", s.Path(), wantPath)
 	}
@@ -73,7 +75,7 @@ func TestStorePersistsAcrossRestart(t *testing.T) {
 	if len(l.Permissions) != 2 || l.Permissions[0] != a || l.Permissions[1] != d {
 		t.Fatalf("after restart: %+v, want %+v and %+v", l.Permissions, a, d)
 	}
-	if r, ok := s2.Lookup(root, call("bash", `{"command":"git status -s"}`)); !ok || r.ID != a.ID {
+	if r, ok := s2.Lookup(root, permtest.Call("bash", `{"command":"git status -s"}`)); !ok || r.ID != a.ID {
 		t.Fatalf("lookup after restart: %+v %v", r, ok)
 	}
 
@@ -86,14 +88,14 @@ func TestStorePersistsAcrossRestart(t *testing.T) {
 }
 
 func TestStoreRevoke(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	s := openStore(t)
 	a, _ := s.Remember("/p", "bash", "", "", permissions.Allow)
 	b, _ := s.Remember("/p", "write", "", "", permissions.Allow)
 	if err := s.Revoke(a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.Lookup("/p", call("bash", `{"command":"ls"}`)); ok {
+	if _, ok := s.Lookup("/p", permtest.Call("bash", `{"command":"ls"}`)); ok {
 		t.Fatal("revoked answer still applies")
 	}
 	err := s.Revoke(a.ID)
@@ -117,7 +119,7 @@ func TestStoreRevoke(t *testing.T) {
 }
 
 func TestStoreRememberValidatesAndUpdates(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	s := openStore(t)
 	for name, f := range map[string]func() error{
 		"relative root": func() error { _, err := s.Remember("proj", "bash", "", "", permissions.Allow); return err },
@@ -144,7 +146,7 @@ func TestStoreRememberValidatesAndUpdates(t *testing.T) {
 }
 
 func TestStoreIDsUniqueUnderConcurrency(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	s := openStore(t)
 	var wg sync.WaitGroup
 	ids := make([]string, 40)
@@ -174,7 +176,7 @@ func TestStoreIDsUniqueUnderConcurrency(t *testing.T) {
 }
 
 func TestStoreScopeAndPatterns(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	s := openStore(t)
 	_, _ = s.Remember("/a", "bash", "", "git push", permissions.Allow)
 	_, _ = s.Remember("/a", "bash", "", "git push --force", permissions.Deny)
@@ -187,22 +189,22 @@ func TestStoreScopeAndPatterns(t *testing.T) {
 		}
 		return r.Decision
 	}
-	if d := look("/a", call("bash", `{"command":"git push origin"}`)); d != permissions.Allow {
+	if d := look("/a", permtest.Call("bash", `{"command":"git push origin"}`)); d != permissions.Allow {
 		t.Errorf("pattern allow: %q", d)
 	}
-	if d := look("/a", call("bash", `{"command":"git push --force origin"}`)); d != permissions.Deny {
+	if d := look("/a", permtest.Call("bash", `{"command":"git push --force origin"}`)); d != permissions.Deny {
 		t.Errorf("deny wins over allow: %q", d)
 	}
-	if d := look("/a", call("bash", `{"command":"git push; rm -rf /"}`)); d != "" {
+	if d := look("/a", permtest.Call("bash", `{"command":"git push; rm -rf /"}`)); d != "" {
 		t.Errorf("a remembered allow must not match a command with metacharacters: %q", d)
 	}
-	if d := look("/a", call("bash", `{"command":"git pull"}`)); d != "" {
+	if d := look("/a", permtest.Call("bash", `{"command":"git pull"}`)); d != "" {
 		t.Errorf("other command: %q", d)
 	}
-	if d := look("/b", call("bash", `{"command":"git push origin"}`)); d != "" {
+	if d := look("/b", permtest.Call("bash", `{"command":"git push origin"}`)); d != "" {
 		t.Errorf("other workspace: %q", d)
 	}
-	if d := look("/a", call("write", `{"path":"docs/b.md"}`)); d != "" {
+	if d := look("/a", permtest.Call("write", `{"path":"docs/b.md"}`)); d != "" {
 		t.Errorf("other path: %q", d)
 	}
 	if d := look("/a", permissions.Call{Tool: "write", Args: json.RawMessage(`{"path":"/a/docs/a.md"}`), Cwd: "/a"}); d != permissions.Allow {
@@ -211,40 +213,40 @@ func TestStoreScopeAndPatterns(t *testing.T) {
 }
 
 func TestCheckCombinesPolicyAndStore(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	s := openStore(t)
 	_, _ = s.Remember("/w", "bash", "", "", permissions.Allow)
 	_, _ = s.Remember("/w", "write", "", "", permissions.Deny)
 	_, _ = s.Remember("/w", "edit", "", "", permissions.Allow)
-	settings := permissions.Layer{Source: "user settings", Spec: spec(t, `{"tools":{"bash":[{"pattern":"rm","decision":"deny"}],"edit":"deny","read":"allow"}}`)}
+	settings := permissions.Layer{Source: "user settings", Spec: permtest.Spec(t, `{"tools":{"bash":[{"pattern":"rm","decision":"deny"}],"edit":"deny","read":"allow"}}`)}
 	p := permissions.NewPolicy(nil, settings)
 
-	v := permissions.Check(p, s, "/w", call("bash", `{"command":"ls"}`))
+	v := permissions.Check(p, s, "/w", permtest.Call("bash", `{"command":"ls"}`))
 	if v.Decision != permissions.Allow || v.Source != "remembered" || v.Remembered == nil || v.Remembered.Tool != "bash" {
 		t.Errorf("remembered allow answers ask: %+v", v)
 	}
-	if v := permissions.Check(p, s, "/w", call("bash", `{"command":"rm -rf x"}`)); v.Decision != permissions.Deny || v.Source != "user settings" {
+	if v := permissions.Check(p, s, "/w", permtest.Call("bash", `{"command":"rm -rf x"}`)); v.Decision != permissions.Deny || v.Source != "user settings" {
 		t.Errorf("an explicit deny rule is never overridden by a remembered allow: %+v", v)
 	}
-	if v := permissions.Check(p, s, "/w", call("edit", `{"path":"a"}`)); v.Decision != permissions.Deny {
+	if v := permissions.Check(p, s, "/w", permtest.Call("edit", `{"path":"a"}`)); v.Decision != permissions.Deny {
 		t.Errorf("an explicit deny entry is never overridden: %+v", v)
 	}
-	if v := permissions.Check(p, s, "/w", call("write", `{"path":"a"}`)); v.Decision != permissions.Deny || v.Source != "remembered" {
+	if v := permissions.Check(p, s, "/w", permtest.Call("write", `{"path":"a"}`)); v.Decision != permissions.Deny || v.Source != "remembered" {
 		t.Errorf("remembered deny answers ask: %+v", v)
 	}
-	if v := permissions.Check(p, s, "/other", call("bash", `{"command":"ls"}`)); v.Decision != permissions.Ask {
+	if v := permissions.Check(p, s, "/other", permtest.Call("bash", `{"command":"ls"}`)); v.Decision != permissions.Ask {
 		t.Errorf("other workspace asks: %+v", v)
 	}
-	if v := permissions.Check(p, nil, "/w", call("bash", `{"command":"ls"}`)); v.Decision != permissions.Ask {
+	if v := permissions.Check(p, nil, "/w", permtest.Call("bash", `{"command":"ls"}`)); v.Decision != permissions.Ask {
 		t.Errorf("nil store: %+v", v)
 	}
 }
 
 func TestStoreSeesAnotherProcessAndRefusesBrokenFiles(t *testing.T) {
-	env := setEnv(t)
+	env := xdgtest.Isolate(t)
 	s1, s2 := openStore(t), openStore(t) // two daemons on one file
 	a, _ := s1.Remember("/w", "bash", "", "", permissions.Allow)
-	if r, ok := s2.Lookup("/w", call("bash", `{}`)); !ok || r.ID != a.ID {
+	if r, ok := s2.Lookup("/w", permtest.Call("bash", `{}`)); !ok || r.ID != a.ID {
 		t.Fatalf("second store does not see the first's answer: %+v %v", r, ok)
 	}
 	b, _ := s2.Remember("/w", "write", "", "", permissions.Allow)
@@ -254,14 +256,14 @@ func TestStoreSeesAnotherProcessAndRefusesBrokenFiles(t *testing.T) {
 
 	// A broken file: OpenStore fails rather than overwrite it; an open store keeps what it
 	// had for lookups and refuses to change the file.
-	path := filepath.Join(env.state, "pid", "permissions.json")
+	path := filepath.Join(env.State, "pid", "permissions.json")
 	if err := os.WriteFile(path, []byte(`{"permissions":[{"id":"x","tool":"bash","decision":"maybe","scope":"workspace:/w"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := permissions.OpenStore(""); err == nil || !strings.Contains(err.Error(), "maybe") {
 		t.Fatalf("OpenStore on a broken file: %v", err)
 	}
-	if _, ok := s1.Lookup("/w", call("bash", `{}`)); !ok {
+	if _, ok := s1.Lookup("/w", permtest.Call("bash", `{}`)); !ok {
 		t.Fatal("lookup lost the entries read before the file broke")
 	}
 	if _, err := s1.Remember("/w", "edit", "", "", permissions.Allow); err == nil {

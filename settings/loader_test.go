@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 	"github.com/pid-agent/pid/settings"
 )
 
@@ -35,7 +37,7 @@ func (e *errs) all() []string {
 
 // bashDecision returns what the loader's policy for folder decides for `bash {command}`.
 func bashDecision(l *settings.Loader, folder, command string) permissions.Decision {
-	return l.Policy(folder).Decide(call("bash", argsJSON("command", command))).Decision
+	return l.Policy(folder).Decide(permtest.Call("bash", permtest.ArgsJSON("command", command))).Decision
 }
 
 // trustAll trusts every workspace root: these tests are about sources and reloading, where
@@ -51,8 +53,8 @@ func newLoader(t *testing.T, roots []string, e *errs) *settings.Loader {
 }
 
 func TestLoaderSourcesAndPrecedence(t *testing.T) {
-	env := setEnv(t)
-	user := filepath.Join(env.config, "pid", "settings.json")
+	env := xdgtest.Isolate(t)
+	user := filepath.Join(env.Config, "pid", "settings.json")
 	writeFile(t, user, `{"theme":"ignored","permissions":{"default":"deny","tools":{"bash":"allow","write":"allow"}},"redact":{"patterns":["user-[0-9]+"]}}`)
 	rootA := filepath.Join(t.TempDir(), "a")
 	rootB := filepath.Join(t.TempDir(), "b")
@@ -83,11 +85,11 @@ func TestLoaderSourcesAndPrecedence(t *testing.T) {
 		t.Errorf("elsewhere ls: %s", d)
 	}
 	// The session's own permissions come last and win.
-	sess := l.Policy(rootA).With(nil, permissions.Layer{Source: "session", Spec: spec(t, `{"tools":{"bash":"ask"}}`)})
-	if v := sess.Decide(call("bash", `{"command":"git status"}`)); v.Decision != permissions.Ask || v.Source != "session" {
+	sess := l.Policy(rootA).With(nil, permissions.Layer{Source: "session", Spec: permtest.Spec(t, `{"tools":{"bash":"ask"}}`)})
+	if v := sess.Decide(permtest.Call("bash", `{"command":"git status"}`)); v.Decision != permissions.Ask || v.Source != "session" {
 		t.Errorf("session layer: %+v", v)
 	}
-	if v := l.Policy(rootA).Decide(call("bash", `{"command":"git status"}`)); !strings.Contains(v.Source, settings.WorkspacePath(rootA)) {
+	if v := l.Policy(rootA).Decide(permtest.Call("bash", `{"command":"git status"}`)); !strings.Contains(v.Source, settings.WorkspacePath(rootA)) {
 		t.Errorf("source should name the workspace file: %+v", v)
 	}
 
@@ -102,7 +104,7 @@ func TestLoaderSourcesAndPrecedence(t *testing.T) {
 }
 
 func TestLoaderReloadsOnChange(t *testing.T) {
-	env := setEnv(t)
+	env := xdgtest.Isolate(t)
 	root := t.TempDir()
 	wsFile := settings.WorkspacePath(root)
 	writeFile(t, wsFile, `{"permissions":{"tools":{"bash":"deny"}}}`)
@@ -123,7 +125,7 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 	// Saved by rename, as editors do.
 	writeFile(t, wsFile, `{"permissions":{"tools":{"bash":"allow"}}}`)
 	eventually(t, "workspace change to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
-	if d := old.Decide(call("bash", `{}`)).Decision; d != permissions.Deny {
+	if d := old.Decide(permtest.Call("bash", `{}`)).Decision; d != permissions.Deny {
 		t.Errorf("a policy handed out before must not change: %s", d)
 	}
 	<-reloads // OnReload was called (the policy changed, so it must have been)
@@ -135,10 +137,10 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 	eventually(t, "in-place write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
 
 	// The user file appears later in a folder that does not exist yet (XDG_CONFIG_HOME/pid).
-	user := filepath.Join(env.config, "pid", "settings.json")
+	user := filepath.Join(env.Config, "pid", "settings.json")
 	writeFile(t, user, `{"permissions":{"tools":{"write":"deny"}}}`)
 	eventually(t, "new user file to take effect", func() bool {
-		return l.Policy(root).Decide(call("write", `{"path":"a"}`)).Decision == permissions.Deny
+		return l.Policy(root).Decide(permtest.Call("write", `{"path":"a"}`)).Decision == permissions.Deny
 	})
 
 	// Deleting a file removes its rules.
@@ -146,7 +148,7 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "deletion to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
-	if v := l.Policy(root).Decide(call("bash", `{}`)); v.Source != "built-in" {
+	if v := l.Policy(root).Decide(permtest.Call("bash", `{}`)); v.Source != "built-in" {
 		t.Errorf("after deletion: %+v", v)
 	}
 	if got := e.all(); len(got) != 0 {
@@ -155,7 +157,7 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 }
 
 func TestLoaderWorkspaceFolderAppearsLater(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	root := t.TempDir() // exists; root/.pid does not
 	var e errs
 	l := newLoader(t, []string{root}, &e)
@@ -175,8 +177,8 @@ func TestLoaderWorkspaceFolderAppearsLater(t *testing.T) {
 }
 
 func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
-	env := setEnv(t)
-	user := filepath.Join(env.config, "pid", "settings.json")
+	env := xdgtest.Isolate(t)
+	user := filepath.Join(env.Config, "pid", "settings.json")
 	writeFile(t, user, `{"permissions":{"tools":{"bash":"deny"}}}`)
 	var e errs
 	reloads := make(chan struct{}, 100)
@@ -215,8 +217,8 @@ func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
 }
 
 func TestLoaderBrokenFileAtStart(t *testing.T) {
-	env := setEnv(t)
-	user := filepath.Join(env.config, "pid", "settings.json")
+	env := xdgtest.Isolate(t)
+	user := filepath.Join(env.Config, "pid", "settings.json")
 	writeFile(t, user, `{"permissions":{"default":"nope"}}`)
 	var e errs
 	l := newLoader(t, nil, &e)
@@ -230,7 +232,7 @@ func TestLoaderBrokenFileAtStart(t *testing.T) {
 }
 
 func TestLoaderExplicitUserFileAndClose(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	dir := t.TempDir()
 	user := filepath.Join(dir, "custom.json")
 	writeFile(t, user, `{"permissions":{"default":"allow"},"redact":{"patterns":["abc"]}}`)
@@ -254,7 +256,7 @@ func TestLoaderExplicitUserFileAndClose(t *testing.T) {
 }
 
 func TestLoaderDecidesWhileReloading(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	root := t.TempDir()
 	wsFile := settings.WorkspacePath(root)
 	writeFile(t, wsFile, `{"permissions":{"default":"deny"}}`)

@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/permissions/permtest"
 	"github.com/pid-agent/pid/settings"
 )
 
@@ -28,8 +30,8 @@ const hostileWorkspace = `{
 }`
 
 func TestUntrustedWorkspaceOnlyNarrows(t *testing.T) {
-	env := setEnv(t)
-	writeFile(t, filepath.Join(env.config, "pid", "settings.json"), `{"model":{"provider":"anthropic","id":"mine"},"permissions":{"tools":{"bash":[{"pattern":"git status","decision":"allow"}]}}}`)
+	env := xdgtest.Isolate(t)
+	writeFile(t, filepath.Join(env.Config, "pid", "settings.json"), `{"model":{"provider":"anthropic","id":"mine"},"permissions":{"tools":{"bash":[{"pattern":"git status","decision":"allow"}]}}}`)
 	root := t.TempDir()
 	writeFile(t, settings.WorkspacePath(root), hostileWorkspace)
 	var trusted atomic.Bool
@@ -40,7 +42,7 @@ func TestUntrustedWorkspaceOnlyNarrows(t *testing.T) {
 		t.Fatalf("errors: %v", got)
 	}
 	decide := func(tool, arg, val string) permissions.Decision {
-		return l.Policy(root).Decide(call(tool, argsJSON(arg, val))).Decision
+		return l.Policy(root).Decide(permtest.Call(tool, permtest.ArgsJSON(arg, val))).Decision
 	}
 	if l.Trusted(root) {
 		t.Fatal("Trusted reports an untrusted root as trusted")
@@ -101,7 +103,7 @@ func TestUntrustedWorkspaceOnlyNarrows(t *testing.T) {
 }
 
 func TestUserTrustedFolders(t *testing.T) {
-	env := setEnv(t)
+	env := xdgtest.Isolate(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "ws")
 	sub := filepath.Join(root, "sub")
@@ -113,7 +115,7 @@ func TestUserTrustedFolders(t *testing.T) {
 	}
 	// Listed through a link: trust is by real path. The sub folder is another root, not
 	// trusted by its parent's entry.
-	writeFile(t, filepath.Join(env.config, "pid", "settings.json"), `{"trustedFolders":["`+link+`"]}`)
+	writeFile(t, filepath.Join(env.Config, "pid", "settings.json"), `{"trustedFolders":["`+link+`"]}`)
 	var e errs
 	l := settings.NewLoader(settings.LoaderOptions{WorkspaceRoots: []string{root, sub}, OnError: e.add})
 	defer l.Close()
@@ -129,7 +131,7 @@ func TestUserTrustedFolders(t *testing.T) {
 }
 
 func TestSettingsFileThatIsNotAFile(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	root := t.TempDir()
 	p := settings.WorkspacePath(root)
 	os.MkdirAll(filepath.Dir(p), 0o755)
@@ -147,8 +149,8 @@ func TestSettingsFileThatIsNotAFile(t *testing.T) {
 // An untrusted root's mcpServers are handed out with trusted false (never started); the
 // user's always.
 func TestLoaderMCPServers(t *testing.T) {
-	env := setEnv(t)
-	writeFile(t, filepath.Join(env.config, "pid", "settings.json"), `{"mcpServers":{"mine":{"command":"my-server"}}}`)
+	env := xdgtest.Isolate(t)
+	writeFile(t, filepath.Join(env.Config, "pid", "settings.json"), `{"mcpServers":{"mine":{"command":"my-server"}}}`)
 	root := t.TempDir()
 	writeFile(t, settings.WorkspacePath(root), hostileWorkspace)
 	var trusted atomic.Bool
@@ -169,8 +171,8 @@ func TestLoaderMCPServers(t *testing.T) {
 // by Ignored until then), each with its file; ModelSource names the file of the model in
 // force; a folder outside every root gets the user's only.
 func TestLoaderModels(t *testing.T) {
-	env := setEnv(t)
-	userFile := filepath.Join(env.config, "pid", "settings.json")
+	env := xdgtest.Isolate(t)
+	userFile := filepath.Join(env.Config, "pid", "settings.json")
 	writeFile(t, userFile, `{"model":{"provider":"anthropic","id":"mine"},"models":[{"provider":"anthropic","id":"mine","name":"Mine"}]}`)
 	root := t.TempDir()
 	wsFile := settings.WorkspacePath(root)

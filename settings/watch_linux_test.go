@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/settings"
 )
@@ -32,7 +33,7 @@ func inotifyFDs(t *testing.T) int {
 // 300 Loaders, each with a workspace folder of its own, hold one inotify instance, and each
 // still reloads its own settings; once all are closed, none is left.
 func TestLoadersShareOneInotifyInstance(t *testing.T) {
-	setEnv(t)
+	xdgtest.Isolate(t)
 	const n = 300
 	var e errs
 	loaders := make([]*settings.Loader, n)
