@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp/internal/testserver"
 	"github.com/pid-agent/pid/toolexec"
@@ -171,54 +172,16 @@ func serverProcs(t *testing.T) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, p := range proctest.Processes(t) {
+		if p.PPid != os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 2 || f[0] == "Z" || f[0] == "X" || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		if target, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && target == exe {
-			out = append(out, pid)
+		if target, err := os.Readlink("/proc/" + strconv.Itoa(p.Pid) + "/exe"); err == nil && target == exe {
+			out = append(out, p.Pid)
 		}
 	}
 	return out
-}
-
-// alive reports whether the process pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
-// eventually polls cond every few milliseconds until it holds or testTimeout passes (for
-// what only /proc can show: a process that another goroutine stops).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // httpServer runs the test server in HTTP mode as a process of its own and returns its URL

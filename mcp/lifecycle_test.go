@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 func TestStartRunsInTheBackground(t *testing.T) {
@@ -145,7 +147,7 @@ func TestReleaseLingersThenStops(t *testing.T) {
 	h2 := ready(t, now, "test", cfg)
 	pid2 := serverPid(t, h2)
 	h2.Release()
-	eventually(t, "the released server to exit", func() bool { return !alive(pid2) })
+	proctest.WaitUntil(t, testTimeout, "the released server to exit", func() bool { return !proctest.Alive(pid2) })
 	if got := now.Servers(); len(got) != 0 {
 		t.Errorf("a released server is still listed: %+v", got)
 	}
@@ -160,7 +162,7 @@ func TestLingerExpires(t *testing.T) {
 	h := ready(t, m, "test", serverConfig(t))
 	pid := serverPid(t, h)
 	h.Release()
-	eventually(t, "the lingering server to stop", func() bool { return !alive(pid) && len(m.Servers()) == 0 })
+	proctest.WaitUntil(t, testTimeout, "the lingering server to stop", func() bool { return !proctest.Alive(pid) && len(m.Servers()) == 0 })
 }
 
 func TestStreamableHTTP(t *testing.T) {
@@ -222,10 +224,10 @@ func TestStopEscalatesToSIGKILLAndLeavesNoOrphan(t *testing.T) {
 	if took := time.Since(start); took < 100*time.Millisecond {
 		t.Errorf("Close took %v, want the two graces of 50ms before SIGKILL", took)
 	}
-	if alive(who.Pid) {
+	if proctest.Alive(who.Pid) {
 		t.Errorf("the stubborn server %d outlived Close", who.Pid)
 	}
-	eventually(t, "the server's child to die", func() bool { return !alive(who.Child) })
+	proctest.WaitUntil(t, testTimeout, "the server's child to die", func() bool { return !proctest.Alive(who.Child) })
 }
 
 // A server that reads its input and never answers initialize is stopped at the start

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp/internal/testserver"
 	"github.com/pid-agent/pid/toolexec"
@@ -254,7 +255,7 @@ func TestCrashFailsTheCallWithStderrAndTheNextCallRestarts(t *testing.T) {
 	if st.Tools != tools || len(h.Tools()) != tools {
 		t.Errorf("a crashed server lists %d tools (status %d), want its last %d", len(h.Tools()), st.Tools, tools)
 	}
-	if alive(first) {
+	if proctest.Alive(first) {
 		t.Errorf("the crashed process %d is still there", first)
 	}
 
@@ -349,7 +350,7 @@ func TestCloseLeavesNoProcessAndNoGoroutine(t *testing.T) {
 		t.Errorf("the call in flight at Close returned %v", err)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if proctest.Alive(pid) {
 			t.Errorf("server process %d outlived Close", pid)
 		}
 	}

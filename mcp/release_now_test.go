@@ -6,6 +6,8 @@ package mcp
 import (
 	"testing"
 	"time"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 func TestReleaseNowSkipsTheLinger(t *testing.T) {
@@ -16,12 +18,12 @@ func TestReleaseNowSkipsTheLinger(t *testing.T) {
 	pid := serverPid(t, h)
 	h.ReleaseNow()
 	h.ReleaseNow() // idempotent
-	if !alive(pid) || len(m.Servers()) != 1 {
+	if !proctest.Alive(pid) || len(m.Servers()) != 1 {
 		t.Fatal("ReleaseNow stopped a server another handle holds")
 	}
 	if p := serverPid(t, other); p != pid {
 		t.Fatalf("the other handle's server runs in %d, want %d", p, pid)
 	}
 	other.ReleaseNow()
-	eventually(t, "the server to exit without its hour of linger", func() bool { return !alive(pid) && len(m.Servers()) == 0 })
+	proctest.WaitUntil(t, testTimeout, "the server to exit without its hour of linger", func() bool { return !proctest.Alive(pid) && len(m.Servers()) == 0 })
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/safefile"
+	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -25,15 +26,7 @@ import (
 // returns the state folder pid uses, $XDG_STATE_HOME/pid.
 func isolate(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
-	for _, kv := range [][2]string{{"HOME", "home"}, {"XDG_CONFIG_HOME", "config"}, {"XDG_STATE_HOME", "state"}} {
-		d := filepath.Join(root, kv[1])
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		t.Setenv(kv[0], d)
-	}
-	return filepath.Join(root, "state", "pid")
+	return filepath.Join(xdgtest.Isolate(t).State, "pid")
 }
 
 // deadPID returns the id of a process that has exited.

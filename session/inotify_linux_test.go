@@ -9,24 +9,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/session"
 )
-
-// inotifyFDs counts the process's open inotify instances.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
 
 // 300 hosts (as the ACP face makes, one per cwd), each with a session that has read a file,
 // watch their settings folders and their files' folders through one inotify instance;
@@ -59,14 +44,14 @@ func TestManySessionsShareOneWatcher(t *testing.T) {
 		}
 		readIn(t, s, "f.txt")
 	}
-	if got := inotifyFDs(t); got != 1 {
+	if got := proctest.InotifyInstances(t); got != 1 {
 		t.Errorf("%d hosts with a session each hold %d inotify instances, want 1", n, got)
 	}
 	for i, h := range hosts {
 		h.Close()
 		hosts[i] = nil
 	}
-	if got := inotifyFDs(t); got != 0 {
+	if got := proctest.InotifyInstances(t); got != 0 {
 		t.Errorf("after every host closed, %d inotify instances are open, want 0", got)
 	}
 }

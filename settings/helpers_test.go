@@ -16,17 +16,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// eventually polls cond every few milliseconds until it holds or 10 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// reloadTimeout bounds the wait for a Loader to reload after a file changed.
+const reloadTimeout = 10 * time.Second
 
 // writeFile writes data the way editors save: to a temporary file in the same folder, then
 // renamed over the target. It creates the folders.

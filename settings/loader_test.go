@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/permissions/permtest"
@@ -124,7 +125,7 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 
 	// Saved by rename, as editors do.
 	writeFile(t, wsFile, `{"permissions":{"tools":{"bash":"allow"}}}`)
-	eventually(t, "workspace change to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
+	proctest.WaitUntil(t, reloadTimeout, "workspace change to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
 	if d := old.Decide(permtest.Call("bash", `{}`)).Decision; d != permissions.Deny {
 		t.Errorf("a policy handed out before must not change: %s", d)
 	}
@@ -134,12 +135,12 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 	if err := os.WriteFile(wsFile, []byte(`{"permissions":{"tools":{"bash":"deny"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "in-place write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
+	proctest.WaitUntil(t, reloadTimeout, "in-place write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
 
 	// The user file appears later in a folder that does not exist yet (XDG_CONFIG_HOME/pid).
 	user := filepath.Join(env.Config, "pid", "settings.json")
 	writeFile(t, user, `{"permissions":{"tools":{"write":"deny"}}}`)
-	eventually(t, "new user file to take effect", func() bool {
+	proctest.WaitUntil(t, reloadTimeout, "new user file to take effect", func() bool {
 		return l.Policy(root).Decide(permtest.Call("write", `{"path":"a"}`)).Decision == permissions.Deny
 	})
 
@@ -147,7 +148,7 @@ func TestLoaderReloadsOnChange(t *testing.T) {
 	if err := os.Remove(wsFile); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "deletion to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
+	proctest.WaitUntil(t, reloadTimeout, "deletion to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
 	if v := l.Policy(root).Decide(permtest.Call("bash", `{}`)); v.Source != "built-in" {
 		t.Errorf("after deletion: %+v", v)
 	}
@@ -165,15 +166,15 @@ func TestLoaderWorkspaceFolderAppearsLater(t *testing.T) {
 		t.Fatalf("initial: %s", d)
 	}
 	writeFile(t, settings.WorkspacePath(root), `{"permissions":{"default":"allow"}}`) // creates .pid too
-	eventually(t, "file in a new folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
+	proctest.WaitUntil(t, reloadTimeout, "file in a new folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
 
 	// The folder removed and made again: still watched.
 	if err := os.RemoveAll(filepath.Join(root, ".pid")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "removed folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
+	proctest.WaitUntil(t, reloadTimeout, "removed folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Ask })
 	writeFile(t, settings.WorkspacePath(root), `{"permissions":{"default":"deny"}}`)
-	eventually(t, "re-created folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
+	proctest.WaitUntil(t, reloadTimeout, "re-created folder to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
 }
 
 func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
@@ -194,7 +195,7 @@ func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
 	}
 	for i, b := range bad {
 		writeFile(t, user, b.content)
-		eventually(t, "the error to be reported", func() bool { return len(e.all()) == i+1 })
+		proctest.WaitUntil(t, reloadTimeout, "the error to be reported", func() bool { return len(e.all()) == i+1 })
 		got := e.all()[i]
 		if !strings.HasPrefix(got, user+": ") || !strings.Contains(got, b.want) {
 			t.Errorf("error %q, want the file's path and %q", got, b.want)
@@ -210,7 +211,7 @@ func TestLoaderBrokenFileKeepsPreviousPolicy(t *testing.T) {
 	}
 	// Fixed: the new content applies, and the error is not reported again.
 	writeFile(t, user, `{"permissions":{"tools":{"bash":"allow"}}}`)
-	eventually(t, "the fix to take effect", func() bool { return bashDecision(l, "/x", "ls") == permissions.Allow })
+	proctest.WaitUntil(t, reloadTimeout, "the fix to take effect", func() bool { return bashDecision(l, "/x", "ls") == permissions.Allow })
 	if n := len(e.all()); n != len(bad) {
 		t.Fatalf("%d errors after the fix, want %d", n, len(bad))
 	}
@@ -288,7 +289,7 @@ func TestLoaderDecidesWhileReloading(t *testing.T) {
 		writeFile(t, wsFile, content)
 	}
 	writeFile(t, wsFile, `{"permissions":{"default":"allow"}}`)
-	eventually(t, "last write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
+	proctest.WaitUntil(t, reloadTimeout, "last write to take effect", func() bool { return bashDecision(l, root, "ls") == permissions.Allow })
 	close(stop)
 	wg.Wait()
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/permissions/permtest"
@@ -124,7 +125,7 @@ func TestUserTrustedFolders(t *testing.T) {
 	}
 	// A workspace cannot trust itself.
 	writeFile(t, settings.WorkspacePath(sub), `{"trustedFolders":["`+sub+`"],"permissions":{"tools":{"bash":"allow"}}}`)
-	eventually(t, "the sub folder's change", func() bool { return slices.Contains(l.Ignored(sub), "trustedFolders") })
+	proctest.WaitUntil(t, reloadTimeout, "the sub folder's change", func() bool { return slices.Contains(l.Ignored(sub), "trustedFolders") })
 	if l.Trusted(sub) {
 		t.Error("a workspace's own trustedFolders trusted it")
 	}
@@ -208,7 +209,7 @@ func TestLoaderModels(t *testing.T) {
 
 	// No user file: no list, and no model source.
 	writeFile(t, userFile, `{}`)
-	eventually(t, "the user file's change", func() bool { return len(l.Models(t.TempDir())) == 0 })
+	proctest.WaitUntil(t, reloadTimeout, "the user file's change", func() bool { return len(l.Models(t.TempDir())) == 0 })
 	if m, f := l.ModelSource(t.TempDir()); m != nil || f != "" {
 		t.Errorf("no model: ModelSource = %s from %q, want nothing", m, f)
 	}

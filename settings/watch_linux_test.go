@@ -5,30 +5,13 @@ package settings_test
 // user's editor would then get EMFILE for its own watchers.
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/internal/xdg/xdgtest"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/settings"
 )
-
-// inotifyFDs counts the process's open inotify instances.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
 
 // 300 Loaders, each with a workspace folder of its own, hold one inotify instance, and each
 // still reloads its own settings; once all are closed, none is left.
@@ -47,7 +30,7 @@ func TestLoadersShareOneInotifyInstance(t *testing.T) {
 			l.Close()
 		}
 	}()
-	if got := inotifyFDs(t); got != 1 {
+	if got := proctest.InotifyInstances(t); got != 1 {
 		t.Errorf("%d Loaders hold %d inotify instances, want 1", n, got)
 	}
 	if got := e.all(); len(got) != 0 {
@@ -55,14 +38,14 @@ func TestLoadersShareOneInotifyInstance(t *testing.T) {
 	}
 	l, root := loaders[n-1], roots[n-1]
 	writeFile(t, settings.WorkspacePath(root), `{"permissions":{"default":"deny"}}`)
-	eventually(t, "the last Loader to reload", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
+	proctest.WaitUntil(t, reloadTimeout, "the last Loader to reload", func() bool { return bashDecision(l, root, "ls") == permissions.Deny })
 	if d := bashDecision(loaders[0], roots[0], "ls"); d != permissions.Ask {
 		t.Errorf("another Loader's folder changed its policy: %s", d)
 	}
 	for _, l := range loaders {
 		l.Close()
 	}
-	if got := inotifyFDs(t); got != 0 {
+	if got := proctest.InotifyInstances(t); got != 0 {
 		t.Errorf("after every Loader closed, %d inotify instances are open, want 0", got)
 	}
 }

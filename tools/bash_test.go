@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -147,17 +148,6 @@ func TestBashStreamsOutput(t *testing.T) {
 	}
 }
 
-// alive reports whether process pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil // no /proc: kill -0 (counts zombies as alive)
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
-
 // Abort kills the whole process group, grandchildren included, and returns promptly even
 // though a grandchild holds the output pipe open.
 func TestBashAbortKillsProcessGroup(t *testing.T) {
@@ -187,7 +177,7 @@ func TestBashAbortKillsProcessGroup(t *testing.T) {
 		t.Fatal("command never started")
 	}
 	pid, perr := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(dir, "gc.pid"))))
-	if perr != nil || !alive(pid) {
+	if perr != nil || !proctest.Alive(pid) {
 		t.Fatalf("grandchild %d not running (%v)", pid, perr)
 	}
 	aborted = time.Now()
@@ -209,7 +199,7 @@ func TestBashAbortKillsProcessGroup(t *testing.T) {
 		t.Errorf("the error must keep the output, not be a bare cancellation")
 	}
 	// SIGKILL went to the group: the grandchild is dead (or a zombie awaiting its reaper).
-	waitUntil(t, 2*time.Second, "the grandchild to die", func() bool { return !alive(pid) })
+	proctest.WaitUntil(t, 2*time.Second, "the grandchild to die", func() bool { return !proctest.Alive(pid) })
 }
 
 func TestBashTimeout(t *testing.T) {
@@ -225,7 +215,7 @@ func TestBashTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 2*time.Second, "the background sleeper to die", func() bool { return !alive(pid) })
+	proctest.WaitUntil(t, 2*time.Second, "the background sleeper to die", func() bool { return !proctest.Alive(pid) })
 }
 
 // A background process left running after a normal exit is not waited for, even though it

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -122,7 +123,7 @@ func TestWatcherReportsChangedFiles(t *testing.T) {
 	if err := os.Remove(c); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "c.txt reported", func() bool { return slices.Contains(ws.ChangedFiles(), c) })
+	proctest.WaitUntil(t, 10*time.Second, "c.txt reported", func() bool { return slices.Contains(ws.ChangedFiles(), c) })
 	// After Close the workspace folders' roots are closed: the file tools refuse, saying
 	// why, and nothing is touched; ChangedFiles has nothing to hash.
 	if err := ws.Close(); err != nil {

@@ -10,24 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/tools"
 )
-
-// inotifyFDs counts the process's open inotify instances.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
 
 // 300 workspaces that have each read a file (so each watches its folder) hold one inotify
 // instance; once they are all closed, none is left (and goleak sees no goroutine).
@@ -44,7 +29,7 @@ func TestWorkspacesShareOneInotifyInstance(t *testing.T) {
 		spaces[i] = ws
 		readThen(t, ws, "f.txt")
 	}
-	if got := inotifyFDs(t); got != 1 {
+	if got := proctest.InotifyInstances(t); got != 1 {
 		t.Errorf("%d workspaces watching their folders hold %d inotify instances, want 1", n, got)
 	}
 	// Each still hears about its own files.
@@ -53,7 +38,7 @@ func TestWorkspacesShareOneInotifyInstance(t *testing.T) {
 	if err := os.WriteFile(p, []byte("y\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "the change reported", func() bool {
+	proctest.WaitUntil(t, 10*time.Second, "the change reported", func() bool {
 		ch := last.ChangedFiles()
 		return len(ch) == 1 && ch[0] == p
 	})
@@ -62,7 +47,7 @@ func TestWorkspacesShareOneInotifyInstance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := inotifyFDs(t); got != 0 {
+	if got := proctest.InotifyInstances(t); got != 0 {
 		t.Errorf("after every workspace closed, %d inotify instances are open, want 0", got)
 	}
 }

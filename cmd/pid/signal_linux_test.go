@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pid-agent/pid/internal/pidtest"
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // daemon is one pid process and the client end of its stdio.
@@ -96,82 +97,22 @@ func (d *daemon) bash(t *testing.T, id int, sid, command string, wait bool) gjso
 		map[string]any{"id": "c" + strconv.Itoa(id), "name": "bash", "arguments": map[string]any{"command": command}}}}, wait)
 }
 
-// procStat is what /proc/PID/stat says of a process.
-type procStat struct {
-	pid, ppid, pgid int
-	comm, state     string
-}
-
-// processes lists the processes that are not zombies.
-func processes(t *testing.T) []procStat {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []procStat
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[end+1:])
-		if open < 0 || len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgid, _ := strconv.Atoi(f[2])
-		out = append(out, procStat{pid: pid, ppid: ppid, pgid: pgid, comm: s[open+1 : end], state: f[0]})
-	}
-	return out
-}
-
-// groupOf returns the members of process group pgid.
-func groupOf(t *testing.T, pgid int) []procStat {
-	t.Helper()
-	var out []procStat
-	for _, p := range processes(t) {
-		if p.pgid == pgid {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// poll waits until cond holds, checking every few milliseconds for at most within.
-func poll(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // toolGroup waits for the bash shell that pid started and for its group to have n
 // processes, and returns the group's id.
 func (d *daemon) toolGroup(t *testing.T, n int) int {
 	t.Helper()
 	pgid := 0
-	poll(t, 20*time.Second, "bash to start", func() bool {
-		for _, p := range processes(t) {
-			if p.ppid == d.Pid() && p.comm == "bash" {
-				pgid = p.pgid
+	proctest.WaitUntil(t, 20*time.Second, "bash to start", func() bool {
+		for _, p := range proctest.Processes(t) {
+			if p.PPid == d.Pid() && p.Comm == "bash" {
+				pgid = p.Pgid
 				return true
 			}
 		}
 		return false
 	})
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // whatever the test left
-	poll(t, 20*time.Second, fmt.Sprintf("%d processes in the tool's group", n), func() bool { return len(groupOf(t, pgid)) == n })
+	proctest.WaitUntil(t, 20*time.Second, fmt.Sprintf("%d processes in the tool's group", n), func() bool { return len(proctest.Group(t, pgid)) == n })
 	return pgid
 }
 
@@ -206,7 +147,7 @@ func TestSIGTERMEndsToolProcesses(t *testing.T) {
 	if took := time.Since(sent); took > 2*time.Second {
 		t.Errorf("pid took %v to exit after SIGTERM", took)
 	}
-	if left := groupOf(t, pgid); len(left) != 0 {
+	if left := proctest.Group(t, pgid); len(left) != 0 {
 		t.Errorf("processes of the tool outlived pid: %+v", left)
 	}
 }
@@ -222,7 +163,7 @@ func TestSIGKILLTakesToolProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.waitExit(t, 10*time.Second)
-	poll(t, 10*time.Second, "the tool's processes to die with pid", func() bool { return len(groupOf(t, pgid)) == 0 })
+	proctest.WaitUntil(t, 10*time.Second, "the tool's processes to die with pid", func() bool { return len(proctest.Group(t, pgid)) == 0 })
 }
 
 // A command that finished normally may leave a process running in the background (pid does
@@ -243,9 +184,9 @@ func TestBackgroundProcessEndsWithPid(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := 0
-	for _, p := range processes(t) {
-		if p.pid == bg {
-			pgid = p.pgid
+	for _, p := range proctest.Processes(t) {
+		if p.Pid == bg {
+			pgid = p.Pgid
 		}
 	}
 	if pgid == 0 {
@@ -256,7 +197,7 @@ func TestBackgroundProcessEndsWithPid(t *testing.T) {
 	if code := d.waitExit(t, 10*time.Second); code != 1 {
 		t.Errorf("exit code %d after stdin closed, want 1", code)
 	}
-	if left := groupOf(t, pgid); len(left) != 0 {
+	if left := proctest.Group(t, pgid); len(left) != 0 {
 		t.Errorf("a background process outlived pid: %+v", left)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/internal/procgroup"
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // helperEnv, when set in the environment of this test binary, makes it a helper process
@@ -45,36 +46,6 @@ func helperMain(mode string) int {
 	fmt.Printf("pgid %d\n", g.Pid())
 	g.Wait() // in wait4: a select{} would be a deadlock the runtime ends
 	return 1
-}
-
-// groupMembers returns the processes of the group pgid that are not zombies.
-func groupMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		s := string(b)
-		// After "pid (comm) ": state ppid pgrp ...
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(f[2]); pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // A child started with a parent-death signal from a goroutine whose thread then ends
@@ -112,7 +83,7 @@ func TestChildOutlivesTheThreadThatAskedForIt(t *testing.T) {
 		s.g.Wait()
 	}
 	task := fmt.Sprintf("/proc/self/task/%d", s.tid)
-	waitUntil(t, 10*time.Second, "the thread to end", func() bool {
+	proctest.WaitUntil(t, 10*time.Second, "the thread to end", func() bool {
 		_, err := os.Stat(task)
 		return errors.Is(err, os.ErrNotExist)
 	})
@@ -145,13 +116,13 @@ func TestKillGroupsEndsBackgroundProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !alive(pid) {
+	if !proctest.Alive(pid) {
 		t.Fatalf("background process %d is not running", pid)
 	}
 	if n := procgroup.KillGroups(5 * time.Second); n < 1 {
 		t.Errorf("KillGroups signalled %d groups, want at least 1", n)
 	}
-	waitUntil(t, 5*time.Second, "the background process to die", func() bool { return !alive(pid) })
+	proctest.WaitUntil(t, 5*time.Second, "the background process to die", func() bool { return !proctest.Alive(pid) })
 	if got := readFile(t, filepath.Join(dir, "term.txt")); got != "got-term\n" {
 		t.Errorf("the background process did not get SIGTERM first: %q", got)
 	}
@@ -188,15 +159,15 @@ func TestGroupDiesWithItsStarter(t *testing.T) {
 		t.Fatalf("helper said %q", line)
 	}
 	defer syscall.Kill(-pgid, syscall.SIGKILL) // in case the test fails
-	waitUntil(t, 10*time.Second, "the shell and its two sleepers", func() bool { return len(groupMembers(t, pgid)) == 3 })
+	proctest.WaitUntil(t, 10*time.Second, "the shell and its two sleepers", func() bool { return len(proctest.Group(t, pgid)) == 3 })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(groupMembers(t, pgid)) > 0 {
+	for len(proctest.Group(t, pgid)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("processes of the group outlived their starter: %v", groupMembers(t, pgid))
+			t.Fatalf("processes of the group outlived their starter: %v", proctest.Group(t, pgid))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -7,28 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-// inotifyFDs counts the process's open inotify instances.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
+	"github.com/pid-agent/pid/internal/proctest"
+)
 
 // 300 subscribers, each with a folder of its own and one shared folder, hold one inotify
 // instance between them; it is closed when the last one leaves.
 func TestOneInstanceForManySubscribers(t *testing.T) {
-	if n := inotifyFDs(t); n != 0 {
+	if n := proctest.InotifyInstances(t); n != 0 {
 		t.Fatalf("%d inotify instances open before the test", n)
 	}
 	common := realTemp(t)
@@ -50,17 +36,17 @@ func TestOneInstanceForManySubscribers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := inotifyFDs(t); n != 1 {
+	if n := proctest.InotifyInstances(t); n != 1 {
 		t.Errorf("300 subscribers hold %d inotify instances, want 1", n)
 	}
 	for _, s := range subs[:299] {
 		s.Close()
 	}
-	if n := inotifyFDs(t); n != 1 {
+	if n := proctest.InotifyInstances(t); n != 1 {
 		t.Errorf("with one subscriber left, %d inotify instances are open, want 1", n)
 	}
 	subs[299].Close()
-	if n := inotifyFDs(t); n != 0 {
+	if n := proctest.InotifyInstances(t); n != 0 {
 		t.Errorf("after the last subscriber left, %d inotify instances are open, want 0", n)
 	}
 }
