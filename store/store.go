@@ -365,8 +365,9 @@ func (s *Store) Read(id string) (*Loaded, error) {
 	return p.loaded, nil
 }
 
-// openChecked opens path as openRead does and checks it (a regular file of at most
-// MaxFileSize), without reading it.
+// openChecked opens path with flag (plus non-blocking, so that a FIFO put in a session
+// file's place cannot hang pid) and checks that it is a regular file of at most
+// MaxFileSize, without reading it.
 func openChecked(path string, flag int) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -378,37 +379,22 @@ func openChecked(path string, flag int) (*os.File, os.FileInfo, error) {
 		}
 		return nil, nil, fmt.Errorf("store: %w", err)
 	}
-	fi, err := f.Stat()
+	fi, err := checkOpen(f, path)
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("store: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("store: %s: %w (%s); remove it, it cannot be a session", path, ErrNotRegular, kind(fi.Mode()))
-	}
-	if fi.Size() > maxFileSize {
-		f.Close()
-		return nil, nil, fmt.Errorf("store: %s: %w: %d bytes, more than the %d pid reads; move it out of the sessions folder", path, ErrTooLarge, fi.Size(), maxFileSize)
+		return nil, nil, err
 	}
 	return f, fi, nil
 }
 
-// openRead opens path with flag (plus non-blocking, so that a FIFO put in a session file's
-// place cannot hang pid), checks that it is a regular file of at most MaxFileSize, and
-// reads it whole. On success the file stays open, positioned at its end.
+// openRead opens and checks path as openChecked does, and reads it whole. On success the
+// file stays open, positioned at its end.
 func openRead(path string, flag int) (*os.File, []byte, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, fi, err := openChecked(path, flag)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
-		}
-		if errors.Is(err, syscall.EISDIR) {
-			return nil, nil, fmt.Errorf("store: %s: %w (a folder); remove it, it cannot be a session", path, ErrNotRegular)
-		}
-		return nil, nil, fmt.Errorf("store: %w", err)
+		return nil, nil, err
 	}
-	data, err := readOpen(f, path)
+	data, err := readChecked(f, path, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -416,8 +402,9 @@ func openRead(path string, flag int) (*os.File, []byte, error) {
 	return f, data, nil
 }
 
-// readOpen checks and reads an open file (see openRead).
-func readOpen(f *os.File, path string) ([]byte, error) {
+// checkOpen checks that an open file is a regular file of at most MaxFileSize and returns
+// what it says of itself.
+func checkOpen(f *os.File, path string) (os.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -428,12 +415,18 @@ func readOpen(f *os.File, path string) ([]byte, error) {
 	if fi.Size() > maxFileSize {
 		return nil, fmt.Errorf("store: %s: %w: %d bytes, more than the %d pid reads; move it out of the sessions folder", path, ErrTooLarge, fi.Size(), maxFileSize)
 	}
-	data := make([]byte, fi.Size()+1)
+	return fi, nil
+}
+
+// readChecked reads a just opened file that checkOpen found to hold size bytes, with what
+// was appended to it meanwhile, up to MaxFileSize.
+func readChecked(f *os.File, path string, size int64) ([]byte, error) {
+	data := make([]byte, size+1)
 	n, err := io.ReadFull(f, data)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("store: reading %s: %w", path, err)
 	}
-	if n > int(fi.Size()) {
+	if n > int(size) {
 		// It grew while read (another process appending): read what is there now, capped.
 		rest, err := io.ReadAll(io.LimitReader(f, maxFileSize+1-int64(n)))
 		if err != nil {
