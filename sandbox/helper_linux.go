@@ -17,9 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// HelperArg is the subcommand that runs the helper: `pid sandbox-exec -- ARGV...`.
-const HelperArg = "sandbox-exec"
-
 // policyEnv carries the Policy's JSON to the helper, which removes it before the exec.
 const policyEnv = "PID_SANDBOX_POLICY"
 

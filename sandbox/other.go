@@ -11,18 +11,6 @@ import (
 	"os/exec"
 )
 
-// HelperArg is the subcommand that runs the helper (Linux only).
-const HelperArg = "sandbox-exec"
-
-// Capability is what the kernel offers for a sandbox; see the Linux version.
-type Capability struct {
-	Available         bool   `json:"available"`
-	LandlockABI       int    `json:"landlockAbi"`
-	UserNamespaces    bool   `json:"userNamespaces"`
-	NetworkNamespaces bool   `json:"networkNamespaces"`
-	Reason            string `json:"reason,omitempty"`
-}
-
 const reason = "pid's sandbox needs Linux (Landlock and user namespaces)"
 
 // Probe reports that no sandbox is available here.

@@ -15,19 +15,6 @@ import (
 	"syscall"
 )
 
-// Capability is what the kernel offers for a sandbox, as initialize's
-// capabilities.experimental.pid.sandbox and `pid doctor` report it.
-type Capability struct {
-	Available      bool `json:"available"`
-	LandlockABI    int  `json:"landlockAbi"`
-	UserNamespaces bool `json:"userNamespaces"`
-	// NetworkNamespaces says a network namespace can be made; without one, the network is
-	// cut with Landlock's TCP rules and a seccomp filter that lets only Unix sockets be
-	// made (which cut the sandbox's own loopback too).
-	NetworkNamespaces bool   `json:"networkNamespaces"`
-	Reason            string `json:"reason,omitempty"`
-}
-
 var probe struct {
 	once sync.Once
 	cap  Capability
