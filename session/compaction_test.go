@@ -86,24 +86,43 @@ func lastText(t *testing.T, s *session.Session, prompt string) string {
 	return m.Content[0].Text
 }
 
-// A scripted run of 120 prompts that compacts many times on the way answers every prompt
-// with its own turn: the summaries (none scripted here) never take one of the turns.
-func TestScriptedCompactionStaysOnScript(t *testing.T) {
+// compactingSession starts a session of a scripted model with the given context window,
+// compaction settings and turns, in a host of its own (user folders isolated, closed when
+// the test ends), and returns it with the face that records its events.
+func compactingSession(t *testing.T, window int, compaction string, turns []llm.Turn) (*session.Session, *recordingFace) {
+	t.Helper()
 	isolate(t)
 	h := session.NewHost(session.HostOptions{})
 	h.SetUp(nil)
-	defer h.Close()
-	const prompts = 120
-	turns := make([]llm.Turn, prompts)
-	for i := range turns {
-		turns[i] = llm.Turn{Content: []llm.Content{llm.Text(fmt.Sprintf("answer %d", i))}}
-	}
+	t.Cleanup(h.Close)
 	f := &recordingFace{}
-	s, err := h.New(session.Config{Cwd: t.TempDir(), Model: &session.ModelConfig{Provider: "script", ContextWindow: 8000,
-		Compaction: []byte(`{"reserveTokens":1000,"keepRecentTokens":1000}`), Turns: turns}}, session.Options{Face: f})
+	s, err := h.New(session.Config{Cwd: t.TempDir(), Model: &session.ModelConfig{Provider: "script", ContextWindow: window,
+		Compaction: []byte(compaction), Turns: turns}}, session.Options{Face: f})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, f
+}
+
+// answers returns n scripted turns answering "answer 0", "answer 1", ..., each reporting
+// usage (none when nil).
+func answers(n int, usage *llm.Usage) []llm.Turn {
+	turns := make([]llm.Turn, n)
+	for i := range turns {
+		turns[i] = llm.Turn{Content: []llm.Content{llm.Text(fmt.Sprintf("answer %d", i))}}
+		if usage != nil {
+			u := *usage // a turn's own, as the script hands it out
+			turns[i].Usage = &u
+		}
+	}
+	return turns
+}
+
+// A scripted run of 120 prompts that compacts many times on the way answers every prompt
+// with its own turn: the summaries (none scripted here) never take one of the turns.
+func TestScriptedCompactionStaysOnScript(t *testing.T) {
+	const prompts = 120
+	s, f := compactingSession(t, 8000, `{"reserveTokens":1000,"keepRecentTokens":1000}`, answers(prompts, nil))
 	big := strings.Repeat("x", 2000) // about 500 tokens
 	for i := range prompts {
 		if got, want := lastText(t, s, fmt.Sprintf("prompt %d %s", i, big)), fmt.Sprintf("answer %d", i); got != want {
@@ -119,22 +138,9 @@ func TestScriptedCompactionStaysOnScript(t *testing.T) {
 // only once the context grew by what a compaction keeps (keepRecentTokens): never before
 // every call. The run stays on script.
 func TestOverReportedUsageDoesNotCompactEveryCall(t *testing.T) {
-	isolate(t)
-	h := session.NewHost(session.HostOptions{})
-	h.SetUp(nil)
-	defer h.Close()
 	const prompts = 20
-	turns := make([]llm.Turn, prompts)
-	for i := range turns {
-		// Every answer claims 50000 tokens of a 20000-token window.
-		turns[i] = llm.Turn{Content: []llm.Content{llm.Text(fmt.Sprintf("answer %d", i))}, Usage: &llm.Usage{Input: 50000, Output: 10}}
-	}
-	f := &recordingFace{}
-	s, err := h.New(session.Config{Cwd: t.TempDir(), Model: &session.ModelConfig{Provider: "script", ContextWindow: 20000,
-		Compaction: []byte(`{"reserveTokens":2000,"keepRecentTokens":1500}`), Turns: turns}}, session.Options{Face: f})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Every answer claims 50000 tokens of a 20000-token window.
+	s, f := compactingSession(t, 20000, `{"reserveTokens":2000,"keepRecentTokens":1500}`, answers(prompts, &llm.Usage{Input: 50000, Output: 10}))
 	big := strings.Repeat("y", 4000) // about 1000 tokens: the context grows by 1500 in two prompts
 	for i := range prompts {
 		if got, want := lastText(t, s, fmt.Sprintf("prompt %d %s", i, big)), fmt.Sprintf("answer %d", i); got != want {
@@ -165,21 +171,8 @@ func TestOverReportedUsageDoesNotCompactEveryCall(t *testing.T) {
 // to summarize yet) tries once, and does not try again before the context grew: the
 // failed attempt is not repeated before every call.
 func TestNothingToCompactIsNotRetriedEveryCall(t *testing.T) {
-	isolate(t)
-	h := session.NewHost(session.HostOptions{})
-	h.SetUp(nil)
-	defer h.Close()
 	const prompts = 10
-	turns := make([]llm.Turn, prompts)
-	for i := range turns {
-		turns[i] = llm.Turn{Content: []llm.Content{llm.Text(fmt.Sprintf("answer %d", i))}, Usage: &llm.Usage{Input: 50000, Output: 10}}
-	}
-	f := &recordingFace{}
-	s, err := h.New(session.Config{Cwd: t.TempDir(), Model: &session.ModelConfig{Provider: "script", ContextWindow: 20000,
-		Compaction: []byte(`{"reserveTokens":2000,"keepRecentTokens":1500}`), Turns: turns}}, session.Options{Face: f})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, f := compactingSession(t, 20000, `{"reserveTokens":2000,"keepRecentTokens":1500}`, answers(prompts, &llm.Usage{Input: 50000, Output: 10}))
 	for i := range prompts {
 		if got, want := lastText(t, s, fmt.Sprintf("short prompt %d", i)), fmt.Sprintf("answer %d", i); got != want {
 			t.Fatalf("prompt %d was answered %q, want %q", i, got, want)
@@ -193,10 +186,6 @@ func TestNothingToCompactIsNotRetriedEveryCall(t *testing.T) {
 // A call that was compacted at the threshold and that the provider still refuses as too long
 // is not compacted a second time: one compaction per model call, and the error stands.
 func TestOneCompactionPerModelCall(t *testing.T) {
-	isolate(t)
-	h := session.NewHost(session.HostOptions{})
-	h.SetUp(nil)
-	defer h.Close()
 	overflow := "This model's maximum context length is 20000 tokens. However, your messages resulted in 25000 tokens."
 	turns := []llm.Turn{
 		{Content: []llm.Content{llm.Text("one")}, Usage: &llm.Usage{Input: 3000, Output: 10}},
@@ -205,12 +194,7 @@ func TestOneCompactionPerModelCall(t *testing.T) {
 		{StopReason: llm.StopError, ErrorMessage: overflow},
 		{Content: []llm.Content{llm.Text("three")}},
 	}
-	f := &recordingFace{}
-	s, err := h.New(session.Config{Cwd: t.TempDir(), Model: &session.ModelConfig{Provider: "script", ContextWindow: 20000,
-		Compaction: []byte(`{"reserveTokens":2000,"keepRecentTokens":1500}`), Turns: turns}}, session.Options{Face: f})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, f := compactingSession(t, 20000, `{"reserveTokens":2000,"keepRecentTokens":1500}`, turns)
 	big := strings.Repeat("z", 4000)
 	for _, p := range []string{"a " + big, "b " + big} {
 		lastText(t, s, p)
