@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/elide"
 	"github.com/pid-agent/pid/shellcmd"
 )
 
@@ -140,7 +141,7 @@ func ParseSpec(data []byte) (*Spec, error) {
 func parseDecision(raw json.RawMessage, field string) (Decision, error) {
 	var v string
 	if err := json.Unmarshal(raw, &v); err != nil || !Decision(v).valid() {
-		return "", fmt.Errorf("%s must be \"allow\", \"ask\" or \"deny\", not %s", field, compact(raw))
+		return "", fmt.Errorf("%s must be \"allow\", \"ask\" or \"deny\", not %s", field, elide.Quote(raw))
 	}
 	return Decision(v), nil
 }
@@ -161,7 +162,7 @@ func parseEntry(name string, raw json.RawMessage) (Entry, error) {
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
-		return Entry{}, fmt.Errorf("%s must be \"allow\", \"ask\", \"deny\" or a list of rules, not %s", field, compact(raw))
+		return Entry{}, fmt.Errorf("%s must be \"allow\", \"ask\", \"deny\" or a list of rules, not %s", field, elide.Quote(raw))
 	}
 	e := Entry{Rules: make([]Rule, 0, len(list))}
 	for i, r := range list {
@@ -177,7 +178,7 @@ func parseEntry(name string, raw json.RawMessage) (Entry, error) {
 func parseRule(tool string, raw json.RawMessage, field string) (Rule, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return Rule{}, fmt.Errorf("%s must be an object {path?, pattern, decision}, not %s", field, compact(raw))
+		return Rule{}, fmt.Errorf("%s must be an object {path?, pattern, decision}, not %s", field, elide.Quote(raw))
 	}
 	for k := range obj {
 		if k != "path" && k != "pattern" && k != "decision" {
@@ -187,7 +188,7 @@ func parseRule(tool string, raw json.RawMessage, field string) (Rule, error) {
 	var r Rule
 	if raw, ok := obj["path"]; ok {
 		if err := json.Unmarshal(raw, &r.Path); err != nil || r.Path == "" {
-			return Rule{}, fmt.Errorf("%s.path must be a non-empty gjson path, not %s", field, compact(raw))
+			return Rule{}, fmt.Errorf("%s.path must be a non-empty gjson path, not %s", field, elide.Quote(raw))
 		}
 	}
 	rawPat, ok := obj["pattern"]
@@ -195,7 +196,7 @@ func parseRule(tool string, raw json.RawMessage, field string) (Rule, error) {
 		return Rule{}, fmt.Errorf("%s.pattern is missing", field)
 	}
 	if err := json.Unmarshal(rawPat, &r.Pattern); err != nil || strings.TrimSpace(r.Pattern) == "" {
-		return Rule{}, fmt.Errorf("%s.pattern must be a non-empty string, not %s", field, compact(rawPat))
+		return Rule{}, fmt.Errorf("%s.pattern must be a non-empty string, not %s", field, elide.Quote(rawPat))
 	}
 	rawDec, ok := obj["decision"]
 	if !ok {
@@ -235,18 +236,6 @@ func (r Rule) check(tool string) error {
 		}
 	}
 	return nil
-}
-
-func compact(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	s := b.String()
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return s
 }
 
 // MarshalJSON writes the Spec in the shape ParseSpec reads. Safe for concurrent use.

@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/elide"
 	"github.com/pid-agent/pid/permissions"
 )
 
@@ -119,7 +120,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	if raw, ok := top["trustedFolders"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.TrustedFolders); err != nil {
-			return nil, fmt.Errorf("trustedFolders must be a list of absolute folder paths, not %s", compact(raw))
+			return nil, fmt.Errorf("trustedFolders must be a list of absolute folder paths, not %s", elide.Quote(raw))
 		}
 		for i, f := range s.TrustedFolders {
 			if !filepath.IsAbs(f) && !strings.HasPrefix(f, "~/") {
@@ -145,7 +146,7 @@ func Parse(data []byte) (*File, error) {
 		for i, p := range r.Patterns {
 			var src string
 			if err := json.Unmarshal(p, &src); err != nil || src == "" {
-				return nil, fmt.Errorf("redact.patterns[%d] must be a non-empty string, not %s", i, compact(p))
+				return nil, fmt.Errorf("redact.patterns[%d] must be a non-empty string, not %s", i, elide.Quote(p))
 			}
 			re, err := regexp.Compile(src)
 			if err != nil {
@@ -178,17 +179,4 @@ func UserPath() (string, error) {
 // Pure.
 func WorkspacePath(root string) string {
 	return filepath.Join(root, ".pid", "settings.json")
-}
-
-// compact returns a JSON value on one line, cut to 80 bytes, for an error message.
-func compact(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	s := b.String()
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return s
 }

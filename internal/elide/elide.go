@@ -4,7 +4,8 @@
 // at most MaxArgs bytes go as they are; longer ones go as an object that keeps the short
 // top-level members (a path, a command) and says, in its "$elided" member, how long the
 // arguments were and which members were left out. The model, the tool, the transcript and
-// the approval requests always get the whole arguments.
+// the approval requests always get the whole arguments. Quote shortens a JSON value that
+// an error message quotes (quote.go).
 package elide
 
 import (
