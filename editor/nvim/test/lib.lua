@@ -249,46 +249,49 @@ function t.results(res)
   return out
 end
 
--- of_kind returns the questions asked of one kind ("approval" or "trust").
-function t.of_kind(kind)
+-- with_kind returns the entries of list whose kind is kind.
+local function with_kind(list, kind)
   local out = {}
-  for _, a in ipairs(t.asked) do
+  for _, a in ipairs(list) do
     if a.kind == kind then
       table.insert(out, a)
     end
   end
   return out
+end
+
+-- of_kind returns the questions asked of one kind ("approval" or "trust").
+function t.of_kind(kind)
+  return with_kind(t.asked, kind)
 end
 
 -- selects returns the vim.ui.select calls of one kind ('pid.session', 'pid.model', ...).
 function t.selects(kind)
-  local out = {}
-  for _, a in ipairs(t.asked_select) do
-    if a.kind == kind then
-      table.insert(out, a)
+  return with_kind(t.asked_select, kind)
+end
+
+-- chat_has reports whether a line of the chat satisfies match.
+local function chat_has(match)
+  for _, l in ipairs(view.lines(true)) do
+    if match(l) then
+      return true
     end
   end
-  return out
+  return false
 end
 
 -- has_line reports whether the chat has the line.
 function t.has_line(line)
-  for _, l in ipairs(view.lines(true)) do
-    if l == line then
-      return true
-    end
-  end
-  return false
+  return chat_has(function(l)
+    return l == line
+  end)
 end
 
 -- has_line_prefix reports whether a line of the chat starts with prefix.
 function t.has_line_prefix(prefix)
-  for _, l in ipairs(view.lines(true)) do
-    if l:find(prefix, 1, true) == 1 then
-      return true
-    end
-  end
-  return false
+  return chat_has(function(l)
+    return l:find(prefix, 1, true) == 1
+  end)
 end
 
 -- roles returns the roles of messages, in order.
