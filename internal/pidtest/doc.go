@@ -1,7 +1,7 @@
 // Package pidtest is the editor's end of a pid daemon, written once for every test and
 // command that starts pid and talks to it: package rpc's and package acp's tests, cmd/pid's
 // signal tests, and the commands that drive the real binary (cmd/pidsoak, cmd/piddemo,
-// cmd/searchbench).
+// cmd/searchbench, cmd/sandboxbench).
 //
 // Entry points:
 //
