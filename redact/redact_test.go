@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/toolexec"
 )
 

@@ -4,7 +4,6 @@ package toolexec
 
 import (
 	"context"
-
 )
 
 // ChainAfter returns one hook that runs hooks in order (nil ones skipped). Each hook sees the

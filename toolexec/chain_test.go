@@ -61,4 +61,3 @@ func TestChainAfter(t *testing.T) {
 		t.Fatal("a chain of nothing must be nil (toolexec then costs nothing)")
 	}
 }
-
