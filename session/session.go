@@ -117,10 +117,10 @@ type Options struct {
 // Its state is grouped by concern. The fields at the top are set by build before the session
 // is published in its host, and never reassigned: any goroutine reads them without a lock
 // (what they point at is never modified, or synchronizes itself). Each group below them
-// (run, model, saved, compacting, sampling) is a struct of its own whose mutex, when it has
+// (run, model, saved, compacting, sampling, mode) is a struct of its own whose mutex, when it has
 // one, sits right above the fields it guards, and says which goroutines touch it.
 //
-// Lock order. Of the session's locks (run.mu, model.mu, saved.mu and sampling.mu here;
+// Lock order. Of the session's locks (run.mu, model.mu, saved.mu, sampling.mu and mode.mu here;
 // gates.mu, mcp.refresh.mu and mcp.views.mu), no two are ever held at a time, nor one with
 // the host's mu, but for one pair: mcp.refresh.mu, then Host.mu (refreshMCP asks the host
 // for the MCP manager). Holding one, the session calls out only so: saved.mu is held while
