@@ -49,7 +49,7 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		if a == nil {
 			return session.Answer{Decision: "deny"}, nil
 		}
-		return session.Answer{Decision: a.Decision, Reason: a.Reason}, nil
+		return session.Answer{Decision: a.Decision, Reason: a.Reason, Mode: a.Mode}, nil
 	}
 	var item *protocol.MessageActionItem
 	actions := []protocol.MessageActionItem{{Title: titleAllow}}

@@ -18,6 +18,19 @@ const ProtocolVersion = "1"
 type sessionNewResult struct {
 	SessionID string             `json:"sessionId"`
 	Tools     []session.ToolInfo `json:"tools"`
+	Modes     session.Modes      `json:"modes"`
+}
+
+// setModeParams are session/setMode's params.
+type setModeParams struct {
+	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
+}
+
+// modeUpdateParams are modeUpdate's params: the session's mode changed.
+type modeUpdateParams struct {
+	SessionID     string `json:"sessionId"`
+	CurrentModeID string `json:"currentModeId"`
 }
 
 type sessionParams struct {
@@ -93,6 +106,8 @@ type (
 	beforeAnswer struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason,omitempty"`
+		// Mode is, for an answer allowing exit_plan_mode, the mode to switch to.
+		Mode string `json:"mode,omitempty"`
 	}
 	trustAnswer struct {
 		Trusted bool `json:"trusted"`

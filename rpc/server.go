@@ -358,6 +358,7 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"mcp/servers":        (*Server).mcpServers,
 	"session/delete":     (*Server).sessionDelete,
 	"session/setModel":   (*Server).sessionSetModel,
+	"session/setMode":    (*Server).sessionSetMode,
 	"models/list":        (*Server).modelsList,
 }
 

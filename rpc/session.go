@@ -39,7 +39,7 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	if q, ok := s.host.TrustQuestion(ss); ok {
 		s.afterReply = append(s.afterReply, func() { s.askTrust(q) })
 	}
-	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools()}, nil
+	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes()}, nil
 }
 
 // sessionPrompt runs session/prompt: text and content blocks become one user message
@@ -112,6 +112,25 @@ func (s *Server) sessionSetModel(req *jsonrpc2.Request) (any, error) {
 		return nil, err
 	}
 	return nil, ss.SetModel(p.Model)
+}
+
+// sessionSetMode runs session/setMode: the session's next tool calls are decided in the
+// mode; modeUpdate goes out (before the answer) when it changed.
+func (s *Server) sessionSetMode(req *jsonrpc2.Request) (any, error) {
+	var p setModeParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return nil, ss.SetMode(p.ModeID)
+}
+
+// modeChanged is the sessions' ModeChanged hook: it sends modeUpdate.
+func (s *Server) modeChanged(ss *session.Session, mode string) {
+	s.notify("modeUpdate", &modeUpdateParams{SessionID: ss.ID(), CurrentModeID: mode})
 }
 
 // modelsList runs models/list: the settings' models, and the session's model or the one a
@@ -271,6 +290,7 @@ const loadPageBytes = 4 << 20
 type loadedResult struct {
 	SessionID string             `json:"sessionId"`
 	Tools     []session.ToolInfo `json:"tools"`
+	Modes     session.Modes      `json:"modes"`
 	// Messages are the session's items from FirstIndex to the last, encoded one at a time.
 	Messages []json.RawMessage `json:"messages"`
 	// FirstIndex is the index, among the session's items, of the first of Messages: absent
@@ -305,7 +325,7 @@ func (s *Server) sessionOptions(id string) session.Options {
 	s.mu.Lock()
 	clientAfter := s.clientAfter
 	s.mu.Unlock()
-	opts := session.Options{Face: s, ID: id, Files: s.editorFiles(id)}
+	opts := session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged}
 	if clientAfter {
 		opts.After = s.afterToolCall
 	}
@@ -337,7 +357,7 @@ func loaded(ss *session.Session, items []session.Item) (*loadedResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Messages: page, FirstIndex: first, Unsaved: ss.Unsaved()}, nil
+	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes(), Messages: page, FirstIndex: first, Unsaved: ss.Unsaved()}, nil
 }
 
 // pageOf encodes the items before end, from the last back, as many as fit in

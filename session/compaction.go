@@ -237,6 +237,11 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 		}
 		return llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: msg, Timestamp: llm.Now()}
 	}
+	if sec := modePrompt(p.s.Mode()); sec != "" {
+		withMode := *req
+		withMode.SystemPrompt += sec
+		req = &withMode
+	}
 	var held bool // the first attempt's start, not yet passed on
 	var heldPartial *llm.Message
 	streamed := false

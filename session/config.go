@@ -35,6 +35,8 @@ type Config struct {
 	// over initializationOptions' (mergeSandbox). The settings files' come below it
 	// (sandbox.go).
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+	// Mode is the mode a new session starts in (mode.go); "" is "default".
+	Mode string `json:"mode,omitempty"`
 }
 
 // Merge returns c with every field that over sets replaced by over's.
@@ -62,6 +64,9 @@ func (c Config) Merge(over Config) Config {
 	}
 	if len(over.MCPServers) > 0 && string(over.MCPServers) != "null" {
 		c.MCPServers = over.MCPServers
+	}
+	if over.Mode != "" {
+		c.Mode = over.Mode
 	}
 	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
 		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)

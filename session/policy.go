@@ -105,19 +105,32 @@ type decision struct {
 // decide is beforeToolCall's body.
 func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
 	name := in.Call.Name
+	if name == ExitPlanModeName && !s.builtin[name] {
+		if _, scripted := s.asks[name]; !scripted {
+			return s.decideExitPlan(ctx, in)
+		}
+	}
+	mode := s.Mode()
 	v := s.verdict(in.Call)
 	by := v.Source
 	if v.Part != "" {
 		by += " (" + v.Part + ")"
 	}
 	esc := s.escalation(in.Call)
+	// The order of docs/permissions.md's table: a deny, plan mode's refusal to change
+	// files, an allow, the mode's own allowances, then the question.
 	switch {
-	case v.Decision == permissions.Allow && esc == nil:
-		return nil, decision{"allow", by}
 	case v.Decision == permissions.Deny && v.Source == "remembered":
 		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, decision{"deny", by}
 	case v.Decision == permissions.Deny:
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
+	case mode == ModePlan && s.changesFiles(name):
+		return planBlock(name), decision{"deny", "mode plan"}
+	case v.Decision == permissions.Allow && esc == nil:
+		return nil, decision{"allow", by}
+	}
+	if mby, ok := s.modeAllows(mode, in.Call, v, esc); ok {
+		return nil, decision{"allow", mby}
 	}
 	if esc != nil {
 		if d, ok := s.rememberedEscalation(in.Call); ok {

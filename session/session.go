@@ -82,10 +82,12 @@ type Always struct {
 }
 
 // Answer is a person's answer to an approval question. Decision is "allow", "allowAlways",
-// "deny" or "denyAlways"; anything else denies.
+// "deny" or "denyAlways"; anything else denies. Mode, for an answer allowing exit_plan_mode,
+// names the mode to switch to ("acceptEdits" or "auto"; otherwise "default").
 type Answer struct {
 	Decision string
 	Reason   string
+	Mode     string
 }
 
 // Options are what New needs besides the settings.
@@ -102,6 +104,11 @@ type Options struct {
 	// settings' shape), in place of those saved with it: the editor gives them again, with
 	// the secrets the file does not keep (see headerOf).
 	MCPServers json.RawMessage
+	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an
+	// approved exit_plan_mode), after it took effect. Contract: called from the goroutine
+	// that changed it (a face's request, or a batch's prepare pass); must not block for long
+	// and must not call back into the session except for ID and Mode.
+	ModeChanged func(s *Session, mode string)
 }
 
 // Session is one conversation: its agent (transcript, model, tools), workspace and
@@ -110,10 +117,10 @@ type Options struct {
 // Its state is grouped by concern. The fields at the top are set by build before the session
 // is published in its host, and never reassigned: any goroutine reads them without a lock
 // (what they point at is never modified, or synchronizes itself). Each group below them
-// (run, model, saved, compacting, sampling) is a struct of its own whose mutex, when it has
+// (run, model, saved, compacting, sampling, mode) is a struct of its own whose mutex, when it has
 // one, sits right above the fields it guards, and says which goroutines touch it.
 //
-// Lock order. Of the session's locks (run.mu, model.mu, saved.mu and sampling.mu here;
+// Lock order. Of the session's locks (run.mu, model.mu, saved.mu, sampling.mu and mode.mu here;
 // gates.mu, mcp.refresh.mu and mcp.views.mu), no two are ever held at a time, nor one with
 // the host's mu, but for one pair: mcp.refresh.mu, then Host.mu (refreshMCP asks the host
 // for the MCP manager). Holding one, the session calls out only so: saved.mu is held while
@@ -123,10 +130,12 @@ type Options struct {
 // model call; mcp.refresh.mu while servers are acquired and released (package mcp);
 // mcp.views.mu while the servers' status and tools are read.
 type Session struct {
-	// Identity: the session's id, the host it belongs to, and the face that serves it.
-	id   string
-	host *Host
-	face Face
+	// Identity: the session's id, the host it belongs to, and the face that serves it
+	// (modeChanged its hook for mode changes, may be nil).
+	id          string
+	host        *Host
+	face        Face
+	modeChanged func(s *Session, mode string)
 
 	// The agent (the loop: transcript, active tools, steer and follow-up queues, each
 	// guarded inside package loop) and the catalog of the session's MCP servers (mcp.go,
@@ -161,6 +170,7 @@ type Session struct {
 	saved      savedState
 	compacting compactingState
 	sampling   samplingState
+	mode       modeState
 }
 
 // runState is the run that holds the session: a prompt or a compaction claimed by Begin.
@@ -265,6 +275,8 @@ type restoring struct {
 	calls, summaries int
 	// modelChanges are the model changes of the branch.
 	modelChanges []modelChange
+	// mode is the session's last saved mode ("" for default).
+	mode string
 }
 
 // New makes a session from its settings (already merged with the client's defaults). It is
@@ -313,7 +325,15 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err := h.useSandbox(ws, cfg); err != nil {
 		return nil, err
 	}
-	s := &Session{host: h, face: o.Face, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
+	savedMode := ""
+	if r != nil {
+		savedMode = r.mode
+	}
+	mode, err := h.startMode(cfg, savedMode, r != nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{host: h, face: o.Face, modeChanged: o.ModeChanged, mode: modeState{cur: mode}, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
 		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), escalations: permissions.NewMemoryStore(), model: modelState{cur: model}}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
@@ -358,7 +378,12 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 			s.closeMCP()
 		}
 	}()
-	box = box.WithCatalog(s.mcp)
+	var inner toolexec.Catalog
+	if s.mcp != nil {
+		inner = s.mcp
+	}
+	box = box.WithCatalog(modeCatalog{s: s, inner: inner})
+	ws.ForceReadOnlySandbox(mode == ModePlan)
 	// The prompt is made once, from the day the session started (a loaded one's own), so
 	// that every model call sends the same bytes.
 	started := time.Now().UTC()
@@ -377,6 +402,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		return nil, invalid("%v", err)
 	}
 	s.saved.header = headerOf(s.id, ws.Cwd(), cfg, initial)
+	s.saved.header.Mode = mode
 	s.saved.header.CreatedAt = started
 	if r != nil {
 		s.saved.header.CreatedAt, s.saved.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
@@ -456,7 +482,7 @@ func (s *Session) info(t toolexec.Tool, active bool) ToolInfo {
 	switch {
 	case s.builtin[t.Name]:
 		ti.Source = SourceBuiltin
-	case t.Name == ToolSearchName:
+	case t.Name == ToolSearchName, t.Name == ExitPlanModeName:
 		ti.Source = SourceBuiltin
 	case strings.HasPrefix(t.Name, "mcp__"):
 		ti.Source = sourceMCP + serverOfTool(s.mcp, t.Name)

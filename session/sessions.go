@@ -138,7 +138,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 	if o.MCPServers != nil && string(o.MCPServers) != "null" {
 		cfg.MCPServers = o.MCPServers
 	}
-	r := &restoring{file: f, header: loaded.Header}
+	r := &restoring{file: f, header: loaded.Header, mode: loaded.Header.Mode}
 	index := map[string]int{} // entry id -> transcript index
 	for _, e := range branch {
 		switch e.Kind {
@@ -152,6 +152,8 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 			if e.Message.Role == llm.RoleAssistant {
 				r.calls++
 			}
+		case store.KindMode:
+			r.mode = e.Mode
 		case store.KindModel:
 			// A model change: the session goes on with the last one, a scripted model
 			// from its own first turn on.
@@ -424,6 +426,7 @@ func (s *Session) snapshot() *store.Loaded {
 	t := s.agent.Transcript()
 	s.saved.mu.Lock()
 	l := &store.Loaded{Header: s.saved.header}
+	l.Header.Mode = s.Mode()
 	comps := append([]compactionRecord(nil), s.saved.compactions...)
 	changes := append([]modelChange(nil), s.saved.modelChanges...)
 	s.saved.mu.Unlock()

@@ -2,7 +2,9 @@
 // prompt/system.md, filled in with the session's folders, OS, shell and start date), or the
 // session's systemPrompt in its place, with appendSystemPrompt after either. It is built
 // once when the session is made or loaded, so every model call of the session sends the
-// same bytes and the provider's prompt cache holds.
+// same bytes and the provider's prompt cache holds. A session in a mode other than default
+// adds that mode's section (modePrompt) at each model call: a fixed text per mode, so the
+// bytes change only when the mode does.
 
 package session
 
@@ -78,4 +80,20 @@ func systemPrompt(cfg Config, f promptFacts) string {
 		p = strings.TrimRight(p, "\n") + "\n\n" + cfg.AppendSystemPrompt
 	}
 	return p
+}
+
+// modePrompt returns the section a session's system prompt ends with in mode: "" for
+// default, else a fixed text per mode (the same bytes at every call in one mode).
+func modePrompt(mode string) string {
+	switch mode {
+	case ModePlan:
+		return "\n\n# Mode: plan\nYou are in plan mode: write and edit are refused, and bash runs in a read-only sandbox. Explore and read, then call exit_plan_mode with your plan; the person approves it (and you can make the changes) or tells you what to change."
+	case ModeAcceptEdits:
+		return "\n\n# Mode: acceptEdits\nWrites and edits inside the workspace run without asking; bash commands ask the person first."
+	case ModeAuto:
+		return "\n\n# Mode: auto\nWrites and edits inside the workspace, and bash commands in the sandbox, run without asking. A command that needs more than the sandbox gives may be called again with unsandboxed: true and a justification: the person is asked."
+	case ModeBypass:
+		return "\n\n# Mode: bypassPermissions\nNothing asks the person first: be careful with commands that delete or overwrite things."
+	}
+	return ""
 }

@@ -4,11 +4,13 @@ package session
 // the lines of tools the session lacks, and its size.
 
 import (
+	"context"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp"
 )
 
@@ -42,5 +44,50 @@ func TestDefaultSystemPromptFacts(t *testing.T) {
 	eager := systemPrompt(Config{}, factsFor("/w/app", nil, started, map[string]mcp.ServerConfig{"git": {Load: mcp.LoadEager}}))
 	if strings.Contains(eager, "tool_search") {
 		t.Errorf("an eager server's session is told of tool_search:\n%s", eager)
+	}
+}
+
+// recorder is a provider that keeps the system prompt of each request and answers "ok".
+type recorder struct{ prompts []string }
+
+func (r *recorder) Stream(_ context.Context, req *llm.Request, _ llm.StreamSink) llm.Message {
+	r.prompts = append(r.prompts, req.SystemPrompt)
+	return llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{llm.Text("ok")}, StopReason: llm.StopEnd}
+}
+
+// The mode's section: the same bytes at every call in one mode, another text in another mode,
+// none in default mode (the prompt is then exactly the session's own).
+func TestModeSectionStableWithinAMode(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h := NewHost(HostOptions{})
+	h.SetUp(nil)
+	defer h.Close()
+	s, err := h.New(Config{Cwd: t.TempDir(), SystemPrompt: "Base."}, Options{Face: quietFace{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	s.model.cur = &sessionModel{cfg: &ModelConfig{Provider: "script"}, provider: rec, summarizer: rec}
+	p := &compactingProvider{s: s}
+	call := func() string {
+		p.Stream(context.Background(), &llm.Request{SystemPrompt: "Base."}, nil)
+		return rec.prompts[len(rec.prompts)-1]
+	}
+	if got := call(); got != "Base." {
+		t.Errorf("default mode sent %q, want the prompt alone", got)
+	}
+	if err := s.SetMode(ModePlan); err != nil {
+		t.Fatal(err)
+	}
+	plan1, plan2 := call(), call()
+	if plan1 != plan2 || !strings.HasPrefix(plan1, "Base.\n\n# Mode: plan\n") || !strings.Contains(plan1, "exit_plan_mode") {
+		t.Errorf("plan mode sent %q then %q, want the same prompt with the plan section", plan1, plan2)
+	}
+	if err := s.SetMode(ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	if auto := call(); auto == plan1 || !strings.HasPrefix(auto, "Base.\n\n# Mode: auto\n") {
+		t.Errorf("auto mode sent %q", auto)
 	}
 }

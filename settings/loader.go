@@ -131,6 +131,8 @@ type snapshot struct {
 	ignored map[string][]string
 	// userTrusted is the user settings' trustedFolders, real paths.
 	userTrusted []string
+	// allowBypass is the user settings' allowBypassPermissions.
+	allowBypass bool
 }
 
 // NewLoader reads the settings files and starts watching their folders (the nearest existing
@@ -509,6 +511,7 @@ func (l *Loader) publish() {
 			s.userModel = f.good.Model
 			s.userMCP = f.good.MCPServers
 			s.userSandbox = f.good.Sandbox
+			s.allowBypass = f.good.AllowBypassPermissions
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}

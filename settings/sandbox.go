@@ -1,7 +1,8 @@
 // This file reads the settings files' "sandbox" object (see the sandbox package for its
 // meaning) and gives each folder's sources to the session layer, which merges them with
 // sandbox.Resolve: the user's, and the workspace folder's with whether it is trusted (an
-// untrusted folder's may only narrow).
+// untrusted folder's may only narrow); and the user's "allowBypassPermissions", which
+// offers the mode that skips every question and the sandbox's asking.
 
 package settings
 
@@ -38,3 +39,9 @@ func (l *Loader) Sandbox(folder string) (user, workspace sandbox.Settings, trust
 	workspace, _ = sandbox.Parse(s.rootSandbox[root])
 	return user, workspace, s.trusted[root]
 }
+
+// AllowBypassPermissions reports whether the user settings say "allowBypassPermissions":
+// true (a workspace's file never can).
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) AllowBypassPermissions() bool { return l.cur.Load().allowBypass }

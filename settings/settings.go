@@ -47,6 +47,9 @@ type File struct {
 	TrustedFolders []string
 	// Sandbox is the raw "sandbox" value, checked (nil when absent; see sandbox.go).
 	Sandbox json.RawMessage
+	// AllowBypassPermissions is "allowBypassPermissions": whether the session mode
+	// bypassPermissions is offered. Only the user's file may say so.
+	AllowBypassPermissions bool
 }
 
 // widenKeys are the top-level keys that widen what pid does or redirect it (where requests
@@ -129,6 +132,11 @@ func Parse(data []byte) (*File, error) {
 		}
 		if s.TrustedFolders == nil {
 			s.TrustedFolders = []string{}
+		}
+	}
+	if raw, ok := top["allowBypassPermissions"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &s.AllowBypassPermissions); err != nil {
+			return nil, fmt.Errorf("allowBypassPermissions must be true or false, not %s", elide.Quote(raw))
 		}
 	}
 	sb, err := parseSandbox(top)

@@ -40,6 +40,9 @@ type Header struct {
 	// are read again when it is loaded). Values may name environment variables (${VAR}),
 	// never hold them.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
+	// Mode is the session's mode when the file was made ("" is "default"); later changes
+	// are KindMode entries.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Fork says which session a forked session was copied from, and how many of its messages.
@@ -53,13 +56,15 @@ const (
 	KindMessage    = "message"
 	KindCompaction = "compaction"
 	KindModel      = "model"
+	// KindMode is a change of the session's mode ("plan", "auto"...).
+	KindMode = "mode"
 	// KindUnsaved marks a hole: saving the session failed here (a full disk, say), and
 	// what the session did after it, until the entry after the marker, is not in the file.
 	KindUnsaved = "unsaved"
 )
 
 // Entry is one line after the header. Kind ("type" on the wire) is KindMessage,
-// KindCompaction or KindModel (a model change), and the field of that name holds its
+// KindCompaction, KindModel (a model change) or KindMode (a mode change), and the field of that name holds its
 // content. On the wire the content is under the key named like the kind:
 // {"type":"message","id":...,"parentId":...,"timestamp":...,"message":{...}}.
 type Entry struct {
@@ -71,6 +76,7 @@ type Entry struct {
 	Compaction *Compaction     // Kind "compaction"
 	Model      json.RawMessage // Kind "model": the new model config, never a key
 	Unsaved    *Unsaved        // Kind "unsaved"
+	Mode       string          // Kind "mode": the new mode's id
 }
 
 // Unsaved is a hole in a session file: saving failed for Reason, and the messages the
@@ -217,6 +223,9 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 		u, err = json.Marshal(e.Unsaved)
 		b = append(b, `,"unsaved":`...)
 		b = append(b, u...)
+	case KindMode:
+		b = append(b, `,"mode":`...)
+		b = llm.AppendString(b, e.Mode)
 	}
 	if err != nil {
 		return b[:start], fmt.Errorf("store: entry %s cannot be written as JSON: %w", e.ID, err)
@@ -255,8 +264,12 @@ func checkEntry(e *Entry) error {
 		if e.Unsaved == nil {
 			return errors.New("store: an unsaved entry without its reason")
 		}
+	case KindMode:
+		if e.Mode == "" {
+			return errors.New("store: a mode entry without its mode")
+		}
 	default:
-		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model or unsaved)", e.Kind)
+		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model, mode or unsaved)", e.Kind)
 	}
 	return nil
 }
@@ -271,6 +284,7 @@ type wireEntry struct {
 	Compaction *Compaction     `json:"compaction"`
 	Model      json.RawMessage `json:"model"`
 	Unsaved    *Unsaved        `json:"unsaved"`
+	Mode       *string         `json:"mode"`
 }
 
 // parsed is a file read by parse.
@@ -517,9 +531,12 @@ func ownEntry(e *Entry, line string) {
 		e.Kind = KindModel
 	case KindUnsaved:
 		e.Kind = KindUnsaved
+	case KindMode:
+		e.Kind = KindMode
 	default:
 		c(&e.Kind)
 	}
+	c(&e.Mode)
 	c(&e.ID)
 	c(&e.ParentID)
 	m := e.Message
@@ -593,6 +610,11 @@ func decodeEntry(line []byte, decode bool) (e Entry, msgRaw string, err error) {
 			return Entry{}, "", errors.New("an unsaved entry without its reason")
 		}
 		e.Unsaved = w.Unsaved
+	case KindMode:
+		if w.Mode == nil || *w.Mode == "" {
+			return Entry{}, "", errors.New("a mode entry without its mode")
+		}
+		e.Mode = *w.Mode
 	default:
 		return Entry{}, "", fmt.Errorf("%w %s (written by a newer pid?)", errUnknownType, strconv.Quote(w.Type))
 	}

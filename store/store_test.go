@@ -42,6 +42,7 @@ func TestRoundTrip(t *testing.T) {
 		SystemPrompt:  "You are pid.\nBe brief.",
 		Tools:         []string{"read", "edit", "bash"},
 		ForkedFrom:    &Fork{SessionID: "0abc", MessageCount: 4},
+		Mode:          "auto",
 	}
 	f, err := s.Create(h)
 	if err != nil {
@@ -58,6 +59,7 @@ func TestRoundTrip(t *testing.T) {
 		{msg(3, resultMsg(0)), msg(3, resultMsg(1)), msg(3, resultMsg(2))}, // one write
 		{{Kind: KindModel, Timestamp: at(4), Model: json.RawMessage(`{"provider":"openai","id":"gpt-4.1"}`)}},
 		{msg(5, aborted)},
+		{{Kind: KindMode, Timestamp: at(5), Mode: "plan"}},
 		{{Kind: KindCompaction, Timestamp: at(6), Compaction: &Compaction{Summary: "Looked at the handler.", FirstKeptID: "", TokensBefore: 48000, Reason: "manual"}}},
 	}
 	var want []Entry
@@ -207,6 +209,7 @@ func TestAppendRefusesBadEntries(t *testing.T) {
 		{"unknown parent", Entry{Kind: KindMessage, ParentID: "nope", Message: ptr(userMsg("x"))}, "names no entry"},
 		{"bad role", Entry{Kind: KindMessage, Message: &llm.Message{Role: "wizard"}}, "cannot be written"},
 		{"bad model", Entry{Kind: KindModel, Model: json.RawMessage(`{`)}, "needs the model config"},
+		{"no mode", Entry{Kind: KindMode}, "without its mode"},
 	}
 	size := fileSize(t, f.Path())
 	for _, c := range cases {

@@ -1,0 +1,344 @@
+// This file holds the session's mode (default, acceptEdits, plan, auto, bypassPermissions):
+// which modes a session is offered, how the mode changes (SetMode, exit_plan_mode), and which
+// calls a mode lets run without asking (see docs/permissions.md for the decision order).
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
+)
+
+// The modes' ids, as ACP clients know them.
+const (
+	ModeDefault     = "default"
+	ModeAcceptEdits = "acceptEdits"
+	ModePlan        = "plan"
+	ModeAuto        = "auto"
+	ModeBypass      = "bypassPermissions"
+)
+
+// ExitPlanModeName is the built-in tool the model calls, in plan mode only, to put its plan
+// to the person and leave plan mode.
+const ExitPlanModeName = "exit_plan_mode"
+
+// ModeInfo describes a mode, as session/new's modes.availableModes lists it.
+type ModeInfo struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Modes is a session's mode and the modes it may switch to (session/new's modes).
+type Modes struct {
+	CurrentModeID  string     `json:"currentModeId"`
+	AvailableModes []ModeInfo `json:"availableModes"`
+}
+
+// allModes are every mode, in the order they are offered.
+var allModes = []ModeInfo{
+	{ModeDefault, "Default", "Changing files and running commands ask first, unless a rule or an \"always\" answer allows them."},
+	{ModeAcceptEdits, "Accept edits", "Writes and edits inside the workspace run without asking; commands ask."},
+	{ModePlan, "Plan", "Nothing changes files: the agent reads, runs commands in a read-only sandbox and proposes a plan."},
+	{ModeAuto, "Auto", "Edits inside the workspace and sandboxed commands run without asking; leaving the sandbox asks."},
+	{ModeBypass, "Bypass permissions", "Nothing asks; only deny rules stop a call."},
+}
+
+// modeState is the session's mode. Read by the batches' goroutines (decide) and the face's;
+// changed by the face's (SetMode) and by exit_plan_mode's approval.
+type modeState struct {
+	// mu guards cur.
+	mu  sync.Mutex
+	cur string
+	// version counts the changes, for modeCatalog.Version.
+	version atomic.Uint64
+}
+
+// availableModes returns the modes this host offers: bypassPermissions only when the user
+// settings allow it.
+func (h *Host) availableModes() []ModeInfo {
+	out := make([]ModeInfo, 0, len(allModes))
+	for _, m := range allModes {
+		if m.ID == ModeBypass && (h.loader == nil || !h.loader.AllowBypassPermissions()) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// checkMode returns an invalid error when id is no mode this host offers.
+func (h *Host) checkMode(id string) error {
+	var ids []string
+	for _, m := range h.availableModes() {
+		if m.ID == id {
+			return nil
+		}
+		ids = append(ids, m.ID)
+	}
+	if id == ModeBypass {
+		return invalid(`mode %q is not offered: the user settings do not say "allowBypassPermissions": true`, id)
+	}
+	return invalid("mode must be one of %s, not %q", strings.Join(ids, ", "), id)
+}
+
+// Mode returns the session's mode.
+func (s *Session) Mode() string {
+	s.mode.mu.Lock()
+	defer s.mode.mu.Unlock()
+	return s.mode.cur
+}
+
+// Modes returns the session's mode and the modes it may switch to.
+func (s *Session) Modes() Modes {
+	return Modes{CurrentModeID: s.Mode(), AvailableModes: s.host.availableModes()}
+}
+
+// SetMode switches the session to the mode id, which must be one the host offers (else an
+// invalid error). When the mode changes, the session's file keeps it and the face's
+// ModeChanged hears of it.
+func (s *Session) SetMode(id string) error {
+	if err := s.host.checkMode(id); err != nil {
+		return err
+	}
+	s.setMode(id)
+	return nil
+}
+
+// setMode switches the session to the mode id, checked by the caller.
+func (s *Session) setMode(id string) {
+	s.mode.mu.Lock()
+	changed := s.mode.cur != id
+	s.mode.cur = id
+	if changed {
+		s.mode.version.Add(1)
+	}
+	s.mode.mu.Unlock()
+	s.ws.ForceReadOnlySandbox(id == ModePlan)
+	if !changed {
+		return
+	}
+	s.saveMode(id)
+	if s.modeChanged != nil {
+		s.modeChanged(s, id)
+	}
+}
+
+// changesFiles reports whether a call is a built-in write or edit.
+func (s *Session) changesFiles(name string) bool {
+	return s.builtin[name] && (name == tools.NameWrite || name == tools.NameEdit)
+}
+
+// explicitAsk reports whether a verdict to ask comes from a rule or a settings layer (an
+// "ask" the user wrote), not from the tool's nature.
+func explicitAsk(v permissions.Verdict) bool {
+	return v.Decision == permissions.Ask && v.Source != "built-in" && !strings.HasPrefix(v.Source, "default")
+}
+
+// modeAllows returns who lets a call that would ask run without asking in mode, and whether
+// the mode does: an "ask" rule asks in every mode but bypassPermissions; acceptEdits and
+// auto let writes and edits inside the workspace (not its protected paths) run; auto and
+// plan let sandboxed bash run (never an escalation).
+func (s *Session) modeAllows(mode string, call llm.ToolCall, v permissions.Verdict, esc *Escalation) (string, bool) {
+	by := "mode " + mode
+	switch {
+	case mode == ModeBypass:
+		return by, true
+	case explicitAsk(v):
+		return "", false
+	case (mode == ModeAcceptEdits || mode == ModeAuto) && s.changesFiles(call.Name):
+		return by, s.insideWorkspace(call)
+	case (mode == ModeAuto || mode == ModePlan) && call.Name == tools.NameBash && s.builtin[call.Name] && esc == nil:
+		return by + " (sandboxed)", s.ws.BashSandboxed(false)
+	}
+	return "", false
+}
+
+// insideWorkspace reports whether a write or edit call's path lies inside one of the
+// workspace folders (symbolic links resolved) and outside the paths the sandbox protects
+// there (.git/hooks, .pid, .vscode...): those still ask.
+func (s *Session) insideWorkspace(call llm.ToolCall) bool {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(call.Arguments, &a) != nil || a.Path == "" {
+		return false
+	}
+	p := a.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.ws.Cwd(), p)
+	}
+	p = realish(filepath.Clean(p))
+	for _, root := range s.ws.Roots() {
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		for _, n := range sandbox.ProtectedNames {
+			if rel == n || strings.HasPrefix(rel, n+string(filepath.Separator)) {
+				return false
+			}
+		}
+		return rel != "."
+	}
+	return false
+}
+
+// realish returns p with the symbolic links of its longest existing prefix resolved.
+func realish(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// planBlock is the refusal of a call that would change files in plan mode.
+func planBlock(name string) *toolexec.Block {
+	return &toolexec.Block{Reason: fmt.Sprintf("You are in plan mode: %s cannot change files now. Read and explore, then call %s with your plan; once the user approves it, you can make the changes.", name, ExitPlanModeName)}
+}
+
+// decideExitPlan is beforeToolCall's decision on exit_plan_mode: the person reads the plan
+// and allows (the session switches to default, or to the mode the answer names) or denies
+// (the model keeps planning, with the reason).
+func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
+	if s.Mode() != ModePlan {
+		return &toolexec.Block{Reason: fmt.Sprintf("You are not in plan mode (the mode is %s): there is no plan to approve.", s.Mode())}, decision{"deny", "mode " + s.Mode()}
+	}
+	a, err := s.face.Ask(ctx, s, Approval{Call: in.Call})
+	if err != nil {
+		if ctx.Err() != nil {
+			return &toolexec.Block{Reason: "Operation aborted"}, decision{"aborted", "cancelled while waiting for the user"}
+		}
+		return &toolexec.Block{Reason: fmt.Sprintf("The plan was not put to the user: the editor did not answer (%v). Keep planning.", err)}, decision{"deny", "no answer from the editor"}
+	}
+	switch a.Decision {
+	case "allow", "allowAlways":
+		next := ModeDefault
+		if a.Mode == ModeAcceptEdits || a.Mode == ModeAuto {
+			next = a.Mode
+		}
+		s.setMode(next)
+		return nil, decision{"allow", "user"}
+	}
+	reason := "The user did not approve the plan. Keep planning."
+	if a.Reason != "" {
+		reason = "The user did not approve the plan: " + a.Reason + " Keep planning."
+	}
+	return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
+}
+
+// exitPlanTool is exit_plan_mode: by the time it runs, the person allowed the plan and the
+// session has left plan mode (decideExitPlan); it tells the model the mode it is in now.
+func (s *Session) exitPlanTool() toolexec.Tool {
+	return toolexec.Tool{
+		Name: ExitPlanModeName,
+		Description: "You are in plan mode. When your plan is ready, call this with the plan (markdown) to put it to the user. " +
+			"If they approve it, plan mode ends and you can make the changes; if not, keep planning with their reason.",
+		Parameters:    json.RawMessage(`{"type":"object","properties":{"plan":{"type":"string","minLength":1,"description":"The plan, in markdown."}},"required":["plan"],"additionalProperties":false}`),
+		ExecutionMode: toolexec.Sequential,
+		Execute: func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
+			return toolexec.TextResult(fmt.Sprintf("The user approved the plan. You are now in %s mode: carry it out.", s.Mode())), nil
+		},
+	}
+}
+
+// modeCatalog is the session's catalog (toolexec.Catalog): its MCP servers' tools, and
+// exit_plan_mode, offered while the session is in plan mode.
+type modeCatalog struct {
+	s     *Session
+	inner toolexec.Catalog // nil: no MCP servers
+}
+
+// Lookup implements toolexec.Catalog.
+func (c modeCatalog) Lookup(name string) (toolexec.Tool, bool) {
+	if name == ExitPlanModeName {
+		if c.s.Mode() != ModePlan {
+			return toolexec.Tool{Name: name, Unavailable: "the session is not in plan mode"}, true
+		}
+		return c.s.exitPlanTool(), true
+	}
+	if c.inner == nil {
+		return toolexec.Tool{}, false
+	}
+	return c.inner.Lookup(name)
+}
+
+// Always implements toolexec.Catalog.
+func (c modeCatalog) Always() []toolexec.Tool {
+	var out []toolexec.Tool
+	if c.inner != nil {
+		out = c.inner.Always()
+	}
+	if c.s.Mode() == ModePlan {
+		out = append(out, c.s.exitPlanTool())
+	}
+	return out
+}
+
+// Version implements toolexec.Catalog: both counters only grow, so their sum changes when
+// either does.
+func (c modeCatalog) Version() uint64 {
+	v := c.s.mode.version.Load()
+	if c.inner != nil {
+		v += c.inner.Version()
+	}
+	return v
+}
+
+// startMode returns the mode a session starts in: a loaded one's saved mode (bypassPermissions
+// loads as default, and so does a mode no longer offered), else the settings' mode, checked.
+func (h *Host) startMode(cfg Config, saved string, loaded bool) (string, error) {
+	if loaded {
+		if saved == "" || saved == ModeBypass || h.checkMode(saved) != nil {
+			return ModeDefault, nil
+		}
+		return saved, nil
+	}
+	if cfg.Mode == "" {
+		return ModeDefault, nil
+	}
+	if err := h.checkMode(cfg.Mode); err != nil {
+		return "", err
+	}
+	return cfg.Mode, nil
+}
+
+// saveMode keeps a mode change: in the header while the session's file does not exist yet,
+// else as a mode entry.
+func (s *Session) saveMode(id string) {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	if s.saved.file == nil && len(s.saved.entryIDs) == 0 && len(s.saved.compactions) == 0 {
+		s.saved.header.Mode = id
+		return
+	}
+	if s.saved.file == nil || s.saved.err != nil {
+		return
+	}
+	s.saved.lastWrite.Store(time.Now().UnixNano())
+	if _, err := s.saved.file.Append(store.Entry{Kind: store.KindMode, Timestamp: time.Now().UTC(), Mode: id}); err != nil {
+		s.saveFailedLocked(err)
+	}
+}
