@@ -197,6 +197,7 @@ func init() {
 		"authenticate":              (*server).authenticate,
 		"session/new":               (*server).sessionNew,
 		"session/set_config_option": (*server).sessionSetConfigOption,
+		"session/set_mode":          (*server).sessionSetMode,
 	}
 	longMethods = map[string]longMethod{
 		"session/prompt": (*server).sessionPrompt,

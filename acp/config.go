@@ -1,11 +1,14 @@
-// This file holds the session configuration options pid offers ACP clients (configOptions
-// in session/new, session/load and session/resume, and session/set_config_option): the
-// thinking level now. The mode and model options come beside it in configOptions' list.
+// This file holds the session configuration pid offers ACP clients: the mode (ACP's
+// SessionModeState in modes, session/set_mode, current_mode_update) and the configuration
+// options (configOptions in session/new, session/load and session/resume, and
+// session/set_config_option, config_option_update): the mode, the model and the thinking
+// level, in that order.
 
 package acp
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/pid-agent/pid/session"
 )
@@ -28,8 +31,12 @@ type configValue struct {
 	Description string `json:"description,omitempty"`
 }
 
-// thoughtLevelID is the id of the thinking level's option.
-const thoughtLevelID = "thought_level"
+// The options' ids.
+const (
+	modeID         = "mode"
+	modelID        = "model"
+	thoughtLevelID = "thought_level"
+)
 
 // thoughtLevels are the thinking level's values, in the order a client lists them.
 var thoughtLevels = []configValue{
@@ -39,13 +46,154 @@ var thoughtLevels = []configValue{
 	{Value: "high", Name: "High"},
 }
 
-// configOptions returns the session's configuration options with their current values.
-func configOptions(ss *session.Session) []configOption {
-	return []configOption{{
+// modeOption is the mode's option: the session's mode and the modes it is offered.
+func modeOption(ss *session.Session) configOption {
+	m := ss.Modes()
+	opt := configOption{ID: modeID, Name: "Mode", Category: "mode", Type: "select",
+		Description:  "Which calls run without asking",
+		CurrentValue: m.CurrentModeID, Options: []configValue{}}
+	for _, a := range m.AvailableModes {
+		opt.Options = append(opt.Options, configValue{Value: a.ID, Name: a.Name, Description: a.Description})
+	}
+	return opt
+}
+
+// modelValue is a model's value in the model option: PROVIDER/ID.
+func modelValue(m session.ModelInfo) string { return m.Provider + "/" + m.ID }
+
+// modelOption is the model's option: the session's model and the settings' "models" list
+// (the session's model first among them when the list lacks it). ok is false when the
+// session has no model, or its host does not know it: no option is offered then.
+func modelOption(host *session.Host, ss *session.Session) (opt configOption, ok bool) {
+	list, err := host.ModelList(ss.ID(), nil)
+	if err != nil || list.Current == nil {
+		return configOption{}, false
+	}
+	opt = configOption{ID: modelID, Name: "Model", Category: "model", Type: "select",
+		CurrentValue: modelValue(*list.Current), Options: []configValue{}}
+	listed := false
+	for _, m := range list.Models {
+		listed = listed || modelValue(m) == opt.CurrentValue
+		opt.Options = append(opt.Options, configValue{Value: modelValue(m), Name: orDefault(m.Name, modelValue(m))})
+	}
+	if !listed {
+		cur := configValue{Value: opt.CurrentValue, Name: orDefault(list.Current.Name, opt.CurrentValue)}
+		opt.Options = append([]configValue{cur}, opt.Options...)
+	}
+	return opt, true
+}
+
+// configOptions returns the session's configuration options with their current values:
+// mode, model (when the session has one) and thinking level.
+func configOptions(host *session.Host, ss *session.Session) []configOption {
+	out := []configOption{modeOption(ss)}
+	if m, ok := modelOption(host, ss); ok {
+		out = append(out, m)
+	}
+	return append(out, configOption{
 		ID: thoughtLevelID, Name: "Thinking", Category: "thought_level", Type: "select",
 		Description:  "How hard the model thinks before it answers (Anthropic's extended thinking, OpenAI's reasoning effort)",
 		CurrentValue: ss.Thinking(), Options: thoughtLevels,
-	}}
+	})
+}
+
+// modeState is ACP's SessionModeState: the modes of session/new, load and resume results.
+type modeState struct {
+	CurrentModeID  string     `json:"currentModeId"`
+	AvailableModes []modeInfo `json:"availableModes"`
+}
+
+type modeInfo struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// modes returns the session's mode and the modes it may switch to.
+func modes(ss *session.Session) *modeState {
+	m := ss.Modes()
+	out := &modeState{CurrentModeID: m.CurrentModeID, AvailableModes: []modeInfo{}}
+	for _, a := range m.AvailableModes {
+		out.AvailableModes = append(out.AvailableModes, modeInfo(a))
+	}
+	return out
+}
+
+type currentModeUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	CurrentModeID string `json:"currentModeId"`
+}
+
+type configOptionUpdate struct {
+	SessionUpdate string         `json:"sessionUpdate"`
+	ConfigOptions []configOption `json:"configOptions"`
+}
+
+// modeChanged is the sessions' ModeChanged hook: the client hears the new mode
+// (current_mode_update) and the options with it (config_option_update), whoever changed it
+// (session/set_mode, session/set_config_option, an approved exit_plan_mode). A request's
+// updates are written before its response, since the hook runs within it.
+func (s *server) modeChanged(ss *session.Session, mode string) {
+	st := s.state(ss)
+	if st == nil {
+		return
+	}
+	opts := configOptions(st.host, ss)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.update(currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: mode})
+	st.update(configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
+}
+
+type setModeParams struct {
+	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
+}
+
+// liveState returns the face's state of a live session, or the error a request naming
+// another gets.
+func (s *server) liveState(id string) (*sessionState, error) {
+	if id == "" {
+		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+	}
+	s.mu.Lock()
+	st := s.sessions[id]
+	s.mu.Unlock()
+	if st == nil {
+		return nil, notFound(id, "no session %q is active in this pid (session/load or session/resume makes a saved one active)", id)
+	}
+	return st, nil
+}
+
+// sessionSetMode switches a live session's mode (session/set_mode): an unknown mode, or one
+// the session is not offered, is invalid params. The next tool calls are decided in it.
+func (s *server) sessionSetMode(params json.RawMessage) (any, error) {
+	var p setModeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	st, err := s.liveState(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.setMode(st, p.ModeID); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// setMode switches st's session to mode id, an offered one (else invalid params).
+func (s *server) setMode(st *sessionState, id string) error {
+	for _, m := range st.ss.Modes().AvailableModes {
+		if m.ID == id {
+			return st.ss.SetMode(id)
+		}
+	}
+	var ids []string
+	for _, m := range st.ss.Modes().AvailableModes {
+		ids = append(ids, m.ID)
+	}
+	return errorf(codeInvalidParams, "Invalid params: modeId must be one of the session's availableModes (%s), not %q", strings.Join(ids, ", "), id)
 }
 
 type setConfigOptionParams struct {
@@ -59,27 +207,30 @@ type setConfigOptionResult struct {
 }
 
 // sessionSetConfigOption sets one of a live session's options and answers with all of them.
-// The thinking level applies from the session's next model call on, a running prompt's
-// call finishing as it started.
+// A mode change is heard as session/set_mode's is; the model and the thinking level apply
+// from the session's next model call on, a running prompt's call finishing as it started.
 func (s *server) sessionSetConfigOption(params json.RawMessage) (any, error) {
 	var p setConfigOptionParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	if p.SessionID == "" {
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
-	}
-	s.mu.Lock()
-	st := s.sessions[p.SessionID]
-	s.mu.Unlock()
-	if st == nil {
-		return nil, notFound(p.SessionID, "no session %q is active in this pid (session/load or session/resume makes a saved one active)", p.SessionID)
+	st, err := s.liveState(p.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	var value string
 	if err := json.Unmarshal(p.Value, &value); err != nil {
 		return nil, errorf(codeInvalidParams, "Invalid params: value must be the id of one of the option's values (a string)")
 	}
 	switch p.ConfigID {
+	case modeID:
+		if err := s.setMode(st, value); err != nil {
+			return nil, err
+		}
+	case modelID:
+		if err := setModel(st, value); err != nil {
+			return nil, err
+		}
 	case thoughtLevelID:
 		known := false
 		for _, v := range thoughtLevels {
@@ -92,7 +243,30 @@ func (s *server) sessionSetConfigOption(params json.RawMessage) (any, error) {
 			return nil, err
 		}
 	default:
-		return nil, errorf(codeInvalidParams, "Invalid params: pid has no configuration option %q (it has %s)", p.ConfigID, thoughtLevelID)
+		return nil, errorf(codeInvalidParams, "Invalid params: pid has no configuration option %q (it has %s, %s and %s)", p.ConfigID, modeID, modelID, thoughtLevelID)
 	}
-	return &setConfigOptionResult{ConfigOptions: configOptions(st.ss)}, nil
+	return &setConfigOptionResult{ConfigOptions: configOptions(st.host, st.ss)}, nil
+}
+
+// setModel makes the model value (PROVIDER/ID, one of the model option's values) the
+// session's model from its next model call on.
+func setModel(st *sessionState, value string) error {
+	opt, ok := modelOption(st.host, st.ss)
+	known := false
+	for _, v := range opt.Options {
+		known = known || v.Value == value
+	}
+	if !ok || !known {
+		var vals []string
+		for _, v := range opt.Options {
+			vals = append(vals, v.Value)
+		}
+		return errorf(codeInvalidParams, "Invalid params: %s must be one of the option's values (%s), not %q", modelID, strings.Join(vals, ", "), value)
+	}
+	provider, id, _ := strings.Cut(value, "/")
+	raw, err := json.Marshal(map[string]string{"provider": provider, "id": id})
+	if err != nil {
+		return err
+	}
+	return st.ss.SetModel(raw)
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -141,8 +142,9 @@ func (st *sessionState) liveCompactionID() string {
 	return fmt.Sprintf("compaction-live-%d", st.liveCompactions)
 }
 
-// update writes one session/update. Contract: mu is held, and a turn is open or the
-// session's conversation is being replayed (session/load).
+// update writes one session/update. Contract: mu is held, and a turn is open, the
+// session's conversation is being replayed (session/load), or the session's mode changed
+// (modeChanged).
 func (st *sessionState) update(u any) {
 	st.srv.conn.notify("session/update", sessionNotification{SessionID: st.ss.ID(), Update: u})
 }
@@ -271,6 +273,13 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		},
 		Options: permissionOptions(q.Always),
 	}
+	plan := tc.Kind == "switch_mode"
+	if plan {
+		// The plan is put to the person: its markdown, and a choice of the mode to go on in.
+		params.ToolCall.Title = "Approve the plan and leave plan mode"
+		params.ToolCall.Content = []any{toolContent{Type: "content", Content: textBlock(planText(call.Arguments))}}
+		params.Options = planOptions(ss)
+	}
 	var res permissionResponse
 	if err := s.conn.call(ctx, "session/request_permission", params, &res); err != nil {
 		return session.Answer{}, askError{err}
@@ -280,6 +289,10 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	case "cancelled":
 		a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("The user cancelled the permission request for %s; it was not run.", call.Name)}
 	case "selected":
+		if mode, ok := strings.CutPrefix(res.Outcome.OptionID, optPlanPrefix); ok && plan {
+			a = session.Answer{Decision: "allow", Mode: mode}
+			break
+		}
 		switch res.Outcome.OptionID {
 		case optAllowOnce:
 			a.Decision = "allow"
@@ -343,6 +356,34 @@ func permissionOptions(always *session.Always) []permissionOption {
 		{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
 		{OptionID: optRejectAlways, Name: "Always reject " + always.Description, Kind: optRejectAlways},
 	}
+}
+
+// optPlanPrefix starts the ids of exit_plan_mode's approving options; the mode to go on in
+// follows it.
+const optPlanPrefix = "plan:"
+
+// planOptions are the choices of exit_plan_mode's permission request: approve and go on in
+// default mode, or in acceptEdits or auto when the session is offered them, or keep planning.
+func planOptions(ss *session.Session) []permissionOption {
+	out := []permissionOption{{OptionID: optPlanPrefix + session.ModeDefault, Name: "Approve; ask before each change", Kind: optAllowOnce}}
+	for _, m := range ss.Modes().AvailableModes {
+		switch m.ID {
+		case session.ModeAcceptEdits:
+			out = append(out, permissionOption{OptionID: optPlanPrefix + m.ID, Name: "Approve and accept edits", Kind: optAllowAlways})
+		case session.ModeAuto:
+			out = append(out, permissionOption{OptionID: optPlanPrefix + m.ID, Name: "Approve and run sandboxed (auto)", Kind: optAllowAlways})
+		}
+	}
+	return append(out, permissionOption{OptionID: optRejectOnce, Name: "Keep planning", Kind: optRejectOnce})
+}
+
+// planText is the plan of an exit_plan_mode call's arguments (empty when they have none).
+func planText(args json.RawMessage) string {
+	var a struct {
+		Plan string `json:"plan"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Plan
 }
 
 type permissionOption struct {

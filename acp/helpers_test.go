@@ -126,6 +126,7 @@ var (
 		"fs/read_text_file":          "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
 		"elicitation/create":        "CreateElicitationRequest",
 		"session/set_config_option": "SetSessionConfigOptionRequest",
+		"session/set_mode":          "SetSessionModeRequest",
 	}
 	responseDefs = map[string]string{
 		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
@@ -135,6 +136,7 @@ var (
 		"fs/read_text_file":          "ReadTextFileResponse", "fs/write_text_file": "WriteTextFileResponse",
 		"elicitation/create":        "CreateElicitationResponse",
 		"session/set_config_option": "SetSessionConfigOptionResponse",
+		"session/set_mode":          "SetSessionModeResponse",
 	}
 	notificationDefs = map[string]string{
 		"session/update": "SessionNotification", "session/cancel": "CancelNotification",

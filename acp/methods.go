@@ -145,6 +145,7 @@ type sessionNewParams struct {
 
 type sessionNewResult struct {
 	SessionID     string         `json:"sessionId"`
+	Modes         *modeState     `json:"modes"`
 	ConfigOptions []configOption `json:"configOptions"`
 }
 
@@ -176,7 +177,8 @@ func metaSystemPrompt(raw json.RawMessage, cfg *session.Config) error {
 // tool_search. _meta.pid holds pid's own settings (model, toolExecution, permissions,
 // scriptedTools, systemPrompt, mcpServers in the settings files' shape), as in the native
 // session/new; _meta.systemPrompt replaces (a string) or extends ({append}) the system
-// prompt. The answer has the session's configOptions (config.go).
+// prompt (_meta.pid.mode its mode). The answer has the session's modes and configOptions
+// (config.go).
 func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	var p sessionNewParams
 	if err := decodeParams(params, &p); err != nil {
@@ -206,7 +208,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	cfg.MCPServers = servers
 	id := store.NewID()
 	host := s.hostFor(cfg.Cwd)
-	ss, err := host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id)})
+	ss, err := host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +216,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
-	return &sessionNewResult{SessionID: ss.ID(), ConfigOptions: configOptions(ss)}, nil
+	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(host, ss)}, nil
 }
 
 type promptParams struct {

@@ -119,6 +119,7 @@ type activateResult struct {
 			Unsaved []session.Unsaved `json:"unsaved,omitempty"`
 		} `json:"pid"`
 	} `json:"_meta"`
+	Modes         *modeState     `json:"modes"`
 	ConfigOptions []configOption `json:"configOptions"`
 }
 
@@ -210,7 +211,8 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		}
 		var res activateResult
 		res.Meta.PID.Cwd = cwd
-		res.ConfigOptions = configOptions(st.ss)
+		res.Modes = modes(st.ss)
+		res.ConfigOptions = configOptions(st.host, st.ss)
 		res.Meta.PID.Unsaved = st.ss.Unsaved()
 		return &res, nil
 	}), nil
@@ -251,7 +253,7 @@ func (s *server) activeState(method, id, asked string, requested json.RawMessage
 		}
 	}
 	host := s.hostFor(cwd)
-	ss, _, err := host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested})
+	ss, _, err := host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested, ModeChanged: s.modeChanged})
 	if err != nil {
 		return nil, false, sessionError(id, err)
 	}

@@ -125,8 +125,12 @@ func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) to
 
 // otherTool is the kind and title of a tool that is not built in: tool_search is a search
 // ("Find MCP tools: `query`"); an MCP tool gets its kind and title from its server's hints
-// (see mcpKind and mcpTitle); a scripted tool is of kind other and keeps its name.
+// (see mcpKind and mcpTitle); exit_plan_mode switches the mode ("Leave plan mode"); a
+// scripted tool is of kind other and keeps its name.
 func otherTool(name string, args json.RawMessage, hints map[string]any) (kind, title string) {
+	if name == session.ExitPlanModeName {
+		return "switch_mode", "Leave plan mode"
+	}
 	if name == session.ToolSearchName {
 		var a struct {
 			Query string `json:"query"`

@@ -106,8 +106,9 @@ type Options struct {
 	MCPServers json.RawMessage
 	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an
 	// approved exit_plan_mode), after it took effect. Contract: called from the goroutine
-	// that changed it (a face's request, or a batch's prepare pass); must not block for long
-	// and must not call back into the session except for ID and Mode.
+	// that changed it (a face's request, or a batch's prepare pass), holding no lock of the
+	// session; must not block for long, and may read the session (ID, Mode, Modes,
+	// Thinking, its host's ModelList) but not change it.
 	ModeChanged func(s *Session, mode string)
 }
 
