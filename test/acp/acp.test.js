@@ -73,6 +73,7 @@ const REQUEST = {
 	'session/close': 'CloseSessionRequest', 'session/delete': 'DeleteSessionRequest',
 	'session/request_permission': 'RequestPermissionRequest', 'elicitation/create': 'CreateElicitationRequest',
 	'session/set_config_option': 'SetSessionConfigOptionRequest',
+	'session/set_mode': 'SetSessionModeRequest',
 };
 const RESPONSE = {
 	initialize: 'InitializeResponse', 'session/new': 'NewSessionResponse', 'session/prompt': 'PromptResponse',
@@ -80,6 +81,7 @@ const RESPONSE = {
 	'session/close': 'CloseSessionResponse', 'session/delete': 'DeleteSessionResponse',
 	'session/request_permission': 'RequestPermissionResponse', 'elicitation/create': 'CreateElicitationResponse',
 	'session/set_config_option': 'SetSessionConfigOptionResponse',
+	'session/set_mode': 'SetSessionModeResponse',
 };
 const NOTIFICATION = {
 	'session/update': 'SessionNotification', 'session/cancel': 'CancelNotification',
@@ -753,5 +755,79 @@ test(`SDK ${SDK_VERSION}: _meta.systemPrompt replaces or extends pid's system pr
 	assert.equal(bodies[0].reasoning_effort, 'medium');
 	assert.deepEqual(own, { role: 'system', content: 'You review Go code.' });
 	assert.equal(bodies[1].reasoning_effort, undefined);
+	pid.finish();
+});
+
+test(`SDK ${SDK_VERSION}: modes and the mode and model config options; set_mode, set_config_option, current_mode_update, config_option_update, exit_plan_mode`, async (t) => {
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
+	t.after(() => {
+		fs.rmSync(cwd, { recursive: true, force: true });
+		fs.rmSync(xdg, { recursive: true, force: true });
+	});
+	const { bodies, model } = await recordingModel(t);
+	fs.mkdirSync(path.join(xdg, 'config', 'pid'), { recursive: true });
+	fs.writeFileSync(path.join(xdg, 'config', 'pid', 'settings.json'), JSON.stringify({
+		models: [{ ...model, name: 'Em' }, { ...model, id: 'm2', name: 'Em two' }],
+	}));
+	const plan = '1. Add a test\n2. Fix the bug';
+	const asked = [];
+	const pid = start(t, {
+		permission(params) {
+			asked.push(params);
+			return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.optionId === 'plan:auto').optionId } };
+		},
+	}, { xdg });
+	const modeOf = (options) => options.find((o) => o.id === 'mode').currentValue;
+	// The mode updates pid sent for a session, in order: 'mode X' and 'options X'.
+	const modeEvents = (sessionId) => updatesOf(pid.updates, sessionId)
+		.filter((u) => u.sessionUpdate === 'current_mode_update' || u.sessionUpdate === 'config_option_update')
+		.map((u) => (u.sessionUpdate === 'current_mode_update' ? `mode ${u.currentModeId}` : `options ${modeOf(u.configOptions)}`));
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		await initialize(ctx);
+		const created = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: { model } } }), 'session/new');
+		const { sessionId } = created;
+		assert.equal(created.modes.currentModeId, 'default');
+		assert.deepEqual(created.modes.availableModes.map((m) => m.id), ['default', 'acceptEdits', 'plan', 'auto']);
+		assert.deepEqual(created.configOptions.map((o) => o.id), ['mode', 'model', 'thought_level']);
+		const [mode, mdl] = created.configOptions;
+		assert.deepEqual({ category: mode.category, type: mode.type, currentValue: mode.currentValue, values: mode.options.map((o) => o.value) },
+			{ category: 'mode', type: 'select', currentValue: 'default', values: ['default', 'acceptEdits', 'plan', 'auto'] });
+		assert.deepEqual({ category: mdl.category, type: mdl.type, currentValue: mdl.currentValue, options: mdl.options },
+			{ category: 'model', type: 'select', currentValue: 'openai/m', options: [{ value: 'openai/m', name: 'Em' }, { value: 'openai/m2', name: 'Em two' }] });
+
+		// set_mode: the updates come before its answer.
+		assert.deepEqual(await within(ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'auto' }), 'session/set_mode'), {});
+		assert.deepEqual(modeEvents(sessionId), ['mode auto', 'options auto']);
+		await assert.rejects(ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'bypassPermissions' }), (e) => e.code === -32602);
+
+		const set = await within(ctx.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: 'mode', value: 'acceptEdits' }), 'set_config_option mode');
+		assert.equal(modeOf(set.configOptions), 'acceptEdits');
+		assert.deepEqual(modeEvents(sessionId), ['mode auto', 'options auto', 'mode acceptEdits', 'options acceptEdits']);
+
+		const setModel = await within(ctx.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: 'model', value: 'openai/m2' }), 'set_config_option model');
+		assert.equal(setModel.configOptions.find((o) => o.id === 'model').currentValue, 'openai/m2');
+		await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('hi')] }), 'session/prompt');
+		assert.equal(bodies[0].model, 'm2');
+
+		const resumed = await within(ctx.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] }), 'session/resume');
+		assert.equal(resumed.modes.currentModeId, 'acceptEdits');
+		assert.equal(resumed.configOptions.find((o) => o.id === 'model').currentValue, 'openai/m2');
+
+		// exit_plan_mode: a switch_mode tool call whose permission request shows the plan.
+		const planning = await within(ctx.request(acp.methods.agent.session.new, {
+			cwd, mcpServers: [], _meta: { pid: { mode: 'plan', model: { provider: 'script', turns: [turn(call('x1', 'exit_plan_mode', { plan })), turn(text('On it.'))] } } },
+		}), 'plan session/new');
+		assert.equal(planning.modes.currentModeId, 'plan');
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId: planning.sessionId, prompt: [text('plan it')] }), 'plan session/prompt');
+		assert.equal(res.stopReason, 'end_turn');
+	}), 'the client workflow', 60_000);
+	assert.equal(asked.length, 1);
+	assert.equal(asked[0].toolCall.kind, 'switch_mode');
+	assert.deepEqual(asked[0].toolCall.content, [{ type: 'content', content: { type: 'text', text: plan } }]);
+	assert.deepEqual(asked[0].options.map((o) => o.optionId), ['plan:default', 'plan:acceptEdits', 'plan:auto', 'reject_once']);
+	const planUpdates = updatesOf(pid.updates, asked[0].sessionId);
+	assert.equal(planUpdates.find((u) => u.sessionUpdate === 'tool_call').kind, 'switch_mode');
+	assert.deepEqual(modeEvents(asked[0].sessionId), ['mode auto', 'options auto']);
 	pid.finish();
 });
