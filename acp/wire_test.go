@@ -107,7 +107,7 @@ func TestWireExtensionAndUnknownMethods(t *testing.T) {
 	// Before initialize, unknown methods are still "method not found".
 	c.wantError(c.request("_zed/whatever", map[string]any{"x": 1}), codeMethodNotFound)
 	c.initialize(nil)
-	for _, m := range []string{"_pid/ping", "_", "session/set_mode", "session/fork", "terminal/create", "nope"} {
+	for _, m := range []string{"_pid/ping", "_", "session/fork", "terminal/create", "nope"} {
 		c.wantError(c.request(m, map[string]any{}), codeMethodNotFound)
 	}
 	// authenticate exists but pid has no method to authenticate with.
@@ -162,10 +162,10 @@ func TestSessionNew(t *testing.T) {
 	c := start(t)
 	c.initialize(nil)
 	dir := t.TempDir()
-	// The answer is the session id and the config options (select ones only: no boolean
-	// option, which a client must declare it takes); no modes.
+	// The answer is the session id, its modes and the config options (select ones only: no
+	// boolean option, which a client must declare it takes).
 	res, _ := c.result(c.request("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), nil)
-	if keys := res.Get("@keys").String(); keys != `["sessionId","configOptions"]` || res.Get(`configOptions.#(type!="select")`).Exists() {
+	if keys := res.Get("@keys").String(); keys != `["sessionId","modes","configOptions"]` || res.Get(`configOptions.#(type!="select")`).Exists() {
 		t.Errorf("session/new answered %s", res.Raw)
 	}
 	ids := map[string]bool{res.Get("sessionId").String(): true}
