@@ -132,17 +132,18 @@ type configOptionUpdate struct {
 // modeChanged is the sessions' ModeChanged hook: the client hears the new mode
 // (current_mode_update) and the options with it (config_option_update), whoever changed it
 // (session/set_mode, session/set_config_option, an approved exit_plan_mode). A request's
-// updates are written before its response, since the hook runs within it.
-func (s *server) modeChanged(ss *session.Session, mode string) {
+// updates are written before its response, since the hook runs within it. Both are read
+// under mu, so that of two changes racing, the updates written last say the mode the session
+// is in.
+func (s *server) modeChanged(ss *session.Session, _ string) {
 	st := s.state(ss)
 	if st == nil {
 		return
 	}
-	opts := configOptions(st.host, ss)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.update(currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: mode})
-	st.update(configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
+	st.update(currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ss.Mode()})
+	st.update(configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(st.host, ss)})
 }
 
 type setModeParams struct {
