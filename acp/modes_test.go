@@ -101,6 +101,40 @@ func TestModesAndConfigOptions(t *testing.T) {
 	if got := resumed.Get("modes.currentModeId").String(); got != "plan" {
 		t.Errorf("session/resume's modes %s", resumed.Get("modes").Raw)
 	}
+	// The mode is saved with the session: a load after a close comes back in it.
+	c.result(c.prompt(sid, "hi"), nil)
+	c.result(c.request("session/close", map[string]any{"sessionId": sid}), nil)
+	loaded, _ := c.result(c.request("session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}), nil)
+	if loaded.Get("modes.currentModeId").String() != "plan" || loaded.Get(`configOptions.#(id=="mode").currentValue`).String() != "plan" {
+		t.Errorf("session/load's modes %s and configOptions %s", loaded.Get("modes").Raw, loaded.Get("configOptions").Raw)
+	}
+	c.stop()
+}
+
+// A plan the person rejects keeps the session in plan mode, and says nothing of modes.
+func TestExitPlanModeKeepPlanning(t *testing.T) {
+	userSettings(t, `{}`)
+	c := start(t)
+	c.initialize(nil)
+	cfg := script(`"mode":"plan"`, toolTurn(call("p1", "exit_plan_mode", `{"plan":"1. Nothing"}`)), textTurn("still planning"))
+	sid := c.newSession(t.TempDir(), cfg)
+	_, before := c.result(c.prompt(sid, "plan it"), func(m *msg) {
+		c.respond(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}})
+	})
+	if modes, opts := modeUpdates(t, sid, before); len(modes)+len(opts) != 0 {
+		t.Errorf("a rejected plan sent mode updates %v %v", modes, opts)
+	}
+	failed := false
+	for _, u := range updates(t, sid, before) {
+		failed = failed || (u.Get("sessionUpdate").String() == "tool_call_update" && u.Get("status").String() == "failed")
+	}
+	if !failed {
+		t.Errorf("the rejected exit_plan_mode did not end failed")
+	}
+	resumed, _ := c.result(c.request("session/resume", map[string]any{"sessionId": sid, "cwd": t.TempDir(), "mcpServers": []any{}}), nil)
+	if got := resumed.Get("modes.currentModeId").String(); got != "plan" {
+		t.Errorf("after a rejected plan the mode is %q", got)
+	}
 	c.stop()
 }
 
