@@ -3,6 +3,8 @@
 
 package sandbox
 
+import "sync/atomic"
+
 // HelperArg is the subcommand that runs the helper: `pid sandbox-exec -- ARGV...`.
 const HelperArg = "sandbox-exec"
 
@@ -18,4 +20,16 @@ type Capability struct {
 	// made (which cut the sandbox's own loopback too).
 	NetworkNamespaces bool   `json:"networkNamespaces"`
 	Reason            string `json:"reason,omitempty"`
+}
+
+// pretend, when set, is what Probe reports instead of this kernel's answer (PretendForTest).
+var pretend atomic.Pointer[Capability]
+
+// PretendForTest makes Probe report c until the returned restore is called, so that tests
+// of other packages can see what a kernel without Landlock (or namespaces) gets: a refusal,
+// never an unsandboxed run. It only narrows: with c.Available false nothing more may run.
+// For tests only; not safe to overlap with another PretendForTest.
+func PretendForTest(c Capability) (restore func()) {
+	pretend.Store(&c)
+	return func() { pretend.Store(nil) }
 }

@@ -347,3 +347,22 @@ func TestSandboxSaysWhenACommandCreatesAnUnguardedFile(t *testing.T) {
 		t.Errorf("output %q", out)
 	}
 }
+
+// A kernel without Landlock gets a refusal that says what is missing and which setting to
+// change, never an unsandboxed run; with the sandbox turned off in the settings, the same
+// command runs (so the refusal is the sandbox's doing).
+func TestSandboxRefusesOnAKernelWithoutLandlock(t *testing.T) {
+	isolatedHome(t)
+	restore := sandbox.PretendForTest(sandbox.Capability{UserNamespaces: true, NetworkNamespaces: true,
+		Reason: "the kernel has no Landlock (Linux 5.13 or later with lsm=landlock is needed)"})
+	defer restore()
+	ws, dir := newWorkspace(t, nil)
+	if ws.BashSandboxed(false) {
+		t.Error("BashSandboxed says a call would be contained on a kernel without Landlock")
+	}
+	r := call(t, ws, "bash", bashArgs(t, "echo ran > ran.txt"))
+	mustFail(t, r, "The command did not run", "the kernel has no Landlock", `"sandbox": {"mode": "off"}`)
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Fatal("the command ran without its sandbox")
+	}
+}
