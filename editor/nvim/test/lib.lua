@@ -74,6 +74,7 @@ t.trust_answers = {}
 t.session_answers = {} -- {pick = fn(items) -> index or nil}
 t.model_answers = {} -- {pick = fn(items) -> index or nil}
 t.perm_answers = {} -- {pick = fn(items) -> index or nil}
+t.mode_answers = {} -- {pick = fn(items) -> index or nil}
 t.inputs = {} -- the texts vim.ui.input answers, in turn
 t.asked = {}
 t.asked_select = {} -- each vim.ui.select: {items, shown, prompt, kind}; each vim.ui.input: {input = true, prompt}
@@ -130,7 +131,8 @@ vim.ui.select = function(items, opts, on_choice)
     shown[i] = opts.format_item and opts.format_item(it) or tostring(it)
   end
   table.insert(t.asked_select, { items = items, shown = shown, prompt = opts.prompt, kind = kind })
-  local list = kind == 'pid.model' and t.model_answers or kind == 'pid.permission' and t.perm_answers or t.session_answers
+  local list = kind == 'pid.model' and t.model_answers or kind == 'pid.permission' and t.perm_answers
+    or kind == 'pid.mode' and t.mode_answers or t.session_answers
   local a = table.remove(list, 1)
   if a == nil then
     table.insert(t.select_errors, 'unexpected select: ' .. tostring(opts.prompt))
@@ -170,6 +172,15 @@ view.card_set = function(key, status, latest, output)
   if c then
     table.insert(t.card_log, { key = key, status = c.status, latest = c.latest })
   end
+end
+
+-- chat_statusline returns what the status line of the chat's window shows (nil: no window).
+function t.chat_statusline()
+  local win = view.window()
+  if win == nil then
+    return nil
+  end
+  return vim.api.nvim_eval_statusline(vim.wo[win].statusline, { winid = win, maxwidth = 200 }).str
 end
 
 -- wait_for waits until cond() holds, at most STEP_TIMEOUT_MS; what names it when it fails.

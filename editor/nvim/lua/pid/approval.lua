@@ -48,8 +48,9 @@ end
 local show_next
 
 -- answer ends question q with value (why: nil when the person answered, else "withdrawn" or
--- "dismissed"); it is a no-op for a question already ended.
-local function answer(q, value, why)
+-- "dismissed"; text: what the person typed for a key that asks, see show_next); it is a no-op
+-- for a question already ended.
+local function answer(q, value, why, text)
   if q.done then
     return false
   end
@@ -63,7 +64,7 @@ local function answer(q, value, why)
   if float.q == q then
     close_float()
   end
-  local ok, err = pcall(q.on_answer, value, why)
+  local ok, err = pcall(q.on_answer, value, why, text)
   if not ok then
     vim.notify('pid: ' .. tostring(err), vim.log.levels.ERROR)
   end
@@ -72,8 +73,9 @@ local function answer(q, value, why)
 end
 
 -- float_geometry places the float at the bottom left of the editor, beside the chat when the
--- chat shows in a window on the right, so that the run stays visible.
-local function float_geometry(nlines)
+-- chat shows in a window on the right, so that the run stays visible; at most share (default
+-- 0.6) of the editor's height.
+local function float_geometry(nlines, share)
   local columns, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
   local right = columns
   local chat = require('pid.view').window()
@@ -84,7 +86,7 @@ local function float_geometry(nlines)
     end
   end
   local width = math.max(30, math.min(right - 4, 110))
-  local height = math.max(3, math.min(nlines, math.floor(rows * 0.6)))
+  local height = math.max(3, math.min(nlines, math.floor(rows * (share or 0.6))))
   local opts = {
     relative = 'editor',
     anchor = 'SW',
@@ -123,14 +125,22 @@ show_next = function()
       silent = true,
       desc = 'pid: ' .. k.label,
       callback = function()
-        answer(q, k.value, k.why)
+        if k.input == nil then
+          return answer(q, k.value, k.why)
+        end
+        -- A key that asks for a text first (a reason): cancelled, the question stays open.
+        vim.ui.input({ prompt = k.input }, function(text)
+          if text ~= nil then
+            answer(q, k.value, k.why, text)
+          end
+        end)
       end,
     })
   end
   -- The float never takes the cursor: the person enters it with :PidApproval. Where a window
   -- cannot open now (the command-line window, a text lock), try again shortly: the question
   -- stays open meanwhile.
-  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(#q.lines))
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(#q.lines, q.height))
   if not ok then
     pcall(vim.api.nvim_buf_delete, buf, { force = true })
     vim.defer_fn(show_next, 200)
@@ -153,8 +163,9 @@ show_next = function()
   pcall(vim.cmd, 'redraw')
 end
 
--- ask queues a question: lines to show, keys = {{key, label, value, why?}}, on_answer(value,
--- why) called once. It returns the question (for withdraw).
+-- ask queues a question: lines to show, keys = {{key, label, value, why?, input?}} (input: a
+-- prompt for a text the key asks before it answers), on_answer(value, why, text) called once,
+-- height: the float's largest share of the editor's height. It returns the question.
 function M.ask(q)
   q.done = false
   table.insert(queue, q)

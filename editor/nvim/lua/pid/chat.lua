@@ -10,6 +10,7 @@ local approval = require('pid.approval')
 local files = require('pid.files')
 local sessions = require('pid.sessions')
 local words = require('pid.words')
+local modes = require('pid.modes')
 
 local S = state.S
 
@@ -44,6 +45,10 @@ function M.card_head(name, args)
   end
   if type(args) == 'table' and type(args.path) == 'string' then
     return string.format('[tool] %s %s', name, args.path)
+  end
+  if name == 'exit_plan_mode' and type(args) == 'table' and type(args.plan) == 'string' then
+    local n = #view.lines_of(args.plan:gsub('[\r\n]+$', ''))
+    return string.format('[tool] exit_plan_mode (a plan of %d line%s)', n, n == 1 and '' or 's')
   end
   return string.format('[tool] %s %s', name, approval.short_json(args or vim.empty_dict(), 160))
 end
@@ -247,6 +252,16 @@ M.notifications['toolEnd'] = function(p)
   if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
     M.reload_buffers()
   end
+end
+
+-- modeUpdate: the session's mode changed (:PidMode, exit_plan_mode's answer).
+M.notifications['modeUpdate'] = function(p)
+  if type(p.currentModeId) ~= 'string' then
+    return
+  end
+  modes.set_current(p.currentModeId)
+  local desc = modes.entry(p.currentModeId).description
+  view.append(string.format('[mode] %s (%s)%s', modes.name(p.currentModeId), p.currentModeId, desc and (': ' .. desc) or ''))
 end
 
 M.notifications['compactionStart'] = function(p)

@@ -9,6 +9,7 @@ local prompt = require('pid.prompt')
 local lifecycle = require('pid.lifecycle')
 local pickers = require('pid.pickers')
 local words = require('pid.words')
+local modes = require('pid.modes')
 
 local S = state.S
 
@@ -94,6 +95,13 @@ function M.create()
   c('PidNew', function() lifecycle.new_session() end, { nargs = 0, desc = 'pid: start a new session' })
   c('PidSessions', function() pickers.sessions() end, { nargs = 0, desc = 'pid: resume a saved session' })
   c('PidModel', function() pickers.pick_model() end, { nargs = 0, desc = "pid: pick the session's model" })
+  c('PidMode', function(o)
+    if o.args ~= nil and o.args ~= '' then
+      pickers.set_mode(o.args)
+    else
+      pickers.pick_mode()
+    end
+  end, { nargs = '?', complete = function(arglead) return modes.complete(arglead) end, desc = "pid: the session's mode (without an argument: a picker)" })
   c('PidPermissions', function() pickers.permissions() end, { nargs = 0, desc = 'pid: list and revoke remembered "always" answers' })
   c('PidResume', function() lifecycle.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
   c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })

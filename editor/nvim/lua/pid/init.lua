@@ -12,6 +12,7 @@
 --   :PidNew             start a new session (conversation) at the next prompt
 --   :PidSessions        pick a saved session and continue it
 --   :PidModel           pick the session's model (models/list, session/setModel)
+--   :PidMode [id]       the session's mode (default, acceptEdits, plan, auto); no id: a picker
 --   :PidPermissions     list the remembered "always" answers and revoke one
 --   :PidResume          after pid stopped unexpectedly: start it again, same session
 --   :PidShow            show the chat
@@ -30,6 +31,7 @@ local prompt = require('pid.prompt')
 local pickers = require('pid.pickers')
 local commands = require('pid.commands')
 local words = require('pid.words')
+local modes = require('pid.modes')
 
 local S = state.S
 
@@ -57,6 +59,8 @@ M.sessions = pickers.sessions
 M.models = pickers.models
 M.set_model = pickers.set_model
 M.pick_model = pickers.pick_model
+M.set_mode = pickers.set_mode
+M.pick_mode = pickers.pick_mode
 M.permissions = pickers.permissions
 M.trusted_folders = pickers.trusted_folders
 M.revoke_trust = pickers.revoke_trust
@@ -66,6 +70,11 @@ M.show = commands.show
 M.chat = commands.chat
 M.approval_focus = commands.approval_focus
 M.create_commands = commands.create
+
+-- mode returns the current session's mode id (nil when no session said it);
+-- mode_label() says it for a status line ("mode: Plan").
+M.mode = modes.current
+M.mode_label = modes.label
 
 -- bufnr returns the chat buffer (pid://chat).
 function M.bufnr()
@@ -79,6 +88,7 @@ function M.status()
     initialized = S.initialized,
     server_info = S.server_info,
     session_id = S.session_id,
+    mode = S.modes and S.modes.current or nil,
     resume_id = S.resume_id,
     running = S.run ~= nil,
     loading = S.loading,

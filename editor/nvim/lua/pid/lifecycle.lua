@@ -11,6 +11,7 @@ local approval = require('pid.approval')
 local sessions = require('pid.sessions')
 local chat = require('pid.chat')
 local requests = require('pid.requests')
+local modes = require('pid.modes')
 local words = require('pid.words')
 
 local S = state.S
@@ -57,6 +58,7 @@ local function exited(token, code, signal)
   local lost = S.session_id
   S.stderr = S.client and S.client.stderr_tail() or S.stderr
   state.forget_process()
+  modes.refresh() -- the mode stays (a resume loads it), said to be of a stopped pid
   S.crashed = true
   approval.withdraw(nil, true)
   local how = (signal ~= nil and signal ~= 0) and ('killed by signal ' .. tostring(signal)) or ('exit code ' .. tostring(code))
@@ -213,6 +215,7 @@ local function load(id, summary, cb)
         end
       end)
     end
+    modes.from_result(res.modes)
     chat.show_loaded(res, summary)
     cb(nil, res)
   end)
@@ -244,6 +247,7 @@ local function create(client)
       return
     end
     S.session_id = res.sessionId
+    modes.from_result(res.modes)
     S.region = { start = S.region_pending or view.count(), session = res.sessionId }
     S.region_pending = nil
     flush('waiters', nil)
@@ -296,6 +300,7 @@ function M.new_session(opts)
   end
   S.session_id = nil
   S.resume_id = nil
+  modes.forget()
   return true
 end
 
@@ -371,6 +376,7 @@ function M.stop()
   -- Forget this process now: the next prompt starts a new one. A running prompt still gets
   -- its answer (pid cancels it and answers before it answers shutdown).
   state.forget_process()
+  modes.forget()
   S.stopping = token
   S.crashed = false
   fail_waiters('pid was stopped')

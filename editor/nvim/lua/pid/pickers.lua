@@ -1,6 +1,7 @@
 -- The lists a person picks from (vim.ui.select) and what pid remembers: saved sessions
 -- (:PidSessions, session/list followed page by page, then session/load), the models of the
--- settings (:PidModel, models/list and session/setModel), the remembered "always" answers
+-- settings (:PidModel, models/list and session/setModel), the session's modes (:PidMode,
+-- session/setMode), the remembered "always" answers
 -- (:PidPermissions, permissions/list and /revoke), and the trusted folders (trust/list and
 -- /revoke). The state is state.lua's.
 
@@ -9,6 +10,7 @@ local view = require('pid.view')
 local sessions = require('pid.sessions')
 local lifecycle = require('pid.lifecycle')
 local words = require('pid.words')
+local modes = require('pid.modes')
 
 local S = state.S
 local notify = words.notify
@@ -208,6 +210,72 @@ function M.pick_model(opts)
       end
       M.set_model(choice, function(e)
         done(e, e == nil and choice or nil)
+      end)
+    end)
+  end)
+  return true
+end
+
+-- set_mode switches the current session to mode id (session/setMode; pid's modeUpdate, before
+-- its answer, updates the status line and the chat); cb(err in words) when pid answered. It
+-- starts pid and a session when needed.
+function M.set_mode(id, cb)
+  cb = cb or function() end
+  lifecycle.ensure(function(err)
+    if err ~= nil then
+      notify(err, vim.log.levels.ERROR)
+      return cb(err)
+    end
+    if modes.current() == id then
+      notify('the session is in ' .. modes.name(id) .. ' mode already')
+      return cb(nil)
+    end
+    local client = S.client
+    client.request('session/setMode', { sessionId = S.session_id, modeId = id }, function(e)
+      if e ~= nil then
+        local msg = string.format('the mode was not changed to %s: %s (the modes: %s)', id, words.error_text(e), table.concat(modes.ids(), ', '))
+        view.append('[error] ' .. msg)
+        notify(msg, vim.log.levels.ERROR)
+        return cb(msg)
+      end
+      if S.client == client then
+        modes.set_current(id)
+      end
+      cb(nil)
+    end)
+  end)
+  return true
+end
+
+-- pick_mode lists the session's modes (its availableModes, with their descriptions) in
+-- vim.ui.select (kind 'pid.mode') and switches to the chosen one. opts.on_done(err, id) at
+-- the end (id nil when nothing was chosen).
+function M.pick_mode(opts)
+  opts = opts or {}
+  local done = words.caller(opts)
+  lifecycle.ensure(function(err)
+    if err ~= nil then
+      notify(err, vim.log.levels.ERROR)
+      return done(err)
+    end
+    local list = {}
+    for _, id in ipairs(modes.ids()) do
+      table.insert(list, modes.entry(id))
+    end
+    local now = modes.current()
+    vim.ui.select(list, {
+      prompt = 'Mode (now: ' .. (now and modes.name(now) or '?') .. ')',
+      kind = 'pid.mode',
+      format_item = function(m)
+        local s = modes.name(m.id) .. ' (' .. m.id .. ')' .. (m.id == now and ', the current mode' or '')
+        return m.description and (s .. ': ' .. m.description) or s
+      end,
+    }, function(choice)
+      if choice == nil then
+        return done(nil, nil)
+      end
+      M.set_mode(choice.id, function(e)
+        done(e, e == nil and choice.id or nil)
       end)
     end)
   end)

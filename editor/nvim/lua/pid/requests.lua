@@ -9,6 +9,7 @@ local approval = require('pid.approval')
 local files = require('pid.files')
 local chat = require('pid.chat')
 local context = require('pid.context')
+local modes = require('pid.modes')
 local words = require('pid.words')
 
 local S = state.S
@@ -33,7 +34,9 @@ function M.answer(method, params, respond, id)
   if method == 'beforeToolCall' then
     local key = chat.card_key(params, params.toolCallId)
     view.card_set(key, 'waiting', 'waiting for your answer: :PidApproval')
-    approval.before(params, {
+    -- exit_plan_mode puts a plan to the person: shown as markdown, with the modes to go on in.
+    local ask = params.toolName == 'exit_plan_mode' and modes.plan or approval.before
+    ask(params, {
       request_id = id,
       read = files.text,
       resolve = context.resolve,
@@ -43,7 +46,8 @@ function M.answer(method, params, respond, id)
         respond(answer)
       end,
     })
-    words.notify('pid asks before running ' .. tostring(params.toolName) .. ': :PidApproval to answer')
+    words.notify(params.toolName == 'exit_plan_mode' and 'pid has a plan and asks to leave plan mode: :PidApproval to answer'
+      or ('pid asks before running ' .. tostring(params.toolName) .. ': :PidApproval to answer'))
   elseif method == 'workspace/requestTrust' then
     approval.trust(params, { request_id = id, on_line = line_for(params), respond = respond })
     words.notify('pid asks whether to trust this folder: :PidApproval to answer')

@@ -66,6 +66,10 @@ M.S = {
   creating = false, -- session/new (or the resume's session/load) is in flight
   loading = false, -- session/load is in flight (:PidSessions, :PidResume)
   waiters = {}, -- callbacks waiting for a session: fun(err)
+  -- The current session's mode (modes.lua): {current = mode id, available = {{id, name,
+  -- description}}} from session/new or session/load, current kept by modeUpdate; nil: no
+  -- session said it yet (or :PidStop, :PidNew: the next session says its own).
+  modes = nil,
   -- The part of the chat that shows the current session: {start = its first line (0-based),
   -- session = its id}. Loading that session again (:PidResume after pid stopped) replaces
   -- that part instead of showing the conversation twice.

@@ -44,7 +44,7 @@ M.status_hl = {
 local function define_syntax(buf)
   vim.api.nvim_buf_call(buf, function()
     vim.cmd([[
-      syntax match PidTag /^\[\(tool\|context\|steer\|follow-up\|model\)\]/
+      syntax match PidTag /^\[\(tool\|context\|steer\|follow-up\|model\|mode\|plan\)\]/
       syntax match PidApproval /^\[\(approval\|trust\)\]/
       syntax match PidDone /^\[done\].*$/
       syntax match PidError /^\[\(error\|exit\)\].*$/
@@ -142,6 +142,7 @@ function M.show(open_cmd)
     vim.cmd('startinsert')
   end
   M.follow()
+  require('pid.modes').refresh() -- the status line shows the session's mode
   return win
 end
 
