@@ -18,6 +18,9 @@ local M = {}
 
 M.ALLOW, M.ALWAYS_ALLOW, M.DENY = 'allow', 'allowAlways', 'deny'
 
+-- CANCELLED is what Neovim's input() gives back when Escape cancels a key's question.
+M.CANCELLED = '\1pid: cancelled'
+
 -- How many ignored settings a trust question names before "and N more".
 M.MAX_IGNORED_SHOWN = 6
 
@@ -128,10 +131,11 @@ show_next = function()
         if k.input == nil then
           return answer(q, k.value, k.why)
         end
-        -- A key that asks for a text first (a reason): cancelled, the question stays open.
-        vim.ui.input({ prompt = k.input }, function(text)
-          if text ~= nil then
-            answer(q, k.value, k.why, text)
+        -- A key that asks for a text first (a reason). Escape in Neovim's own input gives
+        -- back `cancelreturn`: the question stays open. Nothing typed (nil on 0.7) is ''.
+        vim.ui.input({ prompt = k.input, cancelreturn = M.CANCELLED }, function(text)
+          if text ~= M.CANCELLED then
+            answer(q, k.value, k.why, text or '')
           end
         end)
       end,
