@@ -75,6 +75,7 @@ t.session_answers = {} -- {pick = fn(items) -> index or nil}
 t.model_answers = {} -- {pick = fn(items) -> index or nil}
 t.perm_answers = {} -- {pick = fn(items) -> index or nil}
 t.mode_answers = {} -- {pick = fn(items) -> index or nil}
+t.checkpoint_answers = {} -- {pick = fn(items) -> index or nil}
 t.inputs = {} -- the texts vim.ui.input answers, in turn
 t.asked = {}
 t.asked_select = {} -- each vim.ui.select: {items, shown, prompt, kind}; each vim.ui.input: {input = true, prompt}
@@ -132,7 +133,7 @@ vim.ui.select = function(items, opts, on_choice)
   end
   table.insert(t.asked_select, { items = items, shown = shown, prompt = opts.prompt, kind = kind })
   local list = kind == 'pid.model' and t.model_answers or kind == 'pid.permission' and t.perm_answers
-    or kind == 'pid.mode' and t.mode_answers or t.session_answers
+    or kind == 'pid.mode' and t.mode_answers or kind == 'pid.checkpoint' and t.checkpoint_answers or t.session_answers
   local a = table.remove(list, 1)
   if a == nil then
     table.insert(t.select_errors, 'unexpected select: ' .. tostring(opts.prompt))

@@ -10,6 +10,7 @@ local lifecycle = require('pid.lifecycle')
 local pickers = require('pid.pickers')
 local words = require('pid.words')
 local modes = require('pid.modes')
+local rewind = require('pid.rewind')
 
 local S = state.S
 
@@ -102,6 +103,7 @@ function M.create()
       pickers.pick_mode()
     end
   end, { nargs = '?', complete = function(arglead) return modes.complete(arglead) end, desc = "pid: the session's mode (without an argument: a picker)" })
+  c('PidRewind', function(o) rewind.rewind({ force = o.bang }) end, { nargs = 0, bang = true, desc = "pid: go back to before one of the session's prompts (files, conversation or both)" })
   c('PidPermissions', function() pickers.permissions() end, { nargs = 0, desc = 'pid: list and revoke remembered "always" answers' })
   c('PidResume', function() lifecycle.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
   c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })

@@ -13,6 +13,7 @@
 --   :PidSessions        pick a saved session and continue it
 --   :PidModel           pick the session's model (models/list, session/setModel)
 --   :PidMode [id]       the session's mode (default, acceptEdits, plan, auto); no id: a picker
+--   :PidRewind[!]       back to before one of the session's prompts: files, conversation or both
 --   :PidPermissions     list the remembered "always" answers and revoke one
 --   :PidResume          after pid stopped unexpectedly: start it again, same session
 --   :PidShow            show the chat
@@ -32,6 +33,7 @@ local pickers = require('pid.pickers')
 local commands = require('pid.commands')
 local words = require('pid.words')
 local modes = require('pid.modes')
+local rewind = require('pid.rewind')
 
 local S = state.S
 
@@ -62,6 +64,7 @@ M.pick_model = pickers.pick_model
 M.set_mode = pickers.set_mode
 M.pick_mode = pickers.pick_mode
 M.permissions = pickers.permissions
+M.rewind = rewind.rewind
 M.trusted_folders = pickers.trusted_folders
 M.revoke_trust = pickers.revoke_trust
 
@@ -139,6 +142,7 @@ M._transcript_lines = chat._transcript_lines
 M._model_label = pickers._model_label
 M._permission_label = pickers._permission_label
 M._list_sessions = pickers._list_sessions
+M._rewind = { item_label = rewind.item_label, float_lines = rewind.float_lines, report_lines = rewind.report_lines }
 
 -- For tests: the rpc client of the running pid, and the running prompt.
 M._debug = {
