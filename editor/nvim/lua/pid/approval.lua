@@ -153,14 +153,15 @@ show_next = function()
   vim.wo[win].wrap = true
   vim.wo[win].cursorline = true
   float.win, float.buf, float.q = win, buf, q
-  -- Closed without an answer (:q, <C-w>o): the question is still open, so show it again.
+  -- Closed without an answer (:q, <C-w>o): the question is still open, so show it again;
+  -- a question the person asked for (q.close_cancels) is cancelled instead.
   vim.api.nvim_create_autocmd('WinClosed', {
     pattern = tostring(win),
     once = true,
     callback = function()
       if float.win == win and not q.done then
         float.win, float.buf, float.q = nil, nil, nil
-        vim.schedule(show_next)
+        vim.schedule(q.close_cancels and function() answer(q, nil, 'dismissed') end or show_next)
       end
     end,
   })
@@ -169,7 +170,8 @@ end
 
 -- ask queues a question: lines to show, keys = {{key, label, value, why?, input?}} (input: a
 -- prompt for a text the key asks before it answers), on_answer(value, why, text) called once,
--- height: the float's largest share of the editor's height. It returns the question.
+-- height: the float's largest share of the editor's height, close_cancels: closing the float
+-- answers nil ("dismissed") instead of showing it again. It returns the question.
 function M.ask(q)
   q.done = false
   table.insert(queue, q)

@@ -294,6 +294,7 @@ function M.show_diff(client, sid, cp, force, done)
       lines = M.float_lines(cp, files, S.workspace, os.time()),
       filetype = 'diff',
       height = 0.8,
+      close_cancels = true,
       keys = keys,
       on_answer = function(restore)
         if restore == nil then
