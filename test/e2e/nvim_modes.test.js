@@ -8,7 +8,7 @@
 // - the second plan approved with `e`: the status line says "mode: Accept edits", and the write
 //   after it runs without asking;
 // - :PidMode's picker (Neovim's own vim.ui.select: a numbered list with the descriptions), then
-//   :PidMode with a completed id; pid killed: the mode stays, said to be of a stopped pid, and
+//   :PidMode with a completed id, Shift-Tab in the prompt window; pid killed: the mode stays, said to be of a stopped pid, and
 //   :PidResume brings it back from the saved session.
 
 import assert from 'node:assert/strict';
@@ -106,14 +106,23 @@ test('Neovim: plan mode, the plan in the float, keep planning with a reason, app
 		await nv.sendKeys('Enter');
 		screen = await nv.waitFor((s) => statusRow(s).includes('mode: Auto'), { what: 'auto mode' });
 		assert.ok(panes(screen).right.some((r) => r.startsWith('[mode] Auto (auto): ')), `the chat says it:\n${screen}`);
+		// Shift-Tab in the prompt window: the next modes (auto -> default -> acceptEdits).
+		await nv.sendKeys(':PidChat', 'Enter');
+		await nv.waitFor((s) => s.includes('pid>') && s.includes('-- INSERT --'), { what: 'the prompt window, in insert mode' });
+		await nv.sendKeys('BTab');
+		await nv.waitFor((s) => statusRow(s).includes('mode: Default'), { what: 'default mode after Shift-Tab' });
+		await nv.sendKeys('BTab');
+		screen = await nv.waitFor((s) => statusRow(s).includes('mode: Accept edits'), { what: 'acceptEdits after a second Shift-Tab' });
+		await nv.saveScreen('nvim-modes-shift-tab', screen);
+		await nv.sendKeys('Escape');
 
 		// pid killed: the mode stays (of a stopped pid); :PidResume brings it back from the saved session.
 		const first = nv.processes().find((p) => p.cmd === pidBin());
 		assert.ok(first, 'pid runs');
 		process.kill(first.pid, 'SIGKILL');
-		screen = await nv.waitFor((s) => statusRow(s).includes('mode: Auto (pid stopped)'), { what: 'the mode of a stopped pid' });
+		screen = await nv.waitFor((s) => statusRow(s).includes('mode: Accept edits (pid stopped)'), { what: 'the mode of a stopped pid' });
 		await nv.sendKeys(':PidResume', 'Enter');
-		screen = await nv.waitFor((s) => panes(s).right.some((r) => r.startsWith('[session] end of the saved transcript')) && statusRow(s).includes('mode: Auto') && !statusRow(s).includes('stopped'), { what: 'the resumed session in auto mode' });
+		screen = await nv.waitFor((s) => panes(s).right.some((r) => r.startsWith('[session] end of the saved transcript')) && statusRow(s).includes('mode: Accept edits') && !statusRow(s).includes('stopped'), { what: 'the resumed session in acceptEdits' });
 		await nv.saveScreen('nvim-modes-resumed', screen);
 	});
 });

@@ -22,7 +22,7 @@ function M.show()
 end
 
 -- chat shows the chat and the prompt window under it, the cursor in the prompt: Enter sends
--- the line as a prompt, or as a steer while a prompt runs.
+-- the line as a prompt, or as a steer while a prompt runs; Shift-Tab switches to the next mode.
 function M.chat()
   view.open_prompt(state.config.open, function(text)
     if S.run ~= nil then
@@ -31,6 +31,16 @@ function M.chat()
       prompt.ask(text)
     end
   end)
+  for _, m in ipairs({ 'i', 'n' }) do
+    vim.api.nvim_buf_set_keymap(view.prompt_bufnr(), m, '<S-Tab>', '', {
+      noremap = true,
+      silent = true,
+      desc = "pid: the session's next mode",
+      callback = function()
+        pickers.next_mode()
+      end,
+    })
+  end
 end
 
 -- approval_focus puts the cursor in the open approval's float; false (and said) when no

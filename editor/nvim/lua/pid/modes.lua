@@ -93,6 +93,17 @@ function M.ids()
   return out
 end
 
+-- next returns the mode after the current one among ids() (Shift-Tab in the prompt window).
+function M.next()
+  local ids = M.ids()
+  for i, id in ipairs(ids) do
+    if id == M.current() then
+      return ids[i % #ids + 1]
+    end
+  end
+  return ids[1]
+end
+
 -- complete completes :PidMode's argument.
 function M.complete(arglead)
   local out = {}

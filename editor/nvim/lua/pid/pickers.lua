@@ -247,6 +247,18 @@ function M.set_mode(id, cb)
   return true
 end
 
+-- next_mode switches the session to the mode after its current one (Shift-Tab in the prompt
+-- window), starting pid and a session first when needed; cb(err in words).
+function M.next_mode(cb)
+  lifecycle.ensure(function(err)
+    if err ~= nil then
+      notify(err, vim.log.levels.ERROR)
+      return (cb or function() end)(err)
+    end
+    M.set_mode(modes.next(), cb)
+  end)
+end
+
 -- pick_mode lists the session's modes (its availableModes, with their descriptions) in
 -- vim.ui.select (kind 'pid.mode') and switches to the chosen one. opts.on_done(err, id) at
 -- the end (id nil when nothing was chosen).

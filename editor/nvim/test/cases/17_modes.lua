@@ -109,7 +109,18 @@ return function(t)
     'the refusal names the modes: %s', t.notes[#t.notes].msg)
   eq(pid.mode(), 'auto', 'the mode stays')
   eq(vim.fn.getcompletion('PidMode a', 'cmdline'), { 'acceptEdits', 'auto' }, 'completion of the ids')
-  say('ok - :PidMode: the picker lists the modes with their descriptions, an id switches, an unknown one is refused in words, ids complete')
+  -- Shift-Tab in the prompt window: the next mode (auto -> default -> acceptEdits).
+  vim.cmd('PidChat')
+  eq(vim.api.nvim_buf_get_name(0), 'pid://prompt', 'the cursor is in the prompt window')
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<S-Tab>', true, false, true), 'x', false)
+  wait_for('default mode', function() return pid.mode() == 'default' end)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<S-Tab>', true, false, true), 'x', false)
+  wait_for('acceptEdits mode', function() return pid.mode() == 'acceptEdits' end)
+  vim.cmd('stopinsert')
+  vim.cmd('wincmd p')
+  vim.cmd('PidMode auto')
+  wait_for('auto mode again', function() return pid.mode() == 'auto' end)
+  say('ok - :PidMode: the picker lists the modes with their descriptions, an id switches, an unknown one is refused in words, ids complete; Shift-Tab in the prompt window cycles')
 
   -- 25. The mode after :PidStop (no session: none shown), session/load (the saved mode), and a
   -- kill (kept, said to be of a stopped pid) and :PidResume.
