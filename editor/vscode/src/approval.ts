@@ -3,6 +3,7 @@
 // cover), and the user's choice becomes pid's answer.
 // No `vscode` import: tests run this under plain node.
 
+import { PLAN_NEXT_MODES, type PlanNextMode } from './modes';
 import type { AlwaysScope, BeforeToolCallAnswer, BeforeToolCallParams } from './protocol';
 
 export const ALLOW = 'Allow';
@@ -25,7 +26,17 @@ export interface ApprovalQuestion {
 	choices: readonly string[];
 	/** What "Always allow" covers; absent when it is not offered. */
 	always?: AlwaysScope;
+	/**
+	 * exit_plan_mode's plan, whole (markdown): Allow approves it (pid goes on in default
+	 * mode, or in one of planModes), Deny keeps planning (the reason goes to the model).
+	 */
+	plan?: string;
+	/** With plan: the modes besides default an approval may go on in. */
+	planModes?: readonly PlanNextMode[];
 }
+
+/** The tool by which the model in plan mode asks to leave it with a plan. */
+export const EXIT_PLAN_MODE = 'exit_plan_mode';
 
 /** Limits that keep a question readable in a modal dialog. */
 export const MAX_DIFF_LINES = 80;
@@ -147,12 +158,32 @@ function scope(v: unknown): AlwaysScope | undefined {
  * what that is, or that it is not offered.
  */
 export function question(params: BeforeToolCallParams): ApprovalQuestion {
+	if (params.toolName === EXIT_PLAN_MODE) {
+		return planQuestion(params);
+	}
 	const q = ask(params);
 	const always = scope(params.always);
 	if (always) {
 		return { ...q, always, detail: `${q.detail}\n\n${ALWAYS_ALLOW} covers: ${always.description}.` };
 	}
 	return { ...q, choices: CHOICES_ONCE, detail: `${q.detail}\n\n${ALWAYS_ALLOW} is not offered: pid cannot limit it to calls like this one.` };
+}
+
+/**
+ * planQuestion is exit_plan_mode's question: the plan, whole (never cut: it is what the person
+ * approves), and no "always" (pid gives none for it).
+ */
+export function planQuestion(params: BeforeToolCallParams): ApprovalQuestion {
+	const plan = str(asObject(params.args)?.plan) ?? '';
+	return {
+		toolCallId: params.toolCallId,
+		toolName: params.toolName,
+		title: 'pid has a plan: approve it to let pid carry it out, or keep planning',
+		detail: plan.trim() === '' ? '(pid sent no plan text)' : plan,
+		plan,
+		planModes: PLAN_NEXT_MODES,
+		choices: CHOICES_ONCE,
+	};
 }
 
 function ask(params: BeforeToolCallParams): ApprovalQuestion {
@@ -188,14 +219,18 @@ function ask(params: BeforeToolCallParams): ApprovalQuestion {
 
 /**
  * answer turns the user's choice into pid's answer. undefined (the question was dismissed)
- * and anything unknown or not among the offered choices deny.
+ * and anything unknown or not among the offered choices deny. mode, with Allow of a plan
+ * (exit_plan_mode), is the mode pid goes on in: one of PLAN_NEXT_MODES, else default.
  */
-export function answer(choice: string | undefined, toolName: string, offered: readonly string[] = CHOICES): BeforeToolCallAnswer {
+export function answer(choice: string | undefined, toolName: string, offered: readonly string[] = CHOICES, mode?: string): BeforeToolCallAnswer {
 	if (choice !== undefined && !offered.includes(choice)) {
 		return { decision: 'deny', reason: `The user did not allow ${toolName}.` };
 	}
 	switch (choice) {
 		case ALLOW:
+			if (toolName === EXIT_PLAN_MODE && (PLAN_NEXT_MODES as readonly string[]).includes(mode ?? '')) {
+				return { decision: 'allow', mode: mode as PlanNextMode };
+			}
 			return { decision: 'allow' };
 		case ALWAYS_ALLOW:
 			return { decision: 'allowAlways' };

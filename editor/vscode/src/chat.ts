@@ -6,12 +6,13 @@
 // and sends clicks back. No `vscode` import: tests drive it under plain node.
 
 import * as path from 'node:path';
-import { ALLOW, ALWAYS_ALLOW, DENY, type ApprovalQuestion } from './approval';
+import { ALLOW, ALWAYS_ALLOW, DENY, EXIT_PLAN_MODE, type ApprovalQuestion } from './approval';
 import type { ChangedFile } from './changes';
 import { relativeLabel, type ContextChip } from './context';
 import { formContent, formFields } from './elicit';
 import { modelError } from './errors';
 import { renderMarkdown } from './markdown';
+import { DEFAULT_MODES, modeView } from './modes';
 import {
 	contentText,
 	type AssistantMessage,
@@ -46,24 +47,36 @@ import type {
 } from './webviewProtocol';
 
 // The chat's items and state are what the view receives: their types live with the view's messages.
-export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, ElicitationItem, ElicitationState, ItemView, NoticeAction, NoticeItem, QueueMode, ToolItem, ToolStatus, UserItem } from './webviewProtocol';
+export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, ElicitationItem, ElicitationState, ItemView, ModeView, NoticeAction, NoticeItem, QueueMode, ToolItem, ToolStatus, UserItem } from './webviewProtocol';
 
 /** An answer the view gives to an approval. */
 export interface ApprovalChoice {
 	choice: string;
 	reason?: string;
+	/** With Allow of a plan: the mode pid goes on in (one of the approval's planModes). */
+	mode?: string;
 }
 
 export type ChatEvent = { type: 'upsert'; item: ChatItem } | { type: 'remove'; id: string } | { type: 'reset' } | { type: 'state' };
 
 type Listener = (e: ChatEvent) => void;
 
-/** viewOf renders an item for the view: an answer's markdown as safe HTML. */
+/** viewOf renders an item for the view: an answer's markdown, and a plan's on its tool card, as safe HTML. */
 export function viewOf(item: ChatItem): ItemView {
 	if (item.kind === 'assistant') {
 		return { ...item, html: renderMarkdown(item.text) };
 	}
+	if (item.kind === 'tool' && item.plan !== undefined) {
+		return { ...item, html: renderMarkdown(item.plan) };
+	}
 	return item;
+}
+
+/** planTitle is a plan's card title: its first line without heading marks, short. */
+export function planTitle(plan: string): string {
+	const first = plan.split('\n').map((l) => l.replace(/^\s*#+\s*/, '').trim()).find((l) => l !== '') ?? '';
+	const line = first.length > 80 ? `${first.slice(0, 80)}…` : first;
+	return line === '' ? 'the plan' : `the plan: ${line}`;
 }
 
 /** lastLine returns the last non-empty line of a text, cut to 300 characters. */
@@ -158,7 +171,7 @@ export class ChatModel {
 	private contextChips: ContextChip[] = [];
 	/** The session's folder, to show paths relative to it. */
 	folder: string | undefined;
-	readonly state: ChatState = { status: 'idle', running: false, context: [] };
+	readonly state: ChatState = { status: 'idle', running: false, context: [], mode: modeView(DEFAULT_MODES, 'default') };
 
 	/** onEvent calls l for every change, in order. */
 	onEvent(l: Listener): { dispose(): void } {
@@ -511,7 +524,9 @@ export class ChatModel {
 		const a = obj(args);
 		const p = a && typeof a.path === 'string' ? a.path : undefined;
 		const abs = p === undefined || p === '' ? undefined : path.isAbsolute(p) ? p : this.folder ? path.resolve(this.folder, p) : undefined;
-		const item = this.add<ToolItem>({ kind: 'tool', id: this.id('t'), toolCallId, toolName, title: toolTitle(toolName, args, this.folder), status: 'preparing', ...(abs ? { path: abs } : {}) });
+		const plan = toolName === EXIT_PLAN_MODE && a && typeof a.plan === 'string' ? a.plan : undefined;
+		const title = plan !== undefined ? planTitle(plan) : toolTitle(toolName, args, this.folder);
+		const item = this.add<ToolItem>({ kind: 'tool', id: this.id('t'), toolCallId, toolName, title, status: 'preparing', ...(abs ? { path: abs } : {}), ...(plan !== undefined ? { plan } : {}) });
 		this.tools.set(toolCallId, item);
 		return item;
 	}
@@ -540,15 +555,22 @@ export class ChatModel {
 	 */
 	askApproval(params: BeforeToolCallParams, q: ApprovalQuestion, canReview: boolean): Promise<ApprovalChoice | undefined> {
 		const t = this.tools.get(params.toolCallId) ?? this.toolStart(params.toolCallId, params.toolName, params.args);
-		const detail = q.diff ?? (params.toolName === 'bash' && typeof obj(params.args)?.command === 'string' ? `$ ${obj(params.args)?.command as string}` : q.detail.split('\n\n').slice(0, -1).join('\n\n'));
-		t.approval = {
-			state: 'pending',
-			title: q.title,
-			detail,
-			...(q.always ? { always: q.always.description } : {}),
-			canReview,
-			...(claimsText(params.annotations) ? { claims: claimsText(params.annotations) } : {}),
-		};
+		if (q.plan !== undefined) {
+			// The plan is shown whole on the card, rendered (viewOf); the approval holds its choices.
+			t.plan = q.plan;
+			t.title = planTitle(q.plan);
+			t.approval = { state: 'pending', title: q.title, detail: '', canReview: false, planModes: (q.planModes ?? []).map((m) => modeView(DEFAULT_MODES, m)) };
+		} else {
+			const detail = q.diff ?? (params.toolName === 'bash' && typeof obj(params.args)?.command === 'string' ? `$ ${obj(params.args)?.command as string}` : q.detail.split('\n\n').slice(0, -1).join('\n\n'));
+			t.approval = {
+				state: 'pending',
+				title: q.title,
+				detail,
+				...(q.always ? { always: q.always.description } : {}),
+				canReview,
+				...(claimsText(params.annotations) ? { claims: claimsText(params.annotations) } : {}),
+			};
+		}
 		t.status = 'waiting';
 		const answered = new Promise<ApprovalChoice | undefined>((resolve) => {
 			this.approvals.set(params.toolCallId, resolve);
@@ -580,9 +602,10 @@ export class ChatModel {
 	/**
 	 * answerApproval answers a pending approval (a click in the view): choice is Allow, Always
 	 * allow or Deny. It reports whether a question was pending for that call; Always allow is
-	 * refused (false) when it was not offered.
+	 * refused (false) when it was not offered. mode, with Allow of a plan, is the mode pid goes
+	 * on in: one of the approval's planModes (refused, false, otherwise); absent: default.
 	 */
-	answerApproval(toolCallId: string, choice: string, reason?: string): boolean {
+	answerApproval(toolCallId: string, choice: string, reason?: string, mode?: string): boolean {
 		const resolve = this.approvals.get(toolCallId);
 		const t = this.tools.get(toolCallId);
 		if (!resolve || !t?.approval) {
@@ -591,8 +614,16 @@ export class ChatModel {
 		if (![ALLOW, ALWAYS_ALLOW, DENY].includes(choice) || (choice === ALWAYS_ALLOW && t.approval.always === undefined)) {
 			return false;
 		}
+		const planModes = t.approval.planModes;
+		const next = choice === ALLOW && mode !== undefined && mode !== 'default' ? planModes?.find((m) => m.id === mode) : undefined;
+		if (choice === ALLOW && mode !== undefined && mode !== 'default' && !next) {
+			return false;
+		}
 		this.approvals.delete(toolCallId);
 		t.approval.state = choice === ALLOW ? 'allowed' : choice === ALWAYS_ALLOW ? 'allowedAlways' : 'denied';
+		if (planModes && choice === ALLOW) {
+			t.approval.approvedMode = next ?? modeView(DEFAULT_MODES, 'default');
+		}
 		const r = reason?.trim();
 		if (choice === DENY && r) {
 			t.approval.reason = r;
@@ -600,7 +631,7 @@ export class ChatModel {
 		t.status = choice === DENY ? 'denied' : 'running';
 		this.update(t);
 		this.refreshWaiting();
-		resolve(r && choice === DENY ? { choice, reason: r } : { choice });
+		resolve(r && choice === DENY ? { choice, reason: r } : next ? { choice, mode: next.id } : { choice });
 		return true;
 	}
 

@@ -244,6 +244,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <button id="add-selection" class="secondary" title="Add the editor's selection (or the whole file)">+ Selection</button>
 <button id="add-problems" class="secondary" title="Add the problems VS Code reports in the current file">+ Problems</button>
 <span class="spacer"></span>
+<button id="mode" class="secondary mode" title="The session's mode: what pid may do without asking" hidden>Mode</button>
 <button id="model" class="secondary" title="Pick the model">Model</button>
 <button id="stop" class="secondary" title="Stop pid (pid: Cancel)">Stop</button>
 <button id="send" title="Send (Enter)">Send</button>

@@ -30,6 +30,7 @@ import type {
 	SessionNewParams,
 	SessionNewResult,
 	SetModelParams,
+	SetModeParams,
 	ToolInfo,
 	ToolsListResult,
 	TrustedFolder,
@@ -302,6 +303,14 @@ export class PidClient {
 		await this.connection.sendRequest('session/setModel', { sessionId, model } satisfies SetModelParams);
 	}
 
+	/**
+	 * Switches the session's mode (session/setMode): pid sends modeUpdate before it answers
+	 * when the mode changed. A mode the session is not offered is -32602.
+	 */
+	async setMode(sessionId: string, modeId: string): Promise<void> {
+		await this.connection.sendRequest('session/setMode', { sessionId, modeId } satisfies SetModeParams);
+	}
+
 	/** The "always" answers pid remembers across restarts (permissions/list). */
 	async permissionsList(): Promise<RememberedPermission[]> {
 		const r = await this.connection.sendRequest<PermissionsListResult | null>('permissions/list', {});
@@ -338,7 +347,12 @@ export class PidClient {
 	 */
 	async loadSession(sessionId: string): Promise<SessionLoadResult> {
 		const r = await this.connection.sendRequest<SessionLoadResult>('session/load', { sessionId });
-		return { sessionId: r.sessionId, tools: Array.isArray(r.tools) ? r.tools : [], messages: Array.isArray(r.messages) ? r.messages : [] };
+		return {
+			sessionId: r.sessionId,
+			tools: Array.isArray(r.tools) ? r.tools : [],
+			messages: Array.isArray(r.messages) ? r.messages : [],
+			...(r.modes && typeof r.modes === 'object' ? { modes: r.modes } : {}),
+		};
 	}
 
 	/** Unloads a session from this pid (session/close): its file stays, another pid may load it. */

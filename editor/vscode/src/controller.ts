@@ -10,13 +10,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as rpc from 'vscode-jsonrpc/node';
-import { answer, question, type ApprovalQuestion } from './approval';
+import { EXIT_PLAN_MODE, answer, question, type ApprovalQuestion } from './approval';
 import { reviewable } from './proposed';
 import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
 import { ChatModel, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
 import { PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
 import { blocksAsText, sliceLines, type ContextChip } from './context';
 import { friendlyError, type ErrorAction } from './errors';
+import { DEFAULT_MODES, modeView, nextMode, readModes } from './modes';
 import {
 	contentText,
 	type BeforeToolCallAnswer,
@@ -30,6 +31,7 @@ import {
 	type RequestTrustAnswer,
 	type RequestTrustParams,
 	type SessionLoadResult,
+	type SessionMode,
 	type SessionNewParams,
 	type SessionSummary,
 	type TrustedFolder,
@@ -165,6 +167,10 @@ export class PidController {
 	private nextModel: ModelEntry | undefined;
 	/** The offer to resume the folder's last session (offerLastSession), while the chat shows it. */
 	private offer: { notice: NoticeItem; summary: SessionSummary } | undefined;
+	/** The modes the session may switch to (before a session exists: those every pid offers). */
+	private modeList: SessionMode[] = [...DEFAULT_MODES];
+	/** The mode picked before a session exists: the next session/new starts in it. */
+	private nextModeId: string | undefined;
 
 	constructor(private readonly opts: ControllerOptions) {
 		this.chat = opts.chat ?? new ChatModel();
@@ -174,6 +180,14 @@ export class PidController {
 		this.changesSub = this.changes.onChange(() => this.chat.setChanges(this.changes.run, this.changes.list()));
 		this.stoppedSession = opts.stoppedSession;
 		this.note = opts.newSessionNote;
+		// A controller that replaces another (pid restarted because its settings changed) starts
+		// its new session in the mode the chat shows, so that the mode button stays true.
+		const shown = this.chat.state.mode?.id;
+		if (shown !== undefined && shown !== 'default' && DEFAULT_MODES.some((m) => m.id === shown)) {
+			this.nextModeId = shown;
+		} else if (shown === undefined || shown === 'bypassPermissions') {
+			this.chat.setState({ mode: modeView(this.modeList, 'default') });
+		}
 	}
 
 	/** The session of a pid that stopped, which Resume (or the next prompt) loads; undefined when none. */
@@ -248,9 +262,14 @@ export class PidController {
 					if (this.nextModel) {
 						params.model = modelParam(this.nextModel);
 					}
+					if (this.nextModeId !== undefined) {
+						params.mode = this.nextModeId;
+					}
 					const s = await client.newSession(params);
 					this.sessionId = s.sessionId;
+					this.nextModeId = undefined;
 					chat.setState({ sessionId: s.sessionId, title: text.slice(0, 80) });
+					this.showModes(s.modes);
 					this.showModel(client, s.sessionId);
 					if (this.note) {
 						chat.notice('info', this.note);
@@ -429,6 +448,9 @@ export class PidController {
 		this.note = undefined;
 		this.clearStopped();
 		this.offer = undefined;
+		this.nextModeId = undefined;
+		this.modeList = [...DEFAULT_MODES];
+		this.chat.setState({ mode: modeView(this.modeList, 'default') });
 		this.chat.clear();
 		this.chat.setState({ sessionId: undefined, title: undefined, model: this.nextModel ? modelLabel(this.nextModel) : undefined, status: this.busy ? this.chat.state.status : 'idle' });
 	}
@@ -541,6 +563,74 @@ export class PidController {
 			},
 			() => undefined,
 		);
+	}
+
+	/**
+	 * showModes puts pid's `modes` (session/new, session/load) in the chat's mode button and
+	 * keeps the list the picker and Shift+Tab go through; a pid without modes hides the button.
+	 */
+	private showModes(modes: unknown): void {
+		const m = readModes(modes);
+		if (!m) {
+			this.modeList = [];
+			this.chat.setState({ mode: undefined });
+			return;
+		}
+		this.modeList = m.availableModes.length > 0 ? m.availableModes : [...DEFAULT_MODES];
+		this.chat.setState({ mode: modeView(this.modeList, m.currentModeId) });
+	}
+
+	/** The modes the picker offers and the current one's id (undefined: pid has no modes). */
+	get modes(): { available: SessionMode[]; current: string | undefined } {
+		return { available: [...this.modeList], current: this.chat.state.mode?.id };
+	}
+
+	/**
+	 * setMode switches the session's mode (session/setMode; pid's modeUpdate shows it), or,
+	 * before a session exists, the mode the next one starts in. It throws a ChatError in VS
+	 * Code's words when pid refuses it, BusyError while a session loads or pid starts one.
+	 */
+	async setMode(modeId: string): Promise<void> {
+		if (this.disposed) {
+			throw new Error('the pid controller was disposed');
+		}
+		if (this.loading) {
+			throw new BusyError(LOADING);
+		}
+		const mode = this.modeList.find((m) => m.id === modeId);
+		if (!mode) {
+			throw new ChatError(this.modeList.length === 0 ? 'This pid has no modes: update pid.' : `pid does not offer the mode "${modeId}" in this session.`);
+		}
+		if (this.sessionId === undefined) {
+			if (this.stoppedSession !== undefined) {
+				throw new BusyError('pid stopped: Resume the session (or send a message) first, then switch the mode.');
+			}
+			if (this.current) {
+				throw new BusyError('pid is still starting the session: switch the mode once the prompt runs.');
+			}
+			this.nextModeId = modeId === 'default' ? undefined : modeId;
+			this.chat.setState({ mode: modeView(this.modeList, modeId) });
+			this.opts.ui.appendLine(`pid: the next session starts in ${mode.name} mode`);
+			return;
+		}
+		const sessionId = this.sessionId;
+		try {
+			await (await this.ensureClient()).setMode(sessionId, modeId);
+		} catch (err) {
+			const f = friendlyError(err, 'change the mode');
+			throw new ChatError(f.message, f.actions);
+		}
+		if (this.sessionId === sessionId) {
+			this.chat.setState({ mode: modeView(this.modeList, modeId) });
+		}
+	}
+
+	/** cycleMode is Shift+Tab in the prompt box: the next mode of the list (setMode). */
+	async cycleMode(): Promise<void> {
+		const next = nextMode(this.modeList, this.chat.state.mode?.id ?? 'default');
+		if (next) {
+			await this.setMode(next.id);
+		}
 	}
 
 	/** models lists the models the settings offer (models/list) and the session's current one. */
@@ -698,6 +788,8 @@ export class PidController {
 		const title = summary?.title ?? (firstUser && firstUser.role === 'user' ? contentText(firstUser.content).slice(0, 80) : undefined);
 		this.chat.showTranscript(loaded.messages);
 		this.chat.setState({ sessionId: loaded.sessionId, title });
+		this.nextModeId = undefined;
+		this.showModes(loaded.modes);
 		this.showModel(client, loaded.sessionId);
 		const n = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction').length;
 		if (wasStopped || quiet) {
@@ -812,6 +904,17 @@ export class PidController {
 			if ((method === 'window/logMessage' && !this.current?.run) || method === 'window/showMessage') {
 				ui.appendLine(`! pid: ${message}`);
 			}
+			// The mode changes by session/setMode and by an approved plan, in a run or not.
+			if (method === 'modeUpdate') {
+				const p = params as { sessionId?: unknown; currentModeId?: unknown } | undefined;
+				if (this.client === client && p?.sessionId === this.sessionId && typeof p?.currentModeId === 'string' && p.currentModeId !== '') {
+					const view = modeView(this.modeList, p.currentModeId);
+					if (this.chat.state.mode?.id !== view.id) {
+						ui.appendLine(`pid: the session is now in ${view.name} mode`);
+					}
+					this.chat.setState({ mode: view });
+				}
+			}
 		});
 		void client.exited.then((e) => {
 			if (this.client === client) {
@@ -925,13 +1028,14 @@ export class PidController {
 			choice = r.c;
 			if (r.ui) {
 				// Answered outside the chat: the card shows it too (or is withdrawn when the choice fits none of its buttons).
-				if (!choice || !this.chat.answerApproval(params.toolCallId, choice.choice, choice.reason)) {
+				if (!choice || !this.chat.answerApproval(params.toolCallId, choice.choice, choice.reason, choice.mode)) {
 					this.chat.withdrawApproval(params.toolCallId);
 				}
 			}
-			a = answer(choice?.choice, params.toolName, q.choices);
+			a = answer(choice?.choice, params.toolName, q.choices, choice?.mode);
 			if (a.decision === 'deny' && choice?.reason) {
-				a = { decision: 'deny', reason: `The user denied this call of ${params.toolName}: ${choice.reason}` };
+				// A plan's reason goes to the model as said (pid puts it in its own sentence).
+				a = { decision: 'deny', reason: params.toolName === EXIT_PLAN_MODE ? choice.reason : `The user denied this call of ${params.toolName}: ${choice.reason}` };
 			}
 		} catch (err) {
 			this.chat.withdrawApproval(params.toolCallId);

@@ -501,7 +501,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				break;
 			case 'approve':
 				reasons.delete(String(m.toolCallId));
-				chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined);
+				chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined, typeof m.mode === 'string' ? m.mode : undefined);
 				break;
 			case 'review':
 				await review(String(m.toolCallId));
@@ -541,12 +541,19 @@ export function activate(context: vscode.ExtensionContext): void {
 				await runAction(m.action, m.arg);
 				break;
 			case 'command': {
-				const cmd = { newSession: 'pid.newSession', history: 'pid.resumeSession', model: 'pid.pickModel', permissions: 'pid.permissions', showLog: 'pid.showLog' }[m.command];
+				const cmd = { newSession: 'pid.newSession', history: 'pid.resumeSession', model: 'pid.pickModel', mode: 'pid.setMode', permissions: 'pid.permissions', showLog: 'pid.showLog' }[m.command];
 				if (cmd) {
 					await vscode.commands.executeCommand(cmd);
 				}
 				break;
 			}
+			case 'cycleMode':
+				try {
+					await current().cycleMode();
+				} catch (err) {
+					report(err);
+				}
+				break;
 			case 'ready':
 				// The view handles it (chatview.ts).
 				break;
@@ -615,6 +622,13 @@ export function activate(context: vscode.ExtensionContext): void {
 		vscode.commands.registerCommand('pid.pickModel', async () => {
 			try {
 				await pickModel(current());
+			} catch (err) {
+				report(err);
+			}
+		}),
+		vscode.commands.registerCommand('pid.setMode', async (modeId?: unknown) => {
+			try {
+				await pickMode(current(), typeof modeId === 'string' ? modeId : undefined);
 			} catch (err) {
 				report(err);
 			}
@@ -692,6 +706,39 @@ async function pickModel(c: PidController): Promise<void> {
 	const pick = await vscode.window.showQuickPick(items, { title: 'pid: Pick Model', placeHolder: 'The model for this session (its next call)', matchOnDescription: true });
 	if (pick) {
 		await c.setModel(pick.model);
+	}
+}
+
+/**
+ * pickMode is "pid: Set Mode" (and the chat's mode button): the modes the session may switch
+ * to, each with what it lets run unasked, the current one marked; the pick becomes the
+ * session's mode (session/setMode), or the next session's before one exists. modeId, when
+ * given (the command run with an argument), is set without asking.
+ */
+async function pickMode(c: PidController, modeId?: string): Promise<void> {
+	if (modeId !== undefined) {
+		await c.setMode(modeId);
+		return;
+	}
+	const { available, current } = c.modes;
+	if (available.length === 0) {
+		void vscode.window.showInformationMessage('pid: this pid has no modes: update pid.');
+		return;
+	}
+	type Item = vscode.QuickPickItem & { id: string };
+	const items: Item[] = available.map((m) => ({
+		label: m.name,
+		description: m.id === current ? `${m.id} · current` : m.id,
+		detail: m.description,
+		id: m.id,
+	}));
+	const pick = await vscode.window.showQuickPick(items, {
+		title: 'pid: Set Mode',
+		placeHolder: 'What pid may do without asking (Shift+Tab in the chat\'s prompt box goes to the next mode)',
+		matchOnDescription: true,
+	});
+	if (pick && pick.id !== current) {
+		await c.setMode(pick.id);
 	}
 }
 

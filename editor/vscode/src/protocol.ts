@@ -16,6 +16,7 @@ export const METHODS = {
 		'session/followUp',
 		'models/list',
 		'session/setModel',
+		'session/setMode',
 		'permissions/list',
 		'permissions/revoke',
 		'tools/list',
@@ -41,6 +42,7 @@ export const METHODS = {
 		'toolEnd',
 		'compactionStart',
 		'compactionEnd',
+		'modeUpdate',
 		'window/logMessage',
 		'window/showMessage',
 	],
@@ -237,7 +239,40 @@ export interface SessionNewParams {
 	permissions?: { default?: PermissionValue; tools?: Record<string, PermissionValue> };
 	scriptedTools?: unknown[];
 	systemPrompt?: string;
+	/** The mode the session starts in (default: `default`); one the session is not offered is -32602. */
+	mode?: ModeId;
 	[key: string]: unknown;
+}
+
+/**
+ * A session's mode: what runs without asking. `bypassPermissions` is offered only when the
+ * user settings allow it; pid may add others, so a client keeps any id availableModes gives.
+ */
+export type ModeId = 'default' | 'acceptEdits' | 'plan' | 'auto' | 'bypassPermissions' | (string & {});
+
+/** One mode a session may switch to (session/new's and session/load's modes.availableModes). */
+export interface SessionMode {
+	id: ModeId;
+	name: string;
+	description?: string;
+}
+
+/** session/new's and session/load's `modes`: the session's mode and the ones it may switch to. */
+export interface SessionModes {
+	currentModeId: ModeId;
+	availableModes: SessionMode[];
+}
+
+/** session/setMode's params; pid answers null and sends modeUpdate first when the mode changed. */
+export interface SetModeParams {
+	sessionId: string;
+	modeId: ModeId;
+}
+
+/** modeUpdate's params: the session's mode changed (session/setMode, or exit_plan_mode approved). */
+export interface ModeUpdateParams {
+	sessionId: string;
+	currentModeId: ModeId;
 }
 
 /** tools/list's result. */
@@ -248,6 +283,8 @@ export interface ToolsListResult {
 export interface SessionNewResult {
 	sessionId: string;
 	tools: ToolInfo[];
+	/** Absent from a pid without modes. */
+	modes?: SessionModes;
 }
 
 export interface PromptResult {
@@ -337,6 +374,11 @@ export type Decision = 'allow' | 'allowAlways' | 'deny' | 'denyAlways';
 export interface BeforeToolCallAnswer {
 	decision: Decision;
 	reason?: string;
+	/**
+	 * For exit_plan_mode only: with decision allow, the mode the session goes on in
+	 * (`acceptEdits` or `auto`; absent: `default`).
+	 */
+	mode?: 'acceptEdits' | 'auto';
 }
 
 /**
@@ -414,6 +456,8 @@ export interface SessionLoadResult {
 	sessionId: string;
 	tools: ToolInfo[];
 	messages: SessionItem[];
+	/** The mode the session was saved in (bypassPermissions, or a mode no longer offered, loads as default). */
+	modes?: SessionModes;
 }
 
 export type CompactionReason = 'manual' | 'threshold' | 'overflow';

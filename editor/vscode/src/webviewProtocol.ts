@@ -68,6 +68,21 @@ export interface ApprovalView {
 	claims?: string;
 	/** The reason given with a denial. */
 	reason?: string;
+	/**
+	 * For a plan (exit_plan_mode): the modes besides default that an approval may go on in,
+	 * each a button ("Approve, Accept edits"); Allow is "Approve" (default mode), Deny "Keep
+	 * planning" (with the reason).
+	 */
+	planModes?: ModeView[];
+	/** For an approved plan: the mode pid went on in. */
+	approvedMode?: ModeView;
+}
+
+/** A session mode as the chat shows it. */
+export interface ModeView {
+	id: string;
+	name: string;
+	description?: string;
 }
 
 export interface ToolItem {
@@ -85,6 +100,8 @@ export interface ToolItem {
 	approval?: ApprovalView;
 	/** The file it works on (absolute), for "open". */
 	path?: string;
+	/** exit_plan_mode's plan (markdown, whole): the card shows it rendered (the view's html). */
+	plan?: string;
 }
 
 export interface NoticeAction {
@@ -168,10 +185,12 @@ export interface ChatState {
 	title?: string;
 	/** The model's name, when known. */
 	model?: string;
+	/** The session's mode (or the next session's, before one exists); absent with a pid without modes. */
+	mode?: ModeView;
 	context: ChipView[];
 }
 
-/** What the view receives: items with their markdown rendered (an answer's html, escaped by markdown.ts). */
+/** What the view receives: items with their markdown rendered (an answer's html, a plan's on its tool card; escaped by markdown.ts). */
 export type ItemView = ChatItem & { html?: string };
 
 /** The approval buttons' labels (approval.ts's ALLOW, ALWAYS_ALLOW, DENY). */
@@ -181,14 +200,17 @@ export type ApprovalChoiceLabel = 'Allow' | 'Always allow' | 'Deny';
 export type ViewAction = NoticeAction['action'] | ErrorAction['kind'];
 
 /** The chat's commands a page button runs (extension.ts maps them to pid.* commands). */
-export type ViewCommand = 'newSession' | 'history' | 'model' | 'permissions' | 'showLog';
+export type ViewCommand = 'newSession' | 'history' | 'model' | 'mode' | 'permissions' | 'showLog';
 
 /** What the view's page sends to the extension. */
 export type FromView =
 	| { type: 'ready' }
 	| { type: 'send'; text: string; mode: QueueMode }
 	| { type: 'cancel' }
-	| { type: 'approve'; toolCallId: string; choice: ApprovalChoiceLabel; reason?: string }
+	/** mode: with Allow on a plan, the mode to go on in (one of its planModes). */
+	| { type: 'approve'; toolCallId: string; choice: ApprovalChoiceLabel; reason?: string; mode?: string }
+	/** Shift+Tab in the prompt box: the next mode. */
+	| { type: 'cycleMode' }
 	| { type: 'review'; toolCallId: string }
 	| { type: 'reason'; toolCallId: string; text: string }
 	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, string | boolean> }

@@ -734,3 +734,55 @@ test('extension.ts: after a restart the chat view offers the workspace\'s last s
 	assert.deepEqual(users.map((i) => i?.text), ['remember the plan'], 'the transcript is in the chat');
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
+
+test('extension.ts: the chat view\'s mode: Shift+Tab (cycleMode) and pid: Set Mode switch it, before and during a session; the page is told each time', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const answers: Answers = { input: 'hello' };
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.model': { provider: 'script', turns: [{ content: text('hi') }] },
+	}, ws, answers);
+	loadExtension(t, fake, tmp);
+	const view = openView(fake);
+	/** The mode the page was last told (reset or a state op). */
+	const shownMode = () => {
+		let mode: { id: string; name: string } | undefined;
+		for (const p of view.posted as { type: string; state?: { mode?: { id: string; name: string } }; ops?: { op: string; state?: { mode?: { id: string; name: string } } }[] }[]) {
+			if (p.type === 'reset') {
+				mode = p.state?.mode;
+			}
+			for (const o of p.ops ?? []) {
+				if (o.op === 'state') {
+					mode = o.state?.mode;
+				}
+			}
+		}
+		return mode?.id;
+	};
+	assert.equal(shownMode(), 'default', 'the page shows Default at once');
+	// Before a session: Shift+Tab in the prompt box, then the picker.
+	view.send({ type: 'cycleMode' });
+	await until(() => shownMode() === 'acceptEdits', 'Shift+Tab to show Accept edits');
+	answers.pick = (items) => items.find((i) => i.label === 'Plan');
+	// The mode button runs pid.setMode (the stand-in's executeCommand only records it: run it here).
+	view.send({ type: 'command', command: 'mode' });
+	await until(() => fake.executed.some((e) => e[0] === 'pid.setMode'), 'the mode button to run pid.setMode');
+	await within(Promise.resolve(fake.commands.get('pid.setMode')?.()), 'pid.setMode', STEP_TIMEOUT_MS);
+	assert.equal(shownMode(), 'plan', 'the picker set Plan');
+	const offered = fake.picks.at(-1) ?? [];
+	assert.deepEqual(offered.map((i) => i.label), ['Default', 'Accept edits', 'Plan', 'Auto']);
+	assert.equal(offered.find((i) => i.label === 'Accept edits')?.description, 'acceptEdits · current');
+	assert.match(offered.find((i) => i.label === 'Plan')?.detail ?? '', /Nothing changes files/);
+	// The session starts in plan mode; Shift+Tab then goes through session/setMode.
+	await within(Promise.resolve(fake.commands.get('pid.ask')?.()), 'pid.ask', STEP_TIMEOUT_MS);
+	assert.equal(shownMode(), 'plan');
+	view.send({ type: 'cycleMode' });
+	await until(() => shownMode() === 'auto', `Shift+Tab to show Auto:\n${fake.output.join('\n')}`);
+	await fake.commands.get('pid.setMode')?.('default');
+	assert.equal(shownMode(), 'default', 'pid.setMode with an argument sets it without asking');
+	assert.ok(fake.output.includes('pid: the session is now in Auto mode'), fake.output.join('\n'));
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+});

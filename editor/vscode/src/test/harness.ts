@@ -10,6 +10,7 @@ import type { TestContext } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { CancellationToken } from 'vscode-jsonrpc/node';
 import type { ApprovalQuestion } from '../approval';
+import type { ChatModel } from '../chat';
 import { within, type WorkspaceFolder } from '../client';
 import { PidController, type EditorFiles, type Ui } from '../controller';
 import type { RequestTrustParams, SessionNewParams } from '../protocol';
@@ -116,6 +117,8 @@ export interface HarnessOptions {
 	editorFiles?: EditorFiles;
 	/** ControllerOptions.initializationOptions. */
 	initializationOptions?: Record<string, unknown>;
+	/** ControllerOptions.chat: a chat another controller fed (a restart keeps it). */
+	chat?: ChatModel;
 }
 
 export function start(t: TestContext, o: HarnessOptions = {}): Harness {
@@ -149,6 +152,7 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 		startAfter: o.startAfter,
 		editorFiles: o.editorFiles,
 		initializationOptions: o.initializationOptions,
+		chat: o.chat,
 	});
 	let done = false;
 	t.after(async () => {

@@ -46,6 +46,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	const sendBtn = byId<HTMLButtonElement>('send');
 	const stopBtn = byId<HTMLButtonElement>('stop');
 	const modelBtn = byId<HTMLButtonElement>('model');
+	const modeBtn = byId<HTMLButtonElement>('mode');
 	const statusline = byId('statusline');
 
 	const nodes = new Map<string, HTMLElement>();
@@ -244,6 +245,10 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		}
 		box.replaceChildren();
 		box.className = `approval state-${a.state}`;
+		if (a.planModes) {
+			renderPlanApproval(box, item, a);
+			return;
+		}
 		if (a.state !== 'pending') {
 			const said = {
 				allowed: 'Allowed once.',
@@ -306,6 +311,56 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		box.append(keys);
 	}
 
+	/**
+	 * renderPlanApproval is a plan's question (exit_plan_mode; the plan itself is on the card
+	 * above it): Approve (pid goes on in default mode), Approve in one of the other modes it
+	 * offers, Keep planning with what to change (the reason, which pid tells the model).
+	 */
+	function renderPlanApproval(box: HTMLElement, item: ItemOf<'tool'>, a: NonNullable<ItemOf<'tool'>['approval']>): void {
+		box.classList.add('plan-approval');
+		if (a.state !== 'pending') {
+			const said =
+				a.state === 'allowed' || a.state === 'allowedAlways'
+					? `Approved: pid carries the plan out in ${a.approvedMode ? a.approvedMode.name : 'Default'} mode.`
+					: a.state === 'denied'
+						? a.reason
+							? `Kept planning: ${a.reason}`
+							: 'Kept planning.'
+						: 'The question was withdrawn (the run was stopped).';
+			box.append(el('div', 'answered', said));
+			return;
+		}
+		box.append(el('div', 'approval-title', a.title));
+		const buttons = el('div', 'buttons');
+		const reason = el('input', 'reason');
+		reason.type = 'text';
+		reason.placeholder = 'What to change in the plan (optional; pid tells the model)';
+		reason.setAttribute('aria-label', 'What to change in the plan');
+		const answer = (choice: ApprovalChoiceLabel, mode?: string) => {
+			for (const b of buttons.querySelectorAll('button')) {
+				b.disabled = true;
+			}
+			post({ type: 'approve', toolCallId: item.toolCallId, choice, reason: choice === 'Deny' ? reason.value : undefined, ...(mode ? { mode } : {}) });
+		};
+		buttons.append(button('Approve', 'allow', () => answer('Allow'), `Carry the plan out in Default mode: changes ask first (${KEYS.allow})`));
+		for (const m of a.planModes || []) {
+			buttons.append(button(`Approve, ${m.name}`, `allow-mode secondary mode-${m.id}`, () => answer('Allow', m.id), `Carry the plan out in ${m.name} mode${m.description ? `: ${m.description}` : ''}`));
+		}
+		buttons.append(button('Keep planning', 'deny secondary', () => answer('Deny'), `Do not carry it out yet: pid goes on planning, with what you typed below (${KEYS.deny})`));
+		box.append(buttons);
+		reason.addEventListener('input', () => post({ type: 'reason', toolCallId: item.toolCallId, text: reason.value }));
+		reason.addEventListener('keydown', (ev) => {
+			if (ev.key === 'Enter') {
+				ev.preventDefault();
+				answer('Deny');
+			}
+		});
+		box.append(reason);
+		const keys = el('div', 'keys');
+		keys.append(document.createTextNode('Keys (from anywhere in VS Code): '), el('kbd', '', KEYS.allow), document.createTextNode(' approve · '), el('kbd', '', KEYS.deny), document.createTextNode(' keep planning'));
+		box.append(keys);
+	}
+
 	/** markKeyed marks the approval the keys answer: the first pending one (as the extension's firstPendingApproval). */
 	function markKeyed(): void {
 		const pending = log.querySelectorAll('.approval.state-pending');
@@ -343,13 +398,30 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			last.remove();
 		}
 
+		// A plan (exit_plan_mode) is shown whole, rendered: it is what the person approves.
+		let plan = node.querySelector<HTMLElement>(':scope > .plan');
+		if (item.plan !== undefined) {
+			if (!plan) {
+				plan = el('div', 'plan md');
+				node.insertBefore(plan, node.querySelector(':scope > details.output, :scope > .approval'));
+			}
+			if (plan.dataset.src !== item.html) {
+				// HTML rendered by the extension from the plan's markdown with every tag escaped.
+				plan.innerHTML = item.html || '';
+				plan.dataset.src = item.html || '';
+				decorate(plan);
+			}
+		} else if (plan) {
+			plan.remove();
+		}
+
 		let box = node.querySelector<HTMLElement>(':scope > .approval');
 		if (item.approval) {
 			if (!box) {
 				box = el('div', 'approval');
 				node.append(box);
 			}
-			const key = `${item.approval.state}|${item.approval.detail}|${item.approval.reason || ''}`;
+			const key = `${item.approval.state}|${item.approval.detail}|${item.approval.reason || ''}|${item.approval.approvedMode ? item.approval.approvedMode.id : ''}`;
 			if (box.dataset.key !== key) {
 				box.dataset.key = key;
 				renderApproval(box, item);
@@ -556,6 +628,17 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			? 'Steer pid: Enter sends now (read after the current step); Alt+Enter queues a follow-up'
 			: 'Ask pid… (Enter sends, Shift+Enter adds a line, @ adds a file)';
 		modelBtn.textContent = s.model ? `${s.model} ▾` : 'Model ▾';
+		modeBtn.hidden = !s.mode;
+		document.body.dataset.mode = s.mode ? s.mode.id : '';
+		if (s.mode) {
+			modeBtn.textContent = `${s.mode.name} mode ▾`;
+			modeBtn.dataset.mode = s.mode.id;
+			modeBtn.className = `secondary mode mode-${s.mode.id}`;
+			modeBtn.title = `${s.mode.name} mode${s.mode.description ? `: ${s.mode.description}` : ''}\nClick to switch (pid: Set Mode); Shift+Tab in the prompt box goes to the next mode.`;
+			if (!s.running && s.mode.id === 'plan') {
+				prompt.placeholder = 'Plan mode: pid explores and proposes a plan, nothing changes files (Shift+Tab switches the mode)';
+			}
+		}
 		chips.replaceChildren();
 		for (const c of s.context || []) {
 			const chip = el('span', `chip kind-${c.kind}`);
@@ -585,6 +668,10 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		} else if (ev.key === 'Escape' && state.running) {
 			ev.preventDefault();
 			post({ type: 'cancel' });
+		} else if (ev.key === 'Tab' && ev.shiftKey && !ev.ctrlKey && !ev.altKey && !ev.metaKey && state.mode) {
+			// Shift+Tab goes to the next mode (the focus stays in the box).
+			ev.preventDefault();
+			post({ type: 'cycleMode' });
 		}
 	});
 	prompt.addEventListener('input', () => {
@@ -600,6 +687,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	sendBtn.addEventListener('click', () => send('steer'));
 	stopBtn.addEventListener('click', () => post({ type: 'cancel' }));
 	modelBtn.addEventListener('click', () => post({ type: 'command', command: 'model' }));
+	modeBtn.addEventListener('click', () => post({ type: 'command', command: 'mode' }));
 	byId('add-file').addEventListener('click', () => post({ type: 'addContext', kind: 'file' }));
 	byId('add-selection').addEventListener('click', () => post({ type: 'addContext', kind: 'selection' }));
 	byId('add-problems').addEventListener('click', () => post({ type: 'addContext', kind: 'diagnostics' }));
