@@ -360,6 +360,7 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"session/setModel":   (*Server).sessionSetModel,
 	"session/setMode":    (*Server).sessionSetMode,
 	"models/list":        (*Server).modelsList,
+	"checkpoints/list":   (*Server).checkpointsList,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy
@@ -379,6 +380,8 @@ func init() {
 		"session/messages": {(*Server).sessionMessages},
 		"session/compact":  {(*Server).sessionCompact},
 		"tools/execute":    {(*Server).toolsExecute},
+		"checkpoints/diff": {(*Server).checkpointsDiff},
+		"session/rewind":   {(*Server).sessionRewind},
 		"shutdown":         {(*Server).shutdownReq},
 	}
 }

@@ -4,6 +4,7 @@
 package session
 
 import (
+	"github.com/pid-agent/pid/checkpoint"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -96,6 +97,9 @@ type Host struct {
 	// files keeps the sessions' files; nil when the sessions folder cannot be used (then
 	// sessions live in memory only, which was reported).
 	files *store.Store
+	// checkpoints keeps what the sessions' tools change (checkpoints.go); nil when the
+	// user settings turn checkpoints off or the store cannot be used (reported).
+	checkpoints *checkpoint.Store
 
 	// mu guards the fields below it.
 	mu       sync.Mutex
@@ -181,6 +185,7 @@ func (h *Host) SetUp(roots []string) {
 		h.files = nil
 		h.opts.Report(fmt.Sprintf("sessions are not saved (they live until pid stops): %v", err), false)
 	}
+	h.openCheckpoints()
 	if h.audit, err = audit.Open(""); err != nil {
 		h.audit = nil
 		h.opts.Report(fmt.Sprintf("the audit log is not available: %v", err), false)
@@ -199,6 +204,7 @@ func (h *Host) Close() {
 	for _, s := range sessions {
 		s.closeFile()
 		s.closeMCP()
+		s.closeCheckpoints()
 		s.ws.Close()
 	}
 	h.mu.Lock()

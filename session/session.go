@@ -172,6 +172,7 @@ type Session struct {
 	compacting compactingState
 	sampling   samplingState
 	mode       modeState
+	checkpts   checkpointState
 }
 
 // runState is the run that holds the session: a prompt or a compaction claimed by Begin.
@@ -278,6 +279,8 @@ type restoring struct {
 	modelChanges []modelChange
 	// mode is the session's last saved mode ("" for default).
 	mode string
+	// marks maps each checkpoint of the file to its mark's entry id (checkpoints.go).
+	marks map[string]string
 }
 
 // New makes a session from its settings (already merged with the client's defaults). It is
@@ -347,7 +350,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	var all []toolexec.Tool
 	for _, t := range tools.New(ws) {
 		if _, replaced := s.asks[t.Name]; !replaced {
-			all = append(all, t)
+			all = append(all, s.recorded(t))
 			s.builtin[t.Name] = true
 			initial = append(initial, t.Name)
 		}
@@ -373,6 +376,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if s.id = o.ID; s.id == "" {
 		s.id = store.NewID()
 	}
+	s.openCheckpoints(r, o.Files)
 	s.openMCP(servers, untrusted, cfg.MCPServers)
 	defer func() {
 		if !ok {
@@ -578,6 +582,7 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Resul
 	if err := s.modelProblem(); err != nil {
 		return loop.Result{}, err
 	}
+	defer s.checkpointPrompt(prompts)()
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
 	if errors.Is(err, loop.ErrNoProvider) {
 		return res, s.host.noModelError(s.ws.Cwd())

@@ -139,6 +139,23 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 		cfg.MCPServers = o.MCPServers
 	}
 	r := &restoring{file: f, header: loaded.Header, mode: loaded.Header.Mode}
+	if err := replay(r, &cfg, branch); err != nil {
+		return nil, err
+	}
+	if f != nil {
+		r.marks = marksOf(loaded.Entries)
+	}
+	if f == nil {
+		// A fork: the entries are written to its own file, ids of its own.
+		r.entryIDs = make([]string, len(r.transcript))
+	}
+	o.ID = loaded.Header.ID
+	return h.build(cfg, o, r)
+}
+
+// replay adds the entries of a branch to r: its messages, compactions, model changes (cfg
+// gets the last model) and mode changes.
+func replay(r *restoring, cfg *Config, branch []store.Entry) error {
 	index := map[string]int{} // entry id -> transcript index
 	for _, e := range branch {
 		switch e.Kind {
@@ -159,7 +176,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 			// from its own first turn on.
 			m, err := decodeModel(e.Model, modelSource{Saved: true})
 			if err != nil {
-				return nil, fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, e.ID, err)
+				return fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, e.ID, err)
 			}
 			cfg.Model, r.calls, r.summaries = m, 0, 0
 			r.modelChanges = append(r.modelChanges, modelChange{at: len(r.transcript), cfg: e.Model})
@@ -181,12 +198,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 				entryID: e.ID, time: e.Timestamp})
 		}
 	}
-	if f == nil {
-		// A fork: the entries are written to its own file, ids of its own.
-		r.entryIDs = make([]string, len(r.transcript))
-	}
-	o.ID = loaded.Header.ID
-	return h.build(cfg, o, r)
+	return nil
 }
 
 // closeInterrupted gives every tool call of the transcript that has no result (pid stopped
@@ -561,6 +573,7 @@ func (h *Host) CloseSession(id string) error {
 	delete(h.sessions, id)
 	h.mu.Unlock()
 	s.closeFile()
+	s.closeCheckpoints()
 	s.ws.Close()
 	return nil
 }
@@ -584,6 +597,7 @@ func (h *Host) DeleteSession(id string) error {
 		}
 		return fmt.Errorf("%w: %q", ErrUnknownSession, id)
 	}
+	h.deleteCheckpoints(id)
 	if err := h.files.Delete(id); err != nil {
 		if errors.Is(err, store.ErrNotFound) && live {
 			return nil // never saved: it had no message

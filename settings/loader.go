@@ -133,6 +133,8 @@ type snapshot struct {
 	userTrusted []string
 	// allowBypass is the user settings' allowBypassPermissions.
 	allowBypass bool
+	// checkpoints is the user settings' "checkpoints".
+	checkpoints Checkpoints
 }
 
 // NewLoader reads the settings files and starts watching their folders (the nearest existing
@@ -512,6 +514,7 @@ func (l *Loader) publish() {
 			s.userMCP = f.good.MCPServers
 			s.userSandbox = f.good.Sandbox
 			s.allowBypass = f.good.AllowBypassPermissions
+			s.checkpoints = f.good.Checkpoints
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}

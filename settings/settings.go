@@ -50,6 +50,8 @@ type File struct {
 	// AllowBypassPermissions is "allowBypassPermissions": whether the session mode
 	// bypassPermissions is offered. Only the user's file may say so.
 	AllowBypassPermissions bool
+	// Checkpoints is "checkpoints" (checkpoints.go). Only the user's file counts.
+	Checkpoints Checkpoints
 }
 
 // widenKeys are the top-level keys that widen what pid does or redirect it (where requests
@@ -106,7 +108,8 @@ func Parse(data []byte) (*File, error) {
 		return s, nil
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
+	var err error
+	if err = json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
 	if raw, ok := top["permissions"]; ok && string(raw) != "null" {
@@ -138,6 +141,9 @@ func Parse(data []byte) (*File, error) {
 		if err := json.Unmarshal(raw, &s.AllowBypassPermissions); err != nil {
 			return nil, fmt.Errorf("allowBypassPermissions must be true or false, not %s", elide.Quote(raw))
 		}
+	}
+	if s.Checkpoints, err = parseCheckpoints(top); err != nil {
+		return nil, err
 	}
 	sb, err := parseSandbox(top)
 	if err != nil {

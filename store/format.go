@@ -61,6 +61,14 @@ const (
 	// KindUnsaved marks a hole: saving the session failed here (a full disk, say), and
 	// what the session did after it, until the entry after the marker, is not in the file.
 	KindUnsaved = "unsaved"
+	// KindCheckpoint marks where a checkpoint was opened (a prompt's, right before its user
+	// message, or a rewind's safety checkpoint): the conversation as it stood there is the
+	// branch up to this entry.
+	KindCheckpoint = "checkpoint"
+	// KindRewind marks a rewind of the conversation: its parent is the checkpoint entry
+	// rewound to, so that the branch through it leaves out everything after that point
+	// (every line stays in the file).
+	KindRewind = "rewind"
 )
 
 // Entry is one line after the header. Kind ("type" on the wire) is KindMessage,
@@ -77,6 +85,23 @@ type Entry struct {
 	Model      json.RawMessage // Kind "model": the new model config, never a key
 	Unsaved    *Unsaved        // Kind "unsaved"
 	Mode       string          // Kind "mode": the new mode's id
+	Checkpoint *Checkpoint     // Kind "checkpoint"
+	Rewind     *Rewind         // Kind "rewind"
+}
+
+// Checkpoint is a checkpoint's mark in the session file; what the files were is kept by
+// package checkpoint, under the same id.
+type Checkpoint struct {
+	ID     string `json:"id"`
+	Prompt string `json:"prompt,omitempty"` // the first characters of the prompt's text
+	// Safety is the checkpoint a rewind rewound to, for a rewind's own checkpoint.
+	Safety string `json:"safety,omitempty"`
+}
+
+// Rewind is a rewind of the conversation to the checkpoint CheckpointID.
+type Rewind struct {
+	CheckpointID string `json:"checkpointId"`
+	Restore      string `json:"restore"` // "conversation" or "both"
 }
 
 // Unsaved is a hole in a session file: saving failed for Reason, and the messages the
@@ -226,6 +251,16 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	case KindMode:
 		b = append(b, `,"mode":`...)
 		b = llm.AppendString(b, e.Mode)
+	case KindCheckpoint:
+		var c []byte
+		c, err = json.Marshal(e.Checkpoint)
+		b = append(b, `,"checkpoint":`...)
+		b = append(b, c...)
+	case KindRewind:
+		var c []byte
+		c, err = json.Marshal(e.Rewind)
+		b = append(b, `,"rewind":`...)
+		b = append(b, c...)
 	}
 	if err != nil {
 		return b[:start], fmt.Errorf("store: entry %s cannot be written as JSON: %w", e.ID, err)
@@ -268,8 +303,16 @@ func checkEntry(e *Entry) error {
 		if e.Mode == "" {
 			return errors.New("store: a mode entry without its mode")
 		}
+	case KindCheckpoint:
+		if e.Checkpoint == nil || e.Checkpoint.ID == "" {
+			return errors.New("store: a checkpoint entry without its checkpoint id")
+		}
+	case KindRewind:
+		if e.Rewind == nil || e.Rewind.CheckpointID == "" {
+			return errors.New("store: a rewind entry without its checkpoint id")
+		}
 	default:
-		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model, mode or unsaved)", e.Kind)
+		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model, mode, unsaved, checkpoint or rewind)", e.Kind)
 	}
 	return nil
 }
@@ -285,6 +328,8 @@ type wireEntry struct {
 	Model      json.RawMessage `json:"model"`
 	Unsaved    *Unsaved        `json:"unsaved"`
 	Mode       *string         `json:"mode"`
+	Checkpoint *Checkpoint     `json:"checkpoint"`
+	Rewind     *Rewind         `json:"rewind"`
 }
 
 // parsed is a file read by parse.
@@ -533,6 +578,10 @@ func ownEntry(e *Entry, line string) {
 		e.Kind = KindUnsaved
 	case KindMode:
 		e.Kind = KindMode
+	case KindCheckpoint:
+		e.Kind = KindCheckpoint
+	case KindRewind:
+		e.Kind = KindRewind
 	default:
 		c(&e.Kind)
 	}
@@ -615,6 +664,16 @@ func decodeEntry(line []byte, decode bool) (e Entry, msgRaw string, err error) {
 			return Entry{}, "", errors.New("a mode entry without its mode")
 		}
 		e.Mode = *w.Mode
+	case KindCheckpoint:
+		if w.Checkpoint == nil || w.Checkpoint.ID == "" {
+			return Entry{}, "", errors.New("a checkpoint entry without its checkpoint id")
+		}
+		e.Checkpoint = w.Checkpoint
+	case KindRewind:
+		if w.Rewind == nil || w.Rewind.CheckpointID == "" {
+			return Entry{}, "", errors.New("a rewind entry without its checkpoint id")
+		}
+		e.Rewind = w.Rewind
 	default:
 		return Entry{}, "", fmt.Errorf("%w %s (written by a newer pid?)", errUnknownType, strconv.Quote(w.Type))
 	}

@@ -1,0 +1,256 @@
+// This file holds the snapshots around a bash call: every file of the workspace folders
+// that the ignore files leave in (at most MaxFileBytes each, links not followed), with a
+// stat cache so that a file whose stat did not change costs one lstat.
+
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/pid-agent/pid/tools"
+)
+
+// hashOf returns the hex sha256 of data.
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Snapshot is the workspace as a snapshot saw it, for AfterBash.
+type Snapshot struct {
+	c     *cp
+	files map[string]cached
+	snap  int64 // the command's number in the journal (0: not recorded)
+}
+
+// snapshot walks the workspace folders and returns each file's state, keeping the content
+// of every file whose stat changed since the last snapshot.
+func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	s.warmed = true
+	old := s.cache
+	next := make(map[string]cached, len(old))
+	var changed atomic.Bool
+	err := s.ws.Scan(ctx, func(f tools.ScanFile) any {
+		c, ok, reused := s.scanOne(f, old)
+		if !reused {
+			changed.Store(true)
+		}
+		if ok {
+			return &c
+		}
+		return nil
+	}, func(path string, res any) error {
+		if c, ok := res.(*cached); ok {
+			next[path] = *c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if changed.Load() || len(next) != len(old) {
+		s.manifest = ""
+	}
+	s.cache = next
+	return next, nil
+}
+
+// scanOne returns the cached state of one file a scan found: the cache's when its stat is
+// unchanged, else read again. ok is false for what a snapshot leaves out (a file gone
+// since its folder was listed, a socket, a device).
+func (s *Session) scanOne(f tools.ScanFile, old map[string]cached) (c cached, ok, reused bool) {
+	fi, err := f.Dir.Lstat(f.Name)
+	if err != nil {
+		return cached{}, false, false
+	}
+	mode := fi.Mode()
+	if mode&fs.ModeSymlink == 0 && !mode.IsRegular() {
+		return cached{}, false, true
+	}
+	c = cached{statPerm: uint32(mode.Perm()), statSize: fi.Size(), statMTime: fi.ModTime().UnixNano(), regularish: mode.IsRegular()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		c.dev, c.ino = uint64(sys.Dev), uint64(sys.Ino)
+		c.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+	}
+	if o, ok := old[f.Path]; ok && o.dev == c.dev && o.ino == c.ino && o.ctime == c.ctime &&
+		o.statPerm == c.statPerm && o.statSize == c.statSize && o.statMTime == c.statMTime && o.regularish == c.regularish {
+		return o, true, true
+	}
+	c.st = s.stateOf(f.Dir, f.Name, fi, MaxFileBytes, true)
+	return c, true, false
+}
+
+// BeforeBash takes the snapshot a bash call's changes are measured against. It returns nil
+// when no checkpoint is open. Contract: called from the bash call's goroutine before the
+// command starts; it returns promptly when ctx ends (the checkpoint then says it is
+// incomplete). Pass what it returns to AfterBash.
+func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
+	s.mu.Lock()
+	c := s.cur
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	files, err := s.snapshot(ctx)
+	if err != nil {
+		s.mu.Lock()
+		s.incompleteLocked(c, fmt.Sprintf("the snapshot before a bash command failed (%v): what it changed is not recorded", err))
+		s.mu.Unlock()
+		return nil
+	}
+	snap := &Snapshot{c: c, files: files}
+	// The snapshot itself is kept (a blob, the same as the last one when nothing changed),
+	// and named in the journal before the command starts, so that what a command pid is
+	// killed during changed is found when the session is opened again.
+	if h, err := s.keepManifest(); err == nil {
+		s.mu.Lock()
+		s.j.snaps++
+		r := record{T: "bash", CP: c.id, Manifest: h, Snap: s.j.snaps}
+		if s.writeLocked(r) == nil {
+			snap.snap = r.Snap
+		}
+		s.mu.Unlock()
+	}
+	return snap
+}
+
+// keepManifest keeps the last snapshot as a blob, unless it is the same as the one kept
+// before, and returns its hash.
+func (s *Session) keepManifest() (string, error) {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if s.manifest != "" {
+		return s.manifest, nil
+	}
+	m := make(map[string]State, len(s.cache))
+	for p, c := range s.cache {
+		m[p] = c.st
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	h, err := s.st.put(data)
+	if err == nil {
+		s.manifest = h
+	}
+	return h, err
+}
+
+// recover records, for each bash command the journal says pid stopped during, what it
+// changed: the files as they are now against the snapshot taken before it. Called when a
+// session's checkpoints are opened again.
+func (s *Session) recover(ctx context.Context) {
+	s.mu.Lock()
+	var pending []record
+	for _, r := range s.j.pending {
+		pending = append(pending, r)
+	}
+	s.mu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	slices.SortFunc(pending, func(a, b record) int { return int(a.Snap - b.Snap) })
+	now, err := s.snapshot(ctx)
+	for _, r := range pending {
+		s.mu.Lock()
+		c := s.byID[r.CP]
+		data, gerr := s.st.get(r.Manifest)
+		var before map[string]State
+		if err == nil && gerr == nil && c != nil && json.Unmarshal(data, &before) == nil {
+			for path, a := range now {
+				b, had := before[path]
+				switch {
+				case !had:
+					s.noteLocked(c, path, Absent)
+				case same(b, a.st):
+					continue
+				default:
+					s.noteLocked(c, path, b)
+				}
+				s.afterLocked(c, path, a.st)
+			}
+			for path, b := range before {
+				if _, still := now[path]; !still {
+					s.noteLocked(c, path, b)
+					s.afterLocked(c, path, Absent)
+				}
+			}
+		} else if c != nil {
+			s.incompleteLocked(c, "pid stopped during a bash command, and what it changed could not be found again")
+		}
+		done := record{T: "bashdone", CP: r.CP, Snap: r.Snap}
+		if s.writeLocked(done) == nil {
+			s.j.apply(&done, s.byID)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// AfterBash takes a snapshot again and records, in the checkpoint open when before was
+// taken, each file the command added, changed or deleted, with its state before. Contract:
+// called once the command ended, from the same goroutine as BeforeBash; nil does nothing.
+func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
+	if before == nil {
+		return
+	}
+	after, err := s.snapshot(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := before.c
+	if err != nil {
+		s.incompleteLocked(c, fmt.Sprintf("the snapshot after a bash command failed (%v): what it changed is not recorded", err))
+		return
+	}
+	for path, a := range after {
+		b, had := before.files[path]
+		switch {
+		case !had:
+			s.noteLocked(c, path, Absent)
+		case same(b.st, a.st):
+			continue
+		default:
+			s.noteLocked(c, path, b.st)
+		}
+		s.afterLocked(c, path, a.st)
+	}
+	for path, b := range before.files {
+		if _, still := after[path]; !still {
+			s.noteLocked(c, path, b.st)
+			s.afterLocked(c, path, Absent)
+		}
+	}
+	if before.snap != 0 {
+		done := record{T: "bashdone", CP: c.id, Snap: before.snap}
+		if s.writeLocked(done) == nil {
+			s.j.apply(&done, s.byID)
+		}
+	}
+}
+
+// reads the current state of the file at path, for a rewind.
+func (s *Session) current(path string) (State, *os.Root, string, error) {
+	root, rel, err := s.ws.At(path)
+	if err != nil {
+		return State{}, nil, "", err
+	}
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return Absent, root, rel, nil
+		}
+		return State{}, nil, "", err
+	}
+	return s.stateOf(root, rel, fi, maxToolFileBytes, false), root, rel, nil
+}

@@ -1,0 +1,91 @@
+// This file holds the checkpoint methods: checkpoints/list, checkpoints/diff and
+// session/rewind (docs/protocol.md, "Checkpoints and rewind").
+
+package rpc
+
+import (
+	"context"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/pid-agent/pid/checkpoint"
+)
+
+// checkpointParams are checkpoints/diff's params (checkpoints/list's without the id).
+type checkpointParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+}
+
+// rewindParams are session/rewind's params.
+type rewindParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+	Restore      string `json:"restore"`
+	Force        bool   `json:"force"`
+}
+
+// checkpointsList runs checkpoints/list: the session's checkpoints, oldest first.
+func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
+	var p checkpointParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := ss.Checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	return &struct {
+		Checkpoints []checkpoint.Info `json:"checkpoints"`
+	}{list}, nil
+}
+
+// checkpointsDiff runs checkpoints/diff: the diffs from before a checkpoint's prompt to the
+// files as they are now (it reads the files, so it runs on a goroutine of its own).
+func (s *Server) checkpointsDiff(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p checkpointParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return func(context.Context) (any, error) {
+		files, err := ss.CheckpointDiff(p.CheckpointID)
+		if err != nil {
+			return nil, err
+		}
+		return &struct {
+			Files []checkpoint.FileDiff `json:"files"`
+		}{files}, nil
+	}, nil
+}
+
+// sessionRewind runs session/rewind. The session is claimed on the read goroutine, so a
+// prompt sent after it is refused as busy rather than raced.
+func (s *Server) sessionRewind(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	var p rewindParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	work, err := ss.StartRewind(p.CheckpointID, p.Restore, p.Force)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (any, error) {
+		res, err := work(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}, nil
+}

@@ -1,0 +1,356 @@
+// This file connects a session to its checkpoints (package checkpoint): each prompt opens
+// one, marked in the session file right before the prompt's user message; write, edit and
+// bash are wrapped so that what they change is kept first; and Rewind takes files and the
+// conversation back to a checkpoint.
+
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pid-agent/pid/checkpoint"
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
+)
+
+// checkpointState is the session's checkpoints. rec and write are set by build and never
+// reassigned; marks is touched by the run holding the session (a prompt opening a
+// checkpoint, a rewind) and by the face's goroutines reading it.
+type checkpointState struct {
+	// rec is nil when checkpoints are off or could not be set up (reported).
+	rec *checkpoint.Session
+	// write is the editor's fs/write_text_file, when it declared one: a rewind writes
+	// through it so that open buffers follow.
+	write func(ctx context.Context, path, text string) error
+
+	// mu guards marks.
+	mu sync.Mutex
+	// marks maps each checkpoint to its mark's entry id in the session file.
+	marks map[string]string
+}
+
+// openCheckpoints sets up the host's checkpoint store, unless the user settings turn
+// checkpoints off. A store that cannot be used is reported; pid then runs without.
+func (h *Host) openCheckpoints() {
+	var cfg struct {
+		disabled bool
+		max      int64
+	}
+	if h.loader != nil {
+		c := h.loader.Checkpoints()
+		cfg.disabled, cfg.max = c.Disabled, c.MaxBytes
+	}
+	if cfg.disabled {
+		return
+	}
+	dir, err := xdg.StateDir()
+	if err == nil {
+		h.checkpoints, err = checkpoint.Open(filepath.Join(dir, "checkpoints"), cfg.max)
+	}
+	if err != nil {
+		h.checkpoints = nil
+		h.opts.Report(fmt.Sprintf("checkpoints are not available (a rewind cannot take back what the tools change): %v", err), false)
+	}
+}
+
+// deleteCheckpoints forgets a deleted session's checkpoints.
+func (h *Host) deleteCheckpoints(id string) {
+	if h.checkpoints != nil {
+		h.checkpoints.Delete(id)
+	}
+}
+
+// openCheckpoints opens the session's checkpoints (a loaded session's come back with their
+// marks). Called by build.
+func (s *Session) openCheckpoints(r *restoring, files *tools.EditorFiles) {
+	s.checkpts.marks = map[string]string{}
+	if r != nil && r.marks != nil {
+		s.checkpts.marks = r.marks
+	}
+	if files != nil {
+		s.checkpts.write = files.Write
+	}
+	if s.host.checkpoints == nil {
+		return
+	}
+	rec, err := s.host.checkpoints.Session(s.id, s.ws)
+	if err != nil {
+		s.host.opts.Report(fmt.Sprintf("session %s has no checkpoints (a rewind cannot take back what its tools change): %v", s.id, err), false)
+		return
+	}
+	s.checkpts.rec = rec
+}
+
+// closeCheckpoints closes the session's checkpoints.
+func (s *Session) closeCheckpoints() {
+	if s.checkpts.rec != nil {
+		s.checkpts.rec.Close()
+	}
+}
+
+// marksOf returns the checkpoint marks of a session file's entries (all of them, on every
+// branch: a rewound conversation's checkpoints can still be gone back to).
+func marksOf(entries []store.Entry) map[string]string {
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.Kind == store.KindCheckpoint && e.Checkpoint != nil {
+			out[e.Checkpoint.ID] = e.ID
+		}
+	}
+	return out
+}
+
+// recorded wraps the built-in tools that change files so that their changes are kept in
+// the open checkpoint: write and edit keep their file before they change it, bash has the
+// workspace snapshotted before and after it runs. Other tools are returned as they are.
+func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
+	inner := t.Execute
+	switch t.Name {
+	case tools.NameWrite, tools.NameEdit:
+		t.Execute = func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
+			rec := s.checkpts.rec
+			var a struct {
+				Path string `json:"path"`
+			}
+			if rec == nil || call.Decode(&a) != nil || a.Path == "" {
+				return inner(ctx, call, onUpdate)
+			}
+			p, err := s.ws.Resolve(a.Path)
+			if err != nil {
+				return inner(ctx, call, onUpdate) // the tool says why
+			}
+			rec.BeforeFile(p)
+			defer rec.AfterFile(p)
+			return inner(ctx, call, onUpdate)
+		}
+	case tools.NameBash:
+		t.Execute = func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
+			rec := s.checkpts.rec
+			if rec == nil {
+				return inner(ctx, call, onUpdate)
+			}
+			snap := rec.BeforeBash(ctx)
+			defer rec.AfterBash(ctx, snap)
+			return inner(ctx, call, onUpdate)
+		}
+	}
+	return t
+}
+
+// checkpointPrompt opens the checkpoint of a prompt and marks it in the session file, right
+// before the prompt's user message; the function it returns closes it. Called by Prompt.
+func (s *Session) checkpointPrompt(prompts []llm.Message) func() {
+	rec := s.checkpts.rec
+	if rec == nil {
+		return func() {}
+	}
+	id := store.NewID()
+	text := promptText(prompts)
+	if err := rec.Begin(id, text); err != nil {
+		s.face.Warn(s, fmt.Sprintf("this prompt has no checkpoint (a rewind cannot take back what it changes): %v", err))
+		return func() {}
+	}
+	s.markCheckpoint(id, text, "")
+	if s.builtin[tools.NameBash] {
+		rec.Warm()
+	}
+	return rec.End
+}
+
+// promptText returns the text of a prompt's messages.
+func promptText(prompts []llm.Message) string {
+	var b strings.Builder
+	for _, m := range prompts {
+		for _, c := range m.Content {
+			if c.Type == llm.ContentText {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(c.Text)
+			}
+			if b.Len() > 1024 {
+				return b.String()
+			}
+		}
+	}
+	return b.String()
+}
+
+// markCheckpoint appends checkpoint id's mark to the session file, at the conversation's
+// current end, and remembers its entry.
+func (s *Session) markCheckpoint(id, prompt, safety string) {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	f := s.writableLocked()
+	if f == nil {
+		return
+	}
+	if len([]rune(prompt)) > 200 {
+		prompt = string([]rune(prompt)[:200])
+	}
+	ids, err := f.Append(store.Entry{Kind: store.KindCheckpoint, Timestamp: time.Now().UTC(),
+		Checkpoint: &store.Checkpoint{ID: id, Prompt: prompt, Safety: safety}})
+	if err != nil {
+		s.saveFailedLocked(err)
+		return
+	}
+	s.checkpts.mu.Lock()
+	s.checkpts.marks[id] = ids[0]
+	s.checkpts.mu.Unlock()
+}
+
+// errNoCheckpoints is the error of the checkpoint requests of a session without them.
+var errNoCheckpoints = fmt.Errorf("%w: checkpoints (the user settings turn them off, or they could not be set up: see pid's log)", ErrUnavailable)
+
+// Checkpoints returns the session's checkpoints, oldest first.
+func (s *Session) Checkpoints() ([]checkpoint.Info, error) {
+	if s.checkpts.rec == nil {
+		return nil, errNoCheckpoints
+	}
+	return s.checkpts.rec.List(), nil
+}
+
+// CheckpointDiff returns the diffs from the state before checkpoint id's prompt to the
+// files as they are now.
+func (s *Session) CheckpointDiff(id string) ([]checkpoint.FileDiff, error) {
+	if id == "" {
+		return nil, invalid("checkpointId is required")
+	}
+	if s.checkpts.rec == nil {
+		return nil, errNoCheckpoints
+	}
+	out, err := s.checkpts.rec.Diff(id)
+	if errors.Is(err, checkpoint.ErrUnknown) {
+		return nil, invalid("session %s has no checkpoint %q", s.id, id)
+	}
+	return out, err
+}
+
+// RewindResult is what session/rewind answers.
+type RewindResult struct {
+	Restored           []string             `json:"restored"`
+	Removed            []string             `json:"removed"`
+	Skipped            []checkpoint.Skipped `json:"skipped"`
+	SafetyCheckpointID string               `json:"safetyCheckpointId"`
+}
+
+// StartRewind checks a rewind of the session to checkpoint id, of its files ("files"), its
+// conversation ("conversation") or both ("both"), and claims the session for it (as Begin
+// does): it fails with loop.ErrBusy while a prompt runs, and with ErrInvalid for an unknown
+// checkpoint or restore. The function it returns does the rewind and releases the session;
+// it must be called exactly once. A checkpoint of the rewind's own is opened first, so that
+// the rewind can be rewound.
+func (s *Session) StartRewind(id, restore string, force bool) (func(ctx context.Context) (RewindResult, error), error) {
+	switch {
+	case id == "":
+		return nil, invalid("checkpointId is required")
+	case restore != "files" && restore != "conversation" && restore != "both":
+		return nil, invalid(`restore must be "files", "conversation" or "both", not %q`, restore)
+	}
+	rec := s.checkpts.rec
+	if rec == nil {
+		return nil, errNoCheckpoints
+	}
+	if !rec.Has(id) {
+		return nil, invalid("session %s has no checkpoint %q", s.id, id)
+	}
+	s.checkpts.mu.Lock()
+	mark := s.checkpts.marks[id]
+	s.checkpts.mu.Unlock()
+	if restore != "files" && mark == "" {
+		return nil, fmt.Errorf("%w: the conversation cannot be rewound to checkpoint %s: the session file does not have its place (the session is not saved)", ErrFailed, id)
+	}
+	if err := s.Begin(); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (RewindResult, error) {
+		defer s.End()
+		return s.rewind(ctx, rec, id, mark, restore, force)
+	}, nil
+}
+
+// Rewind is StartRewind and its work, at once.
+func (s *Session) Rewind(ctx context.Context, id, restore string, force bool) (RewindResult, error) {
+	work, err := s.StartRewind(id, restore, force)
+	if err != nil {
+		return RewindResult{}, err
+	}
+	return work(ctx)
+}
+
+// rewind does a rewind StartRewind checked.
+func (s *Session) rewind(ctx context.Context, rec *checkpoint.Session, id, mark, restore string, force bool) (RewindResult, error) {
+	conversation := restore != "files"
+	var write checkpoint.Writer
+	if s.checkpts.write != nil {
+		write = func(path, text string) error { return s.checkpts.write(ctx, path, text) }
+	}
+	safety := store.NewID()
+	res, err := rec.Rewind(id, safety, restore != "conversation", force, write)
+	if err != nil {
+		return RewindResult{}, fmt.Errorf("%w: %v", ErrFailed, err)
+	}
+	prompt := ""
+	for _, c := range rec.List() {
+		if c.ID == safety {
+			prompt = c.Prompt
+		}
+	}
+	s.markCheckpoint(safety, prompt, id)
+	out := RewindResult{Restored: res.Restored, Removed: res.Removed, Skipped: res.Skipped, SafetyCheckpointID: safety}
+	if conversation {
+		if err := s.rewindConversation(id, mark, restore); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// rewindConversation makes the session go on from checkpoint id's mark: a rewind entry
+// hung from the mark is appended (every line stays in the file), and the session's
+// transcript becomes the file's branch through it.
+func (s *Session) rewindConversation(id, mark, restore string) error {
+	s.saved.mu.Lock()
+	f := s.writableLocked()
+	if f == nil {
+		s.saved.mu.Unlock()
+		return fmt.Errorf("%w: the conversation cannot be rewound: the session is no longer saved", ErrFailed)
+	}
+	_, err := f.Append(store.Entry{Kind: store.KindRewind, ParentID: mark, Timestamp: time.Now().UTC(),
+		Rewind: &store.Rewind{CheckpointID: id, Restore: restore}})
+	if err != nil {
+		s.saveFailedLocked(err)
+		s.saved.mu.Unlock()
+		return fmt.Errorf("%w: the conversation could not be rewound: %v", ErrFailed, err)
+	}
+	s.saved.mu.Unlock()
+	loaded, err := s.host.files.Read(s.id)
+	if err != nil {
+		return fmt.Errorf("%w: the conversation was rewound in the session file, but reading it back failed (load the session again): %v", ErrFailed, err)
+	}
+	r := &restoring{}
+	var cfg Config
+	if err := replay(r, &cfg, sourceOrder(loaded.Branch)); err != nil {
+		return err
+	}
+	if err := s.agent.Restore(r.transcript); err != nil {
+		return fmt.Errorf("%w: %v", ErrFailed, err)
+	}
+	s.saved.mu.Lock()
+	s.saved.entryIDs, s.saved.compactions, s.saved.modelChanges, s.saved.presaved = r.entryIDs, r.compactions, r.modelChanges, nil
+	s.saved.mu.Unlock()
+	// What the model saw was made for the transcript before: it is made again.
+	s.compacting.tried, s.compacting.lastTranscript = 0, nil
+	s.compacting.view.compactions, s.compacting.view.covered, s.compacting.view.msgs = 0, 0, nil
+	return nil
+}
