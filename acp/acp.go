@@ -23,6 +23,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/pid-agent/pid/internal/rpcconn"
+	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/store"
@@ -198,6 +199,7 @@ func init() {
 		"session/new":               (*server).sessionNew,
 		"session/set_config_option": (*server).sessionSetConfigOption,
 		"session/set_mode":          (*server).sessionSetMode,
+		"_pid/checkpoints/list":     (*server).checkpointsList,
 	}
 	longMethods = map[string]longMethod{
 		"session/prompt": (*server).sessionPrompt,
@@ -206,6 +208,9 @@ func init() {
 		"session/list":   (*server).sessionList,
 		"session/close":  (*server).sessionClose,
 		"session/delete": (*server).sessionDelete,
+		// pid's extension methods (docs/acp.md).
+		"_pid/checkpoints/diff": (*server).checkpointsDiff,
+		"_pid/session/rewind":   (*server).sessionRewind,
 	}
 }
 
@@ -262,7 +267,7 @@ func (s *server) admit(method string, running bool) error {
 	if !isQuick && !isLong {
 		what := "Method not found"
 		if strings.HasPrefix(method, "_") {
-			what = "Method not found (pid has no extension methods)"
+			what = "Method not found (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff and _pid/session/rewind)"
 		}
 		return errorf(codeMethodNotFound, "%s: %s", what, method)
 	}
@@ -287,6 +292,10 @@ func toWire(err error) *rpcError {
 		return &rpcError{Code: codeRequestFailed, Message: "Session in use: " + strings.TrimPrefix(err.Error(), session.ErrLocked.Error()+": ")}
 	case errors.Is(err, session.ErrInvalid):
 		return &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + strings.TrimPrefix(err.Error(), session.ErrInvalid.Error()+": ")}
+	case errors.Is(err, loop.ErrBusy):
+		return &rpcError{Code: codeRequestFailed, Message: "Session busy: a prompt is running in this session; wait for it to end or cancel it (session/cancel)"}
+	case errors.Is(err, session.ErrUnavailable), errors.Is(err, session.ErrFailed):
+		return &rpcError{Code: codeRequestFailed, Message: "Request failed: " + err.Error()}
 	}
 	return &rpcError{Code: codeInternalError, Message: "Internal error: " + err.Error()}
 }

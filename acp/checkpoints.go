@@ -1,0 +1,93 @@
+// This file holds pid's checkpoint extension methods on the ACP face: _pid/checkpoints/list,
+// _pid/checkpoints/diff and _pid/session/rewind, with the native methods' params and
+// results (docs/acp.md, "Checkpoints and rewind").
+
+package acp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pid-agent/pid/checkpoint"
+)
+
+// checkpointParams are _pid/checkpoints/list's and _pid/checkpoints/diff's params.
+type checkpointParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+}
+
+// rewindParams are _pid/session/rewind's params.
+type rewindParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+	Restore      string `json:"restore"`
+	Force        bool   `json:"force"`
+}
+
+// checkpointsList answers _pid/checkpoints/list: a live session's checkpoints, oldest first.
+func (s *server) checkpointsList(params json.RawMessage) (any, error) {
+	var p checkpointParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	st, err := s.liveState(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := st.ss.Checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	return &struct {
+		Checkpoints []checkpoint.Info `json:"checkpoints"`
+	}{list}, nil
+}
+
+// checkpointsDiff answers _pid/checkpoints/diff; it reads files, so it runs on a goroutine
+// of its own.
+func (s *server) checkpointsDiff(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	var p checkpointParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	st, err := s.liveState(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return func(_ context.Context, reply func(any, error)) {
+		files, err := st.ss.CheckpointDiff(p.CheckpointID)
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		reply(&struct {
+			Files []checkpoint.FileDiff `json:"files"`
+		}{files}, nil)
+	}, nil
+}
+
+// sessionRewind answers _pid/session/rewind. The session is claimed on the read loop, so a
+// prompt sent after it is refused rather than raced.
+func (s *server) sessionRewind(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
+	var p rewindParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	st, err := s.liveState(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	work, err := st.ss.StartRewind(p.CheckpointID, p.Restore, p.Force)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, reply func(any, error)) {
+		res, err := work(ctx)
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		reply(&res, nil)
+	}, nil
+}
