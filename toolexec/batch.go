@@ -75,6 +75,8 @@ type call struct {
 	// built once, at its ToolEnd (built).
 	msg   *llm.Message
 	built bool
+	// screened is what Screen said of the call for beforeToolCall ("allow", "ask", "").
+	screened string
 }
 
 // batch is one Run in progress. Finished batches are pooled with their calls' room (see
@@ -351,15 +353,22 @@ func (r *batch) runSequential(calls []call) {
 func (r *batch) runParallel(calls []call) {
 	runnable := r.runnable[:0]
 	var holders map[string]*call // resource -> last call that declared it
+	screened := r.cfg.Screen != nil && r.screenAll(calls)
 	for i := range calls {
 		c := &calls[i]
-		r.start(c)
+		if !screened {
+			r.start(c)
+		}
+		if c.isError {
+			r.end(c) // refused while screened
+			continue
+		}
 		if r.ctx.Err() != nil {
 			c.fail(msgAborted)
 			r.end(c)
 			continue
 		}
-		if !r.prepare(c) {
+		if !screened && !r.prepare(c) || screened && !r.ask(c) {
 			r.end(c)
 			continue
 		}
@@ -576,6 +585,27 @@ func (r *batch) runOne(c *call) {
 	}
 }
 
+// screenAll starts every call (ToolStart, in source order), validates each, then screens
+// the valid ones concurrently: each call's Screen runs in parallel with the others'. It
+// returns true; the calls refused meanwhile hold their error result (isError).
+func (r *batch) screenAll(calls []call) bool {
+	var wg sync.WaitGroup
+	for i := range calls {
+		c := &calls[i]
+		r.start(c)
+		if r.ctx.Err() != nil {
+			c.fail(msgAborted)
+			continue
+		}
+		if !r.validate(c) {
+			continue
+		}
+		wg.Go(func() { r.screen(c) })
+	}
+	wg.Wait()
+	return true
+}
+
 // takeSlot waits, when the call's tool has Slots, until the call holds one (reserving its
 // place first in sequential mode). It reports false when the run was aborted meanwhile.
 func (r *batch) takeSlot(c *call) bool {
@@ -598,9 +628,14 @@ func (r *batch) releaseSlot(c *call) {
 }
 
 // prepare looks the tool up (R5), rewrites and validates the arguments (R6), lets the tool
-// refuse the call (Check) and asks beforeToolCall (R7). It reports whether the call must execute; otherwise c holds its
-// immediate outcome (R8).
+// refuse the call (Check), screens it (Screen) and asks beforeToolCall (R7). It reports
+// whether the call must execute; otherwise c holds its immediate outcome (R8).
 func (r *batch) prepare(c *call) bool {
+	return r.validate(c) && r.screen(c) && r.ask(c)
+}
+
+// validate is prepare up to the tool's Check.
+func (r *batch) validate(c *call) bool {
 	e := r.b.Tools.lookup(c.tc.Name)
 	if e == nil {
 		c.fail(fmt.Sprintf("Tool %s not found", c.tc.Name))
@@ -623,18 +658,27 @@ func (r *batch) prepare(c *call) bool {
 			return false
 		}
 	}
+	if text := c.check(args); text != "" {
+		c.fail(text)
+		return false
+	}
+	return true
+}
+
+// check decodes and validates args against the call's tool (R6) and lets the tool refuse
+// the call (Check); it returns the error result's text, or "" with c.prepared set.
+func (c *call) check(args json.RawMessage) string {
+	e := c.entry
 	value, err := decodeArgs(args)
 	if err != nil {
 		value, err = jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	}
 	if err != nil {
-		c.fail(fmt.Sprintf("Invalid arguments for tool %s: the arguments are not valid JSON (%v).\n\nReceived arguments:\n%s", c.tc.Name, err, args))
-		return false
+		return fmt.Sprintf("Invalid arguments for tool %s: the arguments are not valid JSON (%v).\n\nReceived arguments:\n%s", c.tc.Name, err, args)
 	}
 	if e.fast == nil || !e.fast.accepts(value) {
 		if err := e.schema.Validate(value); err != nil {
-			c.fail(validationMessage(c.tc.Name, err, args))
-			return false
+			return validationMessage(c.tc.Name, err, args)
 		}
 	}
 	c.prepared = Call{ID: c.tc.ID, Name: c.tc.Name, Args: args, Value: value}
@@ -643,16 +687,59 @@ func (r *batch) prepare(c *call) bool {
 		_, err := guard(func() (struct{}, error) { refused = e.tool.Check(c.prepared); return struct{}{}, nil })
 		switch {
 		case err != nil:
-			c.fail(fmt.Sprintf("Tool %s: its check of the call failed: %v", c.tc.Name, err))
-			return false
+			return fmt.Sprintf("Tool %s: its check of the call failed: %v", c.tc.Name, err)
 		case refused != nil:
-			c.fail(refused.Error())
+			return refused.Error()
+		}
+	}
+	return ""
+}
+
+// screen runs Screen for a validated call: it may block the call, replace its arguments
+// (checked again as validate checks them) and say how beforeToolCall should treat it. It
+// reports whether the call goes on.
+func (r *batch) screen(c *call) bool {
+	if r.cfg.Screen == nil {
+		return true
+	}
+	sc, err := guard(func() (*Screening, error) {
+		return r.cfg.Screen(r.ctx, ScreenInput{Assistant: r.b.Assistant, Call: c.tc, Args: c.prepared.Args, Context: r.b.Context})
+	})
+	switch {
+	case r.ctx.Err() != nil:
+		c.fail(msgAborted)
+		return false
+	case err != nil:
+		msg := fmt.Sprintf("screening hook failed for tool %s: %v", c.tc.Name, err)
+		r.emit(event.Warning{ToolCallID: c.tc.ID, Message: msg})
+		c.fail(msg)
+		return false
+	case sc == nil:
+		return true
+	case sc.Block != nil:
+		reason := sc.Block.Reason
+		if reason == "" {
+			reason = msgBlocked
+		}
+		c.fail(reason)
+		c.result.Terminate = sc.Block.Terminate
+		return false
+	}
+	if sc.Args != nil {
+		if text := c.check(sc.Args); text != "" {
+			c.fail(fmt.Sprintf("%s replaced the arguments of this %s call with invalid ones: %s", sc.Source, c.tc.Name, text))
 			return false
 		}
 	}
+	c.screened = sc.Verdict
+	return true
+}
+
+// ask asks beforeToolCall about a prepared call (R7).
+func (r *batch) ask(c *call) bool {
 	if r.cfg.Before != nil {
 		block, err := guard(func() (*Block, error) {
-			return r.cfg.Before(r.ctx, BeforeInput{Assistant: r.b.Assistant, Call: c.tc, Args: value, Context: r.b.Context})
+			return r.cfg.Before(r.ctx, BeforeInput{Assistant: r.b.Assistant, Call: c.tc, Args: c.prepared.Value, Context: r.b.Context, Screened: c.screened, Prepared: c.prepared.Args})
 		})
 		switch {
 		case r.ctx.Err() != nil:

@@ -4,6 +4,7 @@ package toolexec
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -13,9 +14,43 @@ import (
 type BeforeInput struct {
 	Assistant *llm.Message // the message whose calls run (nil for a batch with no model)
 	Call      llm.ToolCall // the call as the model wrote it
-	Args      any          // the validated arguments
+	Args      any          // the validated arguments (Screen's replacement, when it made one)
+	Context   []llm.Message
+	// Screened is what Screen said of the call: "allow", "ask" or "" (no Screen, or no say).
+	Screened string
+	// Prepared is the raw JSON of Args.
+	Prepared json.RawMessage
+}
+
+// ScreenInput is what Screen gets about a validated call.
+type ScreenInput struct {
+	Assistant *llm.Message
+	Call      llm.ToolCall
+	Args      json.RawMessage // the arguments after PrepareArguments, validated
 	Context   []llm.Message
 }
+
+// Screening is Screen's answer about one call.
+type Screening struct {
+	// Block, when set, ends the call with an error result (as beforeToolCall's Block).
+	Block *Block
+	// Args, when set, replace the call's arguments; they are validated again against the
+	// tool's schema and checked by the tool (Check), and an invalid replacement ends the
+	// call with an error result naming Source.
+	Args json.RawMessage
+	// Verdict is passed on to beforeToolCall as BeforeInput.Screened.
+	Verdict string
+	// Source names who screened, for the error results it causes.
+	Source string
+}
+
+// ScreenHook screens a validated call before beforeToolCall (the person's PreToolUse
+// hooks): it may block the call, replace its arguments and give beforeToolCall a verdict.
+//
+// Contract: in parallel mode it is called concurrently for the batch's calls (after every
+// call's ToolStart), in sequential mode once per call in turn; it must return promptly once
+// ctx is cancelled. An error or a panic becomes the call's error result and a Warning event.
+type ScreenHook func(ctx context.Context, in ScreenInput) (*Screening, error)
 
 // Block is beforeToolCall's answer when a call must not run (R7).
 type Block struct {
@@ -69,6 +104,8 @@ type Config struct {
 	// Before and After are optional; when nil they cost nothing (C1).
 	Before BeforeHook
 	After  AfterHook
+	// Screen is optional; when nil it costs nothing and the prepare pass is as before.
+	Screen ScreenHook
 	// Emit receives the batch's events; nil drops them.
 	Emit event.Sink
 }
