@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -289,10 +290,20 @@ func (s *Session) cp(id string) *cp {
 var errSame = errors.New("already as it was")
 
 // restore returns one file to t.before. It returns a reason when the file is skipped.
+//
+// What is checked, in order, before anything is written: the path lies in a workspace
+// folder; no folder on its way is now a symbolic link (os.Root would follow one that stays
+// inside the folder, and the restore would land on another file); the file is not now a
+// symbolic link (unless it was one) nor a hard link; its content before was kept; it did
+// not change since pid last wrote it (unless force). The checks and the write are not
+// atomic: a program changing the tree during a rewind can still race it.
 func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, removed bool, err error) {
 	root, rel, aterr := s.ws.At(t.path)
 	if aterr != nil {
 		return "it is outside the workspace folders", false, nil
+	}
+	if link := linkOnTheWay(root, rel); link != "" {
+		return "a folder on its path (" + link + ") is now a symbolic link", false, nil
 	}
 	fi, lerr := root.Lstat(rel)
 	exists := lerr == nil
@@ -314,6 +325,15 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 	if same(now, t.before) {
 		return "", t.before.Kind == "none", nil
 	}
+	switch t.before.Kind {
+	case "file":
+		if t.before.Hash == "" {
+			return "its content before was not kept: " + t.before.NotKept, false, nil
+		}
+	case "none", "link":
+	default:
+		return "it was not a regular file or a link", false, nil
+	}
 	s.mu.Lock()
 	last, known := s.last[t.path]
 	s.mu.Unlock()
@@ -321,21 +341,14 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 		return "it changed since pid last wrote it (pass force to restore it anyway)", false, nil
 	}
 	var data []byte
-	switch t.before.Kind {
-	case "file":
-		if t.before.Hash == "" {
-			return "its content before was not kept: " + t.before.NotKept, false, nil
-		}
+	if t.before.Kind == "file" {
 		if data, err = s.st.get(t.before.Hash); err != nil {
 			return err.Error(), false, nil
 		}
-	case "none", "link":
-	default:
-		return "it was not a regular file or a link", false, nil
 	}
 	// Keep what is there now, in the rewind's own checkpoint, before changing it.
 	if exists {
-		cur := s.stateOf(root, rel, fi, maxToolFileBytes, true)
+		cur := s.keepCurrent(root, rel, fi)
 		if cur.Kind == "file" && cur.Hash == "" {
 			return "its current content could not be kept first (" + cur.NotKept + ")", false, nil
 		}
@@ -377,6 +390,48 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 		s.mu.Unlock()
 	}
 	return "", removed, nil
+}
+
+// linkOnTheWay returns the first folder on the way to rel under root that is a symbolic
+// link (relative to root), or "".
+func linkOnTheWay(root *os.Root, rel string) string {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return ""
+	}
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return "" // missing: made again; anything else fails the write, which says why
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// keepCurrent keeps the current content of the regular file rel under root (whose lstat
+// is fi) in the store, and returns its state. A file whose owner cannot read it (a command
+// ran chmod 000) is read with its owner's read bit set for the moment, then given its mode
+// back: the rewind is about to replace it, and its content must be kept first so that the
+// rewind can be rewound.
+func (s *Session) keepCurrent(root *os.Root, rel string, fi fs.FileInfo) State {
+	cur := s.stateOf(root, rel, fi, maxToolFileBytes, true)
+	perm := fi.Mode().Perm()
+	if cur.Kind != "file" || cur.Hash != "" || perm&0o400 != 0 || !strings.HasPrefix(cur.NotKept, "unreadable") {
+		return cur
+	}
+	if root.Chmod(rel, perm|0o400) != nil {
+		return cur
+	}
+	again := s.stateOf(root, rel, fi, maxToolFileBytes, true)
+	if err := root.Chmod(rel, perm); err != nil {
+		return cur
+	}
+	return again
 }
 
 // writeFile gives the file rel under root the content data and permission bits perm:
