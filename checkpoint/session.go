@@ -43,6 +43,17 @@ type Session struct {
 	warmed bool
 	// manifest is the blob of the cache as last kept (keepManifest); "" once it changed.
 	manifest string
+
+	// bg guards the goroutines the session starts (Warm's snapshot, End's eviction pass):
+	// Close cancels them and waits for them, so that none outlives the session or uses its
+	// workspace after the owner closed it.
+	bg struct {
+		mu     sync.Mutex
+		closed bool
+		wg     sync.WaitGroup
+		ctx    context.Context
+		cancel context.CancelFunc
+	}
 }
 
 // cached is a file's state in the stat cache, with what tells whether it changed since.
@@ -69,6 +80,7 @@ func (st *Store) Session(id string, ws *tools.Workspace) (*Session, error) {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
 	s := &Session{st: st, id: id, ws: ws, path: p, j: *j, byID: map[string]*cp{}, last: map[string]*State{}}
+	s.bg.ctx, s.bg.cancel = context.WithCancel(context.Background())
 	for _, c := range j.cps {
 		s.byID[c.id] = c
 		for _, path := range c.order {
@@ -82,14 +94,37 @@ func (st *Store) Session(id string, ws *tools.Workspace) (*Session, error) {
 	return s, nil
 }
 
-// Close lets the session's blobs be evicted and closes its journal.
+// Close lets the session's blobs be evicted and closes its journal. It stops the session's
+// background snapshot and waits for it and for the eviction passes the session started, so
+// that when it returns nothing of the session runs any more. Contract: called once the
+// session's tools and rewinds ended, before its workspace is closed; safe to call again.
 func (s *Session) Close() {
+	s.bg.mu.Lock()
+	s.bg.closed = true
+	s.bg.mu.Unlock()
+	s.bg.cancel()
+	s.bg.wg.Wait()
 	s.st.mu.Lock()
 	delete(s.st.live, s)
 	s.st.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur = nil
+}
+
+// goBackground runs f on a goroutine of its own that Close waits for; nothing once the
+// session is closed.
+func (s *Session) goBackground(f func(ctx context.Context)) {
+	s.bg.mu.Lock()
+	defer s.bg.mu.Unlock()
+	if s.bg.closed {
+		return
+	}
+	s.bg.wg.Add(1)
+	go func() {
+		defer s.bg.wg.Done()
+		f(s.bg.ctx)
+	}()
 }
 
 // hashes returns the blobs the session may still need: its journal's and its stat cache's.
@@ -161,12 +196,13 @@ func clip(text string, n int) string {
 	return text
 }
 
-// End closes the open checkpoint, and starts an eviction pass in the background.
+// End closes the open checkpoint, and starts an eviction pass in the background (Close
+// waits for it).
 func (s *Session) End() {
 	s.mu.Lock()
 	s.cur = nil
 	s.mu.Unlock()
-	go s.st.Enforce()
+	s.goBackground(func(context.Context) { s.st.Enforce() })
 }
 
 // Warm takes a snapshot in the background when none was taken yet, so that the first bash
@@ -177,7 +213,7 @@ func (s *Session) Warm() {
 	s.warmed = true
 	s.snapMu.Unlock()
 	if !warmed {
-		go s.snapshot(context.Background())
+		s.goBackground(func(ctx context.Context) { s.snapshot(ctx) })
 	}
 }
 
@@ -223,13 +259,18 @@ func (s *Session) afterLocked(c *cp, path string, after State) {
 // BeforeFile keeps the state of the file at path (a real absolute path) before a tool
 // changes it. Contract: called by write and edit before they change the file, from the
 // tool's goroutine; it never fails the call (what cannot be kept makes the checkpoint
-// incomplete). It does nothing when no checkpoint is open.
+// incomplete). It does nothing when no checkpoint is open, nor for a path outside the
+// workspace folders: the tools refuse such a path, and pid never keeps nor restores a file
+// outside them (the snapshots do not follow links either).
 func (s *Session) BeforeFile(path string) {
 	s.mu.Lock()
 	c := s.cur
 	has := c != nil && c.files[path] != nil
 	s.mu.Unlock()
 	if c == nil || has {
+		return
+	}
+	if _, _, err := s.ws.At(path); err != nil {
 		return
 	}
 	st := s.stateAt(path, maxToolFileBytes, true)
