@@ -30,6 +30,16 @@ type Config struct {
 	// Before and After are the pipeline's hooks; nil costs nothing (C1).
 	Before toolexec.BeforeHook
 	After  toolexec.AfterHook
+	// Screen screens each validated call before Before (the person's PreToolUse hooks);
+	// nil costs nothing.
+	Screen toolexec.ScreenHook
+	// BeforeStop, if set, is asked when the run would end because the model answered
+	// without tool calls and nothing is queued (the person's Stop hooks): the messages it
+	// returns start another round of turns, as follow-ups do.
+	//
+	// Contract: called on the loop's goroutine with the last assistant message; it may run
+	// commands but must return promptly once ctx is cancelled; nil or empty lets the run end.
+	BeforeStop func(ctx context.Context, last *llm.Message) []llm.Message
 
 	// TransformContext, if set, rewrites the whole transcript before each model call (for
 	// pruning or compaction); its result is then converted message by message.
@@ -122,7 +132,7 @@ func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.
 			r.convert(i)
 		}
 	}
-	r.batchCfg = toolexec.Config{Mode: cfg.ToolExecution, Before: cfg.Before, After: cfg.After, Emit: cfg.Emit}
+	r.batchCfg = toolexec.Config{Mode: cfg.ToolExecution, Before: cfg.Before, After: cfg.After, Screen: cfg.Screen, Emit: cfg.Emit}
 	return r.loop(prompts)
 }
 
@@ -295,7 +305,16 @@ func (r *run) loop(prompts []llm.Message) Result {
 			pending = r.take(r.cfg.Steering)
 		}
 		if pending = r.take(r.cfg.FollowUp); len(pending) == 0 {
-			break
+			if r.cfg.BeforeStop == nil || res.Terminated || r.ctx.Err() != nil || len(r.transcript) == 0 {
+				break
+			}
+			last := &r.transcript[len(r.transcript)-1]
+			if last.Role != llm.RoleAssistant || last.StopReason != llm.StopEnd {
+				break
+			}
+			if pending = r.cfg.BeforeStop(r.ctx, last); len(pending) == 0 || r.ctx.Err() != nil {
+				break
+			}
 		}
 		res.Terminated = false
 	}
