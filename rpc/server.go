@@ -382,6 +382,7 @@ func init() {
 		"tools/execute":    {(*Server).toolsExecute},
 		"checkpoints/diff": {(*Server).checkpointsDiff},
 		"session/rewind":   {(*Server).sessionRewind},
+		"commands/list":    {(*Server).commandsList},
 		"shutdown":         {(*Server).shutdownReq},
 	}
 }
