@@ -142,6 +142,10 @@ function M.report_lines(cp, restore, result, root)
   if restore ~= 'files' then
     table.insert(out, '[rewind] the conversation goes on from before that prompt: the next prompt continues it')
   end
+  if result.safetyCheckpointId ~= nil then
+    -- pid keeps what the rewind took away in a checkpoint of its own, listed by that name.
+    table.insert(out, string.format('[rewind] undo: :PidRewind, then "Before rewinding to: %s"', oneline(cp.prompt, 60)))
+  end
   return out
 end
 

@@ -1,6 +1,9 @@
--- :PidRewind's words: a checkpoint as a line of the picker, the float (the prompt, the files
--- changed since, the keys, each diff whole) and the chat's report of a rewind (restored,
--- removed, skipped with why). Pure functions: no pid.
+-- :PidRewind: its words (a checkpoint as a line of the picker, the float: the prompt, the files
+-- changed since, the keys, each diff whole; the chat's report: restored, removed, skipped with
+-- why), then for real against pid: two prompts that add and edit files, a rewind of both to
+-- before the first (the buffer follows, the chat shows the rewound conversation, the next
+-- prompt continues from there), a file changed by a person skipped and restored with
+-- :PidRewind!, and the undo of a rewind. It runs in the folder 07_saved_sessions.lua moved to.
 
 return function(t)
   local pid = t.pid
@@ -66,6 +69,7 @@ return function(t)
     '[rewind] skipped notes.txt: changed since pid last wrote it',
     '[rewind] skipped files are as they were; :PidRewind! restores them too (over their changes)',
     '[rewind] the conversation goes on from before that prompt: the next prompt continues it',
+    '[rewind] undo: :PidRewind, then "Before rewinding to: fix the test in parse.go"',
   }, 'the report of a rewind of both')
   eq(R.report_lines(cp, 'conversation', { restored = {}, removed = {}, skipped = {} }, root), {
     '[rewind] the conversation, back to before "fix the test in parse.go"',
@@ -77,4 +81,147 @@ return function(t)
     '[rewind] restored parse.go',
   }, 'the report of a rewind of the files')
   say('ok - :PidRewind words: the picker line, the float (files, keys, whole diffs), the report (restored, removed, skipped with why)')
+
+  -- 29. For real: prompt 1 adds rw_new.txt and edits rw_greet.txt (open in a buffer), prompt 2
+  -- edits it again. :PidRewind lists both, newest first; the float shows the diff from before
+  -- prompt 1 to now; `b` rewinds both: rw_new.txt removed, rw_greet.txt back (its buffer too),
+  -- the chat shows the conversation without the two prompts, and the next prompt goes on from
+  -- there.
+  local text, wait_run, wait_for, check, selects, find = t.text, t.wait_run, t.wait_for, t.check, t.selects, t.find
+  local runs = t.runs()
+  local ws = vim.fn.getcwd()
+  local call = function(id, name, args) return { type = 'toolCall', id = id, name = name, arguments = args } end
+  vim.fn.writefile({ 'hello' }, ws .. '/rw_greet.txt')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/rw_greet.txt'))
+  local gbuf = vim.api.nvim_get_current_buf()
+  local read = function(id) return call(id, 'read', { path = 'rw_greet.txt' }) end
+  pid.new_session({ permissions = { default = 'allow' }, toolExecution = 'sequential', model = { provider = 'script', turns = {
+    { content = { read('r1'), call('n1', 'write', { path = 'rw_new.txt', content = 'new\n' }), call('g1', 'edit', { path = 'rw_greet.txt', edits = { { oldText = 'hello', newText = 'hi' } } }) } },
+    { content = text('one done') },
+    { content = { read('r2'), call('g2', 'edit', { path = 'rw_greet.txt', edits = { { oldText = 'hi', newText = 'hey' } } }) } },
+    { content = text('two done') },
+    { content = text('three, after the rewind') },
+    { content = { read('r3'), call('g3', 'edit', { path = 'rw_greet.txt', edits = { { oldText = 'hello', newText = 'howdy' } } }) } },
+    { content = text('four done') },
+  } } })
+  t.asked = {}
+  pid.ask('first: add and greet')
+  wait_run(runs + 1)
+  pid.ask('second: greet again')
+  wait_run(runs + 2)
+  eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'hey' }, 'the buffer after the two prompts')
+  eq(vim.fn.readfile(ws .. '/rw_new.txt'), { 'new' }, 'rw_new.txt was added')
+  local sid = pid.status().session_id
+
+  t.checkpoint_answers = { { pick = function(items)
+    for i, c in ipairs(items) do
+      if c.prompt == 'first: add and greet' then return i end
+    end
+  end } }
+  t.answers = { { key = 'b' } }
+  local done = nil
+  check(pid.rewind({ on_done = function(err, res) done = { err = err, res = res } end }), ':PidRewind started')
+  wait_for('the rewind', function() return done ~= nil end)
+  eq(done.err, nil, 'rewind error')
+  local cq = selects('pid.checkpoint')
+  eq(#cq, 1, 'checkpoint pickers')
+  eq(cq[1].prompt, 'Rewind to before which prompt? (newest first)', 'the picker prompt')
+  eq(cq[1].shown, { '"second: greet again" | just now | 1 file', '"first: add and greet" | just now | 2 files' }, 'the checkpoints, newest first')
+  eq(#t.asked, 1, 'one float')
+  local fl = t.asked[1]
+  eq(fl.kind, 'rewind', 'the float is the rewind one')
+  eq(fl.q.filetype, 'diff', "the float's filetype")
+  check(fl.entered, 'the float had the cursor when the key was typed')
+  eq(vim.list_slice(fl.lines, 1, 9), {
+    'Rewind to before this prompt (just now):',
+    '  first: add and greet',
+    '',
+    'Since then (2 files):',
+    '  added     rw_new.txt',
+    '  modified  rw_greet.txt',
+    '',
+    '[f] restore the files   [c] rewind the conversation   [b] both   [q] cancel',
+    'files: the files as they were before that prompt; conversation: the session goes on from before it',
+  }, 'the float head (the files, in the order pid gives them)')
+  check(t.contains(fl.lines, '-hello') and t.contains(fl.lines, '+hey') and t.contains(fl.lines, '+new'), 'the diffs from before prompt 1 to now: %s', table.concat(fl.lines, ' | '))
+  eq(vim.fn.filereadable(ws .. '/rw_new.txt'), 0, 'rw_new.txt is removed')
+  eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'hello' }, 'rw_greet.txt is back')
+  eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'hello' }, 'its buffer follows')
+  eq(vim.bo[gbuf].modified, false, 'the buffer has nothing unsaved')
+  eq(done.res.restored, { ws .. '/rw_greet.txt' }, 'restored')
+  eq(done.res.removed, { ws .. '/rw_new.txt' }, 'removed')
+  local lines = t.view.lines()
+  local at = find(lines, '[rewind] the files and the conversation, back to before "first: add and greet"', 'the report')
+  eq(vim.list_slice(lines, at, #lines), {
+    '[rewind] the files and the conversation, back to before "first: add and greet"',
+    '[rewind] 1 restored, 1 removed, 0 skipped',
+    '[rewind] restored rw_greet.txt',
+    '[rewind] removed rw_new.txt',
+    '[rewind] the conversation goes on from before that prompt: the next prompt continues it',
+    '[rewind] undo: :PidRewind, then "Before rewinding to: first: add and greet"',
+  }, 'the report, at the end of the chat')
+  check(not t.contains(lines, '>>> first: add and greet') and not t.contains(lines, '>>> second: greet again'), 'the rewound prompts are gone from the chat')
+  check(t.has_line_prefix('[session] resumed ' .. sid), 'the chat shows the session again from session/load')
+  eq(pid.status().session_id, sid, 'the same session')
+  pid.ask('third')
+  local res = wait_run(runs + 3)
+  eq(t.user_texts(res.messages), { 'third' }, 'the model sees only what came after the rewind')
+  say('ok - :PidRewind: checkpoints newest first, the diff in the float, both rewound (the buffer follows), the chat redrawn, the next prompt goes on from there')
+
+  -- 30. A file a person changed since pid's edit is skipped, with why; :PidRewind! restores it.
+  pid.ask('fourth: greet once more')
+  wait_run(runs + 4)
+  eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'howdy' }, 'the buffer after the fourth prompt')
+  vim.api.nvim_buf_set_lines(gbuf, 0, -1, false, { 'howdy, by hand' })
+  vim.api.nvim_buf_call(gbuf, function() vim.cmd('silent write') end)
+  local function pick_fourth(items)
+    for i, c in ipairs(items) do
+      if c.prompt == 'fourth: greet once more' then return i end
+    end
+  end
+  t.checkpoint_answers = { { pick = pick_fourth } }
+  t.answers = { { key = 'f' } }
+  done = nil
+  pid.rewind({ on_done = function(err, r) done = { err = err, res = r } end })
+  wait_for('the rewind of the files', function() return done ~= nil end)
+  eq(done.err, nil, 'rewind error')
+  eq(#done.res.skipped, 1, 'one file skipped')
+  eq(done.res.skipped[1].path, ws .. '/rw_greet.txt', 'the one a person changed')
+  eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'howdy, by hand' }, "the person's change stays")
+  check(t.has_line_prefix('[rewind] skipped rw_greet.txt: '), 'the chat says it was skipped, and why')
+  check(t.has_line('[rewind] skipped files are as they were; :PidRewind! restores them too (over their changes)'), 'and what to do')
+  t.checkpoint_answers = { { pick = pick_fourth } }
+  t.answers = { { key = 'f' } }
+  done = nil
+  vim.cmd('PidRewind!')
+  wait_for('the forced rewind', function() return pid.status().pending_approvals == 0 and t.has_line('[rewind] 1 restored, 0 removed, 0 skipped') end)
+  eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'hello' }, 'restored over the change')
+  eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'hello' }, 'its buffer follows')
+  say('ok - :PidRewind: a file changed by hand is skipped, with why; :PidRewind! restores it')
+
+  -- 31. The undo: the forced rewind's own checkpoint, newest, puts the person's change back.
+  t.checkpoint_answers = { { pick = function(items)
+    return items[1].prompt:find('Before rewinding to: ', 1, true) == 1 and 1 or nil
+  end } }
+  t.answers = { { key = 'f' } }
+  done = nil
+  pid.rewind({ on_done = function(err, r) done = { err = err, res = r } end })
+  wait_for('the undo', function() return done ~= nil end)
+  eq(done.err, nil, 'undo error')
+  check(selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1]:find('^"Before rewinding to: fourth: greet once more" | just now | 1 file'), 'the newest checkpoint is the rewind\'s own: %s', selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1])
+  eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'howdy, by hand' }, 'the undo put the change back')
+  eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'howdy, by hand' }, 'in the buffer too')
+  say('ok - :PidRewind: the rewind\'s own checkpoint undoes it')
+
+  -- 32. Cancelling: closing the float rewinds nothing.
+  t.checkpoint_answers = { { pick = function() return 1 end } }
+  t.answers = { { never = true, action = function() vim.api.nvim_win_close(t.approval.window(), true) end } }
+  done = nil
+  pid.rewind({ on_done = function(err, r) done = { err = err, res = r } end })
+  wait_for('the cancel', function() return done ~= nil end)
+  eq(done, { err = nil, res = nil }, 'closing the float cancelled it')
+  eq(pid.status().pending_approvals, 0, 'no question left open')
+  eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'howdy, by hand' }, 'nothing changed')
+  vim.cmd('bwipeout! ' .. gbuf)
+  say('ok - :PidRewind: closing the float rewinds nothing')
 end
