@@ -395,7 +395,8 @@ function M.show()
 end
 
 -- show_loaded writes a loaded session (res: session/load's result; summary: its session/list
--- entry, when known) into the chat between a '[session] resumed ...' line and one saying the
+-- entry, when known, or {rewound = true} after a rewind) into the chat between a '[session]
+-- resumed ...' (or 'rewound: ...') line and one saying the
 -- next prompt continues it. When the chat shows that session already (pid stopped under it,
 -- or it is loaded again), the transcript replaces what was shown of it, from where that began.
 function M.show_loaded(res, summary)
@@ -411,9 +412,9 @@ function M.show_loaded(res, summary)
   else
     S.region = { start = view.count(), session = res.sessionId }
   end
-  local title = summary and sessions.title(summary) or nil
+  local title = summary and summary.title and sessions.title(summary) or nil
   local where = summary and type(summary.cwd) == 'string' and (', in ' .. summary.cwd) or ''
-  local entries = { string.format('[session] resumed %s%s (%d message%s%s)', res.sessionId,
+  local entries = { string.format('[session] %s %s%s (%d message%s%s)', summary and summary.rewound and 'rewound:' or 'resumed', res.sessionId,
     title and string.format(' "%s"', title) or '', n, n == 1 and '' or 's', where) }
   vim.list_extend(entries, M.transcript_entries(items, res.sessionId))
   table.insert(entries, '[session] end of the saved transcript: the next prompt continues this session')

@@ -140,7 +140,7 @@ function M.report_lines(cp, restore, result, root)
     table.insert(out, '[rewind] skipped files are as they were; :PidRewind! restores them too (over their changes)')
   end
   if restore ~= 'files' then
-    table.insert(out, '[rewind] the conversation goes on from before that prompt: the next prompt continues it')
+    table.insert(out, '[rewind] the conversation goes on from before that prompt')
   end
   if result.safetyCheckpointId ~= nil then
     -- pid keeps what the rewind took away in a checkpoint of its own, listed by that name.
@@ -213,7 +213,7 @@ local function apply(client, sid, cp, restore, force, done)
       return report()
     end
     -- The conversation went back: the chat shows the session again as pid now has it.
-    if not lifecycle.load_session(sid, { on_done = function(lerr)
+    if not lifecycle.load_session(sid, { summary = { rewound = true }, on_done = function(lerr)
       if lerr ~= nil then
         view.append('[rewind] the chat could not show the rewound conversation: ' .. lerr)
       end

@@ -68,12 +68,12 @@ return function(t)
     '[rewind] removed new.txt',
     '[rewind] skipped notes.txt: changed since pid last wrote it',
     '[rewind] skipped files are as they were; :PidRewind! restores them too (over their changes)',
-    '[rewind] the conversation goes on from before that prompt: the next prompt continues it',
+    '[rewind] the conversation goes on from before that prompt',
     '[rewind] undo: :PidRewind, then "Before rewinding to: fix the test in parse.go"',
   }, 'the report of a rewind of both')
   eq(R.report_lines(cp, 'conversation', { restored = {}, removed = {}, skipped = {} }, root), {
     '[rewind] the conversation, back to before "fix the test in parse.go"',
-    '[rewind] the conversation goes on from before that prompt: the next prompt continues it',
+    '[rewind] the conversation goes on from before that prompt',
   }, 'the report of a rewind of the conversation')
   eq(R.report_lines(cp, 'files', { restored = { '/w/parse.go' }, removed = {}, skipped = {} }, root), {
     '[rewind] the files, back to before "fix the test in parse.go"',
@@ -157,11 +157,11 @@ return function(t)
     '[rewind] 1 restored, 1 removed, 0 skipped',
     '[rewind] restored rw_greet.txt',
     '[rewind] removed rw_new.txt',
-    '[rewind] the conversation goes on from before that prompt: the next prompt continues it',
+    '[rewind] the conversation goes on from before that prompt',
     '[rewind] undo: :PidRewind, then "Before rewinding to: first: add and greet"',
   }, 'the report, at the end of the chat')
   check(not t.contains(lines, '>>> first: add and greet') and not t.contains(lines, '>>> second: greet again'), 'the rewound prompts are gone from the chat')
-  check(t.has_line_prefix('[session] resumed ' .. sid), 'the chat shows the session again from session/load')
+  check(t.has_line_prefix('[session] rewound: ' .. sid .. ' (0 messages)'), 'the chat shows the session again from session/load')
   eq(pid.status().session_id, sid, 'the same session')
   pid.ask('third')
   local res = wait_run(runs + 3)
