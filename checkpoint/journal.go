@@ -172,6 +172,37 @@ func (j *journal) apply(r *record, byID map[string]*cp) {
 	}
 }
 
+// refs returns the blobs the journal refers to: its files' states, and the snapshots of
+// the commands pid stopped during (with the contents they name), which recover reads. The
+// snapshots of finished commands are not needed any more.
+func (j *journal) refs(st *Store) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range j.cps {
+		for _, f := range c.files {
+			for _, s := range []*State{&f.before, f.after} {
+				if s != nil && s.Hash != "" {
+					out[s.Hash] = true
+				}
+			}
+		}
+	}
+	for _, r := range j.pending {
+		if r.Manifest == "" {
+			continue
+		}
+		out[r.Manifest] = true
+		var m map[string]State
+		if data, err := st.get(r.Manifest); err == nil && json.Unmarshal(data, &m) == nil {
+			for _, s := range m {
+				if s.Hash != "" {
+					out[s.Hash] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // appendEvicted marks the journal at p as given up.
 func appendEvicted(p string) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)

@@ -348,13 +348,16 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 	}
 	// Keep what is there now, in the rewind's own checkpoint, before changing it.
 	if exists {
+		s.st.gate.RLock() // from the put to the journal line
 		cur := s.keepCurrent(root, rel, fi)
 		if cur.Kind == "file" && cur.Hash == "" {
+			s.st.gate.RUnlock()
 			return "its current content could not be kept first (" + cur.NotKept + ")", false, nil
 		}
 		s.mu.Lock()
 		s.noteLocked(s.cur, t.path, cur)
 		s.mu.Unlock()
+		s.st.gate.RUnlock()
 	} else {
 		s.mu.Lock()
 		s.noteLocked(s.cur, t.path, Absent)
@@ -414,12 +417,12 @@ func linkOnTheWay(root *os.Root, rel string) string {
 }
 
 // keepCurrent keeps the current content of the regular file rel under root (whose lstat
-// is fi) in the store, and returns its state. A file whose owner cannot read it (a command
+// is fi) in the store, past its bound if need be, and returns its state. A file whose owner cannot read it (a command
 // ran chmod 000) is read with its owner's read bit set for the moment, then given its mode
 // back: the rewind is about to replace it, and its content must be kept first so that the
 // rewind can be rewound.
 func (s *Session) keepCurrent(root *os.Root, rel string, fi fs.FileInfo) State {
-	cur := s.stateOf(root, rel, fi, maxToolFileBytes, true)
+	cur := s.stateKept(root, rel, fi, maxToolFileBytes, keepAlways)
 	perm := fi.Mode().Perm()
 	if cur.Kind != "file" || cur.Hash != "" || perm&0o400 != 0 || !strings.HasPrefix(cur.NotKept, "unreadable") {
 		return cur
@@ -427,7 +430,7 @@ func (s *Session) keepCurrent(root *os.Root, rel string, fi fs.FileInfo) State {
 	if root.Chmod(rel, perm|0o400) != nil {
 		return cur
 	}
-	again := s.stateOf(root, rel, fi, maxToolFileBytes, true)
+	again := s.stateKept(root, rel, fi, maxToolFileBytes, keepAlways)
 	if err := root.Chmod(rel, perm); err != nil {
 		return cur
 	}

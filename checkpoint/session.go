@@ -127,22 +127,19 @@ func (s *Session) goBackground(f func(ctx context.Context)) {
 	}()
 }
 
-// hashes returns the blobs the session may still need: its journal's and its stat cache's.
+// hashes returns the blobs the session may still need: its journal's, its stat cache's and
+// its last kept snapshot. Contract: called by Enforce with the store's gate held for
+// writing (so no snapshot is under way, and snapMu is free or about to be).
 func (s *Session) hashes() map[string]bool {
-	out := map[string]bool{}
+	s.snapMu.Lock()
 	s.mu.Lock()
-	for _, c := range s.j.cps {
-		for _, f := range c.files {
-			out[f.before.Hash] = true
-		}
-	}
+	out := s.j.refs(s.st)
 	s.mu.Unlock()
-	if s.snapMu.TryLock() {
-		for _, c := range s.cache {
-			out[c.st.Hash] = true
-		}
-		s.snapMu.Unlock()
+	for _, c := range s.cache {
+		out[c.st.Hash] = true
 	}
+	out[s.manifest] = true
+	s.snapMu.Unlock()
 	delete(out, "")
 	return out
 }
@@ -273,6 +270,8 @@ func (s *Session) BeforeFile(path string) {
 	if _, _, err := s.ws.At(path); err != nil {
 		return
 	}
+	s.st.gate.RLock()
+	defer s.st.gate.RUnlock()
 	st := s.stateAt(path, maxToolFileBytes, true)
 	s.mu.Lock()
 	s.noteLocked(c, path, st)
@@ -314,6 +313,25 @@ func (s *Session) stateAt(path string, limit int64, keep bool) State {
 
 // stateOf returns the state of the file rel under root, whose lstat is fi.
 func (s *Session) stateOf(root *os.Root, rel string, fi fs.FileInfo, limit int64, keep bool) State {
+	how := hashOnly
+	if keep {
+		how = keepBounded
+	}
+	return s.stateKept(root, rel, fi, limit, how)
+}
+
+// How stateKept treats a file's content: hashed only, kept within the store's bound, or
+// kept past it (a rewind keeps what it is about to replace even when the store is full: a
+// rewind that cannot be rewound would lose work, and refusing the rewind would keep the
+// agent's changes the person asked to undo).
+const (
+	hashOnly = iota
+	keepBounded
+	keepAlways
+)
+
+// stateKept is stateOf, keeping the content as how says.
+func (s *Session) stateKept(root *os.Root, rel string, fi fs.FileInfo, limit int64, how int) State {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := root.Readlink(rel)
@@ -344,8 +362,8 @@ func (s *Session) stateOf(root *os.Root, rel string, fi fs.FileInfo, limit int64
 		st.NotKept = fmt.Sprintf("larger than %d MiB", limit>>20)
 		return st
 	}
-	if keep {
-		h, err := s.st.put(data)
+	if how != hashOnly {
+		h, err := s.st.put(data, how == keepAlways)
 		if err != nil {
 			st.NotKept = "not saved: " + errText(err)
 			return st

@@ -35,6 +35,8 @@ type Snapshot struct {
 // snapshot walks the workspace folders and returns each file's state, keeping the content
 // of every file whose stat changed since the last snapshot.
 func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
+	s.st.gate.RLock() // the blobs it puts are referenced by the cache once it is set
+	defer s.st.gate.RUnlock()
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.warmed = true
@@ -128,6 +130,8 @@ func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
 // keepManifest keeps the last snapshot as a blob, unless it is the same as the one kept
 // before, and returns its hash.
 func (s *Session) keepManifest() (string, error) {
+	s.st.gate.RLock() // the blob is referenced by s.manifest once it is set
+	defer s.st.gate.RUnlock()
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	if s.manifest != "" {
@@ -141,7 +145,7 @@ func (s *Session) keepManifest() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h, err := s.st.put(data)
+	h, err := s.st.put(data, false)
 	if err == nil {
 		s.manifest = h
 	}

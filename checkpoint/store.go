@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,6 +42,12 @@ type Store struct {
 	live map[*Session]struct{}
 	// evicting is held by the one eviction pass running.
 	evicting sync.Mutex
+	// gate is held for reading from a blob's put until what refers to it is recorded (a
+	// journal line, a live session's stat cache or kept snapshot), and for writing by an
+	// eviction pass while it finds what is referenced and removes the rest: so a blob just
+	// put (or found already kept) is never removed before it is referenced. Lock order:
+	// gate, then a Session's snapMu, then its mu; never gate while holding those.
+	gate sync.RWMutex
 }
 
 // Open returns the store in dir (created, mode 0700, when missing), bounded to maxBytes of
@@ -68,16 +75,17 @@ func (st *Store) blobPath(h string) string {
 // errFull is put's error once the store is at its bound.
 var errFull = errors.New("the checkpoint store is at its size limit (checkpoints.maxBytes)")
 
-// put keeps data and returns its hash. A blob already kept is not written again. Safe for
-// concurrent use: a blob is written to a temporary name and renamed into place.
-func (st *Store) put(data []byte) (string, error) {
+// put keeps data and returns its hash. A blob already kept is not written again; once the
+// store is at its bound nothing new is, unless always. Safe for concurrent use: a blob is
+// written to a temporary name and renamed into place.
+func (st *Store) put(data []byte, always bool) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
 	p := st.blobPath(h)
 	if _, err := os.Lstat(p); err == nil {
 		return h, nil
 	}
-	if st.full.Load() {
+	if st.full.Load() && !always {
 		return "", errFull
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -115,11 +123,13 @@ func (st *Store) get(h string) ([]byte, error) {
 // errEvicted is get's error for a blob removed to keep the store under its bound.
 var errEvicted = errors.New("its saved content was removed to keep the checkpoints under their size limit (checkpoints.maxBytes)")
 
-// Enforce keeps the store under its bound: when the blobs take more, the oldest sessions'
-// checkpoints are given up first (their journals say so, and their blobs no other
-// session uses are removed), never a live session's. It returns the bytes the blobs take
-// afterwards. Contract: safe for concurrent use (one pass runs at a time); it reads every
-// journal, so callers run it off the request path.
+// Enforce keeps the store under its bound. When the blobs take more, first the blobs
+// nothing refers to any more go (a deleted session's, the snapshots of finished commands of
+// closed sessions), then the oldest closed sessions' checkpoints are given up, one session
+// at a time, until the blobs fit (their journals say so, and the blobs only they used are
+// removed); a live session's never are. It returns the bytes the blobs take afterwards.
+// Contract: safe for concurrent use (one pass runs at a time); it reads every journal and
+// waits for the snapshots under way, so callers run it off the request path.
 func (st *Store) Enforce() (int64, error) {
 	st.evicting.Lock()
 	defer st.evicting.Unlock()
@@ -128,52 +138,77 @@ func (st *Store) Enforce() (int64, error) {
 		st.full.Store(false)
 		return used, err
 	}
+	st.gate.Lock()
+	defer st.gate.Unlock()
 	journals, err := st.journals()
 	if err != nil {
 		return used, err
 	}
 	st.mu.Lock()
+	live := make([]*Session, 0, len(st.live))
 	liveIDs := map[string]bool{}
-	var liveHashes []map[string]bool
 	for s := range st.live {
+		live = append(live, s)
 		liveIDs[s.id] = true
-		liveHashes = append(liveHashes, s.hashes())
 	}
 	st.mu.Unlock()
-	for len(journals) > 0 && used > st.maxBytes {
-		j := journals[0]
-		journals = journals[1:]
+	liveKeep := map[string]bool{}
+	for _, s := range live {
+		for h := range s.hashes() {
+			liveKeep[h] = true
+		}
+	}
+	// keep is what the journals not given up and the live sessions refer to.
+	keep := func() map[string]bool {
+		out := maps.Clone(liveKeep)
+		for _, j := range journals {
+			if !j.evicted {
+				maps.Copy(out, j.hashes)
+			}
+		}
+		return out
+	}
+	used, err = st.sweep(keep())
+	if err != nil {
+		return used, err
+	}
+	for i := 0; i < len(journals) && used > st.maxBytes; i++ {
+		j := &journals[i]
 		if liveIDs[j.id] || j.evicted {
 			continue
 		}
 		if err := appendEvicted(j.path); err != nil {
 			return used, err
 		}
-		keep := map[string]bool{}
-		for _, o := range journals {
-			if !o.evicted {
-				for h := range o.hashes {
-					keep[h] = true
-				}
-			}
-		}
-		for _, m := range liveHashes {
-			for h := range m {
-				keep[h] = true
-			}
-		}
-		for h := range j.hashes {
-			if !keep[h] {
-				if fi, err := os.Lstat(st.blobPath(h)); err == nil {
-					if os.Remove(st.blobPath(h)) == nil {
-						used -= fi.Size()
-					}
-				}
-			}
+		j.evicted = true
+		if used, err = st.sweep(keep()); err != nil {
+			return used, err
 		}
 	}
 	st.full.Store(used > st.maxBytes)
 	return used, nil
+}
+
+// sweep removes every blob not in keep (and what a put stopped during left), and returns
+// the bytes the blobs take afterwards. Contract: called with gate held for writing.
+func (st *Store) sweep(keep map[string]bool) (int64, error) {
+	var used int64
+	err := filepath.WalkDir(filepath.Join(st.dir, "blobs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		h := filepath.Base(filepath.Dir(p)) + d.Name()
+		if !keep[h] && os.Remove(p) == nil {
+			return nil
+		}
+		used += fi.Size()
+		return nil
+	})
+	return used, err
 }
 
 // blobBytes returns the bytes the blobs take.
@@ -221,16 +256,7 @@ func (st *Store) journals() ([]journalInfo, error) {
 		if err != nil {
 			continue
 		}
-		info := journalInfo{id: strings.TrimSuffix(name, ".jsonl"), path: p, mtime: fi.ModTime().UnixNano(), evicted: j.evicted, hashes: map[string]bool{}}
-		for _, c := range j.cps {
-			for _, f := range c.files {
-				for _, s := range []*State{&f.before, f.after} {
-					if s != nil && s.Hash != "" {
-						info.hashes[s.Hash] = true
-					}
-				}
-			}
-		}
+		info := journalInfo{id: strings.TrimSuffix(name, ".jsonl"), path: p, mtime: fi.ModTime().UnixNano(), evicted: j.evicted, hashes: j.refs(st)}
 		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b journalInfo) int {
