@@ -110,7 +110,7 @@ test("Neovim: :'<,'>PidAsk sends the selection with the question", { timeout: 60
 		assert.ok(at >= 0, `the chat shows the question:\n${screen}`);
 		assert.deepEqual(chat.slice(at, at + 4), ['>>> what does this do?', '[context] calc.py lines 3-4', 'It returns the sum of a and b.', '[done] stop']);
 		// What the model got is in the saved session: the question, then the two lines.
-		const saved = filesUnder(path.join(nv.dirs.pidXdg, 'state', 'pid'));
+		const saved = filesUnder(path.join(nv.dirs.pidXdg, 'state', 'pid', 'sessions')); // not checkpoints/: its blobs hold the whole workspace
 		assert.ok(saved.includes('def add(a, b):\\n    return a + b'), 'the selected lines were sent');
 		assert.ok(!saved.includes('import math'), 'only the selected lines');
 	});

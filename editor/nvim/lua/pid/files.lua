@@ -167,8 +167,16 @@ local function mark_conflict(buf)
 end
 
 -- reload_buffer reloads an unmodified buffer from its file (:edit! in the buffer, without the
--- W11 question; the reload can be undone with u). It returns nil, or an error in words.
+-- W11 question; the reload can be undone with u), unless the buffer holds the file's bytes
+-- already. It returns nil, or an error in words.
 local function reload_buffer(buf)
+  local path = vim.api.nvim_buf_get_name(buf)
+  if M.buffer_text(buf) == read_disk(path) then
+    -- Only the file's times or mode changed (pid's rewind sets the mode after writing through
+    -- the buffer): nothing to read, and no reload to add to the undo history.
+    stamps[buf] = stamp_of(path)
+    return nil
+  end
   local ok, err = pcall(vim.api.nvim_buf_call, buf, function()
     vim.cmd('silent keepalt keepjumps edit!')
   end)

@@ -13,6 +13,7 @@ local sessions = require('pid.sessions')
 local lifecycle = require('pid.lifecycle')
 local chat = require('pid.chat')
 local words = require('pid.words')
+local files_mod = require('pid.files')
 
 local S = state.S
 local notify = words.notify
@@ -71,8 +72,9 @@ function M.item_label(cp, now)
 end
 
 -- float_lines are the float's lines (filetype diff): the prompt, the files changed since
--- then, the keys, then each file's diff, whole.
-function M.float_lines(cp, files, root, now)
+-- then, those of them with unsaved changes in Neovim (paths), the keys, then each file's diff,
+-- whole.
+function M.float_lines(cp, files, root, now, unsaved)
   local lines = {
     string.format('Rewind to before this prompt (%s):', sessions.relative_time(cp.timestamp, now)),
   }
@@ -90,6 +92,13 @@ function M.float_lines(cp, files, root, now)
     for _, f in ipairs(files) do
       table.insert(lines, string.format('  %-9s %s', tostring(f.change), M.rel(f.path, root)))
     end
+  end
+  if unsaved ~= nil and #unsaved > 0 then
+    local names = {}
+    for _, p in ipairs(unsaved) do
+      table.insert(names, M.rel(p, root))
+    end
+    table.insert(lines, string.format('Unsaved changes in Neovim: %s. Restoring the files replaces them (u in the buffer brings them back).', table.concat(names, ', ')))
   end
   table.insert(lines, '')
   local keys = {}
@@ -278,6 +287,19 @@ function M.rewind(opts)
   return true
 end
 
+-- unsaved_of returns the paths of files whose buffer has unsaved changes: pid writes a file
+-- back through its buffer, over them.
+local function unsaved_of(files)
+  local out = {}
+  for _, f in ipairs(files) do
+    local b = type(f.path) == 'string' and files_mod.buffer(f.path) or nil
+    if b ~= nil and vim.bo[b].modified then
+      table.insert(out, f.path)
+    end
+  end
+  return out
+end
+
 -- show_diff shows the diff from before checkpoint cp to now in the float (the cursor in it),
 -- then rewinds as the key pressed says.
 function M.show_diff(client, sid, cp, force, done)
@@ -295,7 +317,7 @@ function M.show_diff(client, sid, cp, force, done)
     local q = approval.ask({
       kind = 'rewind',
       session = sid,
-      lines = M.float_lines(cp, files, S.workspace, os.time()),
+      lines = M.float_lines(cp, files, S.workspace, os.time(), unsaved_of(files)),
       filetype = 'diff',
       height = 0.8,
       close_cancels = true,

@@ -200,6 +200,10 @@ return function(t)
   say('ok - :PidRewind: a file changed by hand is skipped, with why; :PidRewind! restores it')
 
   -- 31. The undo: the forced rewind's own checkpoint, newest, puts the person's change back.
+  -- The buffer has unsaved words: the float says the rewind replaces them, and u brings them back.
+  vim.api.nvim_buf_set_lines(gbuf, 0, -1, false, { 'unsaved words' })
+  vim.api.nvim_buf_call(gbuf, function() vim.cmd('let &undolevels = &undolevels') end) -- an undo break, as leaving insert mode makes
+  t.asked = {}
   t.checkpoint_answers = { { pick = function(items)
     return items[1].prompt:find('Before rewinding to: ', 1, true) == 1 and 1 or nil
   end } }
@@ -211,6 +215,11 @@ return function(t)
   check(selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1]:find('^"Before rewinding to: fourth: greet once more" | just now | 1 file'), 'the newest checkpoint is the rewind\'s own: %s', selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1])
   eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'howdy, by hand' }, 'the undo put the change back')
   eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'howdy, by hand' }, 'in the buffer too')
+  check(t.contains(t.asked[1].lines, 'Unsaved changes in Neovim: rw_greet.txt. Restoring the files replaces them (u in the buffer brings them back).'),
+    'the float warned of the unsaved words: %s', table.concat(t.asked[1].lines, ' | '))
+  vim.api.nvim_buf_call(gbuf, function() vim.cmd('silent undo') end)
+  eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'unsaved words' }, 'u brings the unsaved words back')
+  vim.api.nvim_buf_call(gbuf, function() vim.cmd('silent edit!') end)
   say('ok - :PidRewind: the rewind\'s own checkpoint undoes it')
 
   -- 32. Cancelling: closing the float rewinds nothing.
