@@ -164,7 +164,7 @@ export class ChatModel {
 	/** The assistant message streaming now, with its blocks by contentIndex. */
 	private streaming: { item: AssistantItem; text: Map<number, string>; thinking: Map<number, string> } | undefined;
 	/** The user messages pid has yet to take: the prompt's own first, then queued ones. */
-	private expectedUser: { text: string; item?: UserItem; withContext?: boolean }[] = [];
+	private expectedUser: { text: string; item?: UserItem; withContext?: boolean; own?: UserItem }[] = [];
 	private readonly approvals = new Map<string, (c: ApprovalChoice | undefined) => void>();
 	private readonly elicitations = new Map<string, { item: ElicitationItem; resolve: (r: ElicitationResult) => void }>();
 	private changes: ChangesItem | undefined;
@@ -288,7 +288,7 @@ export class ChatModel {
 	/** userPrompt shows a prompt the person sent (pid's echo of it is then not shown twice). */
 	userPrompt(text: string, chips: readonly ChipView[] = []): UserItem {
 		const item = this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) });
-		this.expectedUser.push({ text, withContext: chips.length > 0 });
+		this.expectedUser.push({ text, withContext: chips.length > 0, own: item });
 		return item;
 	}
 
@@ -313,15 +313,16 @@ export class ChatModel {
 		this.remove(item);
 	}
 
-	/** A user message pid added to the transcript: the prompt's own, a queued one taken, or another. */
-	private userMessage(text: string): void {
+	/** A user message pid added to the transcript: the prompt's own, a queued one taken, or another. at: its timestamp. */
+	private userMessage(text: string, at?: number): void {
+		const when = at !== undefined ? { at } : {};
 		// A prompt with context comes back as its text followed by the context's blocks.
 		let i = this.expectedUser.findIndex((e) => e.text === text);
 		if (i < 0) {
 			i = this.expectedUser.findIndex((e) => e.withContext === true && text.startsWith(e.text));
 		}
 		if (i < 0) {
-			this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: [] });
+			this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: [], ...when });
 			return;
 		}
 		const [e] = this.expectedUser.splice(i, 1);
@@ -330,7 +331,54 @@ export class ChatModel {
 			this.remove(e.item);
 			const { queued: _q, ...rest } = e.item;
 			void _q;
-			this.add<UserItem>({ ...rest, id: this.id('u') });
+			this.add<UserItem>({ ...rest, id: this.id('u'), ...when });
+		} else if (e.own && at !== undefined) {
+			e.own.at = at;
+		}
+	}
+
+	/**
+	 * dropFrom removes the item with that id and every item after it (a rewind of the
+	 * conversation took them out); it returns how many were removed (0: no such item).
+	 */
+	dropFrom(id: string): number {
+		const i = this.items.findIndex((it) => it.id === id);
+		if (i < 0) {
+			return 0;
+		}
+		const gone = this.items.slice(i);
+		for (const it of gone) {
+			this.remove(it);
+			if (it.kind === 'tool') {
+				this.tools.delete(it.toolCallId);
+			}
+			if (it === this.changes) {
+				this.changes = undefined;
+			}
+		}
+		return gone.length;
+	}
+
+	/** The person's messages in the conversation (not those still queued), oldest first. */
+	userItems(): UserItem[] {
+		return this.items.filter((i): i is UserItem => i.kind === 'user' && i.queued === undefined);
+	}
+
+	/**
+	 * setCheckpoints gives each of the person's messages its checkpoint (by item id; a message
+	 * left out has none): the view offers "Rewind to here" on those that have one.
+	 */
+	setCheckpoints(byItem: ReadonlyMap<string, string>): void {
+		for (const u of this.userItems()) {
+			const id = byItem.get(u.id);
+			if (u.checkpointId !== id) {
+				if (id === undefined) {
+					delete u.checkpointId;
+				} else {
+					u.checkpointId = id;
+				}
+				this.update(u);
+			}
 		}
 	}
 
@@ -403,7 +451,7 @@ export class ChatModel {
 				if (m?.role === 'assistant') {
 					this.endAssistant(m);
 				} else if (m?.role === 'user') {
-					this.userMessage(contentText(m.content));
+					this.userMessage(contentText(m.content), typeof m.timestamp === 'number' ? m.timestamp : undefined);
 				}
 				break;
 			}
@@ -792,7 +840,7 @@ export class ChatModel {
 			}
 			switch (it.role) {
 				case 'user':
-					this.add<UserItem>({ kind: 'user', id: this.id('u'), text: contentText(it.content), chips: [] });
+					this.add<UserItem>({ kind: 'user', id: this.id('u'), text: contentText(it.content), chips: [], ...(typeof it.timestamp === 'number' ? { at: it.timestamp } : {}) });
 					break;
 				case 'assistant': {
 					const item: AssistantItem = { kind: 'assistant', id: this.id('a'), text: '', thinking: '', streaming: false };

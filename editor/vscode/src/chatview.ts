@@ -110,6 +110,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		}
 	}
 
+	/**
+	 * putInPrompt puts text in the prompt box, before what it holds, with the cursor at the end
+	 * (a rewound message, to edit and send again); nothing when the page is not shown.
+	 */
+	putInPrompt(text: string): void {
+		if (this.view?.visible && this.ready && text !== '') {
+			this.post({ type: 'focusPrompt', text });
+		}
+	}
+
 	/** The input box holding what is typed while the page loads (openBridge), while it is open. */
 	private bridge: vscode.InputBox | undefined;
 	/** Text typed into a bridge closed before the page was ready (Escape): it goes to the prompt box. */

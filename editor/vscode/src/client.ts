@@ -7,6 +7,10 @@ import * as rpc from 'vscode-jsonrpc/node';
 import type {
 	BeforeToolCallAnswer,
 	BeforeToolCallParams,
+	Checkpoint,
+	CheckpointDiffResult,
+	CheckpointFileDiff,
+	CheckpointsListResult,
 	EditorCapabilities,
 	ElicitationParams,
 	ElicitationResult,
@@ -24,6 +28,8 @@ import type {
 	RememberedPermission,
 	RequestTrustAnswer,
 	RequestTrustParams,
+	RewindParams,
+	RewindResult,
 	SessionListParams,
 	SessionListResult,
 	SessionLoadResult,
@@ -358,6 +364,33 @@ export class PidClient {
 	/** Unloads a session from this pid (session/close): its file stays, another pid may load it. */
 	async closeSession(sessionId: string): Promise<void> {
 		await this.connection.sendRequest('session/close', { sessionId });
+	}
+
+	/** The session's checkpoints (checkpoints/list), one per prompt, oldest first. */
+	async listCheckpoints(sessionId: string): Promise<Checkpoint[]> {
+		const r = await this.connection.sendRequest<CheckpointsListResult | null>('checkpoints/list', { sessionId });
+		return Array.isArray(r?.checkpoints) ? r.checkpoints.filter((c) => c && typeof c.id === 'string') : [];
+	}
+
+	/** What changed since before a checkpoint's prompt (checkpoints/diff): a unified diff per file. */
+	async checkpointDiff(sessionId: string, checkpointId: string): Promise<CheckpointFileDiff[]> {
+		const r = await this.connection.sendRequest<CheckpointDiffResult | null>('checkpoints/diff', { sessionId, checkpointId });
+		return Array.isArray(r?.files) ? r.files : [];
+	}
+
+	/**
+	 * Rewinds the session to a checkpoint (session/rewind): its files, its conversation or
+	 * both. -32803 while a prompt runs, -32602 for an unknown checkpoint.
+	 */
+	async rewind(params: RewindParams): Promise<RewindResult> {
+		const r = await this.connection.sendRequest<RewindResult | null>('session/rewind', params);
+		const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+		return {
+			restored: list(r?.restored),
+			removed: list(r?.removed),
+			skipped: Array.isArray(r?.skipped) ? r.skipped.filter((x) => x && typeof x.path === 'string').map((x) => ({ path: x.path, reason: String(x.reason ?? '') })) : [],
+			safetyCheckpointId: typeof r?.safetyCheckpointId === 'string' ? r.safetyCheckpointId : '',
+		};
 	}
 
 	/** The folders the user trusts (trust/list): their settings apply in full. */

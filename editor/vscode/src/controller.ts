@@ -22,6 +22,8 @@ import {
 	contentText,
 	type BeforeToolCallAnswer,
 	type BeforeToolCallParams,
+	type Checkpoint,
+	type CheckpointFileDiff,
 	type ElicitationParams,
 	type ElicitationResult,
 	type ModelEntry,
@@ -30,6 +32,8 @@ import {
 	type RememberedPermission,
 	type RequestTrustAnswer,
 	type RequestTrustParams,
+	type RewindRestore,
+	type RewindResult,
 	type SessionLoadResult,
 	type SessionMode,
 	type SessionNewParams,
@@ -38,6 +42,7 @@ import {
 } from './protocol';
 import { Run, transcriptEntries } from './run';
 import { MAX_LISTED, ResumeError, insideAny, loadErrorText, relativeTime } from './sessions';
+import { mapCheckpoints, rewindReport } from './rewind';
 
 export interface Ui {
 	/** Shows one more entry of the log (the output channel). */
@@ -241,6 +246,16 @@ export class PidController {
 	 * pid cannot be started, the session cannot be created or loaded.
 	 */
 	async ask(text: string, context: readonly ContextChip[] = []): Promise<Run | undefined> {
+		const run = await this.runPrompt(text, context);
+		// The prompt's message now has its checkpoint: "Rewind to here" can go back to it.
+		if (run && this.client && this.sessionId === run.sessionId) {
+			await this.refreshCheckpoints(this.client, run.sessionId);
+		}
+		return run;
+	}
+
+	/** runPrompt is ask without the checkpoints' refresh after it. */
+	private async runPrompt(text: string, context: readonly ContextChip[]): Promise<Run | undefined> {
 		this.assertIdle();
 		const source = new rpc.CancellationTokenSource();
 		let settle: () => void = () => {};
@@ -791,6 +806,7 @@ export class PidController {
 		this.nextModeId = undefined;
 		this.showModes(loaded.modes);
 		this.showModel(client, loaded.sessionId);
+		void this.refreshCheckpoints(client, loaded.sessionId);
 		const n = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction').length;
 		if (wasStopped || quiet) {
 			this.chat.notice('info', `pid was started again and the saved session was loaded (${n} message${n === 1 ? '' : 's'}): ${quiet ? 'your message continues it' : 'the next message continues it'}.`);
@@ -813,6 +829,142 @@ export class PidController {
 			ui.appendLine(e.line);
 		}
 		ui.appendLine('pid: — end of the saved transcript: "pid: Ask" continues this session —');
+	}
+
+	/** False once pid said it has no checkpoints for this session (settings, or an older pid): no more asking. */
+	private checkpointsOff = new Set<string>();
+
+	/**
+	 * refreshCheckpoints asks pid for the session's checkpoints (checkpoints/list) and gives
+	 * each of the person's messages in the chat its own (mapCheckpoints), so that the view
+	 * offers "Rewind to here" on them. It never throws: without checkpoints there is no button.
+	 */
+	async refreshCheckpoints(client: PidClient | undefined = this.client, sessionId: string | undefined = this.sessionId): Promise<void> {
+		if (!client || sessionId === undefined || this.checkpointsOff.has(sessionId) || !client.alive) {
+			return;
+		}
+		let cps: Checkpoint[];
+		try {
+			cps = await client.listCheckpoints(sessionId);
+		} catch (err) {
+			// pid refused (checkpoints off, or a pid without them): no more asking for this session.
+			if (client.alive && errorCode(err) !== undefined) {
+				this.checkpointsOff.add(sessionId);
+				this.opts.ui.appendLine(`pid: no rewind in this session: ${errorText(err)}`);
+			}
+			return;
+		}
+		if (this.sessionId !== sessionId) {
+			return;
+		}
+		this.applyCheckpoints(cps);
+	}
+
+	private applyCheckpoints(cps: readonly Checkpoint[]): void {
+		const users = this.chat.userItems();
+		const found = mapCheckpoints(users.map((u) => ({ text: u.text, ...(u.at !== undefined ? { at: u.at } : {}) })), cps);
+		const byItem = new Map<string, string>();
+		users.forEach((u, i) => {
+			const c = found[i];
+			if (c) {
+				byItem.set(u.id, c.id);
+			}
+		});
+		this.chat.setCheckpoints(byItem);
+	}
+
+	/**
+	 * rewindPlan is the first step of "Rewind to here" on the chat's message itemId: the
+	 * message's checkpoint as pid lists it now (checkpoints/list) and what a rewind of the
+	 * files would take back (checkpoints/diff). It throws BusyError while a prompt runs or a
+	 * session loads, and a ChatError in words when the message has no checkpoint or pid fails.
+	 */
+	async rewindPlan(itemId: string): Promise<RewindPlan> {
+		this.assertIdle();
+		const sessionId = this.sessionId;
+		const client = this.client;
+		const item = this.chat.get(itemId);
+		if (sessionId === undefined || !client?.alive || item?.kind !== 'user') {
+			throw new ChatError('This message is not in the current session any more: nothing to rewind to.');
+		}
+		let cps: Checkpoint[];
+		try {
+			cps = await client.listCheckpoints(sessionId);
+		} catch (err) {
+			const f = friendlyError(err, 'list the checkpoints');
+			throw new ChatError(f.message, f.actions);
+		}
+		// The map again, as pid lists them now (the message's own may have been matched since).
+		if (this.sessionId === sessionId) {
+			this.applyCheckpoints(cps);
+		}
+		const id = (this.chat.get(itemId) as typeof item).checkpointId;
+		const checkpoint = cps.find((c) => c.id === id);
+		if (!checkpoint) {
+			throw new ChatError('pid has no checkpoint for this message (it was sent while pid worked, or checkpoints were off then): it cannot be rewound to.');
+		}
+		let files: CheckpointFileDiff[];
+		try {
+			files = await client.checkpointDiff(sessionId, checkpoint.id);
+		} catch (err) {
+			const f = friendlyError(err, 'show what changed since');
+			throw new ChatError(f.message, f.actions);
+		}
+		return { sessionId, itemId, text: item.text, checkpoint, files };
+	}
+
+	/**
+	 * rewind goes back to a plan's checkpoint (session/rewind): the files, the conversation or
+	 * both (force: files changed since pid wrote them too). After a rewind of the conversation
+	 * the chat shows it as pid has it now (session/load; if that fails, the message and what
+	 * followed are dropped). The chat says what was restored, removed and left as it was (with
+	 * why). It throws BusyError while a prompt runs, ChatError in words when pid refuses.
+	 */
+	async rewind(plan: { sessionId: string; itemId: string; checkpoint: Checkpoint }, restore: RewindRestore, force = false): Promise<RewindResult> {
+		this.assertIdle();
+		const client = this.client;
+		if (this.sessionId !== plan.sessionId || !client?.alive) {
+			throw new ChatError('The session changed since: open the message again to rewind.');
+		}
+		this.loading = true;
+		this.chat.setState({ status: 'loading' });
+		let r: RewindResult;
+		try {
+			try {
+				r = await client.rewind({ sessionId: plan.sessionId, checkpointId: plan.checkpoint.id, restore, ...(force ? { force: true } : {}) });
+			} catch (err) {
+				const f = friendlyError(err, 'rewind');
+				this.chat.notice('error', f.message, f.actions.map(noticeAction));
+				throw new ChatError(f.message, f.actions);
+			}
+			this.opts.ui.appendLine(`pid: rewound to checkpoint ${plan.checkpoint.id} (${restore}${force ? ', forced' : ''}): restored ${r.restored.length}, removed ${r.removed.length}, skipped ${r.skipped.length}${r.skipped.map((s) => `\n  skipped ${s.path}: ${s.reason}`).join('')}`);
+			if (restore !== 'files') {
+				await this.redrawConversation(client, plan);
+			}
+			const report = rewindReport(plan.checkpoint.prompt, restore, r, this.chat.folder);
+			this.chat.notice(report.level, report.text);
+			await this.refreshCheckpoints(client, plan.sessionId);
+			return r;
+		} finally {
+			this.loading = false;
+			if (this.chat.state.status === 'loading') {
+				this.chat.setState({ status: this.stoppedSession ? 'stopped' : 'idle' });
+			}
+		}
+	}
+
+	/** redrawConversation shows the session's conversation after a rewind: pid's (session/load), else the chat's without the rewound messages. */
+	private async redrawConversation(client: PidClient, plan: { sessionId: string; itemId: string }): Promise<void> {
+		try {
+			const loaded = await client.loadSession(plan.sessionId);
+			this.chat.showTranscript(loaded.messages);
+			if (loaded.modes) {
+				this.showModes(loaded.modes);
+			}
+		} catch (err) {
+			this.opts.ui.appendLine(`! pid: could not reload the conversation after the rewind (${errorText(err)}): the chat drops the rewound messages instead`);
+			this.chat.dropFrom(plan.itemId);
+		}
 	}
 
 	/** trustedFolders lists the folders the user trusts (trust/list), starting pid if needed. */
@@ -1047,6 +1199,17 @@ export class PidController {
 		run?.approvalAnswered(params.toolCallId, params.toolName, a, false, q.always?.description);
 		return a;
 	}
+}
+
+/** What "Rewind to here" goes back to (PidController.rewindPlan): the message, its checkpoint, the diff since. */
+export interface RewindPlan {
+	sessionId: string;
+	/** The chat item of the message. */
+	itemId: string;
+	/** The message's text as the chat showed it. */
+	text: string;
+	checkpoint: Checkpoint;
+	files: CheckpointFileDiff[];
 }
 
 /** reviewableCall reports whether the call's card offers Review (a diff of a write or an edit). */

@@ -21,6 +21,7 @@ import { safeLink } from './markdown';
 import { proposedContent } from './proposed';
 import type { ModelEntry, SessionNewParams } from './protocol';
 import { ResumeError, sessionPick, type SessionPick } from './sessions';
+import { RESTORE_CHOICES, diffDocument, short, skipReason } from './rewind';
 import { TrustAsker } from './trust';
 
 let controller: PidController | undefined;
@@ -547,6 +548,9 @@ export function activate(context: vscode.ExtensionContext): void {
 				}
 				break;
 			}
+			case 'rewind':
+				await rewindHere(String(m.id));
+				break;
 			case 'cycleMode':
 				try {
 					await current().cycleMode();
@@ -560,6 +564,58 @@ export function activate(context: vscode.ExtensionContext): void {
 			default:
 				// A message of the page's that nothing here handles: typecheck fails here when FromView gains one.
 				unhandledViewMessage(m);
+		}
+	};
+
+	/**
+	 * rewindHere is "Rewind to here" on a message of the person's: what a rewind would take
+	 * back is shown first (checkpoints/diff, as a diff document beside the chat), then the
+	 * choice of files, conversation or both; after the rewind the chat shows the conversation
+	 * as pid has it and says what was restored and what was left as it was (with why), and a
+	 * rewound message goes back into the prompt box. Files left as they were because they
+	 * changed since pid wrote them can then be restored anyway.
+	 */
+	const rewindHere = async (itemId: string) => {
+		const c = current();
+		try {
+			const plan = await c.rewindPlan(itemId);
+			const name = `Rewind to before ${short(plan.checkpoint.prompt).replace(/[\\/]/g, ' ')}.diff`;
+			const uri = snapshots.put(path.join(path.sep, name), 'rewind', diffDocument(plan.checkpoint, plan.files, workspaceFolder()));
+			const doc = await vscode.workspace.openTextDocument(uri);
+			await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+			type Item = vscode.QuickPickItem & { restore: (typeof RESTORE_CHOICES)[number]['restore'] };
+			const n = plan.files.length;
+			const items: Item[] = RESTORE_CHOICES.map((r) => ({
+				label: r.label,
+				description: r.restore === 'conversation' ? undefined : n === 0 ? 'no file changed since' : `${n} file${n === 1 ? '' : 's'} back as before`,
+				detail: r.detail,
+				restore: r.restore,
+			}));
+			const pick = await vscode.window.showQuickPick(items, {
+				title: `pid: Rewind to before "${short(plan.checkpoint.prompt)}"`,
+				placeHolder: plan.checkpoint.incomplete
+					? `Some changes cannot be taken back (${plan.checkpoint.reason ?? 'pid did not say why'}). Rewind what?`
+					: 'The diff beside shows what the files would get back. Rewind what?',
+				ignoreFocusOut: true,
+			});
+			if (!pick) {
+				return;
+			}
+			const r = await c.rewind(plan, pick.restore);
+			if (pick.restore !== 'files') {
+				view.putInPrompt(plan.text);
+			}
+			const changed = r.skipped.filter((s) => /changed|modified|newer/i.test(s.reason));
+			if (r.skipped.length > 0) {
+				const list = r.skipped.map((s) => `${path.basename(s.path)} (${skipReason(s.reason)})`).join('; ');
+				const again = changed.length > 0 ? ['Restore them anyway'] : [];
+				const choice = await vscode.window.showWarningMessage(`pid: the rewind left ${r.skipped.length} file${r.skipped.length === 1 ? '' : 's'} as ${r.skipped.length === 1 ? 'it is' : 'they are'}: ${list}.`, ...again);
+				if (choice === 'Restore them anyway') {
+					await c.rewind(plan, 'files', true);
+				}
+			}
+		} catch (err) {
+			report(err);
 		}
 	};
 

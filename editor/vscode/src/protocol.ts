@@ -23,6 +23,9 @@ export const METHODS = {
 		'session/list',
 		'session/load',
 		'session/close',
+		'checkpoints/list',
+		'checkpoints/diff',
+		'session/rewind',
 		'trust/list',
 		'trust/grant',
 		'trust/revoke',
@@ -461,6 +464,75 @@ export interface SessionLoadResult {
 }
 
 export type CompactionReason = 'manual' | 'threshold' | 'overflow';
+
+/** How a checkpoint's run changed a file. */
+export type FileChangeKind = 'added' | 'modified' | 'deleted';
+
+/** One file a checkpoint's run changed (its path absolute). */
+export interface CheckpointFile {
+	path: string;
+	change: FileChangeKind;
+}
+
+/**
+ * One checkpoint of checkpoints/list: the files as they were before one session/prompt (its
+ * user message). A rewind's own checkpoint (the state it replaced) is listed too.
+ */
+export interface Checkpoint {
+	id: string;
+	/** The prompt's text, its first 200 characters. */
+	prompt: string;
+	/** RFC 3339. */
+	timestamp: string;
+	files: CheckpointFile[];
+	/** Some of the run's changes cannot be taken back; reason says which and why. */
+	incomplete?: boolean;
+	reason?: string;
+}
+
+/** checkpoints/list's result: oldest first. */
+export interface CheckpointsListResult {
+	checkpoints: Checkpoint[];
+}
+
+/** One file of checkpoints/diff: a unified diff from before the checkpoint's prompt to now. */
+export interface CheckpointFileDiff {
+	path: string;
+	change: FileChangeKind;
+	diff: string;
+}
+
+/** checkpoints/diff's result. */
+export interface CheckpointDiffResult {
+	files: CheckpointFileDiff[];
+}
+
+/** What session/rewind puts back: the files, the conversation (it goes on from just before the prompt), or both. */
+export type RewindRestore = 'files' | 'conversation' | 'both';
+
+/** session/rewind's params. */
+export interface RewindParams {
+	sessionId: string;
+	checkpointId: string;
+	restore: RewindRestore;
+	/** Restore files that changed since pid last wrote them too (else they are skipped). */
+	force?: boolean;
+}
+
+/** A file a rewind left as it is, and why. */
+export interface RewindSkipped {
+	path: string;
+	reason: string;
+}
+
+/** session/rewind's result. */
+export interface RewindResult {
+	restored: string[];
+	removed: string[];
+	skipped: RewindSkipped[];
+	/** The checkpoint of the state the rewind replaced (a rewind to it undoes this one). */
+	safetyCheckpointId: string;
+}
 
 export interface CompactionStartParams {
 	sessionId: string;

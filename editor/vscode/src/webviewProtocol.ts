@@ -23,6 +23,10 @@ export interface UserItem {
 	chips: ChipView[];
 	/** Set while the message waits for pid to take it (sent as session/steer or followUp). */
 	queued?: QueueMode;
+	/** When pid added it to the conversation (milliseconds), when pid said. */
+	at?: number;
+	/** The checkpoint taken right before it (its prompt's): "Rewind to here" goes back to it. */
+	checkpointId?: string;
 }
 
 /** An action offered with an error: a button. */
@@ -211,6 +215,8 @@ export type FromView =
 	| { type: 'approve'; toolCallId: string; choice: ApprovalChoiceLabel; reason?: string; mode?: string }
 	/** Shift+Tab in the prompt box: the next mode. */
 	| { type: 'cycleMode' }
+	/** "Rewind to here" on a message of the person's (its item id). */
+	| { type: 'rewind'; id: string }
 	| { type: 'review'; toolCallId: string }
 	| { type: 'reason'; toolCallId: string; text: string }
 	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, string | boolean> }

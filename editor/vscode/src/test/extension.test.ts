@@ -180,6 +180,10 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 	const uri = { scheme: 'file', fsPath: folder, toString: () => pathToFileURL(folder).href };
 	const views = new Map<string, { resolveWebviewView(v: unknown): void }>();
 	const executed: unknown[][] = [];
+	const contentProviders = new Map<string, { provideTextDocumentContent(u: unknown): string }>();
+	/** The documents opened (openTextDocument): their uri and text. */
+	const documents: { uri: { scheme: string; path: string }; text: string }[] = [];
+	const shownDocuments: unknown[] = [];
 	const fakeUri = (p: string) => ({ scheme: 'file', fsPath: p, path: p, toString: () => pathToFileURL(p).href });
 	const vscode = {
 		version: '1.90.0-test',
@@ -222,6 +226,10 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			createQuickPick: () => fakeQuickPick(loadedPicks, answers),
 			createInputBox: () => fakeInputBox(inputBoxes),
 			showInformationMessage: async (m: string) => { infos.push(m); return undefined; },
+			showTextDocument: async (doc: unknown) => {
+				shownDocuments.push(doc);
+				return {};
+			},
 			showErrorMessage: async (m: string) => { errors.push(m); return undefined; },
 			withProgress: async (_o: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) => task({ report() {} }, {}),
 		},
@@ -237,7 +245,15 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			}),
 			onDidChangeConfiguration: () => disposable,
 			onDidChangeWorkspaceFolders: () => disposable,
-			registerTextDocumentContentProvider: () => disposable,
+			registerTextDocumentContentProvider: (scheme: string, p: { provideTextDocumentContent(u: unknown): string }) => {
+				contentProviders.set(scheme, p);
+				return disposable;
+			},
+			openTextDocument: async (u: { scheme: string; path: string }) => {
+				const doc = { uri: u, text: contentProviders.get(u.scheme)?.provideTextDocumentContent(u) ?? '' };
+				documents.push(doc);
+				return doc;
+			},
 			textDocuments: [] as unknown[],
 		},
 		commands: {
@@ -258,7 +274,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			l();
 		}
 	};
-	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust, views, executed, inputBoxes, hooks };
+	return { vscode, commands, output, modals, warnings, picks, loadedPicks, infos, errors, grantTrust, views, executed, inputBoxes, hooks, documents, shownDocuments };
 }
 
 /** A chat view's page as the extension sees it: its HTML, what it was sent, and a way to click. */
@@ -730,8 +746,9 @@ test('extension.ts: after a restart the chat view offers the workspace\'s last s
 	view.send({ type: 'action', action: offer.actions?.[0]?.action, arg: offer.actions?.[0]?.arg });
 	await until(() => fake.output.some((l) => /^pid: resumed session \S+ "remember the plan" \(2 messages, in /.test(l)), `the session loaded:\n${fake.output.join('\n')}`);
 	await until(() => notices().some((n) => n.text?.startsWith('Resumed "remember the plan" (2 messages)')), 'the chat says it resumed');
-	const users = view.posted.flatMap((p) => (p.ops ?? []).map((o) => o.item as { kind: string; text?: string } | undefined)).filter((i) => i?.kind === 'user');
-	assert.deepEqual(users.map((i) => i?.text), ['remember the plan'], 'the transcript is in the chat');
+	// (Each item by its id, as the page keeps it: an item is sent again when it changes.)
+	const users = new Map(view.posted.flatMap((p) => (p.ops ?? []).map((o) => o.item as { kind: string; id?: string; text?: string } | undefined)).filter((i) => i?.kind === 'user').map((i) => [i?.id, i]));
+	assert.deepEqual([...users.values()].map((i) => i?.text), ['remember the plan'], 'the transcript is in the chat');
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
 
@@ -784,5 +801,80 @@ test('extension.ts: the chat view\'s mode: Shift+Tab (cycleMode) and pid: Set Mo
 	await fake.commands.get('pid.setMode')?.('default');
 	assert.equal(shownMode(), 'default', 'pid.setMode with an argument sets it without asking');
 	assert.ok(fake.output.includes('pid: the session is now in Auto mode'), fake.output.join('\n'));
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+});
+
+test('extension.ts: "Rewind to here" on a message: the diff since is shown first, then files / conversation / both; the chat is redrawn and the message goes back into the prompt box', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const answers: Answers = { input: 'write one', modal: 'Allow' };
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.editorFiles': false,
+		'pid.model': { provider: 'script', turns: [
+			{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'one\n' } }] },
+			{ content: text('wrote one') },
+			{ content: [{ type: 'toolCall', id: 'w2', name: 'write', arguments: { path: 'a.txt', content: 'two\n' } }] },
+			{ content: text('wrote two') },
+		] },
+	}, ws, answers);
+	loadExtension(t, fake, tmp);
+	const view = openView(fake);
+	type User = { kind: string; id: string; text: string; checkpointId?: string };
+	/** The items the page holds now, by id (a reset starts over; a removal drops one). */
+	const items = () => {
+		const m = new Map<string, { kind: string; id: string; text?: string; checkpointId?: string }>();
+		for (const p of view.posted as { type: string; items?: User[]; ops?: { op: string; item?: User; id?: string }[] }[]) {
+			if (p.type === 'reset') {
+				m.clear();
+				for (const it of p.items ?? []) {
+					m.set(it.id, it);
+				}
+			}
+			for (const o of p.ops ?? []) {
+				if (o.op === 'upsert' && o.item) {
+					m.set(o.item.id, o.item);
+				} else if (o.op === 'remove' && o.id) {
+					m.delete(o.id);
+				}
+			}
+		}
+		return [...m.values()];
+	};
+	const users = () => items().filter((i) => i.kind === 'user') as User[];
+	const ask = async (p: string) => {
+		answers.input = p;
+		const asked = Promise.resolve(fake.commands.get('pid.ask')?.());
+		await until(() => view.tools().get(p === 'write one' ? 'w1' : 'w2')?.approval?.state === 'pending', 'the write\'s approval');
+		view.send({ type: 'approve', toolCallId: p === 'write one' ? 'w1' : 'w2', choice: 'Allow' });
+		await within(asked, 'pid.ask', STEP_TIMEOUT_MS);
+	};
+	await ask('write one');
+	await ask('make it two');
+	await until(() => users().length === 2 && users().every((u) => u.checkpointId), `both messages with their checkpoint: ${JSON.stringify(users())}`);
+	assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'two\n');
+
+	answers.pick = (list) => list.find((i) => i.label === 'Files and conversation');
+	view.send({ type: 'rewind', id: users()[1].id });
+	await until(() => users().length === 1, `the chat redrawn without the rewound message: ${JSON.stringify(items())}\n${fake.output.join('\n')}`);
+	// The diff was shown first, as a diff document named after the message.
+	const doc = fake.documents.at(-1);
+	assert.ok(doc, 'a document was opened');
+	assert.equal(doc.uri.scheme, 'pid-snapshot');
+	assert.match(doc.uri.path, /Rewind to before make it two\.diff$/);
+	assert.match(doc.text, /^# Rewind to before "make it two"/);
+	assert.match(doc.text, /-one\n\+two/);
+	assert.equal(fake.shownDocuments.length, 1);
+	// The choices, with what each does.
+	const offered = fake.picks.at(-1) ?? [];
+	assert.deepEqual(offered.map((i) => [i.label, i.description]), [['Files and conversation', '1 file back as before'], ['Files only', '1 file back as before'], ['Conversation only', undefined]]);
+	assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'one\n', 'the file is back');
+	assert.deepEqual(users().map((u) => u.text), ['write one']);
+	await until(() => items().some((i) => i.kind === 'notice' && /^Rewound to before "make it two": restored a\.txt; the conversation goes on from just before it\.$/.test(i.text ?? '')), `the report in the chat: ${JSON.stringify(items())}`);
+	// The rewound message is back in the prompt box, to edit and send again.
+	assert.ok(view.posted.some((p) => p.type === 'focusPrompt' && p.text === 'make it two'), JSON.stringify(view.posted.filter((p) => p.type === 'focusPrompt')));
+	assert.deepEqual(fake.warnings, [], 'nothing was left as it was');
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });

@@ -124,6 +124,10 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		if (item.queued) {
 			node.append(el('div', 'badge', item.queued === 'steer' ? 'queued: pid reads it after the current step' : 'queued: pid reads it when it would stop'));
 		}
+		if (item.checkpointId) {
+			// Back to before this message: the extension shows the diff, then asks files, conversation or both.
+			node.append(button('↶ Rewind to here', 'rewind secondary small', () => post({ type: 'rewind', id: item.id }), 'Put the files and/or the conversation back as they were before this message (the diff is shown first)'));
+		}
 		node.append(el('div', 'text', item.text));
 		if (item.chips && item.chips.length > 0) {
 			const c = el('div', 'chips');
