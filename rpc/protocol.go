@@ -19,6 +19,8 @@ type sessionNewResult struct {
 	SessionID string             `json:"sessionId"`
 	Tools     []session.ToolInfo `json:"tools"`
 	Modes     session.Modes      `json:"modes"`
+	// Instructions are the instruction files the model gets (absent: none).
+	Instructions []session.InstructionFile `json:"instructions,omitempty"`
 }
 
 // setModeParams are session/setMode's params.

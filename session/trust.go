@@ -14,11 +14,13 @@ import (
 )
 
 // TrustQuestion is what a face asks the person about a workspace folder whose settings were
-// partly ignored because the folder is not trusted.
+// partly ignored, or whose instruction files were left out, because the folder is not
+// trusted.
 type TrustQuestion struct {
 	// Folder is the workspace folder, absolute, as the editor named it.
 	Folder string
-	// Ignored lists, in words a person reads, what its settings set that was left out.
+	// Ignored lists, in words a person reads, what its settings set that was left out, and
+	// its instruction files ("instructions: AGENTS.md").
 	Ignored []string
 }
 
@@ -32,7 +34,7 @@ func (h *Host) trustedRoot(root string) bool {
 
 // TrustQuestion returns the question to put to the person about the workspace folder of a
 // session that just started, and reports whether there is one: the folder is not trusted,
-// its settings set something that was ignored, and no question about it was handed out
+// its settings set something that was ignored or it has instruction files, and no question about it was handed out
 // before by this host. Once per folder per host: a second call for the same folder reports
 // false.
 //
@@ -42,10 +44,12 @@ func (h *Host) TrustQuestion(s *Session) (TrustQuestion, bool) {
 		return TrustQuestion{}, false
 	}
 	root := s.root()
-	if h.loader.Trusted(root) {
-		return TrustQuestion{}, false
+	var ignored []string
+	if !h.loader.Trusted(root) {
+		ignored = append(ignored, h.loader.Ignored(root)...)
 	}
-	ignored := h.loader.Ignored(root)
+	// The workspace's instruction files (instructions.go), left out until it is trusted.
+	ignored = append(ignored, s.ignoredInstructions()...)
 	if len(ignored) == 0 {
 		return TrustQuestion{}, false
 	}
