@@ -31,6 +31,7 @@ type AgentConfig struct {
 	Before        toolexec.BeforeHook
 	After         toolexec.AfterHook
 	Screen        toolexec.ScreenHook
+	ScreenWhen    func() bool
 	BeforeStop    func(ctx context.Context, last *llm.Message) []llm.Message
 	// TransformContext and ConvertToLlm: see Config.
 	TransformContext func(ctx context.Context, msgs []llm.Message) ([]llm.Message, error)
@@ -113,7 +114,7 @@ func (a *Agent) PromptMessages(ctx context.Context, prompts []llm.Message, emit 
 
 	cfg := &Config{
 		Provider: a.cfg.Provider, SystemPrompt: a.cfg.SystemPrompt, Tools: tools,
-		ToolExecution: a.cfg.ToolExecution, Before: a.cfg.Before, After: a.cfg.After, Screen: a.cfg.Screen, BeforeStop: a.cfg.BeforeStop,
+		ToolExecution: a.cfg.ToolExecution, Before: a.cfg.Before, After: a.cfg.After, Screen: a.cfg.Screen, ScreenWhen: a.cfg.ScreenWhen, BeforeStop: a.cfg.BeforeStop,
 		TransformContext: a.cfg.TransformContext, ConvertToLlm: a.cfg.ConvertToLlm,
 		Steering: func() []llm.Message { return a.drain(&a.steering) },
 		FollowUp: func() []llm.Message { return a.drain(&a.followUps) },
@@ -176,7 +177,7 @@ func (a *Agent) Execute(ctx context.Context, calls []llm.ToolCall, mode toolexec
 	a.mu.Lock()
 	tools, history := a.tools, a.transcript
 	a.mu.Unlock()
-	out := toolexec.Run(ctx, &toolexec.Config{Mode: mode, Before: a.cfg.Before, After: a.cfg.After, Screen: a.cfg.Screen, Emit: emit}, toolexec.Batch{Calls: calls, Tools: tools, Context: history})
+	out := toolexec.Run(ctx, &toolexec.Config{Mode: mode, Before: a.cfg.Before, After: a.cfg.After, Screen: a.cfg.Screen, ScreenWhen: a.cfg.ScreenWhen, Emit: emit}, toolexec.Batch{Calls: calls, Tools: tools, Context: history})
 	var added []string
 	for _, m := range out.Messages {
 		added = append(added, m.AddedToolNames...)

@@ -32,7 +32,8 @@ type Config struct {
 	After  toolexec.AfterHook
 	// Screen screens each validated call before Before (the person's PreToolUse hooks);
 	// nil costs nothing.
-	Screen toolexec.ScreenHook
+	Screen     toolexec.ScreenHook
+	ScreenWhen func() bool
 	// BeforeStop, if set, is asked when the run would end because the model answered
 	// without tool calls and nothing is queued (the person's Stop hooks): the messages it
 	// returns start another round of turns, as follow-ups do.
@@ -132,7 +133,7 @@ func Run(ctx context.Context, cfg *Config, history []llm.Message, prompts []llm.
 			r.convert(i)
 		}
 	}
-	r.batchCfg = toolexec.Config{Mode: cfg.ToolExecution, Before: cfg.Before, After: cfg.After, Screen: cfg.Screen, Emit: cfg.Emit}
+	r.batchCfg = toolexec.Config{Mode: cfg.ToolExecution, Before: cfg.Before, After: cfg.After, Screen: cfg.Screen, ScreenWhen: cfg.ScreenWhen, Emit: cfg.Emit}
 	return r.loop(prompts)
 }
 

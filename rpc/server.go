@@ -361,6 +361,7 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"session/setMode":    (*Server).sessionSetMode,
 	"models/list":        (*Server).modelsList,
 	"checkpoints/list":   (*Server).checkpointsList,
+	"hooks/list":         (*Server).hooksList,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy

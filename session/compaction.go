@@ -152,6 +152,11 @@ func (s *Session) contextTokens(transcript []llm.Message) int {
 // transcript's view is unchanged and the error says why.
 func (s *Session) compactNow(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, error) {
 	s.face.Emit(s, event.CompactionStart{Reason: reason})
+	if why := s.preCompactHooks(ctx, reason); why != "" {
+		// A PreCompact hook cancelled an automatic compaction (hooks.go).
+		s.face.Emit(s, event.CompactionEnd{Reason: reason, Err: "cancelled: " + why})
+		return CompactResult{}, fmt.Errorf("%w: the compaction was cancelled: %s", ErrFailed, why)
+	}
 	res, err := s.summarize(ctx, transcript, reason, instructions)
 	end := event.CompactionEnd{Reason: reason, Summary: res.Summary, TokensBefore: res.TokensBefore}
 	if err != nil {

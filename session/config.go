@@ -37,6 +37,9 @@ type Config struct {
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 	// Mode is the mode a new session starts in (mode.go); "" is "default".
 	Mode string `json:"mode,omitempty"`
+	// Hooks are the session's own hooks, in the settings files' "hooks" shape (package
+	// hooks); they run after the user's and the trusted workspace's (hooks.go).
+	Hooks json.RawMessage `json:"hooks,omitempty"`
 }
 
 // Merge returns c with every field that over sets replaced by over's.
@@ -67,6 +70,9 @@ func (c Config) Merge(over Config) Config {
 	}
 	if over.Mode != "" {
 		c.Mode = over.Mode
+	}
+	if len(over.Hooks) > 0 && string(over.Hooks) != "null" {
+		c.Hooks = over.Hooks
 	}
 	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
 		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)

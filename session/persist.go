@@ -39,6 +39,9 @@ func headerOf(id, cwd string, cfg Config, tools []string) store.Header {
 		h.ScriptedTools, _ = json.Marshal(cfg.ScriptedTools)
 	}
 	h.MCPServers = savedServers(cfg.MCPServers)
+	if len(cfg.Hooks) > 0 && string(cfg.Hooks) != "null" {
+		h.Hooks = cfg.Hooks
+	}
 	return h
 }
 
@@ -88,7 +91,7 @@ func isReference(v string) bool {
 // configOf is the Config a saved header describes.
 func configOf(h store.Header) (Config, error) {
 	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt,
-		AppendSystemPrompt: h.AppendSystemPrompt, MCPServers: h.MCPServers}
+		AppendSystemPrompt: h.AppendSystemPrompt, MCPServers: h.MCPServers, Hooks: h.Hooks}
 	if len(h.Model) > 0 && string(h.Model) != "null" {
 		cfg.Model = &ModelConfig{}
 		if err := json.Unmarshal(h.Model, cfg.Model); err != nil {

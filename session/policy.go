@@ -126,10 +126,15 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	case mode == ModePlan && s.changesFiles(name):
 		return planBlock(name), decision{"deny", "mode plan"}
+	case in.Screened == "allow" && esc == nil:
+		// A PreToolUse hook allowed it: no question, but never over a deny or plan mode.
+		return nil, decision{"allow", "PreToolUse hook"}
+	case in.Screened == "ask" && mode != ModeBypass:
+		// A PreToolUse hook wants the person asked, whatever the rules and the mode allow.
 	case v.Decision == permissions.Allow && esc == nil:
 		return nil, decision{"allow", by}
 	}
-	if mby, ok := s.modeAllows(mode, in.Call, v, esc); ok {
+	if mby, ok := s.modeAllows(mode, in.Call, v, esc); ok && in.Screened != "ask" {
 		return nil, decision{"allow", mby}
 	}
 	if esc != nil {
@@ -241,6 +246,8 @@ func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterI
 	if h.redactor != nil {
 		hooks = append(hooks, h.redactor.Hook())
 	}
+	// The person's PostToolUse hooks see the redacted result (hooks.go).
+	hooks = append(hooks, s.postToolUseHook())
 	if h.audit != nil {
 		hooks = append(hooks, h.audit.Hook(audit.Options{
 			Session: s.id, Started: s.starts.Started, Later: s.starts.Later, Redactor: h.redactor, Decision: s.decisionOf,

@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/hooks"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/permissions"
@@ -173,6 +174,7 @@ type Session struct {
 	sampling   samplingState
 	mode       modeState
 	checkpts   checkpointState
+	hooks      hookState
 }
 
 // runState is the run that holds the session: a prompt or a compaction claimed by Begin.
@@ -398,10 +400,14 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	prompt := systemPrompt(cfg, factsFor(ws.Cwd(), ws.Roots(), started, servers))
 	// The loop always has a provider: it calls the session's model of the moment (which
 	// SetModel may change between two calls); Prompt refuses to run without one.
+	if s.hooks.own, err = hooks.Parse(cfg.Hooks, "session"); err != nil {
+		return nil, invalid("%v", err)
+	}
 	acfg := loop.AgentConfig{
 		Provider: &compactingProvider{s: s}, SystemPrompt: prompt, Toolbox: box, InitialTools: initial,
 		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
 		TransformContext: s.transformContext,
+		Screen:           s.preToolUse, ScreenWhen: s.screens, BeforeStop: s.beforeStop,
 	}
 	if s.agent, err = loop.NewAgent(acfg); err != nil {
 		return nil, invalid("%v", err)
@@ -424,6 +430,11 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	h.sessions[s.id] = s
 	h.mu.Unlock()
 	ok = true
+	source := "startup"
+	if r != nil {
+		source = "load"
+	}
+	s.startSessionHooks(source)
 	return s, nil
 }
 
@@ -580,6 +591,11 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Resul
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
 	if err := s.modelProblem(); err != nil {
+		return loop.Result{}, err
+	}
+	s.hooks.stops = 0
+	prompts, err := s.userPromptSubmit(ctx, prompts)
+	if err != nil {
 		return loop.Result{}, err
 	}
 	defer s.checkpointPrompt(prompts)()

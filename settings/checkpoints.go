@@ -46,3 +46,17 @@ func parseCheckpoints(top map[string]json.RawMessage) (Checkpoints, error) {
 //
 // Contract: safe for concurrent use; never blocks, never reads files.
 func (l *Loader) Checkpoints() Checkpoints { return l.cur.Load().checkpoints }
+
+// Hooks returns the "hooks" settings for a folder: the user settings' and those of the
+// workspace root holding the folder, with whether that root is trusted (an untrusted root's
+// hooks must not run). The values were checked when their files were read.
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) Hooks(folder string) (user, workspace json.RawMessage, trusted bool) {
+	s := l.cur.Load()
+	root, ok := s.rootOf(folder)
+	if !ok {
+		return s.userHooks, nil, true
+	}
+	return s.userHooks, s.rootHooks[root], s.trusted[root]
+}

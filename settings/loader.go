@@ -135,6 +135,10 @@ type snapshot struct {
 	allowBypass bool
 	// checkpoints is the user settings' "checkpoints".
 	checkpoints Checkpoints
+	// userHooks is the user settings' "hooks"; rootHooks each root's (trusted or not: Hooks
+	// says which).
+	userHooks json.RawMessage
+	rootHooks map[string]json.RawMessage
 }
 
 // NewLoader reads the settings files and starts watching their folders (the nearest existing
@@ -515,6 +519,7 @@ func (l *Loader) publish() {
 			s.userSandbox = f.good.Sandbox
 			s.allowBypass = f.good.AllowBypassPermissions
 			s.checkpoints = f.good.Checkpoints
+			s.userHooks = f.good.Hooks
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}
@@ -532,6 +537,10 @@ func (l *Loader) publish() {
 		if g := f.good; g != nil {
 			s.rootMCP[f.root] = g.MCPServers
 			s.rootSandbox[f.root] = g.Sandbox
+			if s.rootHooks == nil {
+				s.rootHooks = map[string]json.RawMessage{}
+			}
+			s.rootHooks[f.root] = g.Hooks
 			if g.Permissions != nil {
 				layers = append(layers, permissions.Layer{Source: f.source, Spec: g.Permissions, Narrow: !trusted})
 			}

@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pid-agent/pid/hooks"
 	"github.com/pid-agent/pid/internal/elide"
 	"github.com/pid-agent/pid/permissions"
 )
@@ -52,11 +53,14 @@ type File struct {
 	AllowBypassPermissions bool
 	// Checkpoints is "checkpoints" (checkpoints.go). Only the user's file counts.
 	Checkpoints Checkpoints
+	// Hooks is the raw "hooks" value, checked (nil when absent; package hooks reads it). A
+	// workspace's counts only once the folder is trusted: hooks start processes.
+	Hooks json.RawMessage
 }
 
 // widenKeys are the top-level keys that widen what pid does or redirect it (where requests
 // and keys go, which processes start), in the order Widening lists them.
-var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders"}
+var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders", "hooks"}
 
 // Widening lists, for a person to read, what in these settings would widen or redirect what
 // pid does: each widening top-level key (model, models, mcpServers, trustedFolders) and each
@@ -91,6 +95,8 @@ func (s *File) raw(key string) []byte {
 		if s.TrustedFolders != nil {
 			return []byte("[]")
 		}
+	case "hooks":
+		return s.Hooks
 	}
 	return nil
 }
@@ -144,6 +150,12 @@ func Parse(data []byte) (*File, error) {
 	}
 	if s.Checkpoints, err = parseCheckpoints(top); err != nil {
 		return nil, err
+	}
+	if raw, ok := top["hooks"]; ok && string(raw) != "null" {
+		if _, err := hooks.Parse(raw, ""); err != nil {
+			return nil, err
+		}
+		s.Hooks = raw
 	}
 	sb, err := parseSandbox(top)
 	if err != nil {

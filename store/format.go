@@ -43,6 +43,8 @@ type Header struct {
 	// Mode is the session's mode when the file was made ("" is "default"); later changes
 	// are KindMode entries.
 	Mode string `json:"mode,omitempty"`
+	// Hooks are the session's own hooks (session/new's "hooks"), as given.
+	Hooks json.RawMessage `json:"hooks,omitempty"`
 }
 
 // Fork says which session a forked session was copied from, and how many of its messages.

@@ -353,7 +353,7 @@ func (r *batch) runSequential(calls []call) {
 func (r *batch) runParallel(calls []call) {
 	runnable := r.runnable[:0]
 	var holders map[string]*call // resource -> last call that declared it
-	screened := r.cfg.Screen != nil && r.screenAll(calls)
+	screened := r.screening() && r.screenAll(calls)
 	for i := range calls {
 		c := &calls[i]
 		if !screened {
@@ -695,11 +695,19 @@ func (c *call) check(args json.RawMessage) string {
 	return ""
 }
 
+// screening reports whether the batch's calls are screened.
+func (r *batch) screening() bool {
+	return r.cfg.Screen != nil && (r.cfg.ScreenWhen == nil || r.cfg.ScreenWhen())
+}
+
 // screen runs Screen for a validated call: it may block the call, replace its arguments
 // (checked again as validate checks them) and say how beforeToolCall should treat it. It
 // reports whether the call goes on.
 func (r *batch) screen(c *call) bool {
 	if r.cfg.Screen == nil {
+		return true
+	}
+	if r.cfg.ScreenWhen != nil && !r.cfg.ScreenWhen() {
 		return true
 	}
 	sc, err := guard(func() (*Screening, error) {

@@ -106,6 +106,9 @@ type Config struct {
 	After  AfterHook
 	// Screen is optional; when nil it costs nothing and the prepare pass is as before.
 	Screen ScreenHook
+	// ScreenWhen, if set, reports (once per batch) whether Screen has work: when it says
+	// no, the batch runs as without Screen. Contract: quick, pure, safe for concurrent use.
+	ScreenWhen func() bool
 	// Emit receives the batch's events; nil drops them.
 	Emit event.Sink
 }

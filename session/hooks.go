@@ -1,0 +1,477 @@
+// This file applies the person's hooks (package hooks) at the pipeline's moments:
+// PreToolUse screens each validated call (toolexec's Screen stage, concurrently across a
+// batch's calls), PostToolUse runs in the afterToolCall chain, UserPromptSubmit before a
+// prompt's user message is added, Stop when the model would end the run, SessionStart when
+// a session is made, loaded or resumed, PreCompact before a compaction. docs/hooks.md says
+// what each decides.
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/pid-agent/pid/audit"
+	"github.com/pid-agent/pid/hooks"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// maxStopBlocks is how many times in a row Stop hooks may keep one prompt's run going.
+const maxStopBlocks = 5
+
+// hookState is the session's hooks. own is set by build, then only read; the rest is
+// touched by the run's goroutine (stops) and by the goroutine SessionStart runs on.
+type hookState struct {
+	// own is the session's own hooks (session/new's "hooks"); nil when none.
+	own *hooks.Set
+	// cache is the set hookSet made last.
+	cache atomic.Pointer[hookSnapshot]
+	// stops counts the Stop hooks' blocks in a row in the running prompt.
+	stops int
+
+	// mu guards started and startContext.
+	mu sync.Mutex
+	// started closes when the SessionStart hooks have run; startContext is what they said
+	// for the model, added to the next prompt's user message.
+	started      chan struct{}
+	startContext []string
+}
+
+// HookInfo is one configured hook, as hooks/list shows it.
+type HookInfo struct {
+	Event   string `json:"event"`
+	Matcher string `json:"matcher,omitempty"`
+	Command string `json:"command"`
+	Source  string `json:"source"`
+}
+
+// hookSet returns the hooks that apply now: the user settings', the workspace's when its
+// folder is trusted (an untrusted folder's never run), the session's own. The set is made
+// again only when the settings changed (a reload gives new values).
+func (s *Session) hookSet() *hooks.Set {
+	var u, w json.RawMessage
+	trusted := false
+	if l := s.host.loader; l != nil {
+		u, w, trusted = l.Hooks(s.ws.Cwd())
+	}
+	if c := s.hooks.cache.Load(); c != nil && sameBytes(c.user, u) && sameBytes(c.workspace, w) && c.trusted == trusted {
+		return c.set
+	}
+	user, _ := hooks.Parse(u, "user")
+	var ws *hooks.Set
+	if trusted {
+		ws, _ = hooks.Parse(w, "workspace")
+	}
+	set := hooks.Join(user, ws, s.hooks.own)
+	s.hooks.cache.Store(&hookSnapshot{user: u, workspace: w, trusted: trusted, set: set})
+	return set
+}
+
+// hookSnapshot is the hooks made from one version of the settings.
+type hookSnapshot struct {
+	user, workspace json.RawMessage
+	trusted         bool
+	set             *hooks.Set
+}
+
+// sameBytes reports whether a and b are the same slice (the loader gives the same slice
+// until it reloads).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
+// screens reports whether the session has PreToolUse hooks now (toolexec screens a batch's
+// calls only then, so that a session without them keeps the pipeline's order as it was).
+func (s *Session) screens() bool { return s.hookSet().Has(hooks.PreToolUse) }
+
+// Hooks returns the hooks that apply to the session now, in the order they run.
+func (s *Session) Hooks() []HookInfo {
+	out := []HookInfo{}
+	for _, h := range s.hookSet().All() {
+		out = append(out, HookInfo{Event: h.Event, Matcher: h.Matcher, Command: h.Command, Source: h.Source})
+	}
+	return out
+}
+
+// hookInput returns the input every hook of the session gets.
+func (s *Session) hookInput(event string) hooks.Input {
+	in := hooks.Input{SessionID: s.id, Cwd: s.ws.Cwd(), HookEventName: event}
+	s.saved.mu.Lock()
+	if s.saved.file != nil {
+		in.TranscriptPath = s.saved.file.Path()
+	}
+	s.saved.mu.Unlock()
+	return in
+}
+
+// runHook runs one hook, and reports a failed one to the editor and the audit log.
+func (s *Session) runHook(ctx context.Context, h hooks.Hook, in hooks.Input, callID string) hooks.Result {
+	project := s.ws.Cwd()
+	if roots := s.ws.Roots(); len(roots) > 0 {
+		project = roots[0]
+		for _, r := range roots {
+			if within(s.ws.Cwd(), r) {
+				project = r
+			}
+		}
+	}
+	r := hooks.Run(ctx, h, in, s.ws.Cwd(), hooks.Env(project))
+	if r.Err != nil && ctx.Err() == nil {
+		s.face.Warn(s, fmt.Sprintf("the %s hook %q failed (%v); pid went on without it", h.Event, h.Command, r.Err))
+		s.auditHook(h, callID, in.ToolName, "failed", r.Err.Error())
+	}
+	return r
+}
+
+// within reports whether p is root or under it.
+func within(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+// auditHook writes a hook's decision to the audit log.
+func (s *Session) auditHook(h hooks.Hook, callID, tool, decision, reason string) {
+	a := s.host.audit
+	if a == nil {
+		return
+	}
+	by := fmt.Sprintf("%s hook %q (%s)", h.Event, h.Command, h.Source)
+	if reason != "" {
+		by += ": " + reason
+	}
+	if tool == "" {
+		tool = "(" + h.Event + ")"
+	}
+	err := a.Record(audit.Entry{Session: s.id, Tool: tool, ToolCallID: callID, Args: json.RawMessage("{}"),
+		Decision: "hook " + decision, DecidedBy: audit.SanitizeText(by, s.host.redactor)})
+	if err != nil {
+		s.host.log.Warn("audit log", "err", err)
+	}
+}
+
+// preToolUse is the session's toolexec.ScreenHook: the PreToolUse hooks matching the call,
+// in order. A deny (or exit 2) blocks the call at once; updatedInput replaces the arguments
+// the next hooks and the tool see; of the other decisions "ask" wins over "allow".
+func (s *Session) preToolUse(ctx context.Context, in toolexec.ScreenInput) (*toolexec.Screening, error) {
+	list := s.hookSet().For(hooks.PreToolUse, in.Call.Name)
+	if len(list) == 0 {
+		return nil, nil
+	}
+	args := in.Args
+	var out toolexec.Screening
+	for _, h := range list {
+		hin := s.hookInput(hooks.PreToolUse)
+		hin.ToolName, hin.ToolInput, hin.ToolUseID = in.Call.Name, args, in.Call.ID
+		r := s.runHook(ctx, h, hin, in.Call.ID)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if r.Blocked() {
+			s.auditHook(h, in.Call.ID, in.Call.Name, "deny", r.Reason())
+			return &toolexec.Screening{Block: &toolexec.Block{Reason: fmt.Sprintf("The PreToolUse hook %q blocked this call: %s", h.Command, r.Reason())}}, nil
+		}
+		m, ok := r.JSON()
+		if !ok {
+			continue
+		}
+		var o struct {
+			Decision string `json:"decision"`
+			Reason   string `json:"reason"`
+			Specific struct {
+				PermissionDecision       string          `json:"permissionDecision"`
+				PermissionDecisionReason string          `json:"permissionDecisionReason"`
+				UpdatedInput             json.RawMessage `json:"updatedInput"`
+			} `json:"hookSpecificOutput"`
+		}
+		b, _ := json.Marshal(m)
+		_ = json.Unmarshal(b, &o)
+		decision, reason := o.Specific.PermissionDecision, o.Specific.PermissionDecisionReason
+		switch o.Decision { // the older shape: {"decision": "approve" | "block", "reason"}
+		case "block":
+			decision, reason = "deny", o.Reason
+		case "approve":
+			if decision == "" {
+				decision = "allow"
+			}
+		}
+		if len(o.Specific.UpdatedInput) > 0 && string(o.Specific.UpdatedInput) != "null" {
+			args = o.Specific.UpdatedInput
+			out.Args = args
+			out.Source = fmt.Sprintf("The PreToolUse hook %q", h.Command)
+			s.auditHook(h, in.Call.ID, in.Call.Name, "updatedInput", "")
+		}
+		switch decision {
+		case "deny":
+			if reason == "" {
+				reason = "no reason given"
+			}
+			s.auditHook(h, in.Call.ID, in.Call.Name, "deny", reason)
+			return &toolexec.Screening{Block: &toolexec.Block{Reason: fmt.Sprintf("The PreToolUse hook %q denied this call: %s", h.Command, reason)}}, nil
+		case "ask":
+			out.Verdict = "ask"
+			s.auditHook(h, in.Call.ID, in.Call.Name, "ask", reason)
+		case "allow":
+			if out.Verdict == "" {
+				out.Verdict = "allow"
+			}
+			s.auditHook(h, in.Call.ID, in.Call.Name, "allow", reason)
+		}
+	}
+	if out.Args == nil && out.Verdict == "" {
+		return nil, nil
+	}
+	return &out, nil
+}
+
+// postToolUseHook is the afterToolCall hook of the PostToolUse hooks matching the call: a
+// block turns the result into an error result with the reason appended; additionalContext
+// is appended to the result the model reads.
+func (s *Session) postToolUseHook() toolexec.AfterHook {
+	return func(ctx context.Context, in toolexec.AfterInput) (*toolexec.Override, error) {
+		list := s.hookSet().For(hooks.PostToolUse, in.Call.Name)
+		if len(list) == 0 {
+			return nil, nil
+		}
+		content := in.Result.Content
+		isError := in.IsError
+		changed := false
+		for _, h := range list {
+			hin := s.hookInput(hooks.PostToolUse)
+			hin.ToolName, hin.ToolInput, hin.ToolUseID = in.Call.Name, in.Call.Arguments, in.Call.ID
+			hin.ToolResponse = &hooks.ToolResponse{Content: content, Details: in.Result.Details, IsError: isError}
+			r := s.runHook(ctx, h, hin, in.Call.ID)
+			if ctx.Err() != nil {
+				break
+			}
+			var block, extra string
+			if r.Blocked() {
+				block = r.Reason()
+			} else if m, ok := r.JSON(); ok {
+				var o struct {
+					Decision string `json:"decision"`
+					Reason   string `json:"reason"`
+					Specific struct {
+						AdditionalContext string `json:"additionalContext"`
+					} `json:"hookSpecificOutput"`
+				}
+				b, _ := json.Marshal(m)
+				_ = json.Unmarshal(b, &o)
+				if o.Decision == "block" {
+					block = o.Reason
+					if block == "" {
+						block = "no reason given"
+					}
+				}
+				extra = o.Specific.AdditionalContext
+			}
+			if block != "" {
+				s.auditHook(h, in.Call.ID, in.Call.Name, "block", block)
+				content = append(append([]llm.Content(nil), content...), llm.Text(fmt.Sprintf("The PostToolUse hook %q blocked this result: %s", h.Command, block)))
+				isError, changed = true, true
+			}
+			if extra != "" {
+				s.auditHook(h, in.Call.ID, in.Call.Name, "additionalContext", "")
+				content = append(append([]llm.Content(nil), content...), llm.Text(extra))
+				changed = true
+			}
+		}
+		if !changed {
+			return nil, nil
+		}
+		return &toolexec.Override{Content: content, IsError: &isError}, nil
+	}
+}
+
+// errHookBlocked is wrapped by the error of a prompt a UserPromptSubmit hook refused.
+var errHookBlocked = fmt.Errorf("%w: a UserPromptSubmit hook blocked this prompt", ErrFailed)
+
+// userPromptSubmit runs the UserPromptSubmit hooks for a prompt: a block (or exit 2)
+// refuses it; their context (additionalContext, or plain stdout) is added to the prompt's
+// last user message. It returns the prompts to run.
+func (s *Session) userPromptSubmit(ctx context.Context, prompts []llm.Message) ([]llm.Message, error) {
+	var extra []string
+	if start := s.sessionStartContext(ctx); start != "" {
+		extra = append(extra, start)
+	}
+	for _, h := range s.hookSet().For(hooks.UserPromptSubmit, "") {
+		in := s.hookInput(hooks.UserPromptSubmit)
+		in.Prompt = promptText(prompts)
+		r := s.runHook(ctx, h, in, "")
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if r.Blocked() {
+			s.auditHook(h, "", "", "block", r.Reason())
+			return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, r.Reason())
+		}
+		if m, ok := r.JSON(); ok {
+			var o struct {
+				Decision string `json:"decision"`
+				Reason   string `json:"reason"`
+				Specific struct {
+					AdditionalContext string `json:"additionalContext"`
+				} `json:"hookSpecificOutput"`
+			}
+			b, _ := json.Marshal(m)
+			_ = json.Unmarshal(b, &o)
+			if o.Decision == "block" {
+				s.auditHook(h, "", "", "block", o.Reason)
+				return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, o.Reason)
+			}
+			if o.Specific.AdditionalContext != "" {
+				extra = append(extra, o.Specific.AdditionalContext)
+			}
+		} else if r.Err == nil && r.ExitCode == 0 {
+			if t := strings.TrimSpace(string(r.Stdout)); t != "" {
+				extra = append(extra, t)
+			}
+		}
+	}
+	if len(extra) == 0 || len(prompts) == 0 {
+		return prompts, nil
+	}
+	out := append([]llm.Message(nil), prompts...)
+	last := &out[len(out)-1]
+	last.Content = append(append([]llm.Content(nil), last.Content...), llm.Text(strings.Join(extra, "\n\n")))
+	return out, nil
+}
+
+// beforeStop is the loop's BeforeStop: the Stop hooks, which may keep the run going with
+// their reason as a new user message, at most maxStopBlocks times in a row per prompt.
+func (s *Session) beforeStop(ctx context.Context, last *llm.Message) []llm.Message {
+	list := s.hookSet().For(hooks.Stop, "")
+	if len(list) == 0 || s.hooks.stops >= maxStopBlocks {
+		return nil
+	}
+	for _, h := range list {
+		in := s.hookInput(hooks.Stop)
+		in.StopHookActive = s.hooks.stops > 0
+		r := s.runHook(ctx, h, in, "")
+		if ctx.Err() != nil {
+			return nil
+		}
+		reason := ""
+		if r.Blocked() {
+			reason = r.Reason()
+		} else if m, ok := r.JSON(); ok {
+			var o struct {
+				Decision string `json:"decision"`
+				Reason   string `json:"reason"`
+			}
+			b, _ := json.Marshal(m)
+			_ = json.Unmarshal(b, &o)
+			if o.Decision == "block" {
+				reason = o.Reason
+				if reason == "" {
+					reason = "Keep going: the Stop hook asked for more."
+				}
+			}
+		}
+		if reason != "" {
+			s.hooks.stops++
+			s.auditHook(h, "", "", "block", reason)
+			return []llm.Message{llm.NewUser(reason)}
+		}
+	}
+	return nil
+}
+
+// startSessionHooks runs the SessionStart hooks in the background (source: "startup",
+// "load" or "resume"); what they print is added to the next prompt.
+func (s *Session) startSessionHooks(source string) {
+	list := s.hookSet().For(hooks.SessionStart, "")
+	done := make(chan struct{})
+	s.hooks.mu.Lock()
+	s.hooks.started = done
+	s.hooks.mu.Unlock()
+	if len(list) == 0 {
+		close(done)
+		return
+	}
+	go func() {
+		defer close(done)
+		var out []string
+		for _, h := range list {
+			in := s.hookInput(hooks.SessionStart)
+			in.Source = source
+			r := s.runHook(context.Background(), h, in, "")
+			if m, ok := r.JSON(); ok {
+				var o struct {
+					Specific struct {
+						AdditionalContext string `json:"additionalContext"`
+					} `json:"hookSpecificOutput"`
+				}
+				b, _ := json.Marshal(m)
+				_ = json.Unmarshal(b, &o)
+				if o.Specific.AdditionalContext != "" {
+					out = append(out, o.Specific.AdditionalContext)
+				}
+			} else if r.Err == nil && r.ExitCode == 0 {
+				if t := strings.TrimSpace(string(r.Stdout)); t != "" {
+					out = append(out, t)
+				}
+			}
+		}
+		s.hooks.mu.Lock()
+		s.hooks.startContext = append(s.hooks.startContext, out...)
+		s.hooks.mu.Unlock()
+	}()
+}
+
+// sessionStartContext waits for the SessionStart hooks (or ctx) and returns what they said,
+// once: the first prompt after them gets it.
+func (s *Session) sessionStartContext(ctx context.Context) string {
+	s.hooks.mu.Lock()
+	done := s.hooks.started
+	s.hooks.mu.Unlock()
+	if done == nil {
+		return ""
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ""
+	}
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	out := strings.Join(s.hooks.startContext, "\n\n")
+	s.hooks.startContext = nil
+	return out
+}
+
+// preCompact runs the PreCompact hooks before a compaction (trigger "manual" or "auto"); it
+// returns the reason when one blocks (exit 2), which cancels an automatic compaction.
+func (s *Session) preCompact(ctx context.Context, trigger string) string {
+	for _, h := range s.hookSet().For(hooks.PreCompact, "") {
+		in := s.hookInput(hooks.PreCompact)
+		in.Trigger = trigger
+		r := s.runHook(ctx, h, in, "")
+		if r.Blocked() {
+			s.auditHook(h, "", "", "block", r.Reason())
+			return fmt.Sprintf("the PreCompact hook %q blocked it: %s", h.Command, r.Reason())
+		}
+	}
+	return ""
+}
+
+// preCompactHooks runs the PreCompact hooks before a compaction made for reason; it returns
+// why an automatic one is cancelled ("" to go on; a manual one always goes on).
+func (s *Session) preCompactHooks(ctx context.Context, reason string) string {
+	if !s.hookSet().Has(hooks.PreCompact) {
+		return ""
+	}
+	trigger := "auto"
+	if reason == ReasonManual {
+		trigger = "manual"
+	}
+	why := s.preCompact(ctx, trigger)
+	if trigger == "manual" {
+		return ""
+	}
+	return why
+}
