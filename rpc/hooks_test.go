@@ -196,3 +196,51 @@ func TestUserPromptSubmitHook(t *testing.T) {
 		t.Errorf("the hook's output is not in the user message: %v", ended)
 	}
 }
+
+func TestSessionStartAndPreCompactHooks(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	env := sessionEnv(t)
+	d := startProcess(t, processOptions{Env: env})
+	initWorkspace(d, obj{}, ws)
+	usage := func(n int) obj { return obj{"input": n, "output": 10} }
+	sid := d.newSession(obj{"cwd": ws,
+		"hooks": obj{
+			"SessionStart": []obj{hookCmd("", `echo "branch: main, 3 failing tests"`, 0)},
+			"PreCompact":   []obj{hookCmd("", `echo "keep everything" >&2; exit 2`, 0)},
+		},
+		"model": obj{"provider": "script", "contextWindow": 20000, "compaction": obj{"reserveTokens": 2000, "keepRecentTokens": 1500},
+			"turns":     []obj{{"content": []obj{text("one")}, "usage": usage(19000)}, {"content": []obj{text("two")}}},
+			"summaries": []obj{{"content": []obj{text("## Goal\nsummary")}}}}})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "first"})
+	ended := endedMessages(d, sid)
+	if len(ended) == 0 || !strings.Contains(ended[0], "branch: main, 3 failing tests") {
+		t.Errorf("the SessionStart hook's output is not in the first prompt: %v", ended)
+	}
+	// The threshold is passed: the next prompt would compact first; the hook cancels it.
+	d.call("session/prompt", obj{"sessionId": sid, "text": "second"})
+	var ends []string
+	for _, m := range d.notes(sid) {
+		if m.method() == "compactionEnd" {
+			ends = append(ends, m.get("params.error").String())
+		}
+	}
+	if len(ends) != 1 || !strings.Contains(ends[0], "keep everything") {
+		t.Errorf("compactionEnd errors %q, want one naming the PreCompact hook's reason", ends)
+	}
+	for _, m := range endedMessages(d, sid) {
+		if strings.Contains(m, "summary") {
+			t.Errorf("the compaction happened although the hook cancelled it: %s", m)
+		}
+	}
+	// Every hook decision is in the audit log.
+	state := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(state, "pid", "audit.log"))
+	if !strings.Contains(string(log), `"decision":"hook block"`) || !strings.Contains(string(log), "PreCompact hook") {
+		t.Errorf("the audit log lacks the PreCompact hook's decision:\n%s", log)
+	}
+}
