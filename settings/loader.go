@@ -310,6 +310,20 @@ func (l *Loader) Trusted(root string) bool {
 	return t || !known
 }
 
+// TrustedFolder reports whether the user trusts folder, one of the Loader's roots or not:
+// for a root, as Trusted says; for another folder, by the user settings' trustedFolders or
+// the Trusted option. Unlike Trusted, a folder that is not a root is not trusted for that
+// alone: what it ships besides settings (instruction files) needs the user's word.
+//
+// Contract: safe for concurrent use; it may resolve folder's links.
+func (l *Loader) TrustedFolder(folder string) bool {
+	s := l.cur.Load()
+	if t, known := s.trusted[filepath.Clean(folder)]; known {
+		return t
+	}
+	return slices.Contains(s.userTrusted, realFolder(folder)) || (l.opts.Trusted != nil && l.opts.Trusted(folder))
+}
+
 // Ignored returns what an untrusted root's settings file sets that was left out because it
 // would widen or redirect what pid does (see File.Widening), in the words a person
 // reads; nil when the root is trusted or its file widens nothing.
