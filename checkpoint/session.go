@@ -37,6 +37,14 @@ type Session struct {
 	// end (pid stopped during it).
 	last map[string]*State
 
+	// writing is held for reading by each write or edit from before it changes its file
+	// until after (Writing), and for writing by the snapshots around a bash call: a
+	// snapshot taken while a write of the same batch is half done would see its temporary
+	// file, record it as the command's (added, or deleted and then made again by a
+	// rewind), and miss the write's own before state. Lock order: writing, then the
+	// store's gate, then snapMu, then mu.
+	writing sync.RWMutex
+
 	// snapMu is held by the one snapshot running; it guards the stat cache.
 	snapMu sync.Mutex
 	cache  map[string]cached
@@ -276,6 +284,19 @@ func (s *Session) BeforeFile(path string) {
 	s.mu.Lock()
 	s.noteLocked(c, path, st)
 	s.mu.Unlock()
+}
+
+// Writing is BeforeFile for a tool about to change the file at path; the function it
+// returns is AfterFile, to call once the tool returned. In between, the snapshots of the
+// bash calls of the same batch wait, so that they never see the change half done.
+// Contract: the returned function is called exactly once, from any goroutine.
+func (s *Session) Writing(path string) (done func()) {
+	s.writing.RLock()
+	s.BeforeFile(path)
+	return func() {
+		s.AfterFile(path)
+		s.writing.RUnlock()
+	}
 }
 
 // AfterFile records the state of the file at path after a tool changed it. Contract:

@@ -72,22 +72,32 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 // unchanged, else read again. ok is false for what a snapshot leaves out (a file gone
 // since its folder was listed, a socket, a device).
 func (s *Session) scanOne(f tools.ScanFile, old map[string]cached) (c cached, ok, reused bool) {
+	// The stat the cache is checked with costs no allocation (one fstatat on Linux).
+	st, err := f.Lstat()
+	if err != nil {
+		return cached{}, false, false
+	}
+	if st.Mode&fs.ModeSymlink == 0 && !st.Mode.IsRegular() {
+		return cached{}, false, true
+	}
+	if o, ok := old[f.Path]; ok && o.dev == st.Dev && o.ino == st.Ino && o.ctime == st.CTime &&
+		o.statPerm == uint32(st.Mode.Perm()) && o.statSize == st.Size && o.statMTime == st.MTime && o.regularish == st.Mode.IsRegular() {
+		return o, true, true
+	}
+	// Changed: stat again for the content's read, so that what the cache keeps is the stat
+	// taken with it.
 	fi, err := f.Dir.Lstat(f.Name)
 	if err != nil {
 		return cached{}, false, false
 	}
 	mode := fi.Mode()
 	if mode&fs.ModeSymlink == 0 && !mode.IsRegular() {
-		return cached{}, false, true
+		return cached{}, false, false
 	}
 	c = cached{statPerm: uint32(mode.Perm()), statSize: fi.Size(), statMTime: fi.ModTime().UnixNano(), regularish: mode.IsRegular()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
 		c.dev, c.ino = uint64(sys.Dev), uint64(sys.Ino)
 		c.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
-	}
-	if o, ok := old[f.Path]; ok && o.dev == c.dev && o.ino == c.ino && o.ctime == c.ctime &&
-		o.statPerm == c.statPerm && o.statSize == c.statSize && o.statMTime == c.statMTime && o.regularish == c.regularish {
-		return o, true, true
 	}
 	c.st = s.stateOf(f.Dir, f.Name, fi, MaxFileBytes, true)
 	return c, true, false
@@ -104,7 +114,9 @@ func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
 	if c == nil {
 		return nil
 	}
+	s.writing.Lock() // no write or edit is half done while the snapshot runs
 	files, err := s.snapshot(ctx)
+	s.writing.Unlock()
 	if err != nil {
 		s.mu.Lock()
 		s.incompleteLocked(c, fmt.Sprintf("the snapshot before a bash command failed (%v): what it changed is not recorded", err))
@@ -209,7 +221,9 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 	if before == nil {
 		return
 	}
+	s.writing.Lock()
 	after, err := s.snapshot(context.WithoutCancel(ctx))
+	s.writing.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := before.c

@@ -129,8 +129,8 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			if err != nil {
 				return inner(ctx, call, onUpdate) // the tool says why
 			}
-			rec.BeforeFile(p)
-			defer rec.AfterFile(p)
+			done := rec.Writing(p)
+			defer done()
 			return inner(ctx, call, onUpdate)
 		}
 	case tools.NameBash:
