@@ -272,6 +272,9 @@ func TestParallelCallsRecordIntoOneCheckpoint(t *testing.T) {
 		wg.Wait()
 		s.End()
 		got := changes(info(t, s, id))
+		if len(got) != len(files) {
+			t.Errorf("%s lists %d files, want the %d changed: %v", id, len(got), len(files), got)
+		}
 		for name := range files {
 			if got[filepath.Join(ws, name)] != "modified" {
 				t.Errorf("%s: %s is listed as %q, want modified", id, name, got[filepath.Join(ws, name)])

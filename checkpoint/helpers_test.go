@@ -107,12 +107,17 @@ func runBash(t *testing.T, s *Session, dir, script string) {
 	}
 }
 
-// writeTool changes the file at p as the write tool does, between BeforeFile and AfterFile.
+// writeTool changes the file at p as the write tool does (a temporary file in its folder,
+// renamed over it), inside Writing as the session's wrapped tool calls it.
 func writeTool(t *testing.T, s *Session, p, content string) {
 	t.Helper()
-	s.BeforeFile(p)
-	defer s.AfterFile(p)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+	done := s.Writing(p)
+	defer done()
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".pid-tmp-test")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
 }
