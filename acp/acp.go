@@ -76,6 +76,13 @@ type server struct {
 	// lifeTail closes when the last lifecycle request received (session/load, resume,
 	// list, close, delete) has been answered; see lifecycle.
 	lifeTail chan struct{}
+
+	// afterReply holds work a quick method leaves for after its answer (commands.go). Only
+	// the read loop touches it.
+	afterReply []func()
+	// commandsSent holds, by session id, the commands of the last
+	// available_commands_update sent ([]session.CommandInfo; commands.go).
+	commandsSent sync.Map
 }
 
 // clientCaps is what the client declared in initialize.
@@ -114,6 +121,7 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 		Marshal:      marshal,
 		CancelMethod: "$/cancel_request",
 		CancelField:  "requestId",
+		AfterQuick:   s.runAfterReply,
 	}, w)}
 	s.mcpm = s.newMCPManager()
 	return s

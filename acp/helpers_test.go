@@ -191,6 +191,9 @@ type client struct {
 	// declared holds the client methods this client declared in initialize (fs/*,
 	// elicitation/create).
 	declared map[string]bool
+	// commands makes next return available_commands_update; by default it skips them
+	// (pid sends them after session/new, load and resume: commands_test.go checks them).
+	commands bool
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
@@ -394,6 +397,20 @@ func (c *client) respond(m *msg, result any) {
 // next returns the next line pid wrote, failing the test if none comes.
 func (c *client) next() *msg {
 	c.t.Helper()
+	for {
+		m := c.nextAny()
+		c.mu.Lock()
+		keep := c.commands
+		c.mu.Unlock()
+		if kind, _ := m.update(); kind != "available_commands_update" || keep {
+			return m
+		}
+	}
+}
+
+// nextAny returns pid's next message, whatever it is.
+func (c *client) nextAny() *msg {
+	c.t.Helper()
 	c.mu.Lock()
 	i := c.read
 	c.mu.Unlock()
@@ -423,9 +440,16 @@ func (c *client) quiet(d time.Duration) {
 		changed := c.conn.Changed()
 		c.mu.Lock()
 		i := c.read
+		keep := c.commands
 		c.mu.Unlock()
-		if msgs := c.conn.Messages(); len(msgs) > i {
-			c.t.Fatalf("pid wrote after the point where nothing may follow: %s", msgs[i])
+		msgs := c.conn.Messages()
+		for _, raw := range msgs[min(i, len(msgs)):] {
+			var m msg
+			json.Unmarshal(raw.Raw, &m)
+			m.raw = string(raw.Raw)
+			if kind, _ := m.update(); kind != "available_commands_update" || keep {
+				c.t.Fatalf("pid wrote after the point where nothing may follow: %s", raw)
+			}
 		}
 		if c.conn.Ended() {
 			return

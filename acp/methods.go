@@ -216,6 +216,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
+	s.commandsAfterNew(st)
 	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(host, ss)}, nil
 }
 
@@ -264,7 +265,8 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		err := error(errorf(codeInternalError, "Internal error: the turn ended abnormally (see pid's log)"))
 		defer func() { st.finish(t, func() { reply(result, err) }) }()
 		var res loop.Result
-		res, err = st.ss.Prompt(ctx, []llm.Message{user})
+		var cmd *commandDone
+		res, cmd, err = st.promptOrCommand(ctx, user)
 		switch {
 		case t.cancelled() || ctx.Err() != nil:
 			// ACP: a cancelled turn answers "cancelled", even if cancelling made something fail.
@@ -275,7 +277,7 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		default:
 			var reason string
 			if reason, err = stopReason(res.StopReason, res.Messages); err == nil {
-				result = &promptResult{StopReason: reason}
+				result = withCommand(&promptResult{StopReason: reason}, cmd)
 			}
 		}
 	}, nil
