@@ -240,7 +240,7 @@ function start(t, handlers = {}, { xdg: shared } = {}) {
 		}
 	});
 	return {
-		child, tap, updates, exited,
+		child, tap, updates, exited, xdg,
 		stream: acp.ndJsonStream(output, input),
 		app,
 		// finish asserts the tap saw no invalid message and the SDK got every update.
@@ -259,8 +259,16 @@ const text = (t) => ({ type: 'text', text: t });
 const call = (id, name, args = {}) => ({ type: 'toolCall', id, name, arguments: args });
 const turn = (...content) => ({ content });
 
+// updatesOf returns a session's updates but available_commands_update, which pid sends after
+// session/new, load and resume (the commands test looks at those: commandsOf).
 function updatesOf(updates, sessionId) {
-	return updates.filter((u) => u.sessionId === sessionId).map((u) => u.update);
+	return updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate !== 'available_commands_update').map((u) => u.update);
+}
+
+// commandsOf returns the names of each available_commands_update of a session, in order.
+function commandsOf(updates, sessionId) {
+	return updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'available_commands_update')
+		.map((u) => u.update.availableCommands.map((c) => c.name));
 }
 
 function toolEvents(us) {
@@ -551,10 +559,10 @@ test(`SDK ${SDK_VERSION}: a session saved by one pid is listed, loaded with its 
 		const before = second.updates.length;
 		const resumed = await within(ctx.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] }), 'session/resume');
 		assert.equal(resumed._meta.pid.cwd, cwd);
-		assert.equal(second.updates.length, before, 'resume replays nothing');
+		assert.deepEqual(second.updates.slice(before).map((n) => describe(n.update)), ['available_commands_update'], 'resume replays nothing');
 		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('Go on.')] }), 'prompt after resume');
 		assert.equal(res.stopReason, 'end_turn');
-		assert.deepEqual(second.updates.slice(before).map((n) => describe(n.update)), ['agent_message_chunk Resumed.']);
+		assert.deepEqual(second.updates.slice(before + 1).map((n) => describe(n.update)), ['agent_message_chunk Resumed.']);
 
 		// Delete: gone from the list and from the disk; load then answers "not found".
 		await within(ctx.request(acp.methods.agent.session.delete, { sessionId }), 'session/delete');
@@ -829,5 +837,54 @@ test(`SDK ${SDK_VERSION}: modes and the mode and model config options; set_mode,
 	const planUpdates = updatesOf(pid.updates, asked[0].sessionId);
 	assert.equal(planUpdates.find((u) => u.sessionUpdate === 'tool_call').kind, 'switch_mode');
 	assert.deepEqual(modeEvents(asked[0].sessionId), ['mode auto', 'options auto']);
+	pid.finish();
+});
+
+test(`SDK ${SDK_VERSION}: available_commands_update after session/new, load and resume; /help's output as a message chunk; a prompt template sent to the model`, async (t) => {
+	const pid = start(t);
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	// The person's own command, in the XDG_CONFIG_HOME start gave pid.
+	const commandsDir = path.join(pid.xdg, 'config', 'pid', 'commands');
+	fs.mkdirSync(commandsDir, { recursive: true });
+	fs.writeFileSync(path.join(commandsDir, 'greet.md'), '---\ndescription: Greet someone\n---\nSay hello to $ARGUMENTS.\n');
+	const builtins = ['compact', 'init', 'review', 'plan', 'mode', 'model', 'mcp', 'rewind', 'help'];
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		await initialize(ctx);
+		const meta = { pid: { model: { provider: 'script', turns: [turn(text('Hello, world!'))] } } };
+		const { sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: meta }), 'session/new');
+		// /help: pid sent the commands right after session/new's answer, so they come before
+		// anything of this prompt; its text comes as a message chunk.
+		const help = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('/help')] }), '/help');
+		assert.equal(help.stopReason, 'end_turn');
+		assert.equal(help._meta.pid.command.name, 'help');
+		const all = pid.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update);
+		assert.equal(all[0].sessionUpdate, 'available_commands_update', 'the commands come first');
+		assert.deepEqual(commandsOf(pid.updates, sessionId), [[...builtins, 'greet']]);
+		const greet = all[0].availableCommands.find((c) => c.name === 'greet');
+		assert.deepEqual(greet, { name: 'greet', description: 'Greet someone', input: { hint: 'arguments' } });
+		const shown = updatesOf(pid.updates, sessionId).filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => u.content.text).join('');
+		assert.equal(shown, help._meta.pid.command.output);
+		assert.match(shown, /\/greet \[arguments\]: Greet someone \(yours\)/);
+		assert.match(shown, /\/compact \[/);
+		const at = pid.tap.responseIndex('session/prompt', sessionId);
+		assert.equal(pid.tap.fromPid().slice(at + 1).filter((m) => m.method === 'session/update').length, 0, 'nothing after the answer');
+
+		// A template: the model gets it filled in (the replay shows what it got), and /help's
+		// text never entered the conversation.
+		const before = pid.updates.length;
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('/greet the world')] }), '/greet');
+		assert.equal(res._meta.pid.command.name, 'greet');
+		assert.deepEqual(pid.updates.slice(before).map((n) => describe(n.update)), ['agent_message_chunk Hello, world!']);
+		await within(ctx.request(acp.methods.agent.session.close, { sessionId }), 'session/close');
+		const mark = pid.updates.length;
+		await within(ctx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), 'session/load');
+		assert.deepEqual(pid.updates.slice(mark).map((n) => describe(n.update)),
+			['user_message_chunk Say hello to the world.', 'agent_message_chunk Hello, world!', 'available_commands_update']);
+		const resumeMark = pid.updates.length;
+		await within(ctx.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] }), 'session/resume');
+		assert.deepEqual(pid.updates.slice(resumeMark).map((n) => describe(n.update)), ['available_commands_update']);
+	}), 'the commands', 60_000);
+	await ends(pid);
 	pid.finish();
 });
