@@ -18,11 +18,29 @@ type ScanFile struct {
 	Dir  *os.Root
 	Name string
 	Type fs.FileMode // type bits as the folder records them (0 for a regular file)
+
+	dirfd int // Dir's folder open, when fdOK (see Lstat)
+	fdOK  bool
 }
+
+// ScanStat is what an lstat of a file Scan found says.
+type ScanStat struct {
+	Mode     fs.FileMode // as os.Lstat's Mode
+	Size     int64
+	MTime    int64 // modification time, nanoseconds since the epoch
+	CTime    int64 // status change time, nanoseconds since the epoch (0 where unknown)
+	Dev, Ino uint64
+}
+
+// Lstat returns the file's lstat. On Linux it is one fstatat relative to the folder's
+// descriptor the walk holds open, with no allocation; elsewhere it is f.Dir.Lstat.
+// Contract: called from work only, as f.Dir.
+func (f ScanFile) Lstat() (ScanStat, error) { return f.lstat() }
 
 // Scan walks every workspace folder as grep does: .git folders and what the ignore files
 // exclude are skipped, symbolic links are not followed, folders that cannot be read are
-// skipped. work runs for each file found, from the walk's goroutines, concurrently; visit
+// skipped. work runs for each file found, from the walk's goroutines, concurrently (the
+// files of one folder one after another, in the goroutine that listed it); visit
 // gets each file's path and work's result on the caller's goroutine, one at a time, in walk
 // order. A file under two nested workspace folders is visited once per folder; callers key
 // by path. It stops with ctx's error when ctx ends, or with visit's error.
@@ -33,9 +51,11 @@ type ScanFile struct {
 func (w *Workspace) Scan(ctx context.Context, work func(f ScanFile) any, visit func(path string, res any) error) error {
 	for i := range w.roots {
 		spec := walkSpec{
-			want: func(n *walkNode) bool { return !n.isDir },
+			want:   func(n *walkNode) bool { return !n.isDir },
+			inline: true, // work is a stat, mostly: a task per file would cost more
 			work: func(dir *os.Root, n *walkNode) any {
-				return work(ScanFile{Path: n.path(), Dir: dir, Name: n.e.name, Type: n.e.typ})
+				p := n.parent
+				return work(ScanFile{Path: n.path(), Dir: dir, Name: n.e.name, Type: n.e.typ, dirfd: p.fd, fdOK: p.fdOK})
 			},
 			visit: func(n *walkNode, res any) error {
 				if n.isDir {

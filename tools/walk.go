@@ -101,6 +101,10 @@ type walkSpec struct {
 	// visit gets. Called from the walk's goroutines, concurrently; it must return promptly
 	// once the walk's context is done.
 	work func(dir *os.Root, n *walkNode) any
+	// inline runs work for a folder's files in the goroutine that listed the folder, right
+	// after the listing, instead of as tasks of their own: for work as small as a stat,
+	// where a task's handoff between goroutines would cost more than the work.
+	inline bool
 	// visit is called for every entry the walk does not skip, in walk order (depth first,
 	// in name order; a folder before its content), on the caller's goroutine, one call at a
 	// time, with work's result (nil when work did not run). Returning fs.SkipAll ends the
@@ -117,6 +121,7 @@ type walkNode struct {
 	e         entry
 	isDir     bool
 	task      bool          // a folder, or a file work runs for
+	inline    bool          // a file work runs for in its folder's listing (walkSpec.inline)
 	claimed   atomic.Bool   // set by whoever runs the task
 	done      chan struct{} // closed when the task has run
 	tokened   bool          // run by a pool goroutine holding a run-ahead token
@@ -128,6 +133,9 @@ type walkNode struct {
 	dirf      *os.File      // a folder's open "." (for a walk with work), closed with root
 	refs      atomic.Int32  // a folder's: tasks still needing root, plus its own
 	rootErred bool          // a folder's: it could not be opened or listed
+	// fd is a folder's open descriptor while inline work runs on its files (fdOK set).
+	fd   int
+	fdOK bool
 }
 
 // path returns the entry's real path.
@@ -360,14 +368,15 @@ func (w *walker) list(n *walkNode) {
 	if err == nil {
 		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	}
-	if w.spec.work != nil && err == nil {
-		n.dirf = f // work opens the folder's files through it
-	} else {
-		f.Close()
-	}
 	if err != nil {
+		f.Close()
 		n.rootErred = true
 		return
+	}
+	if w.spec.work != nil && !w.spec.inline {
+		n.dirf = f // work opens the folder's files through it
+	} else {
+		defer f.Close()
 	}
 	stack := w.folderIgnores(n, entries)
 	slab := make([]walkNode, len(entries)) // one allocation for the folder's nodes
@@ -387,7 +396,7 @@ func (w *walker) list(n *walkNode) {
 			k.real, k.rel = k.path(), k.relPath()
 			k.task, k.stack = true, stack
 		} else if w.spec.want != nil && w.spec.want(k) {
-			k.task = true
+			k.task, k.inline = !w.spec.inline, w.spec.inline
 		}
 		if k.task {
 			k.done = make(chan struct{})
@@ -396,6 +405,9 @@ func (w *walker) list(n *walkNode) {
 		kids = append(kids, k)
 	}
 	n.children = kids
+	if w.spec.inline {
+		w.inlineWork(n, f, kids)
+	}
 	if tasks == 0 {
 		return
 	}
@@ -408,4 +420,28 @@ func (w *walker) list(n *walkNode) {
 	}
 	w.cond.Broadcast()
 	w.mu.Unlock()
+}
+
+// inlineWork runs work, in this goroutine, for the files of the folder n (open as f) that
+// list marked; n.fd is f's descriptor meanwhile. It stops early when the walk stops.
+func (w *walker) inlineWork(n *walkNode, f *os.File, kids []*walkNode) {
+	each := func() {
+		for i, k := range kids {
+			if i%64 == 0 && (w.stop.Load() || w.ctx.Err() != nil) {
+				return
+			}
+			if !k.inline {
+				continue
+			}
+			k.res = w.spec.work(n.root, k)
+		}
+	}
+	if rc, err := f.SyscallConn(); err == nil && rc.Control(func(fd uintptr) {
+		n.fd, n.fdOK = int(fd), true
+		each()
+		n.fdOK = false
+	}) == nil {
+		return
+	}
+	each()
 }
