@@ -358,7 +358,7 @@ func (r *run) ask() llm.Message {
 	if r.ctx.Err() != nil {
 		return r.aborted()
 	}
-	req := &llm.Request{SystemPrompt: r.cfg.SystemPrompt, Tools: r.tools.Specs()}
+	req := &llm.Request{SystemPrompt: r.cfg.SystemPrompt}
 	if r.cfg.TransformContext != nil {
 		msgs, err := protect(func() ([]llm.Message, error) { return r.cfg.TransformContext(r.ctx, r.transcript) })
 		if err != nil && r.ctx.Err() != nil {
@@ -388,6 +388,9 @@ func (r *run) ask() llm.Message {
 			req.Messages = slices.Clip(r.transcript)
 		}
 	}
+	// The tools as they are after the transform, which may have waited for some to come
+	// (a loaded session's MCP servers still starting).
+	req.Tools = r.tools.Specs()
 
 	// The provider's partial message goes to the observer as it is, never copied: the
 	// stream's contract (llm.StreamSink) and the events' (event.MessageUpdate) both make it

@@ -11,8 +11,10 @@ package rpc
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -49,12 +51,15 @@ func firstDifference(a, b []byte) string {
 func TestE2EResumeSendsTheSameRequest(t *testing.T) {
 	// compact: the session is compacted after prompt A (before the reload), so that B's
 	// request starts with the summary.
-	for _, compacted := range []bool{false, true} {
-		t.Run(fmt.Sprintf("compacted=%v", compacted), func(t *testing.T) { resumeSameRequest(t, compacted) })
+	// mcp: the session has an eager MCP server, which the loading daemon holds at a gate
+	// in its start until the prompt after the load is under way: the request waits for its
+	// tools rather than going without them.
+	for _, c := range []struct{ compacted, mcp bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("compacted=%v,mcp=%v", c.compacted, c.mcp), func(t *testing.T) { resumeSameRequest(t, c.compacted, c.mcp) })
 	}
 }
 
-func resumeSameRequest(t *testing.T, compacted bool) {
+func resumeSameRequest(t *testing.T, compacted, withMCP bool) {
 	config, _ := xdgDirs(t)
 	_, ws := newWorkspaceDir(t, map[string]string{"AGENTS.md": "Run the tests before you say you are done.\n", "a.txt": "alpha\n"})
 	wsWriteFile(t, filepath.Join(config, "pid", "AGENTS.md"), "The person's own instructions.\n")
@@ -82,13 +87,24 @@ func resumeSameRequest(t *testing.T, compacted bool) {
 	cfg := func(srv *fakeOpenAI) obj {
 		model := e2eModel(srv)
 		model["compaction"] = obj{"keepRecentTokens": 1}
-		return obj{"cwd": ws, "model": model, "appendSystemPrompt": "Be brief.", "mode": "acceptEdits"}
+		c := obj{"cwd": ws, "model": model, "appendSystemPrompt": "Be brief.", "mode": "acceptEdits"}
+		if withMCP {
+			c["mcpServers"] = obj{"t": obj{"command": "pidtestmcp", "load": "eager"}}
+		}
+		return c
+	}
+	ready := func(d *daemon) {
+		t.Helper()
+		if withMCP {
+			awaitServer(t, d, "t")
+		}
 	}
 
 	// Without a reload: A, then B.
 	d1 := startProcess(t, processOptions{Env: e2eEnv})
 	initWorkspace(d1, nil, ws)
 	s1 := d1.newSession(cfg(direct))
+	ready(d1)
 	prompt(d1, s1, "prompt A: what is in a.txt?")
 	compact(d1, s1)
 	prompt(d1, s1, "prompt B: thanks")
@@ -98,13 +114,39 @@ func resumeSameRequest(t *testing.T, compacted bool) {
 	d2 := startProcess(t, processOptions{Env: e2eEnv})
 	initWorkspace(d2, nil, ws)
 	s2 := d2.newSession(cfg(reloaded))
+	ready(d2)
 	prompt(d2, s2, "prompt A: what is in a.txt?")
 	compact(d2, s2)
 	stopDaemon(t, d2)
 	d3 := startProcess(t, processOptions{Env: e2eEnv})
 	initWorkspace(d3, nil, ws)
-	d3.call("session/load", obj{"sessionId": s2})
-	prompt(d3, s2, "prompt B: thanks")
+	if !withMCP {
+		d3.call("session/load", obj{"sessionId": s2})
+		prompt(d3, s2, "prompt B: thanks")
+	} else {
+		gate := filepath.Join(t.TempDir(), "gate")
+		if err := syscall.Mkfifo(gate, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d3.call("session/load", obj{"sessionId": s2, "mcpServers": obj{"t": obj{"command": "pidtestmcp", "load": "eager", "args": []string{"-gate", gate}}}})
+		id := d3.request("session/prompt", obj{"sessionId": s2, "text": "prompt B: thanks"})
+		// The prompt is under way (its message is out) while the server is held.
+		d3.notification("messageEnd", func(m *wireMsg) bool {
+			return m.get("params.sessionId").String() == s2 && m.get("params.message.role").String() == "user"
+		})
+		if n := len(reloaded.requests()); n != len(script)-1 {
+			t.Errorf("the model was asked while the loaded session's MCP server was still starting (%d requests)", n)
+		}
+		f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("go\n")
+		f.Close()
+		if r := d3.result(id); r.Get("stopReason").String() != "stop" {
+			t.Fatalf("prompt B: %s", r.Raw)
+		}
+	}
 	stopDaemon(t, d3)
 
 	a, b := direct.requests(), reloaded.requests()
@@ -118,11 +160,17 @@ func resumeSameRequest(t *testing.T, compacted bool) {
 			t.Fatalf("request %d before prompt B differs between the two daemons (the test is wrong): %s", i+1, firstDifference(a[i].body, b[i].body))
 		}
 	}
-	if string(a[last].body) != string(b[last].body) {
+	same := string(a[last].body) == string(b[last].body)
+	if !same {
 		t.Errorf("prompt B's request after session/load is not the one without the reload: %s", firstDifference(a[last].body, b[last].body))
+	}
+	if withMCP && !strings.Contains(string(b[last].body), `"name":"mcp__t__echo"`) {
+		t.Errorf("prompt B's request does not offer the MCP server's tools: %s", b[last].body)
 	}
 	if compacted && !strings.Contains(string(b[last].body), "alpha.") {
 		t.Errorf("prompt B's request does not hold the summary: %s", b[last].body)
 	}
-	t.Logf("prompt B's request: %d bytes, the same after the reload", len(b[last].body))
+	if same {
+		t.Logf("prompt B's request: %d bytes, the same after the reload", len(b[last].body))
+	}
 }
