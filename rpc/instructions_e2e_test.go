@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -118,9 +119,14 @@ func TestE2EInstructionsTrust(t *testing.T) {
 	stopDaemon(t, d)
 }
 
+// A link leading out of the workspace is not followed, and a FIFO is not read (nor waited
+// on): the folder's CLAUDE.md is used instead.
 func TestE2EInstructionsLinkOutside(t *testing.T) {
 	config, _ := xdgDirs(t)
-	base, ws := newWorkspaceDir(t, map[string]string{"CLAUDE.md": "ROOT-CLAUDE: the fallback.\n"})
+	base, ws := newWorkspaceDir(t, map[string]string{"CLAUDE.md": "ROOT-CLAUDE: the fallback.\n", "sub/CLAUDE.md": "SUB-CLAUDE: beside a FIFO.\n"})
+	if err := syscall.Mkfifo(filepath.Join(ws, "sub", "AGENTS.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	wsWriteFile(t, filepath.Join(base, "secret.md"), "OUTSIDE-SECRET: must never reach the model.\n")
 	if err := os.Symlink(filepath.Join(base, "secret.md"), filepath.Join(ws, "AGENTS.md")); err != nil {
 		t.Fatal(err)
@@ -129,13 +135,13 @@ func TestE2EInstructionsLinkOutside(t *testing.T) {
 	srv := newFakeOpenAI(t, sseAnswer(textAnswer("one")...))
 	d := startProcess(t, processOptions{Env: e2eEnv})
 	initWorkspace(d, nil, ws)
-	res := d.call("session/new", obj{"cwd": ws, "model": e2eModel(srv)})
-	if got := instructionPaths(res); len(got) != 1 || got[0] != filepath.Join(ws, "CLAUDE.md") {
-		t.Errorf("instructions %s, want CLAUDE.md alone (AGENTS.md leads out of the workspace)", res.Get("instructions").Raw)
+	res := d.call("session/new", obj{"cwd": filepath.Join(ws, "sub"), "model": e2eModel(srv)})
+	if got := instructionPaths(res); len(got) != 2 || got[0] != filepath.Join(ws, "CLAUDE.md") || got[1] != filepath.Join(ws, "sub", "CLAUDE.md") {
+		t.Errorf("instructions %s, want the two CLAUDE.md (AGENTS.md leads out of the workspace, sub/AGENTS.md is a FIFO)", res.Get("instructions").Raw)
 	}
 	d.call("session/prompt", obj{"sessionId": res.Get("sessionId").String(), "text": "hi"})
 	sys := systemText(srv.requests()[0].body)
-	if strings.Contains(sys, "OUTSIDE-SECRET") || !strings.Contains(sys, "ROOT-CLAUDE") {
+	if strings.Contains(sys, "OUTSIDE-SECRET") || !strings.Contains(sys, "ROOT-CLAUDE") || !strings.Contains(sys, "SUB-CLAUDE") {
 		t.Errorf("system prompt:\n%s\nwant CLAUDE.md's text and nothing from outside", sys)
 	}
 	stopDaemon(t, d)

@@ -121,7 +121,10 @@ func resumeSameRequest(t *testing.T, compacted, withMCP bool) {
 	d3 := startProcess(t, processOptions{Env: e2eEnv})
 	initWorkspace(d3, nil, ws)
 	if !withMCP {
-		d3.call("session/load", obj{"sessionId": s2})
+		loaded := d3.call("session/load", obj{"sessionId": s2})
+		if got, want := loaded.Get("instructions.#.path").Raw, mustJSON([]string{filepath.Join(config, "pid", "AGENTS.md"), filepath.Join(ws, "AGENTS.md")}); !jsonEq(got, want) {
+			t.Errorf("session/load's instructions: %s, want %s", loaded.Get("instructions").Raw, want)
+		}
 		prompt(d3, s2, "prompt B: thanks")
 	} else {
 		gate := filepath.Join(t.TempDir(), "gate")
