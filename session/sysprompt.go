@@ -2,9 +2,10 @@
 // prompt/system.md, filled in with the session's folders, OS, shell and start date), or the
 // session's systemPrompt in its place, with appendSystemPrompt after either. It is built
 // once when the session is made or loaded, so every model call of the session sends the
-// same bytes and the provider's prompt cache holds. A session in a mode other than default
-// adds that mode's section (modePrompt) at each model call: a fixed text per mode, so the
-// bytes change only when the mode does.
+// same bytes and the provider's prompt cache holds. At each model call the session adds its
+// instruction files (instructions.go: the same bytes while the files do not change), then,
+// last, the section of a mode other than default (modePrompt): a fixed text per mode, so
+// the bytes change only when the mode does, and a mode change leaves what is before it.
 
 package session
 
