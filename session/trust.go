@@ -35,8 +35,8 @@ func (h *Host) trustedRoot(root string) bool {
 // TrustQuestion returns the question to put to the person about the workspace folder of a
 // session that just started, and reports whether there is one: the folder is not trusted,
 // its settings set something that was ignored or it has instruction files, and no question
-// about it was handed out before by this host. Once per folder per host: a second call for the same folder reports
-// false.
+// about it was handed out before by this host. Once per folder per host: a second call for
+// the same folder reports false.
 //
 // Contract: called by a face right after New, from any goroutine; it never blocks.
 func (h *Host) TrustQuestion(s *Session) (TrustQuestion, bool) {
