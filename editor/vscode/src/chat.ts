@@ -802,6 +802,19 @@ export class ChatModel {
 		this.changes = this.add<ChangesItem>({ kind: 'changes', id: this.id('c'), run: p.run, files: p.files, current: true });
 	}
 
+	/**
+	 * retireChanges turns the changed-files card's Undo off (a rewind changed the files since:
+	 * its snapshots no longer say what to put back).
+	 */
+	retireChanges(): void {
+		if (this.changes) {
+			this.changes.current = false;
+			this.update(this.changes);
+			this.changes = undefined;
+		}
+		this.pendingChanges = undefined;
+	}
+
 	/** The card of the files the last run changed, once shown. */
 	changesItem(): ChangesItem | undefined {
 		return this.changes;

@@ -884,6 +884,9 @@ export class PidController {
 		const sessionId = this.sessionId;
 		const client = this.client;
 		const item = this.chat.get(itemId);
+		if (this.stoppedSession !== undefined) {
+			throw new BusyError('pid stopped: Resume the session first, then rewind.');
+		}
 		if (sessionId === undefined || !client?.alive || item?.kind !== 'user') {
 			throw new ChatError('This message is not in the current session any more: nothing to rewind to.');
 		}
@@ -936,6 +939,9 @@ export class PidController {
 				const f = friendlyError(err, 'rewind');
 				this.chat.notice('error', f.message, f.actions.map(noticeAction));
 				throw new ChatError(f.message, f.actions);
+			}
+			if (restore !== 'conversation') {
+				this.chat.retireChanges();
 			}
 			this.opts.ui.appendLine(`pid: rewound to checkpoint ${plan.checkpoint.id} (${restore}${force ? ', forced' : ''}): restored ${r.restored.length}, removed ${r.removed.length}, skipped ${r.skipped.length}${r.skipped.map((s) => `\n  skipped ${s.path}: ${s.reason}`).join('')}`);
 			if (restore !== 'files') {

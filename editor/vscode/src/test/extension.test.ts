@@ -874,7 +874,7 @@ test('extension.ts: "Rewind to here" on a message: the diff since is shown first
 	assert.deepEqual(users().map((u) => u.text), ['write one']);
 	await until(() => items().some((i) => i.kind === 'notice' && /^Rewound to before "make it two": restored a\.txt; the conversation goes on from just before it\.$/.test(i.text ?? '')), `the report in the chat: ${JSON.stringify(items())}`);
 	// The rewound message is back in the prompt box, to edit and send again.
-	assert.ok(view.posted.some((p) => p.type === 'focusPrompt' && p.text === 'make it two'), JSON.stringify(view.posted.filter((p) => p.type === 'focusPrompt')));
+	await until(() => view.posted.some((p) => p.type === 'focusPrompt' && p.text === 'make it two'), `the message back in the prompt box: ${JSON.stringify(view.posted.filter((p) => p.type === 'focusPrompt'))}`);
 	assert.deepEqual(fake.warnings, [], 'nothing was left as it was');
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });

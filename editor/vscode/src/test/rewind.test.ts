@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { ChatModel } from '../chat';
 import type { Checkpoint } from '../protocol';
 import { SAFETY_PREFIX, diffDocument, mapCheckpoints, promptMatches, rewindReport, skipReason, timeOf } from '../rewind';
 import { STEP_TIMEOUT_MS, start, text, within } from './harness';
@@ -48,6 +49,15 @@ test('mapCheckpoints: newest first, a rewound branch and a rewind\'s own skipped
 	assert.deepEqual(mapCheckpoints([{ text: 'go', at: 1000 + 10 * 60_000 }], twice).map((c) => c?.id), [undefined]);
 	// No checkpoints (off): none.
 	assert.deepEqual(mapCheckpoints([{ text: 'a' }], []), [undefined]);
+});
+
+test('a rewind of the files turns the changed-files card\'s Undo off (its snapshots are out of date)', () => {
+	const chat = new ChatModel();
+	chat.setChanges(1, [{ path: '/w/a.txt', before: 'one\n', state: 'changed' }]);
+	assert.equal(chat.changesItem()?.current, true);
+	chat.retireChanges();
+	assert.equal(chat.changesItem(), undefined);
+	assert.deepEqual(chat.all().map((i) => i.kind === 'changes' && i.current), [false]);
 });
 
 test('the diff document and the report say what a rewind takes back, what it did and what it left (with why)', () => {
