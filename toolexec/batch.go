@@ -64,6 +64,10 @@ type call struct {
 	// call is finalized, for the calls that depend on it.
 	deps []*call
 	done chan struct{}
+	// released is set once done is closed (release); group is the call's Settle group
+	// (R18), nil when its tool has no Settle.
+	released bool
+	group    *settleGroup
 	// returned is set under batch.mu once Execute has returned (and again when ToolEnd is
 	// sent); onUpdate calls after that are dropped, as Tool.Execute's contract says (R9).
 	returned bool
@@ -336,6 +340,7 @@ func (r *batch) runSequential(calls []call) {
 		default:
 			r.execute(c)
 			r.releaseSlot(c)
+			r.settleOne(c)
 			r.finalize(c)
 		}
 		r.releaseSlot(c)
@@ -396,6 +401,7 @@ func (r *batch) runParallel(calls []call) {
 		runnable = append(runnable, c)
 	}
 	r.runnable = runnable
+	groupSettles(runnable)
 	for _, c := range runnable {
 		if len(c.deps) == 0 && (c.slot == nil || c.slot.grantedNow()) && !r.begin(c) {
 			break // aborted: runOne ends this call and the rest with "Operation aborted"
@@ -434,7 +440,7 @@ func (r *batch) runConcurrently(runnable []*call) {
 	// function's to reorder; the order of the others does not matter).
 	n := 0
 	for i, c := range runnable {
-		if c.entry.quick.Load() && len(c.deps) == 0 && c.slot == nil {
+		if c.entry.quick.Load() && len(c.deps) == 0 && c.slot == nil && c.group == nil {
 			runnable[n], runnable[i] = runnable[i], runnable[n]
 			n++
 		}
@@ -574,15 +580,15 @@ func (r *batch) runOne(c *call) {
 	if r.takeSlot(c) && r.begin(c) {
 		r.execute(c)
 		r.releaseSlot(c)
+		r.settled(c, true)
 		r.finalize(c)
 	} else {
 		c.fail(msgAborted)
+		r.settled(c, false)
 	}
 	r.releaseSlot(c)
 	r.end(c)
-	if c.done != nil {
-		close(c.done)
-	}
+	r.release(c)
 }
 
 // screenAll starts every call (ToolStart, in source order), validates each, then screens
@@ -849,21 +855,7 @@ func (r *batch) finalize(c *call) {
 		c.fail(msg)
 		return
 	}
-	if ov == nil {
-		return
-	}
-	if ov.Content != nil {
-		c.result.Content = ov.Content
-	}
-	if ov.Details != nil {
-		c.result.Details = ov.Details
-	}
-	if ov.IsError != nil {
-		c.isError = *ov.IsError
-	}
-	if ov.Terminate != nil {
-		c.result.Terminate = *ov.Terminate
-	}
+	r.apply(c, ov)
 }
 
 // panicError is a recovered panic, with the stack for the log.

@@ -108,6 +108,12 @@ type Tool struct {
 	// start. nil means no cap.
 	Slots *Slots
 
+	// Settle, if set, is a step the calls of this tool (and of the other tools sharing it)
+	// wait for together once they have all executed, before their afterToolCall (R18): the
+	// daemon asks for the diagnostics of the files a batch's edits changed in one request.
+	// nil costs nothing.
+	Settle *Settle
+
 	// Execute runs the call.
 	//
 	// Contract: called at most once per call, concurrently with other calls of the batch in
