@@ -61,8 +61,9 @@ type InstructionFile struct {
 // instructionsState is what the session last read of its instruction files. Touched by the
 // loop's goroutine (each model call) and the face's (Instructions), hence its mutex.
 type instructionsState struct {
-	// mu guards the fields below it; it is held while the files are looked at and read
-	// (a few stats, a few reads of at most 32 KiB), and never with another lock.
+	// mu guards the fields below it; it is held while the files that changed are read (at
+	// most 32 KiB each), and never with another lock: the files are found (trust asked,
+	// stats made) before it is taken.
 	mu sync.Mutex
 	// read is set once the files were read.
 	read bool
@@ -100,10 +101,13 @@ type instructionCandidate struct {
 // Contract: safe for concurrent use; it may read the files (a few stats and reads).
 func (s *Session) Instructions() []InstructionFile {
 	s.instr.mu.Lock()
-	defer s.instr.mu.Unlock()
-	if !s.instr.read {
-		s.refreshInstructionsLocked(false)
+	read := s.instr.read
+	s.instr.mu.Unlock()
+	if !read {
+		s.refreshInstructions(func(bool) bool { return false })
 	}
+	s.instr.mu.Lock()
+	defer s.instr.mu.Unlock()
 	out := make([]InstructionFile, len(s.instr.files))
 	for i, f := range s.instr.files {
 		out[i] = f.InstructionFile
@@ -118,11 +122,11 @@ func (s *Session) Instructions() []InstructionFile {
 // Contract: called on the loop's goroutine before each model call.
 func (s *Session) instructionsSection() string {
 	_, compactions := s.lastCompaction()
-	s.instr.mu.Lock()
-	defer s.instr.mu.Unlock()
-	s.refreshInstructionsLocked(s.instr.read && compactions != s.instr.compactions)
-	s.instr.compactions = compactions
-	return s.instr.section
+	return s.refreshInstructions(func(read bool) bool {
+		all := read && compactions != s.instr.compactions
+		s.instr.compactions = compactions
+		return all
+	})
 }
 
 // requestFor returns the request of a model call with the session's sections added to the
@@ -142,12 +146,16 @@ func (s *Session) requestFor(req *llm.Request) *llm.Request {
 	return &out
 }
 
-// refreshInstructionsLocked looks at the instruction files and reads those whose size or
-// time changed, or all of them when all is set, then makes the section again: the same
-// files give the same bytes. Caller holds s.instr.mu.
-func (s *Session) refreshInstructionsLocked(all bool) {
+// refreshInstructions looks at the instruction files and reads those whose size or time
+// changed, or all of them when readAll says so (it is called holding s.instr.mu, with
+// whether the files were read before), then makes the section again, which it returns: the
+// same files give the same bytes.
+func (s *Session) refreshInstructions(readAll func(read bool) bool) string {
 	cands, closeRoot := s.instructionCandidates()
 	defer closeRoot()
+	s.instr.mu.Lock()
+	defer s.instr.mu.Unlock()
+	all := readAll(s.instr.read)
 	prev := map[string]instructionText{}
 	for _, f := range s.instr.files {
 		prev[f.Path] = f
@@ -169,6 +177,7 @@ func (s *Session) refreshInstructionsLocked(all bool) {
 	s.instr.read = true
 	s.instr.files = files
 	s.instr.section = instructionsPrompt(files)
+	return s.instr.section
 }
 
 // instructionCandidates finds the instruction files the model gets now, by their stat: the
