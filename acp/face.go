@@ -203,9 +203,14 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 				u.Status, u.Error = "failed", e.Err
 			} else {
 				u.Summary = []any{textBlock(e.Summary)}
+				u.Meta = keptMeta(e.Kept)
 			}
 			st.update(u)
 		}
+	case event.PlanUpdate:
+		st.update(planOf(e.Entries))
+	case event.UsageUpdate:
+		st.update(usageOf(e))
 	case event.MessageUpdate:
 		switch e.Delta.Kind {
 		case llm.StreamTextDelta:

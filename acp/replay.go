@@ -19,6 +19,8 @@ type compactionUpdate struct {
 	Status        string `json:"status"`
 	Summary       []any  `json:"summary,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// Meta is _meta.pid.kept: what the compaction kept word for word (plan.go).
+	Meta any `json:"_meta,omitempty"`
 }
 
 // replay writes the updates of a session's items (see replayUpdates). Contract: st.mu is

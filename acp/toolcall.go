@@ -213,6 +213,8 @@ func toolKind(name string) string {
 		return "execute"
 	case tools.NameGrep, tools.NameFind, tools.NameLs:
 		return "search"
+	case session.TodoWriteName:
+		return "think"
 	}
 	return "other"
 }
@@ -242,6 +244,8 @@ func toolTitle(name string, a toolArgs) string {
 		return "Find " + code(oneLine(a.Pattern, 60)) + in
 	case tools.NameLs:
 		return "List " + orDefault(a.Path, ".")
+	case session.TodoWriteName:
+		return "Update the plan"
 	}
 	return name
 }

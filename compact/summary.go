@@ -347,9 +347,10 @@ func SummaryMessage(summary string) llm.Message {
 }
 
 // IsSummaryMessage reports whether m is a message made by SummaryMessage and, if so,
-// returns the summary it holds. A nil m is not one.
+// returns the summary it holds. Blocks after the first (what a session keeps word for word
+// after the summary: the latest request, the plan) do not change that. A nil m is not one.
 func IsSummaryMessage(m *llm.Message) (summary string, ok bool) {
-	if m == nil || m.Role != llm.RoleUser || len(m.Content) != 1 || m.Content[0].Type != llm.ContentText {
+	if m == nil || m.Role != llm.RoleUser || len(m.Content) == 0 || m.Content[0].Type != llm.ContentText {
 		return "", false
 	}
 	t := m.Content[0].Text

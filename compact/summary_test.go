@@ -253,11 +253,15 @@ func TestSummaryMessage(t *testing.T) {
 	}
 	real := compact.SummaryMessage("x")
 	intro := strings.TrimSuffix(real.Content[0].Text, "x\n</summary>")
+	// What a session keeps word for word after the summary comes in blocks of its own.
+	kept := llm.Message{Role: llm.RoleUser, Content: []llm.Content{real.Content[0], llm.Text("the latest request")}}
+	if got, ok := compact.IsSummaryMessage(&kept); !ok || got != "x" {
+		t.Errorf("a summary followed by kept blocks: IsSummaryMessage = %q, %v", got, ok)
+	}
 	notOnes := map[string]*llm.Message{
 		"nil":              nil,
 		"a user's message": &llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text("## Goal\nx")}},
 		"an assistant's":   {Role: llm.RoleAssistant, Content: real.Content},
-		"two blocks":       {Role: llm.RoleUser, Content: []llm.Content{real.Content[0], llm.Text("more")}},
 		"an image":         {Role: llm.RoleUser, Content: []llm.Content{{Type: llm.ContentImage, Text: real.Content[0].Text}}},
 		"no ending":        {Role: llm.RoleUser, Content: []llm.Content{llm.Text(intro + "x")}},
 		"only the intro":   {Role: llm.RoleUser, Content: []llm.Content{llm.Text(intro)}},

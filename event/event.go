@@ -65,12 +65,14 @@ type (
 	CompactionStart struct{ Reason string }
 	// CompactionEnd carries the summary, or Err when the compaction failed or was
 	// cancelled (the transcript is then as it was). TokensBefore is the context size that
-	// was compacted.
+	// was compacted. Summary is the text the model now sees in place of the compacted
+	// messages (the summary, then what Kept lists); Kept is nil on failure.
 	CompactionEnd struct {
 		Reason       string
 		Summary      string
 		TokensBefore int
 		Err          string
+		Kept         *CompactionKept
 	}
 )
 

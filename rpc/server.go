@@ -62,6 +62,7 @@ type Server struct {
 	clientTrust  bool           // the editor answers workspace/requestTrust
 	clientRead   bool           // the editor answers fs/read_text_file
 	clientWrite  bool           // the editor answers fs/write_text_file
+	clientUsage  bool           // the editor wants usageUpdate (plan.go)
 	defaults     session.Config // initializationOptions
 }
 
@@ -136,7 +137,13 @@ func (s *Server) methods() map[string]rpcconn.Method {
 			if err != nil {
 				return nil, err
 			}
-			return func(ctx context.Context, reply func(any, error)) { reply(start(ctx)) }, nil
+			return func(ctx context.Context, reply func(any, error)) {
+				res, err := start(ctx)
+				reply(res, err)
+				if a, ok := res.(afterReplier); ok && err == nil {
+					a.afterReply() // notifications that must follow the answer (plan.go)
+				}
+			}, nil
 		}}
 	}
 	return m
@@ -410,6 +417,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.initialized = true
 	s.clientBefore, s.clientAfter, s.clientTrust = caps.before, caps.after, caps.trust
 	s.clientRead, s.clientWrite = caps.readFile, caps.writeFile
+	s.clientUsage = caps.usage
 	s.defaults = defaults
 	s.mu.Unlock()
 	return &protocol.InitializeResult{
@@ -429,6 +437,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 type clientCaps struct {
 	before, after, trust bool
 	readFile, writeFile  bool
+	usage                bool
 }
 
 // declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall,trust} and
@@ -440,6 +449,7 @@ func declared(exp any) clientCaps {
 	c.before, _ = pid["beforeToolCall"].(bool)
 	c.after, _ = pid["afterToolCall"].(bool)
 	c.trust, _ = pid["trust"].(bool)
+	c.usage, _ = pid["usage"].(bool)
 	fs, _ := pid["fs"].(map[string]any)
 	c.readFile, _ = fs["readTextFile"].(bool)
 	c.writeFile, _ = fs["writeTextFile"].(bool)

@@ -332,7 +332,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range tools.New(ws) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil)) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

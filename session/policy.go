@@ -20,6 +20,9 @@ import (
 // scripted tools that do not require approval. The policy's built-in default allows those
 // and asks for the rest.
 func (s *Session) readOnly(tool string) bool {
+	if tool == TodoWriteName && s.builtin[tool] {
+		return true // it changes the session's plan, nothing outside the session
+	}
 	if s.builtin[tool] {
 		return tools.ReadOnly(tool)
 	}
