@@ -83,6 +83,8 @@ type server struct {
 	// commandsSent holds, by session id, the commands of the last
 	// available_commands_update sent ([]session.CommandInfo; commands.go).
 	commandsSent sync.Map
+	// commandsWatch watches the command folders (commands.go).
+	commandsWatch commandsWatch
 }
 
 // clientCaps is what the client declared in initialize.
@@ -169,6 +171,7 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 	stopped := ctx.Err() != nil // the caller ended the connection
 	stop()
 	cancel()
+	s.commandsWatch.close()
 	s.hmu.Lock()
 	for _, h := range s.hosts {
 		h.Close()

@@ -48,6 +48,19 @@ func chunks(t *testing.T, sid string, ms []*msg) string {
 	return b.String()
 }
 
+// addCommand writes the command file dir/name.md whole, then renames it into place, so that
+// a watcher sees it once, complete.
+func addCommand(t *testing.T, dir, name, text string) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name+".md")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var builtinCommandNames = []string{"compact", "init", "review", "plan", "mode", "model", "mcp", "rewind", "help"}
 
 func TestCommandsACP(t *testing.T) {
@@ -84,6 +97,13 @@ func TestCommandsACP(t *testing.T) {
 	if fix.Get("description").String() != "Fix an issue" || fix.Get("input.hint").String() != "issue number" {
 		t.Errorf("fix: %s", fix.Raw)
 	}
+	// A command file added (written whole, then renamed into place): the client hears of it
+	// without a prompt.
+	addCommand(t, userDir, "watched", "Watched.\n")
+	m = c.next()
+	if kind, u := m.update(); kind != "available_commands_update" || !slices.Contains(commandsOf(u), "watched") {
+		t.Fatalf("after a command file was added came %s, want available_commands_update with it", m.raw)
+	}
 
 	// A command that answers by itself: its text as a message chunk, the answer's
 	// _meta.pid.command; the list did not change, so no update.
@@ -99,9 +119,7 @@ func TestCommandsACP(t *testing.T) {
 	}
 	// A command file added: the next prompt first tells the new list, then runs the
 	// template, which the model gets with $ARGUMENTS filled in.
-	if err := os.WriteFile(filepath.Join(userDir, "later.md"), []byte("Added later.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	addCommand(t, userDir, "later", "Added later.\n")
 	res, before = c.result(c.prompt(sid, "/fix 42"), nil)
 	ups := commandUpdates(t, sid, before)
 	if len(ups) != 1 || !slices.Contains(commandsOf(ups[0]), "later") {
