@@ -1,0 +1,243 @@
+// This file holds Manager: the language servers of one daemon, started on first need, one
+// per workspace folder and server, restarted after a crash, stopped with the daemon.
+
+package lsp
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	// initTimeout bounds a server's initialize.
+	initTimeout = 30 * time.Second
+	// stableAfter is how long a server must have run for its crash count to start again.
+	stableAfter = time.Minute
+	// maxAutoRestarts is how many failures in a row are restarted on their own; after
+	// that a server starts again only when it is needed (once its backoff has passed).
+	maxAutoRestarts = 5
+	// maxBackoff caps the wait before a restart.
+	maxBackoff = 30 * time.Second
+	// stopGrace is how long Close lets a server answer shutdown and exit.
+	stopGrace = time.Second
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Log receives the servers' failures; nil discards them.
+	Log *slog.Logger
+	// OnChange, if set, is told (with no lock held) that a server's state changed.
+	OnChange func()
+	// Backoff is the wait before the first restart after a crash, doubled at each crash in
+	// a row up to 30 s; 0 means 500 ms.
+	Backoff time.Duration
+}
+
+// Manager runs the language servers of one daemon. Its methods are safe for concurrent use.
+type Manager struct {
+	opts Options
+	// mu guards the fields below it.
+	mu      sync.Mutex
+	servers []*server
+	closed  bool
+}
+
+// NewManager returns a Manager that has started nothing.
+func NewManager(opts Options) *Manager {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 500 * time.Millisecond
+	}
+	return &Manager{opts: opts}
+}
+
+func (m *Manager) backoff(crashes int) time.Duration {
+	d := m.opts.Backoff
+	for i := 1; i < crashes && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+func (m *Manager) changed() {
+	if m.opts.OnChange != nil {
+		go m.opts.OnChange()
+	}
+}
+
+// Request is what Diagnostics asks: the files, the servers that may serve them, and which
+// workspace folder each file belongs to.
+type Request struct {
+	Paths   []string
+	Servers map[string]*ServerConfig
+	// FolderOf returns the workspace folder of an absolute path: one server runs per folder.
+	FolderOf func(path string) string
+}
+
+// Serves reports whether any of the servers is for one of the paths.
+func (r Request) Serves() bool {
+	for _, p := range r.Paths {
+		for _, c := range r.Servers {
+			if c.serves(p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Diagnostics tells the servers for the paths (starting those not running yet) the files'
+// text as it is on disk and returns what they report, waiting until deadline at most. err
+// says why some server gave nothing (not started in time, failed, silent): what the others
+// gave is returned with it.
+func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time) ([]Diagnostic, error) {
+	type job struct {
+		s     *server
+		paths []string
+	}
+	var jobs []*job
+	byServer := map[*server]*job{}
+	for _, p := range r.Paths {
+		for _, name := range sortedNames(r.Servers) {
+			c := r.Servers[name]
+			if !c.serves(p) {
+				continue
+			}
+			s := m.server(name, r.FolderOf(p), c)
+			if s == nil {
+				continue
+			}
+			j := byServer[s]
+			if j == nil {
+				j = &job{s: s}
+				byServer[s] = j
+				jobs = append(jobs, j)
+			}
+			j.paths = append(j.paths, p)
+		}
+	}
+	results := make([][]Diagnostic, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { results[i], errs[i] = j.s.diagnose(ctx, j.paths, deadline) })
+	}
+	wg.Wait()
+	var out []Diagnostic
+	var msgs []string
+	for i := range jobs {
+		out = append(out, results[i]...)
+		if errs[i] != nil {
+			msgs = append(msgs, errs[i].Error())
+		}
+	}
+	if len(msgs) > 0 {
+		return out, &Error{Msg: strings.Join(msgs, "; ")}
+	}
+	return out, nil
+}
+
+// Current returns what the servers of folders last reported, for every file they know.
+func (m *Manager) Current(folders []string) []Diagnostic {
+	m.mu.Lock()
+	servers := slices.Clone(m.servers)
+	m.mu.Unlock()
+	var out []Diagnostic
+	for _, s := range servers {
+		if len(folders) == 0 || slices.Contains(folders, s.folder) {
+			out = append(out, s.current()...)
+		}
+	}
+	return out
+}
+
+// Error is why some server gave no diagnostics.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+// server returns the server name runs as for folder with configuration c, starting it when
+// it is new, or failed and its backoff has passed; nil once the Manager is closed.
+func (m *Manager) server(name, folder string, c *ServerConfig) *server {
+	key := c.key()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	for _, s := range m.servers {
+		if s.name == name && s.folder == folder && s.cfg.key() == key {
+			s.mu.Lock()
+			if s.state == StateFailed && !time.Now().Before(s.retry) {
+				if s.timer != nil {
+					s.timer.Stop()
+				}
+				s.startLocked()
+			}
+			s.mu.Unlock()
+			return s
+		}
+	}
+	s := &server{m: m, name: name, folder: folder, cfg: c, last: map[string][]Diagnostic{}, waiters: map[string][]waiter{}}
+	s.mu.Lock()
+	s.startLocked()
+	s.mu.Unlock()
+	m.servers = append(m.servers, s)
+	m.changed()
+	return s
+}
+
+// Status is one server as lsp/servers lists it.
+type Status struct {
+	Name   string `json:"name"`
+	Folder string `json:"folder"`
+	// State is "starting", "ready", "failed" or "stopped".
+	State string `json:"state"`
+	// Error says why it failed (with the end of its stderr), or why it last failed.
+	Error string `json:"error,omitempty"`
+	// Restarts counts its failures in a row.
+	Restarts int `json:"restarts,omitempty"`
+}
+
+// Servers lists the servers started so far, in the order they started.
+func (m *Manager) Servers() []Status {
+	m.mu.Lock()
+	servers := slices.Clone(m.servers)
+	m.mu.Unlock()
+	out := make([]Status, 0, len(servers))
+	for _, s := range servers {
+		s.mu.Lock()
+		out = append(out, Status{Name: s.name, Folder: s.folder, State: s.state, Error: s.err, Restarts: s.crashes})
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Close stops every server (shutdown, exit, then a kill of its process group) and waits for
+// them; nothing starts afterwards.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	servers := m.servers
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() { s.stop(stopGrace) })
+	}
+	wg.Wait()
+}
+
+func sortedNames(m map[string]*ServerConfig) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

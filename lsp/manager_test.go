@@ -1,0 +1,174 @@
+package lsp
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testServer builds testdata/lspserver once per test binary run.
+func testServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(os.TempDir(), "pid-lsp-test", "lspserver")
+	if _, err := os.Stat(bin); err != nil || os.Getenv("PID_REBUILD") != "" {
+		if out, err := exec.Command("go", "build", "-o", bin, "../testdata/lspserver").CombinedOutput(); err != nil {
+			t.Fatalf("building the test server: %v\n%s", err, out)
+		}
+	}
+	return bin
+}
+
+func request(dir string, cfg *ServerConfig, paths ...string) Request {
+	return Request{Paths: paths, Servers: map[string]*ServerConfig{"test": cfg}, FolderOf: func(string) string { return dir }}
+}
+
+func waitState(t *testing.T, m *Manager, want string, restarts int) Status {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := m.Servers()
+		if len(st) == 1 && st[0].State == want && st[0].Restarts >= restarts {
+			return st[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("servers = %+v, want one %s", st, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The client starts the server for a matching extension, tells it the file, and returns
+// the error on the BROKEN line (0-based range) and the warning; a later change that fixes the
+// file reports nothing; a file of another extension starts nothing.
+func TestDiagnosticsPushAndChange(t *testing.T) {
+	for _, pull := range []bool{false, true} {
+		t.Run(map[bool]string{false: "push", true: "pull"}[pull], func(t *testing.T) {
+			dir := t.TempDir()
+			f := filepath.Join(dir, "a.tst")
+			os.WriteFile(f, []byte("ok\n  BROKEN here\nWARN\n"), 0o644)
+			cfg := &ServerConfig{Command: []string{testServer(t)}, Extensions: []string{".tst"}}
+			if pull {
+				cfg.Env = map[string]string{"PIDTESTLSP_PULL": "1"}
+			}
+			m := NewManager(Options{})
+			defer m.Close()
+			ds, err := m.Diagnostics(t.Context(), request(dir, cfg, f, filepath.Join(dir, "b.txt")), time.Now().Add(10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != 2 || ds[0].Severity != 1 || ds[0].Range.Start.Line != 1 || ds[0].Range.Start.Character != 2 || ds[0].Path != f || ds[0].Source != "pidtestlsp" {
+				t.Fatalf("diagnostics = %+v", ds)
+			}
+			if got := Report("the language server", []string{f}, ds, filepath.Base); got != "Problems the language server reports in a.tst after this change:\nL2:3 BROKEN is not allowed here (pidtestlsp)" {
+				t.Errorf("report = %q", got)
+			}
+			os.WriteFile(f, []byte("fine\n"), 0o644)
+			ds, err = m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+			if err != nil || len(ds) != 0 {
+				t.Fatalf("after the fix: %+v, %v", ds, err)
+			}
+			st := m.Servers()
+			if len(st) != 1 || st[0].State != StateReady || st[0].Folder != dir || st[0].Name != "test" {
+				t.Errorf("servers = %+v", st)
+			}
+		})
+	}
+}
+
+// A server that crashes is marked failed with the end of its stderr, restarted after its
+// backoff, and serves again.
+func TestCrashRestarts(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	os.WriteFile(f, []byte("CRASH\n"), 0o644)
+	cfg := &ServerConfig{Command: []string{testServer(t)}, Extensions: []string{".tst"}}
+	m := NewManager(Options{Backoff: 50 * time.Millisecond})
+	defer m.Close()
+	_, err := m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	if err == nil {
+		t.Fatal("a crashing server gave diagnostics without an error")
+	}
+	// Whether the crash was seen before the restart or not, the error was kept until then.
+	st := waitState(t, m, StateReady, 1)
+	if st.Restarts != 1 {
+		t.Errorf("restarts = %d, want 1", st.Restarts)
+	}
+	os.WriteFile(f, []byte("BROKEN\n"), 0o644)
+	ds, err := m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("after the restart: %+v, %v", ds, err)
+	}
+}
+
+// A crash keeps the server's stderr in its error.
+func TestCrashErrorHasStderr(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	os.WriteFile(f, []byte("CRASH\n"), 0o644)
+	cfg := &ServerConfig{Command: []string{testServer(t)}, Extensions: []string{".tst"}}
+	m := NewManager(Options{Backoff: time.Hour})
+	defer m.Close()
+	m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	st := waitState(t, m, StateFailed, 1)
+	if !strings.Contains(st.Error, "crashing as asked") || !strings.Contains(st.Error, "exit status 3") {
+		t.Errorf("error = %q, want the exit status and the stderr", st.Error)
+	}
+}
+
+// A command that does not exist fails with a readable error; the wait ends at the deadline
+// at the latest.
+func TestMissingCommand(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	os.WriteFile(f, []byte("x\n"), 0o644)
+	m := NewManager(Options{Backoff: time.Hour})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err := m.Diagnostics(ctx, request(dir, &ServerConfig{Command: []string{"/nonexistent/pid-lsp"}, Extensions: []string{".tst"}}, f), time.Now().Add(time.Second))
+	if err == nil || !strings.Contains(err.Error(), "could not start") {
+		t.Fatalf("err = %v", err)
+	}
+	if st := m.Servers(); len(st) != 1 || st[0].State != StateFailed {
+		t.Errorf("servers = %+v", st)
+	}
+}
+
+func TestParse(t *testing.T) {
+	got, err := Parse([]byte(`{"go": {"command": ["gopls"], "extensions": [".go"]}, "off": null}`))
+	if err != nil || got["go"].Command[0] != "gopls" || got["off"] != nil {
+		t.Fatalf("%+v %v", got, err)
+	}
+	for _, bad := range []string{`{"x": {"extensions": [".go"]}}`, `{"x": {"command": ["a"]}}`, `{"x": {"command": ["a"], "extensions": ["go"]}}`, `{"x": {"command": ["a"], "extensions": [".go"], "nope": 1}}`, `[]`} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%s) accepted it", bad)
+		}
+	}
+	merged := Merge(got, map[string]*ServerConfig{"go": nil})
+	if len(merged) != 0 {
+		t.Errorf("merge = %+v", merged)
+	}
+}
+
+func TestLinesCapsAt20(t *testing.T) {
+	var ds []Diagnostic
+	for i := range 25 {
+		d := Diagnostic{Path: "/a", Severity: 1, Message: "bad\nthing"}
+		d.Range.Start.Line = uint32(24 - i)
+		ds = append(ds, d)
+	}
+	lines := strings.Split(strings.TrimSuffix(Lines(ds, MaxShown), "\n"), "\n")
+	if len(lines) != 21 || lines[0] != "L1:1 bad thing" || lines[20] != "... and 5 more" {
+		t.Errorf("lines = %q", lines)
+	}
+}

@@ -1,0 +1,159 @@
+// Command lspserver is a small language server for pid's tests, speaking LSP over stdio: it
+// reports an error (severity 1, source "pidtestlsp") on each line of an open document that
+// contains BROKEN, and a warning (severity 2) on each line that contains WARN, with
+// textDocument/publishDiagnostics after each didOpen and didChange (or, when started with
+// PIDTESTLSP_PULL=1, only through textDocument/diagnostic). A document that contains CRASH
+// makes it write a line on stderr and exit with status 3, for the tests of restarts.
+//
+// Build: go build -o lspserver ./testdata/lspserver
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+type msg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+var (
+	out  = bufio.NewWriter(os.Stdout)
+	pull = os.Getenv("PIDTESTLSP_PULL") == "1"
+	docs = map[string]string{}
+)
+
+func main() {
+	fmt.Fprintln(os.Stderr, "pidtestlsp: started")
+	in := bufio.NewReader(os.Stdin)
+	for {
+		m, err := read(in)
+		if err != nil {
+			os.Exit(1)
+		}
+		handle(m)
+	}
+}
+
+func handle(m *msg) {
+	switch m.Method {
+	case "initialize":
+		caps := map[string]any{"textDocumentSync": map[string]any{"openClose": true, "change": 1, "save": true}}
+		if pull {
+			caps["diagnosticProvider"] = map[string]any{"interFileDependencies": false, "workspaceDiagnostics": false}
+		}
+		reply(m.ID, map[string]any{"capabilities": caps, "serverInfo": map[string]any{"name": "pidtestlsp"}})
+	case "shutdown":
+		reply(m.ID, nil)
+	case "exit":
+		os.Exit(0)
+	case "textDocument/didOpen":
+		var p struct {
+			TextDocument struct {
+				URI     string `json:"uri"`
+				Version int    `json:"version"`
+				Text    string `json:"text"`
+			} `json:"textDocument"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		changed(p.TextDocument.URI, p.TextDocument.Version, p.TextDocument.Text)
+	case "textDocument/didChange":
+		var p struct {
+			TextDocument struct {
+				URI     string `json:"uri"`
+				Version int    `json:"version"`
+			} `json:"textDocument"`
+			ContentChanges []struct {
+				Text string `json:"text"`
+			} `json:"contentChanges"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if n := len(p.ContentChanges); n > 0 {
+			changed(p.TextDocument.URI, p.TextDocument.Version, p.ContentChanges[n-1].Text)
+		}
+	case "textDocument/diagnostic":
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		reply(m.ID, map[string]any{"kind": "full", "items": diagnose(docs[p.TextDocument.URI])})
+	default:
+		if len(m.ID) > 0 {
+			write(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "unknown method " + m.Method}})
+		}
+	}
+}
+
+func changed(uri string, version int, text string) {
+	if strings.Contains(text, "CRASH") {
+		fmt.Fprintln(os.Stderr, "pidtestlsp: crashing as asked")
+		os.Exit(3)
+	}
+	docs[uri] = text
+	if pull {
+		return
+	}
+	write(map[string]any{"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": map[string]any{"uri": uri, "version": version, "diagnostics": diagnose(text)}})
+}
+
+func diagnose(text string) []map[string]any {
+	ds := []map[string]any{}
+	for i, line := range strings.Split(text, "\n") {
+		for _, w := range []struct {
+			word     string
+			severity int
+			message  string
+		}{{"BROKEN", 1, "BROKEN is not allowed here"}, {"WARN", 2, "WARN is discouraged"}} {
+			if c := strings.Index(line, w.word); c >= 0 {
+				ds = append(ds, map[string]any{
+					"range":    map[string]any{"start": map[string]any{"line": i, "character": c}, "end": map[string]any{"line": i, "character": c + len(w.word)}},
+					"severity": w.severity, "message": w.message, "source": "pidtestlsp", "code": "T" + strconv.Itoa(w.severity),
+				})
+			}
+		}
+	}
+	return ds
+}
+
+func reply(id json.RawMessage, result any) {
+	write(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+func write(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(out, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	out.Flush()
+}
+
+func read(in *bufio.Reader) (*msg, error) {
+	n := -1
+	for {
+		line, err := in.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
+			n, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(in, body); err != nil {
+		return nil, err
+	}
+	var m msg
+	return &m, json.Unmarshal(body, &m)
+}
