@@ -139,6 +139,9 @@ type snapshot struct {
 	// says which).
 	userHooks json.RawMessage
 	rootHooks map[string]json.RawMessage
+	// userLSP is the user settings' "lsp"; rootLSP a trusted root's own (lsp.go).
+	userLSP json.RawMessage
+	rootLSP map[string]json.RawMessage
 }
 
 // NewLoader reads the settings files and starts watching their folders (the nearest existing
@@ -534,6 +537,7 @@ func (l *Loader) publish() {
 			s.allowBypass = f.good.AllowBypassPermissions
 			s.checkpoints = f.good.Checkpoints
 			s.userHooks = f.good.Hooks
+			s.userLSP = f.good.LSP
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}
@@ -562,6 +566,12 @@ func (l *Loader) publish() {
 			case trusted:
 				s.rootModel[f.root] = g.Model
 				s.rootModels[f.root] = g.Models
+				if g.LSP != nil {
+					if s.rootLSP == nil {
+						s.rootLSP = map[string]json.RawMessage{}
+					}
+					s.rootLSP[f.root] = g.LSP
+				}
 			default:
 				s.ignored[f.root] = g.Widening()
 			}

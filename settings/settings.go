@@ -56,11 +56,14 @@ type File struct {
 	// Hooks is the raw "hooks" value, checked (nil when absent; package hooks reads it). A
 	// workspace's counts only once the folder is trusted: hooks start processes.
 	Hooks json.RawMessage
+	// LSP is the raw "lsp" value (the language servers pid may start; package lsp reads
+	// it). A workspace's counts only once the folder is trusted: servers are processes.
+	LSP json.RawMessage
 }
 
 // widenKeys are the top-level keys that widen what pid does or redirect it (where requests
 // and keys go, which processes start), in the order Widening lists them.
-var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders", "hooks"}
+var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders", "hooks", "lsp"}
 
 // Widening lists, for a person to read, what in these settings would widen or redirect what
 // pid does: each widening top-level key (model, models, mcpServers, trustedFolders) and each
@@ -97,6 +100,8 @@ func (s *File) raw(key string) []byte {
 		}
 	case "hooks":
 		return s.Hooks
+	case "lsp":
+		return s.LSP
 	}
 	return nil
 }
@@ -125,7 +130,7 @@ func Parse(data []byte) (*File, error) {
 		}
 		s.Permissions = spec
 	}
-	for key, dst := range map[string]*json.RawMessage{"model": &s.Model, "models": &s.Models, "mcpServers": &s.MCPServers} {
+	for key, dst := range map[string]*json.RawMessage{"model": &s.Model, "models": &s.Models, "mcpServers": &s.MCPServers, "lsp": &s.LSP} {
 		if raw, ok := top[key]; ok && string(raw) != "null" {
 			*dst = raw
 		}

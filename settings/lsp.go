@@ -1,0 +1,19 @@
+// This file hands out the settings' "lsp" object: the language servers pid may start.
+
+package settings
+
+import "encoding/json"
+
+// LSP returns the "lsp" objects that apply to a folder: the user settings', and the one of
+// the workspace root holding the folder when that root is trusted (an untrusted root's is
+// ignored: its servers would be processes the repository chose). Either may be nil; the
+// session layer merges them, the workspace's over the user's.
+//
+// Contract: safe for concurrent use; never blocks, never reads files.
+func (l *Loader) LSP(folder string) (user, workspace json.RawMessage) {
+	s := l.cur.Load()
+	if root, ok := s.rootOf(folder); ok {
+		return s.userLSP, s.rootLSP[root]
+	}
+	return s.userLSP, nil
+}
