@@ -459,7 +459,8 @@ func TestCompactionShownLiveAndReplayed(t *testing.T) {
 	a.result(a.prompt(sid, "b "+big), nil)
 	_, before := a.result(a.prompt(sid, "c"), nil)
 	live := updates(t, sid, before)
-	want := []string{"compaction_update in_progress ", "compaction_update completed ## Goal\nthe summary", "agent_message_chunk three"}
+	// Live, the summary is the text the model now sees (it kept nothing else here).
+	want := []string{"compaction_update in_progress ", "compaction_update completed This session was compacted: the conversation before this point was replaced by the summary below. The messages after this one follow on from where the summary ends.\n\n<summary>\n## Goal\nthe summary\n</summary>", "agent_message_chunk three"}
 	if got := describeAll(live); !reflect.DeepEqual(got, want) {
 		t.Errorf("live compaction: %q, want %q", got, want)
 	}

@@ -260,10 +260,14 @@ const call = (id, name, args = {}) => ({ type: 'toolCall', id, name, arguments: 
 const turn = (...content) => ({ content });
 
 // updatesOf returns a session's updates but available_commands_update, which pid sends after
-// session/new, load and resume (the commands test looks at those: commandsOf).
+// session/new, load and resume (the commands test looks at those: commandsOf), and
+// usage_update, which pid sends after each model call (the usage test looks at those).
 function updatesOf(updates, sessionId) {
-	return updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate !== 'available_commands_update').map((u) => u.update);
+	return updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate !== 'available_commands_update' && notUsage(u)).map((u) => u.update);
 }
+
+// notUsage is false for a usage_update notification.
+const notUsage = (n) => n.update.sessionUpdate !== 'usage_update';
 
 // commandsOf returns the names of each available_commands_update of a session, in order.
 function commandsOf(updates, sessionId) {
@@ -562,7 +566,7 @@ test(`SDK ${SDK_VERSION}: a session saved by one pid is listed, loaded with its 
 		assert.deepEqual(second.updates.slice(before).map((n) => describe(n.update)), ['available_commands_update'], 'resume replays nothing');
 		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('Go on.')] }), 'prompt after resume');
 		assert.equal(res.stopReason, 'end_turn');
-		assert.deepEqual(second.updates.slice(before + 1).map((n) => describe(n.update)), ['agent_message_chunk Resumed.']);
+		assert.deepEqual(second.updates.slice(before + 1).filter(notUsage).map((n) => describe(n.update)), ['agent_message_chunk Resumed.']);
 
 		// Delete: gone from the list and from the disk; load then answers "not found".
 		await within(ctx.request(acp.methods.agent.session.delete, { sessionId }), 'session/delete');
@@ -875,7 +879,7 @@ test(`SDK ${SDK_VERSION}: available_commands_update after session/new, load and 
 		const before = pid.updates.length;
 		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('/greet the world')] }), '/greet');
 		assert.equal(res._meta.pid.command.name, 'greet');
-		assert.deepEqual(pid.updates.slice(before).map((n) => describe(n.update)), ['agent_message_chunk Hello, world!']);
+		assert.deepEqual(pid.updates.slice(before).filter(notUsage).map((n) => describe(n.update)), ['agent_message_chunk Hello, world!']);
 		await within(ctx.request(acp.methods.agent.session.close, { sessionId }), 'session/close');
 		const mark = pid.updates.length;
 		await within(ctx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), 'session/load');
@@ -887,4 +891,61 @@ test(`SDK ${SDK_VERSION}: available_commands_update after session/new, load and 
 	}), 'the commands', 60_000);
 	await ends(pid);
 	pid.finish();
+});
+
+test(`SDK ${SDK_VERSION}: todo_write's plan (no permission asked, every entry each time, the last one after session/load's replay); usage_update after each model call with the cost of a priced model`, async (t) => {
+	const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
+	t.after(() => fs.rmSync(xdg, { recursive: true, force: true }));
+	const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-'));
+	t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+	const first = [{ content: 'Look around', status: 'in_progress', priority: 'high' }, { content: 'Answer', status: 'pending' }];
+	const second = [{ content: 'Look around', status: 'completed', priority: 'high' }, { content: 'Answer', status: 'in_progress', priority: 'low' }];
+	const meta = {
+		model: {
+			provider: 'script', contextWindow: 100000, price: { input: 2, output: 10, cacheRead: 0.5 },
+			turns: [
+				{ ...turn(call('p1', 'todo_write', { todos: first })), usage: { input: 1000, output: 20, cacheRead: 500 } },
+				{ ...turn(call('p2', 'todo_write', { todos: second })), usage: { input: 1200, output: 30, cacheRead: 500 } },
+				{ ...turn(text('Done.')), usage: { input: 300, output: 40, cacheRead: 1500 } },
+			],
+		},
+	};
+	const medium = (es) => es.map((e) => ({ priority: 'medium', ...e }));
+	const pid = start(t, {}, { xdg }); // no permission handler: a request would fail the test
+	let sessionId;
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		await initialize(ctx);
+		({ sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: meta } }), 'session/new'));
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('Plan it.')] }), 'session/prompt');
+		assert.equal(res.stopReason, 'end_turn');
+		const us = pid.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update);
+		// The whole plan each time, priority medium where the model gave none.
+		assert.deepEqual(us.filter((u) => u.sessionUpdate === 'plan').map((u) => u.entries), [medium(first), medium(second)]);
+		// A usage_update after each of the three model calls; the cost adds up.
+		const usage = us.filter((u) => u.sessionUpdate === 'usage_update');
+		const costs = [(1000 * 2 + 20 * 10 + 500 * 0.5) / 1e6, (1200 * 2 + 30 * 10 + 500 * 0.5) / 1e6, (300 * 2 + 40 * 10 + 1500 * 0.5) / 1e6];
+		assert.deepEqual(usage.map((u) => [u.used, u.size, u.cost.currency]), [[1520, 100000, 'USD'], [1730, 100000, 'USD'], [1840, 100000, 'USD']]);
+		let total = 0;
+		usage.forEach((u, i) => {
+			total += costs[i];
+			assert.ok(Math.abs(u.cost.amount - total) < 1e-12, `cost ${i}: ${u.cost.amount}, want ${total}`);
+		});
+		assert.equal(us.at(-1).sessionUpdate, 'usage_update', 'the turn ends with the usage of its last call');
+	}), 'the plan and the usage', 60_000);
+	await ends(pid);
+	pid.finish();
+
+	// Another pid loads the session: the replay, then the last plan, before the answer.
+	const next = start(t, {}, { xdg });
+	await within(next.app.connectWith(next.stream, async (ctx) => {
+		await initialize(ctx);
+		await within(ctx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), 'session/load');
+		const us = updatesOf(next.updates, sessionId);
+		assert.equal(us.filter((u) => u.sessionUpdate === 'plan').length, 1, 'one plan: the last one');
+		assert.deepEqual(us.at(-1), { sessionUpdate: 'plan', entries: medium(second) });
+		const at = next.tap.responseIndex('session/load', sessionId);
+		assert.equal(next.tap.fromPid().slice(at + 1).filter((m) => m.method === 'session/update').length, 0, 'nothing after the load response');
+	}), 'the load', 60_000);
+	await ends(next);
+	next.finish();
 });
