@@ -270,8 +270,13 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		// bash asking to leave the sandbox: the person reads why.
 		title = fmt.Sprintf("%s OUTSIDE THE SANDBOX (full rights, network on): %s", tc.Title, e.Justification)
 	}
+	sid := ss.ID()
+	if p := ss.ParentID(); p != "" {
+		// A subagent's call: the client knows its parent's session only.
+		sid = p
+	}
 	params := permissionParams{
-		SessionID: ss.ID(),
+		SessionID: sid,
 		ToolCall: toolCallUpdate{
 			ToolCallID: call.ID, Title: title, Kind: tc.Kind, Status: "pending",
 			RawInput: tc.RawInput, Locations: tc.Locations,

@@ -81,6 +81,8 @@ type toolArgs struct {
 	Command string   `json:"command"`
 	Pattern string   `json:"pattern"`
 	Offset  *float64 `json:"offset"`
+	// Description is a task call's.
+	Description string `json:"description"`
 }
 
 // callSite is what describing a call needs of its session (*session.Session has it).
@@ -213,7 +215,7 @@ func toolKind(name string) string {
 		return "execute"
 	case tools.NameGrep, tools.NameFind, tools.NameLs:
 		return "search"
-	case session.TodoWriteName:
+	case session.TodoWriteName, session.TaskName:
 		return "think"
 	}
 	return "other"
@@ -246,6 +248,8 @@ func toolTitle(name string, a toolArgs) string {
 		return "List " + orDefault(a.Path, ".")
 	case session.TodoWriteName:
 		return "Update the plan"
+	case session.TaskName:
+		return "Subagent: " + orDefault(oneLine(a.Description, 80), "a task")
 	}
 	return name
 }

@@ -39,7 +39,7 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	}
 	if declared {
 		var a *beforeAnswer
-		params, err := beforeParamsJSON(ss.ID(), call.ID, call.Name, args, q.Always, q.Annotations, q.Escalation)
+		params, err := beforeParamsJSON(ss.ID(), ss.ParentID(), call.ID, call.Name, args, q.Always, q.Annotations, q.Escalation)
 		if err != nil {
 			return session.Answer{}, err
 		}

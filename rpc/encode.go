@@ -225,8 +225,13 @@ func blockEnd(k llm.StreamKind) bool {
 // beforeParamsJSON encodes beforeToolCall's params (sandbox: a bash call's escalation out
 // of the sandbox); always, annotations and sandbox are omitted
 // when nil.
-func beforeParamsJSON(sessionID, toolCallID, toolName string, args json.RawMessage, always *session.Always, annotations map[string]any, esc *session.Escalation) ([]byte, error) {
+func beforeParamsJSON(sessionID, parentID, toolCallID, toolName string, args json.RawMessage, always *session.Always, annotations map[string]any, esc *session.Escalation) ([]byte, error) {
 	b := append([]byte(`{"sessionId":`), llm.AppendString(nil, sessionID)...)
+	if parentID != "" {
+		// A subagent's call: the editor can show it under its parent's task.
+		b = field(b, "parentSessionId")
+		b = llm.AppendString(b, parentID)
+	}
 	b = appendCall(b, toolCallID, toolName)
 	b = field(b, "args")
 	b, err := llm.AppendRaw(b, args)

@@ -215,6 +215,9 @@ func (s *Server) Emit(ss *session.Session, ev event.Event) {
 		s.Warn(ss, w.Message)
 		return
 	}
+	if s.emitSubagent(ss, ev) {
+		return
+	}
 	bp := bufPool.Get().(*[]byte)
 	b, ok, err := encodeEvent((*bp)[:0], ss.ID(), ev)
 	switch {

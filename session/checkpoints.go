@@ -32,6 +32,8 @@ type checkpointState struct {
 	// write is the editor's fs/write_text_file, when it declared one: a rewind writes
 	// through it so that open buffers follow.
 	write func(ctx context.Context, path, text string) error
+	// shared is set for a subagent, whose rec is its parent's (opened and closed there).
+	shared bool
 
 	// mu guards marks.
 	mu sync.Mutex
@@ -80,6 +82,12 @@ func (s *Session) openCheckpoints(r *restoring, files *tools.EditorFiles) {
 	if files != nil {
 		s.checkpts.write = files.Write
 	}
+	if c := s.sub.child; c != nil {
+		// A subagent records into its parent's checkpoint: rewinding the parent's prompt
+		// takes back what its task calls' children changed too.
+		s.checkpts.rec, s.checkpts.shared = c.parent.checkpts.rec, true
+		return
+	}
 	if s.host.checkpoints == nil {
 		return
 	}
@@ -93,7 +101,7 @@ func (s *Session) openCheckpoints(r *restoring, files *tools.EditorFiles) {
 
 // closeCheckpoints closes the session's checkpoints.
 func (s *Session) closeCheckpoints() {
-	if s.checkpts.rec != nil {
+	if s.checkpts.rec != nil && !s.checkpts.shared {
 		s.checkpts.rec.Close()
 	}
 }
@@ -122,12 +130,18 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			var a struct {
 				Path string `json:"path"`
 			}
-			if rec == nil || call.Decode(&a) != nil || a.Path == "" {
+			if rec == nil && s.sub.child == nil || call.Decode(&a) != nil || a.Path == "" {
 				return inner(ctx, call, onUpdate)
 			}
 			p, err := s.ws.Resolve(a.Path)
 			if err != nil {
 				return inner(ctx, call, onUpdate) // the tool says why
+			}
+			if err := s.conflict(p); err != nil {
+				return toolexec.Result{}, err // another subagent is changing it (subagent.go)
+			}
+			if rec == nil {
+				return inner(ctx, call, onUpdate)
 			}
 			done := rec.Writing(p)
 			defer done()
@@ -151,7 +165,7 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 // before the prompt's user message; the function it returns closes it. Called by Prompt.
 func (s *Session) checkpointPrompt(prompts []llm.Message) func() {
 	rec := s.checkpts.rec
-	if rec == nil {
+	if rec == nil || s.checkpts.shared {
 		return func() {}
 	}
 	id := store.NewID()

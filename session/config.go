@@ -40,6 +40,8 @@ type Config struct {
 	// Hooks are the session's own hooks, in the settings files' "hooks" shape (package
 	// hooks); they run after the user's and the trusted workspace's (hooks.go).
 	Hooks json.RawMessage `json:"hooks,omitempty"`
+	// Subagents bounds the task tool's children (subagent.go).
+	Subagents SubagentSettings `json:"subagents,omitzero"`
 }
 
 // Merge returns c with every field that over sets replaced by over's.
@@ -74,6 +76,12 @@ func (c Config) Merge(over Config) Config {
 	if len(over.Hooks) > 0 && string(over.Hooks) != "null" {
 		c.Hooks = over.Hooks
 	}
+	if over.Subagents.MaxConcurrent > 0 {
+		c.Subagents.MaxConcurrent = over.Subagents.MaxConcurrent
+	}
+	if over.Subagents.MaxTurns > 0 {
+		c.Subagents.MaxTurns = over.Subagents.MaxTurns
+	}
 	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
 		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)
 	}
@@ -85,6 +93,9 @@ func (c Config) Merge(over Config) Config {
 type ModelConfig struct {
 	Provider string `json:"provider"`
 	ID       string `json:"id,omitempty"`
+	// Subagents, for a scripted model, is the model of each task call's child, by the
+	// task's description (subagent.go); a child without one uses this model.
+	Subagents map[string]*ModelConfig `json:"subagents,omitempty"`
 	// Name is how a person calls the model ("Sonnet 4.5"), shown by models/list.
 	Name      string `json:"name,omitempty"`
 	BaseURL   string `json:"baseUrl,omitempty"`

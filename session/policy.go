@@ -23,6 +23,9 @@ func (s *Session) readOnly(tool string) bool {
 	if tool == TodoWriteName && s.builtin[tool] {
 		return true // it changes the session's plan, nothing outside the session
 	}
+	if tool == TaskName && s.builtin[tool] {
+		return true // it starts a subagent, whose own calls are decided one by one
+	}
 	if s.builtin[tool] {
 		return tools.ReadOnly(tool)
 	}

@@ -105,6 +105,8 @@ type Options struct {
 	// settings' shape), in place of those saved with it: the editor gives them again, with
 	// the secrets the file does not keep (see headerOf).
 	MCPServers json.RawMessage
+	// child, set by a task call, makes the session that call's subagent (subagent.go).
+	child *childSpec
 	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an
 	// approved exit_plan_mode), after it took effect. Contract: called from the goroutine
 	// that changed it (a face's request, or a batch's prepare pass), holding no lock of the
@@ -175,6 +177,7 @@ type Session struct {
 	mode       modeState
 	checkpts   checkpointState
 	hooks      hookState
+	sub        subagentState
 }
 
 // runState is the run that holds the session: a prompt or a compaction claimed by Begin.
@@ -344,6 +347,13 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
+	s.sub.cfg, s.sub.files, s.sub.child = cfg, o.Files, o.child
+	switch {
+	case o.child != nil:
+		s.sub.parentID = o.child.parent.id
+	case r != nil:
+		s.sub.parentID = r.header.ParentSessionID
+	}
 	scripted, initial, err := s.scriptedTools(cfg.ScriptedTools)
 	if err != nil {
 		return nil, err
@@ -356,6 +366,15 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 			s.builtin[t.Name] = true
 			initial = append(initial, t.Name)
 		}
+	}
+	if t, ok := s.taskTool(); ok {
+		all = append(all, t)
+		s.builtin[t.Name] = true
+		initial = append(initial, t.Name)
+	}
+	if o.child != nil && o.child.agent == "explore" {
+		// An explore child sees only the read-only tools and bash.
+		initial = slices.DeleteFunc(initial, func(n string) bool { return !slices.Contains(exploreTools, n) })
 	}
 	box, err := toolexec.NewToolbox(append(all, scripted...)...)
 	if err != nil {
@@ -414,6 +433,11 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	s.saved.header = headerOf(s.id, ws.Cwd(), cfg, initial)
 	s.saved.header.Mode = mode
+	if c := o.child; c != nil {
+		s.saved.header.ParentSessionID, s.saved.header.ParentToolCallID = c.parent.id, c.toolCallID
+	} else if r != nil {
+		s.saved.header.ParentSessionID, s.saved.header.ParentToolCallID = r.header.ParentSessionID, r.header.ParentToolCallID
+	}
 	s.saved.header.CreatedAt = started
 	if r != nil {
 		s.saved.header.CreatedAt, s.saved.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
@@ -670,6 +694,9 @@ func (s *Session) sink(save bool) event.Sink {
 			}
 		}
 		s.face.Emit(s, ev)
+		if s.sub.child != nil {
+			s.observe(ev)
+		}
 		if e, ok := ev.(event.ToolEnd); ok {
 			s.gates.ended(e.ToolCallID)
 			s.decisions.Delete(e.ToolCallID)

@@ -29,6 +29,8 @@ type Summary struct {
 	CreatedAt    string `json:"createdAt"`
 	UpdatedAt    string `json:"updatedAt"`
 	MessageCount int    `json:"messageCount"`
+	// ParentSessionID is, for a subagent's session, its parent's (subagent.go).
+	ParentSessionID string `json:"parentSessionId,omitempty"`
 }
 
 // List returns the saved sessions, newest updatedAt first, PageSize at a time: cwd "" lists
@@ -59,7 +61,7 @@ func (h *Host) List(cwd, cursor string) (page []Summary, next string, err error)
 	end := min(start+PageSize, len(all))
 	page = make([]Summary, 0, end-start)
 	for _, s := range all[start:end] {
-		page = append(page, Summary{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, MessageCount: s.MessageCount,
+		page = append(page, Summary{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, MessageCount: s.MessageCount, ParentSessionID: s.ParentSessionID,
 			CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)})
 	}
 	if end < len(all) {

@@ -45,6 +45,10 @@ type Header struct {
 	Mode string `json:"mode,omitempty"`
 	// Hooks are the session's own hooks (session/new's "hooks"), as given.
 	Hooks json.RawMessage `json:"hooks,omitempty"`
+	// ParentSessionID is, for a subagent's session, the session whose task call made it;
+	// ParentToolCallID that call.
+	ParentSessionID  string `json:"parentSessionId,omitempty"`
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
 }
 
 // Fork says which session a forked session was copied from, and how many of its messages.

@@ -19,6 +19,7 @@ import (
 // Summary describes one saved session, for session/list.
 type Summary struct {
 	ID, Cwd, Title       string
+	ParentSessionID      string // a subagent's parent session
 	CreatedAt, UpdatedAt time.Time
 	MessageCount         int // entries of kind message on the current branch
 }
@@ -139,7 +140,7 @@ func readSummary(path, id string) (Summary, error) {
 		return Summary{}, err
 	}
 	l := p.loaded
-	sum := Summary{ID: id, Cwd: l.Header.Cwd, CreatedAt: l.Header.CreatedAt, UpdatedAt: l.Header.CreatedAt}
+	sum := Summary{ID: id, Cwd: l.Header.Cwd, ParentSessionID: l.Header.ParentSessionID, CreatedAt: l.Header.CreatedAt, UpdatedAt: l.Header.CreatedAt}
 	if n := len(l.Entries); n > 0 && !l.Entries[n-1].Timestamp.IsZero() {
 		sum.UpdatedAt = l.Entries[n-1].Timestamp
 	}

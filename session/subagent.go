@@ -1,0 +1,374 @@
+// This file holds subagents: the built-in tool task runs a child session, with a fresh
+// context, as one tool call of its parent's pipeline. Several task calls of a batch run in
+// parallel (at most subagents.maxConcurrent at once, the rest waiting in source order, by
+// the tool's Slots); a child has no task tool (depth 1); an explore child has only the
+// read-only tools and bash in a read-only sandbox, a general child the parent's tools and
+// mode. A child records its changes in its parent's checkpoint, and two children of one
+// parent never change the same file at the same time (claimFile).
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
+)
+
+// TaskName is the subagent tool's name.
+const TaskName = "task"
+
+// The subagents' defaults.
+const (
+	defaultMaxConcurrent = 4
+	defaultMaxTurns      = 50
+)
+
+// exploreTools are the tools an explore child has (those it knows of them).
+var exploreTools = []string{tools.NameRead, tools.NameGrep, tools.NameFind, tools.NameLs, tools.NameBash, "diagnostics"}
+
+// SubagentSettings are the "subagents" settings: how many children run at once, and how
+// many turns one may take.
+type SubagentSettings struct {
+	MaxConcurrent int `json:"maxConcurrent,omitempty"`
+	MaxTurns      int `json:"maxTurns,omitempty"`
+}
+
+// childSpec is what makes a session a subagent: its parent, the task call, the agent.
+type childSpec struct {
+	parent      *Session
+	toolCallID  string
+	description string
+	agent       string
+}
+
+// subagentState is a session's part in subagents. The fields above mu are set by build and
+// then only read.
+type subagentState struct {
+	// cfg is the session's configuration, which a child's starts from.
+	cfg Config
+	// files is the editor's view of files, which a child uses too.
+	files *tools.EditorFiles
+	// child is set for a subagent's session made by its parent here; parentID for one
+	// loaded from its file too.
+	child    *childSpec
+	parentID string
+	// slots caps the task calls executing at once.
+	slots *toolexec.Slots
+
+	// mu guards owners and observer.
+	mu sync.Mutex
+	// owners maps each file a running child changed to that child (a parent's).
+	owners map[string]*Session
+	// observer, on a child, hears each event of its run (the task call's progress).
+	observer func(event.Event)
+}
+
+// ParentID returns the id of the session whose task call made this one ("" for a session
+// of the editor's).
+func (s *Session) ParentID() string { return s.sub.parentID }
+
+// observe passes a child's event to its task call. Called by the session's sink.
+func (s *Session) observe(ev event.Event) {
+	s.sub.mu.Lock()
+	o := s.sub.observer
+	s.sub.mu.Unlock()
+	if o != nil {
+		o(ev)
+	}
+}
+
+// taskSchema is task's parameters.
+const taskSchema = `{"type": "object", "properties": {
+  "description": {"type": "string", "minLength": 1, "description": "A few words saying what the subagent is for (shown to the user)."},
+  "prompt": {"type": "string", "minLength": 1, "description": "The whole task: the subagent sees this and the repository's instructions, not this conversation."},
+  "agent": {"type": "string", "enum": ["explore", "general"], "description": "explore (default): reads and searches only (read, grep, find, ls, bash in a read-only sandbox); general: your tools and permissions, to change files."}
+}, "required": ["description", "prompt"], "additionalProperties": false}`
+
+// taskTool returns the task tool of a session that may have subagents (not a child).
+func (s *Session) taskTool() (toolexec.Tool, bool) {
+	if s.sub.child != nil || s.sub.parentID != "" {
+		return toolexec.Tool{}, false
+	}
+	n := s.sub.cfg.Subagents.MaxConcurrent
+	if n <= 0 {
+		n = defaultMaxConcurrent
+	}
+	s.sub.slots = toolexec.NewSlots(n)
+	return toolexec.Tool{
+		Name: TaskName,
+		Description: "Hand a question or a task to a subagent with a fresh context, and get its final answer. " +
+			"Several task calls in one message run at the same time. Use explore to search and read the code " +
+			"(it cannot change files), general to make changes; give each a self-contained prompt.",
+		Parameters: json.RawMessage(taskSchema),
+		Slots:      s.sub.slots,
+		Execute:    s.runTask,
+	}, true
+}
+
+// taskArgs are task's arguments.
+type taskArgs struct {
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Agent       string `json:"agent"`
+}
+
+// TaskDetails are the details of a task result.
+type TaskDetails struct {
+	ChildSessionID string    `json:"childSessionId"`
+	Turns          int       `json:"turns"`
+	ToolCalls      int       `json:"toolCalls"`
+	Usage          llm.Usage `json:"usage"`
+	StopReason     string    `json:"stopReason"`
+}
+
+// runTask is task's Execute: it makes the child session, runs its prompt, and returns its
+// final answer; progress goes to onUpdate as the child's steps.
+func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
+	var a taskArgs
+	if err := call.Decode(&a); err != nil {
+		return toolexec.Result{}, err
+	}
+	if a.Agent == "" {
+		a.Agent = "explore"
+	}
+	child, err := s.newChild(childSpec{parent: s, toolCallID: call.ID, description: a.Description, agent: a.Agent})
+	if err != nil {
+		return toolexec.Result{}, fmt.Errorf("the subagent could not be started: %v", err)
+	}
+	defer func() {
+		s.releaseFiles(child)
+		_ = s.host.CloseSession(child.id)
+	}()
+	maxTurns := s.sub.cfg.Subagents.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = defaultMaxTurns
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	det := TaskDetails{ChildSessionID: child.id}
+	var mu sync.Mutex // guards det and last while the child's run reports
+	limited := false
+	last := ""
+	child.sub.mu.Lock()
+	child.sub.observer = func(ev event.Event) {
+		step := ""
+		mu.Lock()
+		switch e := ev.(type) {
+		case event.TurnEnd:
+			det.Turns++
+			if det.Turns >= maxTurns && len(e.ToolResults) > 0 {
+				limited = true
+				cancel()
+			}
+		case event.ToolStart:
+			step = e.ToolName + " " + argSummary(e.Args)
+		case event.ToolEnd:
+			det.ToolCalls++
+			step = e.ToolName + " -> " + resultSummary(e.Result.Content, e.IsError)
+		case event.MessageEnd:
+			if m := e.Message; m != nil && m.Role == llm.RoleAssistant {
+				if m.Usage != nil {
+					det.Usage.Input += m.Usage.Input
+					det.Usage.Output += m.Usage.Output
+					det.Usage.CacheRead += m.Usage.CacheRead
+					det.Usage.CacheWrite += m.Usage.CacheWrite
+					det.Usage.Total += m.Usage.Total
+				}
+				if t := strings.TrimSpace(m.Text()); t != "" {
+					last = t
+					step = "says: " + firstLine(t)
+				}
+			}
+		}
+		mu.Unlock()
+		if step != "" {
+			onUpdate(event.Result{Content: []llm.Content{llm.Text(step)}, Details: map[string]any{"childSessionId": child.id, "step": step}})
+		}
+	}
+	child.sub.mu.Unlock()
+	s.face.Emit(child, event.SubagentStart{ParentSessionID: s.id, ToolCallID: call.ID, ChildSessionID: child.id, Description: a.Description, Agent: a.Agent})
+	stop := "error"
+	var res loop_result
+	if err = child.Begin(); err == nil {
+		r, perr := child.Prompt(cctx, []llm.Message{llm.NewUser(a.Prompt)})
+		child.End()
+		res, err = loop_result{stop: string(r.StopReason)}, perr
+		if n := len(r.Messages); n > 0 {
+			res.msg = r.Messages[n-1].ErrorMessage
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	det.StopReason = res.stop
+	switch {
+	case limited:
+		det.StopReason = "maxTurns"
+	case ctx.Err() != nil:
+		det.StopReason = "aborted"
+	case err != nil:
+		det.StopReason = "error"
+	}
+	stop = det.StopReason
+	s.face.Emit(child, event.SubagentEnd{ParentSessionID: s.id, ToolCallID: call.ID, ChildSessionID: child.id, StopReason: stop})
+	done := fmt.Sprintf("The subagent (session %s) took %d turns and %d tool calls", child.id, det.Turns, det.ToolCalls)
+	if last != "" {
+		done += "; its last answer:\n\n" + last
+	} else {
+		done += " and gave no answer."
+	}
+	switch {
+	case limited:
+		return toolexec.Result{}, errors.New(fmt.Sprintf("The subagent stopped after %d turns, its limit (subagents.maxTurns). ", maxTurns) + done)
+	case ctx.Err() != nil:
+		return toolexec.Result{}, ctx.Err()
+	case err != nil:
+		return toolexec.Result{}, fmt.Errorf("the subagent failed: %v. %s", err, done)
+	case stop != string(llm.StopEnd):
+		why := res.msg
+		if why == "" {
+			why = "it stopped with " + stop
+		}
+		return toolexec.Result{}, fmt.Errorf("the subagent failed: %s. %s", why, done)
+	}
+	if last == "" {
+		last = "(The subagent gave no answer.)"
+	}
+	return toolexec.Result{Content: []llm.Content{llm.Text(last)}, Details: det}, nil
+}
+
+// loop_result is what runTask keeps of the child's run.
+type loop_result struct{ stop, msg string }
+
+// argSummary returns a call's arguments as a short line: its first string argument, quoted.
+func argSummary(args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "pattern", "path", "query", "description"} {
+		if v, ok := m[k].(string); ok {
+			return fmt.Sprintf("%q", clipText(firstLine(v), 80))
+		}
+	}
+	return ""
+}
+
+// resultSummary returns a result's first line, or "error: ..." for an error result.
+func resultSummary(content []llm.Content, isError bool) string {
+	text := ""
+	lines := 0
+	for _, c := range content {
+		if c.Type == llm.ContentText {
+			text += c.Text
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if l != "" {
+			lines++
+		}
+	}
+	s := clipText(firstLine(text), 80)
+	if isError {
+		return "error: " + s
+	}
+	if lines > 1 {
+		return fmt.Sprintf("%d lines", lines)
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// newChild makes the child session of a task call.
+func (s *Session) newChild(spec childSpec) (*Session, error) {
+	cfg := s.sub.cfg
+	if m := s.currentModel(); m != nil && m.cfg != nil {
+		cfg.Model = m.cfg
+		if sub, ok := m.cfg.Subagents[spec.description]; ok {
+			// A scripted parent's script for this task (tests, recorded runs).
+			cfg.Model = sub
+		}
+	}
+	cfg.Mode = s.Mode()
+	if cfg.Mode == ModeBypass && (s.host.loader == nil || !s.host.loader.AllowBypassPermissions()) {
+		cfg.Mode = ModeDefault
+	}
+	if spec.agent == "explore" {
+		// Read-only tools, and bash in a read-only sandbox without asking where there is a
+		// sandbox (auto mode's sandboxed commands).
+		cfg.Mode = ModeAuto
+		cfg.ScriptedTools = nil
+	}
+	child, err := s.host.build(cfg, Options{Face: s.face, Files: s.sub.files, ModeChanged: s.modeChanged, child: &spec}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if spec.agent == "explore" {
+		child.ws.ForceReadOnlySandbox(true)
+	}
+	return child, nil
+}
+
+// claimFile notes that child changes path; it returns the other running child that
+// changed it first (nil when none), whose change must end first.
+func (s *Session) claimFile(path string, child *Session) *Session {
+	s.sub.mu.Lock()
+	defer s.sub.mu.Unlock()
+	if o := s.sub.owners[path]; o != nil && o != child {
+		return o
+	}
+	if s.sub.owners == nil {
+		s.sub.owners = map[string]*Session{}
+	}
+	s.sub.owners[path] = child
+	return nil
+}
+
+// releaseFiles forgets the files child changed, once it ended.
+func (s *Session) releaseFiles(child *Session) {
+	s.sub.mu.Lock()
+	defer s.sub.mu.Unlock()
+	for p, o := range s.sub.owners {
+		if o == child {
+			delete(s.sub.owners, p)
+		}
+	}
+}
+
+// conflict returns, for a subagent about to change path, the error result naming the
+// other running task that changed it; nil when the change may go on (or s is no child).
+func (s *Session) conflict(path string) error {
+	c := s.sub.child
+	if c == nil {
+		return nil
+	}
+	other := c.parent.claimFile(path, s)
+	if other == nil {
+		return nil
+	}
+	oc := other.sub.child
+	return fmt.Errorf("%s is being changed by another subagent running alongside this one: the task %q (call %s, session %s). "+
+		"Two subagents must not change one file at the same time: leave this file to that task, or say so in your answer so that the work is sequenced.",
+		path, oc.description, oc.toolCallID, other.id)
+}
