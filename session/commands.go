@@ -437,52 +437,31 @@ func (s *Session) compactCommand(ctx context.Context, focus string) (string, boo
 	return fmt.Sprintf("Compacted the conversation: it was about %d tokens; the model now sees a summary of the older messages and the recent ones as they were.", res.TokensBefore), false
 }
 
-// planCommand shows the plan: the todos of the transcript's last todo_write call.
+// planCommand shows the plan (Plan: the last todo_write of the transcript that succeeded).
 func (s *Session) planCommand() string {
-	transcript := s.agent.Transcript()
-	for i := len(transcript) - 1; i >= 0; i-- {
-		m := transcript[i]
-		if m.Role != llm.RoleAssistant {
-			continue
+	entries, ok := s.Plan()
+	if !ok {
+		return "No plan yet."
+	}
+	if len(entries) == 0 {
+		return "The plan is empty."
+	}
+	var b strings.Builder
+	b.WriteString("Plan:")
+	for _, t := range entries {
+		mark := "[ ]"
+		switch t.Status {
+		case "completed":
+			mark = "[x]"
+		case "in_progress":
+			mark = "[~]"
 		}
-		for j := len(m.Content) - 1; j >= 0; j-- {
-			c := m.Content[j]
-			if c.Type != llm.ContentToolCall || c.Name != "todo_write" {
-				continue
-			}
-			var a struct {
-				Todos []struct {
-					Content  string `json:"content"`
-					Status   string `json:"status"`
-					Priority string `json:"priority"`
-				} `json:"todos"`
-			}
-			if json.Unmarshal(c.Arguments, &a) != nil {
-				continue
-			}
-			if len(a.Todos) == 0 {
-				return "The plan is empty."
-			}
-			var b strings.Builder
-			b.WriteString("Plan:\n")
-			for _, t := range a.Todos {
-				mark := "[ ]"
-				switch t.Status {
-				case "completed":
-					mark = "[x]"
-				case "in_progress":
-					mark = "[~]"
-				}
-				fmt.Fprintf(&b, "- %s %s", mark, t.Content)
-				if t.Priority != "" && t.Priority != "medium" {
-					fmt.Fprintf(&b, " (%s priority)", t.Priority)
-				}
-				b.WriteByte('\n')
-			}
-			return strings.TrimSuffix(b.String(), "\n")
+		fmt.Fprintf(&b, "\n- %s %s", mark, t.Content)
+		if t.Priority == "high" || t.Priority == "low" {
+			fmt.Fprintf(&b, " (%s priority)", t.Priority)
 		}
 	}
-	return "No plan yet."
+	return b.String()
 }
 
 // modeCommand shows the modes, or switches to the mode id.
