@@ -203,7 +203,9 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		}
 		if replay {
 			st.replay(st.ss.Items())
+			st.sendPlan() // the last plan, after the replay (plan.go)
 		}
+		st.sendCommands(true)
 		if fresh {
 			s.mu.Lock()
 			s.sessions[id] = st
