@@ -83,11 +83,13 @@ func (s *server) sessionRewind(_ json.RawMessage, params json.RawMessage) (func(
 		return nil, err
 	}
 	return func(ctx context.Context, reply func(any, error)) {
+		before, _ := st.ss.Plan()
 		res, err := work(ctx)
 		if err != nil {
 			reply(nil, err)
 			return
 		}
 		reply(&res, nil)
+		st.planChanged(before) // a rewound conversation has the plan of its point (plan.go)
 	}, nil
 }

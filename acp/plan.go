@@ -5,7 +5,11 @@
 
 package acp
 
-import "github.com/pid-agent/pid/event"
+import (
+	"slices"
+
+	"github.com/pid-agent/pid/event"
+)
 
 // planUpdate is the plan update: every entry, each with content, priority and status.
 type planUpdate struct {
@@ -47,4 +51,16 @@ func (st *sessionState) sendPlan() {
 	if entries, ok := st.ss.Plan(); ok {
 		st.update(planOf(entries))
 	}
+}
+
+// planChanged sends the session's plan when it is no longer before (a rewind of the
+// conversation took it back): the plan now, or an empty one when it has none now.
+func (st *sessionState) planChanged(before []event.PlanEntry) {
+	now, _ := st.ss.Plan()
+	if slices.Equal(now, before) {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.update(planOf(now))
 }

@@ -82,10 +82,11 @@ func (s *Server) sessionRewind(req *jsonrpc2.Request) (func(context.Context) (an
 		return nil, err
 	}
 	return func(ctx context.Context) (any, error) {
+		before, _ := ss.Plan()
 		res, err := work(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &res, nil
+		return &rewound{RewindResult: &res, after: s.planChanged(ss, before)}, nil
 	}, nil
 }

@@ -6,6 +6,8 @@
 package rpc
 
 import (
+	"slices"
+
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/session"
 )
@@ -69,4 +71,26 @@ func (s *Server) planAfter(ss *session.Session) func() {
 		return nil
 	}
 	return func() { s.sendPlan(ss.ID(), entries) }
+}
+
+// rewound is session/rewind's result, with the planUpdate to send after it.
+type rewound struct {
+	*session.RewindResult
+	after func()
+}
+
+func (r *rewound) afterReply() {
+	if r.after != nil {
+		r.after()
+	}
+}
+
+// planChanged returns what sends the session's plan when it is no longer before (a rewind of
+// the conversation took it back): the plan now, or an empty one when it has none now.
+func (s *Server) planChanged(ss *session.Session, before []event.PlanEntry) func() {
+	now, _ := ss.Plan()
+	if slices.Equal(now, before) {
+		return nil
+	}
+	return func() { s.sendPlan(ss.ID(), now) }
 }

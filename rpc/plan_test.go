@@ -293,3 +293,36 @@ func TestUsageUpdateEstimatedNoPrice(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanRewound: a rewind of the conversation takes the plan back to the one of its
+// point, and says so with planUpdate after its answer.
+func TestPlanRewound(t *testing.T) {
+	_, ws := newWorkspaceDir(t, map[string]string{"a.txt": "alpha\n"})
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{}, ws)
+	planA := []obj{planEntry("First plan", "in_progress", "")}
+	planB := []obj{planEntry("Second plan", "pending", "high")}
+	sid := d.newSession(obj{"cwd": ws, "model": scriptModel(
+		turn(toolCall("a1", "todo_write", obj{"todos": planA})), turn(text("one")),
+		turn(toolCall("b1", "todo_write", obj{"todos": planB})), turn(text("two")),
+	)})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "first"})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "second"})
+	cps := d.call("checkpoints/list", obj{"sessionId": sid}).Get("checkpoints").Array()
+	if len(cps) != 2 {
+		t.Fatalf("checkpoints: %d, want 2", len(cps))
+	}
+	id := d.request("session/rewind", obj{"sessionId": sid, "checkpointId": cps[1].Get("id").String(), "restore": "conversation"})
+	resp := d.response(id)
+	note := d.notification("planUpdate", func(m *wireMsg) bool { return m.seq > resp.seq })
+	if got := compactJSON(note.get("params.entries").Raw); got != `[{"content":"First plan","status":"in_progress","priority":"medium"}]` {
+		t.Errorf("planUpdate after the rewind = %s, want the first plan", got)
+	}
+	// A rewind to before any plan clears it.
+	id = d.request("session/rewind", obj{"sessionId": sid, "checkpointId": cps[0].Get("id").String(), "restore": "conversation"})
+	resp = d.response(id)
+	note = d.notification("planUpdate", func(m *wireMsg) bool { return m.seq > resp.seq })
+	if got := note.get("params.entries").Raw; got != `[]` {
+		t.Errorf("planUpdate after a rewind to before any plan = %s, want []", got)
+	}
+}
