@@ -164,3 +164,56 @@ func TestCommandsACP(t *testing.T) {
 		t.Errorf("session/resume sent %d available_commands_update", n)
 	}
 }
+
+func TestCommandsACPCompactAndTrust(t *testing.T) {
+	cwd := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, ".pid", "commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, ".pid", "commands", "deploy.md"), []byte("Deploy it.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Untrusted: the cwd's command is neither listed nor run.
+	userSettings(t, `{}`)
+	c := start(t)
+	c.commands = true
+	c.initialize(map[string]any{"session": map[string]any{"compaction": map[string]any{}}})
+	cfg := `{"model":{"provider":"script","compaction":{"keepRecentTokens":1},"summaries":[` + textTurn("the summary") + `],"turns":[` +
+		textTurn("one") + "," + textTurn("two") + "," + textTurn("not deployed") + `]}}`
+	sid := c.newSession(cwd, cfg)
+	if m := c.next(); !slices.Equal(commandsOf(m.get("params.update")), builtinCommandNames) {
+		t.Errorf("commands of an untrusted cwd: %s", m.raw)
+	}
+	c.result(c.prompt(sid, "first"), nil)
+	c.result(c.prompt(sid, "second"), nil)
+	res, before := c.result(c.prompt(sid, "/compact keep the names"), nil)
+	var kinds []string
+	for _, u := range updates(t, sid, before) {
+		kinds = append(kinds, u.Get("sessionUpdate").String()+" "+u.Get("status").String())
+	}
+	if !slices.Equal(kinds, []string{"compaction_update in_progress", "compaction_update completed", "agent_message_chunk "}) ||
+		!strings.HasPrefix(chunks(t, sid, before), "Compacted the conversation") || res.Get("_meta.pid.command.name").String() != "compact" {
+		t.Errorf("/compact: updates %v, answer %s", kinds, res.Raw)
+	}
+	res, before = c.result(c.prompt(sid, "/deploy now"), nil)
+	if res.Get("_meta.pid.command").Exists() || chunks(t, sid, before) != "not deployed" {
+		t.Errorf("/deploy of an untrusted cwd ran: %s", res.Raw)
+	}
+	c.stop()
+
+	// Trusted through the user settings: listed, for a new session.
+	userSettings(t, `{"trustedFolders": [`+strconvQuote(cwd)+`]}`)
+	c2 := start(t)
+	c2.commands = true
+	c2.initialize(nil)
+	sid2 := c2.newSession(cwd, script("", textTurn("x")))
+	if m := c2.next(); !slices.Contains(commandsOf(m.get("params.update")), "deploy") || m.get("params.sessionId").String() != sid2 {
+		t.Errorf("commands of a trusted cwd: %s", m.raw)
+	}
+}
+
+// strconvQuote is s as a JSON string.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
