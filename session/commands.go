@@ -252,12 +252,17 @@ func parseCommand(name, text string) command {
 	}
 	c.template = strings.TrimSpace(body)
 	if c.Description == "" {
-		first, _, _ := strings.Cut(c.template, "\n")
-		first = strings.TrimSpace(strings.TrimLeft(first, "# "))
-		if r := []rune(first); len(r) > 100 {
-			first = string(r[:100]) + "…"
+		for _, line := range strings.Split(c.template, "\n") {
+			line = strings.TrimSpace(strings.TrimLeft(line, "# "))
+			if strings.Trim(line, "-") == "" {
+				continue // blank, or a front matter's fence
+			}
+			if r := []rune(line); len(r) > 100 {
+				line = string(r[:100]) + "…"
+			}
+			c.Description = line
+			break
 		}
-		c.Description = first
 	}
 	if c.Description == "" {
 		c.Description = "/" + name
