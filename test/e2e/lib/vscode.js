@@ -650,6 +650,14 @@ export class VSCodeHarness {
 		return f.evaluate(() => {
 			const items = [...document.querySelectorAll('#log > .item')].map((n) => {
 				const it = { id: n.id, kind: n.dataset.kind, classes: n.className, text: n.innerText };
+				if (n.dataset.kind === 'user') {
+					// The message as written: without its "Rewind to here" button, which it may have.
+					const rewind = n.querySelector('button.rewind');
+					it.rewind = Boolean(rewind);
+					if (rewind) {
+						it.text = it.text.replace(rewind.innerText, '').replace(/^\s*\n/, '');
+					}
+				}
 				if (n.dataset.kind === 'assistant') {
 					it.html = n.querySelector('.md')?.innerHTML ?? '';
 					it.streaming = n.classList.contains('streaming');
