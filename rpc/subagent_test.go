@@ -274,3 +274,25 @@ func TestCancelEndsChildren(t *testing.T) {
 		}
 	}
 }
+
+func TestChildTurnLimit(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{}, ws)
+	model := scriptModel(turn(toolCall("t1", "task", obj{"description": "loop", "prompt": "p"})), turn(text("done")))
+	var turns []obj
+	for i := range 6 {
+		turns = append(turns, turn(toolCall(fmt.Sprintf("l%d", i), "ls", obj{"path": "."})))
+	}
+	model["subagents"] = obj{"loop": scriptModel(append(turns, turn(text("never")))...)}
+	sid := d.newSession(obj{"cwd": ws, "model": model, "subagents": obj{"maxTurns": 2}})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "go"})
+	e := toolEnds(d, sid)["t1"]
+	if !e.Get("isError").Bool() || !strings.Contains(e.Get("result.content.0.text").String(), "stopped after 2 turns") {
+		t.Errorf("a child past its turn limit: %s", e.Raw)
+	}
+	ends := subagentNotes(d, sid, "subagentEnd")
+	if len(ends) != 1 || ends[0].Get("stopReason").String() != "maxTurns" {
+		t.Errorf("subagentEnd: %v", ends)
+	}
+}
