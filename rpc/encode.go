@@ -173,6 +173,10 @@ func encodeEvent(b []byte, sessionID string, ev event.Event) (_ []byte, ok bool,
 		}
 		b = field(b, "tokensBefore")
 		b = strconv.AppendInt(b, int64(e.TokensBefore), 10)
+		if e.Kept != nil {
+			b = field(b, "kept")
+			b, err = llm.AppendAny(b, e.Kept)
+		}
 		if e.Err != "" {
 			b = field(b, "error")
 			b = llm.AppendString(b, e.Err)
