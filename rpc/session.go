@@ -39,7 +39,7 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	if q, ok := s.host.TrustQuestion(ss); ok {
 		s.afterReply = append(s.afterReply, func() { s.askTrust(q) })
 	}
-	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes()}, nil
+	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes(), Instructions: ss.Instructions()}, nil
 }
 
 // sessionPrompt runs session/prompt: text and content blocks become one user message
@@ -54,6 +54,9 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 	}
 	return func(ctx context.Context) (any, error) {
 		defer ss.End()
+		if call, ok := ss.FindCommand(msg); ok {
+			return s.runCommand(ctx, ss, call, msg)
+		}
 		res, err := ss.Prompt(ctx, []llm.Message{msg})
 		if err != nil {
 			return nil, err
@@ -215,7 +218,7 @@ func (s *Server) Emit(ss *session.Session, ev event.Event) {
 		s.Warn(ss, w.Message)
 		return
 	}
-	if s.emitSubagent(ss, ev) {
+	if s.emitSubagent(ss, ev) || s.emitSession(ss, ev) {
 		return
 	}
 	bp := bufPool.Get().(*[]byte)
@@ -303,6 +306,10 @@ type loadedResult struct {
 	// Unsaved are the holes of the session's file (session/load only): where messages are
 	// missing because saving them failed.
 	Unsaved []session.Unsaved `json:"unsaved,omitempty"`
+	// Instructions are the instruction files the model gets (absent: none).
+	Instructions []session.InstructionFile `json:"instructions,omitempty"`
+	// after, if set, runs once the answer is written: the session's plan (plan.go).
+	after func()
 }
 
 func (s *Server) sessionList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
@@ -351,7 +358,11 @@ func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any,
 		if err != nil {
 			return nil, err
 		}
-		return loaded(ss, items)
+		res, err := loaded(ss, items)
+		if err == nil {
+			res.after = s.planAfter(ss)
+		}
+		return res, err
 	}, nil
 }
 
@@ -360,7 +371,8 @@ func loaded(ss *session.Session, items []session.Item) (*loadedResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes(), Messages: page, FirstIndex: first, Unsaved: ss.Unsaved()}, nil
+	return &loadedResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes(), Messages: page, FirstIndex: first, Unsaved: ss.Unsaved(),
+		Instructions: ss.Instructions()}, nil
 }
 
 // pageOf encodes the items before end, from the last back, as many as fit in
@@ -445,7 +457,11 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 		if err != nil {
 			return nil, err
 		}
-		return loaded(ss, items)
+		res, err := loaded(ss, items)
+		if err == nil {
+			res.after = s.planAfter(ss)
+		}
+		return res, err
 	}, nil
 }
 

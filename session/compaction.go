@@ -56,7 +56,7 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 	vc := &s.compacting.view
 	if vc.compactions != n || vc.covered > len(transcript) || len(vc.msgs) == 0 {
 		vc.compactions, vc.covered = n, last.firstKept
-		vc.msgs = append(vc.msgs[:0], compact.SummaryMessage(last.summary))
+		vc.msgs = append(vc.msgs[:0], s.summaryMessage(last, n, transcript))
 	}
 	vc.msgs = append(vc.msgs, transcript[vc.covered:]...)
 	vc.covered = len(transcript)
@@ -82,6 +82,7 @@ func (s *Session) lastCompaction() (compactionRecord, int) {
 // Contract: called on the loop's goroutine before every model call, with the transcript so
 // far, which it does not modify.
 func (s *Session) transformContext(ctx context.Context, transcript []llm.Message) ([]llm.Message, error) {
+	s.awaitResumedServers(ctx, transcript)
 	s.compacting.lastTranscript = transcript
 	v := s.view(transcript)
 	m := s.currentModel()
@@ -143,8 +144,8 @@ func (s *Session) contextTokens(transcript []llm.Message) int {
 	if n == 0 || last.firstKept > len(transcript) {
 		return s.compacting.counter.Tokens(0, 0, 0)
 	}
-	summary := compact.SummaryMessage(last.summary)
-	return s.compacting.counter.Tokens(compact.EstimateTokens(&summary), last.firstKept, last.at)
+	s.summaryMessage(last, n, transcript)
+	return s.compacting.counter.Tokens(s.compacting.summary.tokens, last.firstKept, last.at)
 }
 
 // compactNow compacts transcript (the whole of it, as the loop has it) and records the
@@ -157,26 +158,35 @@ func (s *Session) compactNow(ctx context.Context, transcript []llm.Message, reas
 		s.face.Emit(s, event.CompactionEnd{Reason: reason, Err: "cancelled: " + why})
 		return CompactResult{}, fmt.Errorf("%w: the compaction was cancelled: %s", ErrFailed, why)
 	}
-	res, err := s.summarize(ctx, transcript, reason, instructions)
+	res, usage, err := s.summarize(ctx, transcript, reason, instructions)
 	end := event.CompactionEnd{Reason: reason, Summary: res.Summary, TokensBefore: res.TokensBefore}
 	if err != nil {
 		end.Summary, end.Err = "", err.Error()
+	} else if last, n := s.lastCompaction(); n > 0 {
+		// What the model now sees: the summary, and what was kept word for word (plan.go).
+		msg, kept := s.summaryFor(last, transcript)
+		end.Summary, end.Kept = summaryText(msg), &kept
 	}
 	s.face.Emit(s, end)
+	if err == nil || usage != nil {
+		s.emitUsageAfterCompaction(transcript, usage)
+	}
 	return res, err
 }
 
-// summarize asks the model for the summary of the view's messages before the cut point.
-func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, error) {
+// summarize asks the model for the summary of the view's messages before the cut point. It
+// also returns the usage the summary call reported (nil when no call was made or it
+// reported none).
+func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, *llm.Usage, error) {
 	if err := s.modelProblem(); err != nil {
-		return CompactResult{}, err
+		return CompactResult{}, nil, err
 	}
 	m := s.currentModel()
 	v := s.view(transcript)
 	tokens := s.contextTokens(transcript)
 	first, ok := compact.CutPoint(v, m.compact.Fit(m.window).KeepRecentTokens)
 	if !ok {
-		return CompactResult{TokensBefore: tokens}, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")
+		return CompactResult{TokensBefore: tokens}, nil, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")
 	}
 	previous := ""
 	if len(v) > 0 {
@@ -186,9 +196,9 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	summary, err := compact.SummaryText(answer)
 	if err != nil {
 		if ctx.Err() != nil {
-			return CompactResult{TokensBefore: tokens}, fmt.Errorf("the compaction was cancelled: %w", ctx.Err())
+			return CompactResult{TokensBefore: tokens}, answer.Usage, fmt.Errorf("the compaction was cancelled: %w", ctx.Err())
 		}
-		return CompactResult{TokensBefore: tokens}, err
+		return CompactResult{TokensBefore: tokens}, answer.Usage, err
 	}
 	// Index of v[first] in the transcript: v starts with the previous summary when there was
 	// a compaction, standing for the messages before its cut.
@@ -201,7 +211,7 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	s.saved.mu.Lock()
 	idx := itemIndexOf(s.saved.compactions, kept)
 	s.saved.mu.Unlock()
-	return CompactResult{Summary: summary, TokensBefore: tokens, FirstKeptIndex: idx}, nil
+	return CompactResult{Summary: summary, TokensBefore: tokens, FirstKeptIndex: idx}, answer.Usage, nil
 }
 
 // Compact compacts the session on request (session/compact), with optional instructions for
@@ -242,11 +252,10 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 		}
 		return llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: msg, Timestamp: llm.Now()}
 	}
-	if sec := modePrompt(p.s.Mode()); sec != "" {
-		withMode := *req
-		withMode.SystemPrompt += sec
-		req = &withMode
-	}
+	// The instruction files and the mode's section (instructions.go); the loop's request
+	// is kept for a call made again after a compaction, which reads the files again.
+	orig := req
+	req = p.s.requestFor(orig)
 	var held bool // the first attempt's start, not yet passed on
 	var heldPartial *llm.Message
 	streamed := false
@@ -289,7 +298,7 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 		}
 		return m
 	}
-	retry := *req
+	retry := *s.requestFor(orig)
 	retry.Messages = s.view(transcript)
 	return model.provider.Stream(ctx, &retry, sink)
 }
