@@ -119,6 +119,9 @@ type ModelConfig struct {
 	Images *bool `json:"images,omitempty"`
 	// Turns are a scripted model's answers to the loop's model calls, in order.
 	Turns []llm.Turn `json:"turns,omitempty"`
+	// Price, if set, is the model's price (USD per million tokens): usageUpdate then
+	// carries the session's cost (usage.go).
+	Price *Price `json:"price,omitempty"`
 	// Summaries are a scripted model's answers to compactions' summary requests, in order:
 	// a summary never takes one of Turns. Past them, the summary is a fixed text
 	// (scriptedSummary in compaction.go).

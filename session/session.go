@@ -178,6 +178,13 @@ type Session struct {
 	checkpts   checkpointState
 	hooks      hookState
 	sub        subagentState
+	// instr is what was last read of the instruction files (instructions.go).
+	instr instructionsState
+	// resume is whether the first model call was made (resume.go).
+	resume resumeState
+	// plan holds todo_write's calls until their end (plan.go); usage the cost (usage.go).
+	plan  planState
+	usage usageState
 }
 
 // runState is the run that holds the session: a prompt or a compaction claimed by Begin.
@@ -258,6 +265,13 @@ type compactingState struct {
 		compactions int // the compactions it was made for
 		covered     int // the transcript messages it holds
 		msgs        []llm.Message
+	}
+	// summary is the message the model sees for the last compaction (plan.go's
+	// summaryMessage), and its estimated tokens, with the compaction it was made for.
+	summary struct {
+		n, at, firstKept, tokens int
+		text                     string
+		msg                      llm.Message
 	}
 }
 
@@ -360,7 +374,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
-	for _, t := range tools.New(ws) {
+	for _, t := range append(tools.New(ws), todoWriteTool(s)) {
 		if _, replaced := s.asks[t.Name]; !replaced {
 			all = append(all, s.recorded(t))
 			s.builtin[t.Name] = true
@@ -697,6 +711,7 @@ func (s *Session) sink(save bool) event.Sink {
 		if s.sub.child != nil {
 			s.observe(ev)
 		}
+		s.afterEvent(ev, save)
 		if e, ok := ev.(event.ToolEnd); ok {
 			s.gates.ended(e.ToolCallID)
 			s.decisions.Delete(e.ToolCallID)
