@@ -74,6 +74,13 @@ func TestCommandsNative(t *testing.T) {
 	if got := commandNames(d, sid); !slices.Equal(got, want) {
 		t.Fatalf("commands/list names %v, want %v (the untrusted workspace's, the built-in's namesake, the big and the badly named files left out)", got, want)
 	}
+	reported := ""
+	for _, m := range d.logMessages() {
+		reported += m.get("params.message").String() + "\n"
+	}
+	if !strings.Contains(reported, "big.md is left out: it is longer than 64 KiB") {
+		t.Errorf("the big command file was not reported:\n%s", reported)
+	}
 	list := d.call("commands/list", obj{"sessionId": sid}).Get("commands")
 	greet := list.Get(`#(name=="greet")`)
 	if greet.Get("description").String() != "Greets someone" || greet.Get("input.hint").String() == "" {
