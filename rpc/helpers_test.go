@@ -54,6 +54,11 @@ func TestMain(m *testing.M) {
 		buildErr = err
 		pidBinary = ""
 	}
+	// The test language server (testdata/lspserver), on PATH as lspserver (issue 26).
+	if _, err := pidtest.Build(dir, "github.com/pid-agent/pid/testdata/lspserver", false); err != nil {
+		buildErr = err
+		pidBinary = ""
+	}
 	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }

@@ -62,6 +62,7 @@ type Server struct {
 	clientTrust  bool           // the editor answers workspace/requestTrust
 	clientRead   bool           // the editor answers fs/read_text_file
 	clientWrite  bool           // the editor answers fs/write_text_file
+	clientDiag   bool           // the editor answers editor/diagnostics (diagnostics.go)
 	clientUsage  bool           // the editor wants usageUpdate (plan.go)
 	defaults     session.Config // initializationOptions
 }
@@ -417,6 +418,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.initialized = true
 	s.clientBefore, s.clientAfter, s.clientTrust = caps.before, caps.after, caps.trust
 	s.clientRead, s.clientWrite = caps.readFile, caps.writeFile
+	s.clientDiag = caps.diagnostics
 	s.clientUsage = caps.usage
 	s.defaults = defaults
 	s.mu.Unlock()
@@ -437,6 +439,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 type clientCaps struct {
 	before, after, trust bool
 	readFile, writeFile  bool
+	diagnostics          bool
 	usage                bool
 }
 
@@ -449,6 +452,7 @@ func declared(exp any) clientCaps {
 	c.before, _ = pid["beforeToolCall"].(bool)
 	c.after, _ = pid["afterToolCall"].(bool)
 	c.trust, _ = pid["trust"].(bool)
+	c.diagnostics, _ = pid["diagnostics"].(bool)
 	c.usage, _ = pid["usage"].(bool)
 	fs, _ := pid["fs"].(map[string]any)
 	c.readFile, _ = fs["readTextFile"].(bool)

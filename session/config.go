@@ -40,6 +40,11 @@ type Config struct {
 	// Hooks are the session's own hooks, in the settings files' "hooks" shape (package
 	// hooks); they run after the user's and the trusted workspace's (hooks.go).
 	Hooks json.RawMessage `json:"hooks,omitempty"`
+	// LSP are the session's own language servers, in the settings files' "lsp" shape
+	// (package lsp), over the user's and a trusted workspace's (diagnostics.go).
+	LSP json.RawMessage `json:"lsp,omitempty"`
+	// Diagnostics are the "diagnostics" settings (diagnostics.go); nil: the defaults.
+	Diagnostics *DiagnosticsSettings `json:"diagnostics,omitempty"`
 	// Subagents bounds the task tool's children (subagent.go).
 	Subagents SubagentSettings `json:"subagents,omitzero"`
 }
@@ -75,6 +80,12 @@ func (c Config) Merge(over Config) Config {
 	}
 	if len(over.Hooks) > 0 && string(over.Hooks) != "null" {
 		c.Hooks = over.Hooks
+	}
+	if len(over.LSP) > 0 && string(over.LSP) != "null" {
+		c.LSP = over.LSP
+	}
+	if over.Diagnostics != nil {
+		c.Diagnostics = over.Diagnostics
 	}
 	if over.Subagents.MaxConcurrent > 0 {
 		c.Subagents.MaxConcurrent = over.Subagents.MaxConcurrent

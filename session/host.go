@@ -114,6 +114,9 @@ type Host struct {
 	ownMCP bool
 	// reported holds the problems with settings content already reported (reportOnce).
 	reported map[string]bool
+
+	// lsp is the language servers of the host's sessions (diagnostics.go; locks of its own).
+	lsp lspHost
 }
 
 // NewHost returns a host with no workspace folders; call SetUp before the first session.
@@ -213,6 +216,7 @@ func (h *Host) Close() {
 	if own {
 		m.Close()
 	}
+	h.closeLSP()
 	if h.loader != nil {
 		h.loader.Close()
 	}

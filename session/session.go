@@ -185,6 +185,8 @@ type Session struct {
 	// plan holds todo_write's calls until their end (plan.go); usage the cost (usage.go).
 	plan  planState
 	usage usageState
+	// diag is where the problems after an edit come from (diagnostics.go).
+	diag diagnosticsState
 }
 
 // runState is the run that holds the session: a prompt or a compaction claimed by Begin.
@@ -374,7 +376,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
-	for _, t := range append(tools.New(ws), todoWriteTool(s)) {
+	for _, t := range s.setUpDiagnostics(cfg, append(tools.New(ws), todoWriteTool(s))) {
 		if _, replaced := s.asks[t.Name]; !replaced {
 			all = append(all, s.recorded(t))
 			s.builtin[t.Name] = true

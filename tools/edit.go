@@ -14,6 +14,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -28,6 +29,10 @@ type EditDetails struct {
 	FirstChangedLine int `json:"firstChangedLine"`
 	Added            int `json:"added"`
 	Removed          int `json:"removed"`
+	// Diagnostics are the file's problems after the change, as the editor or pid's own
+	// language server reported them (package session sets them; absent when none was asked
+	// or none answered, empty when the file is clean).
+	Diagnostics []lsp.Diagnostic `json:"diagnostics,omitzero"`
 }
 
 var editSchema = schema(`{

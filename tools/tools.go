@@ -26,6 +26,9 @@ const (
 	NameGrep  = "grep"
 	NameFind  = "find"
 	NameLs    = "ls"
+	// NameDiagnostics is the session's tool reporting the language servers' problems
+	// (package session), read-only like the tools above.
+	NameDiagnostics = "diagnostics"
 )
 
 // New returns the built-in tools acting in ws, in this order: read, write, edit, bash, grep,
@@ -52,7 +55,7 @@ func New(ws *Workspace) []toolexec.Tool {
 // default; it is pure and safe for concurrent use.
 func ReadOnly(name string) bool {
 	switch name {
-	case NameRead, NameGrep, NameFind, NameLs:
+	case NameRead, NameGrep, NameFind, NameLs, NameDiagnostics:
 		return true
 	}
 	return false

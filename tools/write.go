@@ -16,6 +16,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -29,6 +30,8 @@ type WriteDetails struct {
 	DiffTruncated bool   `json:"diffTruncated,omitempty"`
 	Added         int    `json:"added"`
 	Removed       int    `json:"removed"`
+	// Diagnostics: as EditDetails'.
+	Diagnostics []lsp.Diagnostic `json:"diagnostics,omitzero"`
 }
 
 var writeSchema = schema(`{
