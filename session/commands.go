@@ -474,13 +474,13 @@ func (s *Session) modeCommand(id string) (string, bool) {
 	m := s.Modes()
 	if id == "" {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Mode: %s. The modes (/mode NAME switches):\n", m.CurrentModeID)
+		fmt.Fprintf(&b, "Mode: %s. The modes (`/mode NAME` switches):\n", m.CurrentModeID)
 		for _, a := range m.AvailableModes {
-			mark := " "
+			current := ""
 			if a.ID == m.CurrentModeID {
-				mark = "*"
+				current = " (current)"
 			}
-			fmt.Fprintf(&b, "%s %s: %s\n", mark, a.ID, a.Description)
+			fmt.Fprintf(&b, "- %s%s: %s\n", a.ID, current, a.Description)
 		}
 		return strings.TrimSuffix(b.String(), "\n"), false
 	}
@@ -517,15 +517,14 @@ func (s *Session) modelCommand(arg string) (string, bool) {
 			b.WriteString(` No other model is listed: add them to "models" in the settings.`)
 			return b.String(), false
 		}
-		b.WriteString(" The models (/model PROVIDER/ID switches):")
+		b.WriteString(" The models (`/model PROVIDER/ID` switches):")
 		for _, m := range list.Models {
-			mark := " "
-			if list.Current != nil && value(m) == value(*list.Current) {
-				mark = "*"
-			}
-			fmt.Fprintf(&b, "\n%s %s", mark, value(m))
+			fmt.Fprintf(&b, "\n- %s", value(m))
 			if m.Name != "" {
 				fmt.Fprintf(&b, " (%s)", m.Name)
+			}
+			if list.Current != nil && value(m) == value(*list.Current) {
+				b.WriteString(", current")
 			}
 		}
 		return b.String(), false
@@ -577,7 +576,7 @@ func (s *Session) helpCommand() string {
 	var b strings.Builder
 	b.WriteString("Commands:")
 	for _, c := range s.commands() {
-		fmt.Fprintf(&b, "\n/%s", c.Name)
+		fmt.Fprintf(&b, "\n- `/%s`", c.Name)
 		if c.Input != nil {
 			fmt.Fprintf(&b, " [%s]", c.Input.Hint)
 		}

@@ -869,8 +869,8 @@ test(`SDK ${SDK_VERSION}: available_commands_update after session/new, load and 
 		assert.deepEqual(greet, { name: 'greet', description: 'Greet someone', input: { hint: 'arguments' } });
 		const shown = updatesOf(pid.updates, sessionId).filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => u.content.text).join('');
 		assert.equal(shown, help._meta.pid.command.output);
-		assert.match(shown, /\/greet \[arguments\]: Greet someone \(yours\)/);
-		assert.match(shown, /\/compact \[/);
+		assert.match(shown, /^- `\/greet` \[arguments\]: Greet someone \(yours\)$/m);
+		assert.match(shown, /^- `\/compact` \[/m);
 		const at = pid.tap.responseIndex('session/prompt', sessionId);
 		assert.equal(pid.tap.fromPid().slice(at + 1).filter((m) => m.method === 'session/update').length, 0, 'nothing after the answer');
 
