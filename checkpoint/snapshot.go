@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -41,19 +42,44 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 	defer s.snapMu.Unlock()
 	s.warmed = true
 	old := s.cache
-	next := make(map[string]cached, len(old))
+	// While every file is found unchanged, only their paths are listed (seen); the new map
+	// is made at the first change. When none changed and no file went, the cache is returned
+	// as it is: a snapshot of an unchanged tree allocates a path per file and nothing else,
+	// and AfterBash sees at once that nothing changed (sameFiles).
+	var next map[string]cached
+	seen := make([]string, 0, len(old))
+	materialize := func() {
+		next = make(map[string]cached, len(old))
+		for _, p := range seen {
+			next[p] = old[p]
+		}
+		seen = nil
+	}
 	var changed atomic.Bool
 	err := s.ws.Scan(ctx, func(f tools.ScanFile) any {
 		c, ok, reused := s.scanOne(f, old)
-		if !reused {
+		switch {
+		case !reused:
 			changed.Store(true)
+		case ok:
+			return unchangedFile
 		}
 		if ok {
 			return &c
 		}
 		return nil
 	}, func(path string, res any) error {
-		if c, ok := res.(*cached); ok {
+		c, ok := res.(*cached)
+		switch {
+		case !ok:
+		case c == unchangedFile && next == nil:
+			seen = append(seen, path)
+		case c == unchangedFile:
+			next[path] = old[path]
+		default:
+			if next == nil {
+				materialize()
+			}
 			next[path] = *c
 		}
 		return nil
@@ -61,11 +87,28 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 	if err != nil {
 		return nil, err
 	}
+	if next == nil {
+		// A file under two nested workspace folders is seen twice: the count tells that no
+		// file went only when there is one folder.
+		if !changed.Load() && len(seen) == len(old) && old != nil && len(s.ws.Folders()) == 1 {
+			return old, nil
+		}
+		materialize()
+	}
 	if changed.Load() || len(next) != len(old) {
 		s.manifest = ""
 	}
 	s.cache = next
 	return next, nil
+}
+
+// unchangedFile is the scan's result for a file whose cached state still holds.
+var unchangedFile = new(cached)
+
+// sameFiles reports whether a and b are the same map (a snapshot that found nothing
+// changed returns the one before).
+func sameFiles(a, b map[string]cached) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // scanOne returns the cached state of one file a scan found: the cache's when its stat is
@@ -231,22 +274,25 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 		s.incompleteLocked(c, fmt.Sprintf("the snapshot after a bash command failed (%v): what it changed is not recorded", err))
 		return
 	}
-	for path, a := range after {
-		b, had := before.files[path]
-		switch {
-		case !had:
-			s.noteLocked(c, path, Absent)
-		case same(b.st, a.st):
-			continue
-		default:
-			s.noteLocked(c, path, b.st)
+	// A snapshot that found nothing changed returns the map it started from.
+	if !sameFiles(after, before.files) {
+		for path, a := range after {
+			b, had := before.files[path]
+			switch {
+			case !had:
+				s.noteLocked(c, path, Absent)
+			case same(b.st, a.st):
+				continue
+			default:
+				s.noteLocked(c, path, b.st)
+			}
+			s.afterLocked(c, path, a.st)
 		}
-		s.afterLocked(c, path, a.st)
-	}
-	for path, b := range before.files {
-		if _, still := after[path]; !still {
-			s.noteLocked(c, path, b.st)
-			s.afterLocked(c, path, Absent)
+		for path, b := range before.files {
+			if _, still := after[path]; !still {
+				s.noteLocked(c, path, b.st)
+				s.afterLocked(c, path, Absent)
+			}
 		}
 	}
 	if before.snap != 0 {

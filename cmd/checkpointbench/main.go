@@ -12,6 +12,8 @@
 //     one with `{"checkpoints": {"enabled": false}}` in its user settings, alternately; with
 //     the checkpoint store empty, and again with it holding the blobs of Go's tree.
 //
+// Run it with make bench-checkpoints, or:
+//
 //	go run ./cmd/checkpointbench [-reps 31] [-w1reps 21] [-only snapshot,w1] [-json out.json]
 package main
 
@@ -53,6 +55,7 @@ func main() {
 	only := flag.String("only", "snapshot,w1", "what to run: snapshot, w1")
 	trees := flag.String("trees", "pid,go", "trees for the snapshots: pid, go")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
+	flag.BoolVar(&noGit, "nogit", false, "leave git status and the walk alone out of the warm loop (to profile or trace the snapshots)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the warm snapshots to this file (.pid, .go appended)")
 	flag.Parse()
 	// As the daemon runs (cmd/pid sets GOGC to 400 unless the environment says otherwise).
@@ -65,8 +68,11 @@ func main() {
 	}
 }
 
-// cpuProfile is -cpuprofile.
-var cpuProfile string
+// cpuProfile is -cpuprofile; noGit is -nogit.
+var (
+	cpuProfile string
+	noGit      bool
+)
 
 // results is what a run measured.
 type results struct {
@@ -394,7 +400,14 @@ func benchTree(cache, name, dir string, reps, cold int) (treeResult, error) {
 			a = time.Since(t1)
 			return nil
 		}
-		gs := func() (err error) { g, gc, err = gitStatus(dir); return err }
+		gs := func() (err error) {
+			if noGit {
+				g, gc = 1, 1
+				return nil
+			}
+			g, gc, err = gitStatus(dir)
+			return err
+		}
 		steps := []func() error{snap, gs}
 		if i%2 == 1 {
 			steps = []func() error{gs, snap}
@@ -404,11 +417,13 @@ func benchTree(cache, name, dir string, reps, cold int) (treeResult, error) {
 				return r, err
 			}
 		}
-		t0 := time.Now()
-		if _, err := scanCount(ctx, ws); err != nil {
-			return r, err
+		if !noGit {
+			t0 := time.Now()
+			if _, err := scanCount(ctx, ws); err != nil {
+				return r, err
+			}
+			sc = time.Since(t0)
 		}
-		sc = time.Since(t0)
 		before, after, git, scan = append(before, b), append(after, a), append(git, g), append(scan, sc)
 		ratios = append(ratios, float64(b)/float64(g))
 		beforeCPU, gitCPU = append(beforeCPU, bc), append(gitCPU, gc)
