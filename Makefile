@@ -111,3 +111,13 @@ SEARCH_ARGS ?=
 .PHONY: bench-search
 bench-search: build
 	$(GO) run ./cmd/searchbench -pid $(BIN)/pid $(SEARCH_ARGS)
+
+# The checkpoints' costs (issue 23): the snapshot before a bash call against git status on
+# pid's tree and Go's source tree, and W1 with checkpoints on and off, in one run (see
+# docs/performance.md). Trees under .cache/checkpointbench. CHECKPOINT_ARGS passes flags,
+# e.g. `make bench-checkpoints CHECKPOINT_ARGS="-reps 11 -w1reps 7"`.
+CHECKPOINT_ARGS ?=
+
+.PHONY: bench-checkpoints
+bench-checkpoints:
+	$(GO) run ./cmd/checkpointbench $(CHECKPOINT_ARGS)
