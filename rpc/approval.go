@@ -51,6 +51,9 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		}
 		return session.Answer{Decision: a.Decision, Reason: a.Reason, Mode: a.Mode}, nil
 	}
+	if call.Name == session.ExitPlanModeName {
+		return s.askPlan(ctx, args)
+	}
 	var item *protocol.MessageActionItem
 	actions := []protocol.MessageActionItem{{Title: titleAllow}}
 	always := ""
@@ -81,6 +84,47 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		return session.Answer{Decision: "allowAlways"}, nil
 	}
 	return session.Answer{Decision: "deny"}, nil
+}
+
+// The plan's choices in window/showMessageRequest.
+const (
+	titlePlanApprove     = "Approve the plan"
+	titlePlanAcceptEdits = "Approve, and accept edits"
+	titlePlanAuto        = "Approve, and run in auto mode"
+	titlePlanKeep        = "Keep planning"
+)
+
+// askPlan puts exit_plan_mode's plan, whole, to an editor without beforeToolCall: the
+// message is the plan's markdown, and the choices are the modes to go on in, or to keep
+// planning.
+func (s *Server) askPlan(ctx context.Context, args json.RawMessage) (session.Answer, error) {
+	var a struct {
+		Plan string `json:"plan"`
+	}
+	_ = json.Unmarshal(args, &a)
+	params := &protocol.ShowMessageRequestParams{
+		Type:    protocol.MessageTypeInfo,
+		Message: "pid's plan, for your approval (leaving plan mode):\n\n" + a.Plan,
+		Actions: []protocol.MessageActionItem{{Title: titlePlanApprove}, {Title: titlePlanAcceptEdits}, {Title: titlePlanAuto}, {Title: titlePlanKeep}},
+	}
+	body, err := json.Marshal(params)
+	if err != nil {
+		return session.Answer{}, err
+	}
+	var item *protocol.MessageActionItem
+	if err := s.call(ctx, "window/showMessageRequest", body, &item); err != nil {
+		return session.Answer{}, approvalError{err}
+	}
+	switch {
+	case item == nil:
+	case item.Title == titlePlanApprove:
+		return session.Answer{Decision: "allow"}, nil
+	case item.Title == titlePlanAcceptEdits:
+		return session.Answer{Decision: "allow", Mode: session.ModeAcceptEdits}, nil
+	case item.Title == titlePlanAuto:
+		return session.Answer{Decision: "allow", Mode: session.ModeAuto}, nil
+	}
+	return session.Answer{Decision: "deny", Reason: "The user chose to keep planning."}, nil
 }
 
 // approvalError is an approval request that got no decision; Reason is the sentence the
