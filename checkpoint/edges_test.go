@@ -258,7 +258,9 @@ func TestParallelCallsRecordIntoOneCheckpoint(t *testing.T) {
 		s.Warm()
 		var wg sync.WaitGroup
 		for i := range 20 {
-			wg.Go(func() { writeTool(t, s, filepath.Join(ws, fmt.Sprintf("w%02d.txt", i)), fmt.Sprintf("round %d\n", round)) })
+			wg.Go(func() {
+				writeTool(t, s, filepath.Join(ws, fmt.Sprintf("w%02d.txt", i)), fmt.Sprintf("round %d\n", round))
+			})
 		}
 		for i := range 4 {
 			wg.Go(func() {

@@ -286,8 +286,6 @@ func (s *Session) cp(id string) *cp {
 	return s.byID[id]
 }
 
-// errSame marks a file that is as it was: nothing to do, nothing to report.
-var errSame = errors.New("already as it was")
 
 // restore returns one file to t.before. It returns a reason when the file is skipped.
 //

@@ -190,7 +190,7 @@ type Input struct {
 	ToolUseID      string          `json:"tool_use_id,omitempty"`
 	ToolResponse   *ToolResponse   `json:"tool_response,omitempty"`
 	Prompt         string          `json:"prompt,omitempty"`
-	Source         string          `json:"source,omitempty"` // SessionStart: "startup", "load" or "resume"
+	Source         string          `json:"source,omitempty"`  // SessionStart: "startup", "load" or "resume"
 	Trigger        string          `json:"trigger,omitempty"` // PreCompact: "manual" or "auto"
 	StopHookActive bool            `json:"stop_hook_active,omitempty"`
 }

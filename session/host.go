@@ -4,7 +4,6 @@
 package session
 
 import (
-	"github.com/pid-agent/pid/checkpoint"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/pid-agent/pid/audit"
+	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/mcp"

@@ -11,7 +11,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -196,11 +195,11 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	child.sub.mu.Unlock()
 	s.face.Emit(child, event.SubagentStart{ParentSessionID: s.id, ToolCallID: call.ID, ChildSessionID: child.id, Description: a.Description, Agent: a.Agent})
 	stop := "error"
-	var res loop_result
+	var res loopResult
 	if err = child.Begin(); err == nil {
 		r, perr := child.Prompt(cctx, []llm.Message{llm.NewUser(a.Prompt)})
 		child.End()
-		res, err = loop_result{stop: string(r.StopReason)}, perr
+		res, err = loopResult{stop: string(r.StopReason)}, perr
 		if n := len(r.Messages); n > 0 {
 			res.msg = r.Messages[n-1].ErrorMessage
 		}
@@ -226,7 +225,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	}
 	switch {
 	case limited:
-		return toolexec.Result{}, errors.New(fmt.Sprintf("The subagent stopped after %d turns, its limit (subagents.maxTurns). ", maxTurns) + done)
+		return toolexec.Result{}, taskFailure(fmt.Sprintf("The subagent stopped after %d turns, its limit (subagents.maxTurns). ", maxTurns) + done)
 	case ctx.Err() != nil:
 		return toolexec.Result{}, ctx.Err()
 	case err != nil:
@@ -244,8 +243,13 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	return toolexec.Result{Content: []llm.Content{llm.Text(last)}, Details: det}, nil
 }
 
-// loop_result is what runTask keeps of the child's run.
-type loop_result struct{ stop, msg string }
+// loopResult is what runTask keeps of the child's run.
+type loopResult struct{ stop, msg string }
+
+// taskFailure is an error result's text written for the model: whole sentences.
+type taskFailure string
+
+func (f taskFailure) Error() string { return string(f) }
 
 // argSummary returns a call's arguments as a short line: its first string argument, quoted.
 func argSummary(args json.RawMessage) string {
@@ -368,7 +372,7 @@ func (s *Session) conflict(path string) error {
 		return nil
 	}
 	oc := other.sub.child
-	return fmt.Errorf("%s is being changed by another subagent running alongside this one: the task %q (call %s, session %s). "+
+	return taskFailure(fmt.Sprintf("%s is being changed by another subagent running alongside this one: the task %q (call %s, session %s). "+
 		"Two subagents must not change one file at the same time: leave this file to that task, or say so in your answer so that the work is sequenced.",
-		path, oc.description, oc.toolCallID, other.id)
+		path, oc.description, oc.toolCallID, other.id))
 }
