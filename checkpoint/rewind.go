@@ -286,7 +286,6 @@ func (s *Session) cp(id string) *cp {
 	return s.byID[id]
 }
 
-
 // restore returns one file to t.before. It returns a reason when the file is skipped.
 //
 // What is checked, in order, before anything is written: the path lies in a workspace
