@@ -76,6 +76,7 @@ t.model_answers = {} -- {pick = fn(items) -> index or nil}
 t.perm_answers = {} -- {pick = fn(items) -> index or nil}
 t.mode_answers = {} -- {pick = fn(items) -> index or nil}
 t.checkpoint_answers = {} -- {pick = fn(items) -> index or nil}
+t.command_answers = {} -- {pick = fn(items) -> index or nil}: the /command picker (:Pid)
 t.inputs = {} -- the texts vim.ui.input answers, in turn
 t.asked = {}
 t.asked_select = {} -- each vim.ui.select: {items, shown, prompt, kind}; each vim.ui.input: {input = true, prompt}
@@ -133,7 +134,8 @@ vim.ui.select = function(items, opts, on_choice)
   end
   table.insert(t.asked_select, { items = items, shown = shown, prompt = opts.prompt, kind = kind })
   local list = kind == 'pid.model' and t.model_answers or kind == 'pid.permission' and t.perm_answers
-    or kind == 'pid.mode' and t.mode_answers or kind == 'pid.checkpoint' and t.checkpoint_answers or t.session_answers
+    or kind == 'pid.mode' and t.mode_answers or kind == 'pid.checkpoint' and t.checkpoint_answers
+    or kind == 'pid.command' and t.command_answers or t.session_answers
   local a = table.remove(list, 1)
   if a == nil then
     table.insert(t.select_errors, 'unexpected select: ' .. tostring(opts.prompt))
@@ -173,6 +175,21 @@ view.card_set = function(key, status, latest, output)
   if c then
     table.insert(t.card_log, { key = key, status = c.status, latest = c.latest })
   end
+end
+
+-- notes_of records the params of every notification with method that the chat shows (those
+-- of the current session), in the list it returns, from now on.
+function t.notes_of(method)
+  local list = {}
+  local chat = require('pid.chat')
+  local real = chat.notifications[method]
+  chat.notifications[method] = function(p)
+    table.insert(list, p)
+    if real then
+      real(p)
+    end
+  end
+  return list
 end
 
 -- chat_statusline returns what the status line of the chat's window shows (nil: no window).

@@ -366,7 +366,8 @@ end
 
 -- before asks a beforeToolCall question in the float and calls respond({decision}) once it
 -- is answered (or withdrawn: deny). opts: request_id (pid's, for withdraw), read, resolve (see
--- proposal), on_line(text) for the chat, on_open() when it is shown.
+-- proposal), on_line(text) for the chat, on_open() when it is shown, asker: which task's
+-- subagent asks (children.asker), said in the float.
 function M.before(params, opts)
   params = params or {}
   local name = tostring(params.toolName or '?')
@@ -383,6 +384,9 @@ function M.before(params, opts)
     what = name .. ' ' .. params.args.path
   end
   local lines = { string.format('pid wants to run %s:', what), '' }
+  if opts.asker ~= nil then
+    table.insert(lines, 2, 'asked by a subagent, for ' .. opts.asker)
+  end
   vim.list_extend(lines, body)
   table.insert(lines, '')
   local keys = {

@@ -46,6 +46,12 @@ function M.card_head(name, args)
   if type(args) == 'table' and type(args.path) == 'string' then
     return string.format('[tool] %s %s', name, args.path)
   end
+  if name == 'task' and type(args) == 'table' and type(args.description) == 'string' then
+    return string.format('[task] %s: %s', type(args.agent) == 'string' and args.agent or 'explore', args.description)
+  end
+  if name == 'todo_write' and type(args) == 'table' and type(args.todos) == 'table' then
+    return string.format('[tool] todo_write (a plan of %d step%s)', #args.todos, #args.todos == 1 and '' or 's')
+  end
   if name == 'exit_plan_mode' and type(args) == 'table' and type(args.plan) == 'string' then
     local n = #view.lines_of(args.plan:gsub('[\r\n]+$', ''))
     return string.format('[tool] exit_plan_mode (a plan of %d line%s)', n, n == 1 and '' or 's')
@@ -57,6 +63,10 @@ end
 -- its output (where test results are), or the first line of an error (what went wrong).
 function M.card_result(content, details, is_error, name)
   local s = M.text_of(content):gsub('[\r\n]+$', '')
+  if (name == 'edit' or name == 'write') and type(details) == 'table' and type(details.diagnostics) == 'table' then
+    -- The problems pid added after the tool's text show under the card (diagnostics.lua).
+    s = M.text_of({ content[1] }):gsub('[\r\n]+$', '')
+  end
   if name == 'read' and not is_error and type(details) == 'table' and type(details.totalLines) == 'number' then
     -- A file's last line says nothing about the read: say how much of it was read.
     local d = details
@@ -249,6 +259,7 @@ M.notifications['toolEnd'] = function(p)
   local r = p.result or {}
   local status, latest, full = M.card_result(r.content, r.details, p.isError, p.toolName)
   view.card_set(M.card_key(p, p.toolCallId), status, latest, full)
+  require('pid.diagnostics').show_problems(M.card_key(p, p.toolCallId), p.toolName, r.details)
   if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
     M.reload_buffers()
   end
@@ -272,8 +283,33 @@ M.notifications['compactionEnd'] = function(p)
   if type(p.error) == 'string' and p.error ~= '' then
     view.append(string.format('[compaction] the conversation was not compacted (%s): %s', M.reason_text(p.reason), p.error))
   else
-    view.append_lines(M.compacted_lines(p.reason, p.tokensBefore, p.summary))
+    local plan = require('pid.plan')
+    local lines = M.compacted_lines(p.reason, p.tokensBefore, plan.model_summary(p.summary))
+    table.insert(lines, plan.kept_line(p.kept))
+    view.append_lines(lines)
   end
+end
+
+-- The plan (planUpdate), the context meter (usageUpdate): plan.lua; a command's output:
+-- slash.lua; the task calls' children: children.lua.
+M.notifications['planUpdate'] = function(p)
+  require('pid.plan').on_plan(p)
+end
+
+M.notifications['usageUpdate'] = function(p)
+  require('pid.plan').on_usage(p)
+end
+
+M.notifications['commandOutput'] = function(p)
+  require('pid.slash').on_output(p)
+end
+
+M.notifications['subagentStart'] = function(p)
+  require('pid.children').on_start(p)
+end
+
+M.notifications['subagentEnd'] = function(p)
+  require('pid.children').on_end(p)
 end
 
 M.notifications['window/logMessage'] = function(p)

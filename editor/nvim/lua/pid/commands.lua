@@ -6,11 +6,13 @@ local view = require('pid.view')
 local approval = require('pid.approval')
 local context = require('pid.context')
 local prompt = require('pid.prompt')
+local promptwin = require('pid.promptwin')
 local lifecycle = require('pid.lifecycle')
 local pickers = require('pid.pickers')
 local words = require('pid.words')
 local modes = require('pid.modes')
 local rewind = require('pid.rewind')
+local slash = require('pid.slash')
 
 local S = state.S
 
@@ -24,7 +26,7 @@ end
 -- chat shows the chat and the prompt window under it, the cursor in the prompt: Enter sends
 -- the line as a prompt, or as a steer while a prompt runs; Shift-Tab switches to the next mode.
 function M.chat()
-  view.open_prompt(state.config.open, function(text)
+  promptwin.open_prompt(state.config.open, function(text)
     if S.run ~= nil then
       prompt.steer(text)
     else
@@ -32,7 +34,7 @@ function M.chat()
     end
   end)
   for _, m in ipairs({ 'i', 'n' }) do
-    vim.api.nvim_buf_set_keymap(view.prompt_bufnr(), m, '<S-Tab>', '', {
+    vim.api.nvim_buf_set_keymap(promptwin.prompt_bufnr(), m, '<S-Tab>', '', {
       noremap = true,
       silent = true,
       desc = "pid: the session's next mode",
@@ -41,6 +43,17 @@ function M.chat()
       end,
     })
   end
+  -- <Tab> after a / at the start of the line: the session's commands.
+  vim.api.nvim_buf_set_keymap(promptwin.prompt_bufnr(), 'i', '<Tab>', '', {
+    noremap = true,
+    silent = true,
+    desc = "pid: complete the session's /commands",
+    callback = function()
+      if not slash.tab() then
+        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Tab>', true, false, true), 'n', false)
+      end
+    end,
+  })
 end
 
 -- approval_focus puts the cursor in the open approval's float; false (and said) when no
@@ -98,6 +111,7 @@ end
 function M.create()
   local c = vim.api.nvim_create_user_command
   c('PidAsk', cmd_ask, { nargs = '*', range = true, bang = true, desc = 'pid: run a prompt (with a range: the selection goes with it; with !: the diagnostics)' })
+  c('Pid', function(o) slash.run(o.args) end, { nargs = '*', complete = slash.complete, desc = 'pid: run one of the session\'s /commands (:Pid /plan, :Pid /compact focus); without one, a picker' })
   c('PidChat', function() M.chat() end, { nargs = 0, desc = 'pid: the chat and its prompt window' })
   c('PidSteer', cmd_queue(prompt.steer), { nargs = '*', desc = 'pid: a message for the running prompt, after its current tools' })
   c('PidFollowUp', cmd_queue(prompt.follow_up), { nargs = '*', desc = 'pid: a message taken when the running prompt would stop' })

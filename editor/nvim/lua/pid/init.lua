@@ -2,7 +2,10 @@
 -- Lua API, each function done by the module of its job (see README.md, "Layout").
 --
 --   require("pid").setup{ model = { provider = "anthropic", id = "claude-sonnet-4-5" } }
---   :PidChat            the chat and its prompt window (Enter sends; during a run: steer)
+--   :PidChat            the chat and its prompt window (Enter sends; during a run: steer; <Tab>
+--                       after / completes the commands)
+--   :Pid [/cmd] [input] run one of the session's commands (/plan, /compact focus, /review,
+--                       the user's own...), completed; without one: a picker
 --   :[range]PidAsk[!] [q] run a prompt; with a range (:'<,'>PidAsk) the selection goes with it,
 --                     with ! the buffer's diagnostics, with @path in q a link to that file
 --   :PidSteer text      a message for the running prompt, taken after the current tools
@@ -106,6 +109,9 @@ function M.status()
     withdrawals = S.withdrawals,
     fs_reads = S.fs_reads,
     fs_writes = S.fs_writes,
+    -- The current session's plan (planUpdate's entries) and context meter ({used, size, cost?}).
+    plan = S.plan and S.plan.session == S.session_id and S.plan.entries or nil,
+    usage = S.usage and S.usage.session == S.session_id and S.usage or nil,
     pid = S.client and S.client.pid or nil,
     -- The last lines pid wrote on stderr (its log): of the running pid, else of the last one
     -- that stopped unexpectedly.

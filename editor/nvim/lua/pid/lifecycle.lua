@@ -13,6 +13,9 @@ local chat = require('pid.chat')
 local requests = require('pid.requests')
 local modes = require('pid.modes')
 local words = require('pid.words')
+local children = require('pid.children')
+local slash = require('pid.slash')
+local diagnostics = require('pid.diagnostics')
 
 local S = state.S
 local notify = words.notify
@@ -92,6 +95,8 @@ local function make_handlers(token)
       return
     end
     if not chat.GLOBAL[method] and not chat.ours(params) then
+      -- A running child's (subagent's) notifications go under its task's card.
+      children.route(method, params)
       return
     end
     fn(params or {})
@@ -156,9 +161,15 @@ start_process = function()
   end
   S.client, S.token, S.exit, S.workspace = client, token, nil, cwd
   local uri = vim.uri_from_fname(cwd)
-  local caps = { beforeToolCall = true, trust = true }
+  -- usage: usageUpdate for the context meter; diagnostics: editor/diagnostics answered from
+  -- vim.diagnostic (diagnostics.lua), unless setup{diagnostics = false}.
+  local caps = { beforeToolCall = true, trust = true, usage = true }
   if config.buffers then
     caps.fs = { readTextFile = true, writeTextFile = true }
+  end
+  if config.diagnostics ~= false then
+    caps.diagnostics = true
+    diagnostics.watch()
   end
   local ok = client.request('initialize', {
     processId = vim.fn.getpid(),
@@ -217,6 +228,7 @@ local function load(id, summary, cb)
     end
     modes.from_result(res.modes)
     chat.show_loaded(res, summary)
+    slash.refresh()
     cb(nil, res)
   end)
   if not ok then
@@ -250,6 +262,7 @@ local function create(client)
     modes.from_result(res.modes)
     S.region = { start = S.region_pending or view.count(), session = res.sessionId }
     S.region_pending = nil
+    slash.refresh()
     flush('waiters', nil)
   end)
 end

@@ -128,9 +128,15 @@ function M.label()
   return s
 end
 
--- statusline is the chat window's status line: its name, the mode, and how to change it.
+-- statusline is the chat window's status line: its name, the mode, the context meter (and the
+-- cost) once pid said them, and how to change the mode (cut first when the window is narrow).
 function M.statusline()
-  return ' pid://chat  ' .. M.label():gsub('%%', '%%%%') .. '%=:PidMode changes it '
+  local meter = require('pid.plan').meter_label()
+  local s = ' pid://chat  ' .. M.label():gsub('%%', '%%%%')
+  if meter ~= nil then
+    s = s .. '  ' .. meter:gsub('%%', '%%%%')
+  end
+  return s .. ' %<%=:PidMode changes it '
 end
 
 -- refresh shows the mode in every window that shows the chat: its status line (its winbar

@@ -1,5 +1,6 @@
 -- pid's requests to the editor, answered: approvals (beforeToolCall) and workspace trust in
--- the float (approval.lua), files through the buffers (files.lua), pid's message questions in
+-- the float (approval.lua), files through the buffers (files.lua), the problems after an edit
+-- (editor/diagnostics: diagnostics.lua), pid's message questions in
 -- vim.ui.select; MCP servers' questions are declined, anything else is "method not found".
 -- lifecycle.lua hands them over only from the pid process that runs now.
 
@@ -11,6 +12,8 @@ local chat = require('pid.chat')
 local context = require('pid.context')
 local modes = require('pid.modes')
 local words = require('pid.words')
+local children = require('pid.children')
+local diagnostics = require('pid.diagnostics')
 
 local S = state.S
 
@@ -36,18 +39,25 @@ function M.answer(method, params, respond, id)
     view.card_set(key, 'waiting', 'waiting for your answer: :PidApproval')
     -- exit_plan_mode puts a plan to the person: shown as markdown, with the modes to go on in.
     local ask = params.toolName == 'exit_plan_mode' and modes.plan or approval.before
-    ask(params, {
+    -- A subagent's question: said with its task, answered under that task's card, and of the
+    -- parent's session (the run's end withdraws it).
+    local asker = children.asker(params)
+    local qparams = asker and vim.tbl_extend('force', params, { sessionId = params.parentSessionId }) or params
+    ask(qparams, {
       request_id = id,
       read = files.text,
       resolve = context.resolve,
-      on_line = line_for(params),
+      asker = asker,
+      on_line = asker and children.on_line(params) or line_for(params),
       respond = function(answer)
         view.card_set(key, answer.decision == 'deny' and 'queued' or 'running', '')
         respond(answer)
       end,
     })
     words.notify(params.toolName == 'exit_plan_mode' and 'pid has a plan and asks to leave plan mode: :PidApproval to answer'
-      or ('pid asks before running ' .. tostring(params.toolName) .. ': :PidApproval to answer'))
+      or ('pid asks before running ' .. tostring(params.toolName) .. (asker and (' for ' .. asker) or '') .. ': :PidApproval to answer'))
+  elseif method == 'editor/diagnostics' then
+    diagnostics.answer(params, respond, id)
   elseif method == 'workspace/requestTrust' then
     approval.trust(params, { request_id = id, on_line = line_for(params), respond = respond })
     words.notify('pid asks whether to trust this folder: :PidApproval to answer')

@@ -32,6 +32,9 @@ M.defaults = {
   -- Let pid read and write files through Neovim's buffers (unsaved changes seen, edits land
   -- in the buffer). false: pid uses the disk, and buffers are reloaded after its tools ran.
   buffers = true,
+  -- Answer pid's editor/diagnostics from vim.diagnostic (the problems after its edits, from
+  -- the language servers and linters Neovim runs). false: pid is not told Neovim answers.
+  diagnostics = true,
 }
 
 -- config is the options in force: setup's over the defaults. setup{} replaces it whole.
@@ -84,7 +87,25 @@ M.S = {
   -- The text blocks of the assistant message being streamed, shown one after another, a
   -- newline between two (chat.lua's messageUpdate).
   streamed = 0,
+
+  -- What the current session shows besides its messages (plan.lua, slash.lua, children.lua).
+  -- The context meter: the last usageUpdate {used, size, cost?}; nil: none yet.
+  usage = nil,
+  -- The plan: the last planUpdate's entries ({content, status, priority}); nil: none yet.
+  plan = nil,
+  -- The session's /commands: {session = its id, list = {{name, description, input?}}} from
+  -- commands/list; nil: not asked yet.
+  commands = nil,
+  -- The running children (subagents), by child session id: {parent = the task call's card
+  -- key, session = the parent's session, description, agent, ended = stopReason or nil}.
+  children = {},
 }
+
+-- diag is what the plugin knows of the buffers' diagnostics (diagnostics.lua): changed[buf] =
+-- the buffer's changedtick when vim.diagnostic last changed for it (DiagnosticChanged);
+-- waiting = the open editor/diagnostics answers, each {bufs = {buf = changedtick wanted},
+-- finish = fun()}.
+M.diag = { changed = {}, waiting = {} }
 
 -- chat is the chat buffer's state (view.lua).
 M.chat = {

@@ -1,5 +1,5 @@
--- The chat: a scratch buffer (pid://chat, filetype markdown) that shows every run live, and
--- the prompt window under it (pid://prompt) where the next message is typed.
+-- The chat: a scratch buffer (pid://chat, filetype markdown) that shows every run live (the
+-- prompt window under it, pid://prompt, is promptwin.lua's).
 --
 --   >>> the prompt text
 --   [context] main.go lines 10-20
@@ -44,7 +44,7 @@ M.status_hl = {
 local function define_syntax(buf)
   vim.api.nvim_buf_call(buf, function()
     vim.cmd([[
-      syntax match PidTag /^\[\(tool\|context\|steer\|follow-up\|model\|mode\|plan\)\]/
+      syntax match PidTag /^\[\(tool\|task\|command\|context\|steer\|follow-up\|model\|mode\|plan\)\]/
       syntax match PidApproval /^\[\(approval\|trust\)\]/
       syntax match PidDone /^\[done\].*$/
       syntax match PidError /^\[\(error\|exit\)\].*$/
@@ -135,6 +135,11 @@ function M.show(open_cmd)
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
   vim.wo[win].conceallevel = 0
+  -- A task's steps (lines under its card starting with STEP) fold: zo opens them.
+  vim.wo[win].foldmethod = 'expr'
+  vim.wo[win].foldexpr = "getline(v:lnum)=~#'^" .. M.STEP .. "'"
+  vim.wo[win].foldlevel = 0
+  vim.wo[win].foldenable = true
   if vim.api.nvim_win_is_valid(cur) then
     vim.api.nvim_set_current_win(cur)
   end
@@ -145,6 +150,9 @@ function M.show(open_cmd)
   require('pid.modes').refresh() -- the status line shows the session's mode
   return win
 end
+
+-- STEP starts each line of a task's steps under its card.
+M.STEP = '  │ '
 
 -- lines_of splits a string into buffer lines (buffer lines cannot hold newlines).
 local function lines_of(s)
@@ -321,16 +329,48 @@ end
 
 -- card_start appends the card line head for the tool call key (unique in the chat; a later
 -- card with the same key replaces the earlier one in the index) with status (default
--- "running").
-function M.card_start(key, head, status)
-  local n = count()
-  set(n, n, { head })
-  local line = count() - 1
+-- "running"); with under (a card's key), it goes under that card instead (see under).
+function M.card_start(key, head, status, under)
+  local line
+  local nested = under ~= nil and state.cards[under] ~= nil
+  if nested then
+    line = M.under(under, { head })
+  else
+    local n = count()
+    set(n, n, { head })
+    line = count() - 1
+  end
   local mark = vim.api.nvim_buf_set_extmark(M.bufnr(), ns, line, 0, {})
-  local c = { mark = mark, status = status or 'running', latest = '', output = nil, head = head }
+  local c = { mark = mark, status = status or 'running', latest = '', output = nil, head = head, nest = nested and under or nil }
   state.cards[key] = c
   render_card(c)
   return c
+end
+
+-- under inserts lines under the card key, after the lines already put under it (a task's
+-- steps, an edit's problems), and returns the row (0-based) of the first; nil for an unknown
+-- card. A streaming text region below moves down with them.
+function M.under(key, lines)
+  local c = state.cards[key]
+  local buf = M.bufnr()
+  local pos = c and vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.tail or c.mark, {})
+  if pos == nil or pos[1] == nil then
+    return nil
+  end
+  local row = pos[1] + 1
+  set(row, row, lines)
+  local t = state.text
+  if t ~= nil and t.start >= row then
+    t.start = t.start + #lines
+  end
+  c.tail = vim.api.nvim_buf_set_extmark(buf, ns, row + #lines - 1, 0, { id = c.tail })
+  -- Lines under a card that is itself under another are under that one too.
+  local p = c.nest and state.cards[c.nest]
+  local ppos = p and vim.api.nvim_buf_get_extmark_by_id(buf, ns, p.tail or p.mark, {})
+  if ppos ~= nil and ppos[1] ~= nil and ppos[1] < row + #lines - 1 then
+    p.tail = vim.api.nvim_buf_set_extmark(buf, ns, row + #lines - 1, 0, { id = p.tail })
+  end
+  return row
 end
 
 -- card_set changes a card's status and/or latest output line (nil keeps it) and, with output,
@@ -431,67 +471,6 @@ function M.clear()
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   vim.api.nvim_buf_clear_namespace(buf, ns_hl, 0, -1)
   state.empty, state.text, state.cards = true, nil, {}
-end
-
--- The prompt window.
-
--- prompt_bufnr returns the prompt buffer (a 'prompt' buffer: Enter in insert mode sends the
--- line to on_submit(text)).
-function M.prompt_bufnr(on_submit)
-  if valid(state.prompt_buf) then
-    return state.prompt_buf
-  end
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].buftype = 'prompt'
-  vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].swapfile = false
-  pcall(vim.api.nvim_buf_set_name, buf, M.prompt_name)
-  vim.fn.prompt_setprompt(buf, 'pid> ')
-  vim.fn.prompt_setcallback(buf, function(text)
-    -- Keep only the new, empty prompt line: what was sent shows in the chat.
-    vim.schedule(function()
-      if valid(buf) then
-        local n = vim.api.nvim_buf_line_count(buf)
-        if n > 1 then
-          vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
-        end
-        vim.bo[buf].modified = false -- nothing here is ever saved: no [+]
-      end
-    end)
-    if text ~= nil and not text:match('^%s*$') then
-      on_submit(text)
-    end
-  end)
-  state.prompt_buf = buf
-  return buf
-end
-
--- open_prompt shows the chat and, under it, the prompt window, and puts the cursor there in
--- insert mode.
-function M.open_prompt(open_cmd, on_submit)
-  local chat = M.show(open_cmd)
-  local pbuf = M.prompt_bufnr(on_submit)
-  local pwin = nil
-  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if vim.api.nvim_win_get_buf(win) == pbuf then
-      pwin = win
-    end
-  end
-  if pwin == nil then
-    if chat then
-      vim.api.nvim_set_current_win(chat)
-    end
-    vim.cmd('belowright 3split')
-    pwin = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(pwin, pbuf)
-    vim.wo[pwin].number = false
-    vim.wo[pwin].relativenumber = false
-    vim.wo[pwin].winfixheight = true
-  end
-  vim.api.nvim_set_current_win(pwin)
-  vim.bo[pbuf].modified = false
-  vim.cmd('startinsert!')
-  return pwin
 end
 
 return M

@@ -28,7 +28,12 @@ return function(t)
   local cs = find(L, '[compaction] compacting the conversation (it neared the context window)...')
   local ce = find(L, '[compaction] the conversation was compacted (it neared the context window, ')
   check(ce == cs + 1 and L[ce]:match(', %d+ tokens before%); the model now sees this summary instead of the older messages:$'), 'the compaction lines: %s', L[ce])
-  eq(vim.list_slice(L, ce + 1, ce + 3), { '    ## Goal', '    summary one', 'three' }, 'the summary, then the answer')
+  -- The model's summary (compactionEnd's summary less its introduction and what was kept,
+  -- as a loaded transcript has it), then what it kept word for word in words, then the answer.
+  eq(vim.list_slice(L, ce + 1, ce + 2), { '    ## Goal', '    summary one' }, 'the summary')
+  check(L[ce + 3]:find('[compaction] kept word for word', 1, true) == 1, 'what the compaction kept: %s', L[ce + 3])
+  eq(L[ce + 4], 'three', 'then the answer')
+  local kept_line = L[ce + 3]
   local csid = pid.status().session_id
   -- Loaded at once after :PidStop: the next pid starts only once the stopped one has exited,
   -- which held the session.
@@ -49,11 +54,11 @@ return function(t)
   check(head ~= nil, 'no [session] resumed line')
   local want = { '' }
   for _, l in ipairs(three) do
-    if l ~= '[compaction] compacting the conversation (it neared the context window)...' then
+    if l ~= '[compaction] compacting the conversation (it neared the context window)...' and l ~= kept_line then
       table.insert(want, l)
     end
   end
-  eq(vim.list_slice(all, head + 1, #all - 1), want, 'the transcript: the three runs, less the line saying a compaction starts')
+  eq(vim.list_slice(all, head + 1, #all - 1), want, 'the transcript: the three runs, less the lines saying a compaction starts and what it kept')
   say('ok - compaction: live lines with the summary; in the loaded transcript where it happened')
 
   -- 13. Paging: more than one page of session/list (50 a page), newest first, up to max.

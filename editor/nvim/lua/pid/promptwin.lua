@@ -1,0 +1,74 @@
+-- The prompt window under the chat (pid://prompt, a 'prompt' buffer): Enter sends the line, the
+-- window keeps only the new empty prompt line (what was sent shows in the chat).
+
+local view = require('pid.view')
+
+-- The prompt buffer's state (its fields are documented in state.lua).
+local state = require('pid.state').chat
+
+local M = {}
+
+local function valid(buf)
+  return buf ~= nil and vim.api.nvim_buf_is_valid(buf)
+end
+
+-- prompt_bufnr returns the prompt buffer (a 'prompt' buffer: Enter in insert mode sends the
+-- line to on_submit(text)).
+function M.prompt_bufnr(on_submit)
+  if valid(state.prompt_buf) then
+    return state.prompt_buf
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'prompt'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, view.prompt_name)
+  vim.fn.prompt_setprompt(buf, 'pid> ')
+  vim.fn.prompt_setcallback(buf, function(text)
+    -- Keep only the new, empty prompt line: what was sent shows in the chat.
+    vim.schedule(function()
+      if valid(buf) then
+        local n = vim.api.nvim_buf_line_count(buf)
+        if n > 1 then
+          vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
+        end
+        vim.bo[buf].modified = false -- nothing here is ever saved: no [+]
+      end
+    end)
+    if text ~= nil and not text:match('^%s*$') then
+      on_submit(text)
+    end
+  end)
+  state.prompt_buf = buf
+  return buf
+end
+
+-- open_prompt shows the chat and, under it, the prompt window, and puts the cursor there in
+-- insert mode.
+function M.open_prompt(open_cmd, on_submit)
+  local chat = view.show(open_cmd)
+  local pbuf = M.prompt_bufnr(on_submit)
+  local pwin = nil
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(win) == pbuf then
+      pwin = win
+    end
+  end
+  if pwin == nil then
+    if chat then
+      vim.api.nvim_set_current_win(chat)
+    end
+    vim.cmd('belowright 3split')
+    pwin = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(pwin, pbuf)
+    vim.wo[pwin].number = false
+    vim.wo[pwin].relativenumber = false
+    vim.wo[pwin].winfixheight = true
+  end
+  vim.api.nvim_set_current_win(pwin)
+  vim.bo[pbuf].modified = false
+  vim.cmd('startinsert!')
+  return pwin
+end
+
+return M
