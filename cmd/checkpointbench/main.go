@@ -52,7 +52,7 @@ func main() {
 	reps := flag.Int("reps", 31, "snapshot / git status pairs per tree")
 	cold := flag.Int("cold", 3, "cold snapshots per tree and store state")
 	w1reps := flag.Int("w1reps", 21, "W1 on / off pairs per store state")
-	only := flag.String("only", "snapshot,w1", "what to run: snapshot, w1")
+	only := flag.String("only", "snapshot,w1", "what to run: snapshot, w1, enforce (the eviction pass alone)")
 	trees := flag.String("trees", "pid,go", "trees for the snapshots: pid, go")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
 	flag.BoolVar(&noGit, "nogit", false, "leave git status and the walk alone out of the warm loop (to profile or trace the snapshots)")
@@ -93,7 +93,7 @@ func run(cache, repo, gosrc string, reps, cold, w1reps int, only, trees, jsonOut
 	fmt.Printf("checkpointbench: %s, %s, GOMAXPROCS %d, load average %s\n", res.Env["cpu"], runtime.Version(), runtime.GOMAXPROCS(0), res.Env["loadavg"])
 	want := func(list, s string) bool { return slices.Contains(strings.Split(list, ","), s) }
 	var goTree string
-	if want(only, "snapshot") || want(only, "w1") {
+	if want(only, "snapshot") || want(only, "w1") || want(only, "enforce") {
 		if goTree, err = goTreeAt(cache, gosrc); err != nil {
 			return err
 		}
@@ -116,6 +116,11 @@ func run(cache, repo, gosrc string, reps, cold, w1reps int, only, trees, jsonOut
 				return err
 			}
 			res.Trees = append(res.Trees, r)
+		}
+	}
+	if want(only, "enforce") {
+		if err := benchEnforce(cache, goTree); err != nil {
+			return err
 		}
 	}
 	if want(only, "w1") {
@@ -478,6 +483,39 @@ func oneSnapshot(ctx context.Context, st *checkpoint.Store, ws *tools.Workspace,
 	}
 	s.AfterBash(ctx, sn)
 	return d, nil
+}
+
+// benchEnforce times the eviction pass each prompt's end starts in the background
+// (Store.Enforce), on a store holding the blobs of Go's tree: what W1 with a full store
+// competes with.
+func benchEnforce(cache, goTree string) error {
+	dir := filepath.Join(cache, "state-enforce")
+	os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	st, err := checkpoint.Open(dir, 0)
+	if err != nil {
+		return err
+	}
+	ws, err := tools.NewWorkspace(goTree, []string{goTree})
+	if err != nil {
+		return err
+	}
+	_, err = oneSnapshot(context.Background(), st, ws, "populate")
+	ws.Close()
+	if err != nil {
+		return err
+	}
+	var wall, cpu []time.Duration
+	for range 7 {
+		c0, t0 := cpuTime(), time.Now()
+		if _, err := st.Enforce(); err != nil {
+			return err
+		}
+		wall, cpu = append(wall, time.Since(t0)), append(cpu, cpuTime()-c0)
+	}
+	w, c := statsOf(wall), statsOf(cpu)
+	fmt.Printf("Store.Enforce on a store holding Go's tree (%s): %.1f ms wall (p10 %.1f), %.1f ms CPU (medians of 7)\n", goTree, w.Median, w.P10, c.Median)
+	return nil
 }
 
 // w1Result is W1 through a session with checkpoints on and off.
