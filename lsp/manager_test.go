@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,4 +172,34 @@ func TestLinesCapsAt20(t *testing.T) {
 	if len(lines) != 21 || lines[0] != "L1:1 bad thing" || lines[20] != "... and 5 more" {
 		t.Errorf("lines = %q", lines)
 	}
+}
+
+// BenchmarkDiagnosticsRoundTrip measures one Diagnostics call on a changed file with the
+// test server running: didChange, the server's publishDiagnostics, back (docs/performance.md).
+func BenchmarkDiagnosticsRoundTrip(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "lspserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "../testdata/lspserver").CombinedOutput(); err != nil {
+		b.Fatalf("building the test server: %v\n%s", err, out)
+	}
+	dir := b.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	cfg := &ServerConfig{Command: []string{bin}, Extensions: []string{".tst"}}
+	m := NewManager(Options{})
+	defer m.Close()
+	var times []time.Duration
+	for i := range b.N + 1 {
+		os.WriteFile(f, []byte(strings.Repeat("ok\n", i%7)+"BROKEN\n"), 0o644)
+		t0 := time.Now()
+		ds, err := m.Diagnostics(context.Background(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+		times = append(times, time.Since(t0))
+		if err != nil || len(ds) != 1 {
+			b.Fatalf("%v %v", ds, err)
+		}
+	}
+	first := times[0]
+	times = times[1:]
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+	b.ReportMetric(float64(first.Microseconds())/1000, "ms-first")
 }
