@@ -91,13 +91,14 @@ function M.route(method, params)
 end
 
 -- asker says which task a child's question comes from ("the task \"find Add\" (explore
--- subagent, call t1)"), nil when params (a request's) are not a child's.
+-- subagent, call t1)"), and returns that task's card key; nil when params (a request's) are
+-- not a child's.
 function M.asker(params)
   local c = type(params) == 'table' and params.parentSessionId ~= nil and M.of(params.sessionId) or nil
   if c == nil then
     return nil
   end
-  return string.format('the task "%s" (%s subagent, call %s)', c.description, c.agent, tostring(c.tool_call))
+  return string.format('the task "%s" (%s subagent, call %s)', c.description, c.agent, tostring(c.tool_call)), c.parent
 end
 
 -- on_line returns how a child's question says its answer: under its task card.

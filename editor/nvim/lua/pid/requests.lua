@@ -41,7 +41,11 @@ function M.answer(method, params, respond, id)
     local ask = params.toolName == 'exit_plan_mode' and modes.plan or approval.before
     -- A subagent's question: said with its task, answered under that task's card, and of the
     -- parent's session (the run's end withdraws it).
-    local asker = children.asker(params)
+    local asker, task = children.asker(params)
+    if task ~= nil then
+      -- The child's card is in the task's fold: the task's card says it waits too.
+      view.card_set(task, nil, 'its subagent waits for your answer: :PidApproval')
+    end
     local qparams = asker and vim.tbl_extend('force', params, { sessionId = params.parentSessionId }) or params
     ask(qparams, {
       request_id = id,
