@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,20 +14,29 @@ import (
 	"go.uber.org/goleak"
 )
 
+// serverBin is the test server (testdata/lspserver), built once by TestMain; buildErr says
+// why it could not be.
+var serverBin, buildErr = "", error(nil)
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	dir, err := os.MkdirTemp("", "pid-lsp-test-")
+	if err != nil {
+		panic(err)
+	}
+	serverBin = filepath.Join(dir, "lspserver")
+	if out, err := exec.Command("go", "build", "-o", serverBin, "../testdata/lspserver").CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("building the test server: %v\n%s", err, out)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }
 
-// testServer builds testdata/lspserver once per test binary run.
-func testServer(t *testing.T) string {
+// testServer returns the test server's binary.
+func testServer(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(os.TempDir(), "pid-lsp-test", "lspserver")
-	if _, err := os.Stat(bin); err != nil || os.Getenv("PID_REBUILD") != "" {
-		if out, err := exec.Command("go", "build", "-o", bin, "../testdata/lspserver").CombinedOutput(); err != nil {
-			t.Fatalf("building the test server: %v\n%s", err, out)
-		}
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return serverBin
 }
 
 func request(dir string, cfg *ServerConfig, paths ...string) Request {
@@ -177,10 +187,7 @@ func TestLinesCapsAt20(t *testing.T) {
 // BenchmarkDiagnosticsRoundTrip measures one Diagnostics call on a changed file with the
 // test server running: didChange, the server's publishDiagnostics, back (docs/performance.md).
 func BenchmarkDiagnosticsRoundTrip(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "lspserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "../testdata/lspserver").CombinedOutput(); err != nil {
-		b.Fatalf("building the test server: %v\n%s", err, out)
-	}
+	bin := testServer(b)
 	dir := b.TempDir()
 	f := filepath.Join(dir, "a.tst")
 	cfg := &ServerConfig{Command: []string{bin}, Extensions: []string{".tst"}}
