@@ -38,6 +38,10 @@ type server struct {
 	folder string
 	cfg    *ServerConfig
 
+	// send is held while a diagnose sends its notifications, after it has let go of mu:
+	// the notifications of one file keep their order, and a write to a server whose input
+	// is full never blocks the read loop, which takes mu for each publishDiagnostics.
+	send sync.Mutex
 	// mu guards the fields below it.
 	mu    sync.Mutex
 	state string
@@ -336,13 +340,20 @@ func (s *server) diagnose(ctx context.Context, paths []string, deadline time.Tim
 		path string
 		ch   chan []Diagnostic
 	}
+	type note struct {
+		method string
+		params any
+	}
 	var waits []wait
+	var notes []note
 	var out []Diagnostic
+	s.send.Lock()
 	s.mu.Lock()
 	c, pull, save := s.conn, s.pull, s.save
 	if s.state != StateReady || c == nil {
 		err := s.err
 		s.mu.Unlock()
+		s.send.Unlock()
 		return nil, fmt.Errorf("%w: %s: %s", errNotReady, s.name, err)
 	}
 	for _, p := range paths {
@@ -357,14 +368,14 @@ func (s *server) diagnose(ctx context.Context, paths []string, deadline time.Tim
 		case d == nil:
 			d = &document{version: 1, text: text}
 			s.docs[p] = d
-			_ = c.notify("textDocument/didOpen", protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{URI: uri, LanguageID: protocol.LanguageIdentifier(languageID(p)), Version: d.version, Text: text}})
+			notes = append(notes, note{"textDocument/didOpen", protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{URI: uri, LanguageID: protocol.LanguageIdentifier(languageID(p)), Version: d.version, Text: text}}})
 		case d.text != text:
 			d.version++
 			d.text = text
-			_ = c.notify("textDocument/didChange", protocol.DidChangeTextDocumentParams{
+			notes = append(notes, note{"textDocument/didChange", protocol.DidChangeTextDocumentParams{
 				TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri}, Version: d.version},
 				ContentChanges: []protocol.TextDocumentContentChangeEvent{{Text: text}},
-			})
+			}})
 		default:
 			if ds, ok := s.last[p]; ok && !pull {
 				out = append(out, ds...)
@@ -372,7 +383,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, deadline time.Tim
 			}
 		}
 		if save {
-			_ = c.notify("textDocument/didSave", protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}})
+			notes = append(notes, note{"textDocument/didSave", protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}})
 		}
 		if !pull {
 			ch := make(chan []Diagnostic, 1)
@@ -383,6 +394,12 @@ func (s *server) diagnose(ctx context.Context, paths []string, deadline time.Tim
 		}
 	}
 	s.mu.Unlock()
+	for _, n := range notes {
+		if err := c.notify(n.method, n.params); err != nil {
+			break // the server is gone: the waits end when its exit is seen
+		}
+	}
+	s.send.Unlock()
 	var firstErr error
 	for _, w := range waits {
 		if pull {
