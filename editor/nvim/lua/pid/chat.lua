@@ -63,9 +63,10 @@ end
 -- its output (where test results are), or the first line of an error (what went wrong).
 function M.card_result(content, details, is_error, name)
   local s = M.text_of(content):gsub('[\r\n]+$', '')
-  if (name == 'edit' or name == 'write') and type(details) == 'table' and type(details.diagnostics) == 'table' then
-    -- The problems pid added after the tool's text show under the card (diagnostics.lua).
-    s = M.text_of({ content[1] }):gsub('[\r\n]+$', '')
+  if (name == 'edit' or name == 'write') and not is_error and type(details) == 'table' and type(details.diagnostics) == 'table' then
+    -- The problems pid added after the tool's text show under the card (diagnostics.lua); the
+    -- card's line is the tool's own text, its whole output has both.
+    return 'ok', view.latest_line((M.text_of({ content[1] }):gsub('[\r\n]+$', ''))), s
   end
   if name == 'read' and not is_error and type(details) == 'table' and type(details.totalLines) == 'number' then
     -- A file's last line says nothing about the read: say how much of it was read.

@@ -113,6 +113,8 @@ return function(t)
   local at = find(L, '[tool] edit d.chk  ok', 'the edit card')
   eq(vim.list_slice(L, at + 1, at + 2), { '  ! L2:5 error: BROKEN here (testlint)', '  ! L2:16 warning: a warning over two lines (testlint)' }, 'the problems under the card')
   check(not L[at]:find('BROKEN', 1, true), 'the card line is the edit\'s own text: %s', L[at])
+  local card = t.view.card(require('pid.chat').card_key(pid.status().session_id, 'e1'))
+  check(card.output:find('Problems the editor reports in d.chk after this change:\nL2:5 BROKEN here (testlint)', 1, true), "<CR>'s output has them: %s", card.output)
   check(L[at + 3]:find('[tool] edit d.txt  ok', 1, true) == 1, 'the next card: %s', L[at + 3])
 
   vim.cmd('bwipeout! ' .. buf)
