@@ -4,7 +4,8 @@
 -- WARN. The answer waits for its report on the edited text (the stale one, of the text before
 -- the edit, is never given), the column is counted in UTF-16, the model's result names the
 -- error, the chat shows the problems under the edit's card; a file nothing looks at is answered
--- at once, empty. It runs in the folder 07_saved_sessions.lua moved to.
+-- at once, empty; with no report coming, the answer goes after waitMs. It runs in the folder
+-- 07_saved_sessions.lua moved to.
 
 return function(t)
   local pid = t.pid
@@ -117,9 +118,22 @@ return function(t)
   check(card.output:find('Problems the editor reports in d.chk after this change:\nL2:5 BROKEN here (testlint)', 1, true), "<CR>'s output has them: %s", card.output)
   check(L[at + 3]:find('[tool] edit d.txt  ok', 1, true) == 1, 'the next card: %s', L[at + 3])
 
+  -- The linter stops reporting: the next edit's answer waits waitMs, then gives what
+  -- vim.diagnostic has.
+  vim.api.nvim_del_augroup_by_id(group)
+  pid.new_session({ mode = 'acceptEdits', diagnostics = { waitMs = 400 }, model = { provider = 'script', turns = {
+    { content = { call('r3', 'read', { path = 'd.chk' }) } },
+    { content = { call('e3', 'edit', { path = 'd.chk', edits = { { oldText = 'one fine', newText = 'one finer' } } }) } },
+    { content = text('edited again') },
+  } } })
+  pid.ask('edit it once more')
+  wait_run(R + 2)
+  eq(#answered, 4, 'asked once more')
+  check(answered[4].ms >= 390, 'waited waitMs for a report that never came: %d ms', answered[4].ms)
+  eq(#answered[4].result.diagnostics, 2, 'then answered with what vim.diagnostic has')
+
   vim.cmd('bwipeout! ' .. buf)
   vim.cmd('silent! bwipeout! ' .. vim.fn.bufnr(dir .. '/d.txt'))
-  vim.api.nvim_del_augroup_by_id(group)
   diagnostics.answer = real_answer
-  say('ok - editor/diagnostics: waits for the report on the edited text (%d ms), UTF-16 columns, the error in the result and under the card; a file nothing looks at answered at once', answered[1].ms)
+  say('ok - editor/diagnostics: waits for the report on the edited text (%d ms), UTF-16 columns, the error in the result and under the card; a file nothing looks at answered at once; no report: answered after waitMs (%d ms)', answered[1].ms, answered[4].ms)
 end
