@@ -1,6 +1,6 @@
 // This file sends the notifications about a session as a whole: planUpdate (the plan the
 // model keeps with todo_write, also after session/load and session/fork), usageUpdate (the
-// context meter and the cost, to an editor that declared capabilities.experimental.pid.usage)
+// context meter and the cost, after each model call)
 // and compactionEnd's kept part.
 
 package rpc
@@ -44,12 +44,7 @@ func (s *Server) emitSession(ss *session.Session, ev event.Event) bool {
 	case event.PlanUpdate:
 		s.sendPlan(ss.ID(), e.Entries)
 	case event.UsageUpdate:
-		s.mu.Lock()
-		want := s.clientUsage
-		s.mu.Unlock()
-		if want {
-			s.notify("usageUpdate", &usageParams{SessionID: ss.ID(), Used: e.Used, Size: e.Size, Cost: e.Cost})
-		}
+		s.notify("usageUpdate", &usageParams{SessionID: ss.ID(), Used: e.Used, Size: e.Size, Cost: e.Cost})
 	default:
 		return false
 	}
