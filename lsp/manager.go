@@ -6,6 +6,7 @@ package lsp
 import (
 	"context"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -78,6 +79,9 @@ type Request struct {
 	Servers map[string]*ServerConfig
 	// FolderOf returns the workspace folder of an absolute path: one server runs per folder.
 	FolderOf func(path string) string
+	// Read, if set, returns a file's text as the tools see it (the editor's buffer, when the
+	// tools go through the editor); nil reads the disk. A file it cannot read is left out.
+	Read func(ctx context.Context, path string) (string, error)
 }
 
 // Serves reports whether any of the servers is for one of the paths.
@@ -103,7 +107,23 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 	}
 	var jobs []*job
 	byServer := map[*server]*job{}
+	texts := map[string]string{}
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for _, p := range r.Paths {
+		if _, ok := texts[p]; ok || !(Request{Paths: []string{p}, Servers: r.Servers}).Serves() {
+			continue
+		}
+		text, err := r.read(rctx, p)
+		if err != nil {
+			continue // deleted since, say: nothing to say about it
+		}
+		texts[p] = text
+	}
+	for _, p := range r.Paths {
+		if _, ok := texts[p]; !ok {
+			continue
+		}
 		for _, name := range sortedNames(r.Servers) {
 			c := r.Servers[name]
 			if !c.serves(p) {
@@ -126,7 +146,7 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		wg.Go(func() { results[i], errs[i] = j.s.diagnose(ctx, j.paths, deadline) })
+		wg.Go(func() { results[i], errs[i] = j.s.diagnose(ctx, j.paths, texts, deadline) })
 	}
 	wg.Wait()
 	var out []Diagnostic
@@ -141,6 +161,14 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 		return out, &Error{Msg: strings.Join(msgs, "; ")}
 	}
 	return out, nil
+}
+
+func (r Request) read(ctx context.Context, path string) (string, error) {
+	if r.Read != nil {
+		return r.Read(ctx, path)
+	}
+	b, err := os.ReadFile(path)
+	return string(b), err
 }
 
 // Current returns what the servers of folders last reported, for every file they know.

@@ -322,10 +322,10 @@ func (s *server) requested(method string, params json.RawMessage) (any, *rpcErro
 // errNotReady is why a server gave no diagnostics: it is starting still, or failed.
 var errNotReady = errors.New("the language server is not ready")
 
-// diagnose tells the server the files' text as it is on disk now and returns the problems
-// it reports for them, waiting until deadline at most. A file the server already has, with
-// the same text, gets its last report at once.
-func (s *server) diagnose(ctx context.Context, paths []string, deadline time.Time) ([]Diagnostic, error) {
+// diagnose tells the server the files' text (texts, by path) and returns the problems it
+// reports for them, waiting until deadline at most. A file the server already has, with the
+// same text, gets its last report at once.
+func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]string, deadline time.Time) ([]Diagnostic, error) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s.mu.Lock()
@@ -357,11 +357,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, deadline time.Tim
 		return nil, fmt.Errorf("%w: %s: %s", errNotReady, s.name, err)
 	}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // deleted since: nothing to say about it
-		}
-		text := string(data)
+		text := texts[p]
 		d := s.docs[p]
 		uri := FileURI(p)
 		switch {

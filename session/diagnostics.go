@@ -67,15 +67,21 @@ type diagnosticsState struct {
 	lsp json.RawMessage
 	// settle is the step edit and write share (R18).
 	settle *toolexec.Settle
+	// files, when the tools go through the editor's buffers, is how pid's own servers get
+	// the text the tools wrote (the disk may not have it).
+	files *tools.EditorFiles
 }
 
 // setUpDiagnostics decides where the session's problems come from and returns tools with
 // edit and write settling on them and the diagnostics tool added; tools unchanged when the
 // session has no source.
-func (s *Session) setUpDiagnostics(cfg Config, all []toolexec.Tool) []toolexec.Tool {
+func (s *Session) setUpDiagnostics(cfg Config, files *tools.EditorFiles, all []toolexec.Tool) []toolexec.Tool {
 	d := &s.diag
 	d.wait = DefaultDiagnosticsWait
 	d.lsp = cfg.LSP
+	if files != nil && files.Read != nil {
+		d.files = files
+	}
 	if cfg.Diagnostics != nil {
 		if cfg.Diagnostics.Off {
 			return all
@@ -153,7 +159,11 @@ func (s *Session) problems(ctx context.Context, paths []string) ([]lsp.Diagnosti
 	if len(paths) == 0 {
 		return m.Current(s.ws.Roots()), nil
 	}
-	return m.Diagnostics(ctx, lsp.Request{Paths: paths, Servers: s.lspServers(), FolderOf: s.folderOf}, time.Now().Add(d.wait))
+	r := lsp.Request{Paths: paths, Servers: s.lspServers(), FolderOf: s.folderOf}
+	if d.files != nil {
+		r.Read = d.files.Read
+	}
+	return m.Diagnostics(ctx, r, time.Now().Add(d.wait))
 }
 
 // folderOf returns the workspace folder holding path (the innermost), else the cwd: one

@@ -376,7 +376,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
-	for _, t := range s.setUpDiagnostics(cfg, append(tools.New(ws), todoWriteTool(s))) {
+	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(ws), todoWriteTool(s))) {
 		if _, replaced := s.asks[t.Name]; !replaced {
 			all = append(all, s.recorded(t))
 			s.builtin[t.Name] = true
