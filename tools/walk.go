@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // unknownType stands for a file type not known yet.
@@ -359,7 +360,9 @@ func (n *walkNode) closeHandles() {
 func (w *walker) list(n *walkNode) {
 	n.refs.Store(1)
 	defer w.release(n)
-	f, err := n.root.Open(".")
+	// O_NONBLOCK: an *os.File opened without it switches the descriptor to non-blocking
+	// and back around its (failing) poller registration, four fcntl calls per folder.
+	f, err := n.root.OpenFile(".", os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		n.rootErred = true
 		return
