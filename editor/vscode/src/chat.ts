@@ -17,8 +17,15 @@ import {
 	contentText,
 	type AssistantMessage,
 	type BeforeToolCallParams,
+	type CommandInfo,
+	type CommandOutputParams,
 	type CompactionEndParams,
 	type CompactionItem,
+	type Diagnostic,
+	type PlanUpdateParams,
+	type SubagentEndParams,
+	type SubagentStartParams,
+	type UsageUpdateParams,
 	type ElicitationParams,
 	type ElicitationResult,
 	type Message,
@@ -37,17 +44,76 @@ import type {
 	ChatItem,
 	ChatState,
 	ChipView,
+	CommandItem,
+	CommandView,
+	CompactionView,
 	ElicitationItem,
 	ItemView,
 	NoticeAction,
 	NoticeItem,
+	PlanEntryView,
+	PlanItem,
+	ProblemView,
 	QueueMode,
 	ToolItem,
 	UserItem,
 } from './webviewProtocol';
 
 // The chat's items and state are what the view receives: their types live with the view's messages.
-export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, ElicitationItem, ElicitationState, ItemView, ModeView, NoticeAction, NoticeItem, QueueMode, ToolItem, ToolStatus, UserItem } from './webviewProtocol';
+export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, ItemView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
+
+/** The built-in commands of pid (docs/protocol.md), offered by the `/` completion before a session lists its own. */
+export const BUILTIN_COMMANDS: CommandView[] = [
+	{ name: 'compact', description: 'Compact the conversation now', hint: 'focus' },
+	{ name: 'init', description: 'Write AGENTS.md for this repository' },
+	{ name: 'review', description: 'Review the uncommitted changes (or those since base)', hint: 'base' },
+	{ name: 'plan', description: 'Show the plan' },
+	{ name: 'mode', description: 'Switch the mode, or list the modes', hint: 'NAME' },
+	{ name: 'model', description: 'Switch the model, or list the models', hint: 'PROVIDER/ID' },
+	{ name: 'mcp', description: "The MCP servers' status" },
+	{ name: 'rewind', description: 'Files and conversation back to before the previous prompt' },
+	{ name: 'help', description: 'List the commands' },
+];
+
+/** commandViews turns commands/list's entries into the completion's. */
+export function commandViews(list: readonly CommandInfo[]): CommandView[] {
+	return list
+		.filter((c) => c && typeof c.name === 'string' && c.name !== '')
+		.map((c) => ({ name: c.name, description: typeof c.description === 'string' ? c.description : '', ...(c.input && typeof c.input.hint === 'string' ? { hint: c.input.hint } : {}) }));
+}
+
+/** problemViews turns a tool result's details.diagnostics into the card's problems (errors first, then by position). */
+export function problemViews(diags: unknown, folder?: string): ProblemView[] | undefined {
+	if (!Array.isArray(diags)) {
+		return undefined;
+	}
+	const sev = ['error', 'error', 'warning', 'info', 'hint'] as const;
+	const out: ProblemView[] = [];
+	for (const d of diags as Diagnostic[]) {
+		const start = d?.range?.start;
+		if (!d || typeof d.message !== 'string' || typeof start?.line !== 'number') {
+			continue;
+		}
+		out.push({
+			label: typeof d.path === 'string' ? relativeLabel(d.path, folder) : '',
+			line: start.line + 1,
+			column: (typeof start.character === 'number' ? start.character : 0) + 1,
+			severity: sev[d.severity] ?? 'error',
+			message: d.message.replace(/\s*\n\s*/g, ' '),
+			...(typeof d.source === 'string' && d.source !== '' ? { source: d.source } : {}),
+		});
+	}
+	const rank = { error: 0, warning: 1, info: 2, hint: 3 };
+	return out.sort((a, b) => rank[a.severity] - rank[b.severity] || a.line - b.line || a.column - b.column);
+}
+
+/** usageText is the context meter in words: `48.2k / 200k tokens (24%) · $0.19`. */
+export function usageText(u: { used: number; size: number; cost?: { amount: number; currency: string } }): string {
+	const k = (n: number) => (n >= 1_000_000 ? `${+(n / 1_000_000).toFixed(1)}M` : n >= 1000 ? `${+(n / 1000).toFixed(1)}k` : String(Math.round(n)));
+	const pct = u.size > 0 ? Math.round((100 * u.used) / u.size) : 0;
+	const cost = u.cost && typeof u.cost.amount === 'number' ? ` · ${u.cost.currency === 'USD' ? '$' : `${u.cost.currency} `}${u.cost.amount < 0.01 && u.cost.amount > 0 ? u.cost.amount.toFixed(4) : u.cost.amount.toFixed(2)}` : '';
+	return `${k(u.used)} / ${k(u.size)} tokens (${pct}%)${cost}`;
+}
 
 /** An answer the view gives to an approval. */
 export interface ApprovalChoice {
@@ -107,6 +173,13 @@ export function toolTitle(toolName: string, args: unknown, folder?: string): str
 	}
 	if ((toolName === 'grep' || toolName === 'find') && s('pattern') !== undefined) {
 		return `${one(s('pattern') as string)}${p ? ` in ${p}` : ''}`;
+	}
+	if (toolName === 'task' && s('description') !== undefined) {
+		return `${one(s('description') as string)}${s('agent') ? ` (${s('agent')})` : ''}`;
+	}
+	if (toolName === 'todo_write' && Array.isArray(a.todos)) {
+		const n = a.todos.length;
+		return n === 0 ? 'clear the plan' : `the plan: ${n} step${n === 1 ? '' : 's'}`;
 	}
 	if (toolName === 'tool_search' && s('query') !== undefined) {
 		return one(s('query') as string);
@@ -169,9 +242,15 @@ export class ChatModel {
 	private readonly elicitations = new Map<string, { item: ElicitationItem; resolve: (r: ElicitationResult) => void }>();
 	private changes: ChangesItem | undefined;
 	private contextChips: ContextChip[] = [];
+	/** The plan's card (planUpdate), while the chat shows it. */
+	private planItem: PlanItem | undefined;
+	/** The compaction running now (between compactionStart and compactionEnd). */
+	private compacting: CompactionView | undefined;
+	/** The running (and ended) subagents of the session: the task call's card by child session. */
+	private children = new Map<string, ToolItem>();
 	/** The session's folder, to show paths relative to it. */
 	folder: string | undefined;
-	readonly state: ChatState = { status: 'idle', running: false, context: [], mode: modeView(DEFAULT_MODES, 'default') };
+	readonly state: ChatState = { status: 'idle', running: false, context: [], mode: modeView(DEFAULT_MODES, 'default'), commands: BUILTIN_COMMANDS };
 
 	/** onEvent calls l for every change, in order. */
 	onEvent(l: Listener): { dispose(): void } {
@@ -248,6 +327,9 @@ export class ChatModel {
 		this.expectedUser = [];
 		this.changes = undefined;
 		this.pendingChanges = undefined;
+		this.planItem = undefined;
+		this.compacting = undefined;
+		this.children = new Map();
 		this.emit({ type: 'reset' });
 	}
 
@@ -484,18 +566,48 @@ export class ChatModel {
 			}
 			case 'toolEnd': {
 				const e = params as ToolEndParams;
-				this.toolEnd(e.toolCallId, e.toolName, contentText(e.result?.content), e.isError === true);
+				this.toolEnd(e.toolCallId, e.toolName, contentText(e.result?.content), e.isError === true, e.result?.details);
 				break;
 			}
 			case 'compactionStart':
-				this.notice('info', 'Compacting the conversation: the model will see a summary of the older messages…');
+				this.compacting = this.add<CompactionView>({ kind: 'compaction', id: this.id('k'), state: 'running', ...(typeof p.reason === 'string' ? { reason: p.reason } : {}) });
 				break;
-			case 'compactionEnd': {
-				const c = params as CompactionEndParams;
-				if (typeof c.error === 'string' && c.error !== '') {
-					this.notice('warning', `The conversation was not compacted: ${c.error}`);
-				} else {
-					this.notice('info', 'The conversation was compacted: the model now sees a summary of the older messages.');
+			case 'compactionEnd':
+				this.compactionEnd(params as CompactionEndParams);
+				break;
+			case 'planUpdate':
+				this.plan((params as PlanUpdateParams).entries);
+				break;
+			case 'usageUpdate': {
+				const u = params as UsageUpdateParams;
+				if (typeof u.used === 'number' && typeof u.size === 'number') {
+					const cost = obj(u.cost);
+					this.setState({ usage: { used: u.used, size: u.size, ...(cost && typeof cost.amount === 'number' ? { cost: { amount: cost.amount, currency: typeof cost.currency === 'string' ? cost.currency : 'USD' } } : {}) } });
+				}
+				break;
+			}
+			case 'commandOutput': {
+				const c = params as CommandOutputParams;
+				this.add<CommandItem>({ kind: 'command', id: this.id('m'), name: String(c.name ?? ''), text: typeof c.text === 'string' ? c.text : '', isError: c.isError === true });
+				break;
+			}
+			case 'subagentStart': {
+				const a = params as SubagentStartParams;
+				if (typeof a.childSessionId !== 'string' || a.childSessionId === '') {
+					break;
+				}
+				const t = this.tools.get(a.toolCallId) ?? this.toolStart(a.toolCallId, 'task', { description: a.description, agent: a.agent });
+				t.subagent = { childSessionId: a.childSessionId, description: String(a.description ?? ''), agent: String(a.agent ?? 'explore'), state: 'running', steps: 0 };
+				this.children.set(a.childSessionId, t);
+				this.update(t);
+				break;
+			}
+			case 'subagentEnd': {
+				const a = params as SubagentEndParams;
+				const t = this.children.get(a.childSessionId) ?? this.tools.get(a.toolCallId);
+				if (t?.subagent) {
+					t.subagent.state = typeof a.stopReason === 'string' && a.stopReason !== '' ? a.stopReason : 'stop';
+					this.update(t);
 				}
 				break;
 			}
@@ -564,7 +676,7 @@ export class ChatModel {
 		}
 	}
 
-	private toolStart(toolCallId: string, toolName: string, args: unknown): ToolItem {
+	private toolStart(toolCallId: string, toolName: string, args: unknown, parent?: ToolItem): ToolItem {
 		const existing = this.tools.get(toolCallId);
 		if (existing) {
 			return existing;
@@ -574,14 +686,158 @@ export class ChatModel {
 		const abs = p === undefined || p === '' ? undefined : path.isAbsolute(p) ? p : this.folder ? path.resolve(this.folder, p) : undefined;
 		const plan = toolName === EXIT_PLAN_MODE && a && typeof a.plan === 'string' ? a.plan : undefined;
 		const title = plan !== undefined ? planTitle(plan) : toolTitle(toolName, args, this.folder);
-		const item = this.add<ToolItem>({ kind: 'tool', id: this.id('t'), toolCallId, toolName, title, status: 'preparing', ...(abs ? { path: abs } : {}), ...(plan !== undefined ? { plan } : {}) });
+		const item = this.add<ToolItem>({ kind: 'tool', id: this.id('t'), toolCallId, toolName, title, status: 'preparing', ...(abs ? { path: abs } : {}), ...(plan !== undefined ? { plan } : {}), ...(parent ? { parentId: parent.id } : {}) });
 		this.tools.set(toolCallId, item);
 		return item;
 	}
 
-	private toolEnd(toolCallId: string, toolName: string, text: string, isError: boolean): void {
+	/** compactionEnd completes the running compaction's card: what the model now sees, what it kept, or why it failed. */
+	private compactionEnd(c: CompactionEndParams): void {
+		const item = this.compacting ?? this.add<CompactionView>({ kind: 'compaction', id: this.id('k'), state: 'running' });
+		this.compacting = undefined;
+		if (typeof c.reason === 'string') {
+			item.reason = c.reason;
+		}
+		if (typeof c.error === 'string' && c.error !== '') {
+			item.state = 'failed';
+			item.error = c.error;
+		} else {
+			item.state = 'done';
+			if (typeof c.summary === 'string') {
+				item.summary = c.summary;
+			}
+			if (typeof c.tokensBefore === 'number') {
+				item.tokensBefore = c.tokensBefore;
+			}
+			const k = obj(c.kept);
+			if (k) {
+				item.kept = {
+					userMessage: k.userMessage === true,
+					planEntries: typeof k.planEntries === 'number' ? k.planEntries : 0,
+					files: Array.isArray(k.files) ? k.files.filter((f): f is string => typeof f === 'string').map((f) => (path.isAbsolute(f) ? relativeLabel(f, this.folder) : f)) : [],
+				};
+			}
+		}
+		this.update(item);
+	}
+
+	/**
+	 * plan shows the model's plan (planUpdate: the whole list each time) as a checklist card,
+	 * moved to the end of the chat each time it changes; an empty plan takes the card away.
+	 */
+	plan(entries: unknown): void {
+		if (this.planItem) {
+			this.remove(this.planItem);
+			this.planItem = undefined;
+		}
+		const list: PlanEntryView[] = (Array.isArray(entries) ? entries : [])
+			.map((e) => obj(e))
+			.filter((e): e is Record<string, unknown> => e !== undefined && typeof e.content === 'string')
+			.map((e) => ({
+				content: e.content as string,
+				status: e.status === 'completed' || e.status === 'in_progress' ? e.status : 'pending',
+				priority: typeof e.priority === 'string' ? e.priority : 'medium',
+			}));
+		if (list.length > 0) {
+			this.planItem = this.add<PlanItem>({ kind: 'plan', id: this.id('p'), entries: list });
+		}
+	}
+
+	/** The plan's card, while the chat shows one. */
+	planCard(): PlanItem | undefined {
+		return this.planItem;
+	}
+
+	// --- subagents ----------------------------------------------------------------------------
+
+	/** Reports whether sessionId is a child (subagent) of this chat's session: its notifications go to handleChild. */
+	isChild(sessionId: unknown): boolean {
+		return typeof sessionId === 'string' && this.children.has(sessionId);
+	}
+
+	/** The key of a child's tool call among the chat's tool cards (its ids may repeat the parent's). */
+	private childKey(childSessionId: string, toolCallId: string): string {
+		return `${childSessionId}/${toolCallId}`;
+	}
+
+	/**
+	 * approvalKey is the key of the card a beforeToolCall asks on: the call's id, or for a
+	 * subagent's call (sessionId a child's, parentSessionId set) the child's and the call's.
+	 */
+	approvalKey(params: BeforeToolCallParams): string {
+		return this.isChild(params?.sessionId) ? this.childKey(params.sessionId, params.toolCallId) : params.toolCallId;
+	}
+
+	/**
+	 * handleChild takes one notification of a subagent's own session: its tool calls become
+	 * steps on its task call's card (folded under it); its messages are left out (the task's
+	 * $/toolUpdate says what it said).
+	 */
+	handleChild(childSessionId: string, method: string, params: unknown): void {
+		const card = this.children.get(childSessionId);
+		const p = obj(params);
+		if (!card || !p || typeof p.toolCallId !== 'string') {
+			return;
+		}
+		const key = this.childKey(childSessionId, p.toolCallId);
+		switch (method) {
+			case 'toolStart': {
+				if (!this.tools.has(key)) {
+					this.childStep(card, key, String(p.toolName ?? 'tool'), p.args);
+				}
+				break;
+			}
+			case 'toolExecutionStart': {
+				const t = this.tools.get(key);
+				if (t) {
+					t.status = 'running';
+					this.update(t);
+				}
+				break;
+			}
+			case '$/toolUpdate': {
+				const t = this.tools.get(key);
+				if (t) {
+					const text = contentText((obj(p.partialResult)?.content as Message['content']) ?? []);
+					t.output = text;
+					t.lastLine = lastLine(text) || t.lastLine;
+					if (t.status === 'preparing' || t.status === 'waiting') {
+						t.status = 'running';
+					}
+					this.update(t);
+				}
+				break;
+			}
+			case 'toolEnd': {
+				if (!this.tools.has(key)) {
+					this.childStep(card, key, String(p.toolName ?? 'tool'), {});
+				}
+				const r = obj(p.result);
+				this.toolEnd(key, String(p.toolName ?? 'tool'), contentText((r?.content as Message['content']) ?? []), p.isError === true, r?.details);
+				break;
+			}
+			default:
+				break;
+		}
+	}
+
+	/** childStep adds a subagent's tool call under its task's card and counts it there. */
+	private childStep(card: ToolItem, key: string, toolName: string, args: unknown): ToolItem {
+		const t = this.toolStart(key, toolName, args, card);
+		if (card.subagent) {
+			card.subagent.steps++;
+			this.update(card);
+		}
+		return t;
+	}
+
+	private toolEnd(toolCallId: string, toolName: string, text: string, isError: boolean, details?: unknown): void {
 		const t = this.tools.get(toolCallId) ?? this.toolStart(toolCallId, toolName, {});
 		t.output = text;
+		const problems = problemViews(obj(details)?.diagnostics, this.folder);
+		if (problems) {
+			t.problems = problems;
+		}
 		if (isError && text === RESULT_ABORTED) {
 			t.status = 'cancelled';
 		} else if (isError && t.approval && (t.approval.state === 'denied' || t.approval.state === 'withdrawn')) {
@@ -602,7 +858,12 @@ export class ChatModel {
 	 * undefined when the question was withdrawn (the token). It never rejects.
 	 */
 	askApproval(params: BeforeToolCallParams, q: ApprovalQuestion, canReview: boolean): Promise<ApprovalChoice | undefined> {
-		const t = this.tools.get(params.toolCallId) ?? this.toolStart(params.toolCallId, params.toolName, params.args);
+		const key = this.approvalKey(params);
+		const card = this.isChild(params.sessionId) ? this.children.get(params.sessionId) : undefined;
+		const t = this.tools.get(key) ?? (card ? this.childStep(card, key, params.toolName, params.args) : this.toolStart(params.toolCallId, params.toolName, params.args));
+		if (card?.subagent) {
+			t.askedBy = `the subagent of the task "${card.subagent.description}" (${card.subagent.agent})`;
+		}
 		if (q.plan !== undefined) {
 			// The plan is shown whole on the card, rendered (viewOf); the approval holds its choices.
 			t.plan = q.plan;
@@ -621,7 +882,7 @@ export class ChatModel {
 		}
 		t.status = 'waiting';
 		const answered = new Promise<ApprovalChoice | undefined>((resolve) => {
-			this.approvals.set(params.toolCallId, resolve);
+			this.approvals.set(key, resolve);
 		});
 		this.update(t);
 		this.refreshWaiting();
@@ -871,12 +1132,18 @@ export class ChatModel {
 					break;
 				}
 				case 'toolResult':
-					this.toolEnd(it.toolCallId, it.toolName ?? 'tool', contentText(it.content), it.isError === true);
+					this.toolEnd(it.toolCallId, it.toolName ?? 'tool', contentText(it.content), it.isError === true, it.details);
 					break;
 				case 'compaction': {
 					const c = it as CompactionItem;
-					void c;
-					this.notice('info', 'The conversation was compacted here: the model saw a summary of the older messages from then on.');
+					this.add<CompactionView>({
+						kind: 'compaction',
+						id: this.id('k'),
+						state: 'done',
+						...(typeof c.reason === 'string' ? { reason: c.reason } : {}),
+						...(typeof c.summary === 'string' ? { summary: c.summary } : {}),
+						...(typeof c.tokensBefore === 'number' ? { tokensBefore: c.tokensBefore } : {}),
+					});
 					break;
 				}
 				default:

@@ -247,7 +247,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <div id="queue" aria-label="Messages waiting for pid"></div>
 <div id="composer">
 <div id="statusline" aria-live="polite"></div>
+<div id="meter" hidden><span class="meter-bar"><span class="meter-fill"></span></span><span class="meter-text"></span></div>
 <div id="chips"></div>
+<div id="completions" role="listbox" aria-label="pid's commands" hidden></div>
 <textarea id="prompt" rows="3" aria-label="Message to pid"></textarea>
 <div id="bar">
 <button id="add-file" class="secondary" title="Add a workspace file (or type @)">@ File</button>

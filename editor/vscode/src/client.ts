@@ -11,7 +11,12 @@ import type {
 	CheckpointDiffResult,
 	CheckpointFileDiff,
 	CheckpointsListResult,
+	CommandInfo,
+	CommandsListResult,
+	Diagnostic,
 	EditorCapabilities,
+	EditorDiagnosticsParams,
+	EditorDiagnosticsResult,
 	ElicitationParams,
 	ElicitationResult,
 	InitializeParams,
@@ -88,6 +93,13 @@ export interface ClientOptions {
 	 * withdraws it. Unset: pid's request is answered "method not found", which declines.
 	 */
 	onElicitation?: (params: ElicitationParams, token: rpc.CancellationToken) => Promise<ElicitationResult> | ElicitationResult;
+	/**
+	 * Answers editor/diagnostics: the problems the editor's language servers report in the
+	 * files a batch changed, once they reported on the new text or after params.waitMs. When
+	 * set, initialize declares capabilities.experimental.pid.diagnostics. The token is
+	 * cancelled when pid gives up waiting; a throw answers pid with an error (pid adds nothing).
+	 */
+	onDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[]> | Diagnostic[];
 	/** pid's stderr (its log), as it arrives. */
 	onStderr?: (text: string) => void;
 	/** How long start() waits for the initialize response (default 15 s). */
@@ -184,7 +196,16 @@ export class PidClient {
 				}
 			});
 		}
-		const { onReadTextFile, onWriteTextFile, onElicitation } = opts;
+		const { onReadTextFile, onWriteTextFile, onElicitation, onDiagnostics } = opts;
+		if (onDiagnostics) {
+			this.connection.onRequest('editor/diagnostics', async (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => {
+				try {
+					return { diagnostics: await onDiagnostics(params, token) } satisfies EditorDiagnosticsResult;
+				} catch (err) {
+					throw new rpc.ResponseError(rpc.ErrorCodes.InternalError, `the editor could not give the problems: ${errorText(err)}`);
+				}
+			});
+		}
 		if (onReadTextFile && onWriteTextFile) {
 			this.connection.onRequest('fs/read_text_file', async (params: ReadTextFileParams) => {
 				try {
@@ -296,6 +317,12 @@ export class PidClient {
 	/** Queues text taken when the running prompt would stop: another round (session/followUp). */
 	followUp(sessionId: string, text: string): Promise<null> {
 		return this.connection.sendRequest<null>('session/followUp', { sessionId, text } satisfies QueueParams);
+	}
+
+	/** The commands a person may type as `/NAME` in the session (commands/list), built-in ones first. */
+	async listCommands(sessionId: string): Promise<CommandInfo[]> {
+		const r = await this.connection.sendRequest<CommandsListResult | null>('commands/list', { sessionId });
+		return Array.isArray(r?.commands) ? r.commands.filter((c) => c && typeof c.name === 'string' && c.name !== '') : [];
 	}
 
 	/** The models the settings list (models/list), and the session's current one. */
@@ -454,7 +481,11 @@ export class PidClient {
 
 /** declared is what initialize says the editor answers: capabilities.experimental.pid. */
 function declared(opts: ClientOptions): EditorCapabilities {
-	const pid: EditorCapabilities = { beforeToolCall: true };
+	// usage: the chat shows the context meter (usageUpdate after each model call).
+	const pid: EditorCapabilities = { beforeToolCall: true, usage: true };
+	if (opts.onDiagnostics) {
+		pid.diagnostics = true;
+	}
 	if (opts.onRequestTrust) {
 		pid.trust = true;
 	}

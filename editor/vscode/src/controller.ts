@@ -13,7 +13,7 @@ import * as rpc from 'vscode-jsonrpc/node';
 import { EXIT_PLAN_MODE, answer, question, type ApprovalQuestion } from './approval';
 import { reviewable } from './proposed';
 import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
-import { ChatModel, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
+import { BUILTIN_COMMANDS, ChatModel, commandViews, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
 import { PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
 import { blocksAsText, sliceLines, type ContextChip } from './context';
 import { friendlyError, type ErrorAction } from './errors';
@@ -24,6 +24,8 @@ import {
 	type BeforeToolCallParams,
 	type Checkpoint,
 	type CheckpointFileDiff,
+	type Diagnostic,
+	type EditorDiagnosticsParams,
 	type ElicitationParams,
 	type ElicitationResult,
 	type ModelEntry,
@@ -71,7 +73,15 @@ export interface EditorFiles {
 	write(absPath: string, content: string): Promise<void>;
 }
 
-export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr' | 'onReadTextFile' | 'onWriteTextFile' | 'onElicitation'> {
+/** The notifications about the session as a whole (in a run or not): the chat takes them from one listener. */
+const SESSION_WIDE = new Set(['planUpdate', 'usageUpdate', 'commandOutput']);
+
+export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr' | 'onReadTextFile' | 'onWriteTextFile' | 'onElicitation' | 'onDiagnostics'> {
+	/**
+	 * When set, pid asks the editor for the problems of the files a batch changed
+	 * (editor/diagnostics; initialize declares capabilities.experimental.pid.diagnostics).
+	 */
+	editorDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[]>;
 	/** session/new's params (cwd, model, scripted tools for tests...). */
 	session?: SessionNewParams;
 	ui: Ui;
@@ -286,6 +296,7 @@ export class PidController {
 					chat.setState({ sessionId: s.sessionId, title: text.slice(0, 80) });
 					this.showModes(s.modes);
 					this.showModel(client, s.sessionId);
+					this.refreshCommands(client, s.sessionId);
 					if (this.note) {
 						chat.notice('info', this.note);
 						this.note = undefined;
@@ -319,9 +330,16 @@ export class PidController {
 			cur.settle();
 			const sub = client.onNotification((method, params) => {
 				run.handle(method, params);
-				if ((params as { sessionId?: string } | undefined)?.sessionId === sessionId) {
+				const sid = (params as { sessionId?: string } | undefined)?.sessionId;
+				if (sid === sessionId) {
 					this.trackChanges(method, params);
-					chat.handle(method, params);
+					if (!SESSION_WIDE.has(method)) {
+						chat.handle(method, params);
+					}
+				} else if (chat.isChild(sid)) {
+					// A subagent's own notifications: its steps, on its task call's card.
+					this.trackChanges(method, params);
+					chat.handleChild(sid as string, method, params);
 				}
 			});
 			try {
@@ -339,6 +357,8 @@ export class PidController {
 			} finally {
 				sub.dispose();
 			}
+			// A command file added, or a folder trusted, since: the completion offers it.
+			this.refreshCommands(client, sessionId);
 			return run;
 		} finally {
 			source.dispose();
@@ -467,7 +487,7 @@ export class PidController {
 		this.modeList = [...DEFAULT_MODES];
 		this.chat.setState({ mode: modeView(this.modeList, 'default') });
 		this.chat.clear();
-		this.chat.setState({ sessionId: undefined, title: undefined, model: this.nextModel ? modelLabel(this.nextModel) : undefined, status: this.busy ? this.chat.state.status : 'idle' });
+		this.chat.setState({ sessionId: undefined, title: undefined, usage: undefined, commands: BUILTIN_COMMANDS, model: this.nextModel ? modelLabel(this.nextModel) : undefined, status: this.busy ? this.chat.state.status : 'idle' });
 	}
 
 	/**
@@ -577,6 +597,21 @@ export class PidController {
 				}
 			},
 			() => undefined,
+		);
+	}
+
+	/**
+	 * refreshCommands puts the session's commands (commands/list) in the prompt box's `/`
+	 * completion, in the background: a failure (a pid without commands) keeps the built-in list.
+	 */
+	private refreshCommands(client: PidClient, sessionId: string): void {
+		client.listCommands(sessionId).then(
+			(list) => {
+				if (this.sessionId === sessionId && list.length > 0) {
+					this.chat.setState({ commands: commandViews(list) });
+				}
+			},
+			(err) => this.opts.ui.appendLine(`! pid: could not list the commands: ${errorText(err)}`),
 		);
 	}
 
@@ -806,6 +841,7 @@ export class PidController {
 		this.nextModeId = undefined;
 		this.showModes(loaded.modes);
 		this.showModel(client, loaded.sessionId);
+		this.refreshCommands(client, loaded.sessionId);
 		void this.refreshCheckpoints(client, loaded.sessionId);
 		const n = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction').length;
 		if (wasStopped || quiet) {
@@ -1021,7 +1057,7 @@ export class PidController {
 		if (this.disposed) {
 			throw new Error('the pid controller was disposed');
 		}
-		const { chat: _chat, editorFiles, fileAccess: _fa, stoppedSession: _ss, newSessionNote: _nn, ...rest } = clientOpts;
+		const { chat: _chat, editorFiles, editorDiagnostics, fileAccess: _fa, stoppedSession: _ss, newSessionNote: _nn, ...rest } = clientOpts;
 		void _chat;
 		void _fa;
 		void _ss;
@@ -1032,6 +1068,7 @@ export class PidController {
 			onRequestTrust: ui.askTrust ? (params, token) => this.trust(params, token) : undefined,
 			onStderr: (text) => this.stderr(text),
 			onElicitation: (params, token) => this.elicit(params, token),
+			...(editorDiagnostics ? { onDiagnostics: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => editorDiagnostics(params, token) } : {}),
 			...(editorFiles
 				? {
 						onReadTextFile: async (p: { path: string; line?: number; limit?: number }) => {
@@ -1061,6 +1098,15 @@ export class PidController {
 			const message = (params as { message?: string } | undefined)?.message ?? '';
 			if ((method === 'window/logMessage' && !this.current?.run) || method === 'window/showMessage') {
 				ui.appendLine(`! pid: ${message}`);
+			}
+			// The plan, the context meter and a command's output, in a run or not (the plan
+			// follows session/load's and session/rewind's answers).
+			if (SESSION_WIDE.has(method) && this.client === client && (params as { sessionId?: unknown } | undefined)?.sessionId === this.sessionId && this.sessionId !== undefined) {
+				this.chat.handle(method, params);
+				if (method === 'commandOutput') {
+					const c = params as { name?: unknown; text?: unknown; isError?: unknown };
+					ui.appendLine(`pid: /${String(c.name)}${c.isError === true ? ' failed' : ''}: ${String(c.text)}`);
+				}
 			}
 			// The mode changes by session/setMode and by an approved plan, in a run or not.
 			if (method === 'modeUpdate') {
@@ -1157,7 +1203,9 @@ export class PidController {
 	 */
 	private async approve(params: BeforeToolCallParams, token: rpc.CancellationToken): Promise<BeforeToolCallAnswer> {
 		const q = question(params);
-		const run = this.current?.run?.sessionId === params.sessionId ? this.current.run : undefined;
+		// A subagent's call asks with its own session and its parent's.
+		const run = this.current?.run && [params.sessionId, params.parentSessionId].includes(this.current.run.sessionId) ? this.current.run : undefined;
+		const key = this.chat.approvalKey(params);
 		run?.approvalAsked(params.toolCallId, params.toolName, q.title);
 		let withdraw: (() => void) | undefined;
 		const withdrawn = new Promise<'withdrawn'>((resolve) => {
@@ -1167,7 +1215,7 @@ export class PidController {
 			const sub = token.onCancellationRequested(() => resolve('withdrawn'));
 			withdraw = () => sub.dispose();
 		});
-		this.asking.set(params.toolCallId, params);
+		this.asking.set(key, params);
 		const fromChat = this.chat.askApproval(params, q, reviewableCall(params));
 		const askUi = this.opts.ui.askApproval;
 		const fromUi = askUi
@@ -1178,7 +1226,7 @@ export class PidController {
 		try {
 			const r = await Promise.race([fromChat.then((c) => ({ ui: false as const, c })), fromUi, withdrawn]);
 			if (r === 'withdrawn') {
-				this.chat.withdrawApproval(params.toolCallId);
+				this.chat.withdrawApproval(key);
 				a = { decision: 'deny', reason: 'The approval request was withdrawn.' };
 				run?.approvalAnswered(params.toolCallId, params.toolName, a, true);
 				return a;
@@ -1186,8 +1234,8 @@ export class PidController {
 			choice = r.c;
 			if (r.ui) {
 				// Answered outside the chat: the card shows it too (or is withdrawn when the choice fits none of its buttons).
-				if (!choice || !this.chat.answerApproval(params.toolCallId, choice.choice, choice.reason, choice.mode)) {
-					this.chat.withdrawApproval(params.toolCallId);
+				if (!choice || !this.chat.answerApproval(key, choice.choice, choice.reason, choice.mode)) {
+					this.chat.withdrawApproval(key);
 				}
 			}
 			a = answer(choice?.choice, params.toolName, q.choices, choice?.mode);
@@ -1196,11 +1244,11 @@ export class PidController {
 				a = { decision: 'deny', reason: params.toolName === EXIT_PLAN_MODE ? choice.reason : `The user denied this call of ${params.toolName}: ${choice.reason}` };
 			}
 		} catch (err) {
-			this.chat.withdrawApproval(params.toolCallId);
+			this.chat.withdrawApproval(key);
 			a = { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` };
 		} finally {
 			withdraw?.();
-			this.asking.delete(params.toolCallId);
+			this.asking.delete(key);
 		}
 		run?.approvalAnswered(params.toolCallId, params.toolName, a, false, q.always?.description);
 		return a;

@@ -15,11 +15,12 @@ import { ChatModel } from './chat';
 import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
 import { diagnosticsChip, fileChip, selectionChip, type Problem } from './context';
+import { ProblemWatcher } from './diagnostics';
 import { BusyError, ChatError, PidController, noticeAction, type EditorFiles } from './controller';
 import { changedSpan, type FileAccess } from './changes';
 import { safeLink } from './markdown';
 import { proposedContent } from './proposed';
-import type { ModelEntry, SessionNewParams } from './protocol';
+import type { Diagnostic, ModelEntry, SessionNewParams } from './protocol';
 import { ResumeError, sessionPick, type SessionPick } from './sessions';
 import { RESTORE_CHOICES, diffDocument, short, skipReason } from './rewind';
 import { TrustAsker } from './trust';
@@ -73,7 +74,50 @@ async function putText(absPath: string, text: string): Promise<void> {
 	await fs.promises.writeFile(absPath, text);
 }
 
-const editorFiles: EditorFiles = { read: editorText, write: putText };
+/** The editor's problems for pid (editor/diagnostics); made at activation. */
+let problems: ProblemWatcher | undefined;
+
+/** problemWatcher answers editor/diagnostics from VS Code's diagnostics, fresh after pid's writes. */
+function problemWatcher(): ProblemWatcher {
+	return new ProblemWatcher({
+		get(absPath?: string): Diagnostic[] {
+			const asProtocol = (uri: vscode.Uri, d: vscode.Diagnostic): Diagnostic => ({
+				path: uri.fsPath,
+				range: { start: { line: d.range.start.line, character: d.range.start.character }, end: { line: d.range.end.line, character: d.range.end.character } },
+				severity: (Math.min(3, Math.max(0, d.severity)) + 1) as Diagnostic['severity'],
+				message: d.message,
+				...(d.source ? { source: d.source } : {}),
+				...(d.code !== undefined ? { code: typeof d.code === 'object' ? d.code.value : d.code } : {}),
+			});
+			if (absPath !== undefined) {
+				const uri = vscode.Uri.file(absPath);
+				return vscode.languages.getDiagnostics(uri).map((d) => asProtocol(uri, d));
+			}
+			return vscode.languages
+				.getDiagnostics()
+				.filter(([uri]) => uri.scheme === 'file')
+				.flatMap(([uri, ds]) => ds.map((d) => asProtocol(uri, d)));
+		},
+		onDidChange(listener) {
+			return vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris.filter((u) => u.scheme === 'file').map((u) => u.fsPath)));
+		},
+		async open(absPath: string) {
+			// Unseen: the language servers check open documents only.
+			if (!openDocument(absPath)) {
+				await vscode.workspace.openTextDocument(vscode.Uri.file(absPath));
+			}
+		},
+	});
+}
+
+const editorFiles: EditorFiles = {
+	read: editorText,
+	write: async (absPath, text) => {
+		// Before the change reaches the buffer: the language server's next report is about the new text.
+		problems?.noteWritten(absPath);
+		await putText(absPath, text);
+	},
+};
 
 /** Undo's view of files: the open document's text (read synchronously as pid's message arrives), else the disk's. */
 const undoAccess: FileAccess = {
@@ -127,6 +171,9 @@ export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');
 	context.subscriptions.push(out);
 
+	problems = problemWatcher();
+	context.subscriptions.push(problems);
+
 	// One chat for the window: it outlives the controllers (a restart of pid keeps it).
 	const chat = new ChatModel();
 	const snapshots = new Snapshots();
@@ -161,6 +208,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			startAfter,
 			chat,
 			editorFiles: cfg.get<boolean>('editorFiles', true) ? editorFiles : undefined,
+			editorDiagnostics: async (params, token) => (problems ? problems.answer(params, token) : []),
 			fileAccess: undoAccess,
 			stoppedSession,
 			newSessionNote,

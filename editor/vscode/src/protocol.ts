@@ -29,11 +29,12 @@ export const METHODS = {
 		'trust/list',
 		'trust/grant',
 		'trust/revoke',
+		'commands/list',
 	],
 	/** Notifications the extension sends to pid. */
 	notificationsSent: ['initialized', 'exit'],
 	/** Requests pid sends that the extension answers. */
-	requestsAnswered: ['beforeToolCall', 'workspace/requestTrust', 'fs/read_text_file', 'fs/write_text_file', 'elicitation/create'],
+	requestsAnswered: ['beforeToolCall', 'workspace/requestTrust', 'fs/read_text_file', 'fs/write_text_file', 'elicitation/create', 'editor/diagnostics'],
 	/** Notifications of pid's that the extension reads (it ignores the others). */
 	notifications: [
 		'messageStart',
@@ -46,6 +47,11 @@ export const METHODS = {
 		'compactionStart',
 		'compactionEnd',
 		'modeUpdate',
+		'planUpdate',
+		'usageUpdate',
+		'commandOutput',
+		'subagentStart',
+		'subagentEnd',
 		'window/logMessage',
 		'window/showMessage',
 	],
@@ -118,6 +124,10 @@ export interface EditorCapabilities {
 	beforeToolCall?: boolean;
 	trust?: boolean;
 	fs?: { readTextFile?: boolean; writeTextFile?: boolean };
+	/** The editor answers editor/diagnostics (the problems of the files a batch changed). */
+	diagnostics?: boolean;
+	/** The editor wants usageUpdate after each model call (the context meter). */
+	usage?: boolean;
 }
 
 /** The parts of initialize's params (LSP's InitializeParams) that pid reads. */
@@ -294,6 +304,97 @@ export interface PromptResult {
 	stopReason: StopReason;
 	messages: Message[];
 	terminated?: boolean;
+	/** Set when the prompt was a `/NAME` command: output when it answered by itself. */
+	command?: { name: string; output?: string; isError?: boolean };
+}
+
+/** One command of commands/list: typed as `/NAME`; input is there when it takes text after its name. */
+export interface CommandInfo {
+	name: string;
+	description: string;
+	input?: { hint: string };
+}
+
+/** commands/list's result. */
+export interface CommandsListResult {
+	commands: CommandInfo[];
+}
+
+/** commandOutput's params: a `/NAME` command answered by itself (before the prompt's result). */
+export interface CommandOutputParams {
+	sessionId: string;
+	name: string;
+	text: string;
+	isError?: boolean;
+}
+
+export type PlanStatus = 'pending' | 'in_progress' | 'completed';
+
+/** One entry of the plan (todo_write's todos). */
+export interface PlanEntry {
+	content: string;
+	status: PlanStatus;
+	priority?: 'high' | 'medium' | 'low';
+}
+
+/** planUpdate's params: the whole plan, in order (entries [] when it was cleared). */
+export interface PlanUpdateParams {
+	sessionId: string;
+	entries: PlanEntry[];
+}
+
+/** usageUpdate's params: the context the next model call sends, the window, the session's cost so far. */
+export interface UsageUpdateParams {
+	sessionId: string;
+	used: number;
+	size: number;
+	cost?: { amount: number; currency: string };
+}
+
+/** subagentStart's params: a task call started a child session (sessionId is the parent's). */
+export interface SubagentStartParams {
+	sessionId: string;
+	toolCallId: string;
+	childSessionId: string;
+	description: string;
+	agent: string;
+}
+
+/** subagentEnd's params: the child ended (stopReason: stop, error, aborted or maxTurns). */
+export interface SubagentEndParams {
+	sessionId: string;
+	toolCallId: string;
+	childSessionId: string;
+	stopReason: string;
+}
+
+/** An LSP position, 0-based (character in UTF-16 code units). */
+export interface Position {
+	line: number;
+	character: number;
+}
+
+/** One problem of editor/diagnostics' answer: LSP's Diagnostic with the file's absolute path. */
+export interface Diagnostic {
+	path: string;
+	range: { start: Position; end: Position };
+	/** 1 error, 2 warning, 3 information, 4 hint. */
+	severity: 1 | 2 | 3 | 4;
+	message: string;
+	source?: string;
+	code?: string | number;
+}
+
+/** editor/diagnostics' params: the files a batch changed (absolute; [] means every file with problems). */
+export interface EditorDiagnosticsParams {
+	sessionId: string;
+	paths: string[];
+	waitMs: number;
+}
+
+/** editor/diagnostics' result. */
+export interface EditorDiagnosticsResult {
+	diagnostics: Diagnostic[];
 }
 
 export interface ToolResultPayload {
@@ -361,6 +462,8 @@ export interface BeforeToolCallParams {
 	always?: AlwaysScope;
 	/** For an MCP tool: what its server says about it (hints, never trusted to skip a question). */
 	annotations?: ToolAnnotations;
+	/** Set when a subagent (a child session, sessionId) asks: its parent's session. */
+	parentSessionId?: string;
 }
 
 /** An MCP tool's annotations, as its server gives them. */
@@ -539,11 +642,20 @@ export interface CompactionStartParams {
 	reason: CompactionReason;
 }
 
+/** compactionEnd's kept: the latest request quoted, how many plan entries, the files listed. */
+export interface CompactionKept {
+	userMessage: boolean;
+	planEntries: number;
+	files: string[];
+}
+
 export interface CompactionEndParams {
 	sessionId: string;
 	reason: CompactionReason;
 	summary?: string;
 	tokensBefore?: number;
+	/** What the summary message keeps word for word. */
+	kept?: CompactionKept;
 	/** Set when the compaction failed or was cancelled (the transcript is as it was). */
 	error?: string;
 }

@@ -106,6 +106,87 @@ export interface ToolItem {
 	path?: string;
 	/** exit_plan_mode's plan (markdown, whole): the card shows it rendered (the view's html). */
 	plan?: string;
+	/** A step of a subagent: the chat item id of its task call's card, under which it is shown (folded). */
+	parentId?: string;
+	/** A task call's child session, once it started (subagentStart). */
+	subagent?: SubagentView;
+	/** A subagent's call asking for approval: which task asks, for the approval's first line. */
+	askedBy?: string;
+	/** The problems the editor reported in the file after this edit or write (details.diagnostics). */
+	problems?: ProblemView[];
+}
+
+/** A task call's child session as its card shows it. */
+export interface SubagentView {
+	childSessionId: string;
+	description: string;
+	agent: string;
+	/** running, else pid's stopReason: stop, error, aborted or maxTurns. */
+	state: string;
+	/** How many tool calls the child made so far. */
+	steps: number;
+}
+
+/** One problem the editor reported after an edit, 1-based as a status bar shows it. */
+export interface ProblemView {
+	/** The file, relative to the folder. */
+	label: string;
+	line: number;
+	column: number;
+	severity: 'error' | 'warning' | 'info' | 'hint';
+	message: string;
+	source?: string;
+}
+
+/** One step of the plan as its checklist shows it. */
+export interface PlanEntryView {
+	content: string;
+	status: 'pending' | 'in_progress' | 'completed';
+	priority: string;
+}
+
+/** The model's plan (todo_write; planUpdate): one card, moved to the end each time it changes. */
+export interface PlanItem {
+	kind: 'plan';
+	id: string;
+	entries: PlanEntryView[];
+}
+
+/** What a `/NAME` command that answers by itself said (commandOutput). */
+export interface CommandItem {
+	kind: 'command';
+	id: string;
+	name: string;
+	text: string;
+	isError: boolean;
+}
+
+/** A compaction: running, then what the model now sees (the summary) and what it keeps word for word. */
+export interface CompactionView {
+	kind: 'compaction';
+	id: string;
+	state: 'running' | 'done' | 'failed';
+	/** manual, threshold or overflow. */
+	reason?: string;
+	summary?: string;
+	tokensBefore?: number;
+	kept?: { userMessage: boolean; planEntries: number; files: string[] };
+	error?: string;
+}
+
+/** A command of the prompt box's `/` completion. */
+export interface CommandView {
+	name: string;
+	description: string;
+	/** What the command takes after its name, when it takes something. */
+	hint?: string;
+}
+
+/** The context meter: what the next model call sends, of the model's window, and the cost so far. */
+export interface UsageView {
+	used: number;
+	size: number;
+	cost?: { amount: number; currency: string };
 }
 
 export interface NoticeAction {
@@ -178,7 +259,7 @@ export interface ChangesItem {
 	current: boolean;
 }
 
-export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem;
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem | PlanItem | CommandItem | CompactionView;
 
 export interface ChatState {
 	status: ChatStatus;
@@ -192,6 +273,10 @@ export interface ChatState {
 	/** The session's mode (or the next session's, before one exists); absent with a pid without modes. */
 	mode?: ModeView;
 	context: ChipView[];
+	/** The context meter, once pid sent usageUpdate for the session. */
+	usage?: UsageView;
+	/** The commands the prompt box completes after `/`. */
+	commands?: CommandView[];
 }
 
 /** What the view receives: items with their markdown rendered (an answer's html, a plan's on its tool card; escaped by markdown.ts). */

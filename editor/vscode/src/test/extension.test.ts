@@ -198,7 +198,7 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 			from: (c: { scheme: string; path: string; query?: string }) => ({ ...c, fsPath: c.path, toString: () => `${c.scheme}:${c.path}?${c.query ?? ''}` }),
 			parse: (s: string) => ({ toString: () => s }),
 		},
-		languages: { getDiagnostics: () => [] },
+		languages: { getDiagnostics: () => [], onDidChangeDiagnostics: () => ({ dispose() {} }) },
 		env: { openExternal: async () => true },
 		window: {
 			registerWebviewViewProvider: (id: string, provider: { resolveWebviewView(v: unknown): void }) => {

@@ -12,7 +12,7 @@ import type { CancellationToken } from 'vscode-jsonrpc/node';
 import type { ApprovalQuestion } from '../approval';
 import type { ChatModel } from '../chat';
 import { within, type WorkspaceFolder } from '../client';
-import { PidController, type EditorFiles, type Ui } from '../controller';
+import { PidController, type ControllerOptions, type EditorFiles, type Ui } from '../controller';
 import type { RequestTrustParams, SessionNewParams } from '../protocol';
 
 // out/test/ -> out -> editor/vscode -> editor -> the repository root.
@@ -119,6 +119,8 @@ export interface HarnessOptions {
 	initializationOptions?: Record<string, unknown>;
 	/** ControllerOptions.chat: a chat another controller fed (a restart keeps it). */
 	chat?: ChatModel;
+	/** ControllerOptions.editorDiagnostics: the editor answers editor/diagnostics. */
+	editorDiagnostics?: ControllerOptions['editorDiagnostics'];
 }
 
 export function start(t: TestContext, o: HarnessOptions = {}): Harness {
@@ -153,6 +155,7 @@ export function start(t: TestContext, o: HarnessOptions = {}): Harness {
 		editorFiles: o.editorFiles,
 		initializationOptions: o.initializationOptions,
 		chat: o.chat,
+		editorDiagnostics: o.editorDiagnostics,
 	});
 	let done = false;
 	t.after(async () => {

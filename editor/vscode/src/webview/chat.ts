@@ -48,6 +48,8 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	const modelBtn = byId<HTMLButtonElement>('model');
 	const modeBtn = byId<HTMLButtonElement>('mode');
 	const statusline = byId('statusline');
+	const meter = byId('meter');
+	const completions = byId('completions');
 
 	const nodes = new Map<string, HTMLElement>();
 	let state: ChatState = { status: 'idle', running: false, context: [] };
@@ -263,6 +265,9 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			box.append(a.state === 'allowedAlways' ? withCode(el('div', 'answered', 'Allowed always: '), a.always || '') : el('div', 'answered', said));
 			return;
 		}
+		if (item.askedBy) {
+			box.append(el('div', 'asked-by', `Asked by ${item.askedBy}:`));
+		}
 		box.append(el('div', 'approval-title', a.title));
 		box.append(diffLines(a.detail));
 		if (a.claims) {
@@ -419,6 +424,40 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			plan.remove();
 		}
 
+		// The problems the editor reported in the file after this change.
+		let probs = node.querySelector<HTMLElement>(':scope > .problems');
+		if (item.problems && item.problems.length > 0) {
+			if (!probs) {
+				probs = el('div', 'problems');
+				node.insertBefore(probs, node.querySelector(':scope > details.output, :scope > .approval'));
+			}
+			const errors = item.problems.filter((x) => x.severity === 'error').length;
+			const shown = item.problems.slice(0, 20);
+			probs.replaceChildren(
+				el('div', 'problems-title', `${errors > 0 ? '⚠ ' : ''}The editor reports ${item.problems.length} problem${item.problems.length === 1 ? '' : 's'} after this change${errors > 0 ? ` (${errors} error${errors === 1 ? '' : 's'}, told to the model)` : ''}:`),
+				...shown.map((x) => el('div', `problem severity-${x.severity}`, `${x.label ? `${x.label} ` : ''}L${x.line}:${x.column} ${x.severity}: ${x.message}${x.source ? ` (${x.source})` : ''}`)),
+				...(item.problems.length > shown.length ? [el('div', 'problem', `… and ${item.problems.length - shown.length} more`)] : []),
+			);
+		} else if (probs) {
+			probs.remove();
+		}
+
+		// A task call's subagent: its steps (the child's tool cards) folded under the card.
+		let sub = node.querySelector<HTMLDetailsElement>(':scope > details.subagent');
+		if (item.subagent) {
+			if (!sub) {
+				sub = el('details', 'subagent');
+				sub.append(el('summary', ''), el('div', 'children'));
+				node.insertBefore(sub, node.querySelector(':scope > details.output, :scope > .approval'));
+			}
+			const sa = item.subagent;
+			const running = sa.state === 'running';
+			child(sub, 'summary').textContent = `${sa.agent} subagent: ${sa.description} · ${sa.steps} step${sa.steps === 1 ? '' : 's'} · ${running ? 'running' : sa.state === 'stop' ? 'done' : sa.state}`;
+			sub.dataset.state = sa.state;
+		} else if (sub) {
+			sub.remove();
+		}
+
 		let box = node.querySelector<HTMLElement>(':scope > .approval');
 		if (item.approval) {
 			if (!box) {
@@ -561,6 +600,65 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		}
 	}
 
+	const PLAN_CHECK = { pending: '☐', in_progress: '◐', completed: '☑' } as const;
+
+	/** renderPlan is the model's plan as a checklist. */
+	function renderPlan(node: HTMLElement, item: ItemOf<'plan'>): void {
+		node.replaceChildren();
+		node.className = 'item plan';
+		const done = item.entries.filter((e) => e.status === 'completed').length;
+		node.append(el('div', 'plan-title', `Plan · ${done}/${item.entries.length} done`));
+		const list = el('ul', 'plan-list');
+		for (const e of item.entries) {
+			const li = el('li', `plan-entry status-${e.status}`);
+			li.append(el('span', 'check', PLAN_CHECK[e.status] || '☐'), el('span', 'plan-text', e.content));
+			if (e.priority && e.priority !== 'medium') {
+				li.append(el('span', 'priority', e.priority));
+			}
+			list.append(li);
+		}
+		node.append(list);
+	}
+
+	/** renderCommand is what a `/NAME` command answered. */
+	function renderCommand(node: HTMLElement, item: ItemOf<'command'>): void {
+		node.replaceChildren();
+		node.className = `item command${item.isError ? ' is-error' : ''}`;
+		node.append(el('div', 'command-name', `/${item.name}${item.isError ? ' failed' : ''}`), el('pre', 'command-text', item.text));
+	}
+
+	/** renderCompaction is a compaction: running, then what the model now sees and what it kept word for word. */
+	function renderCompaction(node: HTMLElement, item: ItemOf<'compaction'>): void {
+		const open = node.querySelector<HTMLDetailsElement>('details')?.open === true;
+		node.replaceChildren();
+		node.className = `item compaction state-${item.state}`;
+		const why = item.reason === 'manual' ? 'as asked' : item.reason === 'overflow' ? 'the model said the context was too long' : item.reason === 'threshold' ? 'the context was nearly full' : '';
+		if (item.state === 'running') {
+			node.append(el('div', 'compaction-title', `Compacting the conversation${why ? ` (${why})` : ''}: the model will see a summary of the older messages…`));
+			return;
+		}
+		if (item.state === 'failed') {
+			node.append(el('div', 'compaction-title', `The conversation was not compacted: ${item.error || ''}`));
+			return;
+		}
+		node.append(el('div', 'compaction-title', `The conversation was compacted${why ? ` (${why})` : ''}${item.tokensBefore ? ` from ${item.tokensBefore} tokens` : ''}: the model now sees a summary of the older messages.`));
+		if (item.kept) {
+			const k = item.kept;
+			const parts = [
+				k.userMessage ? 'your latest request, word for word' : 'your latest request is among the recent messages kept',
+				k.planEntries > 0 ? `the plan (${k.planEntries} step${k.planEntries === 1 ? '' : 's'})` : 'no plan',
+				k.files.length > 0 ? `the paths of ${k.files.length} file${k.files.length === 1 ? '' : 's'} read or changed: ${k.files.join(', ')}` : 'no file paths',
+			];
+			node.append(el('div', 'kept', `Kept with the summary: ${parts.join('; ')}.`));
+		}
+		if (item.summary) {
+			const d = el('details', 'summary');
+			d.open = open;
+			d.append(el('summary', '', 'What the model now sees'), el('pre', 'summary-text', item.summary));
+			node.append(d);
+		}
+	}
+
 	/** render draws an item into its node, by its kind. */
 	function render(node: HTMLElement, item: ItemView): void {
 		switch (item.kind) {
@@ -576,6 +674,12 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 				return renderElicitation(node, item);
 			case 'changes':
 				return renderChanges(node, item);
+			case 'plan':
+				return renderPlan(node, item);
+			case 'command':
+				return renderCommand(node, item);
+			case 'compaction':
+				return renderCompaction(node, item);
 			default:
 				// A kind this page does not know: typecheck fails here when webviewProtocol.ts adds one.
 				return unknownItem(item);
@@ -589,7 +693,9 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 
 	function upsert(item: ItemView): void {
 		let node = nodes.get(item.id);
-		const parent = item.kind === 'user' && item.queued ? queue : log;
+		// A subagent's step goes under its task's card (folded), else in the log.
+		const owner = item.kind === 'tool' && item.parentId ? nodes.get(item.parentId)?.querySelector<HTMLElement>(':scope > details.subagent > .children') : undefined;
+		const parent = item.kind === 'user' && item.queued ? queue : owner ?? log;
 		if (!node) {
 			node = el('div', 'item');
 			node.id = `item-${item.id}`;
@@ -598,6 +704,13 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			parent.append(node);
 		}
 		render(node, item);
+		// A step that asks for approval unfolds its subagent, so that the question is seen.
+		if (owner && item.kind === 'tool' && item.approval?.state === 'pending') {
+			const d = owner.parentElement;
+			if (d instanceof HTMLDetailsElement) {
+				d.open = true;
+			}
+		}
 	}
 
 	function remove(id: string): void {
@@ -643,6 +756,17 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 				prompt.placeholder = 'Plan mode: pid explores and proposes a plan, nothing changes files (Shift+Tab switches the mode)';
 			}
 		}
+		if (s.usage) {
+			const pct = s.usage.size > 0 ? Math.min(100, (100 * s.usage.used) / s.usage.size) : 0;
+			meter.hidden = false;
+			meter.classList.toggle('high', pct >= 80);
+			child(meter, '.meter-fill').style.width = `${pct.toFixed(1)}%`;
+			child(meter, '.meter-text').textContent = usageText(s.usage);
+			meter.title = `Context: ${s.usage.used} of ${s.usage.size} tokens go to the model's next call${s.usage.cost ? `; this session cost ${s.usage.cost.amount} ${s.usage.cost.currency} so far` : ''}. pid compacts the conversation when it is nearly full.`;
+		} else {
+			meter.hidden = true;
+		}
+		refreshCompletions();
 		chips.replaceChildren();
 		for (const c of s.context || []) {
 			const chip = el('span', `chip kind-${c.kind}`);
@@ -653,6 +777,64 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		document.body.classList.toggle('empty', log.childElementCount === 0);
 	}
 
+	/** usageText is the meter in words (as chat.ts's usageText): `48.2k / 200k tokens (24%) · $0.19`. */
+	function usageText(u: NonNullable<ChatState['usage']>): string {
+		const k = (n: number) => (n >= 1_000_000 ? `${+(n / 1_000_000).toFixed(1)}M` : n >= 1000 ? `${+(n / 1000).toFixed(1)}k` : String(Math.round(n)));
+		const pct = u.size > 0 ? Math.round((100 * u.used) / u.size) : 0;
+		const cost = u.cost ? ` · ${u.cost.currency === 'USD' ? '$' : `${u.cost.currency} `}${u.cost.amount < 0.01 && u.cost.amount > 0 ? u.cost.amount.toFixed(4) : u.cost.amount.toFixed(2)}` : '';
+		return `${k(u.used)} / ${k(u.size)} tokens (${pct}%)${cost}`;
+	}
+
+	// --- the `/` completion: the session's commands while the box holds `/` and a partial name.
+
+	let shownCommands: NonNullable<ChatState['commands']> = [];
+	let selected = 0;
+
+	/** refreshCompletions shows the commands starting with what follows `/` (nothing else typed yet), or hides the list. */
+	function refreshCompletions(): void {
+		const m = /^\/([A-Za-z0-9_-]*)$/.exec(prompt.value);
+		const all = state.commands || [];
+		shownCommands = m ? all.filter((c) => c.name.startsWith(m[1])) : [];
+		if (shownCommands.length === 0 || (shownCommands.length === 1 && m && shownCommands[0].name === m[1] && !shownCommands[0].hint)) {
+			// Nothing to offer, or the name is whole and takes nothing: Enter sends it.
+			shownCommands = m && shownCommands.length === 1 && shownCommands[0].name === m[1] ? [] : shownCommands;
+		}
+		completions.hidden = shownCommands.length === 0;
+		selected = Math.min(selected, Math.max(0, shownCommands.length - 1));
+		completions.replaceChildren(
+			...shownCommands.map((c, i) => {
+				const row = el('div', `completion${i === selected ? ' selected' : ''}`);
+				row.setAttribute('role', 'option');
+				row.dataset.name = c.name;
+				row.append(el('span', 'name', `/${c.name}`));
+				if (c.hint) {
+					row.append(el('span', 'hint', `[${c.hint}]`));
+				}
+				if (c.description) {
+					row.append(el('span', 'desc', c.description));
+				}
+				row.addEventListener('mousedown', (ev) => {
+					ev.preventDefault();
+					pick(c.name, false);
+				});
+				return row;
+			}),
+		);
+	}
+
+	/** pick puts `/NAME` in the box (and a space when it takes input); send: a command that takes nothing is sent at once. */
+	function pick(name: string, sendIt: boolean): void {
+		const c = (state.commands || []).find((x) => x.name === name);
+		prompt.value = `/${name}${c && c.hint ? ' ' : ''}`;
+		prompt.selectionStart = prompt.selectionEnd = prompt.value.length;
+		shownCommands = [];
+		completions.hidden = true;
+		selected = 0;
+		if (sendIt && c && !c.hint) {
+			send('steer');
+		}
+	}
+
 	function send(mode: QueueMode): void {
 		const text = prompt.value.trim();
 		if (text === '' && (state.context || []).length === 0) {
@@ -660,11 +842,31 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		}
 		post({ type: 'send', text, mode });
 		prompt.value = '';
+		refreshCompletions();
 	}
 
 	prompt.addEventListener('keydown', (ev) => {
 		if (ev.isComposing) {
 			return;
+		}
+		if (!completions.hidden && shownCommands.length > 0) {
+			if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+				ev.preventDefault();
+				selected = (selected + (ev.key === 'ArrowDown' ? 1 : shownCommands.length - 1)) % shownCommands.length;
+				refreshCompletions();
+				return;
+			}
+			if ((ev.key === 'Tab' && !ev.shiftKey) || (ev.key === 'Enter' && !ev.shiftKey && !ev.altKey)) {
+				ev.preventDefault();
+				pick(shownCommands[selected].name, ev.key === 'Enter');
+				return;
+			}
+			if (ev.key === 'Escape') {
+				ev.preventDefault();
+				completions.hidden = true;
+				shownCommands = [];
+				return;
+			}
 		}
 		if (ev.key === 'Enter' && !ev.shiftKey) {
 			ev.preventDefault();
@@ -679,6 +881,8 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		}
 	});
 	prompt.addEventListener('input', () => {
+		selected = 0;
+		refreshCompletions();
 		// "@" typed at a word's start picks a file (the picker puts the file as a chip).
 		const v = prompt.value;
 		const at = prompt.selectionStart || 0;
