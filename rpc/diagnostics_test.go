@@ -229,3 +229,42 @@ func TestOwnLanguageServerCrashError(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A workspace's own lsp starts nothing until the folder is trusted: the trust question lists
+// it, a session there has no diagnostics tool and its writes get no problems; once trusted,
+// a new session's server starts and reports.
+func TestWorkspaceLSPNeedsTrust(t *testing.T) {
+	_, ws := newWorkspaceDir(t, map[string]string{".pid/settings.json": `{"lsp":{"test":{"command":["lspserver"],"extensions":[".tst"]}}}`})
+	d := startInProcess(t)
+	initWorkspace(d, obj{"trust": true}, ws)
+	model := func(file string) obj {
+		return scriptModel(turn(toolCall("w1", "write", obj{"path": file, "content": "BROKEN\n"})), turn(text("done")))
+	}
+	newID := d.request("session/new", obj{"permissions": obj{"default": "allow"}, "model": model("a.tst")})
+	req := d.await("workspace/requestTrust", func(m *wireMsg) bool { return m.isRequest() && m.method() == "workspace/requestTrust" })
+	if !strings.Contains(req.get("params.ignored").Raw, `"lsp"`) {
+		t.Errorf("requestTrust's ignored = %s, want lsp listed", req.get("params.ignored").Raw)
+	}
+	d.answer(req, obj{"trusted": false})
+	res := d.result(newID)
+	if strings.Contains(res.Get("tools").Raw, `"diagnostics"`) {
+		t.Errorf("a session with only an untrusted workspace's servers has the diagnostics tool")
+	}
+	sid := res.Get("sessionId").String()
+	msgs := d.call("session/prompt", obj{"sessionId": sid, "text": "go"}).Get("messages").Array()
+	if w1 := msgs[2]; w1.Get("content.#").Int() != 1 || w1.Get("details.diagnostics").Exists() {
+		t.Errorf("untrusted: the write got problems: %s", w1.Raw)
+	}
+	if got := d.call("lsp/servers", obj{}).Get("servers").Raw; got != "[]" {
+		t.Fatalf("untrusted: lsp/servers = %s, want none started", got)
+	}
+	d.call("trust/grant", obj{"folder": ws})
+	sid = d.newSession(obj{"permissions": obj{"default": "allow"}, "model": model("b.tst")})
+	msgs = d.call("session/prompt", obj{"sessionId": sid, "text": "go"}).Get("messages").Array()
+	if got := msgs[2].Get("content.1.text").String(); !strings.Contains(got, "L1:1 BROKEN is not allowed here") {
+		t.Errorf("trusted: the write's problems = %q", got)
+	}
+	if got := d.call("lsp/servers", obj{}).Get("servers.0.state").String(); got != "ready" {
+		t.Errorf("trusted: server state %q", got)
+	}
+}
