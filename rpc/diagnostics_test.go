@@ -7,6 +7,7 @@ package rpc
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -266,5 +267,67 @@ func TestWorkspaceLSPNeedsTrust(t *testing.T) {
 	}
 	if got := d.call("lsp/servers", obj{}).Get("servers.0.state").String(); got != "ready" {
 		t.Errorf("trusted: server state %q", got)
+	}
+}
+
+// running returns the ids of the processes whose program is bin.
+func running(bin string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if prog, _, _ := strings.Cut(string(cmd), "\x00"); prog == bin {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// pid's language servers stop with the daemon, whether it exits after shutdown or is killed
+// with SIGKILL.
+func TestLanguageServersStopWithTheDaemon(t *testing.T) {
+	src, err := exec.LookPath("lspserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"exit", "kill"} {
+		t.Run(how, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "lspserver-"+how)
+			if err := os.WriteFile(bin, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			d := startProcess(t, processOptions{})
+			d.initialize(nil)
+			sid := d.newSession(obj{"cwd": dir, "permissions": obj{"default": "allow"}, "lsp": obj{"test": obj{"command": []string{bin}, "extensions": []string{".tst"}}},
+				"model": scriptModel(turn(toolCall("w1", "write", obj{"path": "a.tst", "content": "BROKEN\n"})), turn(text("done")))})
+			d.call("session/prompt", obj{"sessionId": sid, "text": "go"})
+			if got := d.call("lsp/servers", obj{}).Get("servers.0.state").String(); got != "ready" || len(running(bin)) != 1 {
+				t.Fatalf("server state %q, %d processes of it; want ready and one", got, len(running(bin)))
+			}
+			if how == "exit" {
+				d.call("shutdown", nil)
+				d.notify("exit", nil)
+				if code := d.wait(); code != 0 {
+					t.Errorf("exit code %d", code)
+				}
+			} else {
+				d.kill()
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(running(bin)) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the language server outlived the daemon: processes %v", running(bin))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }
