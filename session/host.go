@@ -336,7 +336,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range append(tools.New(ws), todoWriteTool(nil)) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil), taskToolSpec()) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

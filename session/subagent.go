@@ -101,15 +101,20 @@ func (s *Session) taskTool() (toolexec.Tool, bool) {
 		n = defaultMaxConcurrent
 	}
 	s.sub.slots = toolexec.NewSlots(n)
+	t := taskToolSpec()
+	t.Slots, t.Execute = s.sub.slots, s.runTask
+	return t, true
+}
+
+// taskToolSpec is task's name, description and parameters (BuiltinTools lists them).
+func taskToolSpec() toolexec.Tool {
 	return toolexec.Tool{
 		Name: TaskName,
 		Description: "Hand a question or a task to a subagent with a fresh context, and get its final answer. " +
 			"Several task calls in one message run at the same time. Use explore to search and read the code " +
 			"(it cannot change files), general to make changes; give each a self-contained prompt.",
 		Parameters: json.RawMessage(taskSchema),
-		Slots:      s.sub.slots,
-		Execute:    s.runTask,
-	}, true
+	}
 }
 
 // taskArgs are task's arguments.
