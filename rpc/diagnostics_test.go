@@ -172,7 +172,7 @@ func TestOwnLanguageServer(t *testing.T) {
 	}
 	sid := d.newSession(obj{"cwd": dir, "permissions": obj{"default": "allow"}, "lsp": lspConfig, "model": scriptModel(
 		turn(toolCall("w1", "write", obj{"path": "a.tst", "content": "fine\n  BROKEN\nWARN\n"}), toolCall("w2", "write", obj{"path": "notes.txt", "content": "BROKEN\n"})),
-		turn(toolCall("d1", "diagnostics", obj{})),
+		turn(toolCall("d1", "diagnostics", obj{}), toolCall("d2", "diagnostics", obj{"path": "notes.txt"})),
 		turn(text("done")),
 		turn(toolCall("w3", "write", obj{"path": "b.tst", "content": "CRASH\n"})),
 		turn(text("crashed")),
@@ -191,6 +191,9 @@ func TestOwnLanguageServer(t *testing.T) {
 	}
 	if got := d1.Get("content.0.text").String(); got != "a.tst: 1 errors, 1 warnings\nL2:3 error: BROKEN is not allowed here (pidtestlsp)\nL3:1 warning: WARN is discouraged (pidtestlsp)" {
 		t.Errorf("diagnostics tool = %q", got)
+	}
+	if got := msgs[6].Get("content.0.text").String(); !strings.HasPrefix(got, "No language server is set up for notes.txt") {
+		t.Errorf("diagnostics tool on a file no server is for = %q", got)
 	}
 	st := waitServer(t, d, "ready", 0)
 	if !strings.Contains(st, `"name":"test"`) || !strings.Contains(st, `"folder":"`+dir+`"`) {

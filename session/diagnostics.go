@@ -305,6 +305,9 @@ func (s *Session) diagnosticsTool() toolexec.Tool {
 					return toolexec.Result{}, err
 				}
 				paths = []string{p}
+				if s.diag.own && !(lsp.Request{Paths: paths, Servers: s.lspServers()}).Serves() {
+					return toolexec.TextResult(fmt.Sprintf("No language server is set up for %s: the settings' lsp names none for its extension, so its problems are not known.", a.Path)), nil
+				}
 			}
 			ds, err := s.problems(ctx, paths)
 			if err != nil && len(ds) == 0 {
