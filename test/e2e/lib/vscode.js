@@ -664,12 +664,13 @@ export class VSCodeHarness {
 				}
 				if (n.dataset.kind === 'tool') {
 					it.toolCallId = n.dataset.toolCallId;
-					it.toolName = n.querySelector('.tool-name')?.textContent ?? '';
-					it.title = n.querySelector('.tool-title')?.textContent ?? '';
+					// The card's own parts (:scope >), not those of the steps folded under a task's card.
+					it.toolName = n.querySelector(':scope > .tool-head .tool-name')?.textContent ?? '';
+					it.title = n.querySelector(':scope > .tool-head .tool-title')?.textContent ?? '';
 					it.status = (n.className.match(/status-(\w+)/) ?? [])[1];
-					it.lastLine = n.querySelector('.tool-last')?.textContent;
-					it.output = n.querySelector('.output-text')?.textContent;
-					const a = n.querySelector('.approval');
+					it.lastLine = n.querySelector(':scope > .tool-last')?.textContent;
+					it.output = n.querySelector(':scope > details.output .output-text')?.textContent;
+					const a = n.querySelector(':scope > .approval');
 					if (a) {
 						it.approval = {
 							state: (a.className.match(/state-(\w+)/) ?? [])[1],
