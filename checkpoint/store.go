@@ -36,6 +36,14 @@ type Store struct {
 	dir      string
 	maxBytes int64
 	full     atomic.Bool // the bound was reached and nothing more could be evicted
+	// used is the bytes the blobs take, kept as blobs are written and eviction passes
+	// count them; counted is set once a pass has counted them (before, used is unknown).
+	// A blob two puts write at once is counted twice: used errs on the high side, and a
+	// pass over the bound counts again before it removes anything.
+	used    atomic.Int64
+	counted atomic.Bool
+	// walks counts the passes that walked every blob (for the tests).
+	walks atomic.Int64
 
 	// mu guards the live sessions, whose blobs eviction keeps.
 	mu   sync.Mutex
@@ -105,6 +113,7 @@ func (st *Store) put(data []byte, always bool) (string, error) {
 		os.Remove(f.Name())
 		return "", err
 	}
+	st.used.Add(int64(len(data)))
 	return h, nil
 }
 
@@ -133,11 +142,24 @@ var errEvicted = errors.New("its saved content was removed to keep the checkpoin
 func (st *Store) Enforce() (int64, error) {
 	st.evicting.Lock()
 	defer st.evicting.Unlock()
+	if st.counted.Load() {
+		// The running count says whether a pass is needed: no walk of every blob at
+		// each prompt's end while the store is under its bound.
+		if used := st.used.Load(); used <= st.maxBytes {
+			st.full.Store(false)
+			return used, nil
+		}
+	}
 	used, err := st.blobBytes()
+	if err == nil {
+		st.used.Store(used)
+		st.counted.Store(true)
+	}
 	if err != nil || used <= st.maxBytes {
 		st.full.Store(false)
 		return used, err
 	}
+	defer func() { st.used.Store(used) }()
 	st.gate.Lock()
 	defer st.gate.Unlock()
 	journals, err := st.journals()
@@ -213,6 +235,7 @@ func (st *Store) sweep(keep map[string]bool) (int64, error) {
 
 // blobBytes returns the bytes the blobs take.
 func (st *Store) blobBytes() (int64, error) {
+	st.walks.Add(1)
 	var n int64
 	err := filepath.WalkDir(filepath.Join(st.dir, "blobs"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
