@@ -177,6 +177,8 @@ func TestOwnLanguageServer(t *testing.T) {
 		turn(toolCall("w3", "write", obj{"path": "b.tst", "content": "CRASH\n"})),
 		turn(text("crashed")),
 		turn(toolCall("w4", "write", obj{"path": "c.tst", "content": "BROKEN again\n"})),
+		turn(toolCall("r1", "read", obj{"path": "a.tst"})),
+		turn(toolCall("e1", "edit", obj{"path": "a.tst", "edits": []obj{{"oldText": "fine", "newText": "fine BROKEN"}}})),
 		turn(text("done again")))})
 	msgs := d.call("session/prompt", obj{"sessionId": sid, "text": "go"}).Get("messages").Array()
 	w1, w2, d1 := msgs[2], msgs[3], msgs[5]
@@ -206,8 +208,14 @@ func TestOwnLanguageServer(t *testing.T) {
 	}
 	waitServer(t, d, "ready", 1)
 	msgs = d.call("session/prompt", obj{"sessionId": sid, "text": "again"}).Get("messages").Array()
-	if got := msgs[len(msgs)-2].Get("content.1.text").String(); !strings.Contains(got, "in c.tst after this change:\nL1:1 BROKEN") {
+	if got := msgs[2].Get("content.1.text").String(); !strings.Contains(got, "in c.tst after this change:\nL1:1 BROKEN") {
 		t.Errorf("after the restart: %q", got)
+	}
+	// An edit: the server (restarted, so told the file anew) reports both BROKEN lines of
+	// the new text.
+	e1 := msgs[len(msgs)-2]
+	if got := e1.Get("content.1.text").String(); got != "Problems the language server reports in a.tst after this change:\nL1:6 BROKEN is not allowed here (pidtestlsp)\nL2:3 BROKEN is not allowed here (pidtestlsp)" {
+		t.Errorf("the edit's problems = %q (%s)", got, e1.Raw)
 	}
 }
 
