@@ -97,9 +97,10 @@ func (r Request) Serves() bool {
 }
 
 // Diagnostics tells the servers for the paths (starting those not running yet) the files'
-// text as it is on disk and returns what they report, waiting until deadline at most. err
-// says why some server gave nothing (not started in time, failed, silent): what the others
-// gave is returned with it.
+// text (Request.Read's, else the disk's) and returns what they report, waiting until
+// deadline at most. An *Error says why some server gave nothing on some paths (not started
+// in time, failed, silent) and names them: what was reported on the others is returned with
+// it. A path no server is for, or that cannot be read, is left out without an error.
 func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time) ([]Diagnostic, error) {
 	type job struct {
 		s     *server
@@ -143,22 +144,30 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 		}
 	}
 	results := make([][]Diagnostic, len(jobs))
+	failed := make([][]string, len(jobs))
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		wg.Go(func() { results[i], errs[i] = j.s.diagnose(ctx, j.paths, texts, deadline) })
+		wg.Go(func() { results[i], failed[i], errs[i] = j.s.diagnose(ctx, j.paths, texts, deadline) })
 	}
 	wg.Wait()
 	var out []Diagnostic
-	var msgs []string
+	var msgs, paths []string
 	for i := range jobs {
 		out = append(out, results[i]...)
 		if errs[i] != nil {
 			msgs = append(msgs, errs[i].Error())
 		}
+		for _, p := range failed[i] {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
 	}
 	if len(msgs) > 0 {
-		return out, &Error{Msg: strings.Join(msgs, "; ")}
+		// A file one server failed on is not known, even if another reported on it.
+		out = slices.DeleteFunc(out, func(d Diagnostic) bool { return slices.Contains(paths, d.Path) })
+		return out, &Error{Msg: strings.Join(msgs, "; "), Paths: paths}
 	}
 	return out, nil
 }
@@ -185,8 +194,11 @@ func (m *Manager) Current(folders []string) []Diagnostic {
 	return out
 }
 
-// Error is why some server gave no diagnostics.
-type Error struct{ Msg string }
+// Error is why some server gave no diagnostics, and on which paths.
+type Error struct {
+	Msg   string
+	Paths []string
+}
 
 func (e *Error) Error() string { return e.Msg }
 

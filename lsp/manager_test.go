@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -209,4 +210,27 @@ func BenchmarkDiagnosticsRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
 	b.ReportMetric(float64(first.Microseconds())/1000, "ms-first")
+}
+
+// One server failing leaves its files out, named in the error; the other server's report
+// stands.
+func TestPartialFailure(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.tst"), filepath.Join(dir, "b.bad")
+	os.WriteFile(a, []byte("BROKEN\n"), 0o644)
+	os.WriteFile(b, []byte("BROKEN\n"), 0o644)
+	m := NewManager(Options{Backoff: time.Hour})
+	defer m.Close()
+	r := Request{Paths: []string{a, b}, FolderOf: func(string) string { return dir }, Servers: map[string]*ServerConfig{
+		"good": {Command: []string{testServer(t)}, Extensions: []string{".tst"}},
+		"bad":  {Command: []string{"/nonexistent/pid-lsp"}, Extensions: []string{".bad"}},
+	}}
+	ds, err := m.Diagnostics(t.Context(), r, time.Now().Add(10*time.Second))
+	var le *Error
+	if !errors.As(err, &le) || len(le.Paths) != 1 || le.Paths[0] != b {
+		t.Fatalf("err = %v, want an *Error naming %s", err, b)
+	}
+	if len(ds) != 1 || ds[0].Path != a {
+		t.Errorf("diagnostics = %+v, want a.tst's", ds)
+	}
 }

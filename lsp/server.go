@@ -325,7 +325,10 @@ var errNotReady = errors.New("the language server is not ready")
 // diagnose tells the server the files' text (texts, by path) and returns the problems it
 // reports for them, waiting until deadline at most. A file the server already has, with the
 // same text, gets its last report at once.
-func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]string, deadline time.Time) ([]Diagnostic, error) {
+//
+// failed lists the paths it has no report on (all of them when err says the server is not
+// ready); err says why.
+func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]string, deadline time.Time) (out []Diagnostic, failed []string, err error) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s.mu.Lock()
@@ -334,7 +337,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %s is still starting", errNotReady, s.name)
+		return nil, paths, fmt.Errorf("%w: %s is still starting", errNotReady, s.name)
 	}
 	type wait struct {
 		path string
@@ -346,7 +349,6 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 	}
 	var waits []wait
 	var notes []note
-	var out []Diagnostic
 	s.send.Lock()
 	s.mu.Lock()
 	c, pull, save := s.conn, s.pull, s.save
@@ -354,7 +356,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 		err := s.err
 		s.mu.Unlock()
 		s.send.Unlock()
-		return nil, fmt.Errorf("%w: %s: %s", errNotReady, s.name, err)
+		return nil, paths, fmt.Errorf("%w: %s: %s", errNotReady, s.name, err)
 	}
 	for _, p := range paths {
 		text := texts[p]
@@ -402,6 +404,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 			ds, err := s.pullDiagnostics(ctx, c, w.path)
 			if err != nil {
 				firstErr = cmpErr(firstErr, err)
+				failed = append(failed, w.path)
 				continue
 			}
 			out = append(out, ds...)
@@ -411,14 +414,16 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 		case ds, ok := <-w.ch:
 			if !ok {
 				firstErr = cmpErr(firstErr, fmt.Errorf("%w: %s stopped while pid waited", errNotReady, s.name))
+				failed = append(failed, w.path)
 			}
 			out = append(out, ds...)
 		case <-ctx.Done():
 			s.dropWaiter(w.path, w.ch)
 			firstErr = cmpErr(firstErr, fmt.Errorf("%s reported nothing on %s in time", s.name, w.path))
+			failed = append(failed, w.path)
 		}
 	}
-	return out, firstErr
+	return out, failed, firstErr
 }
 
 func cmpErr(a, b error) error {

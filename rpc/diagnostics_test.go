@@ -204,7 +204,7 @@ func TestOwnLanguageServer(t *testing.T) {
 	}
 	// The crash.
 	msgs = d.call("session/prompt", obj{"sessionId": sid, "text": "crash"}).Get("messages").Array()
-	if w3 := msgs[len(msgs)-2]; w3.Get("content.#").Int() != 1 {
+	if w3 := msgs[len(msgs)-2]; w3.Get("content.#").Int() != 1 || w3.Get("details.diagnostics").Exists() {
 		t.Errorf("the write that crashed the server got problems: %s", w3.Raw)
 	}
 	waitServer(t, d, "ready", 1)

@@ -229,10 +229,16 @@ func (s *Session) settleDiagnostics(ctx context.Context, in []toolexec.SettleInp
 		}
 		s.host.log.Warn("diagnostics", "session", s.id, "err", msg)
 		var le *lsp.Error
-		if !errors.As(err, &le) || len(ds) == 0 {
+		if !errors.As(err, &le) {
 			return nil
 		}
-		// Some of pid's servers answered: what they said stands.
+		// Some of pid's servers answered: what they said on the other files stands; the
+		// files they failed on get nothing (not an empty list, which would say "clean").
+		for i, p := range paths {
+			if slices.Contains(le.Paths, p) {
+				paths[i] = ""
+			}
+		}
 	}
 	out := make([]*toolexec.Override, len(in))
 	for i, c := range in {
