@@ -343,3 +343,30 @@ func TestLanguageServersStopWithTheDaemon(t *testing.T) {
 		})
 	}
 }
+
+// A prompt cancelled while pid waits for editor/diagnostics withdraws the request at once
+// (long before waitMs), and the edits keep their own results, nothing added.
+func TestEditorDiagnosticsCancelled(t *testing.T) {
+	d, _, _, promptID, _ := diagSession(t, 60000)
+	req := d.await("editor/diagnostics", func(m *wireMsg) bool { return m.isRequest() && m.method() == "editor/diagnostics" })
+	d.cancel(promptID)
+	d.await("$/cancelRequest for editor/diagnostics", func(m *wireMsg) bool {
+		return m.method() == "$/cancelRequest" && m.get("params.id").Raw == req.get("id").Raw
+	})
+	res := d.result(promptID)
+	if res.Get("stopReason").String() != "aborted" {
+		t.Errorf("stopReason = %s", res.Get("stopReason").Raw)
+	}
+	for _, m := range res.Get("messages").Array() {
+		if id := m.Get("toolCallId").String(); id == "e1" || id == "w1" {
+			if m.Get("content.#").Int() != 1 || m.Get("details.diagnostics").Exists() || m.Get("isError").Bool() {
+				t.Errorf("%s after the cancel: %s", id, m.Raw)
+			}
+		}
+	}
+	for _, m := range d.logMessages() {
+		if strings.Contains(m.get("params.message").String(), "editor/diagnostics") {
+			t.Errorf("a cancel is not a failure to log: %s", m)
+		}
+	}
+}
