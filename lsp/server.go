@@ -202,7 +202,10 @@ func (s *server) initialize(c *conn, ready chan struct{}) {
 	defer cancel()
 	folder := FileURI(s.folder)
 	params := protocol.InitializeParams{
-		ProcessID:             int32(os.Getpid()),
+		ProcessID: int32(os.Getpid()),
+		// Deprecated in LSP 3.6 for workspaceFolders, which are sent too; servers that
+		// predate them still read rootUri.
+		//lint:ignore SA1019 sent alongside WorkspaceFolders for older servers
 		RootURI:               folder,
 		InitializationOptions: s.cfg.InitializationOptions,
 		ClientInfo:            &protocol.ClientInfo{Name: "pid"},
