@@ -331,6 +331,9 @@ func (s *Session) diagnosticsTool() toolexec.Tool {
 	}
 }
 
+// maxFilesShown is how many files the diagnostics tool's text lists.
+const maxFilesShown = 50
+
 // problemsText is the diagnostics tool's text: per file, its problems with their severity.
 func (s *Session) problemsText(asked string, ds []lsp.Diagnostic) string {
 	if len(ds) == 0 {
@@ -348,6 +351,10 @@ func (s *Session) problemsText(asked string, ds []lsp.Diagnostic) string {
 	slices.Sort(files)
 	var b strings.Builder
 	for i, f := range files {
+		if i == maxFilesShown {
+			fmt.Fprintf(&b, "\n... and %d more files with problems (ask about one with path)", len(files)-maxFilesShown)
+			break
+		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
