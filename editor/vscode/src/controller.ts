@@ -14,7 +14,7 @@ import { EXIT_PLAN_MODE, answer, question, type ApprovalQuestion } from './appro
 import { reviewable } from './proposed';
 import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
 import { BUILTIN_COMMANDS, ChatModel, commandViews, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
-import { PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
+import { METHOD_NOT_FOUND, PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
 import { blocksAsText, sliceLines, type ContextChip } from './context';
 import { friendlyError, type ErrorAction } from './errors';
 import { DEFAULT_MODES, modeView, nextMode, readModes } from './modes';
@@ -82,6 +82,8 @@ export interface ControllerOptions extends Omit<ClientOptions, 'onBeforeToolCall
 	 * (editor/diagnostics; initialize declares capabilities.experimental.pid.diagnostics).
 	 */
 	editorDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[]>;
+	/** Told of each file a write or edit is about to change (toolStart), so that its problems are awaited fresh. */
+	onWillChange?: (absPath: string) => void;
 	/** session/new's params (cwd, model, scripted tools for tests...). */
 	session?: SessionNewParams;
 	ui: Ui;
@@ -411,7 +413,9 @@ export class PidController {
 	 * before the call runs) and records it changed when the call succeeded (toolEnd).
 	 */
 	private trackChanges(method: string, params: unknown): void {
-		const p = params as { toolName?: string; args?: unknown; toolCallId?: string; isError?: boolean };
+		const p = params as { sessionId?: string; toolName?: string; args?: unknown; toolCallId?: string; isError?: boolean };
+		// By session and call: a subagent's call ids may repeat its parent's.
+		const key = `${String(p.sessionId)}/${String(p.toolCallId)}`;
 		if (method !== 'toolStart' && method !== 'toolEnd') {
 			return;
 		}
@@ -421,13 +425,14 @@ export class PidController {
 		if (method === 'toolStart') {
 			const target = targetPath(String(p.toolName), p.args, this.opts.cwd);
 			if (target && this.inWorkspace(target)) {
-				this.callTargets.set(String(p.toolCallId), target);
+				this.callTargets.set(key, target);
 				this.changes.willChange(target);
+				this.opts.onWillChange?.(target);
 			}
 			return;
 		}
-		const target = this.callTargets.get(String(p.toolCallId));
-		this.callTargets.delete(String(p.toolCallId));
+		const target = this.callTargets.get(key);
+		this.callTargets.delete(key);
 		if (target && p.isError !== true) {
 			this.changes.changed(target);
 		}
@@ -441,7 +446,7 @@ export class PidController {
 		return this.asking.get(toolCallId);
 	}
 
-	/** The file each write or edit call of the running prompt changes, by toolCallId. */
+	/** The file each write or edit call of the running prompt (or its subagents) changes, by sessionId/toolCallId. */
 	private readonly callTargets = new Map<string, string>();
 
 	/** Reports whether absPath is inside one of the workspace folders (or the session's folder when there are none). */
@@ -611,7 +616,12 @@ export class PidController {
 					this.chat.setState({ commands: commandViews(list) });
 				}
 			},
-			(err) => this.opts.ui.appendLine(`! pid: could not list the commands: ${errorText(err)}`),
+			(err) => {
+				// A pid without commands keeps the built-in list quietly.
+				if (errorCode(err) !== METHOD_NOT_FOUND) {
+					this.opts.ui.appendLine(`! pid: could not list the commands: ${errorText(err)}`);
+				}
+			},
 		);
 	}
 
@@ -1057,8 +1067,9 @@ export class PidController {
 		if (this.disposed) {
 			throw new Error('the pid controller was disposed');
 		}
-		const { chat: _chat, editorFiles, editorDiagnostics, fileAccess: _fa, stoppedSession: _ss, newSessionNote: _nn, ...rest } = clientOpts;
+		const { chat: _chat, editorFiles, editorDiagnostics, onWillChange: _owc, fileAccess: _fa, stoppedSession: _ss, newSessionNote: _nn, ...rest } = clientOpts;
 		void _chat;
+		void _owc;
 		void _fa;
 		void _ss;
 		void _nn;

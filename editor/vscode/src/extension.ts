@@ -209,6 +209,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			chat,
 			editorFiles: cfg.get<boolean>('editorFiles', true) ? editorFiles : undefined,
 			editorDiagnostics: async (params, token) => (problems ? problems.answer(params, token) : []),
+			onWillChange: (p) => problems?.noteWritten(p),
 			fileAccess: undoAccess,
 			stoppedSession,
 			newSessionNote,
