@@ -72,6 +72,8 @@ test('VS Code subagents: the child on its task card, its steps folded under it, 
 		assert.match(task.output, /CHILD-ANSWER: note\.txt written/, "the task's result is the child's answer");
 		assert.deepEqual(chat.items.filter((i) => i.kind === 'assistant').map((i) => i.text.trim()), ['The child wrote the note.'], "the child's messages are not the conversation's");
 		assert.equal(fs.readFileSync(path.join(vs.dirs.workspace, 'note.txt'), 'utf8'), 'from the child\n');
+		// The child's change is the run's: listed with Open diff and Undo.
+		assert.deepEqual(chat.items.filter((i) => i.kind === 'changes').map((i) => i.files.map((x) => x.name)), [['note.txt']]);
 		// Folded again by the person: the card alone, with its count.
 		await f.evaluate((sel) => {
 			document.querySelector(`${sel} details.subagent`).open = false;
