@@ -38,6 +38,12 @@ test("VS Code diagnostics: an edit that breaks a .json file gets VS Code's JSON 
 		const problems = await f.evaluate(() => [...document.querySelectorAll('.item.tool[data-tool-call-id="e1"] > .problems > div')].map((n) => n.textContent));
 		assert.match(problems[0], /^⚠ The editor reports \d+ problems? after this change \(\d+ errors?, told to the model\):$/);
 		assert.ok(problems.some((p) => /^conf\.json L4:3 error: .* \(json\)$/.test(p)), JSON.stringify(problems));
+		// The wait ended on the JSON service's report, not at waitMs (15 s).
+		await vs.runCommand('pid: Show Log');
+		const log = await vs.readOutputChannel('pid', { until: (t) => /the editor's problems of 1 file after \d+ ms/.test(t) });
+		const ms = Number(/the editor's problems of 1 file after (\d+) ms: \d+ problems?, [1-9]\d* errors?/.exec(log)?.[1]);
+		assert.ok(ms >= 0 && ms < 15000, `the answer came with the report: ${log}`);
+		console.log(`# editor/diagnostics answered ${ms} ms after pid asked`);
 		await f.evaluate(() => document.querySelector('.item.tool[data-tool-call-id="e1"]').scrollIntoView({ block: 'start' }));
 		await vs.screenshot('vscode-diagnostics');
 	});

@@ -1079,7 +1079,7 @@ export class PidController {
 			onRequestTrust: ui.askTrust ? (params, token) => this.trust(params, token) : undefined,
 			onStderr: (text) => this.stderr(text),
 			onElicitation: (params, token) => this.elicit(params, token),
-			...(editorDiagnostics ? { onDiagnostics: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => editorDiagnostics(params, token) } : {}),
+			...(editorDiagnostics ? { onDiagnostics: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => this.diagnostics(editorDiagnostics, params, token) } : {}),
 			...(editorFiles
 				? {
 						onReadTextFile: async (p: { path: string; line?: number; limit?: number }) => {
@@ -1163,6 +1163,16 @@ export class PidController {
 				this.opts.ui.appendLine(`pid stderr: ${l}`);
 			}
 		}
+	}
+
+	/** diagnostics answers editor/diagnostics through the editor and logs how long its language servers took. */
+	private async diagnostics(source: NonNullable<ControllerOptions['editorDiagnostics']>, params: EditorDiagnosticsParams, token: rpc.CancellationToken): Promise<Diagnostic[]> {
+		const t0 = Date.now();
+		const n = Array.isArray(params?.paths) ? params.paths.length : 0;
+		const r = await source(params, token);
+		const errors = r.filter((d) => d?.severity === 1).length;
+		this.opts.ui.appendLine(`pid: the editor's problems of ${n === 0 ? 'every file' : `${n} file${n === 1 ? '' : 's'}`} after ${Date.now() - t0} ms: ${r.length} problem${r.length === 1 ? '' : 's'}, ${errors} error${errors === 1 ? '' : 's'}${token.isCancellationRequested ? ' (pid stopped waiting)' : ''}`);
+		return r;
 	}
 
 	/** trust puts a workspace/requestTrust question to the UI and logs it and its answer. */

@@ -116,6 +116,7 @@ test('against pid: an edit that breaks a .json file gets the editor\'s error in 
 	assert.ok(result && result.role === 'toolResult');
 	const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 	assert.match(text, /Problems the editor reports in conf\.json after this change:\nL2:10 Expected comma or closing brace \(json\)/, text);
+	assert.ok(h.ui.lines.some((l) => /^pid: the editor's problems of 1 file after \d+ ms: 1 problem, 1 error$/.test(l)), h.ui.lines.join('\n'));
 	const card = h.c.chat.tool('e1');
 	assert.deepEqual(card?.problems, [{ label: 'conf.json', line: 2, column: 10, severity: 'error', message: 'Expected comma or closing brace', source: 'json' }]);
 	w.dispose();
