@@ -16,7 +16,7 @@ export interface ProblemSource {
 	onDidChange(listener: (absPaths: readonly string[]) => void): { dispose(): void };
 	/**
 	 * Makes the editor's language servers look at a file pid changed that no editor shows
-	 * (VS Code: opening the document, unseen): only open documents are checked.
+	 * (VS Code: a preview tab that does not take the focus): they check shown files only.
 	 */
 	open?(absPath: string): Promise<void>;
 }

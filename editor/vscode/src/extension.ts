@@ -102,9 +102,12 @@ function problemWatcher(): ProblemWatcher {
 			return vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris.filter((u) => u.scheme === 'file').map((u) => u.fsPath)));
 		},
 		async open(absPath: string) {
-			// Unseen: the language servers check open documents only.
-			if (!openDocument(absPath)) {
-				await vscode.workspace.openTextDocument(vscode.Uri.file(absPath));
+			// Language servers check the files shown in editors (pull diagnostics ask for visible
+			// ones only: a document opened unseen got no report): a preview tab, the focus kept.
+			const shown = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && path.resolve(t.input.uri.fsPath) === path.resolve(absPath)));
+			if (!shown) {
+				const doc = openDocument(absPath) ?? (await vscode.workspace.openTextDocument(vscode.Uri.file(absPath)));
+				await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
 			}
 		},
 	});
