@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -226,22 +227,6 @@ func (r *Result) Reason() string {
 	return fmt.Sprintf("blocked by the hook %q", r.Hook.Command)
 }
 
-// JSON returns the hook's stdout decoded as a JSON object when it exited 0 and printed one.
-func (r *Result) JSON() (map[string]json.RawMessage, bool) {
-	if r.Err != nil || r.ExitCode != 0 {
-		return nil, false
-	}
-	out := bytes.TrimSpace(r.Stdout)
-	if len(out) == 0 || out[0] != '{' {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(out, &m) != nil {
-		return nil, false
-	}
-	return m, true
-}
-
 // ErrTimeout is wrapped by a Result's Err when the hook ran past its timeout.
 var ErrTimeout = errors.New("timed out")
 
@@ -349,4 +334,42 @@ func Env(projectDir string) []string {
 		out = append(out, e)
 	}
 	return append(out, "PID_PROJECT_DIR="+projectDir)
+}
+
+// Output is what a hook's JSON stdout may say, every event's fields together (docs/hooks.md).
+type Output struct {
+	// Decision is "block" (or, for PreToolUse's older shape, "approve"); Reason says why.
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+	Specific struct {
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
+		AdditionalContext        string          `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// Output returns the hook's stdout decoded, when it exited 0 and printed a JSON object.
+func (r *Result) Output() (Output, bool) {
+	var o Output
+	if r.Err != nil || r.ExitCode != 0 {
+		return o, false
+	}
+	out := bytes.TrimSpace(r.Stdout)
+	if len(out) == 0 || out[0] != '{' || json.Unmarshal(out, &o) != nil {
+		return Output{}, false
+	}
+	return o, true
+}
+
+// Context returns what the hook adds to the model's context: its JSON's additionalContext,
+// or, for a hook that exited 0 without JSON, its stdout trimmed ("" when none).
+func (r *Result) Context() string {
+	if o, ok := r.Output(); ok {
+		return o.Specific.AdditionalContext
+	}
+	if r.Err == nil && r.ExitCode == 0 {
+		return strings.TrimSpace(string(r.Stdout))
+	}
+	return ""
 }

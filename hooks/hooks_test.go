@@ -55,8 +55,12 @@ func TestRun(t *testing.T) {
 		t.Errorf("env and cwd: %q", r.Stdout)
 	}
 	r = Run(t.Context(), Hook{Command: `echo '{"decision":"block"}'`}, in, dir, nil)
-	if m, ok := r.JSON(); !ok || string(m["decision"]) != `"block"` {
-		t.Errorf("JSON: %v %v", m, ok)
+	if o, ok := r.Output(); !ok || o.Decision != "block" {
+		t.Errorf("Output: %+v %v", o, ok)
+	}
+	r = Run(t.Context(), Hook{Command: `echo plain words`}, in, dir, nil)
+	if _, ok := r.Output(); ok || r.Context() != "plain words" {
+		t.Errorf("plain stdout: Context %q", r.Context())
 	}
 	r = Run(t.Context(), Hook{Command: `echo why >&2; exit 2`}, in, dir, nil)
 	if !r.Blocked() || r.Reason() != "why" {

@@ -175,21 +175,10 @@ func (s *Session) preToolUse(ctx context.Context, in toolexec.ScreenInput) (*too
 			s.auditHook(h, in.Call.ID, in.Call.Name, "deny", r.Reason())
 			return &toolexec.Screening{Block: &toolexec.Block{Reason: fmt.Sprintf("The PreToolUse hook %q blocked this call: %s", h.Command, r.Reason())}}, nil
 		}
-		m, ok := r.JSON()
+		o, ok := r.Output()
 		if !ok {
 			continue
 		}
-		var o struct {
-			Decision string `json:"decision"`
-			Reason   string `json:"reason"`
-			Specific struct {
-				PermissionDecision       string          `json:"permissionDecision"`
-				PermissionDecisionReason string          `json:"permissionDecisionReason"`
-				UpdatedInput             json.RawMessage `json:"updatedInput"`
-			} `json:"hookSpecificOutput"`
-		}
-		b, _ := json.Marshal(m)
-		_ = json.Unmarshal(b, &o)
 		decision, reason := o.Specific.PermissionDecision, o.Specific.PermissionDecisionReason
 		switch o.Decision { // the older shape: {"decision": "approve" | "block", "reason"}
 		case "block":
@@ -251,16 +240,7 @@ func (s *Session) postToolUseHook() toolexec.AfterHook {
 			var block, extra string
 			if r.Blocked() {
 				block = r.Reason()
-			} else if m, ok := r.JSON(); ok {
-				var o struct {
-					Decision string `json:"decision"`
-					Reason   string `json:"reason"`
-					Specific struct {
-						AdditionalContext string `json:"additionalContext"`
-					} `json:"hookSpecificOutput"`
-				}
-				b, _ := json.Marshal(m)
-				_ = json.Unmarshal(b, &o)
+			} else if o, ok := r.Output(); ok {
 				if o.Decision == "block" {
 					block = o.Reason
 					if block == "" {
@@ -309,27 +289,12 @@ func (s *Session) userPromptSubmit(ctx context.Context, prompts []llm.Message) (
 			s.auditHook(h, "", "", "block", r.Reason())
 			return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, r.Reason())
 		}
-		if m, ok := r.JSON(); ok {
-			var o struct {
-				Decision string `json:"decision"`
-				Reason   string `json:"reason"`
-				Specific struct {
-					AdditionalContext string `json:"additionalContext"`
-				} `json:"hookSpecificOutput"`
-			}
-			b, _ := json.Marshal(m)
-			_ = json.Unmarshal(b, &o)
-			if o.Decision == "block" {
-				s.auditHook(h, "", "", "block", o.Reason)
-				return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, o.Reason)
-			}
-			if o.Specific.AdditionalContext != "" {
-				extra = append(extra, o.Specific.AdditionalContext)
-			}
-		} else if r.Err == nil && r.ExitCode == 0 {
-			if t := strings.TrimSpace(string(r.Stdout)); t != "" {
-				extra = append(extra, t)
-			}
+		if o, ok := r.Output(); ok && o.Decision == "block" {
+			s.auditHook(h, "", "", "block", o.Reason)
+			return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, o.Reason)
+		}
+		if c := r.Context(); c != "" {
+			extra = append(extra, c)
 		}
 	}
 	if len(extra) == 0 || len(prompts) == 0 {
@@ -358,13 +323,7 @@ func (s *Session) beforeStop(ctx context.Context, last *llm.Message) []llm.Messa
 		reason := ""
 		if r.Blocked() {
 			reason = r.Reason()
-		} else if m, ok := r.JSON(); ok {
-			var o struct {
-				Decision string `json:"decision"`
-				Reason   string `json:"reason"`
-			}
-			b, _ := json.Marshal(m)
-			_ = json.Unmarshal(b, &o)
+		} else if o, ok := r.Output(); ok {
 			if o.Decision == "block" {
 				reason = o.Reason
 				if reason == "" {
@@ -400,21 +359,8 @@ func (s *Session) startSessionHooks(source string) {
 			in := s.hookInput(hooks.SessionStart)
 			in.Source = source
 			r := s.runHook(context.Background(), h, in, "")
-			if m, ok := r.JSON(); ok {
-				var o struct {
-					Specific struct {
-						AdditionalContext string `json:"additionalContext"`
-					} `json:"hookSpecificOutput"`
-				}
-				b, _ := json.Marshal(m)
-				_ = json.Unmarshal(b, &o)
-				if o.Specific.AdditionalContext != "" {
-					out = append(out, o.Specific.AdditionalContext)
-				}
-			} else if r.Err == nil && r.ExitCode == 0 {
-				if t := strings.TrimSpace(string(r.Stdout)); t != "" {
-					out = append(out, t)
-				}
+			if c := r.Context(); c != "" {
+				out = append(out, c)
 			}
 		}
 		s.hooks.mu.Lock()
