@@ -431,6 +431,13 @@ function M.show()
   end
 end
 
+-- remember_instructions keeps a session's instruction files (a session/new or session/load
+-- result's instructions) for status(), and returns the chat's line for them (nil: none).
+function M.remember_instructions(session, list, bases)
+  S.instructions = { session = session, files = type(list) == 'table' and list or nil }
+  return sessions.instructions_line(list, bases)
+end
+
 -- show_loaded writes a loaded session (res: session/load's result; summary: its session/list
 -- entry, when known, or {rewound = true} after a rewind) into the chat between a '[session]
 -- resumed ...' (or 'rewound: ...') line and one saying the
@@ -453,6 +460,10 @@ function M.show_loaded(res, summary)
   local where = summary and type(summary.cwd) == 'string' and (', in ' .. summary.cwd) or ''
   local entries = { string.format('[session] %s %s%s (%d message%s%s)', summary and summary.rewound and 'rewound:' or 'resumed', res.sessionId,
     title and string.format(' "%s"', title) or '', n, n == 1 and '' or 's', where) }
+  local said = M.remember_instructions(res.sessionId, res.instructions, { S.workspace, summary and summary.cwd or nil })
+  if said ~= nil then
+    table.insert(entries, said)
+  end
   vim.list_extend(entries, M.transcript_entries(items, res.sessionId))
   table.insert(entries, '[session] end of the saved transcript: the next prompt continues this session')
   M.show()

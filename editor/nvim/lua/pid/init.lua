@@ -95,6 +95,8 @@ function M.status()
     server_info = S.server_info,
     session_id = S.session_id,
     mode = S.modes and S.modes.current or nil,
+    -- The current session's instruction files ({path, bytes, truncated}, as pid said them).
+    instructions = S.instructions and S.instructions.session == S.session_id and S.instructions.files or nil,
     resume_id = S.resume_id,
     running = S.run ~= nil,
     loading = S.loading,

@@ -249,7 +249,8 @@ end
 
 -- create sends session/new to client; the session waiters learn how it went.
 local function create(client)
-  client.request('session/new', session_params(), function(err, res)
+  local params = session_params()
+  client.request('session/new', params, function(err, res)
     if S.client ~= client then
       return
     end
@@ -262,6 +263,12 @@ local function create(client)
     modes.from_result(res.modes)
     S.region = { start = S.region_pending or view.count(), session = res.sessionId }
     S.region_pending = nil
+    -- Under the prompt's header (it shows before the session is made): the files the model
+    -- reads before it.
+    local said = chat.remember_instructions(res.sessionId, res.instructions, { S.workspace, params.cwd })
+    if said ~= nil then
+      view.append(said)
+    end
     slash.refresh()
     flush('waiters', nil)
   end)

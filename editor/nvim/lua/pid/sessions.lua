@@ -1,6 +1,6 @@
 -- Saved sessions for people: a session/list entry as one line of a picker (title, folder,
--- when, how many messages) and a failed session/load in words. Pure functions: no pid, no
--- buffers; Neovim 0.7+.
+-- when, how many messages), a failed session/load in words, and the line that says a session's
+-- instruction files. Pure functions: no pid, no buffers; Neovim 0.7+.
 
 local M = {}
 
@@ -158,6 +158,51 @@ function M.load_error_text(err, id, folder, workspace)
     return string.format('pid has no saved session %s any more (deleted since the list was made?): pick another one. pid says: %s', id, said)
   end
   return string.format('pid could not load the session %s: %s', id, said)
+end
+
+-- size_text says a file's size the way the chat does: "740 B", "1.2 KB", "40 KB", "1.5 MB".
+local function size_text(n)
+  n = tonumber(n) or 0
+  if n < 1000 then
+    return string.format('%d B', n)
+  elseif n < 9950 then
+    return string.format('%.1f KB', n / 1000)
+  elseif n < 999500 then
+    return string.format('%d KB', math.floor(n / 1000 + 0.5))
+  end
+  return string.format('%.1f MB', n / 1e6)
+end
+
+-- instructions_line says which instruction files (AGENTS.md, CLAUDE.md) the model gets, from
+-- the instructions of a session/new or session/load result ({path, bytes, truncated}, in the
+-- order the model reads them): "[instructions] AGENTS.md (1.2 KB), sub/CLAUDE.md (40 KB, cut to
+-- 32 KiB)"; nil when there is none. A path inside one of bases (folders: the first that holds
+-- it wins) is said relative to it, any other with ~ for the home folder.
+function M.instructions_line(list, bases)
+  if type(list) ~= 'table' or #list == 0 then
+    return nil
+  end
+  local parts = {}
+  for _, f in ipairs(list) do
+    if type(f) == 'table' and type(f.path) == 'string' then
+      local shown = nil
+      for _, b in ipairs(bases or {}) do
+        if type(b) == 'string' and b ~= '' then
+          local dir = b:gsub('/+$', '') .. '/'
+          if dir ~= '/' and f.path:sub(1, #dir) == dir and #f.path > #dir then
+            shown = f.path:sub(#dir + 1)
+            break
+          end
+        end
+      end
+      shown = shown or vim.fn.fnamemodify(f.path, ':~')
+      table.insert(parts, string.format('%s (%s%s)', shown, size_text(f.bytes), f.truncated == true and ', cut to 32 KiB' or ''))
+    end
+  end
+  if #parts == 0 then
+    return nil
+  end
+  return '[instructions] ' .. table.concat(parts, ', ')
 end
 
 return M

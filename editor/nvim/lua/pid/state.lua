@@ -78,6 +78,9 @@ M.S = {
   -- that part instead of showing the conversation twice.
   region = nil,
   region_pending = nil, -- where the next new session's part starts, when a prompt shows first
+  -- The instruction files the model of a session gets, as its session/new or session/load
+  -- result said them: {session = its id, files = {{path, bytes, truncated}} or nil}.
+  instructions = nil,
 
   -- The running prompt (prompt.lua) and the runs that ended (chat.finish_run).
   run = nil, -- {text, id? (session/prompt's request id), session, cancelled, on_done, cards}
