@@ -5,6 +5,7 @@
 // it pid's notifications and requests; the view (chatview.ts and webview/chat.ts) renders it
 // and sends clicks back. No `vscode` import: tests drive it under plain node.
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ALLOW, ALWAYS_ALLOW, DENY, EXIT_PLAN_MODE, type ApprovalQuestion } from './approval';
 import type { ChangedFile } from './changes';
@@ -28,6 +29,7 @@ import {
 	type UsageUpdateParams,
 	type ElicitationParams,
 	type ElicitationResult,
+	type InstructionFile,
 	type Message,
 	type MessageParams,
 	type MessageUpdateParams,
@@ -48,6 +50,8 @@ import type {
 	CommandView,
 	CompactionView,
 	ElicitationItem,
+	InstructionFileView,
+	InstructionsItem,
 	ItemView,
 	NoticeAction,
 	NoticeItem,
@@ -60,7 +64,7 @@ import type {
 } from './webviewProtocol';
 
 // The chat's items and state are what the view receives: their types live with the view's messages.
-export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, ItemView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
+export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, InstructionFileView, InstructionsItem, ItemView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
 
 /** The built-in commands of pid (docs/protocol.md), offered by the `/` completion before a session lists its own. */
 export const BUILTIN_COMMANDS: CommandView[] = [
@@ -136,6 +140,57 @@ export function viewOf(item: ChatItem): ItemView {
 		return { ...item, html: renderMarkdown(item.plan) };
 	}
 	return item;
+}
+
+/** sizeText is a file's size for people: bytes below 1 KB, else KB or MB (of 1024) with one decimal, none when whole or from 10 on. */
+export function sizeText(bytes: number): string {
+	if (!Number.isFinite(bytes) || bytes < 1024) {
+		const n = Number.isFinite(bytes) ? Math.max(0, Math.round(bytes)) : 0;
+		return `${n} byte${n === 1 ? '' : 's'}`;
+	}
+	const [v, unit] = bytes < 1024 * 1024 ? [bytes / 1024, 'KB'] : [bytes / (1024 * 1024), 'MB'];
+	const s = v >= 10 ? String(Math.round(v)) : v.toFixed(1).replace(/\.0$/, '');
+	return `${s} ${unit}`;
+}
+
+/**
+ * instructionViews names session/new's or session/load's instruction files for the chat:
+ * relative to the outermost of folders (the workspace folders, the session's folder) that
+ * holds the file, their real paths included (pid gives real paths); else absolute. Entries
+ * without a path are dropped.
+ */
+export function instructionViews(files: readonly InstructionFile[] | null | undefined, folders: readonly (string | undefined)[] = []): InstructionFileView[] {
+	const roots = new Set<string>();
+	for (const f of folders) {
+		if (f && path.isAbsolute(f)) {
+			roots.add(f);
+			try {
+				roots.add(fs.realpathSync(f));
+			} catch {
+				// A folder that is gone: its path as given.
+			}
+		}
+	}
+	const out: InstructionFileView[] = [];
+	for (const f of Array.isArray(files) ? files : []) {
+		if (!f || typeof f.path !== 'string' || f.path === '') {
+			continue;
+		}
+		let label = f.path;
+		for (const root of roots) {
+			const l = relativeLabel(f.path, root);
+			if (l !== f.path && (label === f.path || l.length > label.length)) {
+				label = l;
+			}
+		}
+		out.push({ path: f.path, label, size: sizeText(typeof f.bytes === 'number' ? f.bytes : 0), truncated: f.truncated === true });
+	}
+	return out;
+}
+
+/** instructionsLine is the instruction files in one line: "Instructions: AGENTS.md (1.2 KB), sub/CLAUDE.md (40 KB, cut to 32 KiB)". */
+export function instructionsLine(files: readonly InstructionFileView[]): string {
+	return `Instructions: ${files.map((f) => `${f.label} (${f.size}${f.truncated ? ', cut to 32 KiB' : ''})`).join(', ')}`;
 }
 
 /** planTitle is a plan's card title: its first line without heading marks, short. */
@@ -1079,6 +1134,20 @@ export class ChatModel {
 	/** The card of the files the last run changed, once shown. */
 	changesItem(): ChangesItem | undefined {
 		return this.changes;
+	}
+
+	/**
+	 * instructions adds a line naming the instruction files the model gets (session/new's or
+	 * session/load's `instructions`), each a link to the file, named relative to the outermost
+	 * of folders (the workspace folders) or the chat's folder that holds it; nothing when there
+	 * is none.
+	 */
+	instructions(files: readonly InstructionFile[] | null | undefined, folders: readonly string[] = []): InstructionsItem | undefined {
+		const views = instructionViews(files, [...folders, this.folder]);
+		if (views.length === 0) {
+			return undefined;
+		}
+		return this.add<InstructionsItem>({ kind: 'instructions', id: this.id('i'), files: views });
 	}
 
 	/** notice adds a line from the extension (an error, a crash, a resumed session). */

@@ -385,6 +385,7 @@ export class PidClient {
 			tools: Array.isArray(r.tools) ? r.tools : [],
 			messages: Array.isArray(r.messages) ? r.messages : [],
 			...(r.modes && typeof r.modes === 'object' ? { modes: r.modes } : {}),
+			...(Array.isArray(r.instructions) ? { instructions: r.instructions } : {}),
 		};
 	}
 

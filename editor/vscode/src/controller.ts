@@ -13,7 +13,7 @@ import * as rpc from 'vscode-jsonrpc/node';
 import { EXIT_PLAN_MODE, answer, question, type ApprovalQuestion } from './approval';
 import { reviewable } from './proposed';
 import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
-import { BUILTIN_COMMANDS, ChatModel, commandViews, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
+import { BUILTIN_COMMANDS, ChatModel, commandViews, instructionsLine, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
 import { METHOD_NOT_FOUND, PidClient, describeExit, errorCode, errorText, type ClientOptions } from './client';
 import { blocksAsText, sliceLines, type ContextChip } from './context';
 import { friendlyError, type ErrorAction } from './errors';
@@ -28,6 +28,7 @@ import {
 	type EditorDiagnosticsParams,
 	type ElicitationParams,
 	type ElicitationResult,
+	type InstructionFile,
 	type ModelEntry,
 	type ModelsListResult,
 	type PromptBlock,
@@ -304,6 +305,7 @@ export class PidController {
 						this.note = undefined;
 					}
 					this.opts.ui.appendLine(`pid: new session ${s.sessionId} (${s.tools.length} tools: ${s.tools.map((t) => t.name).join(', ')})`);
+					this.showInstructions(s.instructions);
 				}
 			} catch (err) {
 				if (err instanceof ChatError) {
@@ -853,6 +855,7 @@ export class PidController {
 		this.showModel(client, loaded.sessionId);
 		this.refreshCommands(client, loaded.sessionId);
 		void this.refreshCheckpoints(client, loaded.sessionId);
+		this.showInstructions(loaded.instructions);
 		const n = loaded.messages.filter((m) => m && typeof m === 'object' && m.role !== 'compaction').length;
 		if (wasStopped || quiet) {
 			this.chat.notice('info', `pid was started again and the saved session was loaded (${n} message${n === 1 ? '' : 's'}): ${quiet ? 'your message continues it' : 'the next message continues it'}.`);
@@ -860,6 +863,15 @@ export class PidController {
 			this.chat.notice('info', `Resumed "${(title ?? '').replace(/\s+/g, ' ').trim() || loaded.sessionId}" (${n} message${n === 1 ? '' : 's'}): the next message continues it.`);
 		}
 		return loaded;
+	}
+
+	/** showInstructions shows the instruction files the model gets (session/new's or session/load's) in the chat and the log. */
+	private showInstructions(files: InstructionFile[] | undefined): void {
+		const folders = (this.opts.workspaceFolders ?? []).map((f) => firstFolder([f])).filter((f): f is string => f !== undefined);
+		const item = this.chat.instructions(files, folders);
+		if (item) {
+			this.opts.ui.appendLine(`pid: ${instructionsLine(item.files)}`);
+		}
 	}
 
 	/** showTranscript writes a loaded session to the UI: a header, its items, a footer. */
@@ -1010,6 +1022,7 @@ export class PidController {
 		try {
 			const loaded = await client.loadSession(plan.sessionId);
 			this.chat.showTranscript(loaded.messages);
+			this.showInstructions(loaded.instructions);
 			if (loaded.modes) {
 				this.showModes(loaded.modes);
 			}

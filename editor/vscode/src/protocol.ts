@@ -298,6 +298,22 @@ export interface SessionNewResult {
 	tools: ToolInfo[];
 	/** Absent from a pid without modes. */
 	modes?: SessionModes;
+	/** The instruction files the model gets, in the order it reads them; absent when none. */
+	instructions?: InstructionFile[];
+}
+
+/**
+ * One instruction file the model gets (the user's AGENTS.md, then a trusted workspace's
+ * AGENTS.md or CLAUDE.md per folder down to the cwd), as read when the session was made or
+ * loaded: session/new's, session/load's and session/fork's `instructions`.
+ */
+export interface InstructionFile {
+	/** Absolute. */
+	path: string;
+	/** The file's size on disk. */
+	bytes: number;
+	/** Longer than 32 KiB: the model gets its first 32768 bytes and is told it can read the rest. */
+	truncated: boolean;
 }
 
 export interface PromptResult {
@@ -564,6 +580,8 @@ export interface SessionLoadResult {
 	messages: SessionItem[];
 	/** The mode the session was saved in (bypassPermissions, or a mode no longer offered, loads as default). */
 	modes?: SessionModes;
+	/** The instruction files the model gets now, as in SessionNewResult; absent when none. */
+	instructions?: InstructionFile[];
 }
 
 export type CompactionReason = 'manual' | 'threshold' | 'overflow';

@@ -259,7 +259,26 @@ export interface ChangesItem {
 	current: boolean;
 }
 
-export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem | PlanItem | CommandItem | CompactionView;
+/** One instruction file the model gets, as the chat names it. */
+export interface InstructionFileView {
+	/** Absolute: a click opens it. */
+	path: string;
+	/** Relative to the workspace folder when inside it, else the absolute path. */
+	label: string;
+	/** Its size on disk, for people ("1.2 KB"). */
+	size: string;
+	/** Cut at 32 KiB: the model gets its start only. */
+	truncated: boolean;
+}
+
+/** The instruction files (AGENTS.md, CLAUDE.md) the model gets, shown when a session starts or is loaded. */
+export interface InstructionsItem {
+	kind: 'instructions';
+	id: string;
+	files: InstructionFileView[];
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | ElicitationItem | ChangesItem | PlanItem | CommandItem | CompactionView | InstructionsItem;
 
 export interface ChatState {
 	status: ChatStatus;

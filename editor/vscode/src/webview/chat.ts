@@ -659,6 +659,27 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		}
 	}
 
+	/** renderInstructions is one line naming the instruction files the model gets, each a link that opens it. */
+	function renderInstructions(node: HTMLElement, item: ItemOf<'instructions'>): void {
+		node.replaceChildren();
+		node.className = 'item instructions';
+		node.title = 'The files pid gives the model as instructions (AGENTS.md, CLAUDE.md)';
+		node.append(el('span', 'instructions-title', 'Instructions: '));
+		item.files.forEach((f, i) => {
+			if (i > 0) {
+				node.append(', ');
+			}
+			const name = el('span', 'file-name link', f.label);
+			name.title = `Open ${f.path}`;
+			name.addEventListener('click', () => post({ type: 'openFile', path: f.path }));
+			const size = el('span', 'muted', ` (${f.size}${f.truncated ? ', cut to 32 KiB' : ''})`);
+			if (f.truncated) {
+				size.title = 'The model gets the first 32 KiB and is told it can read the rest';
+			}
+			node.append(name, size);
+		});
+	}
+
 	/** render draws an item into its node, by its kind. */
 	function render(node: HTMLElement, item: ItemView): void {
 		switch (item.kind) {
@@ -680,6 +701,8 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 				return renderCommand(node, item);
 			case 'compaction':
 				return renderCompaction(node, item);
+			case 'instructions':
+				return renderInstructions(node, item);
 			default:
 				// A kind this page does not know: typecheck fails here when webviewProtocol.ts adds one.
 				return unknownItem(item);
