@@ -94,6 +94,8 @@ func TestKillAtEveryPointThenLoad(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s#%d", kind, nth), func(t *testing.T) {
+				// Each point has its daemons, state and workspace: they run side by side.
+				t.Parallel()
 				env := sessionEnv(t)
 				_, ws := newWorkspaceDir(t, nil)
 				// pid stops dead right after sending that notification, so the kill comes
