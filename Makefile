@@ -23,22 +23,16 @@ lint:
 	$(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) ./...
 
-# Every test: Go tests with the race detector (fixtures and real-binary tests included), then
-# the real editor clients (vscode-jsonrpc under node, headless Neovim), the Neovim plugin's
-# headless test, the ACP face with the official ACP SDK (every message validated against the
-# schema), the reference MCP server (server-everything) through the daemon, the VS Code
-# extension's type check and tests, and last the end-to-end tests in a real VS Code and a
-# real Neovim (the e2e target), all against bin/pid.
-# scripts/install-test-deps.sh installs what the clients need on a fresh machine.
+# Every test: Go tests with the race detector (fixtures and real-binary tests included),
+# alongside them the real editor clients (vscode-jsonrpc under node, headless Neovim), the
+# Neovim plugin's headless test, the ACP face with the official ACP SDK (every message
+# validated against the schema), the reference MCP server (server-everything) through the
+# daemon, the VS Code extension's type check and tests, and the end-to-end tests in a real VS
+# Code and a real Neovim (the e2e target), all against bin/pid (scripts/test-all.sh says why
+# side by side). scripts/install-test-deps.sh installs what the clients need on a fresh machine.
 test: vet lint build testmcp
 	bash scripts/install-test-deps.sh
-	PID_REQUIRE_CORPUS_TOOLS=1 $(GO) test -race -count=1 ./...
-	bash test/clients/run.sh
-	bash editor/nvim/test/run.sh
-	cd test/acp && PID_BIN="$(CURDIR)/$(BIN)/pid" PID_TESTMCP_BIN="$(CURDIR)/$(BIN)/pidtestmcp" timeout -k 5 120 node --test --test-reporter=spec
-	cd test/mcp && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 5 120 node --test --test-reporter=spec
-	cd editor/vscode && npm run typecheck && PID_BIN=$(CURDIR)/$(BIN)/pid timeout -k 5 180 npm test
-	$(MAKE) --no-print-directory e2e
+	GO="$(GO)" BIN="$(CURDIR)/$(BIN)" bash scripts/test-all.sh
 
 # End-to-end tests (issue 14): a real VS Code (code-server in headless Chromium, through
 # puppeteer-core) and a real Neovim (in tmux) with pid's clients against bin/pid, scripted models,

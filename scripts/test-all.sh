@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The body of `make test`: the Go tests (race detector, fixtures and real-binary tests
+# included) run side by side with the clients' tests (vscode-jsonrpc under node, the Neovim
+# plugin headless, the ACP face with the official SDK, the reference MCP server, the VS Code
+# extension's type check and tests) and the end-to-end tests in a real VS Code and a real
+# Neovim. Both halves mostly wait (on the daemons they start, on a browser): one after the
+# other they kept the 2-core machine about a third busy for 12 minutes. The clients' output
+# streams as it comes; the Go tests' is printed when both halves are done. It fails when
+# either half fails. Run from the repository's root by make (GO and BIN come from it).
+set -uo pipefail
+GO=${GO:-go}
+BIN=${BIN:-$PWD/bin}
+golog=$(mktemp)
+trap 'rm -f "$golog"' EXIT
+
+PID_REQUIRE_CORPUS_TOOLS=1 "$GO" test -race -count=1 ./... >"$golog" 2>&1 &
+gopid=$!
+
+clients() {
+	set -e
+	bash test/clients/run.sh
+	bash editor/nvim/test/run.sh
+	(cd test/acp && PID_BIN="$BIN/pid" PID_TESTMCP_BIN="$BIN/pidtestmcp" timeout -k 5 120 node --test --test-reporter=spec)
+	(cd test/mcp && PID_BIN="$BIN/pid" timeout -k 5 120 node --test --test-reporter=spec)
+	(cd editor/vscode && npm run typecheck && PID_BIN="$BIN/pid" timeout -k 5 180 npm test)
+	make --no-print-directory e2e
+}
+(clients)
+clientsrc=$?
+
+wait "$gopid"
+gorc=$?
+echo
+echo "=== go test -race -count=1 ./... (run alongside the tests above) ==="
+cat "$golog"
+echo
+echo "=== make test: go test exit $gorc, clients and end-to-end exit $clientsrc ==="
+[ "$gorc" -eq 0 ] && [ "$clientsrc" -eq 0 ]
