@@ -226,8 +226,8 @@ func (s *Session) summaryFor(rec compactionRecord, transcript []llm.Message) (ll
 			b.WriteString("\n")
 		}
 		b.WriteString("Files used in the part of the conversation the summary replaces (read a file again before you rely on its content or edit it):\n")
-		writePaths(&b, "read", read)
-		writePaths(&b, "changed", changed)
+		compact.WriteFileList(&b, "read", read)
+		compact.WriteFileList(&b, "changed", changed)
 		kept.Files = append(append(kept.Files, read...), changed...)
 		slices.Sort(kept.Files)
 		kept.Files = slices.Compact(kept.Files)
@@ -238,26 +238,6 @@ func (s *Session) summaryFor(rec compactionRecord, transcript []llm.Message) (ll
 		msg.Content = append(msg.Content, llm.Text("\n"+strings.TrimRight(b.String(), "\n")))
 	}
 	return msg, kept
-}
-
-// maxKeptPaths bounds each list of paths kept after a summary.
-const maxKeptPaths = 100
-
-func writePaths(b *strings.Builder, label string, paths []string) {
-	if len(paths) == 0 {
-		return
-	}
-	b.WriteString(label)
-	b.WriteString(":\n")
-	for i, p := range paths {
-		if i == maxKeptPaths {
-			fmt.Fprintf(b, "(and %d more)\n", len(paths)-maxKeptPaths)
-			break
-		}
-		b.WriteString("- ")
-		b.WriteString(p)
-		b.WriteString("\n")
-	}
 }
 
 // summaryText is the text of a summary message as a person reads it: its text blocks
