@@ -9,25 +9,12 @@ import (
 	"encoding/json"
 
 	"github.com/pid-agent/pid/checkpoint"
+	"github.com/pid-agent/pid/session"
 )
-
-// checkpointParams are _pid/checkpoints/list's and _pid/checkpoints/diff's params.
-type checkpointParams struct {
-	SessionID    string `json:"sessionId"`
-	CheckpointID string `json:"checkpointId"`
-}
-
-// rewindParams are _pid/session/rewind's params.
-type rewindParams struct {
-	SessionID    string `json:"sessionId"`
-	CheckpointID string `json:"checkpointId"`
-	Restore      string `json:"restore"`
-	Force        bool   `json:"force"`
-}
 
 // checkpointsList answers _pid/checkpoints/list: a live session's checkpoints, oldest first.
 func (s *server) checkpointsList(params json.RawMessage) (any, error) {
-	var p checkpointParams
+	var p session.CheckpointParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
@@ -47,7 +34,7 @@ func (s *server) checkpointsList(params json.RawMessage) (any, error) {
 // checkpointsDiff answers _pid/checkpoints/diff; it reads files, so it runs on a goroutine
 // of its own.
 func (s *server) checkpointsDiff(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p checkpointParams
+	var p session.CheckpointParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
@@ -70,7 +57,7 @@ func (s *server) checkpointsDiff(_ json.RawMessage, params json.RawMessage) (fun
 // sessionRewind answers _pid/session/rewind. The session is claimed on the read loop, so a
 // prompt sent after it is refused rather than raced.
 func (s *server) sessionRewind(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p rewindParams
+	var p session.RewindParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}

@@ -9,25 +9,12 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/pid-agent/pid/checkpoint"
+	"github.com/pid-agent/pid/session"
 )
-
-// checkpointParams are checkpoints/diff's params (checkpoints/list's without the id).
-type checkpointParams struct {
-	SessionID    string `json:"sessionId"`
-	CheckpointID string `json:"checkpointId"`
-}
-
-// rewindParams are session/rewind's params.
-type rewindParams struct {
-	SessionID    string `json:"sessionId"`
-	CheckpointID string `json:"checkpointId"`
-	Restore      string `json:"restore"`
-	Force        bool   `json:"force"`
-}
 
 // checkpointsList runs checkpoints/list: the session's checkpoints, oldest first.
 func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
-	var p checkpointParams
+	var p session.CheckpointParams
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
@@ -47,7 +34,7 @@ func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
 // checkpointsDiff runs checkpoints/diff: the diffs from before a checkpoint's prompt to the
 // files as they are now (it reads the files, so it runs on a goroutine of its own).
 func (s *Server) checkpointsDiff(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p checkpointParams
+	var p session.CheckpointParams
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
@@ -69,7 +56,7 @@ func (s *Server) checkpointsDiff(req *jsonrpc2.Request) (func(context.Context) (
 // sessionRewind runs session/rewind. The session is claimed on the read goroutine, so a
 // prompt sent after it is refused as busy rather than raced.
 func (s *Server) sessionRewind(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p rewindParams
+	var p session.RewindParams
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}

@@ -368,3 +368,18 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	s.compacting.view.compactions, s.compacting.view.covered, s.compacting.view.msgs = 0, 0, nil
 	return nil
 }
+
+// CheckpointParams are the params of checkpoints/list and checkpoints/diff (native) and of
+// their ACP extension methods: the faces decode them alike.
+type CheckpointParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+}
+
+// RewindParams are session/rewind's params (native, and _pid/session/rewind on ACP).
+type RewindParams struct {
+	SessionID    string `json:"sessionId"`
+	CheckpointID string `json:"checkpointId"`
+	Restore      string `json:"restore"`
+	Force        bool   `json:"force"`
+}
