@@ -142,7 +142,8 @@ func (s *Session) requestFor(req *llm.Request) *llm.Request {
 		return req
 	}
 	out := *req
-	out.SystemPrompt += instr + mode
+	// Each section starts with a blank line: the prompt's own last newline would make two.
+	out.SystemPrompt = strings.TrimRight(out.SystemPrompt, "\n") + instr + mode
 	return &out
 }
 
