@@ -35,3 +35,21 @@ func TestEnforceKeepsARunningCount(t *testing.T) {
 		t.Errorf("after the pass: used %d, running count %d: the unreferenced blobs must go and the count follow", used, st.used.Load())
 	}
 }
+
+// A workspace cannot make pid write more than twice the bound within one prompt, even before
+// the first eviction pass has counted the store (pid's first snapshot of a big workspace).
+func TestPutStopsAtTheBound(t *testing.T) {
+	st, err := Open(t.TempDir(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.put(make([]byte, 1500), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.put(append(make([]byte, 600), 1), false); err != errFull {
+		t.Errorf("a put past the bound: %v, want errFull", err)
+	}
+	if _, err := st.put(append(make([]byte, 600), 2), true); err != nil {
+		t.Errorf("a rewind's own put (always) must still be kept: %v", err)
+	}
+}

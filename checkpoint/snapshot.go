@@ -26,6 +26,16 @@ func hashOf(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// MaxSnapshotFiles (a variable for the tests) bounds the files a snapshot keeps track of: a workspace with more (its
+// ignore files leave in more) gets no snapshot, and its bash calls' checkpoints say so,
+// rather than pid's memory growing with whatever the workspace holds.
+var MaxSnapshotFiles = 500_000
+
+// tooManyFiles is a snapshot's error past MaxSnapshotFiles.
+func tooManyFiles() error {
+	return fmt.Errorf("the workspace folders hold more than %d files the ignore files leave in, so bash commands' changes are not recorded (add generated folders to .gitignore or .ignore)", MaxSnapshotFiles)
+}
+
 // Snapshot is the workspace as a snapshot saw it, for AfterBash.
 type Snapshot struct {
 	c     *cp
@@ -56,6 +66,7 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 		seen = nil
 	}
 	var changed atomic.Bool
+	files := 0 // the files seen, against MaxSnapshotFiles
 	err := s.ws.Scan(ctx, func(f tools.ScanFile) any {
 		c, ok, reused := s.scanOne(f, old)
 		switch {
@@ -69,6 +80,9 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 		}
 		return nil
 	}, func(path string, res any) error {
+		if files++; files > MaxSnapshotFiles {
+			return tooManyFiles()
+		}
 		c, ok := res.(*cached)
 		switch {
 		case !ok:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,24 @@ func TestWarmSnapshotOfNestedFoldersFindsADeletion(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(top, "inner", "y.txt")); !os.IsNotExist(err) {
 		t.Fatalf("y.txt still there: %v", err)
+	}
+}
+
+// A workspace with more files than a snapshot keeps track of gets no snapshot: the
+// checkpoint says why, instead of pid's memory growing with the workspace.
+func TestSnapshotRefusesTooManyFiles(t *testing.T) {
+	old := MaxSnapshotFiles
+	MaxSnapshotFiles = 3
+	t.Cleanup(func() { MaxSnapshotFiles = old })
+	ws, w := newWorkspace(t, map[string]string{"a": "a", "b": "b", "c": "c", "d": "d"})
+	s := openSession(t, newStore(t, 0), "s1", w)
+	if err := s.Begin("one", "p"); err != nil {
+		t.Fatal(err)
+	}
+	runBash(t, s, ws, "rm a")
+	s.End()
+	info := s.List()[0]
+	if !info.Incomplete || !strings.Contains(info.Reason, "more than 3 files") {
+		t.Errorf("checkpoint: incomplete %v, reason %q", info.Incomplete, info.Reason)
 	}
 }

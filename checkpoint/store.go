@@ -93,7 +93,11 @@ func (st *Store) put(data []byte, always bool) (string, error) {
 	if _, err := os.Lstat(p); err == nil {
 		return h, nil
 	}
-	if st.full.Load() && !always {
+	if !always && (st.full.Load() || st.used.Load()+int64(len(data)) > 2*st.maxBytes) {
+		// The store may pass its bound between eviction passes (a pass at each prompt's
+		// end gives up the oldest sessions), but never twice it: a workspace cannot fill
+		// the disk through pid's snapshots of it within one prompt. (Until the first pass
+		// counts the store, the count is of this process's writes.)
 		return "", errFull
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
