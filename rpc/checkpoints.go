@@ -14,11 +14,7 @@ import (
 
 // checkpointsList runs checkpoints/list: the session's checkpoints, oldest first.
 func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
-	var p session.CheckpointParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	ss, err := s.host.Get(p.SessionID)
+	ss, err := s.sessionOf(req)
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,7 @@ import (
 // disk (a command file added since counts at once). It reads files, so it runs on a
 // goroutine of its own.
 func (s *Server) commandsList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	ss, err := s.host.Get(p.SessionID)
+	ss, err := s.sessionOf(req)
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,7 @@ import (
 // hooksList runs hooks/list {sessionId}: the hooks that apply to the session now, in the
 // order they run, with where each was configured.
 func (s *Server) hooksList(req *jsonrpc2.Request) (any, error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	ss, err := s.host.Get(p.SessionID)
+	ss, err := s.sessionOf(req)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -37,6 +39,15 @@ type modeUpdateParams struct {
 
 type sessionParams struct {
 	SessionID string `json:"sessionId"`
+}
+
+// sessionOf decodes params that name a session only ({sessionId}) and returns that session.
+func (s *Server) sessionOf(req *jsonrpc2.Request) (*session.Session, error) {
+	var p sessionParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return s.host.Get(p.SessionID)
 }
 
 // promptParams are the params of session/prompt, session/steer and session/followUp: text,

@@ -150,11 +150,7 @@ func (s *Server) modelsList(req *jsonrpc2.Request) (any, error) {
 }
 
 func (s *Server) toolsList(req *jsonrpc2.Request) (any, error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	ss, err := s.host.Get(p.SessionID)
+	ss, err := s.sessionOf(req)
 	if err != nil {
 		return nil, err
 	}
