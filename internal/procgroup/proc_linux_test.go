@@ -103,7 +103,9 @@ func TestChildOutlivesTheThreadThatAskedForIt(t *testing.T) {
 // SIGTERM first.
 func TestKillGroupsEndsBackgroundProcesses(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sh", "-c", `(trap 'echo got-term > term.txt; exit 0' TERM; sleep 1000 & wait) & echo $! > bg.pid; echo started`)
+	// The background shell says it is ready once its trap is set: a SIGTERM before that
+	// (on a loaded machine the test can get there first) would kill it without the trap.
+	cmd := exec.Command("/bin/sh", "-c", `sh -c 'trap "echo got-term > term.txt; exit 0" TERM; echo > ready; sleep 1000 & wait' & echo $! > bg.pid; echo started`)
 	cmd.Dir = dir
 	g, err := procgroup.StartGroup(cmd)
 	if err != nil {
@@ -119,6 +121,10 @@ func TestKillGroupsEndsBackgroundProcesses(t *testing.T) {
 	if !proctest.Alive(pid) {
 		t.Fatalf("background process %d is not running", pid)
 	}
+	proctest.WaitUntil(t, 10*time.Second, "the background shell to set its trap", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "ready"))
+		return err == nil
+	})
 	if n := procgroup.KillGroups(5 * time.Second); n < 1 {
 		t.Errorf("KillGroups signalled %d groups, want at least 1", n)
 	}
