@@ -82,7 +82,7 @@ var (
 	messageKeys  = map[string]uint{"role": 1, "content": 2, "stopReason": 4, "usage": 8, "errorMessage": 16,
 		"toolCallId": 32, "toolName": 64, "details": 128, "isError": 256, "addedToolNames": 512, "timestamp": 1024}
 	contentKeys = map[string]uint{"type": 1, "text": 2, "thinking": 4, "id": 8, "name": 16, "arguments": 32,
-		"data": 64, "mimeType": 128}
+		"data": 64, "mimeType": 128, "signature": 256, "redacted": 512}
 )
 
 // foldsToKnown reports whether key equals one of keys but for case: encoding/json would
@@ -106,6 +106,18 @@ func str(v gjson.Result) (string, bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// boolean returns a bool value (false for null, as encoding/json leaves a bool field) and
+// whether v was one of those.
+func boolean(v gjson.Result) (bool, bool) {
+	switch v.Type {
+	case gjson.True:
+		return true, true
+	case gjson.False, gjson.Null:
+		return false, true
+	}
+	return false, false
 }
 
 // fastMessage builds a message from its JSON object, as llm.Message.UnmarshalJSON would,
@@ -142,13 +154,7 @@ func fastMessage(obj gjson.Result) (*llm.Message, bool) {
 		case "toolName":
 			m.ToolName, ok = str(v)
 		case "isError":
-			switch v.Type {
-			case gjson.True:
-				m.IsError = true
-			case gjson.False, gjson.Null:
-			default:
-				ok = false
-			}
+			m.IsError, ok = boolean(v)
 		case "timestamp":
 			switch v.Type {
 			case gjson.Number:
@@ -239,6 +245,10 @@ func fastBlock(obj gjson.Result) (llm.Content, bool) {
 			c.Text, ok = str(v)
 		case "thinking":
 			c.Thinking, ok = str(v)
+		case "signature":
+			c.Signature, ok = str(v)
+		case "redacted":
+			c.Redacted, ok = boolean(v)
 		case "id":
 			c.ID, ok = str(v)
 		case "name":

@@ -46,6 +46,10 @@ func fuzzLines(t testing.TB) []string {
 		`{"role":"user","content":[],"timestamp":99999999999999999999}`,
 		`{"role":"user","content":[],"extra":{"deep":[1,2,{"x":null}]}}`,
 		`{"role":"user","content":[{"type":"text","text":"a","TEXT":"b"}]}`,
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"c2ln"},{"type":"thinking","thinking":"","signature":"ZGF0YQ==","redacted":true}],"stopReason":"stop"}`,
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":null,"redacted":null}]}`,
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hm","redacted":"yes"}]}`,
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hm","Signature":"x"}]}`,
 		`{"role":"wizard"}`,
 	} {
 		lines = append(lines, env+m+"}")
@@ -93,7 +97,7 @@ func TestFastDecodeTakesWhatTheWriterWrites(t *testing.T) {
 			t.Errorf("the fast reader gave up on a line the writer wrote: %s", l)
 		}
 	}
-	for _, probe := range []string{`"Role"`, `"role":"user","role"`, `"TEXT"`, `1e400`, `"Id"`, `"compaction":5`, "\xff", `"timestamp":1.5`} {
+	for _, probe := range []string{`"redacted":"yes"`, `"Signature"`, `"Role"`, `"role":"user","role"`, `"TEXT"`, `1e400`, `"Id"`, `"compaction":5`, "\xff", `"timestamp":1.5`} {
 		for _, l := range lines {
 			if strings.Contains(l, probe) {
 				if _, _, ok := fastEntry(l, true); ok {
