@@ -233,8 +233,8 @@ func TestRunLengthStopRunsNoTool(t *testing.T) {
 				m = x
 			}
 		}
-		if !m.IsError || !strings.Contains(m.Text(), "output-token limit") || !strings.Contains(m.Text(), "again with complete arguments") {
-			t.Errorf("result of %s = %+v, want an error asking to re-issue the call", id, m)
+		if !m.IsError || !strings.Contains(m.Text(), "output-token limit") || !strings.Contains(m.Text(), "smaller parts") {
+			t.Errorf("result of %s = %+v, want an error asking for the change in smaller parts", id, m)
 		}
 	}
 	if prov.Calls() != 3 || res.StopReason != llm.StopEnd {

@@ -45,8 +45,9 @@ type Config struct {
 	// APIKeyEnv names the environment variable that holds the API key. Default:
 	// OPENAI_API_KEY or ANTHROPIC_API_KEY. The key itself is never part of a Config.
 	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
-	// MaxTokens caps an answer's tokens. Default: the server's choice for openai, 8192
-	// for anthropic (4096 for Claude 3 models).
+	// MaxTokens caps an answer's tokens. Default: the server's choice for openai; for
+	// anthropic the model's documented output limit (anthropic.MaxTokensFor: 32000 to
+	// 128000 for Claude 4 models), else 16384.
 	MaxTokens int `json:"maxTokens,omitempty"`
 	// RequestTimeoutMs bounds, in milliseconds, the wait for a response's headers, per
 	// attempt; an attempt that passes it is retried with backoff like a 5xx answer.

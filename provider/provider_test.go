@@ -165,7 +165,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("openai: %v %v", p, err)
 	}
 	p, err = provider.New(provider.Config{Provider: "anthropic", ID: "claude-sonnet-4-5"})
-	if err != nil || p.(*anthropic.Provider).BaseURL() != anthropic.DefaultBaseURL || p.(*anthropic.Provider).MaxTokens() != anthropic.DefaultMaxTokens {
+	if err != nil || p.(*anthropic.Provider).BaseURL() != anthropic.DefaultBaseURL || p.(*anthropic.Provider).MaxTokens() != 64000 {
 		t.Errorf("anthropic: %v %v", p, err)
 	}
 }

@@ -6,6 +6,7 @@ package provider_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +21,13 @@ import (
 // stream file.
 func sent(t *testing.T, cfg provider.Config, file string) map[string]any {
 	t.Helper()
+	body, _ := sentWithHeader(t, cfg, file)
+	return body
+}
+
+// sentWithHeader is sent, with the request's header.
+func sentWithHeader(t *testing.T, cfg provider.Config, file string) (map[string]any, http.Header) {
+	t.Helper()
 	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", cfg.Provider, file)})
 	cfg.BaseURL = srv.URL
 	if cfg.Provider == provider.OpenAI {
@@ -29,11 +37,12 @@ func sent(t *testing.T, cfg provider.Config, file string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req := stream(t, p, srv)
 	var body map[string]any
-	if err := json.Unmarshal(stream(t, p, srv).Body, &body); err != nil {
+	if err := json.Unmarshal(req.Body, &body); err != nil {
 		t.Fatal(err)
 	}
-	return body
+	return body, req.Header
 }
 
 func TestThinkingLevels(t *testing.T) {
@@ -44,18 +53,22 @@ func TestThinkingLevels(t *testing.T) {
 	for _, tc := range []struct {
 		level    string
 		budget   float64 // Anthropic's budget_tokens; 0: no "thinking"
-		max      float64 // Anthropic's max_tokens
+		max      float64 // Anthropic's max_tokens for a model it knows no limit of
 		effort   string  // OpenAI's reasoning_effort; "": none
 		anyField bool
 	}{
-		{"", 0, 8192, "", false},
-		{"off", 0, 8192, "", false},
-		{"low", 2048, 8192, "low", true},
-		{"medium", 8192, 8192 + 8192, "medium", true},
+		{"", 0, 16384, "", false},
+		{"off", 0, 16384, "", false},
+		{"low", 2048, 16384, "low", true},
+		{"medium", 8192, 16384, "medium", true},
 		{"high", 16384, 16384 + 8192, "high", true},
 	} {
 		t.Run("anthropic "+tc.level, func(t *testing.T) {
-			body := sent(t, provider.Config{Provider: provider.Anthropic, ID: "claude-sonnet-4-5", Thinking: tc.level}, "text.sse")
+			body, header := sentWithHeader(t, provider.Config{Provider: provider.Anthropic, ID: "claude-next", Thinking: tc.level}, "text.sse")
+			// With a budget the model thinks between tool calls too (issue 32).
+			if beta := header.Get("anthropic-beta"); (beta == "interleaved-thinking-2025-05-14") != tc.anyField || !tc.anyField && beta != "" {
+				t.Errorf("anthropic-beta %q with thinking %q", beta, tc.level)
+			}
 			th, has := body["thinking"]
 			if has != tc.anyField {
 				t.Fatalf("thinking %v, want it sent: %v", th, tc.anyField)

@@ -878,7 +878,8 @@ func guard[T any](f func() (T, error)) (v T, err error) {
 
 // RejectTruncated fails every call of an assistant message that stopped at the output-token
 // limit (R3): its arguments may be cut short, so none runs and no hook is asked. Each call
-// gets its ToolStart, ToolEnd and an error result asking the model to send it again.
+// gets its ToolStart, ToolEnd and an error result asking the model to send the change in
+// smaller parts: the same call would be cut again.
 func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
 	if cfg == nil {
 		cfg = &Config{}
@@ -887,7 +888,7 @@ func RejectTruncated(cfg *Config, calls []llm.ToolCall) Outcome {
 	for i, tc := range calls {
 		c := &call{tc: tc, msg: &r.msgs[i]}
 		r.start(c)
-		c.fail(fmt.Sprintf("Tool call %s (%s) was not run: the reply hit the output-token limit, so its arguments may be incomplete. Send the call again with complete arguments.", tc.Name, tc.ID))
+		c.fail(fmt.Sprintf("Tool call %s (%s) was not run: the reply hit the output-token limit, so its arguments may be incomplete. The same call would be cut again: send the change in smaller parts (edit in steps of a few hunks each, or write the file's first part, then add the rest with edit calls).", tc.Name, tc.ID))
 		r.end(c)
 		r.addMessage(c, r.now())
 	}

@@ -19,8 +19,8 @@ import (
 )
 
 // R3: the calls of a message cut off by the output-token limit are not run: each gets a
-// start, an end and an error result asking the model to send it again with complete
-// arguments; no hook runs, and the outcome neither terminates nor aborts (the loop goes on).
+// start, an end and an error result asking the model to send the change in smaller parts
+// (the same call would be cut again: issue 32); no hook runs, and the outcome neither terminates nor aborts (the loop goes on).
 func TestRejectTruncated(t *testing.T) {
 	rec := &recorder{}
 	cfg := &toolexec.Config{
@@ -42,10 +42,13 @@ func TestRejectTruncated(t *testing.T) {
 		if !m.IsError || m.Role != llm.RoleToolResult {
 			t.Errorf("%s: role %s isError %v, want an error tool result", m.ToolCallID, m.Role, m.IsError)
 		}
-		for _, s := range []string{m.ToolName, "output-token limit", "again with complete arguments"} {
+		for _, s := range []string{m.ToolName, "output-token limit", "smaller parts", "edit in steps"} {
 			if !strings.Contains(text, s) {
 				t.Errorf("%s: result %q lacks %q", m.ToolCallID, text, s)
 			}
+		}
+		if strings.Contains(text, "again with complete arguments") {
+			t.Errorf("%s: result %q asks for the same call again, which would be cut the same way", m.ToolCallID, text)
 		}
 	}
 	if out.Terminate || out.Aborted {

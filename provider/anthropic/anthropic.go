@@ -9,6 +9,8 @@ package anthropic
 import (
 	"context"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,9 +24,9 @@ const DefaultBaseURL = "https://api.anthropic.com"
 // APIVersion is the anthropic-version header sent with every request.
 const APIVersion = "2023-06-01"
 
-// DefaultMaxTokens is the answer's token cap when Options.MaxTokens is 0 (the API
-// requires one). Claude 3 models (not 3.5 or 3.7) allow at most 4096 and get that.
-const DefaultMaxTokens = 8192
+// InterleavedThinkingBeta is the anthropic-beta header value sent with thinking on, so
+// the model thinks between tool calls too, not only at the start of its answer.
+const InterleavedThinkingBeta = "interleaved-thinking-2025-05-14"
 
 // Retry bounds the retries of rate-limited (429), overloaded (529) and failed (5xx)
 // answers, and of attempts cut off by RequestTimeout (or by IdleTimeout before the first
@@ -44,10 +46,12 @@ type Options struct {
 	APIKey string
 	// APIKeyEnv names the environment variable the key came from, for error text.
 	APIKeyEnv string
-	// MaxTokens caps the answer's tokens (default DefaultMaxTokens).
+	// MaxTokens caps the answer's tokens (default MaxTokensFor(Model): the model's
+	// output limit, or DefaultMaxTokens for a model it does not know).
 	MaxTokens int
-	// ThinkingBudget, when positive, turns on extended thinking with that many tokens;
-	// MaxTokens is raised above it when it is not already.
+	// ThinkingBudget, when positive, turns on extended thinking with that many tokens,
+	// interleaved between tool calls (InterleavedThinkingBeta); MaxTokens is raised to the
+	// budget plus 8192 when it is not above it already.
 	ThinkingBudget int
 	// HTTPClient makes the requests (default: a client on http.DefaultTransport with no
 	// overall timeout, since an answer streams for as long as it takes). New uses a copy
@@ -84,13 +88,10 @@ func New(o Options) (*Provider, error) {
 	}
 	o.BaseURL = info.BaseURL
 	if o.MaxTokens <= 0 {
-		o.MaxTokens = DefaultMaxTokens
-		if isClaude3(o.Model) {
-			o.MaxTokens = 4096
-		}
+		o.MaxTokens = MaxTokensFor(o.Model)
 	}
 	if o.ThinkingBudget > 0 && o.MaxTokens <= o.ThinkingBudget {
-		o.MaxTokens = o.ThinkingBudget + DefaultMaxTokens
+		o.MaxTokens = o.ThinkingBudget + thinkingAnswer
 	}
 	o.HTTPClient = wire.GuardClient(o.HTTPClient, o.BaseURL, o.APIKey)
 	if o.RequestTimeout <= 0 {
@@ -108,11 +109,6 @@ func New(o Options) (*Provider, error) {
 
 // api is what New checks and how error text names the server.
 var api = wire.API{Pkg: "anthropic", Name: "Anthropic", Host: "api.anthropic.com", DefaultBaseURL: DefaultBaseURL}
-
-// isClaude3 reports whether id names a Claude 3 model other than 3.5 and 3.7.
-func isClaude3(id string) bool {
-	return strings.HasPrefix(id, "claude-3-") && !strings.HasPrefix(id, "claude-3-5") && !strings.HasPrefix(id, "claude-3-7")
-}
 
 // Model returns the model id the provider asks for.
 func (p *Provider) Model() string { return p.opts.Model }
@@ -133,14 +129,30 @@ func (p *Provider) MaxTokens() int { return p.opts.MaxTokens }
 // the assistant message. Text, thinking and tool_use blocks stream to sink as they arrive.
 // Failures are a StopError message whose text says what to check, with the key redacted;
 // a cancelled ctx returns StopAborted at once.
+//
+// A request the API refuses because the prompt and max_tokens together pass the context
+// window (models from Claude 3.7 on count max_tokens whole) is made again at once with
+// max_tokens lowered to the room the window leaves, when that still leaves room for an
+// answer: a long conversation then goes on instead of compacting early.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
+	msg := p.stream(ctx, req, sink, p.opts.MaxTokens)
+	if room, ok := p.roomLeft(&msg); ok {
+		msg = p.stream(ctx, req, sink, room)
+	}
+	return msg
+}
+
+func (p *Provider) stream(ctx context.Context, req *llm.Request, sink llm.StreamSink, maxTokens int) llm.Message {
 	b := wire.NewBuilder(sink)
-	body, err := p.body(req)
+	body, err := p.body(req, maxTokens)
 	if err != nil {
 		return b.Fail(llm.StopError, p.info.Unwritable(err))
 	}
 	header := http.Header{}
 	header.Set("anthropic-version", APIVersion)
+	if p.opts.ThinkingBudget > 0 {
+		header.Set("anthropic-beta", InterleavedThinkingBeta)
+	}
 	if p.opts.APIKey != "" {
 		header.Set("x-api-key", p.opts.APIKey)
 	}
@@ -154,4 +166,32 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.Stream
 		Build:    wire.PostJSON(p.endpoint, body, header),
 	}
 	return wire.Run(ctx, call, b, func(b *wire.Builder) wire.Decoder { return newDecoder(b, &p.info, p.sigs) })
+}
+
+// contextLimit is the API's wording of a prompt that fits the window but not with
+// max_tokens: "input length and `max_tokens` exceed context limit: 188000 + 64000 > 200000,
+// decrease input length or `max_tokens` and try again".
+var contextLimit = regexp.MustCompile(`exceed context limit: ([0-9]+) \+ ([0-9]+) > ([0-9]+)`)
+
+// minAnswer is the fewest tokens roomLeft lowers max_tokens to (above a thinking budget).
+const minAnswer = 1024
+
+// roomLeft reports whether msg is the API's refusal of a prompt that leaves room for an
+// answer only below the max_tokens asked, and the max_tokens to ask instead.
+func (p *Provider) roomLeft(msg *llm.Message) (int, bool) {
+	if msg.StopReason != llm.StopError || len(msg.Content) > 0 {
+		return 0, false
+	}
+	m := contextLimit.FindStringSubmatch(msg.ErrorMessage)
+	if m == nil {
+		return 0, false
+	}
+	input, _ := strconv.Atoi(m[1])
+	asked, _ := strconv.Atoi(m[2])
+	limit, _ := strconv.Atoi(m[3])
+	room := limit - input
+	if room >= asked || room < p.opts.ThinkingBudget+minAnswer {
+		return 0, false
+	}
+	return room, true
 }

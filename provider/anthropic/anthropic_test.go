@@ -3,8 +3,10 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -341,11 +343,13 @@ func TestNewDefaults(t *testing.T) {
 		base     string
 		maxToken int
 	}{
-		{anthropic.Options{Model: "claude-sonnet-4-5"}, anthropic.DefaultBaseURL, 8192},
+		{anthropic.Options{Model: "claude-sonnet-4-5"}, anthropic.DefaultBaseURL, 64000},
 		{anthropic.Options{Model: "claude-3-haiku-20240307"}, anthropic.DefaultBaseURL, 4096},
 		{anthropic.Options{Model: "claude-3-5-haiku-latest", MaxTokens: 1000}, anthropic.DefaultBaseURL, 1000},
 		{anthropic.Options{Model: "claude-opus-4-1", ThinkingBudget: 10000, MaxTokens: 5000}, anthropic.DefaultBaseURL, 10000 + 8192},
-		{anthropic.Options{Model: "m", BaseURL: "http://proxy.local/anthropic/"}, "http://proxy.local/anthropic", 8192},
+		{anthropic.Options{Model: "claude-opus-4-1", ThinkingBudget: 16384}, anthropic.DefaultBaseURL, 32000},
+		{anthropic.Options{Model: "m", BaseURL: "http://proxy.local/anthropic/"}, "http://proxy.local/anthropic", 16384},
+		{anthropic.Options{Model: "m", ThinkingBudget: 16384}, anthropic.DefaultBaseURL, 16384 + 8192},
 	} {
 		p, err := anthropic.New(tc.o)
 		if err != nil {
@@ -354,6 +358,43 @@ func TestNewDefaults(t *testing.T) {
 		if p.BaseURL() != tc.base || p.MaxTokens() != tc.maxToken {
 			t.Errorf("New(%+v): base %q max %d, want %q %d", tc.o, p.BaseURL(), p.MaxTokens(), tc.base, tc.maxToken)
 		}
+	}
+}
+
+// The default max_tokens is the model's documented output limit (issue 32: 8192 cut a write
+// of a file over about 25 KB short), in both id forms and behind a platform's prefix; a model
+// the table does not know gets 16384.
+func TestMaxTokensFor(t *testing.T) {
+	for id, want := range map[string]int{
+		"claude-opus-4-0": 32000, "claude-opus-4-20250514": 32000, "claude-opus-4-1": 32000, "claude-opus-4-1-20250805": 32000,
+		"claude-opus-4-5": 64000, "claude-opus-4-5-20251101": 64000, "claude-opus-4-6": 128000, "claude-opus-4-7": 128000,
+		"claude-sonnet-4-0": 64000, "claude-sonnet-4-20250514": 64000, "claude-sonnet-4-5": 64000, "claude-sonnet-4-5-20250929": 64000,
+		"claude-sonnet-4-6": 128000, "claude-haiku-4-5": 64000, "claude-haiku-4-5-20251001": 64000,
+		"anthropic.claude-opus-4-1-20250805-v1:0": 32000, "claude-haiku-4-5@20251001": 64000,
+		"claude-3-7-sonnet-latest": 64000, "claude-3-5-sonnet-20241022": 8192, "claude-3-5-haiku-latest": 8192,
+		"claude-3-haiku-20240307": 4096, "claude-3-opus-20240229": 4096,
+		"claude-opus-4-9": 16384, "claude-sonnet-5": 16384, "claude-2.1": 16384, "my-proxy-model": 16384, "claude-": 16384,
+	} {
+		if got := anthropic.MaxTokensFor(id); got != want {
+			t.Errorf("MaxTokensFor(%q) = %d, want %d", id, got, want)
+		}
+	}
+}
+
+// With a thinking budget the request asks for interleaved thinking, so the model thinks
+// between tool calls too (issue 32); without one it does not.
+func TestInterleavedThinkingHeader(t *testing.T) {
+	srv := replay.New(t, replay.Step{File: file("text.sse")})
+	for _, budget := range []int{0, 2048} {
+		p, _ := newProvider(t, srv, anthropic.Options{ThinkingBudget: budget})
+		stream(t, p, context.Background(), simpleReq)
+	}
+	reqs := srv.Requests()
+	if got := reqs[0].Header.Values("anthropic-beta"); len(got) != 0 {
+		t.Errorf("without thinking: anthropic-beta %q", got)
+	}
+	if got := reqs[1].Header.Values("anthropic-beta"); len(got) != 1 || got[0] != "interleaved-thinking-2025-05-14" {
+		t.Errorf("with thinking: anthropic-beta %q, want interleaved-thinking-2025-05-14", got)
 	}
 }
 
@@ -367,5 +408,46 @@ func TestBaseURLWithV1(t *testing.T) {
 	stream(t, p, context.Background(), simpleReq)
 	if got := srv.Requests()[0].Path; got != "/v1/messages" {
 		t.Errorf("path = %q", got)
+	}
+}
+
+// A prompt that fits the window but not with the default max_tokens (Claude 3.7 on count
+// max_tokens whole) is asked again at once with the room the window leaves; when the room
+// would leave no answer (or, with thinking, nothing above the budget), the refusal stands
+// and the caller compacts.
+func TestMaxTokensLoweredToTheRoomLeft(t *testing.T) {
+	refusal := func(input, asked int) replay.Step {
+		return replay.Step{Status: 400, Body: fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":"input length and `+"`max_tokens`"+` exceed context limit: %d + %d > 200000, decrease input length or `+"`max_tokens`"+` and try again"}}`, input, asked)}
+	}
+	maxTokens := func(r replay.Request) int {
+		var b struct {
+			MaxTokens int `json:"max_tokens"`
+		}
+		json.Unmarshal(r.Body, &b)
+		return b.MaxTokens
+	}
+	srv := replay.New(t, refusal(188000, 64000), replay.Step{File: file("text.sse")})
+	p, _ := newProvider(t, srv, anthropic.Options{})
+	msg, rec := stream(t, p, context.Background(), simpleReq)
+	reqs := srv.Requests()
+	if msg.StopReason != llm.StopEnd || len(reqs) != 2 || maxTokens(reqs[0]) != 64000 || maxTokens(reqs[1]) != 12000 {
+		t.Fatalf("stop %q (%s), %d requests: want the second with max_tokens 12000", msg.StopReason, msg.ErrorMessage, len(reqs))
+	}
+	// The refused request shows nothing: the message starts once.
+	if steps := rec.Steps(); !slices.Equal(slices.DeleteFunc(slices.Clone(steps), func(s string) bool { return s != `start 0 ""` }), []string{`start 0 ""`}) {
+		t.Errorf("steps %q: want one start", steps)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		budget int
+		input  int
+	}{{"no room", 0, 199500}, {"no room above the budget", 16384, 183000}} {
+		srv := replay.New(t, refusal(tc.input, 64000), replay.Step{File: file("text.sse")})
+		p, _ := newProvider(t, srv, anthropic.Options{ThinkingBudget: tc.budget})
+		msg, _ := stream(t, p, context.Background(), simpleReq)
+		if msg.StopReason != llm.StopError || len(srv.Requests()) != 1 || !strings.Contains(msg.ErrorMessage, "exceed context limit") {
+			t.Errorf("%s: stop %q, %d requests: want the refusal", tc.name, msg.StopReason, len(srv.Requests()))
+		}
 	}
 }

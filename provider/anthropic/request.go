@@ -72,13 +72,13 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // noOutput stands in for a tool result with no content.
 const noOutput = "(no output)"
 
-// body returns the request body for req. The system prompt and the last message carry
+// body returns the request body for req, asking for at most maxTokens. The system prompt and the last message carry
 // cache_control breakpoints, so a conversation's prefix is read from Anthropic's prompt
 // cache on the next turn.
-func (p *Provider) body(req *llm.Request) ([]byte, error) {
+func (p *Provider) body(req *llm.Request, maxTokens int) ([]byte, error) {
 	mr := messagesRequest{
 		Model:     p.opts.Model,
-		MaxTokens: p.opts.MaxTokens,
+		MaxTokens: maxTokens,
 		Messages:  p.convertMessages(req.Messages),
 		Stream:    true,
 	}
