@@ -22,8 +22,9 @@ const (
 // Data (base64), MimeType.
 //
 // A thinking block's Signature is what its provider needs to accept the thinking back in a
-// later request (Anthropic's signature), opaque to pid; a Redacted block's thinking was
-// withheld by the provider, Thinking is empty and Signature holds the withheld data.
+// later request, opaque to pid: Anthropic's signature, or the JSON of an OpenAI Responses
+// API reasoning item (an object, with its encrypted content); a Redacted block's thinking
+// was withheld by the provider, Thinking is empty and Signature holds the withheld data.
 type Content struct {
 	Type      ContentType
 	Text      string

@@ -21,6 +21,10 @@ type Request struct {
 	SystemPrompt string
 	Messages     []Message
 	Tools        []ToolSpec
+	// CacheKey names the conversation (the session's id), for a provider that can ask its
+	// server to route the requests of one conversation to the same prompt cache (OpenAI's
+	// prompt_cache_key); "" for none.
+	CacheKey string
 }
 
 // StreamKind names a streaming step of an assistant message.

@@ -63,6 +63,13 @@ type Config struct {
 	// budget ThinkingBudget gives, and are sent as reasoning_effort to OpenAI-compatible
 	// servers.
 	Thinking string `json:"thinking,omitempty"`
+	// API is, for openai, "chat" (or "", the default: the chat-completions API, which
+	// OpenAI-compatible servers speak) or "responses" (OpenAI's Responses API). Other
+	// providers take "" only.
+	API string `json:"api,omitempty"`
+	// PromptCacheKey, for openai's chat-completions API, sends the session's id as
+	// prompt_cache_key (the Responses API always does).
+	PromptCacheKey bool `json:"promptCacheKey,omitempty"`
 }
 
 // ThinkingLevels are the values of Config.Thinking, "" aside.
@@ -91,6 +98,19 @@ func CheckThinking(level string) error {
 	return fmt.Errorf(`model.thinking is %q: use "off", "low", "medium" or "high"`, level)
 }
 
+// CheckAPI fails when api is not a value of Config.API for provider.
+func CheckAPI(provider, api string) error {
+	switch {
+	case api == "":
+		return nil
+	case provider != OpenAI:
+		return fmt.Errorf(`model.api is %q: only provider "openai" takes it ("chat" or "responses")`, api)
+	case api != openai.APIChat && api != openai.APIResponses:
+		return fmt.Errorf(`model.api is %q: use "chat" (the chat-completions API, the default) or "responses" (OpenAI's Responses API)`, api)
+	}
+	return nil
+}
+
 // Defaults and the largest value of Config's timeouts, in milliseconds.
 const (
 	DefaultRequestTimeoutMs = int(wire.DefaultRequestTimeout / time.Millisecond) // 60000
@@ -117,6 +137,9 @@ func New(cfg Config) (llm.Provider, error) {
 	if err := CheckThinking(cfg.Thinking); err != nil {
 		return nil, err
 	}
+	if err := CheckAPI(cfg.Provider, cfg.API); err != nil {
+		return nil, err
+	}
 	switch cfg.Provider {
 	case OpenAI:
 		return newOpenAI(cfg)
@@ -141,7 +164,7 @@ func newOpenAI(cfg Config) (llm.Provider, error) {
 	return openai.New(openai.Options{
 		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
 		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
-		ReasoningEffort: reasoningEffort(cfg.Thinking),
+		ReasoningEffort: reasoningEffort(cfg.Thinking), API: cfg.API, PromptCacheKey: cfg.PromptCacheKey,
 	})
 }
 

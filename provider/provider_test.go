@@ -47,6 +47,8 @@ func TestNewErrors(t *testing.T) {
 		{"bad base URL", provider.Config{Provider: "openai", ID: "m", BaseURL: "localhost:11434"}, []string{"not an http or https URL"}},
 		{"negative request timeout", provider.Config{Provider: "openai", ID: "m", BaseURL: "http://localhost:11434/v1", RequestTimeoutMs: -1}, []string{"model.requestTimeoutMs is -1", "or 0 (or nothing) for the default of 60000"}},
 		{"idle timeout over a day", provider.Config{Provider: "anthropic", ID: "m", IdleTimeoutMs: provider.MaxTimeoutMs + 1}, []string{"model.idleTimeoutMs is 86400001", "from 1 to 86400000", "default of 120000"}},
+		{"unknown api", provider.Config{Provider: "openai", ID: "m", BaseURL: "http://localhost:11434/v1", API: "assistants"}, []string{`model.api is "assistants"`, `"chat"`, `"responses"`}},
+		{"api of anthropic", provider.Config{Provider: "anthropic", ID: "m", API: "responses"}, []string{`model.api is "responses"`, `only provider "openai"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := provider.New(tc.cfg)
@@ -156,6 +158,22 @@ func TestAnthropicFromEnvironment(t *testing.T) {
 }
 
 // Without the environment, the defaults are the public APIs.
+// A model entry's "api": "responses" reaches OpenAI's Responses API (issue 32).
+func TestResponsesAPIFromConfig(t *testing.T) {
+	clearEnv(t)
+	closeIdle(t)
+	t.Setenv(provider.EnvOpenAIKey, key)
+	srv := replay.New(t, replay.Step{File: filepath.Join("testdata", "openai", "responses_text.sse")})
+	p, err := provider.New(provider.Config{Provider: provider.OpenAI, ID: "gpt-5", BaseURL: srv.URL + "/v1", API: "responses", Thinking: "high"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := stream(t, p, srv)
+	if r.Path != "/v1/responses" || !strings.Contains(string(r.Body), `"reasoning":{"effort":"high"}`) || !strings.Contains(string(r.Body), `"store":false`) {
+		t.Errorf("%s %s", r.Path, r.Body)
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	clearEnv(t)
 	t.Setenv(provider.EnvOpenAIKey, key)

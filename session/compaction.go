@@ -255,7 +255,7 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	// The instruction files and the mode's section (instructions.go); the loop's request
 	// is kept for a call made again after a compaction, which reads the files again.
 	orig := req
-	req = p.s.requestFor(orig)
+	req = p.s.keyed(p.s.requestFor(orig))
 	var held bool // the first attempt's start, not yet passed on
 	var heldPartial *llm.Message
 	streamed := false
@@ -298,7 +298,7 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 		}
 		return m
 	}
-	retry := *s.requestFor(orig)
+	retry := *s.keyed(s.requestFor(orig))
 	retry.Messages = s.view(transcript)
 	return model.provider.Stream(ctx, &retry, sink)
 }

@@ -119,6 +119,11 @@ type ModelConfig struct {
 	// Thinking is how hard the model thinks: "off" (or absent), "low", "medium" or "high"
 	// (see provider.Config.Thinking).
 	Thinking string `json:"thinking,omitempty"`
+	// API is, for provider "openai", "chat" (the default) or "responses" (OpenAI's
+	// Responses API); PromptCacheKey sends the session's id as prompt_cache_key with the
+	// chat-completions API (the Responses API always does). See provider.Config.
+	API            string `json:"api,omitempty"`
+	PromptCacheKey bool   `json:"promptCacheKey,omitempty"`
 	// ContextWindow is the model's context window in tokens; 0 means the default for the
 	// model id (see compact.ContextWindow).
 	ContextWindow int `json:"contextWindow,omitempty"`

@@ -70,6 +70,11 @@ func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict b
 	if err := modelProvider.CheckThinking(cfg.Thinking); err != nil {
 		return nil, invalidModel(src, "thinking", "%v", err)
 	}
+	if cfg.Provider != "script" {
+		if err := modelProvider.CheckAPI(cfg.Provider, cfg.API); err != nil {
+			return nil, invalidModel(src, "api", "%v", err)
+		}
+	}
 	switch cfg.Provider {
 	case "script":
 		m.provider = llm.NewScriptFrom(calls, cfg.Turns...)
@@ -87,6 +92,7 @@ func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict b
 	m.provider, err = modelProvider.New(modelProvider.Config{
 		Provider: cfg.Provider, ID: cfg.ID, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, MaxTokens: cfg.MaxTokens,
 		RequestTimeoutMs: cfg.RequestTimeoutMs, IdleTimeoutMs: cfg.IdleTimeoutMs, Thinking: cfg.Thinking,
+		API: cfg.API, PromptCacheKey: cfg.PromptCacheKey,
 	})
 	if err == nil {
 		m.summarizer = m.provider
@@ -403,4 +409,14 @@ func (h *Host) defaultCwd() string {
 	}
 	wd, _ := os.Getwd()
 	return wd
+}
+
+// keyed returns a copy of req (which may be the loop's) carrying the session's id as its
+// CacheKey, which a provider may send so the server keeps the conversation's prompt cache
+// in one place (OpenAI's prompt_cache_key). The id survives session/load, so a resumed
+// session keeps its key.
+func (s *Session) keyed(req *llm.Request) *llm.Request {
+	out := *req
+	out.CacheKey = s.id
+	return &out
 }

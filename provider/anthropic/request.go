@@ -187,15 +187,19 @@ func (p *Provider) convertMessages(history []llm.Message) []message {
 
 // thinkingBlock writes a thinking block of the history: with its signature (the block's
 // own, else one remembered for its text) as the API requires it back; a redacted one as
-// redacted_thinking with its data; without a signature (thinking another model did) as
-// text, since the API rejects an unsigned thinking block. nil for a blank one.
+// redacted_thinking with its data; without a signature of Anthropic's (thinking another
+// model did, an OpenAI reasoning item's summary) as text, since the API rejects an unsigned
+// thinking block. nil for a blank one.
 func (p *Provider) thinkingBlock(c llm.Content) *block {
+	// Another API's token (an OpenAI reasoning item, a JSON object) is no signature of
+	// Anthropic's, which are base64.
+	signed := c.Signature != "" && !strings.HasPrefix(c.Signature, "{")
 	switch {
-	case c.Redacted && c.Signature != "":
+	case c.Redacted && signed:
 		return &block{Type: "redacted_thinking", Data: c.Signature}
 	case strings.TrimSpace(c.Thinking) == "":
 		return nil
-	case c.Signature != "":
+	case signed:
 		return &block{Type: "thinking", Thinking: c.Thinking, Signature: c.Signature}
 	}
 	if sig, ok := p.sigs.get(c.Thinking); ok {

@@ -123,3 +123,32 @@ func TestNoThinkingByDefault(t *testing.T) {
 		t.Errorf("a request without a budget asks for thinking: %v", body["thinking"])
 	}
 }
+
+// An OpenAI Responses API reasoning item (a model change from OpenAI's Responses API) is no
+// Anthropic signature: its summary goes as text, never as a signed thinking block the API
+// would reject; a reasoning item without a summary goes not at all.
+func TestReasoningItemIsNoSignature(t *testing.T) {
+	srv := replay.New(t, replay.Step{File: file("text.sse")})
+	p, _ := newProvider(t, srv, anthropic.Options{})
+	item := `{"encrypted_content":"gAAAAABo","summary":[],"type":"reasoning"}`
+	stream(t, p, context.Background(), &llm.Request{Messages: []llm.Message{
+		llm.NewUser("Hi"),
+		{Role: llm.RoleAssistant, StopReason: llm.StopEnd, Content: []llm.Content{
+			{Type: llm.ContentThinking, Thinking: "Greet back.", Signature: item},
+			{Type: llm.ContentThinking, Signature: item},
+			{Type: llm.ContentThinking, Signature: item, Redacted: true},
+			llm.Text("Hello."),
+		}},
+		llm.NewUser("Thanks"),
+	}})
+	var body struct {
+		Messages []struct {
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(srv.Requests()[0].Body, &body)
+	want := []map[string]any{{"type": "text", "text": "Greet back."}, {"type": "text", "text": "Hello."}}
+	if d := cmp.Diff(want, body.Messages[1].Content); d != "" {
+		t.Errorf("assistant message (-want +got):\n%s", d)
+	}
+}

@@ -1,14 +1,15 @@
 // Package openai is a model provider for the OpenAI chat-completions API and the servers
-// that speak it (Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter), streaming over
-// net/http.
+// that speak it (Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter), and for OpenAI's
+// Responses API, streaming over net/http.
 //
 // The entry point is New, which returns a *Provider (an llm.Provider) for one model at one
-// base URL; see request.go for how a request is written and decode.go for how the stream
-// is read.
+// base URL; see request.go and decode.go for how a chat-completions request is written and
+// its stream read, responses.go and responses_decode.go for the Responses API's.
 package openai
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,6 +21,16 @@ import (
 
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
+
+// The APIs a Provider speaks (Options.API).
+const (
+	// APIChat is the chat-completions API, "/chat/completions": the default, which
+	// OpenAI-compatible servers speak.
+	APIChat = "chat"
+	// APIResponses is OpenAI's Responses API, "/responses": reasoning items go back
+	// between tool calls (with store false, as their encrypted content).
+	APIResponses = "responses"
+)
 
 // Retry bounds the retries of rate-limited (429) and failed (5xx) answers, and of attempts
 // cut off by RequestTimeout (or by IdleTimeout before the first block): Attempts (default
@@ -43,9 +54,17 @@ type Options struct {
 	// max_completion_tokens to api.openai.com and as max_tokens elsewhere, which is the
 	// field local servers read.
 	MaxTokens int
-	// ReasoningEffort, when set ("low", "medium", "high"), is sent as reasoning_effort: how
-	// hard a reasoning model thinks. Empty sends nothing, for servers that reject the field.
+	// ReasoningEffort, when set ("low", "medium", "high"), is sent as reasoning_effort (the
+	// Responses API: reasoning.effort, with the reasoning's encrypted content asked for):
+	// how hard a reasoning model thinks. Empty sends nothing, for servers that reject the
+	// field.
 	ReasoningEffort string
+	// API is APIChat (or "", the default) or APIResponses.
+	API string
+	// PromptCacheKey sends a request's llm.Request.CacheKey as prompt_cache_key in a
+	// chat-completions request (OpenAI routes requests with the same key to the same
+	// cache). The Responses API always sends it; other servers may reject the field.
+	PromptCacheKey bool
 	// HTTPClient makes the requests (default: a client on http.DefaultTransport with no
 	// overall timeout, since an answer streams for as long as it takes). New uses a copy
 	// whose redirect policy sends the key only to BaseURL's origin (scheme, host, port),
@@ -79,6 +98,13 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch o.API {
+	case "":
+		o.API = APIChat
+	case APIChat, APIResponses:
+	default:
+		return nil, fmt.Errorf("openai: unknown API %q: use %q or %q", o.API, APIChat, APIResponses)
+	}
 	o.BaseURL = info.BaseURL
 	o.HTTPClient = wire.GuardClient(o.HTTPClient, o.BaseURL, o.APIKey)
 	if o.RequestTimeout <= 0 {
@@ -87,7 +113,11 @@ func New(o Options) (*Provider, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = wire.DefaultIdleTimeout
 	}
-	return &Provider{opts: o, endpoint: o.BaseURL + "/chat/completions", info: info}, nil
+	endpoint := o.BaseURL + "/chat/completions"
+	if o.API == APIResponses {
+		endpoint = o.BaseURL + "/responses"
+	}
+	return &Provider{opts: o, endpoint: endpoint, info: info}, nil
 }
 
 // api is what New checks and how error text names the server.
@@ -115,14 +145,22 @@ func (p *Provider) Timeouts() (request, idle time.Duration) {
 	return p.opts.RequestTimeout, p.opts.IdleTimeout
 }
 
-// Stream implements llm.Provider: it posts req as a streaming chat completion and returns
-// the assistant message. Text, reasoning (reasoning_content or reasoning deltas, as
-// llama.cpp, vLLM, Ollama and OpenRouter send) and tool calls stream to sink as they
-// arrive. Failures are a StopError message whose text says what to check, with the key
-// redacted; a cancelled ctx returns StopAborted at once.
+// API returns the API the provider speaks, APIChat or APIResponses.
+func (p *Provider) API() string { return p.opts.API }
+
+// Stream implements llm.Provider: it posts req as a streaming chat completion (or Responses
+// API request) and returns the assistant message. Text, reasoning (reasoning_content or
+// reasoning deltas, as llama.cpp, vLLM, Ollama and OpenRouter send; reasoning items and
+// their summaries from the Responses API) and tool calls stream to sink as they arrive.
+// Failures are a StopError message whose text says what to check, with the key redacted; a
+// cancelled ctx returns StopAborted at once.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
 	b := wire.NewBuilder(sink)
-	body, err := p.body(req)
+	body, newDec := p.body, func(b *wire.Builder) wire.Decoder { return newDecoder(b, &p.info) }
+	if p.opts.API == APIResponses {
+		body, newDec = p.responsesBody, func(b *wire.Builder) wire.Decoder { return newResponsesDecoder(b, &p.info) }
+	}
+	raw, err := body(req)
 	if err != nil {
 		return b.Fail(llm.StopError, p.info.Unwritable(err))
 	}
@@ -137,7 +175,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, sink llm.Stream
 		Timeouts: wire.Timeouts{Request: p.opts.RequestTimeout, Idle: p.opts.IdleTimeout},
 		Key:      p.opts.APIKey,
 		Endpoint: p.endpoint,
-		Build:    wire.PostJSON(p.endpoint, body, header),
+		Build:    wire.PostJSON(p.endpoint, raw, header),
 	}
-	return wire.Run(ctx, call, b, func(b *wire.Builder) wire.Decoder { return newDecoder(b, &p.info) })
+	return wire.Run(ctx, call, b, newDec)
 }

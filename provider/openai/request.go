@@ -21,6 +21,7 @@ type chatRequest struct {
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	PromptCacheKey      string         `json:"prompt_cache_key,omitempty"`
 }
 
 type streamOptions struct {
@@ -76,7 +77,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // a tool message cannot hold.
 const imagesFromTools = "Attached image(s) from tool result:"
 
-// body returns the request body for req.
+// body returns the chat-completions request body for req.
 func (p *Provider) body(req *llm.Request) ([]byte, error) {
 	cr := chatRequest{
 		Model:           p.opts.Model,
@@ -84,6 +85,9 @@ func (p *Provider) body(req *llm.Request) ([]byte, error) {
 		Stream:          true,
 		StreamOptions:   &streamOptions{IncludeUsage: true},
 		ReasoningEffort: p.opts.ReasoningEffort,
+	}
+	if p.opts.PromptCacheKey {
+		cr.PromptCacheKey = req.CacheKey
 	}
 	if p.opts.MaxTokens > 0 {
 		if u, err := url.Parse(p.opts.BaseURL); err == nil && isOpenAI(u) {
@@ -108,9 +112,10 @@ func (p *Provider) body(req *llm.Request) ([]byte, error) {
 //   - user: a string when it is all text, else text and image_url parts (images as data URLs);
 //   - assistant: its text as a string (null when there is none) and its tool calls with
 //     their arguments as a JSON string; thinking is not sent back;
-//   - toolResult: a "tool" message with tool_call_id and the result's text. Images of a run
-//     of tool results follow the run in one user message, since nothing may come between
-//     an assistant's tool calls and their tool messages.
+//   - toolResult: a "tool" message with tool_call_id and the result's text (an error's
+//     after ErrorPrefix). Images of a run of tool results follow the run in one user
+//     message, since nothing may come between an assistant's tool calls and their tool
+//     messages.
 func convertMessages(system string, history []llm.Message) []chatMessage {
 	var out []chatMessage
 	if system != "" {
@@ -147,24 +152,43 @@ func convertMessages(system string, history []llm.Message) []chatMessage {
 			}
 			out = append(out, msg)
 		case llm.RoleToolResult:
-			var texts []string
 			for _, c := range m.Content {
-				switch c.Type {
-				case llm.ContentText:
-					texts = append(texts, c.Text)
-				case llm.ContentImage:
+				if c.Type == llm.ContentImage {
 					images = append(images, imagePart(c))
 				}
 			}
-			text := strings.Join(texts, "\n")
-			if text == "" && len(m.Content) > 0 {
-				text = "(see attached image)"
-			}
-			out = append(out, chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: text})
+			out = append(out, chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: toolText(m)})
 		}
 	}
 	flush()
 	return out
+}
+
+// ErrorPrefix starts the text of an error result (a failed call, a denial): a tool message
+// and a function_call_output carry no error flag, so the model reads it in the text.
+const ErrorPrefix = "Error: "
+
+// toolText is a tool result's text as a tool message or a function_call_output carries it:
+// its text blocks joined by line breaks ("(see attached image)" when it holds only images,
+// "(no output)" for an error without text), after ErrorPrefix when it is an error.
+func toolText(m llm.Message) string {
+	var texts []string
+	for _, c := range m.Content {
+		if c.Type == llm.ContentText {
+			texts = append(texts, c.Text)
+		}
+	}
+	text := strings.Join(texts, "\n")
+	if text == "" && len(m.Content) > 0 {
+		text = "(see attached image)"
+	}
+	if m.IsError {
+		if text == "" {
+			text = "(no output)"
+		}
+		text = ErrorPrefix + text
+	}
+	return text
 }
 
 // userContent returns a user message's content: a string when it is all text, parts

@@ -12,7 +12,8 @@ import (
 
 // history has every shape a request carries: text and image user messages, an assistant
 // batch of parallel calls with thinking, results with an image, an aborted message with a
-// call, a failed message, and a call whose result never came.
+// call, a failed message, a call whose result never came, and an error result (its text
+// after "Error: ", since a tool message has no error flag: issue 32).
 func history() []llm.Message {
 	img := llm.Content{Type: llm.ContentImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}
 	return []llm.Message{
@@ -84,7 +85,7 @@ func TestRequestBody(t *testing.T) {
 	    {"role": "assistant", "content": null, "tool_calls": [
 	      {"id": "call_4", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
 	    ]},
-	    {"role": "tool", "tool_call_id": "call_4", "content": "denied"},
+	    {"role": "tool", "tool_call_id": "call_4", "content": "Error: denied"},
 	    {"role": "user", "content": "Stop."}
 	  ],
 	  "tools": [
