@@ -106,6 +106,18 @@ SEARCH_ARGS ?=
 bench-search: build
 	$(GO) run ./cmd/searchbench -pid $(BIN)/pid $(SEARCH_ARGS)
 
+# The prompt cache's share of each request (issue 32): a scripted 40-request session (tool
+# calls, a plan -> acceptEdits switch, a denial, a subagent, a tool_search activation, a restart
+# with session/load, a compaction) against a local recording server, for Anthropic (thinking
+# off and on) and OpenAI (chat completions, Responses API); it prints the requests whose share
+# is worth a look and the means (see docs/performance.md). CACHE_ARGS passes flags: -v prints
+# every request, -variant NAME runs one configuration.
+CACHE_ARGS ?=
+
+.PHONY: bench-cache
+bench-cache: build
+	$(GO) run ./cmd/cachebench -pid $(BIN)/pid $(CACHE_ARGS)
+
 # The checkpoints' costs (issue 23): the snapshot before a bash call against git status on
 # pid's tree and Go's source tree, and W1 with checkpoints on and off, in one run (see
 # docs/performance.md). Trees under .cache/checkpointbench. CHECKPOINT_ARGS passes flags,
