@@ -250,17 +250,22 @@ func (d *responsesDecoder) finish(index int, it *outputItem, raw json.RawMessage
 	d.b.Close(o.block)
 }
 
-// replayable is a reasoning item as it goes back in a later request: without its id and
-// status (with store false the server keeps no item an id could name), everything else as
-// it came.
+// replayable is a reasoning item as it goes back in a later request: its type, summary and
+// encrypted content, as they came. Its id and status are left out (with store false the
+// server keeps no item an id could name), and so is any raw reasoning text (content), which
+// the API does not take back.
 func replayable(raw json.RawMessage) json.RawMessage {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
 		return raw
 	}
-	delete(fields, "id")
-	delete(fields, "status")
-	b, err := json.Marshal(fields)
+	kept := map[string]json.RawMessage{}
+	for _, k := range []string{"type", "summary", "encrypted_content"} {
+		if v, ok := fields[k]; ok {
+			kept[k] = v
+		}
+	}
+	b, err := json.Marshal(kept)
 	if err != nil {
 		return raw
 	}
