@@ -1,6 +1,7 @@
 // Package provider builds the model providers pid talks to from a model configuration:
 // the OpenAI chat-completions API (and the servers that speak it: Ollama, vLLM,
-// llama.cpp's server, LM Studio, OpenRouter) and Anthropic's Messages API.
+// llama.cpp's server, LM Studio, OpenRouter), OpenAI's Responses API, and Anthropic's
+// Messages API.
 //
 // The entry point is New, which reads the API key and defaults from the environment and
 // returns an llm.Provider from package openai or anthropic. What the providers share

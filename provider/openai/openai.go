@@ -92,7 +92,8 @@ type Provider struct {
 var _ llm.Provider = (*Provider)(nil)
 
 // New returns a provider for o.Model at o.BaseURL. It fails when Model is empty or
-// BaseURL is not an http or https URL; it makes no request.
+// BaseURL is not an http or https URL, or API is none of APIChat and APIResponses; it makes
+// no request.
 func New(o Options) (*Provider, error) {
 	info, err := api.Check(wire.Info{Model: o.Model, BaseURL: o.BaseURL, KeyEnv: o.APIKeyEnv, HasKey: o.APIKey != ""})
 	if err != nil {
