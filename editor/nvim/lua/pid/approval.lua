@@ -1,7 +1,9 @@
 -- Questions pid asks the person (tool approvals, workspace trust), in a floating window that
 -- opens WITHOUT taking focus and is answered only by keys of its own buffer:
 --
---   approval: a allow, A always allow (its scope shown), d deny, q dismiss (= deny)
+--   approval: a allow, A always allow (its scope shown), d deny, q dismiss (= deny); a call
+--             asking to leave the sandbox has its own float (escalation.lua), A only when
+--             pid scopes "always" to exactly that command
 --   trust:    t trust this folder, r keep restricted, q dismiss (= keep restricted)
 --
 -- Keys typed for something else (insert mode in another buffer, a command line) never reach
@@ -13,6 +15,9 @@
 -- Questions wait in a queue, one float at a time, with no timeout: a person may take their
 -- time. pid may withdraw one (the prompt was cancelled); the run ending or pid exiting ends
 -- them too. Everything here runs on the main loop.
+
+local escalation = require('pid.escalation')
+local proposal = require('pid.proposal')
 
 local M = {}
 
@@ -78,7 +83,7 @@ end
 -- float_geometry places the float at the bottom left of the editor, beside the chat when the
 -- chat shows in a window on the right, so that the run stays visible; at most share (default
 -- 0.6) of the editor's height.
-local function float_geometry(nlines, share)
+local function float_geometry(nlines, share, title)
   local columns, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
   local right = columns
   local chat = require('pid.view').window()
@@ -103,7 +108,7 @@ local function float_geometry(nlines, share)
     noautocmd = true,
   }
   if vim.fn.has('nvim-0.9') == 1 then
-    opts.title = ' pid asks '
+    opts.title = ' ' .. (title or 'pid asks') .. ' '
     opts.title_pos = 'center'
   end
   return opts
@@ -144,7 +149,7 @@ show_next = function()
   -- The float never takes the cursor: the person enters it with :PidApproval. Where a window
   -- cannot open now (the command-line window, a text lock), try again shortly: the question
   -- stays open meanwhile.
-  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(#q.lines, q.height))
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(#q.lines, q.height, q.title))
   if not ok then
     pcall(vim.api.nvim_buf_delete, buf, { force = true })
     vim.defer_fn(show_next, 200)
@@ -152,6 +157,13 @@ show_next = function()
   end
   vim.wo[win].wrap = true
   vim.wo[win].cursorline = true
+  if q.warn ~= nil then
+    -- A question that needs care (leaving the sandbox): its border and its warning lines stand out.
+    vim.wo[win].winhighlight = 'FloatBorder:WarningMsg'
+    for _, row in ipairs(q.warn) do
+      vim.api.nvim_buf_add_highlight(buf, -1, 'WarningMsg', row, 0, -1)
+    end
+  end
   float.win, float.buf, float.q = win, buf, q
   -- Closed without an answer (:q, <C-w>o): the question is still open, so show it again;
   -- a question the person asked for (q.close_cancels) is cancelled instead.
@@ -171,7 +183,9 @@ end
 -- ask queues a question: lines to show, keys = {{key, label, value, why?, input?}} (input: a
 -- prompt for a text the key asks before it answers), on_answer(value, why, text) called once,
 -- height: the float's largest share of the editor's height, close_cancels: closing the float
--- answers nil ("dismissed") instead of showing it again. It returns the question.
+-- answers nil ("dismissed") instead of showing it again, title: the float's title (Neovim
+-- 0.9+; default "pid asks"), warn: 0-based rows of lines shown as a warning (the border too).
+-- It returns the question.
 function M.ask(q)
   q.done = false
   table.insert(queue, q)
@@ -239,16 +253,8 @@ function M.pending()
   return #queue
 end
 
-local function short_json(v, limit)
-  local ok, s = pcall(vim.json.encode, v)
-  if not ok then
-    s = vim.inspect(v, { newline = ' ', indent = '' })
-  end
-  if #s > limit and vim.fn.strchars(s) > limit then
-    s = vim.fn.strcharpart(s, 0, limit) .. '...'
-  end
-  return s
-end
+-- short_json is v as JSON on one line, cut to limit characters (proposal.lua's).
+local short_json = proposal.short_json
 M.short_json = short_json
 
 -- oneline makes text from pid (or from the workspace, through pid) fit one line.
@@ -265,115 +271,18 @@ function M.scope(always)
   return oneline(always.description)
 end
 
-local diff_fn = (vim.text and vim.text.diff) or vim.diff
-
--- unified returns the unified diff of old and new text as lines, with --- and +++ headers
--- naming path; {} when they are equal.
-function M.unified(path, old, new)
-  local ok, d = pcall(diff_fn, old, new, { result_type = 'unified', ctxlen = 3 })
-  if not ok or type(d) ~= 'string' or d == '' then
-    return {}
-  end
-  local out = { '--- ' .. path, '+++ ' .. path .. ' (proposed)' }
-  vim.list_extend(out, vim.split(d:gsub('\n$', ''), '\n', { plain = true }))
-  return out
-end
-
--- apply_edits applies the edit tool's replacements to text as pid would (each oldText once,
--- plainly); nil and why when one does not match exactly once.
-function M.apply_edits(text, edits)
-  for i, e in ipairs(edits) do
-    if type(e) ~= 'table' or type(e.oldText) ~= 'string' or type(e.newText) ~= 'string' or e.oldText == '' then
-      return nil, string.format('edit %d is malformed', i)
-    end
-    local s, f = text:find(e.oldText, 1, true)
-    if s == nil then
-      return nil, string.format('edit %d: its old text is not in the file as the editor has it', i)
-    end
-    if text:find(e.oldText, f + 1, true) then
-      return nil, string.format('edit %d: its old text occurs more than once', i)
-    end
-    text = text:sub(1, s - 1) .. e.newText .. text:sub(f + 1)
-  end
-  return text
-end
-
--- proposal returns the lines that show what a call would do and a filetype for them:
--- read(path) -> text or nil gives a file's current text (the buffer's when loaded);
--- resolve(path) -> absolute path.
-function M.proposal(name, args, read, resolve)
-  args = type(args) == 'table' and args or {}
-  if (name == 'write' or name == 'edit') and type(args.path) == 'string' then
-    local abs = resolve(args.path)
-    local old = read(abs)
-    local new, why
-    if name == 'write' then
-      new = type(args.content) == 'string' and args.content or ''
-    else
-      new, why = M.apply_edits(old or '', type(args.edits) == 'table' and args.edits or {})
-    end
-    if new ~= nil then
-      local d = M.unified(args.path, old or '', new)
-      if old == nil then
-        table.insert(d, 1, '(a new file)')
-      end
-      if #d == 0 then
-        d = { '(no change to ' .. args.path .. ')' }
-      end
-      return d, 'diff'
-    end
-    local out = { string.format('%s: %s; the replacements asked for:', args.path, why) }
-    for _, e in ipairs(args.edits or {}) do
-      if type(e) == 'table' then
-        for _, l in ipairs(vim.split(tostring(e.oldText), '\n', { plain = true })) do
-          table.insert(out, '-' .. l)
-        end
-        for _, l in ipairs(vim.split(tostring(e.newText), '\n', { plain = true })) do
-          table.insert(out, '+' .. l)
-        end
-      end
-    end
-    return out, 'diff'
-  end
-  if name == 'bash' and type(args.command) == 'string' then
-    local out = { '$ ' .. vim.split(args.command, '\n', { plain = true })[1] }
-    local rest = vim.split(args.command, '\n', { plain = true })
-    for i = 2, #rest do
-      table.insert(out, '  ' .. rest[i])
-    end
-    if args.timeout ~= nil then
-      table.insert(out, string.format('(timeout %ss)', tostring(args.timeout)))
-    end
-    return out, nil
-  end
-  local out = {}
-  local keys = vim.tbl_keys(args)
-  table.sort(keys)
-  for _, k in ipairs(keys) do
-    local v = args[k]
-    local s = type(v) == 'string' and v or short_json(v, 100000)
-    local ls = vim.split(s, '\n', { plain = true })
-    table.insert(out, tostring(k) .. ': ' .. ls[1])
-    for i = 2, #ls do
-      table.insert(out, '  ' .. ls[i])
-    end
-  end
-  if #out == 0 then
-    out = { '(no arguments)' }
-  end
-  return out, nil
-end
-
 -- before asks a beforeToolCall question in the float and calls respond({decision}) once it
 -- is answered (or withdrawn: deny). opts: request_id (pid's, for withdraw), read, resolve (see
--- proposal), on_line(text) for the chat, on_open() when it is shown, asker: which task's
--- subagent asks (children.asker), said in the float.
+-- proposal.lua), on_line(text) for the chat, on_open() when it is shown, asker: which task's
+-- subagent asks (children.asker), said in the float, session: the session that asks (the
+-- subagent's own; default params.sessionId). A call asking to leave the sandbox
+-- (params.sandbox.escalation) is asked as escalation.lua says.
 function M.before(params, opts)
   params = params or {}
   local name = tostring(params.toolName or '?')
   local id = tostring(params.toolCallId or '?')
   local desc = M.scope(params.always)
-  local shown, body, ft = pcall(M.proposal, name, params.args, opts.read, opts.resolve)
+  local shown, body, ft = pcall(proposal.proposal, name, params.args, opts.read, opts.resolve)
   if not shown then
     -- Whatever went wrong in showing the change, the question is still asked, with the
     -- arguments as pid sent them.
@@ -383,23 +292,43 @@ function M.before(params, opts)
   if type(params.args) == 'table' and type(params.args.path) == 'string' then
     what = name .. ' ' .. params.args.path
   end
-  local lines = { string.format('pid wants to run %s:', what), '' }
+  local outside = escalation.asks(params)
+  local lines, warn, title
+  local keys = {
+    { key = 'a', label = outside and 'allow once, outside the sandbox' or 'allow', value = M.ALLOW },
+  }
+  if outside then
+    -- Leaving the sandbox: its own question (escalation.lua), "always" only for exactly
+    -- this command, for this session.
+    lines, warn, desc = escalation.lines(params, desc, body, opts.session)
+    title = escalation.TITLE
+    ft = nil -- a diff's syntax would colour the model's words
+  else
+    lines = { string.format('pid wants to run %s:', what), '' }
+    vim.list_extend(lines, body)
+    table.insert(lines, '')
+    if desc ~= nil then
+      table.insert(lines, 'A always allows ' .. desc)
+    end
+  end
   if opts.asker ~= nil then
     table.insert(lines, 2, 'asked by a subagent, for ' .. opts.asker)
+    for i, row in ipairs(warn or {}) do
+      warn[i] = row > 0 and row + 1 or row
+    end
   end
-  vim.list_extend(lines, body)
-  table.insert(lines, '')
-  local keys = {
-    { key = 'a', label = 'allow', value = M.ALLOW },
-  }
   if desc ~= nil then
-    table.insert(keys, { key = 'A', label = 'always allow: ' .. desc, value = M.ALWAYS_ALLOW })
-    table.insert(lines, 'A always allows ' .. desc)
+    table.insert(keys, { key = 'A', label = (outside and 'always allow outside the sandbox: ' or 'always allow: ') .. desc, value = M.ALWAYS_ALLOW })
   end
   table.insert(keys, { key = 'd', label = 'deny', value = M.DENY })
   table.insert(keys, { key = 'q', label = 'dismiss (deny)', value = M.DENY, why = 'dismissed' })
-  table.insert(lines, desc ~= nil and '[a] allow   [A] always allow   [d] deny   [q] dismiss (deny)'
-    or '[a] allow   [d] deny   [q] dismiss (deny)')
+  if outside then
+    table.insert(lines, desc ~= nil and '[a] allow once   [A] always: this command, this session   [d] deny   [q] dismiss (deny)'
+      or '[a] allow once   [d] deny   [q] dismiss (deny)')
+  else
+    table.insert(lines, desc ~= nil and '[a] allow   [A] always allow   [d] deny   [q] dismiss (deny)'
+      or '[a] allow   [d] deny   [q] dismiss (deny)')
+  end
   table.insert(lines, ':PidApproval goes here to answer; keys typed elsewhere never answer')
   return M.ask({
     kind = 'approval',
@@ -409,6 +338,8 @@ function M.before(params, opts)
     lines = lines,
     filetype = ft,
     keys = keys,
+    title = title,
+    warn = warn,
     on_answer = function(value, why)
       local decision = value or M.DENY
       local shown = decision
@@ -416,6 +347,8 @@ function M.before(params, opts)
         shown = 'deny (' .. why .. ')'
       elseif decision == M.ALWAYS_ALLOW then
         shown = decision .. ' (' .. desc .. ')'
+      elseif outside and decision == M.ALLOW then
+        shown = decision .. ' (once, outside the sandbox)'
       end
       if opts.on_line then
         opts.on_line(string.format('[approval] %s (%s): %s', name, id, shown))

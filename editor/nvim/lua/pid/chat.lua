@@ -12,6 +12,8 @@ local sessions = require('pid.sessions')
 local words = require('pid.words')
 local modes = require('pid.modes')
 
+local escalation = require('pid.escalation')
+
 local S = state.S
 
 local M = {}
@@ -59,9 +61,9 @@ function M.card_head(name, args)
   return string.format('[tool] %s %s', name, approval.short_json(args or vim.empty_dict(), 160))
 end
 
--- card_result returns a finished call's status and the line its card shows: the last line of
+-- result_line returns a finished call's status and the line its card shows: the last line of
 -- its output (where test results are), or the first line of an error (what went wrong).
-function M.card_result(content, details, is_error, name)
+local function result_line(content, details, is_error, name)
   local s = M.text_of(content):gsub('[\r\n]+$', '')
   if (name == 'edit' or name == 'write') and not is_error and type(details) == 'table' and type(details.diagnostics) == 'table' then
     -- The problems pid added after the tool's text show under the card (diagnostics.lua); the
@@ -83,6 +85,13 @@ function M.card_result(content, details, is_error, name)
     return 'error', view.latest_line(view.lines_of(s)[1] or ''), s
   end
   return 'ok', view.latest_line(s), s
+end
+
+-- card_result returns result_line's status, line and output, the line after "ran outside the
+-- sandbox" for a call that did (escalation.mark).
+function M.card_result(content, details, is_error, name)
+  local status, latest, full = result_line(content, details, is_error, name)
+  return status, escalation.mark(latest, details), full
 end
 
 -- REASONS say why pid compacted, in words.
@@ -237,7 +246,7 @@ end
 
 M.notifications['toolStart'] = function(p)
   local key = M.card_key(p, p.toolCallId)
-  view.card_start(key, M.card_head(p.toolName, p.args), 'queued')
+  view.card_start(key, M.card_head(p.toolName, p.args), 'queued').command = escalation.command_of(p.toolName, p.args)
   if S.run ~= nil and S.run.cards ~= nil then
     S.run.cards[key] = true
   end
@@ -259,6 +268,8 @@ end
 M.notifications['toolEnd'] = function(p)
   local r = p.result or {}
   local status, latest, full = M.card_result(r.content, r.details, p.isError, p.toolName)
+  local card = view.card(M.card_key(p, p.toolCallId))
+  escalation.remember(p.sessionId, p.toolName, card and card.command, M.text_of(r.content))
   view.card_set(M.card_key(p, p.toolCallId), status, latest, full)
   require('pid.diagnostics').show_problems(M.card_key(p, p.toolCallId), p.toolName, r.details)
   if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
@@ -360,7 +371,7 @@ function M.transcript_entries(items, session)
         for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
           if type(c) == 'table' and c.type == 'toolCall' then
             calls = calls + 1
-            local card = { key = M.card_key(session, c.id), head = M.card_head(c.name, c.arguments), status = 'queued', latest = '', name = c.name }
+            local card = { key = M.card_key(session, c.id), head = M.card_head(c.name, c.arguments), status = 'queued', latest = '', name = c.name, command = escalation.command_of(c.name, c.arguments) }
             cards[tostring(c.id)] = card
             table.insert(out, card)
           end
@@ -378,6 +389,8 @@ function M.transcript_entries(items, session)
           table.insert(out, card)
         end
         card.status, card.latest, card.output = M.card_result(m.content, m.details, m.isError, m.toolName or card.name)
+        -- What the sandbox refused, for a question to leave it after the session is loaded.
+        escalation.remember(session, m.toolName or card.name, card.command, M.text_of(m.content))
         aborted = m.isError == true and M.text_of(m.content) == 'Operation aborted'
       elseif m.role == 'compaction' then
         vim.list_extend(out, M.compacted_lines(m.reason, m.tokensBefore, m.summary))
@@ -411,7 +424,7 @@ function M.show_entries(entries)
         view.append_lines(chunk)
         chunk = {}
       end
-      view.card_start(e.key, e.head, e.status)
+      view.card_start(e.key, e.head, e.status).command = e.command
       view.card_set(e.key, e.status, e.latest, e.output)
     else
       table.insert(chunk, e)

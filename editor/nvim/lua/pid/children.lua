@@ -67,7 +67,7 @@ function M.route(method, params)
   end
   if method == 'toolStart' then
     local key = chat.card_key(params, params.toolCallId)
-    view.card_start(key, view.STEP .. chat.card_head(params.toolName, params.args), 'queued', c.parent)
+    view.card_start(key, view.STEP .. chat.card_head(params.toolName, params.args), 'queued', c.parent).command = require('pid.escalation').command_of(params.toolName, params.args)
     if S.run ~= nil and S.run.cards ~= nil then
       S.run.cards[key] = true
     end

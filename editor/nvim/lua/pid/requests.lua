@@ -14,6 +14,7 @@ local modes = require('pid.modes')
 local words = require('pid.words')
 local children = require('pid.children')
 local diagnostics = require('pid.diagnostics')
+local escalation = require('pid.escalation')
 
 local S = state.S
 
@@ -36,7 +37,8 @@ function M.answer(method, params, respond, id)
   params = params or {}
   if method == 'beforeToolCall' then
     local key = chat.card_key(params, params.toolCallId)
-    view.card_set(key, 'waiting', 'waiting for your answer: :PidApproval')
+    local outside = escalation.asks(params)
+    view.card_set(key, 'waiting', outside and 'asks to run OUTSIDE the sandbox: :PidApproval' or 'waiting for your answer: :PidApproval')
     -- exit_plan_mode puts a plan to the person: shown as markdown, with the modes to go on in.
     local ask = params.toolName == 'exit_plan_mode' and modes.plan or approval.before
     -- A subagent's question: said with its task, answered under that task's card, and of the
@@ -52,6 +54,7 @@ function M.answer(method, params, respond, id)
       read = files.text,
       resolve = context.resolve,
       asker = asker,
+      session = params.sessionId,
       on_line = asker and children.on_line(params) or line_for(params),
       respond = function(answer)
         view.card_set(key, answer.decision == 'deny' and 'queued' or 'running', '')
@@ -59,7 +62,9 @@ function M.answer(method, params, respond, id)
       end,
     })
     words.notify(params.toolName == 'exit_plan_mode' and 'pid has a plan and asks to leave plan mode: :PidApproval to answer'
-      or ('pid asks before running ' .. tostring(params.toolName) .. (asker and (' for ' .. asker) or '') .. ': :PidApproval to answer'))
+      or outside and ('pid asks to run a command OUTSIDE the sandbox' .. (asker and (' for ' .. asker) or '') .. ': :PidApproval to answer')
+      or ('pid asks before running ' .. tostring(params.toolName) .. (asker and (' for ' .. asker) or '') .. ': :PidApproval to answer'),
+      outside and vim.log.levels.WARN or nil)
   elseif method == 'editor/diagnostics' then
     diagnostics.answer(params, respond, id)
   elseif method == 'workspace/requestTrust' then

@@ -102,6 +102,10 @@ M.S = {
   -- The running children (subagents), by child session id: {parent = the task call's card
   -- key, session = the parent's session, description, agent, ended = stopReason or nil}.
   children = {},
+  -- What pid's sandbox refused last, by session id (its own or a child's): the last bash result
+  -- holding pid's sandbox note, {command, lines = the output's last lines before the note,
+  -- note}, shown when that session asks to run a command outside the sandbox (escalation.lua).
+  refusals = {},
 }
 
 -- diag is what the plugin knows of the buffers' diagnostics (diagnostics.lua): changed[buf] =

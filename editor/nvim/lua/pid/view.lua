@@ -390,14 +390,15 @@ function M.card_set(key, status, latest, output)
   render_card(c)
 end
 
--- card returns what the card key shows: {status, latest, line (1-based), text} or nil.
+-- card returns what the card key shows: {status, latest, line (1-based), output, head,
+-- command (a bash call's, set by chat.lua)} or nil.
 function M.card(key)
   local c = state.cards[key]
   if c == nil then
     return nil
   end
   local pos = vim.api.nvim_buf_get_extmark_by_id(M.bufnr(), ns, c.mark, {})
-  return { status = c.status, latest = c.latest, line = pos[1] and pos[1] + 1, output = c.output, head = c.head }
+  return { status = c.status, latest = c.latest, line = pos[1] and pos[1] + 1, output = c.output, head = c.head, command = c.command }
 end
 
 -- lines returns the chat's lines (for tests and scripts), cards with their status as shown
