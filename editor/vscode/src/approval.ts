@@ -33,7 +33,18 @@ export interface ApprovalQuestion {
 	plan?: string;
 	/** With plan: the modes besides default an approval may go on in. */
 	planModes?: readonly PlanNextMode[];
+	/**
+	 * A bash call asking to run outside the sandbox (params.sandbox.escalation): the model's
+	 * justification ('' when it gave none). Its "always" is offered only when pid scoped it to
+	 * exactly this command.
+	 */
+	escalation?: { justification: string; command: string; wider?: string };
 }
+
+/** The title of a question to run a command outside the sandbox. */
+export const ESCALATION_TITLE = 'Run outside the sandbox?';
+/** What running outside the sandbox means, said with that question. */
+export const ESCALATION_MEANS = 'pid asks to run this command without its sandbox: with all your rights (it can change or delete any file you can) and with the network.';
 
 /** The tool by which the model in plan mode asks to leave it with a plan. */
 export const EXIT_PLAN_MODE = 'exit_plan_mode';
@@ -161,12 +172,59 @@ export function question(params: BeforeToolCallParams): ApprovalQuestion {
 	if (params.toolName === EXIT_PLAN_MODE) {
 		return planQuestion(params);
 	}
+	if (isEscalation(params)) {
+		return escalationQuestion(params);
+	}
 	const q = ask(params);
 	const always = scope(params.always);
 	if (always) {
 		return { ...q, always, detail: `${q.detail}\n\n${ALWAYS_ALLOW} covers: ${always.description}.` };
 	}
 	return { ...q, choices: CHOICES_ONCE, detail: `${q.detail}\n\n${ALWAYS_ALLOW} is not offered: pid cannot limit it to calls like this one.` };
+}
+
+/** isEscalation reports whether a beforeToolCall asks to run a command outside the sandbox. */
+export function isEscalation(params: BeforeToolCallParams): boolean {
+	return asObject(params.sandbox)?.escalation === true;
+}
+
+/**
+ * exactScope returns pid's "always" scope when it covers exactly this command ("exactly the
+ * bash command `...`"), else undefined: leaving the sandbox "always" is offered for the very
+ * command the person reads, never for every command starting with its words.
+ */
+export function exactScope(always: AlwaysScope | undefined): AlwaysScope | undefined {
+	return always && /^exactly /.test(always.description) ? always : undefined;
+}
+
+/**
+ * escalationQuestion is the question of a bash call asking to run outside the sandbox: its own
+ * title, what that means, the model's justification, the command; "Always allow" only when pid
+ * scoped it to exactly this command (for the session), else Allow (once) and Deny.
+ */
+export function escalationQuestion(params: BeforeToolCallParams): ApprovalQuestion {
+	const args = asObject(params.args);
+	const command = str(args?.command) ?? '';
+	const justification = str(asObject(params.sandbox)?.justification) ?? '';
+	const why = justification.trim() === '' ? '(the model gave no reason)' : justification.trim().split('\n').map((l) => `> ${l}`).join('\n');
+	const wide = scope(params.always);
+	const always = exactScope(wide);
+	const base: ApprovalQuestion = {
+		toolCallId: params.toolCallId,
+		toolName: params.toolName,
+		title: ESCALATION_TITLE,
+		detail: `${ESCALATION_MEANS}\n\nWhy, in the model's words:\n${why}\n\n$ ${command}`,
+		choices: always ? CHOICES : CHOICES_ONCE,
+		escalation: { justification, command },
+	};
+	if (always) {
+		return { ...base, always, detail: `${base.detail}\n\n${ALWAYS_ALLOW} covers: ${always.description}.` };
+	}
+	return {
+		...base,
+		...(wide ? { escalation: { justification, command, wider: wide.description } } : {}),
+		detail: `${base.detail}\n\n${ALWAYS_ALLOW} is not offered: ${wide ? `it would cover more than this command (${wide.description})` : 'pid cannot limit it to this command'}.`,
+	};
 }
 
 /**
@@ -217,14 +275,21 @@ function ask(params: BeforeToolCallParams): ApprovalQuestion {
 	};
 }
 
+/** The reason sent with a dismissed question (pid puts it after "The user denied this call of NAME: "). */
+export const DISMISSED = 'the question was dismissed without an answer';
+/** The reason sent with an answer that was none of the choices offered. */
+export const NOT_OFFERED = 'the answer was none of the choices offered';
+
 /**
  * answer turns the user's choice into pid's answer. undefined (the question was dismissed)
  * and anything unknown or not among the offered choices deny. mode, with Allow of a plan
- * (exit_plan_mode), is the mode pid goes on in: one of PLAN_NEXT_MODES, else default.
+ * (exit_plan_mode), is the mode pid goes on in: one of PLAN_NEXT_MODES, else default. A
+ * reason is only what happened, never a sentence around it: pid frames a denial for the
+ * model itself ("The user denied this call of NAME: REASON").
  */
 export function answer(choice: string | undefined, toolName: string, offered: readonly string[] = CHOICES, mode?: string): BeforeToolCallAnswer {
 	if (choice !== undefined && !offered.includes(choice)) {
-		return { decision: 'deny', reason: `The user did not allow ${toolName}.` };
+		return { decision: 'deny', reason: NOT_OFFERED };
 	}
 	switch (choice) {
 		case ALLOW:
@@ -237,8 +302,8 @@ export function answer(choice: string | undefined, toolName: string, offered: re
 		case DENY:
 			return { decision: 'deny' };
 		case undefined:
-			return { decision: 'deny', reason: `The user dismissed the approval request; ${toolName} was not run.` };
+			return { decision: 'deny', reason: DISMISSED };
 		default:
-			return { decision: 'deny', reason: `The user did not allow ${toolName}.` };
+			return { decision: 'deny', reason: NOT_OFFERED };
 	}
 }

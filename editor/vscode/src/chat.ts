@@ -7,10 +7,11 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ALLOW, ALWAYS_ALLOW, DENY, EXIT_PLAN_MODE, type ApprovalQuestion } from './approval';
+import { ALLOW, ALWAYS_ALLOW, DENY, ESCALATION_MEANS, EXIT_PLAN_MODE, type ApprovalQuestion } from './approval';
 import type { ChangedFile } from './changes';
 import { relativeLabel, type ContextChip } from './context';
 import { formContent, formFields } from './elicit';
+import { escalated, refusal } from './escalation';
 import { modelError } from './errors';
 import { renderMarkdown } from './markdown';
 import { DEFAULT_MODES, modeView } from './modes';
@@ -303,6 +304,8 @@ export class ChatModel {
 	private compacting: CompactionView | undefined;
 	/** The running (and ended) subagents of the session: the task call's card by child session. */
 	private children = new Map<string, ToolItem>();
+	/** The commands of the chat's bash cards, by item id (a question to leave the sandbox names the one refused before). */
+	private commands = new Map<string, string>();
 	/** The session's folder, to show paths relative to it. */
 	folder: string | undefined;
 	readonly state: ChatState = { status: 'idle', running: false, context: [], mode: modeView(DEFAULT_MODES, 'default'), commands: BUILTIN_COMMANDS };
@@ -385,6 +388,7 @@ export class ChatModel {
 		this.planItem = undefined;
 		this.compacting = undefined;
 		this.children = new Map();
+		this.commands = new Map();
 		this.emit({ type: 'reset' });
 	}
 
@@ -743,6 +747,9 @@ export class ChatModel {
 		const title = plan !== undefined ? planTitle(plan) : toolTitle(toolName, args, this.folder);
 		const item = this.add<ToolItem>({ kind: 'tool', id: this.id('t'), toolCallId, toolName, title, status: 'preparing', ...(abs ? { path: abs } : {}), ...(plan !== undefined ? { plan } : {}), ...(parent ? { parentId: parent.id } : {}) });
 		this.tools.set(toolCallId, item);
+		if (toolName === 'bash' && a && typeof a.command === 'string') {
+			this.commands.set(item.id, a.command);
+		}
 		return item;
 	}
 
@@ -893,6 +900,9 @@ export class ChatModel {
 		if (problems) {
 			t.problems = problems;
 		}
+		if (escalated(details)) {
+			t.escalated = true;
+		}
 		if (isError && text === RESULT_ABORTED) {
 			t.status = 'cancelled';
 		} else if (isError && t.approval && (t.approval.state === 'denied' || t.approval.state === 'withdrawn')) {
@@ -924,6 +934,17 @@ export class ChatModel {
 			t.plan = q.plan;
 			t.title = planTitle(q.plan);
 			t.approval = { state: 'pending', title: q.title, detail: '', canReview: false, planModes: (q.planModes ?? []).map((m) => modeView(DEFAULT_MODES, m)) };
+		} else if (q.escalation) {
+			// Leaving the sandbox: what it means, why, what the sandbox refused before, the command.
+			const refused = this.lastRefusal(t);
+			t.approval = {
+				state: 'pending',
+				title: q.title,
+				detail: `$ ${q.escalation.command}`,
+				...(q.always ? { always: q.always.description } : {}),
+				canReview: false,
+				escalation: { means: ESCALATION_MEANS, justification: q.escalation.justification, command: q.escalation.command, ...(q.escalation.wider ? { wider: q.escalation.wider } : {}), ...(refused ? { refused } : {}) },
+			};
 		} else {
 			const detail = q.diff ?? (params.toolName === 'bash' && typeof obj(params.args)?.command === 'string' ? `$ ${obj(params.args)?.command as string}` : q.detail.split('\n\n').slice(0, -1).join('\n\n'));
 			t.approval = {
@@ -942,6 +963,27 @@ export class ChatModel {
 		this.update(t);
 		this.refreshWaiting();
 		return answered;
+	}
+
+	/**
+	 * lastRefusal returns what the sandbox refused last in the session of card t (the
+	 * session's own calls, or a subagent's steps under its task): the newest finished bash
+	 * card before t whose result holds pid's sandbox note, with its command; undefined when
+	 * there is none.
+	 */
+	private lastRefusal(t: ToolItem): { command: string; lines: string[]; note: string } | undefined {
+		const at = this.items.indexOf(t);
+		for (let i = (at < 0 ? this.items.length : at) - 1; i >= 0; i--) {
+			const it = this.items[i];
+			if (it.kind !== 'tool' || it.toolName !== 'bash' || it.parentId !== t.parentId || (it.status !== 'done' && it.status !== 'failed')) {
+				continue;
+			}
+			const r = refusal(it.output);
+			if (r) {
+				return { command: this.commands.get(it.id) ?? it.title.replace(/^\$ /, ''), ...r };
+			}
+		}
+		return undefined;
 	}
 
 	/** The calls whose approval is pending. */

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as rpc from 'vscode-jsonrpc/node';
-import { EXIT_PLAN_MODE, answer, question, type ApprovalQuestion } from './approval';
+import { answer, question, type ApprovalQuestion } from './approval';
 import { reviewable } from './proposed';
 import { ChangeTracker, FILE_TOOLS, targetPath, type FileAccess } from './changes';
 import { BUILTIN_COMMANDS, ChatModel, commandViews, instructionsLine, type ApprovalChoice, type NoticeAction, type NoticeItem, type QueueMode } from './chat';
@@ -1274,8 +1274,9 @@ export class PidController {
 			}
 			a = answer(choice?.choice, params.toolName, q.choices, choice?.mode);
 			if (a.decision === 'deny' && choice?.reason) {
-				// A plan's reason goes to the model as said (pid puts it in its own sentence).
-				a = { decision: 'deny', reason: params.toolName === EXIT_PLAN_MODE ? choice.reason : `The user denied this call of ${params.toolName}: ${choice.reason}` };
+				// The reason as typed: pid puts it in its own sentence for the model ("The user
+				// denied this call of NAME: REASON"; a plan's in plan mode's).
+				a = { decision: 'deny', reason: choice.reason };
 			}
 		} catch (err) {
 			this.chat.withdrawApproval(key);

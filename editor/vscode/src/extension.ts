@@ -298,7 +298,11 @@ export function activate(context: vscode.ExtensionContext): void {
 		// An approval while the chat is hidden: say so without taking focus (a notification).
 		if (s === 'approval' && !view.visible && !approvalToast) {
 			approvalToast = true;
-			void vscode.window.showInformationMessage('pid is waiting for your approval in the chat (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).', 'Show Chat').then((c) => {
+			const outside = chat.firstPendingApproval()?.approval?.escalation !== undefined;
+			const said = outside
+				? 'pid asks to run a command outside the sandbox (with your full rights and the network): answer in the chat (Ctrl+Alt+Y allows once, Ctrl+Alt+Shift+N denies).'
+				: 'pid is waiting for your approval in the chat (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).';
+			void (outside ? vscode.window.showWarningMessage(said, 'Show Chat') : vscode.window.showInformationMessage(said, 'Show Chat')).then((c) => {
 				approvalToast = false;
 				if (c) {
 					void view.reveal(true);
@@ -337,7 +341,11 @@ export function activate(context: vscode.ExtensionContext): void {
 			return;
 		}
 		if (choice === ALWAYS_ALLOW && t.approval.always === undefined) {
-			void vscode.window.showInformationMessage('pid: Allow always is not offered for this call (pid cannot limit it to calls like this one): allow it once or deny it.');
+			void vscode.window.showInformationMessage(
+				t.approval.escalation
+					? 'pid: Allow always is not offered for running this command outside the sandbox (pid could not limit it to exactly this command): allow it once or deny it.'
+					: 'pid: Allow always is not offered for this call (pid cannot limit it to calls like this one): allow it once or deny it.',
+			);
 			return;
 		}
 		chat.answerApproval(t.toolCallId, choice, choice === DENY ? reasons.get(t.toolCallId) : undefined);

@@ -480,6 +480,11 @@ export interface BeforeToolCallParams {
 	annotations?: ToolAnnotations;
 	/** Set when a subagent (a child session, sessionId) asks: its parent's session. */
 	parentSessionId?: string;
+	/**
+	 * Set when a bash call asks to run outside the sandbox (`unsandboxed: true`): it will run
+	 * with the user's full rights and the network; justification is the model's.
+	 */
+	sandbox?: { escalation: boolean; justification: string };
 }
 
 /** An MCP tool's annotations, as its server gives them. */

@@ -2,6 +2,7 @@
 // channel shows, in arrival order) and a state (each tool's status, the final answer).
 // No `vscode` import: tests run this under plain node.
 
+import { RAN_OUTSIDE, escalated } from './escalation';
 import {
 	contentText,
 	finalAnswer,
@@ -44,6 +45,8 @@ export interface Entry {
 	isError?: boolean;
 	/** The full text (tool output, progress, answer) before shortening. */
 	text?: string;
+	/** approvalAnswered: the answer sent to pid, as sent. */
+	answer?: BeforeToolCallAnswer;
 }
 
 export type ToolStatus = 'running' | 'ok' | 'error';
@@ -110,8 +113,8 @@ function toolStartEntry(toolCallId: string, toolName: string, args: unknown): En
 	return { kind: 'toolStart', toolCallId, toolName, line: `[${toolCallId}] ${toolName} started${summary ? ` ${summary}` : ''}` };
 }
 
-function toolEndEntry(toolCallId: string, toolName: string, text: string, isError: boolean): Entry {
-	const head = `[${toolCallId}] ${toolName} ${isError ? 'failed' : 'done'}`;
+function toolEndEntry(toolCallId: string, toolName: string, text: string, isError: boolean, details?: unknown): Entry {
+	const head = `[${toolCallId}] ${toolName} ${isError ? 'failed' : 'done'}${escalated(details) ? ` (${RAN_OUTSIDE})` : ''}`;
 	const shown = text.replace(/\n+$/, '');
 	const body = shown === '' ? '' : shown.includes('\n') || shown.length > 100 ? `\n${indent(shorten(shown))}` : `: ${shown}`;
 	return { kind: 'toolEnd', toolCallId, toolName, isError, text, line: head + body };
@@ -221,7 +224,7 @@ export function transcriptEntries(items: readonly SessionItem[]): Entry[] {
 			case 'toolResult': {
 				const name = item.toolName ?? names.get(item.toolCallId) ?? 'tool';
 				const text = contentText(item.content);
-				out.push(toolEndEntry(item.toolCallId, name, text, item.isError === true));
+				out.push(toolEndEntry(item.toolCallId, name, text, item.isError === true, item.details));
 				aborted = item.isError === true && text === 'Operation aborted';
 				break;
 			}
@@ -305,7 +308,7 @@ export class Run {
 					t.status = e.isError ? 'error' : 'ok';
 					t.output = text;
 				}
-				this.add(toolEndEntry(e.toolCallId, e.toolName, text, e.isError));
+				this.add(toolEndEntry(e.toolCallId, e.toolName, text, e.isError, e.result?.details));
 				break;
 			}
 			case 'messageEnd': {
@@ -361,7 +364,7 @@ export class Run {
 		if (!withdrawn && scope && (a.decision === 'allowAlways' || a.decision === 'denyAlways')) {
 			what += `: ${scope}`;
 		}
-		this.add({ kind: 'approvalAnswered', toolCallId, toolName, text: a.decision, line: `[${toolCallId}] ${toolName} ${what}` });
+		this.add({ kind: 'approvalAnswered', toolCallId, toolName, text: a.decision, answer: a, line: `[${toolCallId}] ${toolName} ${what}` });
 	}
 
 	/** finish takes the prompt's response. */

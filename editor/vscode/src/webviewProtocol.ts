@@ -80,6 +80,26 @@ export interface ApprovalView {
 	planModes?: ModeView[];
 	/** For an approved plan: the mode pid went on in. */
 	approvedMode?: ModeView;
+	/** For a bash call asking to run outside the sandbox: its own question (approval.ts's escalationQuestion). */
+	escalation?: EscalationView;
+}
+
+/** A bash call's request to run outside the sandbox, as its question shows it. */
+export interface EscalationView {
+	/** What running outside means, in words. */
+	means: string;
+	/** The model's justification ('' when it gave none). */
+	justification: string;
+	/** The command, whole. */
+	command: string;
+	/** When "always" is not offered because pid's scope is wider than this command: that scope, in pid's words. */
+	wider?: string;
+	/**
+	 * What the sandbox refused before: the session's last bash result holding pid's sandbox
+	 * note (its command, the output's last lines before the note, the note for a person);
+	 * absent when there is none.
+	 */
+	refused?: { command: string; lines: string[]; note: string };
 }
 
 /** A session mode as the chat shows it. */
@@ -114,6 +134,8 @@ export interface ToolItem {
 	askedBy?: string;
 	/** The problems the editor reported in the file after this edit or write (details.diagnostics). */
 	problems?: ProblemView[];
+	/** It ran outside the sandbox (its result's details.sandbox.escalated). */
+	escalated?: boolean;
 }
 
 /** A task call's child session as its card shows it. */

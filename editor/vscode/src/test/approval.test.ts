@@ -1,8 +1,10 @@
-// The approval module alone: questions, diffs and answers (no daemon needed).
+// The approval module alone: questions (a call asking to leave the sandbox among them), diffs,
+// answers, and the sandbox note read from a result (no daemon needed).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ALLOW, ALWAYS_ALLOW, CHOICES, CHOICES_ONCE, DENY, MAX_DIFF_LINES, MAX_LINE_CHARS, answer, editDiff, question, writeDiff } from '../approval';
+import { escalated, refusal } from '../escalation';
 import type { AlwaysScope } from '../protocol';
 
 const scoped: AlwaysScope = { tool: 't', description: 'every call of the tool t in this workspace' };
@@ -79,14 +81,60 @@ test('"Always allow" is offered only with params.always, and the detail says wha
 	assert.deepEqual(ask('fast', {}).always, scoped);
 });
 
-test('answers: the choices map to decisions; dismissed and unknown deny with a reason', () => {
+test('answers: the choices map to decisions; dismissed and unknown deny with what happened, never a sentence around it (pid frames denials)', () => {
 	assert.deepEqual(CHOICES, [ALLOW, ALWAYS_ALLOW, DENY]);
 	assert.deepEqual(answer(ALLOW, 't'), { decision: 'allow' });
 	assert.deepEqual(answer(ALWAYS_ALLOW, 't'), { decision: 'allowAlways' });
 	assert.deepEqual(answer(DENY, 't'), { decision: 'deny' });
-	assert.deepEqual(answer(undefined, 't'), { decision: 'deny', reason: 'The user dismissed the approval request; t was not run.' });
-	assert.equal(answer('Cancel', 't').decision, 'deny');
+	assert.deepEqual(answer(undefined, 't'), { decision: 'deny', reason: 'the question was dismissed without an answer' });
+	assert.deepEqual(answer('Cancel', 't'), { decision: 'deny', reason: 'the answer was none of the choices offered' });
 	// A choice that was not offered (Always allow without a scope) denies.
-	assert.deepEqual(answer(ALWAYS_ALLOW, 't', CHOICES_ONCE), { decision: 'deny', reason: 'The user did not allow t.' });
+	assert.deepEqual(answer(ALWAYS_ALLOW, 't', CHOICES_ONCE), { decision: 'deny', reason: 'the answer was none of the choices offered' });
 	assert.deepEqual(answer(ALLOW, 't', CHOICES_ONCE), { decision: 'allow' });
+	for (const c of [undefined, 'Cancel', DENY]) {
+		assert.doesNotMatch(answer(c, 'bash').reason ?? '', /user|denied|bash/i, `${c}: no frame of the client's own`);
+	}
+});
+
+test('a call asking to leave the sandbox: its own title, what it means, the justification quoted, the command; "Always allow" only when pid scoped it to exactly this command', () => {
+	const esc = (command: string, always: AlwaysScope | null, justification = 'needs the registry') =>
+		question({ sessionId: 's1', toolCallId: 'e1', toolName: 'bash', args: { command, unsandboxed: true, justification }, sandbox: { escalation: true, justification }, ...(always ? { always } : {}) });
+	const wide: AlwaysScope = { tool: 'bash', pattern: 'npm install', description: 'bash commands starting with `npm install` in this workspace, run outside the sandbox, for this session' };
+	const q = esc('npm install', wide, 'needs the registry\nfor the lock file');
+	assert.equal(q.title, 'Run outside the sandbox?');
+	assert.deepEqual(q.choices, CHOICES_ONCE, 'no always: the scope covers every npm install');
+	assert.equal(q.always, undefined);
+	assert.deepEqual(q.escalation, { justification: 'needs the registry\nfor the lock file', command: 'npm install', wider: wide.description });
+	assert.equal(
+		q.detail,
+		'pid asks to run this command without its sandbox: with all your rights (it can change or delete any file you can) and with the network.\n\n' +
+			"Why, in the model's words:\n> needs the registry\n> for the lock file\n\n$ npm install\n\n" +
+			`Always allow is not offered: it would cover more than this command (${wide.description}).`,
+	);
+	const exact: AlwaysScope = { tool: 'bash', pattern: 'mkdir d && touch d/f', description: 'exactly the bash command `mkdir d && touch d/f` in this workspace, run outside the sandbox, for this session' };
+	const qe = esc('mkdir d && touch d/f', exact, '  ');
+	assert.deepEqual(qe.choices, CHOICES);
+	assert.deepEqual(qe.always, exact);
+	assert.match(qe.detail, /Why, in the model's words:\n\(the model gave no reason\)\n\n\$ mkdir d && touch d\/f\n\nAlways allow covers: exactly the bash command `mkdir d && touch d\/f` in this workspace, run outside the sandbox, for this session\.$/);
+	const none = esc('echo $(date) > ../x', null);
+	assert.deepEqual(none.choices, CHOICES_ONCE);
+	assert.match(none.detail, /Always allow is not offered: pid cannot limit it to this command\.$/);
+	// Without the flag, a bash call is the usual question.
+	assert.equal(ask('bash', { command: 'npm install', unsandboxed: true }).title, 'pid wants to run a command');
+});
+
+test("refusal: pid's sandbox note read from a bash result (the output's last lines, the note without its words for the model); escalated from details", () => {
+	const text =
+		"step 1\nstep 2\ntouch: cannot touch '../x': Permission denied\n\nCommand exited with code 1.\n\n" +
+		"[pid's sandbox (workspace-write) may have refused this. Writable: /ws, /tmp/s (but .git/config stay read-only there). The network is off. If the command needs more, call bash again with unsandboxed: true and a justification; the user will be asked.]";
+	assert.deepEqual(refusal(text), {
+		lines: ['step 2', "touch: cannot touch '../x': Permission denied", 'Command exited with code 1.'],
+		note: "pid's sandbox (workspace-write) may have refused this. Writable: /ws, /tmp/s (but .git/config stay read-only there). The network is off.",
+	});
+	assert.equal(refusal('Permission denied\n\nCommand exited with code 1.'), undefined, 'no note, no refusal');
+	assert.equal(refusal(undefined), undefined);
+	assert.equal(escalated({ sandbox: { mode: 'off', network: true, escalated: true } }), true);
+	for (const d of [{ sandbox: { mode: 'workspace-write', network: false } }, { sandbox: { escalated: 'yes' } }, undefined, null, 'x']) {
+		assert.equal(escalated(d), false, JSON.stringify(d));
+	}
 });

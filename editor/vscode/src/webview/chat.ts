@@ -255,6 +255,10 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			renderPlanApproval(box, item, a);
 			return;
 		}
+		if (a.escalation) {
+			renderEscalation(box, item, a, a.escalation);
+			return;
+		}
 		if (a.state !== 'pending') {
 			const said = {
 				allowed: 'Allowed once.',
@@ -314,6 +318,90 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			el('kbd', '', KEYS.allow),
 			document.createTextNode(' allow · '),
 			...(a.always ? [el('kbd', '', KEYS.always), document.createTextNode(' allow always · ')] : []),
+			el('kbd', '', KEYS.deny),
+			document.createTextNode(' deny'),
+		);
+		box.append(keys);
+	}
+
+	/**
+	 * renderEscalation is the question of a bash call asking to run outside the sandbox: a
+	 * warning title, what it means, the model's justification quoted, what the sandbox refused
+	 * before (when the session has such a result), the command; Allow once, "Always allow" only
+	 * when pid scoped it to exactly this command (for this session), Deny with a reason.
+	 */
+	function renderEscalation(box: HTMLElement, item: ItemOf<'tool'>, a: NonNullable<ItemOf<'tool'>['approval']>, e: NonNullable<NonNullable<ItemOf<'tool'>['approval']>['escalation']>): void {
+		box.classList.add('escalation');
+		if (a.state !== 'pending') {
+			if (a.state === 'allowedAlways') {
+				box.append(withCode(el('div', 'answered', 'Allowed outside the sandbox, always in this session: '), a.always || ''));
+			} else {
+				const said = { allowed: 'Allowed once, outside the sandbox.', denied: a.reason ? `Denied: ${a.reason}` : 'Denied: it stays in the sandbox.', withdrawn: 'The question was withdrawn (the run was stopped).', pending: '' }[a.state];
+				box.append(el('div', 'answered', said));
+			}
+			return;
+		}
+		if (item.askedBy) {
+			box.append(el('div', 'asked-by', `Asked by ${item.askedBy}:`));
+		}
+		box.append(el('div', 'approval-title escalation-title', `⚠ ${a.title}`));
+		box.append(el('div', 'escalation-means', e.means));
+		box.append(el('div', 'escalation-label', "Why, in the model's words:"));
+		box.append(e.justification.trim() === '' ? el('div', 'justification muted', '(the model gave no reason)') : el('blockquote', 'justification', e.justification.trim()));
+		if (e.refused) {
+			const first = e.refused.command.split('\n')[0];
+			const label = el('div', 'escalation-label', 'What the sandbox refused before (');
+			label.append(el('code', '', `$ ${first}${e.refused.command.includes('\n') ? ' …' : ''}`), document.createTextNode('):'));
+			box.append(label);
+			const refused = el('pre', 'detail refused');
+			for (const l of e.refused.lines) {
+				refused.append(el('span', '', l), document.createTextNode('\n'));
+			}
+			refused.append(el('span', 'note', e.refused.note));
+			box.append(refused);
+		}
+		box.append(el('div', 'escalation-label', 'The command:'));
+		box.append(diffLines(a.detail));
+		const buttons = el('div', 'buttons');
+		const reason = el('input', 'reason');
+		reason.type = 'text';
+		reason.placeholder = 'Reason for denying (optional; pid tells the model)';
+		reason.setAttribute('aria-label', 'Reason for denying');
+		const answer = (choice: ApprovalChoiceLabel) => {
+			for (const b of buttons.querySelectorAll('button')) {
+				b.disabled = true;
+			}
+			post({ type: 'approve', toolCallId: item.toolCallId, choice, reason: choice === 'Deny' ? reason.value : undefined });
+		};
+		buttons.append(button('Allow once', 'allow', () => answer('Allow'), `Run this command once outside the sandbox (${KEYS.allow})`));
+		if (a.always) {
+			buttons.append(button('Always allow this command (this session)', 'always secondary', () => answer('Always allow'), `Covers: ${a.always} (${KEYS.always})`));
+		}
+		buttons.append(button('Deny', 'deny secondary', () => answer('Deny'), `Do not run it; pid tells the model (${KEYS.deny})`));
+		box.append(buttons);
+		if (a.always) {
+			box.append(withCode(el('div', 'scope', '“Always” covers: '), a.always));
+		} else {
+			box.append(
+				e.wider
+					? withCode(el('div', 'scope muted', '“Always” is not offered: it would cover more than this command: '), e.wider)
+					: el('div', 'scope muted', '“Always” is not offered: pid cannot limit it to this command.'),
+			);
+		}
+		reason.addEventListener('input', () => post({ type: 'reason', toolCallId: item.toolCallId, text: reason.value }));
+		reason.addEventListener('keydown', (ev) => {
+			if (ev.key === 'Enter') {
+				ev.preventDefault();
+				answer('Deny');
+			}
+		});
+		box.append(reason);
+		const keys = el('div', 'keys');
+		keys.append(
+			document.createTextNode('Keys (from anywhere in VS Code): '),
+			el('kbd', '', KEYS.allow),
+			document.createTextNode(' allow once · '),
+			...(a.always ? [el('kbd', '', KEYS.always), document.createTextNode(' always (this command, this session) · ')] : []),
 			el('kbd', '', KEYS.deny),
 			document.createTextNode(' deny'),
 		);
@@ -393,7 +481,8 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		title.title = item.path ? `Open ${item.path}` : item.title || '';
 		const file = item.path;
 		title.onclick = file ? () => post({ type: 'openFile', path: file }) : null;
-		child(head, '.tool-status').textContent = STATUS_TEXT[item.status] || item.status;
+		child(head, '.tool-status').textContent = (STATUS_TEXT[item.status] || item.status) + (item.escalated ? ' · ran outside the sandbox' : '');
+		node.classList.toggle('escalated', Boolean(item.escalated));
 
 		let last = node.querySelector<HTMLElement>(':scope > .tool-last');
 		const showLast = item.lastLine && (item.status === 'running' || item.status === 'preparing');
