@@ -81,9 +81,10 @@ local function answer(q, value, why, text)
 end
 
 -- float_geometry places the float at the bottom left of the editor, beside the chat when the
--- chat shows in a window on the right, so that the run stays visible; at most share (default
--- 0.6) of the editor's height.
-local function float_geometry(nlines, share, title)
+-- chat shows in a window on the right, so that the run stays visible; as high as lines take
+-- once wrapped (so that the keys at the end show), at most share (default 0.6) of the
+-- editor's height.
+local function float_geometry(lines, share, title)
   local columns, rows = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
   local right = columns
   local chat = require('pid.view').window()
@@ -94,6 +95,10 @@ local function float_geometry(nlines, share, title)
     end
   end
   local width = math.max(30, math.min(right - 4, 110))
+  local nlines = 0
+  for _, l in ipairs(lines) do
+    nlines = nlines + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
   local height = math.max(3, math.min(nlines, math.floor(rows * (share or 0.6))))
   local opts = {
     relative = 'editor',
@@ -149,7 +154,7 @@ show_next = function()
   -- The float never takes the cursor: the person enters it with :PidApproval. Where a window
   -- cannot open now (the command-line window, a text lock), try again shortly: the question
   -- stays open meanwhile.
-  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(#q.lines, q.height, q.title))
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, float_geometry(q.lines, q.height, q.title))
   if not ok then
     pcall(vim.api.nvim_buf_delete, buf, { force = true })
     vim.defer_fn(show_next, 200)
@@ -158,10 +163,13 @@ show_next = function()
   vim.wo[win].wrap = true
   vim.wo[win].cursorline = true
   if q.warn ~= nil then
-    -- A question that needs care (leaving the sandbox): its border and its warning lines stand out.
+    -- A question that needs care (leaving the sandbox): its border and its warning lines stand
+    -- out (PidWarning: ErrorMsg's colours unless a colorscheme sets its own; WarningMsg's
+    -- colour alone is lost on 0.7's pink floats).
+    vim.cmd('highlight default link PidWarning ErrorMsg')
     vim.wo[win].winhighlight = 'FloatBorder:WarningMsg'
     for _, row in ipairs(q.warn) do
-      vim.api.nvim_buf_add_highlight(buf, -1, 'WarningMsg', row, 0, -1)
+      vim.api.nvim_buf_add_highlight(buf, -1, 'PidWarning', row, 0, -1)
     end
   end
   float.win, float.buf, float.q = win, buf, q

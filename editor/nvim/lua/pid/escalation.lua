@@ -130,7 +130,7 @@ function M.lines(params, desc, command_lines, session)
     '',
     "Why, in the model's words:",
   }
-  local warn = { 0, 1, 2 }
+  local warn = { 0 }
   if just:match('%S') then
     for _, l in ipairs(vim.split(vim.trim(just), '\n', { plain = true })) do
       table.insert(out, '  > ' .. oneline(l))

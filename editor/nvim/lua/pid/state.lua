@@ -119,7 +119,7 @@ M.chat = {
   buf = nil, -- the chat buffer, pid://chat
   empty = true, -- the buffer holds only its initial empty line
   text = nil, -- {start = 0-based first line, n = line count, last} of the assistant text streaming now
-  cards = {}, -- tool call key -> {mark, hl, status, latest, output, head}
+  cards = {}, -- tool call key -> {mark, hl, hl_mark ("ran outside the sandbox"), status, latest, output, head, command}
   prompt_buf = nil, -- the prompt buffer, pid://prompt
 }
 

@@ -325,6 +325,15 @@ local function render_card(c)
     end_col = #c.head + 2 + #c.status,
     hl_group = M.status_hl[c.status] or 'Comment',
   })
+  -- A call that ran outside the sandbox: that mark, after the status, stands out too.
+  local outside = require('pid.escalation').RAN_OUTSIDE
+  if c.latest ~= nil and c.latest:find(outside, 1, true) == 1 then
+    local col = #c.head + 2 + #c.status + #' · '
+    c.hl_mark = vim.api.nvim_buf_set_extmark(buf, ns_hl, row, col, { id = c.hl_mark, end_row = row, end_col = col + #outside, hl_group = 'PidWaiting' })
+  elseif c.hl_mark ~= nil then
+    vim.api.nvim_buf_del_extmark(buf, ns_hl, c.hl_mark)
+    c.hl_mark = nil
+  end
 end
 
 -- card_start appends the card line head for the tool call key (unique in the chat; a later
@@ -452,6 +461,9 @@ function M.truncate(from)
       vim.api.nvim_buf_del_extmark(buf, ns, c.mark)
       if c.hl then
         vim.api.nvim_buf_del_extmark(buf, ns_hl, c.hl)
+      end
+      if c.hl_mark then
+        vim.api.nvim_buf_del_extmark(buf, ns_hl, c.hl_mark)
       end
       state.cards[key] = nil
     end
