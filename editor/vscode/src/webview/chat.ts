@@ -96,14 +96,37 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		return b;
 	}
 
-	// Scroll to the end when new content arrives, unless the person scrolled up to read.
+	// Scroll to the end when new content arrives, unless the person scrolled up to read. A new
+	// question to leave the sandbox is shown from its top (its warning title, the model's
+	// reasons) when it does not fit: the view is held there (heldAt) and still counts as
+	// following until the person scrolls.
 	let stick = true;
+	let heldAt: number | undefined;
+	const revealed = new Set<string>();
 	log.addEventListener('scroll', () => {
-		stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+		stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40 || (heldAt !== undefined && Math.abs(log.scrollTop - heldAt) < 2);
+		if (!stick) {
+			heldAt = undefined;
+		}
 	});
 	function follow(): void {
-		if (stick) {
-			log.scrollTop = log.scrollHeight;
+		if (!stick) {
+			return;
+		}
+		const q = log.querySelector<HTMLElement>('.approval.escalation.state-pending');
+		const id = q?.closest<HTMLElement>('.item')?.id;
+		if (q && id && heldAt !== undefined && revealed.has(id)) {
+			return; // still held at the question's top
+		}
+		heldAt = undefined;
+		log.scrollTop = log.scrollHeight;
+		if (q && id && !revealed.has(id)) {
+			revealed.add(id);
+			const top = q.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop - 8;
+			if (top < log.scrollTop) {
+				log.scrollTop = top;
+				heldAt = log.scrollTop;
+			}
 		}
 	}
 
@@ -334,7 +357,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		box.classList.add('escalation');
 		if (a.state !== 'pending') {
 			if (a.state === 'allowedAlways') {
-				box.append(withCode(el('div', 'answered', 'Allowed outside the sandbox, always in this session: '), a.always || ''));
+				box.append(withCode(el('div', 'answered', 'Allowed always: '), a.always || ''));
 			} else {
 				const said = { allowed: 'Allowed once, outside the sandbox.', denied: a.reason ? `Denied: ${a.reason}` : 'Denied: it stays in the sandbox.', withdrawn: 'The question was withdrawn (the run was stopped).', pending: '' }[a.state];
 				box.append(el('div', 'answered', said));
@@ -350,15 +373,14 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		box.append(e.justification.trim() === '' ? el('div', 'justification muted', '(the model gave no reason)') : el('blockquote', 'justification', e.justification.trim()));
 		if (e.refused) {
 			const first = e.refused.command.split('\n')[0];
-			const label = el('div', 'escalation-label', 'What the sandbox refused before (');
-			label.append(el('code', '', `$ ${first}${e.refused.command.includes('\n') ? ' …' : ''}`), document.createTextNode('):'));
-			box.append(label);
+			box.append(el('div', 'escalation-label', 'What the sandbox refused before:'));
+			// The refused command and its own words, as a terminal shows them; pid's note (what
+			// the sandbox allows: long paths) folded.
 			const refused = el('pre', 'detail refused');
-			for (const l of e.refused.lines) {
-				refused.append(el('span', '', l), document.createTextNode('\n'));
-			}
-			refused.append(el('span', 'note', e.refused.note));
-			box.append(refused);
+			refused.textContent = [`$ ${first}${e.refused.command.includes('\n') ? ' …' : ''}`, ...e.refused.lines].join('\n');
+			const note = el('details', 'sandbox-note');
+			note.append(el('summary', '', "pid's note: what the sandbox allows"), el('div', 'note', e.refused.note));
+			box.append(refused, note);
 		}
 		box.append(el('div', 'escalation-label', 'The command:'));
 		box.append(diffLines(a.detail));
@@ -481,8 +503,17 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		title.title = item.path ? `Open ${item.path}` : item.title || '';
 		const file = item.path;
 		title.onclick = file ? () => post({ type: 'openFile', path: file }) : null;
-		child(head, '.tool-status').textContent = (STATUS_TEXT[item.status] || item.status) + (item.escalated ? ' · ran outside the sandbox' : '');
+		child(head, '.tool-status').textContent = STATUS_TEXT[item.status] || item.status;
+		// A call that ran outside the sandbox says so on a line of its own, under its command.
 		node.classList.toggle('escalated', Boolean(item.escalated));
+		let outside = node.querySelector<HTMLElement>(':scope > .outside');
+		if (item.escalated && !outside) {
+			outside = el('div', 'outside', '⚠ ran outside the sandbox');
+			outside.title = 'pid ran this command without its sandbox: with your rights and the network, as you allowed';
+			head.after(outside);
+		} else if (!item.escalated && outside) {
+			outside.remove();
+		}
 
 		let last = node.querySelector<HTMLElement>(':scope > .tool-last');
 		const showLast = item.lastLine && (item.status === 'running' || item.status === 'preparing');
