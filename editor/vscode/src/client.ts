@@ -182,7 +182,9 @@ export class PidClient {
 			try {
 				return await opts.onBeforeToolCall(params, token);
 			} catch (err) {
-				return { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` } satisfies BeforeToolCallAnswer;
+				// An error response, not a denial: the person denied nothing. pid denies the call
+				// and tells the model the editor failed to ask (docs/protocol.md).
+				throw new rpc.ResponseError(rpc.ErrorCodes.InternalError, `The editor could not ask the user: ${errorText(err)}`);
 			}
 		});
 		const onTrust = opts.onRequestTrust;

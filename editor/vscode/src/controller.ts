@@ -1279,8 +1279,10 @@ export class PidController {
 				a = { decision: 'deny', reason: choice.reason };
 			}
 		} catch (err) {
+			// Answered with an error (client.ts): the person denied nothing.
+			// The run's toolEnd says what pid made of it.
 			this.chat.withdrawApproval(key);
-			a = { decision: 'deny', reason: `The editor could not ask the user: ${errorText(err)}` };
+			throw err;
 		} finally {
 			withdraw?.();
 			this.asking.delete(key);

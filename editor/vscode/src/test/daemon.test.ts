@@ -114,6 +114,25 @@ test('a parallel batch with an approval: tool ends in completion order, results 
 	await h.shutdown();
 });
 
+test('an approval the editor fails to ask is answered with an error, not a denial: the model reads that the editor failed, never that the user denied', T, async (t) => {
+	const h = start(t, {
+		session: parallelSession(),
+		answer: () => {
+			throw new Error('the question could not be shown');
+		},
+	});
+	const run = await ask(h, 'go');
+	assert.equal(run.state, 'done');
+	const rb = resultsOf(run).find((m) => m.toolCallId === 'b');
+	assert.ok(rb);
+	assert.equal(rb.isError, true);
+	const said = rb.content[0].type === 'text' ? rb.content[0].text : '';
+	assert.match(said, /^Tool fast was not run: the editor answered the approval request with an error \(-32603: The editor could not ask the user: the question could not be shown\)\.$/);
+	assert.doesNotMatch(said, /denied/);
+	assert.equal(h.c.chat.tool('b')?.approval?.state, 'withdrawn', 'the card does not say the person answered');
+	await h.shutdown();
+});
+
 test('a dismissed approval denies: the model gets an error result and goes on', T, async (t) => {
 	const h = start(t, { session: parallelSession(), answer: () => undefined });
 	const run = await ask(h, 'go');
