@@ -17,7 +17,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
-	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/protected"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -168,50 +168,47 @@ func (s *Session) modeAllows(mode string, call llm.ToolCall, v permissions.Verdi
 	return "", false
 }
 
-// insideWorkspace reports whether a write or edit call's path lies inside one of the
-// workspace folders (symbolic links resolved) and outside the paths the sandbox protects
-// there (.git/hooks, .pid, .vscode...): those still ask.
+// insideWorkspace reports whether a write or edit call's path leads inside one of the
+// workspace folders and outside the paths other programs load commands from (package
+// protected: .git, .pid, .vscode...), which still ask. Where it leads is where the kernel
+// would write: every symbolic link on the way followed, a dangling last one included
+// (docs/x.md -> ../.envrc creates .envrc). The path as written counts too: a link named
+// .vscode makes what it leads to the editor's configuration.
 func (s *Session) insideWorkspace(call llm.ToolCall) bool {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(call.Arguments, &a) != nil || a.Path == "" {
+	p := pathArg(call)
+	if p == "" {
 		return false
 	}
-	p := a.Path
+	_, rel, ok := s.ws.Leads(p)
+	if !ok || rel == "." {
+		return false
+	}
+	if _, hit := protected.Match(rel); hit {
+		return false
+	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.ws.Cwd(), p)
 	}
-	p = realish(filepath.Clean(p))
+	p = filepath.Clean(p)
 	for _, root := range s.ws.Roots() {
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		for _, n := range sandbox.ProtectedNames {
-			if rel == n || strings.HasPrefix(rel, n+string(filepath.Separator)) {
+		if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			if _, hit := protected.Match(r); hit {
 				return false
 			}
 		}
-		return rel != "."
 	}
-	return false
+	return true
 }
 
-// realish returns p with the symbolic links of its longest existing prefix resolved.
-func realish(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
+// pathArg returns a call's "path" argument ("" when it has none).
+func pathArg(call llm.ToolCall) string {
+	var a struct {
+		Path string `json:"path"`
 	}
+	if json.Unmarshal(call.Arguments, &a) != nil {
+		return ""
+	}
+	return a.Path
 }
 
 // planBlock is the refusal of a call that would change files in plan mode.
