@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -177,5 +178,63 @@ func TestEditModesAskForProtectedPathsAndLinksIntoThem(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Issue 31: the permission rules on paths decide on where a path leads too: an allow rule
+// on docs/** does not let a write through docs/x.md -> ../.envrc (dangling) or into src/
+// run unasked, and a deny rule on secrets/** denies a read through a link into it. A plain
+// file under docs/ is still allowed by the rule.
+func TestPathRulesFollowLinks(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	for name, content := range map[string]string{"secrets/key": "k\n", "src/a.go": "package a\n", "docs/plain.md": "p\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, target := range map[string]string{"docs/envrc.md": "../.envrc", "docs/src.md": "../src/new.go", "docs/key.md": "../secrets/key"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := session.NewHost(session.HostOptions{})
+	h.SetUp([]string{root})
+	defer h.Close()
+	f := &askFace{}
+	perms := json.RawMessage(`{"tools":{"write":[{"pattern":"docs/**","decision":"allow"}],"read":[{"pattern":"secrets/**","decision":"deny"}]}}`)
+	s, err := h.New(session.Config{Cwd: root, ToolExecution: "sequential", Permissions: perms}, session.Options{Face: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id, tool, path string) llm.ToolCall {
+		args, _ := json.Marshal(map[string]string{"path": path, "content": "x\n"})
+		if tool == "read" {
+			args, _ = json.Marshal(map[string]string{"path": path})
+		}
+		return llm.ToolCall{ID: id, Name: tool, Arguments: args}
+	}
+	out, err := s.Execute(context.Background(), []llm.ToolCall{
+		call("plain", "write", "docs/new.md"), call("envrc", "write", "docs/envrc.md"), call("src", "write", "docs/src.md"), call("key", "read", "docs/key.md"),
+	}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"envrc", "src"}; !slices.Equal(f.asked, want) {
+		t.Errorf("asked about %v, want %v", f.asked, want)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".envrc")); err == nil {
+		t.Error(".envrc was created")
+	}
+	for _, r := range out.Messages {
+		if r.ToolCallID == "key" && (!r.IsError || !strings.Contains(r.Text(), "denied")) {
+			t.Errorf("the read through a link into secrets/: %+v, want denied", r)
+		}
+		if r.ToolCallID == "plain" && r.IsError {
+			t.Errorf("docs/new.md: %+v", r)
+		}
 	}
 }

@@ -5,6 +5,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -39,8 +40,73 @@ func (s *Session) readOnly(tool string) bool {
 }
 
 // verdict decides a call from the settings files, the session's permissions, the tools'
-// nature and the remembered answers (see docs/permissions.md).
+// nature and the remembered answers (see docs/permissions.md). A built-in file tool's path
+// is decided twice when it leads elsewhere through a symbolic link: as written and where it
+// leads (tools.Workspace.Leads), and the stricter verdict wins, so that no rule on paths is
+// passed by a link (docs/x.md -> ../.envrc is not allowed by "docs/**", and a deny rule on
+// secrets/** still denies a link into it).
 func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
+	v := s.verdictOn(call)
+	if led, rel, ok := s.ledCall(call); ok {
+		if lv := s.verdictOn(led); strictness(lv.Decision) > strictness(v.Decision) {
+			lv.Part = "through a link to " + rel
+			v = lv
+		}
+	}
+	return v
+}
+
+// strictness orders decisions: deny > ask > allow.
+func strictness(d permissions.Decision) int {
+	switch d {
+	case permissions.Deny:
+		return 2
+	case permissions.Ask:
+		return 1
+	}
+	return 0
+}
+
+// ledCall returns, for a built-in file tool whose path leads through a symbolic link to
+// another place in the workspace, the same call on the path it leads to (absolute, under
+// the workspace folder as given), and that path relative to its folder.
+func (s *Session) ledCall(call llm.ToolCall) (llm.ToolCall, string, bool) {
+	switch call.Name {
+	case tools.NameRead, tools.NameWrite, tools.NameEdit, tools.NameGrep, tools.NameFind, tools.NameLs:
+	default:
+		return call, "", false
+	}
+	if !s.builtin[call.Name] {
+		return call, "", false
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(call.Arguments, &args) != nil {
+		return call, "", false
+	}
+	var p string
+	if json.Unmarshal(args["path"], &p) != nil || p == "" {
+		return call, "", false
+	}
+	root, rel, ok := s.ws.Leads(p)
+	if !ok {
+		return call, "", false
+	}
+	led := filepath.Join(root, rel)
+	asWritten := p
+	if !filepath.IsAbs(asWritten) {
+		asWritten = filepath.Join(s.ws.Cwd(), asWritten)
+	}
+	if filepath.Clean(asWritten) == led {
+		return call, "", false
+	}
+	args["path"], _ = json.Marshal(led)
+	out := call
+	out.Arguments, _ = json.Marshal(args)
+	return out, rel, true
+}
+
+// verdictOn is verdict for the call as given.
+func (s *Session) verdictOn(call llm.ToolCall) permissions.Verdict {
 	h := s.host
 	var base *permissions.Policy
 	if h.loader != nil {
