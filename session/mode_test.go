@@ -116,9 +116,9 @@ func TestEditModesAskForProtectedPathsAndLinksIntoThem(t *testing.T) {
 				"docs/command.md":  "../.pid/commands/x.md",
 				"docs/chain.md":    "chain2.md", // a link to a link
 				"docs/chain2.md":   "../.devcontainer/devcontainer.json",
-				"docs/agent":       "../.claude", // a link to a folder (which exists)
+				"docs/agent":       "../.claude",              // a link to a folder (which exists)
 				"docs/zed.md":      root + "/.ZED/tasks.json", // absolute, another case
-				"docs/idea":        "../.idea",  // a dangling link to a folder
+				"docs/idea":        "../.idea",                // a dangling link to a folder
 			}
 			for name, target := range links {
 				if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
