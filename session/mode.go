@@ -216,6 +216,26 @@ func planBlock(name string) *toolexec.Block {
 	return &toolexec.Block{Reason: fmt.Sprintf("You are in plan mode: %s cannot change files now. Read and explore, then call %s with your plan; once the user approves it, you can make the changes.", name, ExitPlanModeName)}
 }
 
+// mcpMayChange reports whether name is an MCP tool whose server does not say it only reads
+// (its annotations' readOnlyHint): plan mode does not run it, whatever the rules say (an MCP
+// server runs outside the sandbox). The hint is the server's claim: outside plan mode it
+// never skips a question.
+func (s *Session) mcpMayChange(name string) bool {
+	if s.builtin[name] || !strings.HasPrefix(name, "mcp__") {
+		return false
+	}
+	if _, scripted := s.asks[name]; scripted {
+		return false
+	}
+	ro, _ := s.annotations(name)["readOnlyHint"].(bool)
+	return !ro
+}
+
+// planBlockMCP is the refusal of an MCP tool that may change things, in plan mode.
+func planBlockMCP(name string) *toolexec.Block {
+	return &toolexec.Block{Reason: fmt.Sprintf("You are in plan mode: %s is an MCP tool its server does not mark read-only (readOnlyHint), so it cannot run now. Use read-only tools to explore, then call %s with your plan; once the user approves it, you can use it.", name, ExitPlanModeName)}
+}
+
 // decideExitPlan is beforeToolCall's decision on exit_plan_mode: the person reads the plan
 // and allows (the session switches to default, or to the mode the answer names) or denies
 // (the model keeps planning, with the reason).
