@@ -7,6 +7,7 @@
 package rpc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,5 +165,57 @@ func TestE2EHookEscalationAsks(t *testing.T) {
 				t.Error("the command ran outside the sandbox")
 			}
 		})
+	}
+}
+
+// Issue 31 L19: plan mode does not run an MCP tool its server does not mark read-only
+// (readOnlyHint), even when an allow rule matches it (an MCP server runs outside the
+// sandbox): the model gets an error result saying plan mode, and nothing is asked. A tool
+// marked read-only runs as the rules say.
+func TestMCPPlanModeHoldsToolsNotMarkedReadOnly(t *testing.T) {
+	d, sid, _ := eagerSession(t, obj{"beforeToolCall": true}, obj{"mode": "plan", "mcpServers": testServers(obj{"load": "eager"}),
+		"permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
+	b := wsExecute(t, d, sid, "", nil, wsCall("e1", "mcp__t__echo", obj{"text": "changed"}), wsCall("p1", "mcp__t__peek", obj{"text": "k"}))
+	e := b.msg(t, "e1")
+	if !e.Get("isError").Bool() || !strings.Contains(wsText(e), "plan mode") || !strings.Contains(wsText(e), "readOnlyHint") {
+		t.Errorf("echo in plan mode: %s, want an error result saying plan mode holds it", e.Raw)
+	}
+	if p := b.msg(t, "p1"); p.Get("isError").Bool() || wsText(p) != "k" {
+		t.Errorf("peek (readOnlyHint) in plan mode: %s", p.Raw)
+	}
+	stopDaemon(t, d)
+}
+
+// Issue 31 L20: of one message's task calls, the first 16 run; the others end at once with
+// an error result the model can act on, and start no child.
+func TestSubagentsAtMost16TaskCallsPerMessage(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	var calls []obj
+	children := obj{}
+	for i := 1; i <= 20; i++ {
+		desc := fmt.Sprintf("look %02d", i)
+		calls = append(calls, toolCall(fmt.Sprintf("t%02d", i), "task", obj{"description": desc, "prompt": "look"}))
+		children[desc] = scriptModel(turn(text(fmt.Sprintf("answer %02d", i))))
+	}
+	model := scriptModel(turn(calls...), turn(text("done")))
+	model["subagents"] = children
+	sid := d.newSession(obj{"cwd": ws, "model": model})
+	if reqs := promptRequests(t, d, sid, "look everywhere", wsDecide("deny")); len(reqs) != 0 {
+		t.Errorf("%d requests to the editor, want none (explore children run read-only tools)", len(reqs))
+	}
+	for i := 1; i <= 20; i++ {
+		id := fmt.Sprintf("t%02d", i)
+		txt, isErr := resultText(d, sid, id)
+		switch {
+		case i <= 16 && (isErr || txt != fmt.Sprintf("answer %02d", i)):
+			t.Errorf("%s: %q (error %v), want its child's answer", id, txt, isErr)
+		case i > 16 && (!isErr || !strings.Contains(txt, "at most 16 task calls")):
+			t.Errorf("%s: %q (error %v), want an error result naming the limit", id, txt, isErr)
+		}
+	}
+	if n := len(subagentNotes(d, sid, "subagentStart")); n != 16 {
+		t.Errorf("%d children started, want 16", n)
 	}
 }
