@@ -67,6 +67,35 @@ type SubagentSettings struct {
 	MaxTurns      int `json:"maxTurns,omitempty"`
 }
 
+// over returns s with the keys over sets replaced by over's.
+func (s SubagentSettings) over(over SubagentSettings) SubagentSettings {
+	if over.MaxConcurrent > 0 {
+		s.MaxConcurrent = over.MaxConcurrent
+	}
+	if over.MaxTurns > 0 {
+		s.MaxTurns = over.MaxTurns
+	}
+	return s
+}
+
+// subagentSettings returns the "subagents" settings of a session in cwd: the user settings',
+// a trusted workspace folder's keys over them (an untrusted one's are ignored), and the
+// editor's (initializationOptions, then session/new: editor) over both. They are read when
+// the session is made.
+func (h *Host) subagentSettings(cwd string, editor SubagentSettings) SubagentSettings {
+	var out SubagentSettings
+	if h.loader != nil {
+		user, ws := h.loader.Subagents(cwd)
+		for _, raw := range []json.RawMessage{user, ws} {
+			var s SubagentSettings
+			if len(raw) > 0 && json.Unmarshal(raw, &s) == nil {
+				out = out.over(s)
+			}
+		}
+	}
+	return out.over(editor)
+}
+
 // childSpec is what makes a session a subagent: its parent, the task call, the agent.
 type childSpec struct {
 	parent      *Session
