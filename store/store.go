@@ -108,8 +108,10 @@ type Store struct {
 	// summaries caches List's reading of each file by path, valid while the file's size
 	// and modification time are those recorded.
 	summaries map[string]cachedSummary
-	// reads counts the session files List read (for tests of the cache).
-	reads int
+	// reads counts the session files List read (for tests of the cache), bytesRead the
+	// bytes it read of them.
+	reads     int
+	bytesRead int64
 }
 
 // Open returns the Store of the sessions folder dir, creating the folder (mode 0700) when
@@ -283,7 +285,7 @@ func (s *Store) Create(h Header) (*File, error) {
 	}
 	return &File{
 		id: h.ID, path: path, lock: lk, f: f, info: fi, size: int64(len(line)),
-		ids: map[string]bool{},
+		ids: map[string]bool{}, sums: map[string]branchSum{},
 	}, nil
 }
 
@@ -336,7 +338,7 @@ func (s *Store) OpenSession(id string) (*File, *Loaded, error) {
 		p.loaded.Problems[len(p.loaded.Problems)-1] += " and cut off the file"
 		size = int64(p.tornAt)
 	}
-	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: size, ids: p.ids, leaf: p.leaf}
+	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: size, ids: p.ids, sums: p.sums, leaf: p.leaf}
 	if n := len(p.loaded.Entries); n > 0 && p.loaded.Entries[n-1].Kind == KindUnsaved && p.loaded.Entries[n-1].ID == p.leaf {
 		file.marked = true
 	}
