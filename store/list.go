@@ -149,7 +149,7 @@ func readSummary(path, id string) (Summary, int64, error) {
 	defer f.Close()
 	r := &countingReaderAt{r: f}
 	size := fi.Size()
-	h, sum, ok, err := summaryFromTail(r, path, id, size)
+	sum, ok, err := summaryFromTail(r, path, id, size)
 	if err != nil {
 		return Summary{}, r.n, err
 	}
@@ -158,8 +158,7 @@ func readSummary(path, id string) (Summary, int64, error) {
 		if err != nil {
 			return Summary{}, r.n, err
 		}
-		h = p.loaded.Header
-		sum = summaryOf(h, p.lastTime, p.sums[p.leaf])
+		sum = summaryOf(p.loaded.Header, p.lastTime, p.sums[p.leaf])
 		if b := p.sums[p.leaf]; b.FirstUser != "" {
 			sum.Title, _ = titleAt(r, size, b.FirstUser, b.FirstAt)
 		}
@@ -185,38 +184,38 @@ const tailChunk = 16 << 10
 // complete line (a torn last line is skipped, as loading skips it). ok is false when that
 // line carries no readable "branch" (the caller then reads the whole file); err is set only
 // for a header that cannot be used, as loading fails for it.
-func summaryFromTail(r io.ReaderAt, path, id string, size int64) (Header, Summary, bool, error) {
+func summaryFromTail(r io.ReaderAt, path, id string, size int64) (Summary, bool, error) {
 	header, err := bufio.NewReaderSize(io.NewSectionReader(r, 0, min(size, maxHeaderLine)), 4<<10).ReadBytes('\n')
 	if err != nil {
-		return Header{}, Summary{}, false, noHeader(path)
+		return Summary{}, false, noHeader(path)
 	}
 	ps, err := newParser(path, id, header[:len(header)-1], false, false)
 	if err != nil {
-		return Header{}, Summary{}, false, err
+		return Summary{}, false, err
 	}
 	h := ps.p.loaded.Header
 	from := int64(len(header))
 	if size == from {
-		return h, summaryOf(h, time.Time{}, branchSum{}), true, nil
+		return summaryOf(h, time.Time{}, branchSum{}), true, nil
 	}
 	line, ok := lastLine(r, from, size)
 	if !ok {
-		return h, Summary{}, false, nil
+		return Summary{}, false, nil
 	}
 	e := gjson.ParseBytes(line)
 	b := e.Get("branch")
 	ts, terr := time.Parse(time.RFC3339Nano, e.Get("timestamp").Str)
 	if !gjson.ValidBytes(line) || !knownKind(e.Get("type").Str) || !validID(e.Get("id").Str) || terr != nil || !b.IsObject() || b.Get("messages").Type != gjson.Number {
-		return h, Summary{}, false, nil
+		return Summary{}, false, nil
 	}
 	bs := branchSum{Messages: int(b.Get("messages").Int()), FirstUser: b.Get("firstUser.id").Str, FirstAt: b.Get("firstUser.offset").Int()}
 	sum := summaryOf(h, ts, bs)
 	if bs.FirstUser != "" {
 		if sum.Title, ok = titleAt(r, size, bs.FirstUser, bs.FirstAt); !ok {
-			return h, Summary{}, false, nil // the file does not hold what its last line says
+			return Summary{}, false, nil // the file does not hold what its last line says
 		}
 	}
-	return h, sum, true, nil
+	return sum, true, nil
 }
 
 // knownKind reports whether kind is an entry kind this pid reads.

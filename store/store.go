@@ -389,21 +389,6 @@ func openChecked(path string, flag int) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
-// openRead opens and checks path as openChecked does, and reads it whole. On success the
-// file stays open, positioned at its end.
-func openRead(path string, flag int) (*os.File, []byte, error) {
-	f, fi, err := openChecked(path, flag)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := readChecked(f, path, fi.Size())
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, data, nil
-}
-
 // checkOpen checks that an open file is a regular file of at most MaxFileSize and returns
 // what it says of itself.
 func checkOpen(f *os.File, path string) (os.FileInfo, error) {
@@ -418,29 +403,6 @@ func checkOpen(f *os.File, path string) (os.FileInfo, error) {
 		return nil, fmt.Errorf("store: %s: %w: %d bytes, more than the %d pid reads; move it out of the sessions folder", path, ErrTooLarge, fi.Size(), maxFileSize)
 	}
 	return fi, nil
-}
-
-// readChecked reads a just opened file that checkOpen found to hold size bytes, with what
-// was appended to it meanwhile, up to MaxFileSize.
-func readChecked(f *os.File, path string, size int64) ([]byte, error) {
-	data := make([]byte, size+1)
-	n, err := io.ReadFull(f, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("store: reading %s: %w", path, err)
-	}
-	if n > int(size) {
-		// It grew while read (another process appending): read what is there now, capped.
-		rest, err := io.ReadAll(io.LimitReader(f, maxFileSize+1-int64(n)))
-		if err != nil {
-			return nil, fmt.Errorf("store: reading %s: %w", path, err)
-		}
-		data = append(data[:n], rest...)
-		n = len(data)
-		if int64(n) > maxFileSize {
-			return nil, fmt.Errorf("store: %s: %w: more than the %d bytes pid reads", path, ErrTooLarge, maxFileSize)
-		}
-	}
-	return data[:n], nil
 }
 
 // kind names a file mode's type for messages.
