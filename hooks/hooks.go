@@ -368,10 +368,10 @@ type Output struct {
 func (r *Result) Cut() string {
 	var parts []string
 	if r.StdoutDropped > 0 {
-		parts = append(parts, fmt.Sprintf("stdout %d bytes", int64(len(r.Stdout))+r.StdoutDropped))
+		parts = append(parts, fmt.Sprintf("%d bytes to stdout", int64(len(r.Stdout))+r.StdoutDropped))
 	}
 	if r.StderrDropped > 0 {
-		parts = append(parts, fmt.Sprintf("stderr %d bytes", int64(len(r.Stderr))+r.StderrDropped))
+		parts = append(parts, fmt.Sprintf("%d bytes to stderr", int64(len(r.Stderr))+r.StderrDropped))
 	}
 	if len(parts) == 0 {
 		return ""

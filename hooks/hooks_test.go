@@ -139,7 +139,7 @@ func TestRunCapsOutput(t *testing.T) {
 	if !r.Blocked() || r.Reason() != "too loud" {
 		t.Errorf("the exit-2 decision was lost: blocked %v, reason %q, err %v", r.Blocked(), r.Reason(), r.Err)
 	}
-	if cut := r.Cut(); !strings.Contains(cut, "stdout 100000000 bytes") || !strings.Contains(cut, "1048576") {
+	if cut := r.Cut(); !strings.Contains(cut, "100000000 bytes to stdout") || !strings.Contains(cut, "1048576") {
 		t.Errorf("Cut() = %q, want it to say how much was written and kept", cut)
 	}
 

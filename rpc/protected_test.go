@@ -219,3 +219,28 @@ func TestSubagentsAtMost16TaskCallsPerMessage(t *testing.T) {
 		t.Errorf("%d children started, want 16", n)
 	}
 }
+
+// Issue 31 L12 through the daemon: a PreToolUse hook that prints its decision and then 3 MB
+// of white space is still obeyed, and the editor is told how much the hook wrote and that
+// only the first MiB was kept.
+func TestHookOutputCapIsSaid(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{}, ws)
+	loud := `printf '{"decision":"block","reason":"too loud"}'; head -c 3000000 /dev/zero | tr '\0' ' '`
+	sid := d.newSession(obj{"cwd": ws, "hooks": obj{"PreToolUse": []obj{hookCmd("ls", loud, 0)}},
+		"model": scriptModel(turn(toolCall("l1", "ls", obj{"path": "."})), turn(text("done")))})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "go"})
+	if txt, isErr := resultText(d, sid, "l1"); !isErr || !strings.Contains(txt, "too loud") {
+		t.Errorf("the hook's decision before 3 MB of output: %q (error %v), want it denied", txt, isErr)
+	}
+	said := false
+	for _, m := range d.logMessages() {
+		if s := m.get("params.message").String(); strings.Contains(s, "wrote 3000040 bytes to stdout") && strings.Contains(s, "1048576") {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("no window/logMessage says how much the hook wrote:\n%s", d.dump())
+	}
+}
