@@ -312,3 +312,42 @@ func randomText(n int) string {
 }
 
 var _ = context.Background
+
+// Issue 31 L13: a symbolic link a run made is taken back by a rewind when it is still the
+// same link (same target): a new link is removed, and a file the run replaced with a link
+// comes back in the link's place; what the links lead to is never touched. A link someone
+// pointed elsewhere after the run is skipped.
+func TestRewindRemovesLinksTheRunMade(t *testing.T) {
+	ws, w := newWorkspace(t, map[string]string{"keep.txt": "keep\n", "f.txt": "f0\n"})
+	outside := filepath.Join(filepath.Dir(ws), "outside")
+	writeFiles(t, outside, map[string]string{"o.txt": "outside\n"})
+	st := newStore(t, 0)
+	s := openSession(t, st, "s1", w)
+	if err := s.Begin("cp1", "make links"); err != nil {
+		t.Fatal(err)
+	}
+	runBash(t, s, ws, "ln -s ../outside/o.txt new-link && ln -s ../.pid/settings.json dangling && rm f.txt && ln -s keep.txt f.txt && ln -s keep.txt moved")
+	s.End()
+	// After the run, someone points moved elsewhere: it is no longer the run's link.
+	must(t, os.Remove(filepath.Join(ws, "moved")))
+	must(t, os.Symlink("f.txt", filepath.Join(ws, "moved")))
+
+	res, err := s.Rewind("cp1", "rw1", true, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"new-link", "dangling"} {
+		if _, err := os.Lstat(filepath.Join(ws, name)); err == nil {
+			t.Errorf("the link %s the run made is still there: %+v", name, res)
+		}
+	}
+	fileIs(t, filepath.Join(ws, "f.txt"), "f0\n", 0o644)
+	fileIs(t, filepath.Join(ws, "keep.txt"), "keep\n", 0o644)
+	fileIs(t, filepath.Join(outside, "o.txt"), "outside\n", 0o644)
+	if r := skippedReason(res, filepath.Join(ws, "moved")); !strings.Contains(r, "symbolic link") {
+		t.Errorf("moved, pointed elsewhere since: skipped with %q, want a reason saying symbolic link", r)
+	}
+	if len(res.Skipped) != 1 {
+		t.Errorf("skipped %+v, want moved alone", res.Skipped)
+	}
+}

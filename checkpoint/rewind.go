@@ -238,8 +238,9 @@ type Writer func(path, text string) error
 // Rewind opens the checkpoint safetyID (a rewind's own), and, when files is true, returns
 // every file the checkpoint id's run and the runs after it changed to its state before
 // that run: files they added are removed, files they deleted come back. A file that changed
-// since pid last wrote it is skipped unless force; a path that is now a symbolic link or a
-// hard link, or lies outside the workspace folders, is always skipped; so is one whose
+// since pid last wrote it is skipped unless force; a path that is now a symbolic link (but
+// the very link a run left there, same target, which is removed or replaced) or a hard
+// link, or lies outside the workspace folders, is always skipped; so is one whose
 // content before was not kept. The current state of each file is kept in the safety
 // checkpoint first, so that the rewind itself can be rewound.
 //
@@ -291,7 +292,8 @@ func (s *Session) cp(id string) *cp {
 // What is checked, in order, before anything is written: the path lies in a workspace
 // folder; no folder on its way is now a symbolic link (os.Root would follow one that stays
 // inside the folder, and the restore would land on another file); the file is not now a
-// symbolic link (unless it was one) nor a hard link; its content before was kept; it did
+// symbolic link (unless it was one, or is the very link a run left there: leftLink) nor a
+// hard link; its content before was kept; it did
 // not change since pid last wrote it (unless force). The checks and the write are not
 // atomic: a program changing the tree during a rewind can still race it.
 func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, removed bool, err error) {
@@ -307,7 +309,7 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
 		return "it cannot be looked at: " + errText(lerr), false, nil
 	}
-	if exists && fi.Mode()&fs.ModeSymlink != 0 && t.before.Kind != "link" {
+	if exists && fi.Mode()&fs.ModeSymlink != 0 && t.before.Kind != "link" && !s.leftLink(t.path, root, rel) {
 		return "it is now a symbolic link", false, nil
 	}
 	if exists && fi.Mode().IsRegular() {
@@ -390,6 +392,20 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 		s.mu.Unlock()
 	}
 	return "", removed, nil
+}
+
+// leftLink reports whether the symbolic link rel under root is the one a run left at path:
+// the state pid last recorded there is a link, with the same target. Removing it (or
+// putting the file back in its place) changes the link, never what it leads to.
+func (s *Session) leftLink(path string, root *os.Root, rel string) bool {
+	s.mu.Lock()
+	last := s.last[path]
+	s.mu.Unlock()
+	if last == nil || last.Kind != "link" {
+		return false
+	}
+	target, err := root.Readlink(rel)
+	return err == nil && target == last.Link
 }
 
 // linkOnTheWay returns the first folder on the way to rel under root that is a symbolic

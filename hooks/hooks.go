@@ -41,8 +41,10 @@ var Events = []string{PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionSt
 // DefaultTimeout is a hook's timeout when its settings give none.
 const DefaultTimeout = 60 * time.Second
 
-// maxOutput caps what is kept of a hook's stdout and of its stderr.
-const maxOutput = 1 << 20
+// MaxOutput caps what is kept of a hook's stdout and of its stderr (1 MiB each): the rest
+// is read, counted (Result.StdoutDropped, StderrDropped) and thrown away, so that a hook
+// printing without end costs no memory.
+const MaxOutput = 1 << 20
 
 // Hook is one configured command.
 type Hook struct {
@@ -207,8 +209,10 @@ type ToolResponse struct {
 type Result struct {
 	Hook     Hook
 	ExitCode int // -1 when it did not exit by itself (killed, or failed to start)
-	Stdout   []byte
-	Stderr   []byte
+	// Stdout and Stderr are the first MaxOutput bytes the hook wrote to each; the
+	// *Dropped fields count the bytes past them, which were read and thrown away.
+	Stdout, Stderr               []byte
+	StdoutDropped, StderrDropped int64
 	// Err says why the hook failed (it could not start, timed out, was cancelled, or exited
 	// with a code other than 0 and 2); nil otherwise.
 	Err error
@@ -279,7 +283,8 @@ func Run(ctx context.Context, h Hook, in Input, dir string, env []string) Result
 		g.Signal(syscall.SIGKILL)
 	}
 	res.Duration = time.Since(start)
-	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
+	res.Stdout, res.Stderr = stdout.kept, stderr.kept
+	res.StdoutDropped, res.StderrDropped = stdout.dropped(), stderr.dropped()
 	if why != nil {
 		res.Err = why
 		return res
@@ -312,15 +317,24 @@ func stderrNote(b []byte) string {
 	return ": " + string(s)
 }
 
-// capped is a buffer that keeps the first maxOutput bytes written to it.
-type capped struct{ bytes.Buffer }
+// capped keeps the first MaxOutput bytes written to it and counts the rest. It has no
+// ReadFrom (a bytes.Buffer's would read a hook's whole output past the cap: os/exec copies
+// with io.Copy, which prefers it).
+type capped struct {
+	kept  []byte
+	total int64
+}
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOutput - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
+	c.total += int64(len(p))
+	if room := MaxOutput - len(c.kept); room > 0 {
+		c.kept = append(c.kept, p[:min(len(p), room)]...)
 	}
 	return len(p), nil
 }
+
+// dropped returns how many bytes were counted and not kept.
+func (c *capped) dropped() int64 { return c.total - int64(len(c.kept)) }
 
 // Env returns the environment a hook runs with: pid's, with PID_PROJECT_DIR set to the
 // workspace folder.
@@ -349,7 +363,24 @@ type Output struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// Output returns the hook's stdout decoded, when it exited 0 and printed a JSON object.
+// Cut returns, when the hook wrote more than MaxOutput bytes to stdout or stderr, a
+// sentence saying how much was kept and dropped; "" otherwise.
+func (r *Result) Cut() string {
+	var parts []string
+	if r.StdoutDropped > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes to stdout", int64(len(r.Stdout))+r.StdoutDropped))
+	}
+	if r.StderrDropped > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes to stderr", int64(len(r.Stderr))+r.StderrDropped))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the hook %q wrote %s; pid kept the first %d bytes of each and dropped the rest", r.Hook.Command, strings.Join(parts, " and "), MaxOutput)
+}
+
+// Output returns the hook's stdout decoded, when it exited 0 and printed a JSON object (as
+// far as it was kept: a JSON object cut at MaxOutput is no JSON object).
 func (r *Result) Output() (Output, bool) {
 	var o Output
 	if r.Err != nil || r.ExitCode != 0 {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,4 +116,38 @@ func fmtSscan(s string, v *int) (int, error) {
 	}
 	*v = n
 	return 1, nil
+}
+
+// Issue 31 L12: a hook that prints 100 MB costs no memory: the first MaxOutput bytes are
+// kept, the rest counted and said (Cut), and the hook's decision is still read: exit 2 with
+// its reason on stderr, or a JSON decision followed by 100 MB of white space.
+func TestRunCapsOutput(t *testing.T) {
+	dir := t.TempDir()
+	const total = 100_000_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := Run(t.Context(), Hook{Command: `head -c 100000000 /dev/zero; echo "too loud" >&2; exit 2`}, Input{}, dir, nil)
+	runtime.ReadMemStats(&after)
+	if len(r.Stdout) != MaxOutput || r.StdoutDropped != total-MaxOutput {
+		t.Errorf("kept %d bytes and dropped %d, want %d kept of %d", len(r.Stdout), r.StdoutDropped, MaxOutput, total)
+	}
+	t.Logf("100 MB of output: %d bytes kept, %d allocated while the hook ran", len(r.Stdout), after.TotalAlloc-before.TotalAlloc)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 8<<20 {
+		t.Errorf("running the hook allocated %d bytes, want at most 8 MiB for 100 MB of output", grown)
+	}
+	if !r.Blocked() || r.Reason() != "too loud" {
+		t.Errorf("the exit-2 decision was lost: blocked %v, reason %q, err %v", r.Blocked(), r.Reason(), r.Err)
+	}
+	if cut := r.Cut(); !strings.Contains(cut, "100000000 bytes to stdout") || !strings.Contains(cut, "1048576") {
+		t.Errorf("Cut() = %q, want it to say how much was written and kept", cut)
+	}
+
+	r = Run(t.Context(), Hook{Command: `printf '{"decision":"block","reason":"quiet please"}'; head -c 100000000 /dev/zero | tr '\0' ' '`}, Input{}, dir, nil)
+	if o, ok := r.Output(); !ok || o.Decision != "block" || o.Reason != "quiet please" {
+		t.Errorf("the JSON decision before 100 MB of spaces was not read: %+v %v (err %v)", o, ok, r.Err)
+	}
+	if r.StdoutDropped != total+int64(len(`{"decision":"block","reason":"quiet please"}`))-MaxOutput {
+		t.Errorf("dropped %d", r.StdoutDropped)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/pid-agent/pid/protected"
 	"github.com/pid-agent/pid/shellcmd"
 )
 
@@ -114,7 +115,9 @@ type Verdict struct {
 	Remembered *Remembered
 	// Part names, for a bash command, the piece that decided: one of its simple commands
 	// ("rm -rf build"), a file it writes ("write docs/a.md"), or the construct that made it
-	// ask ("the command uses eval, which runs a string as a command"). "" for other tools.
+	// ask ("the command uses eval, which runs a string as a command"). For a write or edit
+	// of a protected path that a default would have allowed, it names the path ("writes
+	// .git/config"). "" otherwise.
 	Part string
 }
 
@@ -134,7 +137,9 @@ func rank(d Decision) int {
 // The trusted layers (not Narrow) decide first. The latest such layer with an entry for the
 // tool decides: a plain decision, or its first matching rule; a list with no matching rule,
 // or no entry at all, falls back to the latest default; with no default anywhere, read-only
-// tools are allowed and every other tool asks.
+// tools are allowed and every other tool asks. A default never allows a write or edit of a
+// path other programs load commands from (package protected: .git, .pid, .vscode, .envrc...):
+// that asks, unless an entry or a rule for the tool decides it.
 //
 // A bash command is parsed once (shellcmd.ParseCached), and that lookup is done for each of its simple
 // commands; the call gets the strictest (deny > ask > allow). Then, unless bash's entry is a
@@ -276,6 +281,12 @@ func (p *Policy) decideSubject(c Call, sc *shellcmd.Command, pt *shellcmd.Part, 
 		for i := len(p.layers) - 1; i >= 0; i-- {
 			l := p.layers[i]
 			if !l.Narrow && l.Spec != nil && l.Spec.Default != "" {
+				if l.Spec.Default == Allow {
+					if e, hit := writesProtected(c); hit {
+						// A default is no rule about these paths: the person is asked.
+						return Verdict{Decision: Ask, Source: "built-in", Rule: -1, Part: "writes " + e}
+					}
+				}
 				return Verdict{Decision: l.Spec.Default, Source: "default (" + l.Source + ")", Rule: -1}
 			}
 		}
@@ -345,6 +356,24 @@ func narrowVerdict(l Layer, c Call, sc *shellcmd.Command) (Verdict, bool) {
 		}
 	}
 	return best, has
+}
+
+// writesProtected reports whether c is a write or edit (a bash command's write to a file
+// included: writeCall) of a path other programs load commands from (package protected),
+// and returns that path as written, relative to the cwd when inside it.
+func writesProtected(c Call) (string, bool) {
+	if c.Tool != "write" && c.Tool != "edit" {
+		return "", false
+	}
+	vals, ok := values(c, "path")
+	if !ok || len(vals) != 1 || !vals[0].scalar {
+		return "", false
+	}
+	rel := relativePath(vals[0].text, c.Cwd)
+	if _, hit := protected.Match(rel); !hit {
+		return "", false
+	}
+	return rel, true
 }
 
 // writeCall is the write call a bash command's write to a file stands for.

@@ -85,7 +85,9 @@ func TestCheckpointsOfAnAwkwardWorkspace(t *testing.T) {
 	initWorkspace(d, obj{}, ws)
 	command := "echo changed >> nested/src.txt && echo new > nested/new.txt && echo x > nested/.git/marker" +
 		" && echo more >> big.dat && echo through > out/o.txt && echo after > locked.txt && chmod 000 locked.txt"
-	sid := d.newSession(obj{"cwd": ws, "permissions": obj{"default": "allow"}, "model": scriptModel(
+	// "bash": "allow", not only a default: a default never allows the write into nested/.git,
+	// one of the paths other programs run code from (docs/permissions.md).
+	sid := d.newSession(obj{"cwd": ws, "permissions": obj{"default": "allow", "tools": obj{"bash": "allow"}}, "model": scriptModel(
 		turn(toolCall("b1", "bash", obj{"command": command})),
 		turn(text("done")),
 	)})

@@ -45,7 +45,8 @@ type Config struct {
 	LSP json.RawMessage `json:"lsp,omitempty"`
 	// Diagnostics are the "diagnostics" settings (diagnostics.go); nil: the defaults.
 	Diagnostics *DiagnosticsSettings `json:"diagnostics,omitempty"`
-	// Subagents bounds the task tool's children (subagent.go).
+	// Subagents bounds the task tool's children (subagent.go): the editor's, over the
+	// settings files' (Host.subagentSettings).
 	Subagents SubagentSettings `json:"subagents,omitzero"`
 }
 
@@ -87,12 +88,7 @@ func (c Config) Merge(over Config) Config {
 	if over.Diagnostics != nil {
 		c.Diagnostics = over.Diagnostics
 	}
-	if over.Subagents.MaxConcurrent > 0 {
-		c.Subagents.MaxConcurrent = over.Subagents.MaxConcurrent
-	}
-	if over.Subagents.MaxTurns > 0 {
-		c.Subagents.MaxTurns = over.Subagents.MaxTurns
-	}
+	c.Subagents = c.Subagents.over(over.Subagents)
 	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
 		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)
 	}

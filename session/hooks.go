@@ -122,6 +122,9 @@ func (s *Session) runHook(ctx context.Context, h hooks.Hook, in hooks.Input, cal
 		}
 	}
 	r := hooks.Run(ctx, h, in, s.ws.Cwd(), hooks.Env(project))
+	if cut := r.Cut(); cut != "" {
+		s.face.Warn(s, fmt.Sprintf("%s (a %s hook; a JSON answer cut there is not read)", cut, h.Event))
+	}
 	if r.Err != nil && ctx.Err() == nil {
 		s.face.Warn(s, fmt.Sprintf("the %s hook %q failed (%v); pid went on without it", h.Event, h.Command, r.Err))
 		s.auditHook(h, callID, in.ToolName, "failed", r.Err.Error())

@@ -17,7 +17,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
-	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/protected"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -168,55 +168,72 @@ func (s *Session) modeAllows(mode string, call llm.ToolCall, v permissions.Verdi
 	return "", false
 }
 
-// insideWorkspace reports whether a write or edit call's path lies inside one of the
-// workspace folders (symbolic links resolved) and outside the paths the sandbox protects
-// there (.git/hooks, .pid, .vscode...): those still ask.
+// insideWorkspace reports whether a write or edit call's path leads inside one of the
+// workspace folders and outside the paths other programs load commands from (package
+// protected: .git, .pid, .vscode...), which still ask. Where it leads is where the kernel
+// would write: every symbolic link on the way followed, a dangling last one included
+// (docs/x.md -> ../.envrc creates .envrc). The path as written counts too: a link named
+// .vscode makes what it leads to the editor's configuration.
 func (s *Session) insideWorkspace(call llm.ToolCall) bool {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(call.Arguments, &a) != nil || a.Path == "" {
+	p := pathArg(call)
+	if p == "" {
 		return false
 	}
-	p := a.Path
+	_, rel, ok := s.ws.Leads(p)
+	if !ok || rel == "." {
+		return false
+	}
+	if _, hit := protected.Match(rel); hit {
+		return false
+	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.ws.Cwd(), p)
 	}
-	p = realish(filepath.Clean(p))
+	p = filepath.Clean(p)
 	for _, root := range s.ws.Roots() {
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		for _, n := range sandbox.ProtectedNames {
-			if rel == n || strings.HasPrefix(rel, n+string(filepath.Separator)) {
+		if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			if _, hit := protected.Match(r); hit {
 				return false
 			}
 		}
-		return rel != "."
 	}
-	return false
+	return true
 }
 
-// realish returns p with the symbolic links of its longest existing prefix resolved.
-func realish(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
+// pathArg returns a call's "path" argument ("" when it has none).
+func pathArg(call llm.ToolCall) string {
+	var a struct {
+		Path string `json:"path"`
 	}
+	if json.Unmarshal(call.Arguments, &a) != nil {
+		return ""
+	}
+	return a.Path
 }
 
 // planBlock is the refusal of a call that would change files in plan mode.
 func planBlock(name string) *toolexec.Block {
 	return &toolexec.Block{Reason: fmt.Sprintf("You are in plan mode: %s cannot change files now. Read and explore, then call %s with your plan; once the user approves it, you can make the changes.", name, ExitPlanModeName)}
+}
+
+// mcpMayChange reports whether name is an MCP tool whose server does not say it only reads
+// (its annotations' readOnlyHint): plan mode does not run it, whatever the rules say (an MCP
+// server runs outside the sandbox). The hint is the server's claim: outside plan mode it
+// never skips a question.
+func (s *Session) mcpMayChange(name string) bool {
+	if s.builtin[name] || !strings.HasPrefix(name, "mcp__") {
+		return false
+	}
+	if _, scripted := s.asks[name]; scripted {
+		return false
+	}
+	ro, _ := s.annotations(name)["readOnlyHint"].(bool)
+	return !ro
+}
+
+// planBlockMCP is the refusal of an MCP tool that may change things, in plan mode.
+func planBlockMCP(name string) *toolexec.Block {
+	return &toolexec.Block{Reason: fmt.Sprintf("You are in plan mode: %s is an MCP tool its server does not mark read-only (readOnlyHint), so it cannot run now. Use read-only tools to explore, then call %s with your plan; once the user approves it, you can use it.", name, ExitPlanModeName)}
 }
 
 // decideExitPlan is beforeToolCall's decision on exit_plan_mode: the person reads the plan

@@ -5,6 +5,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -39,8 +40,73 @@ func (s *Session) readOnly(tool string) bool {
 }
 
 // verdict decides a call from the settings files, the session's permissions, the tools'
-// nature and the remembered answers (see docs/permissions.md).
+// nature and the remembered answers (see docs/permissions.md). A built-in file tool's path
+// is decided twice when it leads elsewhere through a symbolic link: as written and where it
+// leads (tools.Workspace.Leads), and the stricter verdict wins, so that no rule on paths is
+// passed by a link (docs/x.md -> ../.envrc is not allowed by "docs/**", and a deny rule on
+// secrets/** still denies a link into it).
 func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
+	v := s.verdictOn(call)
+	if led, rel, ok := s.ledCall(call); ok {
+		if lv := s.verdictOn(led); strictness(lv.Decision) > strictness(v.Decision) {
+			lv.Part = "through a link to " + rel
+			v = lv
+		}
+	}
+	return v
+}
+
+// strictness orders decisions: deny > ask > allow.
+func strictness(d permissions.Decision) int {
+	switch d {
+	case permissions.Deny:
+		return 2
+	case permissions.Ask:
+		return 1
+	}
+	return 0
+}
+
+// ledCall returns, for a built-in file tool whose path leads through a symbolic link to
+// another place in the workspace, the same call on the path it leads to (absolute, under
+// the workspace folder as given), and that path relative to its folder.
+func (s *Session) ledCall(call llm.ToolCall) (llm.ToolCall, string, bool) {
+	switch call.Name {
+	case tools.NameRead, tools.NameWrite, tools.NameEdit, tools.NameGrep, tools.NameFind, tools.NameLs:
+	default:
+		return call, "", false
+	}
+	if !s.builtin[call.Name] {
+		return call, "", false
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(call.Arguments, &args) != nil {
+		return call, "", false
+	}
+	var p string
+	if json.Unmarshal(args["path"], &p) != nil || p == "" {
+		return call, "", false
+	}
+	root, rel, ok := s.ws.Leads(p)
+	if !ok {
+		return call, "", false
+	}
+	led := filepath.Join(root, rel)
+	asWritten := p
+	if !filepath.IsAbs(asWritten) {
+		asWritten = filepath.Join(s.ws.Cwd(), asWritten)
+	}
+	if filepath.Clean(asWritten) == led {
+		return call, "", false
+	}
+	args["path"], _ = json.Marshal(led)
+	out := call
+	out.Arguments, _ = json.Marshal(args)
+	return out, rel, true
+}
+
+// verdictOn is verdict for the call as given.
+func (s *Session) verdictOn(call llm.ToolCall) permissions.Verdict {
 	h := s.host
 	var base *permissions.Policy
 	if h.loader != nil {
@@ -111,18 +177,31 @@ type decision struct {
 // decide is beforeToolCall's body.
 func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
 	name := in.Call.Name
+	if b := s.taskOverCap(in); b != nil {
+		return b, decision{"deny", fmt.Sprintf("at most %d task calls per message", maxTaskCalls)}
+	}
 	if name == ExitPlanModeName && !s.builtin[name] {
 		if _, scripted := s.asks[name]; !scripted {
 			return s.decideExitPlan(ctx, in)
 		}
 	}
+	// Everything is decided on what will run: the arguments a PreToolUse hook put in the
+	// model's place, when one did.
+	call := in.Call
+	if in.ReplacedBy != "" && len(in.Prepared) > 0 {
+		call.Arguments = in.Prepared
+	}
 	mode := s.Mode()
-	v := s.verdict(in.Call)
+	v := s.verdict(call)
 	by := v.Source
 	if v.Part != "" {
 		by += " (" + v.Part + ")"
 	}
-	esc := s.escalation(in.Call)
+	esc := s.escalation(call)
+	// A hook that takes a command out of the sandbox, where the model had left it in, asks
+	// the person whatever anything else says: no hook, rule, mode or remembered answer
+	// allows it.
+	hookEscalation := esc != nil && s.escalation(in.Call) == nil
 	// The order of docs/permissions.md's table: a deny, plan mode's refusal to change
 	// files, an allow, the mode's own allowances, then the question.
 	switch {
@@ -132,6 +211,8 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	case mode == ModePlan && s.changesFiles(name):
 		return planBlock(name), decision{"deny", "mode plan"}
+	case mode == ModePlan && s.mcpMayChange(name):
+		return planBlockMCP(name), decision{"deny", "mode plan (an MCP tool not marked read-only)"}
 	case in.Screened == "allow" && esc == nil:
 		// A PreToolUse hook allowed it: no question, but never over a deny or plan mode.
 		return nil, decision{"allow", "PreToolUse hook"}
@@ -140,19 +221,24 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	case v.Decision == permissions.Allow && esc == nil:
 		return nil, decision{"allow", by}
 	}
-	if mby, ok := s.modeAllows(mode, in.Call, v, esc); ok && in.Screened != "ask" {
-		return nil, decision{"allow", mby}
+	if !hookEscalation {
+		if mby, ok := s.modeAllows(mode, call, v, esc); ok && in.Screened != "ask" {
+			return nil, decision{"allow", mby}
+		}
 	}
-	if esc != nil {
-		if d, ok := s.rememberedEscalation(in.Call); ok {
+	if esc != nil && !hookEscalation {
+		if d, ok := s.rememberedEscalation(call); ok {
 			if d == permissions.Allow {
 				return nil, decision{"allow", "remembered (outside the sandbox)"}
 			}
 			return &toolexec.Block{Reason: "The user chose to always deny running this command outside the sandbox here."}, decision{"deny", "remembered (outside the sandbox)"}
 		}
 	}
-	q := Approval{Call: in.Call, Always: s.always(in.Call), Annotations: s.annotations(in.Call.Name), Escalation: esc}
-	if esc != nil {
+	q := Approval{Call: call, Always: s.always(call), Annotations: s.annotations(name), Escalation: esc}
+	switch {
+	case hookEscalation:
+		q.Always = nil // never answered by a remembered answer: "always" would mean once
+	case esc != nil:
 		q.Always = escalationScope(q.Always)
 	}
 	a, err := s.face.Ask(ctx, s, q)

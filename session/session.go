@@ -350,6 +350,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err := h.useSandbox(ws, cfg); err != nil {
 		return nil, err
 	}
+	cfg.Subagents = h.subagentSettings(ws.Cwd(), cfg.Subagents)
 	savedMode := ""
 	if r != nil {
 		savedMode = r.mode

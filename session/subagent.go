@@ -30,6 +30,33 @@ const (
 	defaultMaxTurns      = 50
 )
 
+// maxTaskCalls is how many task calls of one model message run; the others get an error
+// result, so that a model cannot start (nor put to the person) a thousand children at once.
+const maxTaskCalls = 16
+
+// taskOverCap returns the refusal of a task call past the first maxTaskCalls of its
+// message; nil for any other call (and for a batch the editor sent, which has no message).
+func (s *Session) taskOverCap(in toolexec.BeforeInput) *toolexec.Block {
+	if in.Call.Name != TaskName || !s.builtin[TaskName] || in.Assistant == nil {
+		return nil
+	}
+	n, total := 0, 0
+	for _, c := range in.Assistant.Content {
+		if c.Type != llm.ContentToolCall || c.Name != TaskName {
+			continue
+		}
+		total++
+		if n == 0 && c.ID == in.Call.ID {
+			n = total
+		}
+	}
+	if n <= maxTaskCalls {
+		return nil
+	}
+	return &toolexec.Block{Reason: fmt.Sprintf("This task call was not run: at most %d task calls of one message run, and your message has %d (this is number %d). "+
+		"The first %d run; once their results are in, call the tasks still needed in your next message (or give one task several related questions).", maxTaskCalls, total, n, maxTaskCalls)}
+}
+
 // exploreTools are the tools an explore child has (those it knows of them).
 var exploreTools = []string{tools.NameRead, tools.NameGrep, tools.NameFind, tools.NameLs, tools.NameBash, "diagnostics"}
 
@@ -38,6 +65,35 @@ var exploreTools = []string{tools.NameRead, tools.NameGrep, tools.NameFind, tool
 type SubagentSettings struct {
 	MaxConcurrent int `json:"maxConcurrent,omitempty"`
 	MaxTurns      int `json:"maxTurns,omitempty"`
+}
+
+// over returns s with the keys over sets replaced by over's.
+func (s SubagentSettings) over(over SubagentSettings) SubagentSettings {
+	if over.MaxConcurrent > 0 {
+		s.MaxConcurrent = over.MaxConcurrent
+	}
+	if over.MaxTurns > 0 {
+		s.MaxTurns = over.MaxTurns
+	}
+	return s
+}
+
+// subagentSettings returns the "subagents" settings of a session in cwd: the user settings',
+// a trusted workspace folder's keys over them (an untrusted one's are ignored), and the
+// editor's (initializationOptions, then session/new: editor) over both. They are read when
+// the session is made.
+func (h *Host) subagentSettings(cwd string, editor SubagentSettings) SubagentSettings {
+	var out SubagentSettings
+	if h.loader != nil {
+		user, ws := h.loader.Subagents(cwd)
+		for _, raw := range []json.RawMessage{user, ws} {
+			var s SubagentSettings
+			if len(raw) > 0 && json.Unmarshal(raw, &s) == nil {
+				out = out.over(s)
+			}
+		}
+	}
+	return out.over(editor)
 }
 
 // childSpec is what makes a session a subagent: its parent, the task call, the agent.

@@ -142,6 +142,9 @@ type snapshot struct {
 	// userLSP is the user settings' "lsp"; rootLSP a trusted root's own (lsp.go).
 	userLSP json.RawMessage
 	rootLSP map[string]json.RawMessage
+	// userSubagents is the user settings' "subagents"; rootSubagents a trusted root's own.
+	userSubagents json.RawMessage
+	rootSubagents map[string]json.RawMessage
 }
 
 // NewLoader reads the settings files and starts watching their folders (the nearest existing
@@ -538,6 +541,7 @@ func (l *Loader) publish() {
 			s.checkpoints = f.good.Checkpoints
 			s.userHooks = f.good.Hooks
 			s.userLSP = f.good.LSP
+			s.userSubagents = f.good.Subagents
 			for _, t := range f.good.TrustedFolders {
 				s.userTrusted = append(s.userTrusted, realFolder(t))
 			}
@@ -571,6 +575,12 @@ func (l *Loader) publish() {
 						s.rootLSP = map[string]json.RawMessage{}
 					}
 					s.rootLSP[f.root] = g.LSP
+				}
+				if g.Subagents != nil {
+					if s.rootSubagents == nil {
+						s.rootSubagents = map[string]json.RawMessage{}
+					}
+					s.rootSubagents[f.root] = g.Subagents
 				}
 			default:
 				s.ignored[f.root] = g.Widening()

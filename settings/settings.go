@@ -59,11 +59,15 @@ type File struct {
 	// LSP is the raw "lsp" value (the language servers pid may start; package lsp reads
 	// it). A workspace's counts only once the folder is trusted: servers are processes.
 	LSP json.RawMessage
+	// Subagents is the raw "subagents" value, checked: {"maxConcurrent"?, "maxTurns"?},
+	// positive integers (nil when absent; package session reads it). A workspace's counts
+	// only once the folder is trusted: it sets how many model calls run at once.
+	Subagents json.RawMessage
 }
 
 // widenKeys are the top-level keys that widen what pid does or redirect it (where requests
 // and keys go, which processes start), in the order Widening lists them.
-var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders", "hooks", "lsp"}
+var widenKeys = []string{"model", "models", "mcpServers", "trustedFolders", "hooks", "lsp", "subagents"}
 
 // Widening lists, for a person to read, what in these settings would widen or redirect what
 // pid does: each widening top-level key (model, models, mcpServers, trustedFolders) and each
@@ -102,6 +106,8 @@ func (s *File) raw(key string) []byte {
 		return s.Hooks
 	case "lsp":
 		return s.LSP
+	case "subagents":
+		return s.Subagents
 	}
 	return nil
 }
@@ -161,6 +167,23 @@ func Parse(data []byte) (*File, error) {
 			return nil, err
 		}
 		s.Hooks = raw
+	}
+	if raw, ok := top["subagents"]; ok && string(raw) != "null" {
+		var sub struct {
+			MaxConcurrent *int `json:"maxConcurrent"`
+			MaxTurns      *int `json:"maxTurns"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sub); err != nil {
+			return nil, fmt.Errorf(`subagents must be an object {"maxConcurrent"?: N, "maxTurns"?: N}, not %s`, elide.Quote(raw))
+		}
+		for name, v := range map[string]*int{"maxConcurrent": sub.MaxConcurrent, "maxTurns": sub.MaxTurns} {
+			if v != nil && *v <= 0 {
+				return nil, fmt.Errorf("subagents.%s must be a positive number, not %d", name, *v)
+			}
+		}
+		s.Subagents = raw
 	}
 	sb, err := parseSandbox(top)
 	if err != nil {

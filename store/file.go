@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pid-agent/pid/llm"
 )
 
 // File is an open, locked session file, from Store.Create or Store.OpenSession. Its methods
@@ -22,10 +24,11 @@ type File struct {
 
 	// mu guards the fields below and orders writes.
 	mu    sync.Mutex
-	lock  *lockFile       // nil once closed
-	f     *os.File        // nil while resting (see Rest), and once closed
-	info  os.FileInfo     // the file's identity, to check that a reopened file is the same
-	ids   map[string]bool // every entry id in the file: true for readable ones, false for those of skipped lines
+	lock  *lockFile            // nil once closed
+	f     *os.File             // nil while resting (see Rest), and once closed
+	info  os.FileInfo          // the file's identity, to check that a reopened file is the same
+	ids   map[string]bool      // every entry id in the file: true for readable ones, false for those of skipped lines
+	sums  map[string]branchSum // each readable entry's branch, written after it (format.go)
 	leaf  string
 	size  int64
 	dirty bool   // written since the last sync
@@ -85,6 +88,7 @@ func (f *File) Append(entries ...Entry) ([]string, error) {
 		return nil, nil
 	}
 	ids := make([]string, len(entries))
+	sums := make([]branchSum, len(entries))
 	leaf := f.leaf
 	now := time.Time{}
 	buf := f.buf[:0]
@@ -112,8 +116,14 @@ func (f *File) Append(entries ...Entry) ([]string, error) {
 			}
 			e.Timestamp = now
 		}
+		parent := f.sums[e.ParentID]
+		if j := slices.Index(ids[:i], e.ParentID); j >= 0 {
+			parent = sums[j]
+		}
+		isMsg := e.Kind == KindMessage
+		sums[i] = parent.next(e.ID, f.size+int64(len(buf)), isMsg, isMsg && e.Message.Role == llm.RoleUser)
 		var err error
-		if buf, err = appendEntry(buf, &e); err != nil {
+		if buf, err = appendLine(buf, &e, &sums[i]); err != nil {
 			return nil, err
 		}
 		ids[i] = e.ID
@@ -141,8 +151,9 @@ func (f *File) Append(entries ...Entry) ([]string, error) {
 	}
 	f.size += int64(len(buf))
 	f.dirty = true
-	for _, id := range ids {
+	for i, id := range ids {
 		f.ids[id] = true
+		f.sums[id] = sums[i]
 	}
 	f.leaf = leaf
 	f.marked = false
@@ -184,7 +195,8 @@ func (f *File) markLocked(reason string) error {
 		return err
 	}
 	e := Entry{Kind: KindUnsaved, ID: f.newEntryID(nil), ParentID: f.leaf, Timestamp: time.Now(), Unsaved: &Unsaved{Reason: reason}}
-	line, err := appendEntry(nil, &e)
+	sum := f.sums[f.leaf]
+	line, err := appendLine(nil, &e, &sum)
 	if err != nil {
 		return err
 	}
@@ -200,6 +212,7 @@ func (f *File) markLocked(reason string) error {
 	f.size += int64(len(line))
 	f.dirty = true
 	f.ids[e.ID] = true
+	f.sums[e.ID] = sum
 	f.leaf = e.ID
 	f.marked = true
 	return nil

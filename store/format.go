@@ -95,6 +95,46 @@ type Entry struct {
 	Rewind     *Rewind         // Kind "rewind"
 }
 
+// branchSum is what the branch from the root to an entry holds, as far as session/list
+// needs to know: its message entries, and where its first user message is (the title).
+// Append writes it at the end of every line as "branch": {"messages", "firstUser"?: {"id",
+// "offset"}}, so that a file is summarized from its header and its last line (list.go).
+// Readers compute it for themselves as they read (parser.line); the written one is only
+// ever read from a file's last line.
+type branchSum struct {
+	Messages int
+	// FirstUser is the id of the branch's first user message ("" when it has none), and
+	// FirstAt the byte offset of its line from the file's start.
+	FirstUser string
+	FirstAt   int64
+}
+
+// next returns the sum of an entry whose parent's sum is s: the entry id, whose line starts
+// at offset at, is a message when isMsg, a user message when isUser.
+func (s branchSum) next(id string, at int64, isMsg, isUser bool) branchSum {
+	if isMsg {
+		s.Messages++
+	}
+	if isUser && s.FirstUser == "" {
+		s.FirstUser, s.FirstAt = id, at
+	}
+	return s
+}
+
+// appendBranch appends s as a line's "branch" member (with its leading comma).
+func appendBranch(b []byte, s *branchSum) []byte {
+	b = append(b, `,"branch":{"messages":`...)
+	b = strconv.AppendInt(b, int64(s.Messages), 10)
+	if s.FirstUser != "" {
+		b = append(b, `,"firstUser":{"id":`...)
+		b = llm.AppendString(b, s.FirstUser)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, s.FirstAt, 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
 // Checkpoint is a checkpoint's mark in the session file; what the files were is kept by
 // package checkpoint, under the same id.
 type Checkpoint struct {
@@ -221,7 +261,10 @@ func appendDigits(b []byte, v, width int) []byte {
 }
 
 // appendEntry appends e's line, newline included, to b. e must be checked (checkEntry).
-func appendEntry(b []byte, e *Entry) ([]byte, error) {
+func appendEntry(b []byte, e *Entry) ([]byte, error) { return appendLine(b, e, nil) }
+
+// appendLine is appendEntry, with the entry's branch written after it when sum is set.
+func appendLine(b []byte, e *Entry, sum *branchSum) ([]byte, error) {
 	start := len(b)
 	b = append(b, `{"type":`...)
 	b = llm.AppendString(b, e.Kind)
@@ -270,6 +313,9 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	}
 	if err != nil {
 		return b[:start], fmt.Errorf("store: entry %s cannot be written as JSON: %w", e.ID, err)
+	}
+	if sum != nil {
+		b = appendBranch(b, sum)
 	}
 	b = append(b, '}')
 	// Raw JSON (tool arguments, details, a model config) may hold newlines between its
@@ -355,6 +401,13 @@ type parsed struct {
 	// raw holds, when messages were not decoded, each entry's message JSON ("" for other
 	// kinds), by position in Entries.
 	raw []string
+	// sums holds each readable entry's branchSum (what File.Append writes after it).
+	sums map[string]branchSum
+	// lastTime is the timestamp of the last readable entry.
+	lastTime time.Time
+	// lean keeps no entries (Loaded.Entries and Branch stay empty, raw too): only ids,
+	// sums, the leaf and lastTime, for summarizing a file in little memory (list.go).
+	lean bool
 }
 
 // parse reads a session file's content. It fails only when the header cannot be used;
@@ -379,9 +432,9 @@ func parse(path, id string, data []byte, decode bool) (*parsed, error) {
 			ps.torn(int64(off))
 			break
 		}
-		line := text[off : off+end]
+		line, at := text[off:off+end], int64(off)
 		off += end + 1
-		ps.line(line, data[off-end-1:off-1], off == len(text))
+		ps.line(line, data[off-end-1:off-1], off == len(text), at)
 	}
 	return ps.finish(), nil
 }
@@ -401,6 +454,17 @@ const maxLineBuf = 1 << 20
 // file. total is the file's size when known (to tell its last line), else -1. It also
 // returns how many bytes it read, and fails wrapping ErrTooLarge past maxFileSize.
 func parseFrom(path, id string, r io.Reader, total int64, decode bool) (*parsed, int64, error) {
+	return parseReader(path, id, r, total, decode, false)
+}
+
+// parseLean reads a session file from r as parseFrom does, keeping no entries (parsed.lean):
+// memory in proportion to the number of entries, never to the size of their lines.
+func parseLean(path, id string, r io.Reader, total int64) (*parsed, int64, error) {
+	return parseReader(path, id, r, total, false, true)
+}
+
+// parseReader is parseFrom, lean or not.
+func parseReader(path, id string, r io.Reader, total int64, decode, lean bool) (*parsed, int64, error) {
 	br := bufio.NewReaderSize(io.LimitReader(r, maxFileSize+1), 64<<10)
 	var buf []byte
 	// next returns the next line without its newline (valid until the next call), and
@@ -437,6 +501,7 @@ func parseFrom(path, id string, r io.Reader, total int64, decode bool) (*parsed,
 	if err != nil {
 		return nil, 0, err
 	}
+	ps.p.lean = lean
 	for {
 		b, complete, err := next()
 		if err != nil {
@@ -449,12 +514,13 @@ func parseFrom(path, id string, r io.Reader, total int64, decode bool) (*parsed,
 			}
 			break
 		}
+		at := size
 		size += int64(len(b) + 1)
-		ps.line(unsafe.String(unsafe.SliceData(b), len(b)), b, size == total)
+		ps.line(unsafe.String(unsafe.SliceData(b), len(b)), b, size == total, at)
 		if size > maxFileSize {
 			return nil, 0, fmt.Errorf("store: %s: %w: more than the %d bytes pid reads", path, ErrTooLarge, maxFileSize)
 		}
-		if cap(buf) > maxLineBuf {
+		if cap(buf) > maxLineBuf && !lean { // a lean parser keeps nothing of its lines: one buffer does
 			buf = nil
 		}
 	}
@@ -491,7 +557,8 @@ func newParser(path, id string, header []byte, decode, own bool) (*parser, error
 	if h.Version < 1 {
 		return nil, fmt.Errorf("store: the header line of %s has no valid version (%d); it is not a pid session file", path, h.Version)
 	}
-	p := &parsed{loaded: &Loaded{Header: h.Header, Entries: []Entry{}}, ids: map[string]bool{}, skipped: map[string]string{}, tornAt: -1}
+	p := &parsed{loaded: &Loaded{Header: h.Header, Entries: []Entry{}}, ids: map[string]bool{}, skipped: map[string]string{}, tornAt: -1,
+		sums: map[string]branchSum{}}
 	l := p.loaded
 	if l.Header.ID != id {
 		l.Problems = append(l.Problems, fmt.Sprintf("%s: the header says session %q, but the file name says %q; using the file name", path, l.Header.ID, id))
@@ -511,9 +578,9 @@ func (ps *parser) torn(at int64) {
 	ps.p.tornAt = int(at)
 }
 
-// line reads one complete line, given as text and as the bytes of the same line; last says
-// it is the file's last.
-func (ps *parser) line(line string, b []byte, last bool) {
+// line reads one complete line, given as text and as the bytes of the same line, starting
+// at offset at of the file; last says it is the file's last.
+func (ps *parser) line(line string, b []byte, last bool, at int64) {
 	ps.lineNo++
 	p, l := ps.p, ps.p.loaded
 	if len(strings.TrimSpace(line)) == 0 {
@@ -526,7 +593,7 @@ func (ps *parser) line(line string, b []byte, last bool) {
 	}
 	if err == nil && ps.own {
 		ownEntry(&e, line)
-		if inside(raw, line) {
+		if !p.lean && inside(raw, line) { // a lean parser reads raw in this call only
 			raw = strings.Clone(raw)
 		}
 	}
@@ -539,6 +606,17 @@ func (ps *parser) line(line string, b []byte, last bool) {
 			msg = fmt.Sprintf("warning: %s: line %d, the last, is unreadable (%v; a crash while writing it?); skipped", ps.path, ps.lineNo, err)
 		}
 		l.Problems = append(l.Problems, msg+p.skip(line, ps.own))
+		return
+	}
+	var parent branchSum
+	if e.ParentID != "" {
+		parent = p.sums[e.ParentID]
+	}
+	isMsg := e.Kind == KindMessage
+	isUser := isMsg && (e.Message != nil && e.Message.Role == llm.RoleUser || e.Message == nil && gjson.Get(raw, "role").Str == string(llm.RoleUser))
+	p.sums[e.ID] = parent.next(e.ID, at, isMsg, isUser)
+	p.lastTime = e.Timestamp
+	if p.lean {
 		return
 	}
 	l.Entries = append(l.Entries, e)

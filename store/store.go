@@ -108,8 +108,10 @@ type Store struct {
 	// summaries caches List's reading of each file by path, valid while the file's size
 	// and modification time are those recorded.
 	summaries map[string]cachedSummary
-	// reads counts the session files List read (for tests of the cache).
-	reads int
+	// reads counts the session files List read (for tests of the cache), bytesRead the
+	// bytes it read of them.
+	reads     int
+	bytesRead int64
 }
 
 // Open returns the Store of the sessions folder dir, creating the folder (mode 0700) when
@@ -283,7 +285,7 @@ func (s *Store) Create(h Header) (*File, error) {
 	}
 	return &File{
 		id: h.ID, path: path, lock: lk, f: f, info: fi, size: int64(len(line)),
-		ids: map[string]bool{},
+		ids: map[string]bool{}, sums: map[string]branchSum{},
 	}, nil
 }
 
@@ -336,7 +338,7 @@ func (s *Store) OpenSession(id string) (*File, *Loaded, error) {
 		p.loaded.Problems[len(p.loaded.Problems)-1] += " and cut off the file"
 		size = int64(p.tornAt)
 	}
-	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: size, ids: p.ids, leaf: p.leaf}
+	file := &File{id: id, path: path, lock: lk, f: f, info: fi, size: size, ids: p.ids, sums: p.sums, leaf: p.leaf}
 	if n := len(p.loaded.Entries); n > 0 && p.loaded.Entries[n-1].Kind == KindUnsaved && p.loaded.Entries[n-1].ID == p.leaf {
 		file.marked = true
 	}
@@ -387,21 +389,6 @@ func openChecked(path string, flag int) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
-// openRead opens and checks path as openChecked does, and reads it whole. On success the
-// file stays open, positioned at its end.
-func openRead(path string, flag int) (*os.File, []byte, error) {
-	f, fi, err := openChecked(path, flag)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := readChecked(f, path, fi.Size())
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, data, nil
-}
-
 // checkOpen checks that an open file is a regular file of at most MaxFileSize and returns
 // what it says of itself.
 func checkOpen(f *os.File, path string) (os.FileInfo, error) {
@@ -416,29 +403,6 @@ func checkOpen(f *os.File, path string) (os.FileInfo, error) {
 		return nil, fmt.Errorf("store: %s: %w: %d bytes, more than the %d pid reads; move it out of the sessions folder", path, ErrTooLarge, fi.Size(), maxFileSize)
 	}
 	return fi, nil
-}
-
-// readChecked reads a just opened file that checkOpen found to hold size bytes, with what
-// was appended to it meanwhile, up to MaxFileSize.
-func readChecked(f *os.File, path string, size int64) ([]byte, error) {
-	data := make([]byte, size+1)
-	n, err := io.ReadFull(f, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("store: reading %s: %w", path, err)
-	}
-	if n > int(size) {
-		// It grew while read (another process appending): read what is there now, capped.
-		rest, err := io.ReadAll(io.LimitReader(f, maxFileSize+1-int64(n)))
-		if err != nil {
-			return nil, fmt.Errorf("store: reading %s: %w", path, err)
-		}
-		data = append(data[:n], rest...)
-		n = len(data)
-		if int64(n) > maxFileSize {
-			return nil, fmt.Errorf("store: %s: %w: more than the %d bytes pid reads", path, ErrTooLarge, maxFileSize)
-		}
-	}
-	return data[:n], nil
 }
 
 // kind names a file mode's type for messages.

@@ -81,6 +81,8 @@ type call struct {
 	built bool
 	// screened is what Screen said of the call for beforeToolCall ("allow", "ask", "").
 	screened string
+	// replacedBy names who replaced the call's arguments in Screen ("" when nobody did).
+	replacedBy string
 }
 
 // batch is one Run in progress. Finished batches are pooled with their calls' room (see
@@ -744,6 +746,10 @@ func (r *batch) screen(c *call) bool {
 			c.fail(fmt.Sprintf("%s replaced the arguments of this %s call with invalid ones: %s", sc.Source, c.tc.Name, text))
 			return false
 		}
+		c.replacedBy = sc.Source
+		if c.replacedBy == "" {
+			c.replacedBy = "the screening hook"
+		}
 	}
 	c.screened = sc.Verdict
 	return true
@@ -753,7 +759,7 @@ func (r *batch) screen(c *call) bool {
 func (r *batch) ask(c *call) bool {
 	if r.cfg.Before != nil {
 		block, err := guard(func() (*Block, error) {
-			return r.cfg.Before(r.ctx, BeforeInput{Assistant: r.b.Assistant, Call: c.tc, Args: c.prepared.Value, Context: r.b.Context, Screened: c.screened, Prepared: c.prepared.Args})
+			return r.cfg.Before(r.ctx, BeforeInput{Assistant: r.b.Assistant, Call: c.tc, Args: c.prepared.Value, Context: r.b.Context, Screened: c.screened, Prepared: c.prepared.Args, ReplacedBy: c.replacedBy})
 		})
 		switch {
 		case r.ctx.Err() != nil:

@@ -18,8 +18,12 @@ type BeforeInput struct {
 	Context   []llm.Message
 	// Screened is what Screen said of the call: "allow", "ask" or "" (no Screen, or no say).
 	Screened string
-	// Prepared is the raw JSON of Args.
+	// Prepared is the raw JSON of Args: what the tool will run with. beforeToolCall decides
+	// on it, not on Call.Arguments, which Screen may have replaced.
 	Prepared json.RawMessage
+	// ReplacedBy names who replaced the arguments in Screen (Screening.Source), "" when
+	// nobody did (Prepared then differs from Call.Arguments only by PrepareArguments).
+	ReplacedBy string
 }
 
 // ScreenInput is what Screen gets about a validated call.

@@ -35,7 +35,7 @@ func TestScreenRunsConcurrentlyBeforeBeforeToolCall(t *testing.T) {
 			return nil, nil
 		},
 		Before: func(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, error) {
-			verdicts = append(verdicts, in.Call.ID+"="+in.Screened+":"+string(in.Prepared))
+			verdicts = append(verdicts, in.Call.ID+"="+in.Screened+":"+string(in.Prepared)+":"+in.ReplacedBy)
 			return nil, nil
 		},
 	}
@@ -55,9 +55,9 @@ func TestScreenRunsConcurrentlyBeforeBeforeToolCall(t *testing.T) {
 		!strings.HasPrefix(got["bad"], "the hook Y replaced the arguments of this echo call with invalid ones:") {
 		t.Errorf("results: %v", got)
 	}
-	want := []string{`swap=allow:{"path":"swapped"}`, `plain=:{"path":"d"}`}
+	want := []string{`swap=allow:{"path":"swapped"}:the hook X`, `plain=:{"path":"d"}:`}
 	if strings.Join(verdicts, " ") != strings.Join(want, " ") {
-		t.Errorf("beforeToolCall saw %v, want %v (only the screened calls, in source order, with the verdict and the replaced arguments)", verdicts, want)
+		t.Errorf("beforeToolCall saw %v, want %v (only the screened calls, in source order, with the verdict, the replaced arguments and who replaced them)", verdicts, want)
 	}
 	// Every ToolStart comes before any call's end.
 	log := rec.Only("start", "end")

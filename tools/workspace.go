@@ -232,6 +232,41 @@ func (w *Workspace) Resolve(path string) (string, error) {
 	return "", &outsideError{msg: fmt.Sprintf("path %s is outside the workspace folders: %s", path, w.rootList())}
 }
 
+// Leads returns where a path a tool was given leads once every symbolic link on the way is
+// followed as the kernel would follow it, one component at a time, a dangling last link
+// included (a write through it creates the link's target): the workspace folder holding
+// that place, as given to NewWorkspace, and the place relative to it ("." for the folder
+// itself). ok is false for a path Resolve refuses (empty, ~, a loop of links) and for one
+// that leads outside every workspace folder.
+//
+// Contract: safe for concurrent use; it only reads the file system (lstat and readlink),
+// and its answer can be stale by the time it is used, as Resolve's. Every decision made on
+// a write's path (the modes, the protected paths, the permission rules on paths) uses it,
+// so that they decide on the file the write would change.
+func (w *Workspace) Leads(path string) (root, rel string, ok bool) {
+	real, err := w.Resolve(path)
+	if err != nil {
+		return "", "", false
+	}
+	best := -1
+	for i, r := range w.roots {
+		if within(real, r.real) && (best < 0 || len(r.real) > len(w.roots[best].real)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", "", false
+	}
+	r := w.roots[best]
+	if real == r.real {
+		return r.shown, ".", true
+	}
+	if r.real == "/" {
+		return r.shown, real[1:], true
+	}
+	return r.shown, real[len(r.real)+1:], true
+}
+
 // outsideError is Resolve's error for a path outside the workspace.
 type outsideError struct{ msg string }
 
