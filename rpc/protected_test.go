@@ -244,3 +244,44 @@ func TestHookOutputCapIsSaid(t *testing.T) {
 		t.Errorf("no window/logMessage says how much the hook wrote:\n%s", d.dump())
 	}
 }
+
+// Issue 31: an "always" answer to a request to leave the sandbox covers exactly that command
+// in this session: the same command runs outside again unasked; a longer one starting with
+// the same words (which a bash rule's pattern would cover) is asked about again; the
+// question's always scope says "exactly".
+func TestE2EEscalationAlwaysCoversExactlyTheCommand(t *testing.T) {
+	outside := t.TempDir()
+	a, b := filepath.Join(outside, "a"), filepath.Join(outside, "b")
+	esc := func(id, cmd string) obj {
+		return toolCall(id, "bash", obj{"command": cmd, "unsandboxed": true, "justification": "next to the workspace"})
+	}
+	_, ws := newWorkspaceDir(t, nil)
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"cwd": ws, "mode": "auto", "model": scriptModel(
+		turn(esc("e1", "touch "+a)), turn(esc("e2", "rm "+a+" && touch "+a)), turn(esc("e3", "touch "+a)),
+		turn(esc("e4", "touch "+a+" "+b)), turn(text("done")))})
+	answers := map[string]string{"e1": "allowAlways", "e2": "allowAlways", "e4": "deny"}
+	reqs := promptRequests(t, d, sid, "go", func(m *wireMsg) any {
+		if m.method() != "beforeToolCall" {
+			return nil
+		}
+		return obj{"decision": answers[m.get("params.toolCallId").String()]}
+	})
+	var asked []string
+	for _, r := range reqs {
+		if r.method() == "beforeToolCall" {
+			asked = append(asked, r.get("params.toolCallId").String())
+		}
+	}
+	if strings.Join(asked, ",") != "e1,e2,e4" {
+		t.Fatalf("asked about %v, want e1, e2 and e4 (e3 is e1's command exactly)", asked)
+	}
+	if desc := reqs[0].get("params.always.description").String(); !strings.HasPrefix(desc, "exactly the bash command `touch "+a+"`") || !strings.Contains(desc, "outside the sandbox") {
+		t.Errorf("the escalation's always scope says %q", desc)
+	}
+	if _, err := os.Stat(b); err == nil {
+		t.Error("the longer command ran outside the sandbox unasked")
+	}
+	stopDaemon(t, d)
+}

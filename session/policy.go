@@ -239,7 +239,7 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	case hookEscalation:
 		q.Always = nil // never answered by a remembered answer: "always" would mean once
 	case esc != nil:
-		q.Always = escalationScope(q.Always)
+		q.Always = escalationScope(call)
 	}
 	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {

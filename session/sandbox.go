@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
@@ -95,32 +97,65 @@ func mergeSandbox(base, over json.RawMessage) json.RawMessage {
 	return merged
 }
 
-// escalationScope is the scope of an "always" answer to an escalation: the call's own scope,
-// said to be outside the sandbox; nil when the call has none.
-func escalationScope(sc *Always) *Always {
-	if sc == nil {
+// escalationScope is the scope of an "always" answer to an escalation: exactly this
+// command, in this session's working folder, outside the sandbox, for this session only; nil
+// when the call has no command. A pattern would be wider: `touch ../x` as a rule covers
+// every command starting with those words, and a person allowing one command outside the
+// sandbox has allowed that one, not its longer relatives.
+func escalationScope(call llm.ToolCall) *Always {
+	cmd, ok := escalationCommand(call)
+	if !ok {
 		return nil
 	}
-	out := *sc
-	out.Description = sc.Description + ", run outside the sandbox, for this session"
-	return &out
+	return &Always{Tool: call.Name, Pattern: cmd, Description: "exactly the bash command `" + cmd + "`, run outside the sandbox, for this session"}
 }
 
-// rememberedEscalation returns the session's "always" answer to an escalation like call.
+// escalationCommand returns a bash call's command as the key of an escalation's "always"
+// answer: the text as the model wrote it, without the spaces around it.
+func escalationCommand(call llm.ToolCall) (string, bool) {
+	var a struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(call.Arguments, &a) != nil || strings.TrimSpace(a.Command) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(a.Command), true
+}
+
+// escalationMemory keeps a session's "always" answers to escalations, by exact command and
+// working folder. Safe for concurrent use.
+type escalationMemory struct {
+	// mu guards answers.
+	mu      sync.Mutex
+	answers map[[2]string]permissions.Decision
+}
+
+// rememberedEscalation returns the session's "always" answer to exactly call's command.
 func (s *Session) rememberedEscalation(call llm.ToolCall) (permissions.Decision, bool) {
-	r, ok := s.escalations.Lookup(s.root(), permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
-	return r.Decision, ok
+	cmd, ok := escalationCommand(call)
+	if !ok {
+		return "", false
+	}
+	m := &s.escalations
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.answers[[2]string{s.ws.Cwd(), cmd}]
+	return d, ok
 }
 
-// rememberEscalation keeps an "always" answer to an escalation, as q.Always scoped it, for
+// rememberEscalation keeps an "always" answer to an escalation for exactly its command, for
 // the session.
 func (s *Session) rememberEscalation(q Approval, d permissions.Decision) {
-	sc := q.Always
-	if sc == nil {
-		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: no \"always\" scope as narrow as the call could be given", q.Call.ID))
+	cmd, ok := escalationCommand(q.Call)
+	if q.Always == nil || !ok {
+		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: the call has no command to remember", q.Call.ID))
 		return
 	}
-	if _, err := s.escalations.Remember(s.root(), sc.Tool, sc.path, sc.Pattern, d); err != nil {
-		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: %v", q.Call.ID, err))
+	m := &s.escalations
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.answers == nil {
+		m.answers = map[[2]string]permissions.Decision{}
 	}
+	m.answers[[2]string{s.ws.Cwd(), cmd}] = d
 }

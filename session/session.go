@@ -164,7 +164,7 @@ type Session struct {
 	memory *permissions.Store
 	// escalations keeps the "always" answers to bash calls asking to leave the sandbox,
 	// apart from every other answer (sandbox.go).
-	escalations *permissions.Store
+	escalations escalationMemory
 	decisions   sync.Map
 	starts      *audit.Starts
 	gates       *endGates
@@ -360,7 +360,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{host: h, face: o.Face, modeChanged: o.ModeChanged, mode: modeState{cur: mode}, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), escalations: permissions.NewMemoryStore(), model: modelState{cur: model}}
+		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
