@@ -114,7 +114,7 @@ func (t *Tree) Merge(ctx context.Context, o MergeOptions) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("worktree: %w", err)
 	}
-	child, _, err := r.snapshot(ctx, t.Path, strings.TrimSpace(string(out)), t.tmp)
+	child, _, err := r.snapshot(ctx, t.Path, strings.TrimSpace(string(out)), t.tmp, t.start)
 	if err != nil {
 		return res, err
 	}

@@ -139,7 +139,7 @@ func Create(ctx context.Context, o Options) (*Tree, error) {
 	if err := r.checkUntracked(ctx); err != nil {
 		return nil, err
 	}
-	state, staged, err := r.snapshot(ctx, r.top, r.index, tmp)
+	state, staged, err := r.snapshot(ctx, r.top, r.index, tmp, "")
 	if err != nil {
 		return nil, err
 	}
@@ -303,10 +303,15 @@ func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
 }
 
 // snapshot returns the tree of the work tree top's files as they are (state: its index
-// index, copied, with git add -A: tracked and untracked files not ignored, deletions,
-// modes) and of its index (staged; HEAD's tree when the index has unmerged entries). It
-// changes neither the index nor the files: the copy is a temporary file in tmp.
-func (r *repo) snapshot(ctx context.Context, top, index, tmp string) (state, staged string, err error) {
+// file index, copied, with git add -A: tracked and untracked files not ignored, deletions,
+// modes) and of its index (staged; HEAD's tree when the index has unmerged entries). With
+// from set (a child's worktree), the copy is first made to hold exactly the tree from
+// (git read-tree -m, which keeps the stat data of the entries that match, so that only
+// changed files are read): every file of from is then tracked, and one the child's
+// .gitignore now ignores is still seen (changed, or deleted) rather than taken for
+// deleted; staged is then "". It changes neither the index nor the files: the copy is a
+// temporary file in tmp.
+func (r *repo) snapshot(ctx context.Context, top, index, tmp, from string) (state, staged string, err error) {
 	f, err := os.CreateTemp(tmp, ".pid-index-")
 	if err != nil {
 		return "", "", fmt.Errorf("worktree: %w", err)
@@ -332,18 +337,26 @@ func (r *repo) snapshot(ctx context.Context, top, index, tmp string) (state, sta
 	if fi, _ := os.Stat(copyPath); fi != nil && fi.Size() == 0 {
 		os.Remove(copyPath) // no index: an empty one
 	}
-	out, err := git(ctx, top, env, nil, 1<<10, "write-tree")
-	if err != nil {
-		out, err = git(ctx, top, env, nil, 1<<10, "rev-parse", "--verify", "HEAD^{tree}")
-		if err != nil {
-			return "", "", fmt.Errorf("worktree: %w", err)
+	if from != "" {
+		if _, err := git(ctx, top, env, nil, 0, "read-tree", "-m", from); err != nil {
+			if _, err := git(ctx, top, env, nil, 0, "read-tree", from); err != nil {
+				return "", "", fmt.Errorf("worktree: %w", err)
+			}
 		}
+	} else {
+		out, err := git(ctx, top, env, nil, 1<<10, "write-tree")
+		if err != nil {
+			out, err = git(ctx, top, env, nil, 1<<10, "rev-parse", "--verify", "HEAD^{tree}")
+			if err != nil {
+				return "", "", fmt.Errorf("worktree: %w", err)
+			}
+		}
+		staged = strings.TrimSpace(string(out))
 	}
-	staged = strings.TrimSpace(string(out))
 	if _, err := git(ctx, top, env, nil, 0, "add", "-A", "--", "."); err != nil {
 		return "", "", fmt.Errorf("worktree: %w", err)
 	}
-	out, err = git(ctx, top, env, nil, 1<<10, "write-tree")
+	out, err := git(ctx, top, env, nil, 1<<10, "write-tree")
 	if err != nil {
 		return "", "", fmt.Errorf("worktree: %w", err)
 	}

@@ -506,3 +506,34 @@ func TestLockTurnsInTheOrderAsked(t *testing.T) {
 		}
 	})
 }
+
+// TestChildIgnoringAFileDoesNotDeleteIt: a file of the start state that the child's
+// .gitignore comes to ignore is still the child's (changed here), not a deletion; a file
+// the child makes that is ignored (a build's output) is not brought back.
+func TestChildIgnoringAFileDoesNotDeleteIt(t *testing.T) {
+	base := isolate(t)
+	repo := newRepo(t, base, map[string]string{".gitignore": "*.log\n", "kept.txt": "k\n"})
+	write(t, filepath.Join(repo, "notes.txt"), "untracked notes\n")
+	tr := child(t, repo, base, "c")
+	write(t, filepath.Join(tr.Path, ".gitignore"), "*.log\nnotes.txt\nkept.txt\n")
+	write(t, filepath.Join(tr.Path, "notes.txt"), "untracked notes\nmore\n")
+	write(t, filepath.Join(tr.Path, "build.log"), "ignored output\n")
+	res, err := tr.Merge(context.Background(), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := func(s string) string { return filepath.Join(repo, s) }
+	if d := cmp.Diff([]Change{{p(".gitignore"), "modified"}, {p("notes.txt"), "modified"}}, res.Applied); d != "" {
+		t.Errorf("applied (-want +got):\n%s", d)
+	}
+	if got := read(t, p("notes.txt")); got != "untracked notes\nmore\n" {
+		t.Errorf("notes.txt = %q", got)
+	}
+	if got := read(t, p("kept.txt")); got != "k\n" {
+		t.Errorf("kept.txt = %q", got)
+	}
+	if _, err := os.Lstat(p("build.log")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an ignored file of the child's came back: %v", err)
+	}
+	clean(t, repo, tr.Path)
+}
