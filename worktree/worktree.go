@@ -306,8 +306,8 @@ func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
 // file index, copied, with git add -A: tracked and untracked files not ignored, deletions,
 // modes) and of its index (staged; HEAD's tree when the index has unmerged entries). With
 // from set (a child's worktree), the copy is first made to hold exactly the tree from
-// (git read-tree -m, which keeps the stat data of the entries that match, so that only
-// changed files are read): every file of from is then tracked, and one the child's
+// (git read-tree --reset, which keeps the stat data of the entries that match, so that only
+// changed files are read, and unlike -m does not refuse a file changed on disk): every file of from is then tracked, and one the child's
 // .gitignore now ignores is still seen (changed, or deleted) rather than taken for
 // deleted; staged is then "". It changes neither the index nor the files: the copy is a
 // temporary file in tmp.
@@ -338,7 +338,7 @@ func (r *repo) snapshot(ctx context.Context, top, index, tmp, from string) (stat
 		os.Remove(copyPath) // no index: an empty one
 	}
 	if from != "" {
-		if _, err := git(ctx, top, env, nil, 0, "read-tree", "-m", from); err != nil {
+		if _, err := git(ctx, top, env, nil, 0, "read-tree", "--reset", from); err != nil {
 			if _, err := git(ctx, top, env, nil, 0, "read-tree", from); err != nil {
 				return "", "", fmt.Errorf("worktree: %w", err)
 			}
