@@ -71,6 +71,9 @@ type Agent struct {
 	Isolation string `json:"-"`
 	// Prompt is its body: the agent's system prompt, after pid's subagent prompt.
 	Prompt string `json:"-"`
+	// Untrusted is set for an agent left out because its workspace folder is not trusted
+	// (TrustItems names those).
+	Untrusted bool `json:"-"`
 }
 
 // Used reports whether the agent is in use (not left out).
@@ -189,6 +192,7 @@ func readAgent(path, stem string, source Source, root string, trusted bool) (a A
 	}
 	if !trusted {
 		a.Ignored = fmt.Sprintf("the workspace folder %s is not trusted, so its agents are not used", root)
+		a.Untrusted = true
 		return a, true
 	}
 	data, err := mdfile.Read(real)
@@ -286,4 +290,17 @@ func isBuiltin(name string) bool {
 		}
 	}
 	return false
+}
+
+// TrustItems returns, for the trust question of the workspace folder folder, one item per
+// agent of it left out because it is not trusted: "agent: NAME (PATH)", PATH relative to
+// the folder.
+func TrustItems(list []Agent, folder string) []string {
+	var out []string
+	for _, a := range list {
+		if rel, err := filepath.Rel(folder, a.Path); a.Untrusted && err == nil && !strings.HasPrefix(rel, "..") {
+			out = append(out, fmt.Sprintf("agent: %s (%s)", a.Name, filepath.ToSlash(rel)))
+		}
+	}
+	return out
 }

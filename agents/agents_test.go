@@ -197,6 +197,9 @@ func TestFindPrecedenceTrustAndBadFiles(t *testing.T) {
 			t.Errorf("untrusted agent %+v: want listed as untrusted, not read", a)
 		}
 	}
+	if got := TrustItems(list, ws); !cmp.Equal(got, []string{"agent: a (.claude/agents/a.md)", "agent: a (.opencode/agents/a.md)", "agent: docs (.opencode/agents/docs.md)", "agent: b (.agents/agents/b.md)"}) {
+		t.Errorf("TrustItems = %q", got)
+	}
 	if b, _ := Lookup(list, "b"); b.Source != SourceUser || b.Prompt != "prompt of user b" {
 		t.Errorf("b = %+v, want the person's", b)
 	}

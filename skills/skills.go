@@ -62,6 +62,9 @@ type Skill struct {
 	Dir string `json:"-"`
 	// Body is SKILL.md after its front matter: the skill's instructions.
 	Body string `json:"-"`
+	// Untrusted is set for a skill left out because its workspace folder is not trusted
+	// (TrustItems names those).
+	Untrusted bool `json:"-"`
 }
 
 // Used reports whether the skill is in use (not left out).
@@ -187,6 +190,7 @@ func readSkill(folder, name string, source Source, root string, trusted bool) (s
 		return s, true
 	case !trusted:
 		s.Ignored = fmt.Sprintf("the workspace folder %s is not trusted, so its skills are not used", root)
+		s.Untrusted = true
 		return s, true
 	}
 	s.Dir = realDir
@@ -240,4 +244,17 @@ func Lookup(list []Skill, name string) (Skill, bool) {
 		}
 	}
 	return Skill{}, false
+}
+
+// TrustItems returns, for the trust question of the workspace folder folder, one item per
+// skill of it left out because it is not trusted: "skill: NAME (PATH)", PATH relative to
+// the folder.
+func TrustItems(list []Skill, folder string) []string {
+	var out []string
+	for _, s := range list {
+		if rel, err := filepath.Rel(folder, s.Path); s.Untrusted && err == nil && !strings.HasPrefix(rel, "..") {
+			out = append(out, fmt.Sprintf("skill: %s (%s)", s.Name, filepath.ToSlash(rel)))
+		}
+	}
+	return out
 }

@@ -127,6 +127,9 @@ func TestUntrustedFolderListedNotRead(t *testing.T) {
 	if list[0].Name != "fifo" || list[1].Name != "deploy" {
 		t.Errorf("names %q, %q: want the folders' (fifo, deploy)", list[0].Name, list[1].Name)
 	}
+	if got, want := TrustItems(list, ws), []string{"skill: fifo (.agents/skills/fifo/SKILL.md)", "skill: deploy (.claude/skills/deploy/SKILL.md)"}; !cmp.Equal(got, want) {
+		t.Errorf("TrustItems = %q, want %q", got, want)
+	}
 	// The untrusted skill hides nothing: the person's of the same name is used.
 	if s, ok := Lookup(list, "deploy"); !ok || s.Source != SourceUser || s.Body != "user body" {
 		t.Errorf("Lookup(deploy) = %+v, %v; want the person's", s, ok)
