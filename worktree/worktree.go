@@ -422,3 +422,45 @@ func (t *Tree) remove(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DiscardDir removes the worktree at dir that an earlier Create made (a kept worktree
+// whose Tree is gone: after a restart, or when its session is deleted): the worktree, its
+// branch pid/<id> and its start ref. It refuses a folder that is not such a worktree (a
+// main work tree, or a worktree on another branch), and a dir that is gone is removed from
+// its repository's worktree list by the caller's next git worktree prune, not here.
+//
+// Contract: safe for concurrent use; it waits while a Create or Merge of the repository
+// runs. It never runs the repository's hooks or filters.
+func DiscardDir(ctx context.Context, dir string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	out, err := git(ctx, real, gitEnv(nil), nil, 1<<20, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotRepo, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 || lines[1] == lines[2] {
+		return fmt.Errorf("worktree: %s is not a linked worktree", dir)
+	}
+	if top, _ := filepath.EvalSymlinks(lines[0]); top != real {
+		return fmt.Errorf("worktree: %s is not the top of a worktree", dir)
+	}
+	branch, err := git(ctx, real, gitEnv(nil), nil, 1<<10, "symbolic-ref", "--short", "-q", "HEAD")
+	id, ok := strings.CutPrefix(strings.TrimSpace(string(branch)), BranchPrefix)
+	if err != nil || !ok || !idRE.MatchString(id) {
+		return fmt.Errorf("worktree: %s is not on a branch %s<id>", dir, BranchPrefix)
+	}
+	common, err := filepath.EvalSymlinks(lines[2])
+	if err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	// git runs in the common git folder: it needs no work tree to remove one.
+	r := &repo{top: common, common: common}
+	if r.config, err = neutralFilters(ctx, real); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	t := &Tree{Path: real, Branch: BranchPrefix + id, repo: r, id: id}
+	return t.Discard(ctx)
+}

@@ -537,3 +537,28 @@ func TestChildIgnoringAFileDoesNotDeleteIt(t *testing.T) {
 	}
 	clean(t, repo, tr.Path)
 }
+
+func TestDiscardDirAfterTheTreeIsGone(t *testing.T) {
+	base := isolate(t)
+	repo := newRepo(t, base, map[string]string{"f.txt": "x\n"})
+	tr := child(t, repo, base, "kept")
+	write(t, filepath.Join(tr.Path, "f.txt"), "child\n")
+	// Neither the main tree nor a worktree of another branch is discarded.
+	if err := DiscardDir(context.Background(), repo); err == nil {
+		t.Fatal("DiscardDir of the main tree did not fail")
+	}
+	other := filepath.Join(base, "other")
+	run(t, repo, "worktree", "add", "-q", "-b", "feature", other)
+	if err := DiscardDir(context.Background(), other); err == nil || !strings.Contains(err.Error(), "not on a branch pid/") {
+		t.Fatalf("DiscardDir of another worktree = %v", err)
+	}
+	run(t, repo, "worktree", "remove", other)
+	run(t, repo, "branch", "-D", "feature")
+	if err := DiscardDir(context.Background(), tr.Path); err != nil {
+		t.Fatal(err)
+	}
+	clean(t, repo, tr.Path)
+	if got := read(t, filepath.Join(repo, "f.txt")); got != "x\n" {
+		t.Errorf("f.txt = %q: discarding applies nothing", got)
+	}
+}
