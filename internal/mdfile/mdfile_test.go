@@ -12,7 +12,7 @@ import (
 func TestParse(t *testing.T) {
 	for _, c := range []struct {
 		in, err, name, body string
-		keys               []string
+		keys                []string
 	}{
 		{in: "---\nname: a\n---\nbody\n", name: "a", body: "body\n", keys: []string{"name"}},
 		{in: "\ufeff---\r\nname: a\r\n---  \r\nbody", name: "a", body: "body", keys: []string{"name"}},
