@@ -126,7 +126,8 @@ func Find(folders []Folder, userDirs []string) (list []Skill, notes []string) {
 	return list, notes
 }
 
-// findIn returns the skills of one folder: each subfolder holding a SKILL.md. root is the
+// findIn returns the skills of one folder: each subfolder holding a SKILL.md (a folder
+// whose name starts with a dot is none). root is the
 // real workspace folder a workspace's skills must stay in ("" for the person's).
 func findIn(dir string, source Source, root string, trusted bool) (list []Skill, notes []string) {
 	real := dir
