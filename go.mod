@@ -11,8 +11,9 @@ require (
 	github.com/tidwall/gjson v1.20.2
 	go.lsp.dev/protocol v0.12.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/net v0.55.0
 	golang.org/x/sys v0.47.0
-	golang.org/x/text v0.14.0
+	golang.org/x/text v0.37.0
 	gopkg.in/yaml.v3 v3.0.1
 	mvdan.cc/sh/v3 v3.14.1
 )
