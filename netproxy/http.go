@@ -157,8 +157,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *Client) {
 		refused(w, err)
 		return
 	}
-	var once sync.Once
-	var dialErr error
+	var (
+		once    sync.Once
+		mu      sync.Mutex // guards dialErr: the transport may dial after giving up on it
+		dialErr error
+	)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			u := *r.URL
@@ -174,7 +177,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *Client) {
 				err := errors.New("pid's proxy dials once per request")
 				once.Do(func() {
 					conn, err = p.dialTarget(ctx, c, t)
+					mu.Lock()
 					dialErr = err
+					mu.Unlock()
 				})
 				return conn, err
 			},
@@ -183,7 +188,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *Client) {
 		},
 		ErrorLog: log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
+			mu.Lock()
 			err := dialErr
+			mu.Unlock()
 			if err == nil {
 				// Not the transport's words, which may quote the request.
 				err = fmt.Errorf("%s did not answer", net.JoinHostPort(t.host, strconv.Itoa(t.port)))
