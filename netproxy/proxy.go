@@ -466,6 +466,8 @@ func (p *Proxy) runAsk(key askKey, pa *pendingAsk, q Question) {
 	select {
 	case r := <-res:
 		switch {
+		case r.err != nil && actx.Err() != nil && p.ctx.Err() == nil:
+			reason = reasonNoAnswer // an Asker that gave up at the deadline
 		case r.err != nil:
 			reason = ReasonNotAllowed + "; could not ask: " + r.err.Error()
 		case r.a.Decision == Allow:
