@@ -239,8 +239,11 @@ func TestPrivateAddressesRefused(t *testing.T) {
 	g := &guardDialer{}
 	l, path := unixListener(t)
 	p, _ := startProxy(t, Config{
-		Network:  Resolved{Allowed: []string{"loop.test", "meta.test", "mapped.test", "mapped-meta.test", "ula.test", "nat64.test"}},
-		Asker:    AskerFunc(func(ctx context.Context, q Question) (Answer, error) { asker.AskHost(ctx, q); return Answer{Decision: Allow}, nil }),
+		Network: Resolved{Allowed: []string{"loop.test", "meta.test", "mapped.test", "mapped-meta.test", "ula.test", "nat64.test"}},
+		Asker: AskerFunc(func(ctx context.Context, q Question) (Answer, error) {
+			asker.AskHost(ctx, q)
+			return Answer{Decision: Allow}, nil
+		}),
 		Resolver: res,
 	}, g, l)
 	c := p.Register(Caller{ID: "call-3"})

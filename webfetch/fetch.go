@@ -130,7 +130,9 @@ type page struct {
 	downloadCut bool
 	redirects   []string
 	redacted    bool
-	fetched     time.Time
+	// convertErr says why the HTML is shown as sent rather than converted.
+	convertErr string
+	fetched    time.Time
 }
 
 // Fetch fetches req.URL (or takes it from the cache) and returns the part asked for. A
@@ -286,7 +288,12 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, format string, calle
 			text, err = htmlToText(text)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: the HTML could not be converted: %v", pg.finalURL, err)
+			// Markup the parser refuses (nesting deeper than 512 elements): shown as sent.
+			pg.convertErr = err.Error()
+			text, err = decode(body, ctype)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", pg.finalURL, err)
+			}
 		}
 	}
 	if f.redactor != nil {
@@ -363,9 +370,13 @@ func present(asked, format string, pg *page, offset, maxBytes int, cached bool, 
 	}
 	shown := pg.text[offset:end]
 	conv := ""
-	if isHTML(pg.contentType) && format == FormatMarkdown {
+	switch {
+	case !isHTML(pg.contentType) || format == FormatRaw:
+	case pg.convertErr != "":
+		conv = ", shown as sent: it could not be converted (" + pg.convertErr + ")"
+	case format == FormatMarkdown:
 		conv = ", converted to Markdown"
-	} else if isHTML(pg.contentType) && format == FormatText {
+	case format == FormatText:
 		conv = ", as text"
 	}
 	var b strings.Builder

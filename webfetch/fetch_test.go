@@ -82,6 +82,10 @@ func newSite(t *testing.T) *site {
 		w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
 		w.Write([]byte("<p>caf\xe9</p>"))
 	})
+	mux.HandleFunc("/deep.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, strings.Repeat("<div>", 600)+"deep text")
+	})
 	mux.HandleFunc("/long.txt", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprint(w, longText)
@@ -166,8 +170,9 @@ func setup(t *testing.T, asker netproxy.Asker) (*Fetcher, *site, *clock) {
 }
 
 // TestMarkdownAndText: HTML becomes Markdown (heading, inline code, absolute link, list,
-// table; no script, no style, no head), or text; raw is the HTML; a Latin-1 page is
-// decoded; the result is framed as data from the web.
+// table; no script, no style, no head), or text; raw is the HTML; HTML the parser refuses
+// is shown as sent, saying so; a Latin-1 page is decoded; the result is framed as data
+// from the web.
 func TestMarkdownAndText(t *testing.T) {
 	f, s, _ := setup(t, nil)
 	ctx := context.Background()
@@ -207,6 +212,10 @@ func TestMarkdownAndText(t *testing.T) {
 	r, err = f.Fetch(ctx, Request{URL: s.url("/page.html"), Format: FormatRaw})
 	if err != nil || !strings.Contains(text(r), `<script>alert("injected")</script>`) {
 		t.Errorf("raw: %v\n%s", err, text(r))
+	}
+	r, err = f.Fetch(ctx, Request{URL: s.url("/deep.html")})
+	if err != nil || !strings.Contains(text(r), "shown as sent: it could not be converted (html: open stack of elements exceeds 512 nodes)") || !strings.HasSuffix(text(r), "<div>deep text\n") {
+		t.Errorf("nesting the parser refuses: %v\n%.300s", err, text(r))
 	}
 	r, err = f.Fetch(ctx, Request{URL: s.url("/latin1.html")})
 	if err != nil || !strings.Contains(text(r), "café") {
