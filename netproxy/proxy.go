@@ -230,7 +230,6 @@ type Client struct {
 	refusals []Refusal
 	once     map[string]bool   // hosts the person allowed to this caller
 	no       map[string]string // hosts refused to this caller without asking again: why
-	closed   bool
 }
 
 // Register returns a Client for one caller, with a fresh token. Safe for concurrent use.
@@ -266,7 +265,6 @@ func (c *Client) Refusals() []Refusal {
 func (c *Client) Close() {
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	c.closed = true
 	delete(c.p.clients, c.token)
 }
 
