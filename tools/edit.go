@@ -1,5 +1,6 @@
 // This file holds the edit tool: exact-text replacements in one file, all applied or none,
-// and its prepareArguments shim for the older single-edit form.
+// its prepareArguments shim for the older single-edit form, and the hints an oldText that is
+// not found gets (a match but for indentation, or but for read's line-number prefixes).
 
 package tools
 
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,8 +212,8 @@ func planEdits(content string, edits []replacement, shown string) (editPlan, err
 		switch len(starts) {
 		case 0:
 			msg := fmt.Sprintf("edits[%d]: oldText was not found in %s. It must match the file exactly, including whitespace and indentation.", i, shown)
-			if t := strings.TrimSpace(oldText); t != "" && t != oldText && strings.Contains(content, t) {
-				msg += " (It does occur once its leading and trailing whitespace are removed: check them.)"
+			if hint := editHint(content, oldText); hint != "" {
+				msg += " " + hint
 			}
 			problems = append(problems, msg)
 		case 1:
@@ -310,4 +312,148 @@ func lineList(s string, offs []int) string {
 		parts = append(parts, strconv.Itoa(line))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// readPrefix is the line-number prefix read puts before each line ("%6d\t"), as a model
+// copies it: spaces, digits, a tab.
+var readPrefix = regexp.MustCompile(`(?m)^ *[0-9]+\t`)
+
+// editHint returns what an oldText not found in content would match, in a sentence naming
+// the line and what differs: the same text with read's line-number prefixes taken off, or
+// the same lines but for their indentation or the spaces at their ends. "" when neither
+// matches. Nothing is applied on a hint: the model sends the edit again.
+func editHint(content, oldText string) string {
+	if lines := strings.Split(oldText, "\n"); readPrefix.MatchString(lines[0]) {
+		bare := readPrefix.ReplaceAllString(oldText, "")
+		what := "once read's line-number prefixes (like \"     2\\t\") are taken off"
+		if starts := occurrences(content, bare); len(starts) > 0 {
+			return fmt.Sprintf("oldText matches %s %s: copy the text after the tab, in newText too.", linesWord(content, starts), what)
+		}
+		if at, why := looseMatch(content, bare); len(at) > 0 {
+			return fmt.Sprintf("oldText matches %s %s, except for %s. Copy the lines as read shows them, after the tab.", linesAt(at), what, why)
+		}
+		return ""
+	}
+	if at, why := looseMatch(content, oldText); len(at) > 0 {
+		return fmt.Sprintf("oldText matches %s except for %s. Copy the lines as read shows them.", linesAt(at), why)
+	}
+	return ""
+}
+
+// linesWord names the lines of the offsets in s: "line 3", "lines 3, 17".
+func linesWord(s string, offs []int) string {
+	if len(offs) == 1 {
+		return fmt.Sprintf("line %d", lineOf(s, offs[0]))
+	}
+	return "lines " + lineList(s, offs)
+}
+
+// linesAt names 1-based line numbers: "line 3", "lines 3, 17".
+func linesAt(at []int) string {
+	parts := make([]string, 0, len(at))
+	for i, n := range at {
+		if i == editMaxListed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(at)-i))
+			break
+		}
+		parts = append(parts, strconv.Itoa(n))
+	}
+	if len(at) == 1 {
+		return "line " + parts[0]
+	}
+	return "lines " + strings.Join(parts, ", ")
+}
+
+// looseMatch returns the 1-based lines where oldText's lines match content's once the
+// white space at both ends of each line is left out (oldText's first line may end a line
+// of content and its last begin one), and what differs there: the indentation (saying
+// which the file uses) or the spaces at the ends of lines.
+func looseMatch(content, oldText string) ([]int, string) {
+	old := strings.Split(strings.TrimSuffix(oldText, "\n"), "\n")
+	normOld := make([]string, len(old))
+	empty := true
+	for i, l := range old {
+		normOld[i] = strings.Trim(l, " \t\r")
+		empty = empty && normOld[i] == ""
+	}
+	if empty {
+		return nil, ""
+	}
+	lines := strings.Split(content, "\n")
+	norm := make([]string, len(lines))
+	for i, l := range lines {
+		norm[i] = strings.Trim(l, " \t\r")
+	}
+	fits := func(i int) bool {
+		k := len(normOld)
+		for j := range normOld {
+			f, o := norm[i+j], normOld[j]
+			switch {
+			case k == 1:
+				if !strings.Contains(f, o) {
+					return false
+				}
+			case j == 0:
+				if !strings.HasSuffix(f, o) {
+					return false
+				}
+			case j == k-1:
+				if !strings.HasPrefix(f, o) {
+					return false
+				}
+			case f != o:
+				return false
+			}
+		}
+		return true
+	}
+	var at []int
+	for i := 0; i+len(normOld) <= len(lines); i++ {
+		if fits(i) {
+			at = append(at, i+1)
+		}
+	}
+	if len(at) == 0 {
+		return nil, ""
+	}
+	return at, looseDifference(lines[at[0]-1:at[0]-1+len(old)], old)
+}
+
+// looseDifference says how the file's lines differ from oldText's, which match them but
+// for the white space at their ends.
+func looseDifference(file, old []string) string {
+	for j := range old {
+		fi, oi := indentOf(file[j]), indentOf(old[j])
+		if j == 0 && len(old) > 1 && strings.TrimLeft(old[j], " \t") != strings.TrimLeft(file[j], " \t") {
+			continue // oldText starts inside this line: its indentation says nothing
+		}
+		if fi == oi || strings.Trim(old[j], " \t\r") == "" {
+			continue
+		}
+		switch {
+		case strings.Contains(fi, "\t") && !strings.Contains(oi, "\t"):
+			return "indentation: the file indents with tabs"
+		case strings.Contains(oi, "\t") && !strings.Contains(fi, "\t"):
+			return "indentation: the file indents with spaces"
+		}
+		return fmt.Sprintf("indentation: the file's line starts with %s, oldText's with %s", describeIndent(fi), describeIndent(oi))
+	}
+	return "the white space at the ends of lines"
+}
+
+// indentOf returns the spaces and tabs a line starts with.
+func indentOf(l string) string { return l[:len(l)-len(strings.TrimLeft(l, " \t"))] }
+
+// describeIndent says an indentation in words: "8 spaces", "2 tabs", "nothing".
+func describeIndent(ws string) string {
+	tabs, spaces := strings.Count(ws, "\t"), strings.Count(ws, " ")
+	switch {
+	case ws == "":
+		return "nothing"
+	case tabs == 0:
+		return plural(spaces, "space")
+	case spaces == 0:
+		return plural(tabs, "tab")
+	}
+	return fmt.Sprintf("%s and %s", plural(tabs, "tab"), plural(spaces, "space"))
 }

@@ -76,10 +76,43 @@ func TestEditAllOrNothing(t *testing.T) {
 	mustFail(t, call(t, ws, "edit", `{"path":"a.txt","edits":[{"oldText":"aa","newText":"b"}]}`), "matches 2 times")
 	// An edit that changes nothing is an error, not a silent success.
 	mustFail(t, call(t, ws, "edit", `{"path":"f.txt","edits":[{"oldText":"delta","newText":"delta"}]}`), "the edits change nothing")
-	// A whitespace slip gets a hint.
-	mustFail(t, call(t, ws, "edit", `{"path":"f.txt","edits":[{"oldText":"  gamma","newText":"g"}]}`), "leading and trailing whitespace")
+	// A whitespace slip gets a hint naming the line.
+	mustFail(t, call(t, ws, "edit", `{"path":"f.txt","edits":[{"oldText":"  gamma","newText":"g"}]}`), "oldText matches line 3 except for indentation")
 	if got := readFile(t, p); got != src {
 		t.Fatalf("a failed edit changed the file: %q", got)
+	}
+}
+
+// An oldText that is not found but would match once its indentation, the spaces at its
+// line ends or read's line-number prefixes are left out gets a hint saying which and where;
+// nothing is applied on a hint.
+func TestEditHints(t *testing.T) {
+	src := "package main\n\nfunc a() int {\n\tif true {\n\t\treturn 1\n\t}\n\treturn 2\n}\n\nvar s = []string{\n    \"x\",\n}\n"
+	ws, dir := newWorkspace(t, map[string]string{"m.go": src})
+	readThen(t, ws, "m.go")
+	cases := []struct {
+		name, oldText, want string
+	}{
+		{"spaces for tabs", "\tif true {\n    return 1\n\t}", "oldText matches line 4 except for indentation: the file indents with tabs. Copy the lines as read shows them."},
+		{"tabs for spaces", "var s = []string{\n\t\"x\",\n}", "oldText matches line 10 except for indentation: the file indents with spaces."},
+		{"too little indentation", "func a() int {\n\tif true {\n\treturn 1", "oldText matches line 3 except for indentation: the file's line starts with 2 tabs, oldText's with 1 tab."},
+		{"trailing spaces", "func a() int {  \n\tif true {", "oldText matches line 3 except for the white space at the ends of lines."},
+		{"read's prefixes", "     5\t\t\treturn 1\n     6\t\t}", "oldText matches line 5 once read's line-number prefixes (like \"     2\\t\") are taken off: copy the text after the tab, in newText too."},
+		{"prefixes and indentation", "     7\t    return 2", "oldText matches line 7 once read's line-number prefixes (like \"     2\\t\") are taken off, except for indentation: the file indents with tabs."},
+	}
+	for _, c := range cases {
+		args, _ := json.Marshal(map[string]any{"path": "m.go", "edits": []map[string]string{{"oldText": c.oldText, "newText": "CHANGED"}}})
+		r := call(t, ws, "edit", string(args))
+		mustFail(t, r, "edits[0]: oldText was not found in m.go.", c.want, "No edits were applied; m.go is unchanged.")
+		if got := readFile(t, filepath.Join(dir, "m.go")); got != src {
+			t.Fatalf("%s: a hint applied the edit: %q", c.name, got)
+		}
+	}
+	// Text found nowhere, even loosely, gets no hint.
+	r := call(t, ws, "edit", `{"path":"m.go","edits":[{"oldText":"func c()","newText":"x"}]}`)
+	mustFail(t, r, "edits[0]: oldText was not found in m.go.")
+	if strings.Contains(r.text, "matches") {
+		t.Errorf("a hint for text that is nowhere: %s", r.text)
 	}
 }
 
