@@ -297,7 +297,9 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	var a session.Answer
 	switch res.Outcome.Outcome {
 	case "cancelled":
-		a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("The user cancelled the permission request for %s; it was not run.", call.Name)}
+		// The person closed the question without allowing: a denial, which the session
+		// frames for the model ("The user denied this call of NAME.").
+		a = session.Answer{Decision: "deny"}
 	case "selected":
 		if mode, ok := strings.CutPrefix(res.Outcome.OptionID, optPlanPrefix); ok && plan {
 			a = session.Answer{Decision: "allow", Mode: mode}
@@ -313,13 +315,20 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		case optRejectAlways:
 			a.Decision = "denyAlways"
 		default:
-			a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("Tool %s was not run: the editor chose an unknown permission option %q.", call.Name, res.Outcome.OptionID)}
+			return session.Answer{}, badAnswer(fmt.Sprintf("the editor chose an unknown permission option %q.", res.Outcome.OptionID))
 		}
 	default:
-		a = session.Answer{Decision: "deny", Reason: fmt.Sprintf("Tool %s was not run: the editor answered the permission request with an unknown outcome %q.", call.Name, res.Outcome.Outcome)}
+		return session.Answer{}, badAnswer(fmt.Sprintf("the editor answered the permission request with an unknown outcome %q.", res.Outcome.Outcome))
 	}
 	return a, nil
 }
+
+// badAnswer is a permission request answered with something that is no answer of the
+// person's; the sentence is what the model reads ("Tool NAME was not run: ...").
+type badAnswer string
+
+func (e badAnswer) Error() string  { return string(e) }
+func (e badAnswer) Reason() string { return string(e) }
 
 // askError is a permission request that got no answer; Reason is what the model reads.
 type askError struct{ err error }

@@ -267,9 +267,11 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		remember(q, permissions.Deny)
 		fallthrough
 	case "deny":
-		reason := a.Reason
-		if reason == "" {
-			reason = fmt.Sprintf("The user denied this call of %s.", name)
+		// The daemon frames the person's reason, whichever face asked: the model reads a
+		// denial, never a bare reason that could pass for the tool's output.
+		reason := fmt.Sprintf("The user denied this call of %s.", name)
+		if r := strings.TrimSpace(a.Reason); r != "" {
+			reason = fmt.Sprintf("The user denied this call of %s: %s", name, r)
 		}
 		return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
 	}
