@@ -352,9 +352,9 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	if err != nil {
 		return fmt.Errorf("%w: the conversation was rewound in the session file, but reading it back failed (load the session again): %v", ErrFailed, err)
 	}
-	r := &restoring{}
+	r := &restoring{mode: loaded.Header.Mode}
 	var cfg Config
-	if err := replay(r, &cfg, sourceOrder(loaded.Branch)); err != nil {
+	if err := replay(r, &cfg, sourceOrder(loaded.Branch), walkNotes(loaded.Header, loaded.Branch)); err != nil {
 		return err
 	}
 	if err := s.agent.Restore(r.transcript); err != nil {
@@ -363,9 +363,14 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	s.saved.mu.Lock()
 	s.saved.entryIDs, s.saved.compactions, s.saved.modelChanges, s.saved.presaved = r.entryIDs, r.compactions, r.modelChanges, nil
 	s.saved.mu.Unlock()
+	// The model is told what it was told on that branch, and the mode the session is in
+	// now goes on from there.
+	s.restoreNotes(r.notes, toldStart(loaded.Header), r.mode)
+	s.keepMode()
+	s.seenSubInstructions(r.transcript[min(keptFrom(r.compactions), len(r.transcript)):])
 	// What the model saw was made for the transcript before: it is made again.
 	s.compacting.tried, s.compacting.lastTranscript = 0, nil
-	s.compacting.view.compactions, s.compacting.view.covered, s.compacting.view.msgs = 0, 0, nil
+	s.compacting.view.made, s.compacting.view.compactions, s.compacting.view.covered, s.compacting.view.msgs = false, 0, 0, nil
 	return nil
 }
 

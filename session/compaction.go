@@ -40,25 +40,37 @@ type CompactResult struct {
 }
 
 // view returns what the model sees of a transcript: the latest compaction's summary, then
-// the messages from its cut on; the transcript itself when there was none. The view of the
-// loop's transcript, which only grows, is kept and extended with the new messages, so a
-// call costs what was added since the last, not the transcript's length.
+// the messages from its cut on, each message that carries a mode note with its note
+// (modenote.go); the transcript itself when there was no compaction and there is no note.
+// The view of the loop's transcript, which only grows, is kept and extended with the new
+// messages, so a call costs what was added since the last, not the transcript's length.
 //
 // Contract: called by the run holding the session (compactingState).
 func (s *Session) view(transcript []llm.Message) []llm.Message {
 	last, n := s.lastCompaction()
-	if n == 0 {
+	if n > 0 && last.firstKept > len(transcript) {
 		return transcript
 	}
-	if last.firstKept > len(transcript) {
+	if n == 0 && !s.hasNotes() {
 		return transcript
 	}
 	vc := &s.compacting.view
-	if vc.compactions != n || vc.covered > len(transcript) || len(vc.msgs) == 0 {
-		vc.compactions, vc.covered = n, last.firstKept
-		vc.msgs = append(vc.msgs[:0], s.summaryMessage(last, n, transcript))
+	if !vc.made || vc.compactions != n || vc.covered > len(transcript) {
+		vc.made, vc.compactions, vc.covered = true, n, 0
+		vc.msgs = vc.msgs[:0]
+		if n > 0 {
+			vc.covered = last.firstKept
+			vc.msgs = append(vc.msgs, s.summaryMessage(last, n, transcript))
+		}
 	}
-	vc.msgs = append(vc.msgs, transcript[vc.covered:]...)
+	notes := s.notesFrom(vc.covered)
+	for i := vc.covered; i < len(transcript); i++ {
+		if mode, ok := notes[i]; ok {
+			vc.msgs = append(vc.msgs, withNote(transcript[i], mode))
+		} else {
+			vc.msgs = append(vc.msgs, transcript[i])
+		}
+	}
 	vc.covered = len(transcript)
 	return slices.Clip(vc.msgs)
 }

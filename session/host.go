@@ -117,6 +117,11 @@ type Host struct {
 
 	// lsp is the language servers of the host's sessions (diagnostics.go; locks of its own).
 	lsp lspHost
+	// marker is the marker code of instruction files (markers.go), read once.
+	marker struct {
+		once sync.Once
+		code string
+	}
 }
 
 // NewHost returns a host with no workspace folders; call SetUp before the first session.
@@ -336,7 +341,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range append(tools.New(ws), todoWriteTool(nil), taskToolSpec()) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil), taskToolSpec(), exitPlanToolSpec()) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

@@ -1,6 +1,8 @@
 // This file holds the session's mode (default, acceptEdits, plan, auto, bypassPermissions):
 // which modes a session is offered, how the mode changes (SetMode, exit_plan_mode), and which
-// calls a mode lets run without asking (see docs/permissions.md for the decision order).
+// calls a mode lets run without asking (see docs/permissions.md for the decision order). The
+// model learns of a change from a note in its next message (modenote.go): the system prompt
+// and the tools, exit_plan_mode among them, are the same in every mode.
 
 package session
 
@@ -11,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pid-agent/pid/event"
@@ -32,8 +33,9 @@ const (
 	ModeBypass      = "bypassPermissions"
 )
 
-// ExitPlanModeName is the built-in tool the model calls, in plan mode only, to put its plan
-// to the person and leave plan mode.
+// ExitPlanModeName is the built-in tool the model calls to put its plan to the person and
+// leave plan mode. It is offered in every mode (so the tools stay the same bytes), and
+// outside plan mode its call is refused.
 const ExitPlanModeName = "exit_plan_mode"
 
 // ModeInfo describes a mode, as session/new's modes.availableModes lists it.
@@ -64,8 +66,6 @@ type modeState struct {
 	// mu guards cur.
 	mu  sync.Mutex
 	cur string
-	// version counts the changes, for modeCatalog.Version.
-	version atomic.Uint64
 }
 
 // availableModes returns the modes this host offers: bypassPermissions only when the user
@@ -124,9 +124,6 @@ func (s *Session) setMode(id string) {
 	s.mode.mu.Lock()
 	changed := s.mode.cur != id
 	s.mode.cur = id
-	if changed {
-		s.mode.version.Add(1)
-	}
 	s.mode.mu.Unlock()
 	s.ws.ForceReadOnlySandbox(id == ModePlan)
 	if !changed {
@@ -240,8 +237,8 @@ func planBlockMCP(name string) *toolexec.Block {
 // and allows (the session switches to default, or to the mode the answer names) or denies
 // (the model keeps planning, with the reason).
 func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
-	if s.Mode() != ModePlan {
-		return &toolexec.Block{Reason: fmt.Sprintf("You are not in plan mode (the mode is %s): there is no plan to approve.", s.Mode())}, decision{"deny", "mode " + s.Mode()}
+	if mode := s.Mode(); mode != ModePlan {
+		return &toolexec.Block{Reason: fmt.Sprintf("%s works only in plan mode, and the mode is %s: there is no plan to approve. Go on with the task; no call is needed to leave plan mode.", ExitPlanModeName, mode)}, decision{"deny", "mode " + mode}
 	}
 	a, err := s.face.Ask(ctx, s, Approval{Call: in.Call})
 	if err != nil {
@@ -266,35 +263,41 @@ func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (
 	return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
 }
 
-// exitPlanTool is exit_plan_mode: by the time it runs, the person allowed the plan and the
-// session has left plan mode (decideExitPlan); it tells the model the mode it is in now.
-func (s *Session) exitPlanTool() toolexec.Tool {
+// exitPlanToolSpec is exit_plan_mode's name, description and parameters (BuiltinTools
+// lists them).
+func exitPlanToolSpec() toolexec.Tool {
 	return toolexec.Tool{
 		Name: ExitPlanModeName,
-		Description: "You are in plan mode. When your plan is ready, call this with the plan (markdown) to put it to the user. " +
+		Description: "In plan mode only: when your plan is ready, call this with the plan (markdown) to put it to the user. " +
 			"If they approve it, plan mode ends and you can make the changes; if not, keep planning with their reason.",
 		Parameters:    json.RawMessage(`{"type":"object","properties":{"plan":{"type":"string","minLength":1,"description":"The plan, in markdown."}},"required":["plan"],"additionalProperties":false}`),
 		ExecutionMode: toolexec.Sequential,
-		Execute: func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
-			return toolexec.TextResult(fmt.Sprintf("The user approved the plan. You are now in %s mode: carry it out.", s.Mode())), nil
-		},
 	}
 }
 
-// modeCatalog is the session's catalog (toolexec.Catalog): its MCP servers' tools, and
-// exit_plan_mode, offered while the session is in plan mode.
+// exitPlanTool is exit_plan_mode: by the time it runs, the person allowed the plan and the
+// session has left plan mode (decideExitPlan); it tells the model the mode it is in now.
+func (s *Session) exitPlanTool() toolexec.Tool {
+	t := exitPlanToolSpec()
+	t.Execute = func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
+		return toolexec.TextResult(fmt.Sprintf("The user approved the plan. You are now in %s mode: carry it out.", s.Mode())), nil
+	}
+	return t
+}
+
+// modeCatalog is the session's catalog (toolexec.Catalog): exit_plan_mode, offered in every
+// mode but to an explore subagent, first (it never changes), then its MCP servers' tools.
 type modeCatalog struct {
 	s     *Session
 	inner toolexec.Catalog // nil: no MCP servers
+	// exitPlan is exit_plan_mode; nil for an explore subagent, which has none.
+	exitPlan *toolexec.Tool
 }
 
 // Lookup implements toolexec.Catalog.
 func (c modeCatalog) Lookup(name string) (toolexec.Tool, bool) {
-	if name == ExitPlanModeName {
-		if c.s.Mode() != ModePlan {
-			return toolexec.Tool{Name: name, Unavailable: "the session is not in plan mode"}, true
-		}
-		return c.s.exitPlanTool(), true
+	if name == ExitPlanModeName && c.exitPlan != nil {
+		return *c.exitPlan, true
 	}
 	if c.inner == nil {
 		return toolexec.Tool{}, false
@@ -305,23 +308,22 @@ func (c modeCatalog) Lookup(name string) (toolexec.Tool, bool) {
 // Always implements toolexec.Catalog.
 func (c modeCatalog) Always() []toolexec.Tool {
 	var out []toolexec.Tool
-	if c.inner != nil {
-		out = c.inner.Always()
+	if c.exitPlan != nil {
+		out = append(out, *c.exitPlan)
 	}
-	if c.s.Mode() == ModePlan {
-		out = append(out, c.s.exitPlanTool())
+	if c.inner != nil {
+		out = append(out, c.inner.Always()...)
 	}
 	return out
 }
 
-// Version implements toolexec.Catalog: both counters only grow, so their sum changes when
-// either does.
+// Version implements toolexec.Catalog: exit_plan_mode never changes, so it is the MCP
+// servers' version.
 func (c modeCatalog) Version() uint64 {
-	v := c.s.mode.version.Load()
-	if c.inner != nil {
-		v += c.inner.Version()
+	if c.inner == nil {
+		return 0
 	}
-	return v
+	return c.inner.Version()
 }
 
 // startMode returns the mode a session starts in: a loaded one's saved mode (bypassPermissions
@@ -343,10 +345,11 @@ func (h *Host) startMode(cfg Config, saved string, loaded bool) (string, error) 
 }
 
 // saveMode keeps a mode change: in the header while the session's file does not exist yet,
-// else as a mode entry.
+// else as a mode entry; either way the next message saved tells the model (modenote.go).
 func (s *Session) saveMode(id string) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
+	s.saved.mode = id
 	if s.saved.file == nil && len(s.saved.entryIDs) == 0 && len(s.saved.compactions) == 0 {
 		s.saved.header.Mode = id
 		return

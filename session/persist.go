@@ -117,8 +117,17 @@ func (s *Session) saveMessage(m *llm.Message) {
 	if m.Role == llm.RoleToolResult {
 		if id, ok := s.saved.presaved[m.ToolCallID]; ok {
 			delete(s.saved.presaved, m.ToolCallID) // saved at its ToolEnd
+			if mode, ok := s.saved.pending[m.ToolCallID]; ok {
+				delete(s.saved.pending, m.ToolCallID)
+				s.noteAtLocked(len(s.saved.entryIDs), mode)
+			}
 			s.saved.entryIDs = append(s.saved.entryIDs, id)
 			return
+		}
+	}
+	if takesNote(m.Role) {
+		if mode := s.noteLocked(); mode != "" {
+			s.noteAtLocked(len(s.saved.entryIDs), mode)
 		}
 	}
 	id := ""
@@ -144,6 +153,12 @@ func (s *Session) saveMessage(m *llm.Message) {
 func (s *Session) saveResult(m *llm.Message) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
+	if mode := s.noteLocked(); mode != "" {
+		if s.saved.pending == nil {
+			s.saved.pending = map[string]string{}
+		}
+		s.saved.pending[m.ToolCallID] = mode
+	}
 	id := ""
 	if f := s.writableLocked(); f != nil {
 		now := time.Now()

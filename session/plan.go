@@ -264,6 +264,10 @@ func (s *Session) summaryMessage(rec compactionRecord, n int, transcript []llm.M
 	c := &s.compacting.summary
 	if c.n != n || c.at != rec.at || c.firstKept != rec.firstKept || c.text != rec.summary || c.msg.Content == nil {
 		c.msg, _ = s.summaryFor(rec, transcript)
+		// The notes the summary replaces told the model a mode: it is told again.
+		if told := s.toldBefore(rec.firstKept); told != s.startTold() {
+			c.msg = withNote(c.msg, told)
+		}
 		c.n, c.at, c.firstKept, c.text = n, rec.at, rec.firstKept, rec.summary
 		c.tokens = compact.EstimateTokens(&c.msg)
 	}

@@ -178,8 +178,10 @@ type Session struct {
 	checkpts   checkpointState
 	hooks      hookState
 	sub        subagentState
-	// instr is what was last read of the instruction files (instructions.go).
-	instr instructionsState
+	// instr is what was last read of the instruction files (instructions.go); subInstr the
+	// subfolders' files given in tool results (subinstructions.go).
+	instr    instructionsState
+	subInstr subInstructionsState
 	// resume is whether the first model call was made (resume.go).
 	resume resumeState
 	// plan holds todo_write's calls until their end (plan.go); usage the cost (usage.go).
@@ -240,6 +242,14 @@ type savedState struct {
 	err error
 	// unsaved are the holes the session's file had when it was loaded.
 	unsaved []Unsaved
+	// The mode notes (modenote.go): mode is the mode as the file has it (its last mode
+	// entry, or its header's), told the mode the model was last told (toldStart before any
+	// note); notes maps the transcript index of each message carrying a note to its mode,
+	// pending the call id of each result saved at its ToolEnd whose note waits for its
+	// place in the transcript (its MessageEnd).
+	mode, told, toldStart string
+	notes                 map[int]string
+	pending               map[string]string
 	// syncs asks the file's syncer goroutine for an fsync; syncDone closes when it ends.
 	syncs    chan struct{}
 	syncDone chan struct{}
@@ -264,6 +274,7 @@ type compactingState struct {
 	lastTranscript []llm.Message
 	// view is what the model saw of the transcript at the last call.
 	view struct {
+		made        bool
 		compactions int // the compactions it was made for
 		covered     int // the transcript messages it holds
 		msgs        []llm.Message
@@ -300,6 +311,9 @@ type restoring struct {
 	modelChanges []modelChange
 	// mode is the session's last saved mode ("" for default).
 	mode string
+	// notes maps the transcript index of each message that carries a mode note to the
+	// note's mode (modenote.go).
+	notes map[int]string
 	// marks maps each checkpoint of the file to its mark's entry id (checkpoints.go).
 	marks map[string]string
 }
@@ -365,6 +379,13 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		ws.UseEditorFiles(*o.Files)
 	}
 	s.sub.cfg, s.sub.files, s.sub.child = cfg, o.Files, o.child
+	if r != nil {
+		s.restoreNotes(r.notes, toldStart(r.header), r.mode)
+	} else if o.child != nil {
+		s.restoreNotes(nil, mode, mode) // its prompt says its mode
+	} else {
+		s.restoreNotes(nil, ModeDefault, mode)
+	}
 	switch {
 	case o.child != nil:
 		s.sub.parentID = o.child.parent.id
@@ -378,6 +399,9 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
 	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(ws), todoWriteTool(s))) {
+		if t.Name == tools.NameBash && o.child != nil && o.child.agent == "explore" {
+			t = exploreBash(t)
+		}
 		if _, replaced := s.asks[t.Name]; !replaced {
 			all = append(all, s.recorded(t))
 			s.builtin[t.Name] = true
@@ -425,7 +449,12 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if s.mcp != nil {
 		inner = s.mcp
 	}
-	box = box.WithCatalog(modeCatalog{s: s, inner: inner})
+	cat := modeCatalog{s: s, inner: inner}
+	if o.child == nil || o.child.agent != "explore" {
+		t := s.exitPlanTool()
+		cat.exitPlan = &t
+	}
+	box = box.WithCatalog(cat)
 	ws.ForceReadOnlySandbox(mode == ModePlan)
 	// The prompt is made once, from the day the session started (a loaded one's own), so
 	// that every model call sends the same bytes.
@@ -433,7 +462,15 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if r != nil {
 		started = r.header.CreatedAt
 	}
-	prompt := systemPrompt(cfg, factsFor(ws.Cwd(), ws.Roots(), started, servers))
+	facts := factsFor(h.markerNonce(), ws.Cwd(), ws.Roots(), started, servers)
+	if c := o.child; c != nil {
+		if c.agent == "explore" {
+			facts.CanChange = false
+		} else {
+			facts.Mode, facts.ModeSection = mode, modeText(mode)
+		}
+	}
+	prompt := systemPrompt(cfg, facts, o.child != nil)
 	// The loop always has a provider: it calls the session's model of the moment (which
 	// SetModel may change between two calls); Prompt refuses to run without one.
 	if s.hooks.own, err = hooks.Parse(cfg.Hooks, "session"); err != nil {
@@ -441,7 +478,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	acfg := loop.AgentConfig{
 		Provider: &compactingProvider{s: s}, SystemPrompt: prompt, Toolbox: box, InitialTools: initial,
-		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.afterHook(o.After),
+		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.withSubInstructions(s.afterHook(o.After)),
 		TransformContext: s.transformContext,
 		Screen:           s.preToolUse, ScreenWhen: s.screens, BeforeStop: s.beforeStop,
 	}
@@ -462,6 +499,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return nil, err
 		}
+		s.seenSubInstructions(r.transcript[keptFrom(r.compactions):])
 	}
 	h.mu.Lock()
 	if h.sessions[s.id] != nil {

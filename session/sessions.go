@@ -92,8 +92,9 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	if err != nil {
 		return nil, nil, h.storeError(id, err)
 	}
+	notes := walkNotes(loaded.Header, loaded.Branch)
 	loaded.Branch = sourceOrder(loaded.Branch)
-	s, err := h.restore(f, loaded, loaded.Branch, o)
+	s, err := h.restore(f, loaded, loaded.Branch, notes, o)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -109,6 +110,7 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	s.saved.unsaved = gaps
 	s.saved.mu.Unlock()
 	s.closeInterrupted()
+	s.keepMode()
 	// Until its first write, the loaded session needs no descriptor but its lock's.
 	if err := f.Rest(); err != nil {
 		s.saved.mu.Lock()
@@ -132,7 +134,8 @@ func (h *Host) storeError(id string, err error) error {
 
 // restore re-creates a session from its header and the entries of a branch (all of them for
 // a load, a prefix for a fork), with f as its file (nil: created at the first message).
-func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry, o Options) (*Session, error) {
+// notes are the entry ids of the messages that carry a mode note (walkNotes).
+func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry, notes map[string]string, o Options) (*Session, error) {
 	cfg, err := configOf(loaded.Header)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the saved session cannot be re-created: %v", ErrFailed, err)
@@ -141,7 +144,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 		cfg.MCPServers = o.MCPServers
 	}
 	r := &restoring{file: f, header: loaded.Header, mode: loaded.Header.Mode}
-	if err := replay(r, &cfg, branch); err != nil {
+	if err := replay(r, &cfg, branch, notes); err != nil {
 		return nil, err
 	}
 	if f != nil {
@@ -155,15 +158,21 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 	return h.build(cfg, o, r)
 }
 
-// replay adds the entries of a branch to r: its messages, compactions, model changes (cfg
-// gets the last model) and mode changes.
-func replay(r *restoring, cfg *Config, branch []store.Entry) error {
+// replay adds the entries of a branch to r: its messages (with their mode notes, named by
+// entry id in notes), compactions, model changes (cfg gets the last model) and mode changes.
+func replay(r *restoring, cfg *Config, branch []store.Entry, notes map[string]string) error {
 	index := map[string]int{} // entry id -> transcript index
 	for _, e := range branch {
 		switch e.Kind {
 		case store.KindMessage:
 			if e.Message == nil {
 				continue
+			}
+			if mode, ok := notes[e.ID]; ok {
+				if r.notes == nil {
+					r.notes = map[int]string{}
+				}
+				r.notes[len(r.transcript)] = mode
 			}
 			index[e.ID] = len(r.transcript)
 			r.transcript = append(r.transcript, *e.Message)
@@ -354,11 +363,12 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		return nil, nil, invalid("sessionId is required")
 	}
 	var loaded *store.Loaded
+	var notes map[string]string
 	h.mu.Lock()
 	live := h.sessions[id]
 	h.mu.Unlock()
 	if live != nil {
-		loaded = live.snapshot()
+		loaded, notes = live.snapshot()
 	} else {
 		if h.files == nil {
 			return nil, nil, fmt.Errorf("%w: %q", ErrUnknownSession, id)
@@ -367,6 +377,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		if loaded, err = h.files.Read(id); err != nil {
 			return nil, nil, h.storeError(id, err)
 		}
+		notes = walkNotes(loaded.Header, loaded.Branch)
 		loaded.Branch = sourceOrder(loaded.Branch)
 	}
 	branch := loaded.Branch
@@ -384,7 +395,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	}
 	hdr.CreatedAt = time.Now().UTC()
 	prefix := itemPrefix(branch, count)
-	s, err := h.restore(nil, &store.Loaded{Header: hdr}, prefix, o)
+	s, err := h.restore(nil, &store.Loaded{Header: hdr}, prefix, notes, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -392,10 +403,14 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	s.saved.header.ForkedFrom = hdr.ForkedFrom
 	s.saved.mu.Unlock()
 	s.copyEntries(prefix)
+	s.keepMode()
 	return s, s.Items(), nil
 }
 
-// copyEntries writes a fork's entries into its own file.
+// copyEntries writes a fork's entries into its own file. Its mode entries are written anew,
+// from its notes: one before each message that was saved in a mode the entries written so
+// far do not leave (the results of a batch are in source order here, not in the order they
+// ended), so that walkNotes finds the same notes in the fork's file.
 func (s *Session) copyEntries(branch []store.Entry) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
@@ -405,7 +420,23 @@ func (s *Session) copyEntries(branch []store.Entry) {
 	}
 	newIDs := map[string]string{}
 	mi, ci := 0, 0
+	fileMode, told := orDefault(s.saved.header.Mode), s.saved.toldStart
 	for _, e := range branch {
+		if e.Kind == store.KindMode {
+			continue
+		}
+		if e.Kind == store.KindMessage && e.Message != nil && takesNote(e.Message.Role) {
+			if mode, ok := s.saved.notes[mi]; ok {
+				told = mode
+			}
+			if told != fileMode {
+				if _, err := f.Append(store.Entry{Kind: store.KindMode, Timestamp: e.Timestamp, Mode: told}); err != nil {
+					s.saveFailedLocked(err)
+					return
+				}
+				fileMode = told
+			}
+		}
 		old := e.ID
 		e.ID, e.ParentID = "", ""
 		if e.Kind == store.KindCompaction && e.Compaction != nil {
@@ -428,21 +459,33 @@ func (s *Session) copyEntries(branch []store.Entry) {
 			ci++
 		}
 	}
+	s.saved.mode = fileMode
 	if err := f.Sync(); err != nil {
 		s.saveFailedLocked(err)
 	}
 }
 
 // snapshot returns the session as a file would hold it, for a fork of a live session: its
-// items, with its model changes where they happened. Items are named m<index among the
-// items>, model changes model<n>.
-func (s *Session) snapshot() *store.Loaded {
+// items, with its model changes where they happened, and the entry ids of the messages that
+// carry a mode note. Items are named m<index among the items>, model changes model<n>.
+func (s *Session) snapshot() (*store.Loaded, map[string]string) {
 	t := s.agent.Transcript()
+	mode := s.Mode()
 	s.saved.mu.Lock()
 	l := &store.Loaded{Header: s.saved.header}
-	l.Header.Mode = s.Mode()
+	l.Header.Mode = mode
 	comps := append([]compactionRecord(nil), s.saved.compactions...)
 	changes := append([]modelChange(nil), s.saved.modelChanges...)
+	notes := map[string]string{}
+	msgIndex := 0
+	for i, it := range itemsOf(t, comps) {
+		if it.Message != nil {
+			if m, ok := s.saved.notes[msgIndex]; ok {
+				notes[fmt.Sprintf("m%d", i)] = m
+			}
+			msgIndex++
+		}
+	}
 	s.saved.mu.Unlock()
 	ci, msgs := 0, 0
 	addChanges := func(upTo int) {
@@ -464,7 +507,7 @@ func (s *Session) snapshot() *store.Loaded {
 		}
 	}
 	addChanges(len(t))
-	return l
+	return l, notes
 }
 
 // isItem reports whether a file entry is one of a session's items (a message or a

@@ -166,11 +166,32 @@ func (s *Session) taskTool() (toolexec.Tool, bool) {
 func taskToolSpec() toolexec.Tool {
 	return toolexec.Tool{
 		Name: TaskName,
-		Description: "Hand a question or a task to a subagent with a fresh context, and get its final answer. " +
-			"Several task calls in one message run at the same time. Use explore to search and read the code " +
-			"(it cannot change files), general to make changes; give each a self-contained prompt.",
+		Description: "Hand a question or a task to a subagent with a fresh context; its final message is this call's result. " +
+			"The user does not see that result: tell them what matters in it. Several task calls in one message run at the same time. " +
+			"Use explore to search and read the code (it cannot change files), general to make changes. " +
+			"The prompt is all the subagent knows: make it self-contained, and say what to return (say, the files and lines that matter).",
 		Parameters: json.RawMessage(taskSchema),
 	}
+}
+
+// exploreBash returns bash as an explore subagent has it: in a read-only sandbox, with no
+// way out of it, so its schema has no unsandboxed and no justification, and its description
+// does not offer them.
+func exploreBash(t toolexec.Tool) toolexec.Tool {
+	var sch map[string]any
+	if json.Unmarshal(t.Parameters, &sch) == nil {
+		if props, ok := sch["properties"].(map[string]any); ok {
+			delete(props, "unsandboxed")
+			delete(props, "justification")
+			if raw, err := json.Marshal(sch); err == nil {
+				t.Parameters = raw
+			}
+		}
+	}
+	if i := strings.Index(t.Description, " Unless the user turned the sandbox off"); i >= 0 {
+		t.Description = t.Description[:i] + " It runs in a read-only sandbox: it can change no file of the workspace."
+	}
+	return t
 }
 
 // taskArgs are task's arguments.

@@ -1,16 +1,17 @@
 // This file builds the system prompt a session sends its model: pid's own (the text is
-// prompt/system.md, filled in with the session's folders, OS, shell and start date), or the
-// session's systemPrompt in its place, with appendSystemPrompt after either. It is built
-// once when the session is made or loaded, so every model call of the session sends the
-// same bytes and the provider's prompt cache holds. At each model call the session adds its
-// instruction files (instructions.go: the same bytes while the files do not change), then,
-// last, the section of a mode other than default (modePrompt): a fixed text per mode, so
-// the bytes change only when the mode does, and a mode change leaves what is before it.
+// prompt/system.md, filled in with the session's folders, OS, shell and start date), a
+// subagent's own (prompt/subagent.md, which says that the parent, not a person, reads its
+// last message), or the session's systemPrompt in their place, with appendSystemPrompt after
+// any. It is built once when the session is made or loaded, so every model call of the
+// session sends the same bytes and the provider's prompt cache holds. At each model call the
+// session adds its instruction files (instructions.go: the same bytes while the files do not
+// change). The mode is not in it: a mode change reaches the model as a note in the next
+// message (modenote.go), so the prompt and the tools stay the same bytes across modes.
 
 package session
 
 import (
-	_ "embed"
+	"embed"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -20,15 +21,16 @@ import (
 	"github.com/pid-agent/pid/mcp"
 )
 
-//go:embed prompt/system.md
-var defaultPromptText string
+//go:embed prompt/shared.md prompt/system.md prompt/subagent.md
+var promptFiles embed.FS
 
-// defaultPromptTemplate is prompt/system.md parsed; a template that does not parse fails
-// every test of the package.
-var defaultPromptTemplate = template.Must(template.New("system.md").Option("missingkey=error").Parse(defaultPromptText))
+// promptTemplates are prompt/*.md parsed: "system.md" and "subagent.md", which use the
+// sections shared.md defines. A template that does not parse fails every test of the
+// package.
+var promptTemplates = template.Must(template.New("").Option("missingkey=error").ParseFS(promptFiles, "prompt/shared.md", "prompt/system.md", "prompt/subagent.md"))
 
-// promptFacts is what pid's own system prompt says about where the session runs. Later
-// sections (the mode, bash's sandbox, the instruction files, the plan) add their facts here.
+// promptFacts is what pid's own system prompt, or a subagent's, says about where the session
+// runs.
 type promptFacts struct {
 	// Cwd is the working folder, the root of relative paths.
 	Cwd string
@@ -43,12 +45,21 @@ type promptFacts struct {
 	// ToolSearch reports whether the session's MCP servers may have deferred tools, which
 	// tool_search finds.
 	ToolSearch bool
+	// Nonce is the host's marker code (markers.go): the lines around instruction files
+	// carry it.
+	Nonce string
+	// CanChange reports whether the session has write and edit (an explore subagent has
+	// not).
+	CanChange bool
+	// Mode and ModeSection are, for a subagent that can change files, its mode and what the
+	// mode means (modeText); the subagent's prompt says them, since its mode never changes.
+	Mode, ModeSection string
 }
 
 // factsFor returns the facts of a session in cwd with the workspace folders roots, started
-// at started, whose MCP servers are servers.
-func factsFor(cwd string, roots []string, started time.Time, servers map[string]mcp.ServerConfig) promptFacts {
-	f := promptFacts{Cwd: cwd, OS: runtime.GOOS, Shell: "sh", Date: started.Local().Format("Monday, 2 January 2006")}
+// at started, whose MCP servers are servers; nonce is the host's marker code.
+func factsFor(nonce, cwd string, roots []string, started time.Time, servers map[string]mcp.ServerConfig) promptFacts {
+	f := promptFacts{Cwd: cwd, OS: runtime.GOOS, Shell: "sh", Date: started.Local().Format("Monday, 2 January 2006"), Nonce: nonce, CanChange: true}
 	if len(roots) > 1 || len(roots) == 1 && roots[0] != cwd {
 		f.Folders = roots
 	}
@@ -64,37 +75,25 @@ func factsFor(cwd string, roots []string, started time.Time, servers map[string]
 }
 
 // systemPrompt returns the system prompt of a session configured by cfg: cfg.SystemPrompt
-// when set, else pid's own filled in with f; then cfg.AppendSystemPrompt, after a blank
-// line, when set.
-func systemPrompt(cfg Config, f promptFacts) string {
+// when set, else pid's own filled in with f (the subagent's own when sub is set); then
+// cfg.AppendSystemPrompt, after a blank line, when set.
+func systemPrompt(cfg Config, f promptFacts, sub bool) string {
 	p := cfg.SystemPrompt
 	if p == "" {
-		var b strings.Builder
-		if err := defaultPromptTemplate.Execute(&b, f); err != nil {
-			// The template and promptFacts are both pid's: a field the text names and the
-			// struct lacks is a bug every test catches.
-			panic("session: prompt/system.md: " + err.Error())
+		name := "system.md"
+		if sub {
+			name = "subagent.md"
 		}
-		p = b.String()
+		var b strings.Builder
+		if err := promptTemplates.ExecuteTemplate(&b, name, f); err != nil {
+			// The templates and promptFacts are all pid's: a field the text names and the
+			// struct lacks is a bug every test catches.
+			panic("session: prompt/" + name + ": " + err.Error())
+		}
+		p = strings.TrimRight(b.String(), "\n")
 	}
 	if strings.TrimSpace(cfg.AppendSystemPrompt) != "" {
 		p = strings.TrimRight(p, "\n") + "\n\n" + cfg.AppendSystemPrompt
 	}
 	return p
-}
-
-// modePrompt returns the section a session's system prompt ends with in mode: "" for
-// default, else a fixed text per mode (the same bytes at every call in one mode).
-func modePrompt(mode string) string {
-	switch mode {
-	case ModePlan:
-		return "\n\n# Mode: plan\nYou are in plan mode: write and edit are refused, and bash runs in a read-only sandbox. Explore and read, then call exit_plan_mode with your plan; the person approves it (and you can make the changes) or tells you what to change."
-	case ModeAcceptEdits:
-		return "\n\n# Mode: acceptEdits\nWrites and edits inside the workspace run without asking; bash commands ask the person first."
-	case ModeAuto:
-		return "\n\n# Mode: auto\nWrites and edits inside the workspace, and bash commands in the sandbox, run without asking. A command that needs more than the sandbox gives may be called again with unsandboxed: true and a justification: the person is asked."
-	case ModeBypass:
-		return "\n\n# Mode: bypassPermissions\nNothing asks the person first: be careful with commands that delete or overwrite things."
-	}
-	return ""
 }

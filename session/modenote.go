@@ -1,0 +1,178 @@
+// This file tells the model the session's mode without touching the system prompt or the
+// tool list, so that a mode change keeps the provider's prompt cache: the first user message
+// or tool result saved after the mode changed carries, in what the model sees of it, a short
+// note saying what the mode is now and means (modeNote). The transcript and the file keep the
+// message as it was; the note is added to the model's view (compaction.go's view).
+//
+// Which messages carry a note follows from the order in which the session's file gets its
+// messages and its mode entries, and nothing else: while saving, the mode of the last mode
+// entry (saved.mode) is compared with the mode the model was last told (saved.told) each time
+// a user message or a tool result is saved, and a difference puts a note on that message.
+// Loading walks the file the same way (walkNotes), so a loaded session sends the same bytes
+// as the live one did. A session starts having told the model "default" (its system prompt
+// describes that mode), a subagent its own mode (its prompt says it).
+
+package session
+
+import (
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
+)
+
+// modeText returns what mode means for the model: a sentence or two, the same bytes each
+// time.
+func modeText(mode string) string {
+	switch mode {
+	case ModePlan:
+		return "write and edit are refused, and bash runs in a read-only sandbox. Explore and read, then call exit_plan_mode with your plan: the person approves it (and you can make the changes) or says what to change."
+	case ModeAcceptEdits:
+		return "writes and edits inside the workspace run without asking; bash commands ask the person first."
+	case ModeAuto:
+		return "writes and edits inside the workspace, and bash commands in the sandbox, run without asking. A command that needs more than the sandbox gives may be called again with unsandboxed: true and a justification: the person is asked."
+	case ModeBypass:
+		return "nothing asks the person first: take care with commands that delete or overwrite things."
+	}
+	return "write, edit and bash ask the person before they run, unless a rule or an earlier answer allows them."
+}
+
+// modeNote returns the note that tells the model the mode is now mode.
+func modeNote(mode string) string {
+	return "<system-reminder>The mode is now " + mode + ": " + modeText(mode) + "</system-reminder>"
+}
+
+// withNote returns m with the note of mode before its content; m is not modified.
+func withNote(m llm.Message, mode string) llm.Message {
+	content := make([]llm.Content, 0, len(m.Content)+1)
+	m.Content = append(append(content, llm.Text(modeNote(mode))), m.Content...)
+	return m
+}
+
+// takesNote reports whether a message of this role can carry a mode note.
+func takesNote(r llm.Role) bool { return r == llm.RoleUser || r == llm.RoleToolResult }
+
+// orDefault returns mode, or ModeDefault for "" (a file of an older pid).
+func orDefault(mode string) string {
+	if mode == "" {
+		return ModeDefault
+	}
+	return mode
+}
+
+// toldStart returns the mode a session described by h has told its model before any note:
+// a subagent's prompt says its mode, pid's own prompt describes the default mode.
+func toldStart(h store.Header) string {
+	if h.ParentSessionID != "" {
+		return orDefault(h.Mode)
+	}
+	return ModeDefault
+}
+
+// noteLocked returns the mode to note on the user message or tool result being saved ("" for
+// none), and takes it as told. Caller holds s.saved.mu.
+func (s *Session) noteLocked() string {
+	if s.saved.mode == s.saved.told {
+		return ""
+	}
+	s.saved.told = s.saved.mode
+	return s.saved.told
+}
+
+// noteAtLocked puts the note of mode on transcript message i. Caller holds s.saved.mu.
+func (s *Session) noteAtLocked(i int, mode string) {
+	if s.saved.notes == nil {
+		s.saved.notes = map[int]string{}
+	}
+	s.saved.notes[i] = mode
+}
+
+// notesFrom returns the notes of transcript messages from index from on (nil when none).
+func (s *Session) notesFrom(from int) map[int]string {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	var out map[int]string
+	for i, m := range s.saved.notes {
+		if i >= from {
+			if out == nil {
+				out = map[int]string{}
+			}
+			out[i] = m
+		}
+	}
+	return out
+}
+
+// hasNotes reports whether a message of the transcript carries a note.
+func (s *Session) hasNotes() bool {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	return len(s.saved.notes) > 0
+}
+
+// toldBefore returns the mode the model had been told before transcript message i: the note
+// of the last message before it that has one, else the session's start.
+func (s *Session) toldBefore(i int) string {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	best, mode := -1, s.saved.toldStart
+	for j, m := range s.saved.notes {
+		if j < i && j > best {
+			best, mode = j, m
+		}
+	}
+	return mode
+}
+
+// startTold returns the mode the model was told before any note.
+func (s *Session) startTold() string {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	return s.saved.toldStart
+}
+
+// walkNotes returns, for a branch of a session file in file order (before sourceOrder) whose
+// header is h, the entry id of each message that carries a note, with the note's mode: the
+// rule noteLocked follows while saving, applied to the entries.
+func walkNotes(h store.Header, branch []store.Entry) map[string]string {
+	out := map[string]string{}
+	mode, told := orDefault(h.Mode), toldStart(h)
+	for _, e := range branch {
+		switch {
+		case e.Kind == store.KindMode:
+			mode = orDefault(e.Mode)
+		case e.Kind == store.KindMessage && e.Message != nil && takesNote(e.Message.Role) && mode != told:
+			told = mode
+			out[e.ID] = mode
+		}
+	}
+	return out
+}
+
+// restoreNotes sets the session's notes from a restored transcript's: notes by transcript
+// index, what the model was told at the start, and fileMode, the mode the file's entries
+// leave. Called by build before the session is published, and by a rewind holding the
+// session.
+func (s *Session) restoreNotes(notes map[int]string, start, fileMode string) {
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	s.saved.notes, s.saved.toldStart, s.saved.pending = notes, start, nil
+	s.saved.told, s.saved.mode = start, orDefault(fileMode)
+	best := -1
+	for i, m := range notes {
+		if i > best {
+			best, s.saved.told = i, m
+		}
+	}
+}
+
+// keepMode writes a mode entry when the session's mode is not the one its file's entries
+// leave (a loaded session whose saved mode is not offered, a rewound conversation whose
+// branch left another mode), so that the notes after it are found again by a later load.
+func (s *Session) keepMode() {
+	mode := s.Mode()
+	s.saved.mu.Lock()
+	same := s.saved.mode == mode
+	s.saved.mu.Unlock()
+	if !same {
+		s.saveMode(mode)
+	}
+}
