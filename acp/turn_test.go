@@ -6,6 +6,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,6 +292,8 @@ func TestPermissionOutcomes(t *testing.T) {
 		toolTurn(call("k3", "risky", `{}`)), textTurn("3"),
 		toolTurn(call("k4", "risky", `{}`)), textTurn("4"),
 		toolTurn(call("k5", "risky", `{}`)), textTurn("5"),
+		toolTurn(call("k6", "risky", `{}`)), textTurn("6"),
+		toolTurn(call("k7", "risky", `{}`)), textTurn("7"),
 	))
 	run := func(answer any, wantAsk bool) string {
 		t.Helper()
@@ -318,8 +321,16 @@ func TestPermissionOutcomes(t *testing.T) {
 	sel := func(id string) any {
 		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": id}}
 	}
-	if got := run(map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, true); !strings.HasPrefix(got, "failed: The user cancelled") {
+	// The person's answers are denials, framed by the daemon; an answer that is no
+	// person's is the editor's failure.
+	if got := run(map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, true); got != "failed: The user denied this call of risky." {
 		t.Errorf("cancelled outcome: %s", got)
+	}
+	if got := run(sel("reject_once"), true); got != "failed: The user denied this call of risky." {
+		t.Errorf("reject_once: %s", got)
+	}
+	if got := run(sel("no_such_option"), true); got != `failed: Tool risky was not run: the editor chose an unknown permission option "no_such_option".` {
+		t.Errorf("unknown option: %s", got)
 	}
 	if got := run(nil, true); !strings.HasPrefix(got, "failed: ") || !strings.Contains(got, "editor broke") {
 		t.Errorf("error answer: %s", got)
@@ -330,6 +341,41 @@ func TestPermissionOutcomes(t *testing.T) {
 	// Remembered: no question any more.
 	if got := run(nil, false); got != "completed: ran" {
 		t.Errorf("after allow_always: %s", got)
+	}
+}
+
+// A rejected call reaches a real model (a recording server) as the daemon's framed denial,
+// and the editor sees the call failed with the same words.
+func TestDenialReachesTheModelFramed(t *testing.T) {
+	chunk := func(delta, finish string) string {
+		return `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}`
+	}
+	srv := newScriptedServer(t,
+		[]string{chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_k","type":"function","function":{"name":"risky","arguments":"{}"}}]}`, "null"), chunk(`{}`, `"tool_calls"`)},
+		[]string{chunk(`{"role":"assistant","content":"I will not."}`, `"stop"`)},
+	)
+	c := start(t)
+	c.initialize(nil)
+	sid := c.newSession(t.TempDir(), fmt.Sprintf(`{"model":{"provider":"openai","id":"m","baseUrl":%q},"scriptedTools":[{"name":"risky","requiresApproval":true,"steps":[{"result":{"content":[{"type":"text","text":"ran"}]}}]}]}`, srv.URL+"/v1"))
+	_, before := c.result(c.prompt(sid, "go"), func(m *msg) {
+		c.respond(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}})
+	})
+	const want = "The user denied this call of risky."
+	var final gjson.Result
+	for _, u := range updates(t, sid, before) {
+		if u.Get("sessionUpdate").String() == "tool_call_update" {
+			final = u
+		}
+	}
+	if final.Get("status").String() != "failed" || final.Get("content.0.content.text").String() != want {
+		t.Errorf("the editor saw %s, want failed with %q", final.Raw, want)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got := gjson.GetBytes(reqs[1], `messages.#(tool_call_id=="call_k").content`).String(); got != want {
+		t.Errorf("the model read %q", got)
 	}
 }
 
