@@ -238,31 +238,46 @@ func (s *Session) closeInterrupted() {
 
 // sourceOrder returns branch with each batch's tool results in the order of their calls in
 // the assistant message before them: they are written as each call ends (completion
-// order), and the model is given them in source order (R14). Other entries keep their
-// places; branch is not modified.
+// order), and the model is given them in source order (R14). The entries written among
+// them that are no messages (a mode changed while the batch ran) keep their places, and
+// the results are sorted over the places results hold; branch is not modified.
 func sourceOrder(branch []store.Entry) []store.Entry {
+	isResult := func(e store.Entry) bool {
+		return e.Kind == store.KindMessage && e.Message != nil && e.Message.Role == llm.RoleToolResult
+	}
 	var out []store.Entry
 	for i := 0; i < len(branch); i++ {
 		a := branch[i]
 		if a.Kind != store.KindMessage || a.Message == nil || a.Message.Role != llm.RoleAssistant {
 			continue
 		}
+		// The batch's span: its results, and the entries that are no messages among them.
+		var slots []int
 		j := i + 1
-		for j < len(branch) && branch[j].Kind == store.KindMessage && branch[j].Message != nil && branch[j].Message.Role == llm.RoleToolResult {
-			j++
+		for ; j < len(branch) && (isResult(branch[j]) || branch[j].Kind == store.KindMode || branch[j].Kind == store.KindModel); j++ {
+			if isResult(branch[j]) {
+				slots = append(slots, j)
+			}
 		}
-		if j-i-1 < 2 {
+		if len(slots) < 2 {
 			continue
 		}
 		order := callOrder(a.Message)
-		run := branch[i+1 : j]
-		if slices.IsSortedFunc(run, func(x, y store.Entry) int { return rank(order, x.Message) - rank(order, y.Message) }) {
+		results := make([]store.Entry, len(slots))
+		for k, at := range slots {
+			results[k] = branch[at]
+		}
+		byCall := func(x, y store.Entry) int { return rank(order, x.Message) - rank(order, y.Message) }
+		if slices.IsSortedFunc(results, byCall) {
 			continue
 		}
 		if out == nil {
 			out = slices.Clone(branch)
 		}
-		slices.SortStableFunc(out[i+1:j], func(x, y store.Entry) int { return rank(order, x.Message) - rank(order, y.Message) })
+		slices.SortStableFunc(results, byCall)
+		for k, at := range slots {
+			out[at] = results[k]
+		}
 		i = j - 1
 	}
 	if out == nil {
