@@ -55,7 +55,9 @@ func (s *Session) subInstructions(_ context.Context, in toolexec.AfterInput) (*t
 	default:
 		return nil, nil
 	}
-	if !s.builtin[in.Call.Name] {
+	if !s.builtin[in.Call.Name] || in.Assistant == nil {
+		// A batch with no model (tools/execute) is in no transcript: the model would not
+		// see the file, which would count as given.
 		return nil, nil
 	}
 	var a struct {
