@@ -374,7 +374,8 @@ func TestDenialReachesTheModelFramed(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
-	if got := gjson.GetBytes(reqs[1], `messages.#(tool_call_id=="call_k").content`).String(); got != want {
+	// A chat-completions tool message has no error flag: the provider marks it "Error: ".
+	if got := gjson.GetBytes(reqs[1], `messages.#(tool_call_id=="call_k").content`).String(); got != "Error: "+want {
 		t.Errorf("the model read %q", got)
 	}
 }

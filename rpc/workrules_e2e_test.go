@@ -150,11 +150,12 @@ func TestE2EDenialFramed(t *testing.T) {
 			t.Errorf("toolEnd of %s: %s, want an error %q", call, end, text)
 		}
 	}
+	// A chat-completions tool message has no error flag: the provider marks it "Error: ".
 	reqs := srv.requests()
-	if got := toolMessage(reqs[1].body, "call_1"); got != want["call_1"] {
+	if got := toolMessage(reqs[1].body, "call_1"); got != "Error: "+want["call_1"] {
 		t.Errorf("the model read %q for the denial with a reason", got)
 	}
-	if got := toolMessage(reqs[2].body, "call_2"); got != want["call_2"] {
+	if got := toolMessage(reqs[2].body, "call_2"); got != "Error: "+want["call_2"] {
 		t.Errorf("the model read %q for the denial without one", got)
 	}
 	stopDaemon(t, d)
