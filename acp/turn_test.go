@@ -344,39 +344,47 @@ func TestPermissionOutcomes(t *testing.T) {
 	}
 }
 
-// A rejected call reaches a real model (a recording server) as the daemon's framed denial,
-// and the editor sees the call failed with the same words.
+// A rejected call, and a question the person closed (cancelled), reach a real model (a
+// recording server) as the daemon's framed denial, and the editor sees the call failed with
+// the same words.
 func TestDenialReachesTheModelFramed(t *testing.T) {
 	chunk := func(delta, finish string) string {
 		return `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}`
 	}
-	srv := newScriptedServer(t,
-		[]string{chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_k","type":"function","function":{"name":"risky","arguments":"{}"}}]}`, "null"), chunk(`{}`, `"tool_calls"`)},
-		[]string{chunk(`{"role":"assistant","content":"I will not."}`, `"stop"`)},
-	)
+	callTurn := func(id string) []string {
+		return []string{chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"`+id+`","type":"function","function":{"name":"risky","arguments":"{}"}}]}`, "null"), chunk(`{}`, `"tool_calls"`)}
+	}
+	srv := newScriptedServer(t, callTurn("call_k"), callTurn("call_c"), []string{chunk(`{"role":"assistant","content":"I will not."}`, `"stop"`)})
 	c := start(t)
 	c.initialize(nil)
 	sid := c.newSession(t.TempDir(), fmt.Sprintf(`{"model":{"provider":"openai","id":"m","baseUrl":%q},"scriptedTools":[{"name":"risky","requiresApproval":true,"steps":[{"result":{"content":[{"type":"text","text":"ran"}]}}]}]}`, srv.URL+"/v1"))
+	answers := []any{
+		map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}},
+		map[string]any{"outcome": map[string]any{"outcome": "cancelled"}},
+	}
 	_, before := c.result(c.prompt(sid, "go"), func(m *msg) {
-		c.respond(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}})
+		c.respond(m, answers[0])
+		answers = answers[1:]
 	})
 	const want = "The user denied this call of risky."
-	var final gjson.Result
+	final := map[string]gjson.Result{}
 	for _, u := range updates(t, sid, before) {
 		if u.Get("sessionUpdate").String() == "tool_call_update" {
-			final = u
+			final[u.Get("toolCallId").String()] = u
 		}
 	}
-	if final.Get("status").String() != "failed" || final.Get("content.0.content.text").String() != want {
-		t.Errorf("the editor saw %s, want failed with %q", final.Raw, want)
-	}
 	reqs := srv.requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
 	}
-	// A chat-completions tool message has no error flag: the provider marks it "Error: ".
-	if got := gjson.GetBytes(reqs[1], `messages.#(tool_call_id=="call_k").content`).String(); got != "Error: "+want {
-		t.Errorf("the model read %q", got)
+	for i, id := range []string{"call_k", "call_c"} {
+		if u := final[id]; u.Get("status").String() != "failed" || u.Get("content.0.content.text").String() != want {
+			t.Errorf("%s: the editor saw %s, want failed with %q", id, u.Raw, want)
+		}
+		// A chat-completions tool message has no error flag: the provider marks it "Error: ".
+		if got := gjson.GetBytes(reqs[i+1], `messages.#(tool_call_id=="`+id+`").content`).String(); got != "Error: "+want {
+			t.Errorf("%s: the model read %q", id, got)
+		}
 	}
 }
 
