@@ -71,19 +71,19 @@ test('against pid, in auto mode: the question to leave the sandbox (title, justi
 	assert.deepEqual(h.ui.asked.map((a) => a.q.toolCallId), ['e1', 'e2', 'e4']);
 	const [q1, q2] = h.ui.asked.map((a) => a.q);
 	assert.equal(q1.title, 'Run outside the sandbox?');
-	assert.deepEqual(q1.escalation, { justification: 'The file belongs next to the workspace,\nnot in it.', command: one, wider: q1.escalation?.wider });
-	assert.match(q1.escalation?.wider ?? '', /^bash commands starting with `touch` in this workspace, run outside the sandbox, for this session$/);
-	assert.deepEqual(q1.choices, CHOICES_ONCE, 'no always: pid scopes `touch` wider than the command');
+	assert.deepEqual(q1.escalation, { justification: 'The file belongs next to the workspace,\nnot in it.', command: one });
+	assert.deepEqual(q1.choices, CHOICES, 'always: pid scopes an escalation to exactly its command');
+	assert.equal(q1.always?.description, `exactly the bash command \`${one}\`, run outside the sandbox, for this session`);
 	assert.match(q1.detail, /Why, in the model's words:\n> The file belongs next to the workspace,\n> not in it\.\n\n\$ touch \.\.\/outside\.txt\n/);
 	assert.deepEqual(q2.choices, CHOICES, 'always for a command pid scopes exactly');
-	assert.equal(q2.always?.description, `exactly the bash command \`${two}\` in this workspace, run outside the sandbox, for this session`);
+	assert.equal(q2.always?.description, `exactly the bash command \`${two}\`, run outside the sandbox, for this session`);
 
 	// The cards, as the chat view gets them.
 	const card = (id: string) => viewOf(chat.tool(id) as ToolItem) as ToolItem;
 	const e1 = card('e1');
 	assert.equal(e1.approval?.title, 'Run outside the sandbox?');
 	assert.equal(e1.approval?.detail, `$ ${one}`);
-	assert.equal(e1.approval?.always, undefined);
+	assert.equal(e1.approval?.always, q1.always?.description);
 	const esc = e1.approval?.escalation;
 	assert.ok(esc, 'the approval is an escalation');
 	assert.equal(esc.justification, 'The file belongs next to the workspace,\nnot in it.');

@@ -640,7 +640,7 @@ test('extension.ts: the approval commands (and their keys) answer the first pend
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
 
-test('extension.ts: a call asking to leave the sandbox while the chat is hidden: a warning notification (never modal) says so; Allow always is refused when pid scopes it wider than the command; the keys answer it', { timeout: 60_000 }, async (t) => {
+test('extension.ts: a call asking to leave the sandbox while the chat is hidden: a warning notification (never modal) says so; the Allow always key answers it, for exactly this command', { timeout: 60_000 }, async (t) => {
 	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
 	const ws = path.join(tmp, 'ws');
@@ -660,12 +660,10 @@ test('extension.ts: a call asking to leave the sandbox while the chat is hidden:
 	await until(() => fake.warnings.length > 0, 'the notification');
 	assert.deepEqual(fake.warnings, [{ message: 'pid asks to run a command outside the sandbox (with your full rights and the network): answer in the chat (Ctrl+Alt+Y allows once, Ctrl+Alt+Shift+N denies).', items: ['Show Chat'] }]);
 	assert.deepEqual(fake.modals, [], 'never a modal dialog');
-	await run('pid.approval.allowAlways');
-	assert.equal(fake.infos.at(-1), 'pid: Allow always is not offered for running this command outside the sandbox (pid could not limit it to exactly this command): allow it once or deny it.');
 	assert.ok(!fs.existsSync(path.join(tmp, 'outside.txt')), 'nothing ran yet');
-	await run('pid.approval.allow');
+	await run('pid.approval.allowAlways');
 	await within(asked, 'the pid.ask command', STEP_TIMEOUT_MS);
-	assert.ok(fs.existsSync(path.join(tmp, 'outside.txt')), 'allowed once, it ran outside the sandbox');
+	assert.ok(fs.existsSync(path.join(tmp, 'outside.txt')), 'allowed always (exactly this command, this session), it ran outside the sandbox');
 	assert.ok(fake.output.some((l) => l.startsWith('[e1] bash done (ran outside the sandbox)')), fake.output.join('\n'));
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
