@@ -31,7 +31,7 @@ func TestCacheShares(t *testing.T) {
 	}
 	// A race-enabled pid would otherwise sleep a second when it exits.
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	allowed := map[string]bool{noteCompacted: true, noteToolFound: true, noteModeSwitch: true}
+	allowed := map[string]bool{noteCompacted: true, noteToolFound: true}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			out, err := runScript(bin, mcpBin, t.TempDir(), v)
