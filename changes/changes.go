@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Context is the number of unchanged lines around each change in a hunk; changes closer than
@@ -103,7 +104,8 @@ func (f *File) Count() Count {
 // and its lines now. So it stays the same while those do (a list, a keep and another list
 // give the same ids; undoing or editing another hunk does not change it), and two identical
 // changes at two places get two ids. Text is what is valid UTF-8 without a NUL byte (the
-// rule of checkpoints/diff); anything else is binary, one hunk for the whole file.
+// rule of checkpoints/diff); anything else is binary, one hunk for the whole file. Neither
+// before's nor now's bytes may change during the call.
 func Compare(path string, before, now Side) File {
 	c := compare(before, now)
 	c.file.Path = path
@@ -167,8 +169,11 @@ func compare(before, now Side) *comparison {
 // lines diffs before and now as text and cuts the diff into hunks.
 func (c *comparison) lines(before, now []byte) {
 	f := &c.file
-	c.a, c.b = splitLines(string(before)), splitLines(string(now))
-	ids := map[string]int32{}
+	// The lines are read in place (no copy of the contents): they live while the comparison
+	// does, within one call of Compare or Undo, whose callers do not change the bytes meanwhile.
+	c.a = splitLines(unsafe.String(unsafe.SliceData(before), len(before)))
+	c.b = splitLines(unsafe.String(unsafe.SliceData(now), len(now)))
+	ids := make(map[string]int32, len(c.a)+len(c.b))
 	intern := func(lines []string) []int32 {
 		out := make([]int32, len(lines))
 		for i, l := range lines {

@@ -1,16 +1,19 @@
-// This file computes a minimal line diff: Myers' algorithm in linear space (the middle snake,
-// divide and conquer), after the common prefix and suffix are cut off and the lines that have
-// no equal on the other side are set aside, with a bound on its work.
+// This file computes a minimal line diff, chosen by fixed preferences so that it depends on
+// the two files alone: an exact alignment (a table of longest common subsequences) when it
+// is affordable, else Myers' algorithm in linear space (the middle snake, divide and
+// conquer) with each hunk aligned again on its own. Lines with no equal on the other side
+// are set aside first, and the work is bounded.
 
 package changes
 
-// maxWork bounds the steps (a diagonal tried, or a line compared along it) one diff may take.
-// Lines with no equal on the other side cost nothing, so a file changed in many scattered
-// places stays far below it (a 50,000-line file with 500 changed lines costs about 150,000
-// steps); what passes it is a file whose changed middle is made of lines repeated all over
-// it, where a minimal diff costs the product of its two sides' lengths. Past the bound the
-// changed middle becomes one hunk (File.Coarse).
-const maxWork = 1 << 24
+// maxWork bounds the steps one diff may take (a diagonal tried or a line compared by Myers,
+// a cell of an alignment's table, a line looked at by a pass). Lines with no equal on the
+// other side cost nothing, so a file changed in many scattered places stays far below it (a
+// 50,000-line file with 500 changed lines costs about 330,000 steps, see big_test.go); what
+// passes it is a file whose changed middle is made of lines repeated all over it, where a
+// minimal diff costs the product of its two sides' lengths. Past the bound the changed
+// middle becomes one hunk (File.Coarse). (A variable for the tests.)
+var maxWork = 1 << 24
 
 // lineDiff is a diff of two lists of lines: which lines of a were removed and which of b
 // added. The lines left in each, in order, are the same.
@@ -104,7 +107,7 @@ func diffIDs(a, b []int32) lineDiff {
 		return d
 	}
 	back()
-	d.work += canonical(a, b, d.removed, d.added)
+	d.work = canonical(a, b, d.removed, d.added, d.work)
 	return d
 }
 
@@ -114,13 +117,14 @@ func diffIDs(a, b []int32) lineDiff {
 var exactCells, hunkCells = 1 << 20, 1 << 20
 
 // canonical makes a diff Myers found, marked in removed and added, as much a function of the
-// two files alone as it affordably can, and returns the work it took: the changes are
-// placed at their canonical lines (settle), and each hunk's lines aligned again on their own
-// (align), until that changes nothing.
-func canonical(a, b []int32, removed, added []bool) int {
-	work := 0
+// two files alone as it affordably can, and returns the work done so far (work, the
+// diff's, plus its own; a hunk whose alignment would pass maxWork is left as it is): the
+// changes are placed at their canonical lines (settle), and each hunk's lines, with a few
+// more around them, aligned again on their own (align), until that changes nothing.
+func canonical(a, b []int32, removed, added []bool, work int) int {
 	var table []int32
 	for range 4 {
+		work += len(a) + len(b)
 		settle(a, b, removed, added)
 		ranges, _ := hunkRanges(changedBlocks(removed, added), len(a))
 		ranges = widen(ranges, len(a), len(b), windowExtra)
@@ -143,6 +147,28 @@ func canonical(a, b []int32, removed, added []bool) int {
 		}
 	}
 	return work
+}
+
+// windowExtra is how many lines more than its context each hunk is aligned again with: a
+// few lines of slack, so that a hunk that a slightly different diff would have cut a little
+// longer is aligned the same way.
+const windowExtra = 8
+
+// widen returns the hunks' lines with extra lines more on each side (fewer at the files'
+// ends), those that then overlap joined.
+func widen(ranges []span, n, m, extra int) []span {
+	var out []span
+	for _, r := range ranges {
+		e0 := min(extra, r.a0, r.b0)
+		e1 := min(extra, n-r.a1, m-r.b1)
+		w := span{r.a0 - e0, r.a1 + e1, r.b0 - e0, r.b1 + e1}
+		if k := len(out); k > 0 && w.a0 <= out[k-1].a1 {
+			out[k-1].a1, out[k-1].b1 = w.a1, w.b1
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // align marks a minimal diff of a to b in removed and added, chosen by fixed preferences,
@@ -375,23 +401,4 @@ func settle(a, b []int32, removed, added []bool) {
 	}
 	embed(a, removed)
 	embed(b, added)
-}
-
-var windowExtra = 8
-
-// widen returns the hunks' lines with extra lines more on each side (fewer at the files'
-// ends), those that then overlap joined.
-func widen(ranges []span, n, m, extra int) []span {
-	var out []span
-	for _, r := range ranges {
-		e0 := min(extra, r.a0, r.b0)
-		e1 := min(extra, n-r.a1, m-r.b1)
-		w := span{r.a0 - e0, r.a1 + e1, r.b0 - e0, r.b1 + e1}
-		if k := len(out); k > 0 && w.a0 <= out[k-1].a1 {
-			out[k-1].a1, out[k-1].b1 = w.a1, w.b1
-			continue
-		}
-		out = append(out, w)
-	}
-	return out
 }

@@ -97,3 +97,28 @@ func lineNote(path string, b0, b1 int) Undone {
 	}
 	return Undone{Path: path, Kind: UndoneLines, From: b0 + 1, To: b1}
 }
+
+// rangeNote returns the undone change of the lines [a0, a1) of the before file put back
+// whatever stood in their place (lo and hi are bounds'): the changed lines there now, or,
+// when there are only removed lines, the place they come back at.
+func (c *comparison) rangeNote(path string, a0, a1 int, lo, hi []int) Undone {
+	b0, b1 := lo[a0], hi[a1]
+	first, last := -1, -1
+	for j := b0; j < b1; j++ {
+		if c.added[j] {
+			if first < 0 {
+				first = j
+			}
+			last = j
+		}
+	}
+	if first >= 0 {
+		return lineNote(path, first, last+1)
+	}
+	for i := a0; i < a1; i++ {
+		if c.removed[i] {
+			return lineNote(path, lo[i], lo[i])
+		}
+	}
+	return lineNote(path, b0, b1)
+}

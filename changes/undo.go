@@ -50,7 +50,8 @@ type UndoResult struct {
 // grew) is skipped with ReasonChanged unless force, which puts back the lines its id names
 // (the hunk's place in the before file) whatever they are now. An added file whose every
 // hunk is undone is removed; a deleted file comes back whole, with before's Mode (0644 when
-// 0). It writes nothing: the caller does what the result says.
+// 0). It writes nothing: the caller does what the result says (Data may be before.Data
+// itself). Neither before's nor now's bytes may change during the call.
 func Undo(path string, before, now Side, ids []string, force bool) UndoResult {
 	c := compare(before, now)
 	res := UndoResult{Undone: []string{}, Skipped: []Skip{}}
@@ -127,7 +128,7 @@ func Undo(path string, before, now Side, ids []string, force bool) UndoResult {
 			default:
 				res.Undone = append(res.Undone, id)
 				sel = append(sel, span{a0: from, a1: from + count})
-				notes = append(notes, lineNote(path, lo[from], hi[from+count]))
+				notes = append(notes, c.rangeNote(path, from, from+count, lo, hi))
 			}
 		}
 	}
