@@ -137,3 +137,21 @@ func TestCoarse(t *testing.T) {
 		t.Error("undo of the coarse hunk does not give the file back")
 	}
 }
+
+// TestOverMaxText checks a text file over MaxTextBytes: compared as a whole, one hunk that
+// says so, undone whole.
+func TestOverMaxText(t *testing.T) {
+	big := strings.Repeat("a line of text\n", MaxTextBytes/15+1)
+	changed := "changed\n" + big[len("a line of text\n"):]
+	f := Compare("f", text(big), text(changed))
+	if len(f.Hunks) != 1 || !f.Coarse || f.Binary || f.Hunks[0].Header != "the file is over 8 MiB: its change is one hunk, the whole file" || !strings.HasPrefix(f.Hunks[0].ID, "bin.") {
+		t.Fatalf("%+v", f.Hunks)
+	}
+	res := Undo("f", text(big), text(changed), []string{f.Hunks[0].ID}, false)
+	if string(res.Data) != big || res.Lines[0].Kind != UndoneWhole {
+		t.Errorf("undo: %d bytes, %+v", len(res.Data), res.Lines)
+	}
+	if g := Compare("f", text(big), text(big)); len(g.Hunks) != 0 {
+		t.Errorf("the same large file: %+v", g.Hunks)
+	}
+}

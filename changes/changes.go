@@ -21,6 +21,12 @@ import (
 	"unsafe"
 )
 
+// MaxTextBytes bounds the text files compared line by line: a larger file (either side) is
+// compared as a whole, one hunk, as a binary file is, so that a generated file of a million
+// lines does not cost pid a few hundred MiB (a comparison takes about five times the bytes
+// of the two files).
+const MaxTextBytes = 8 << 20
+
 // Context is the number of unchanged lines around each change in a hunk; changes closer than
 // twice that share a hunk (as in a unified diff).
 const Context = 3
@@ -44,8 +50,9 @@ const (
 // Hunk is one hunk of a file's change, as changes/list gives it. OldStart and NewStart
 // follow the unified diff's convention: the 1-based line where the hunk starts, or, for a
 // side of no lines, the line before it (0 at the start of the file); Header is the hunk's
-// "@@ -OLD +NEW @@" line. The hunk of a binary file, of a mode change, or of a file added or
-// deleted empty has no lines: its starts and counts are 0 and Header says what it is.
+// "@@ -OLD +NEW @@" line. The hunk of a binary file (or one over MaxTextBytes), of a mode
+// change, or of a file added or deleted empty has no lines: its starts and counts are 0 and
+// Header says what it is.
 type Hunk struct {
 	ID       string `json:"id"`
 	OldStart int    `json:"oldStart"`
@@ -69,8 +76,9 @@ type File struct {
 	// Added and Removed count the lines the hunks add and remove (changesUpdate's counts).
 	Added   int `json:"-"`
 	Removed int `json:"-"`
-	// Coarse says the diff passed its work bound (a file whose changed middle is made of
-	// lines repeated all over it): the changed middle is one hunk, and its header says so.
+	// Coarse says the change is one hunk where a finer diff would cost too much: the diff
+	// passed its work bound (a file whose changed middle is made of lines repeated all over
+	// it), or the file is over MaxTextBytes. The hunk's header says so.
 	Coarse bool `json:"-"`
 }
 
@@ -114,8 +122,10 @@ func Compare(path string, before, now Side) File {
 
 // A comparison is a file's change with what Undo needs to take hunks back.
 type comparison struct {
-	file   File
-	binary bool
+	file File
+	// whole says the file is compared as a whole, not by lines (binary, or too large): its
+	// one hunk undoes the whole file.
+	whole  bool
 	a, b   []string // lines (each with its "\n", the last maybe without)
 	ranges []span   // each text hunk's lines, in a and b, context included
 	// blocks are the changed runs of lines, in order, and each hunk's first block.
@@ -123,6 +133,8 @@ type comparison struct {
 	first  []int
 	// removed and added mark the changed lines of a and b.
 	removed, added []bool
+	// lo and hi are bounds', once made.
+	lo, hi []int
 }
 
 // span is a run of lines of a, [a0, a1), and of b, [b0, b1).
@@ -149,12 +161,19 @@ func compare(before, now Side) *comparison {
 	default:
 		f.Change = "modified"
 	}
-	if !isText(before.Data) || !isText(now.Data) {
-		c.binary, f.Binary = true, true
+	switch {
+	case !isText(before.Data) || !isText(now.Data):
+		c.whole, f.Binary = true, true
 		if !bytes.Equal(before.Data, now.Data) || f.Change != "modified" {
-			f.Hunks = append(f.Hunks, Hunk{ID: binaryID(before.Data, now.Data, f.Change), Header: "Binary files differ"})
+			f.Hunks = append(f.Hunks, Hunk{ID: wholeID(before.Data, now.Data, f.Change), Header: "Binary files differ"})
 		}
-	} else {
+	case len(before.Data) > MaxTextBytes || len(now.Data) > MaxTextBytes:
+		c.whole, f.Coarse = true, true
+		if !bytes.Equal(before.Data, now.Data) || f.Change != "modified" {
+			f.Hunks = append(f.Hunks, Hunk{ID: wholeID(before.Data, now.Data, f.Change),
+				Header: fmt.Sprintf("the file is over %d MiB: its change is one hunk, the whole file", MaxTextBytes>>20)})
+		}
+	default:
 		c.lines(before.Data, now.Data)
 	}
 	if h, ok := modeHunk(before, now); ok {
@@ -235,22 +254,6 @@ func hunkRanges(blocks []span, n int) (ranges []span, first []int) {
 	return ranges, first
 }
 
-// hunkLines returns the lines text hunk i removes and adds (0 for any other hunk).
-func (c *comparison) hunkLines(i int) int {
-	if c.binary || i >= len(c.first) || len(c.blocks) == 0 {
-		return 0
-	}
-	end := len(c.blocks)
-	if i+1 < len(c.first) {
-		end = c.first[i+1]
-	}
-	n := 0
-	for _, bl := range c.blocks[c.first[i]:end] {
-		n += bl.a1 - bl.a0 + bl.b1 - bl.b0
-	}
-	return n
-}
-
 // changedBlocks returns the runs of changed lines: a run of removed lines of a and the run
 // of added lines of b at the same place, either maybe empty.
 func changedBlocks(removed, added []bool) []span {
@@ -324,9 +327,9 @@ func textID(from int, old, new []string) string {
 	return fmt.Sprintf("%d+%d.%s", from, len(old), hex.EncodeToString(h.Sum(nil))[:12])
 }
 
-// binaryID returns the id of a binary file's hunk: "bin." and 12 hex digits of the sha256 of
-// the content before, the content now and the change.
-func binaryID(old, new []byte, change string) string {
+// wholeID returns the id of the hunk of a file compared as a whole: "bin." and 12 hex digits
+// of the sha256 of the content before, the content now and the change.
+func wholeID(old, new []byte, change string) string {
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
 	h.Write([]byte(change))

@@ -371,3 +371,19 @@ func TestCodeLike(t *testing.T) {
 		}
 	}
 }
+
+// hunkLines returns the lines text hunk i removes and adds (0 for any other hunk).
+func (c *comparison) hunkLines(i int) int {
+	if c.whole || i >= len(c.first) || len(c.blocks) == 0 {
+		return 0
+	}
+	end := len(c.blocks)
+	if i+1 < len(c.first) {
+		end = c.first[i+1]
+	}
+	n := 0
+	for _, bl := range c.blocks[c.first[i]:end] {
+		n += bl.a1 - bl.a0 + bl.b1 - bl.b0
+	}
+	return n
+}

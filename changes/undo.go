@@ -4,6 +4,7 @@
 package changes
 
 import (
+	"bytes"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ const (
 	ReasonUnknown   = "it is not one of this file's changes"
 	ReasonChanged   = "its lines changed since the changes were listed (pass force to undo it anyway)"
 	ReasonUnchanged = "it is no longer a change: those lines are as they were before the prompt"
+	ReasonGone      = "the file was deleted since the changes were listed"
 )
 
 // UndoResult is what an undo does to the file. At most one of Write and Remove is set;
@@ -48,7 +50,8 @@ type UndoResult struct {
 // they are; now is the file as it is. The ids come from an earlier Compare: one whose hunk
 // is no longer a hunk of the file (a person edited inside it, or next to it so that it
 // grew) is skipped with ReasonChanged unless force, which puts back the lines its id names
-// (the hunk's place in the before file) whatever they are now. An added file whose every
+// (the hunk's place in the before file) whatever they are now; not when the file is gone
+// since the list (ReasonGone). An added file whose every
 // hunk is undone is removed; a deleted file comes back whole, with before's Mode (0644 when
 // 0). It writes nothing: the caller does what the result says (Data may be before.Data
 // itself). Neither before's nor now's bytes may change during the call.
@@ -83,7 +86,7 @@ func Undo(path string, before, now Side, ids []string, force bool) UndoResult {
 			case strings.HasPrefix(id, "mode."):
 				modeBack = true
 				notes = append(notes, Undone{Path: path, Kind: UndoneMode, From: int(now.Mode.Perm()), To: int(before.Mode.Perm())})
-			case c.binary:
+			case c.whole:
 				whole = true
 			default:
 				r := c.ranges[i]
@@ -95,6 +98,8 @@ func Undo(path string, before, now Side, ids []string, force bool) UndoResult {
 		switch kind, from, count, ok := parseID(id); {
 		case !ok:
 			skip(ReasonUnknown)
+		case now.Data == nil:
+			skip(ReasonGone) // not a hunk of the deletion: the file went after the list
 		case kind == "mode":
 			if _, still := modeHunk(before, now); !still {
 				skip(ReasonUnchanged)
@@ -107,7 +112,7 @@ func Undo(path string, before, now Side, ids []string, force bool) UndoResult {
 			}
 		case !c.contentChanged():
 			skip(ReasonUnchanged)
-		case kind == "bin" || c.binary:
+		case kind == "bin" || c.whole:
 			if !force {
 				skip(ReasonChanged)
 				continue
@@ -199,6 +204,10 @@ func parseID(id string) (kind string, from, count int, ok bool) {
 // from lo[i] to hi[i] are added between lines i-1 and i of a (lo[i] == hi[i] when none),
 // so that putting back a's lines [i, k) replaces b's lines [lo[i], hi[k]).
 func (c *comparison) bounds() (lo, hi []int) {
+	if c.lo != nil {
+		return c.lo, c.hi
+	}
+	defer func() { c.lo, c.hi = lo, hi }()
 	n := len(c.a)
 	lo, hi = make([]int, n+1), make([]int, n+1)
 	j := 0
@@ -229,7 +238,7 @@ func (c *comparison) put(sel []span) []byte {
 		merged = append(merged, s)
 	}
 	lo, hi := c.bounds()
-	var out strings.Builder
+	var out bytes.Buffer
 	at := 0 // the next line of b to copy
 	for _, s := range merged {
 		for _, l := range c.b[at:lo[s.a0]] {
@@ -243,5 +252,8 @@ func (c *comparison) put(sel []span) []byte {
 	for _, l := range c.b[at:] {
 		out.WriteString(l)
 	}
-	return []byte(out.String())
+	if out.Len() == 0 {
+		return []byte{}
+	}
+	return out.Bytes()
 }

@@ -110,6 +110,14 @@ func TestUndo(t *testing.T) {
 				{"-1+2.abc", ReasonUnknown}, {"3+x.abc", ReasonUnknown}}},
 		},
 		{
+			name:   "a file the person deleted after the list: skipped, even with force",
+			before: text(numbered(20, nil)), now: text(two),
+			person: &Side{},
+			pick:   first, force: true,
+			skipped: map[int]string{0: ReasonGone},
+			want:    UndoResult{},
+		},
+		{
 			name:   "an added file: removed",
 			before: Side{}, now: text("new\nfile\n"),
 			undone: []int{0},
