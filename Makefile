@@ -73,13 +73,15 @@ bench-vs-pi:
 # (testdata/fuzz/ in each package, and the f.Add rows) run as ordinary tests in `make test`.
 # PACKAGE:TARGET pairs; the frame readers of both faces, the JSON scanner they share, the
 # tool-argument parser, the partial-JSON closer, the elision of long tool arguments,
-# permission and shell-rule matching, gitignore matching and path confinement.
+# permission and shell-rule matching, gitignore matching, path confinement, and the hunks of a
+# review and their undo (issue 35).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
 	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString ./internal/elide:FuzzElidedIsJSON \
 	./permissions:FuzzPathRules ./permissions:FuzzShellRules ./shellcmd:FuzzParse \
-	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse
+	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse \
+	./changes:FuzzUndo ./changes:FuzzUndoMyers
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
