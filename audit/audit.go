@@ -42,7 +42,14 @@ type Entry struct {
 	// DurationMs is the whole milliseconds since the call started (see Starts); absent when
 	// the start is unknown.
 	DurationMs *int64 `json:"durationMs,omitempty"`
+	// SandboxReverted are the protected paths the check after a sandboxed command removed
+	// or put back (the result's details.sandbox.reverted).
+	SandboxReverted []string `json:"sandboxReverted,omitempty"`
 }
+
+// reverter is what a result's details implement when the check after a sandboxed command
+// put protected paths back (tools.BashDetails).
+type reverter interface{ SandboxReverted() []string }
 
 // Log appends entries to one file. Lines of concurrent writers never interleave: each
 // line is one write(2) on a file opened with O_APPEND, under a mutex (other pid processes
@@ -190,6 +197,9 @@ func (l *Log) Hook(o Options) toolexec.AfterHook {
 			ToolCallID: in.Call.ID,
 			Args:       sanitizeArgs(in.Call.Arguments, o.Redactor, maxString),
 			IsError:    in.IsError,
+		}
+		if r, ok := in.Result.Details.(reverter); ok {
+			e.SandboxReverted = r.SandboxReverted()
 		}
 		if o.Decision != nil {
 			if d, by, ok := o.Decision(in.Call.ID); ok {

@@ -18,8 +18,11 @@ type Capability struct {
 	// NetworkNamespaces says a network namespace can be made; without one, the network is
 	// cut with Landlock's TCP rules and a seccomp filter that lets only Unix sockets be
 	// made (which cut the sandbox's own loopback too).
-	NetworkNamespaces bool   `json:"networkNamespaces"`
-	Reason            string `json:"reason,omitempty"`
+	NetworkNamespaces bool `json:"networkNamespaces"`
+	// PidNamespaces says a PID namespace can be made: every process a command starts ends
+	// with it.
+	PidNamespaces bool   `json:"pidNamespaces"`
+	Reason        string `json:"reason,omitempty"`
 }
 
 // pretend, when set, is what Probe reports instead of this kernel's answer (PretendForTest).

@@ -1,9 +1,11 @@
 // This file is the helper's code (`pid sandbox-exec -- ARGV...`), which runs in the child
-// the daemon started in new user, mount and (network off) network namespaces: it makes the
-// protected paths read-only and the secret ones empty, brings the loopback up, restricts
-// itself with Landlock, drops every capability, and executes the command. Any failure
-// is written to the report pipe (fd 3) and ends the helper with code 125 before anything
-// runs.
+// the daemon started in new user, mount, PID and (network off) network namespaces: it
+// makes the shared places (/tmp, /run...) private and empty, the protected paths read-only
+// and the secret ones empty, brings the loopback up, sets the limits, restricts itself with
+// Landlock, drops every capability, and runs the command as its child, staying as the PID
+// namespace's init until the command ends (so that nothing it started outlives it). Any
+// failure is written to the report pipe (fd 3) and ends the helper with code 125 before
+// anything runs.
 
 package sandbox
 
@@ -11,7 +13,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -35,7 +41,8 @@ func init() {
 }
 
 // Main is the helper: args are "--" then the command's argv (argv[0] an absolute path). It
-// returns only on failure, with the exit code; otherwise the command replaces it.
+// returns only on failure, with the exit code; otherwise the command replaces it, or, as the
+// init of a PID namespace (Policy.PidNS), it waits for the command and exits as it did.
 //
 // Contract: called only in a process the daemon started through Prepare (its environment
 // holds the policy, fd 3 is the report pipe), before any other goroutine does work.
@@ -76,9 +83,18 @@ func Main(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("no_new_privs: %v", err)
 	}
+	// The folder the command runs in, by its path: once the mounts below are made, the same
+	// path leads through them, while the folder the helper started in is the one beneath.
+	wd, err := unix.Getwd()
+	if err != nil {
+		return fail("the current folder: %v", err)
+	}
 	// Our mounts stay in this namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fail("making the mounts private: %v", err)
+	}
+	if err := privatize(pol); err != nil {
+		return fail("%v", err)
 	}
 	for _, p := range pol.Protected {
 		if err := bindReadOnly(p, p); err != nil {
@@ -90,10 +106,22 @@ func Main(args []string) int {
 			return fail("hiding %s: %v", p, err)
 		}
 	}
+	if err := unix.Chdir(wd); err != nil {
+		return fail("entering %s: %v", wd, err)
+	}
+	if pol.PidNS {
+		// The namespace's own processes only; a container's /proc may refuse a new mount
+		// (parts of it covered), and then the host's stays, which the command can read
+		// but not act on (Landlock's scopes).
+		_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	}
 	if pol.NetNS {
 		if err := loopbackUp(); err != nil {
 			return fail("bringing the loopback up: %v", err)
 		}
+	}
+	if err := setLimits(pol); err != nil {
+		return fail("setting the limits: %v", err)
 	}
 	rs, err := landlockRuleset(pol, abi)
 	if err != nil {
@@ -111,8 +139,161 @@ func Main(args []string) int {
 	if err := dropCaps(); err != nil {
 		return fail("dropping capabilities: %v", err)
 	}
-	err = syscall.Exec(argv[0], argv, os.Environ())
-	return fail("cannot run %s: %v", argv[0], err)
+	if !pol.PidNS {
+		err = syscall.Exec(argv[0], argv, os.Environ())
+		return fail("cannot run %s: %v", argv[0], err)
+	}
+	return initCommand(argv, report, fail)
+}
+
+// privatize covers the private places with empty tmpfs and binds back what the command
+// needs in them: descriptors of those paths are opened first, the places covered, then
+// each path is bound from its descriptor at the same place.
+func privatize(pol Policy) error {
+	fds := make([]int, len(pol.Rebind))
+	isDir := make([]bool, len(pol.Rebind))
+	for i, p := range pol.Rebind {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("keeping %s: %v", p, err)
+		}
+		fds[i] = fd
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fmt.Errorf("keeping %s: %v", p, err)
+		}
+		isDir[i] = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, d := range pol.Private {
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+			return fmt.Errorf("making %s private: %v", d, err)
+		}
+	}
+	for i, p := range pol.Rebind {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("binding %s back: %v", p, err)
+		}
+		if isDir[i] {
+			err := os.Mkdir(p, 0o755)
+			if err != nil && !os.IsExist(err) {
+				return fmt.Errorf("binding %s back: %v", p, err)
+			}
+		} else if f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644); err != nil {
+			return fmt.Errorf("binding %s back: %v", p, err)
+		} else {
+			f.Close()
+		}
+		if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding %s back: %v", p, err)
+		}
+	}
+	for _, l := range pol.Links {
+		if err := os.MkdirAll(filepath.Dir(l[0]), 0o755); err == nil {
+			os.Symlink(l[1], l[0]) // best effort: a link that cannot be made is only missing
+		}
+	}
+	for _, d := range pol.Private {
+		if err := unix.Mount("", d, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("making %s read-only: %v", d, err)
+		}
+	}
+	return nil
+}
+
+// setLimits sets the command's limits: RLIMIT_DATA caps each process's memory (its heap and
+// private writable mappings, not the address space it reserves, which V8 and Go reserve
+// plenty of), RLIMIT_NPROC the processes and threads of the command's user in its user
+// namespace (counted per user namespace since Linux 5.14: this command's alone).
+func setLimits(pol Policy) error {
+	if pol.MemoryMB > 0 {
+		n := uint64(pol.MemoryMB) << 20
+		if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("memory: %v", err)
+		}
+	}
+	if pol.Processes > 0 {
+		// The helper's runtime may need a thread while the command uses every process it
+		// may have (a fork bomb): start a few now, which it keeps idle.
+		warmThreads(4)
+		n := uint64(pol.Processes)
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("processes: %v", err)
+		}
+	}
+	return nil
+}
+
+// warmThreads makes the runtime start n threads and leave them idle.
+func warmThreads(n int) {
+	var started, release sync.WaitGroup
+	started.Add(n)
+	release.Add(1)
+	var done sync.WaitGroup
+	done.Add(n)
+	for range n {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			started.Done()
+			release.Wait()
+			runtime.UnlockOSThread() // the thread goes back to the runtime, idle
+		}()
+	}
+	started.Wait()
+	release.Done()
+	done.Wait()
+}
+
+// forwarded are the signals the helper, as init, passes on to every process of its
+// namespace (an init gets from outside only the signals it handles).
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// initCommand runs argv as the child of the helper, which is the init of the command's PID
+// namespace: it says on the report pipe that the command started (a 0 byte), forwards
+// signals, reaps every process that ends in the namespace, and, once the command has ended,
+// exits with its code (128+N after signal N, whose number it writes on the report pipe
+// first). Its exit ends every process left in the namespace.
+func initCommand(argv []string, report *os.File, fail func(string, ...any) int) int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		return fail("cannot run %s: %v", argv[0], err)
+	}
+	report.Write([]byte{0})
+	go func() {
+		for s := range sigs {
+			unix.Kill(-1, s.(syscall.Signal)) // every process of the namespace but init
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return helperFailed // ECHILD: cannot happen while the command lives
+		}
+		if wpid != pid {
+			continue // an orphan of the command, reaped
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			report.Write([]byte{byte(ws.Signal())})
+			return 128 + int(ws.Signal())
+		}
+	}
 }
 
 // bindReadOnly mounts src on dst read-only, keeping the flags the kernel locks in a user

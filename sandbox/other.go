@@ -7,8 +7,10 @@ package sandbox
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 const reason = "pid's sandbox needs Linux (Landlock and user namespaces)"
@@ -25,6 +27,7 @@ func Probe() Capability {
 type Cmd struct {
 	*exec.Cmd
 	NetworkCut string
+	PidNS      bool
 }
 
 // Prepare fails: there is no sandbox here.
@@ -35,6 +38,9 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 // Started is never reached here.
 func (c *Cmd) Started() error { return nil }
 
+// Signaled is never reached here.
+func (c *Cmd) Signaled() (syscall.Signal, bool) { return 0, false }
+
 // Close is never reached here.
 func (c *Cmd) Close() {}
 
@@ -43,3 +49,17 @@ func Main(args []string) int {
 	os.Stderr.WriteString("pid sandbox-exec: " + reason + "\n")
 	return 125
 }
+
+// totalMemoryMB is unknown here.
+func totalMemoryMB() int { return 0 }
+
+// fileKey is a file's identity where the Guard knows none: always zero, so that every walk
+// lists every folder again.
+type fileKey struct{ ino, ctime int64 }
+
+func keyOf(fs.FileInfo) fileKey { return fileKey{} }
+
+// processAlive says every process is alive: nothing is swept here.
+func processAlive(int) bool { return true }
+
+func ownedByMe(fs.FileInfo) bool { return false }

@@ -4,13 +4,16 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/pid-agent/pid/protected"
 )
 
 // Policy is what the helper applies before it executes the command. The daemon builds it
@@ -25,9 +28,24 @@ type Policy struct {
 	// Hidden are existing paths made empty (an empty read-only folder, or /dev/null for a
 	// file) by a mount over them.
 	Hidden []string `json:"hidden,omitempty"`
+	// Private are the places shared with the user's other programs (/tmp, /var/tmp,
+	// /dev/shm, /run) that the command sees empty: an empty read-only tmpfs over each.
+	Private []string `json:"private,omitempty"`
+	// Rebind are the paths under Private the command needs, bound back in: the workspace
+	// folders, its temporary folder, the cache, the folders of PATH...
+	Rebind []string `json:"rebind,omitempty"`
+	// Links are the symbolic links right under a Private place, made again there
+	// (/run/current-system on NixOS): [path, target].
+	Links [][2]string `json:"links,omitempty"`
 	// NetNS says the helper runs in a network namespace of its own (network off); when the
 	// network is off without one, Landlock's TCP rules cut it instead.
 	NetNS bool `json:"netns"`
+	// PidNS says the helper runs as the init of a PID namespace of its own: every process
+	// the command starts ends with it.
+	PidNS bool `json:"pidns"`
+	// MemoryMB and Processes are the command's limits (0: none).
+	MemoryMB  int `json:"memoryMB,omitempty"`
+	Processes int `json:"processes,omitempty"`
 	// ABI is the Landlock ABI the daemon probed; the helper checks it again.
 	ABI int `json:"abi"`
 }
@@ -36,6 +54,8 @@ type Policy struct {
 type Places struct {
 	// Roots are the session's workspace folders.
 	Roots []string
+	// Cwd is the folder the command runs in.
+	Cwd string
 	// Tmp is the session's temporary folder (TMPDIR points at it); it must exist.
 	Tmp string
 	// Cache is the persistent cache folder ($XDG_CACHE_HOME/pid/sandbox) in workspace-write
@@ -48,6 +68,12 @@ type Places struct {
 	// command must not reach (see SessionSockets): Landlock before ABI 9 does not stop a
 	// connect to a socket by its path, and a network namespace does not either.
 	Sockets []string
+	// Path are the folders of the command's PATH, and of its program: those that lie in
+	// a private place are bound back in.
+	Path []string
+	// Watched is the state of the protected paths (Guard.Observe on WritableRoots' result);
+	// nil in read-only mode, where nothing of the workspace is writable.
+	Watched *Watched
 }
 
 // systemSockets are the sockets of services that act with more rights than the command:
@@ -79,43 +105,53 @@ func SessionSockets(getenv func(string) string) []string {
 	return append(out, systemSockets...)
 }
 
-// ProtectedNames are the paths, relative to each writable root, that a sandboxed command may
-// not change even there (they make other programs run code, or hold pid's own settings):
-// read-only when they exist, and not creatable when missing (see Build).
-var ProtectedNames = []string{".git/config", ".git/hooks", ".pid", ".vscode", ".idea", ".envrc", ".mcp.json"}
-
-// placeholders are the protected paths Build creates, empty, when they are missing, so that
-// a read-only mount can keep them empty: a mount needs an existing path, and nothing else
-// can stop a name from being created in a writable folder. Empty folders and an empty git
-// configuration change nothing for the programs that read them. The .git ones are created
-// only in an existing .git folder. (.envrc and .mcp.json are not: an empty one would change
-// what direnv and other agents do.)
-var placeholders = []struct {
-	name string
-	dir  bool
-}{{".git/hooks", true}, {".git/config", false}, {".pid", true}, {".vscode", true}, {".idea", true}}
+// ProtectedNames are the names of package protected's list.
+//
+// Deprecated: use protected.Match (a component anywhere in the path, any case) or
+// protected.Names; this list is for the code that still compares a path's start with it.
+var ProtectedNames = func() []string {
+	var out []string
+	for _, e := range protected.Names {
+		out = append(out, e.Name)
+	}
+	return out
+}()
 
 // SecretNames are the paths under the home folder a sandboxed command cannot read.
 var SecretNames = []string{".ssh", ".gnupg", ".aws", ".netrc", ".docker/config.json"}
 
-// Build returns the Policy of a call in a session whose resolved settings are r, running in
-// p. It creates the cache's folders and the missing protected folders (placeholderDirs) in
-// the workspace folders and writableRoots; it fails when one cannot be made, or a protected
-// path is a symbolic link that leads nowhere (a mount could not cover it, and the command
-// could create its target). r.Mode must not be ModeOff.
-func Build(r Resolved, p Places) (Policy, error) {
-	pol := Policy{Mode: r.Mode, Network: r.Network}
-	var roots []string
-	if r.Mode == ModeWorkspaceWrite {
-		for _, d := range append(slices.Clone(p.Roots), r.WritableRoots...) {
-			real, err := filepath.EvalSymlinks(d)
-			if err != nil {
-				return Policy{}, fmt.Errorf("writable folder %s: %v", d, err)
-			}
-			if !slices.Contains(roots, real) {
-				roots = append(roots, real)
-			}
+// WritableRoots returns the real paths of the workspace folders and writableRoots a
+// session in r's settings may write (none in read-only mode), without repeats.
+func WritableRoots(r Resolved, roots []string) ([]string, error) {
+	if r.Mode != ModeWorkspaceWrite {
+		return nil, nil
+	}
+	var out []string
+	for _, d := range append(slices.Clone(roots), r.WritableRoots...) {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return nil, fmt.Errorf("writable folder %s: %v", d, err)
 		}
+		if !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out, nil
+}
+
+// Build returns the Policy of a call in a session whose resolved settings are r, running in
+// p. It creates the cache's folders; it creates nothing in the workspace. It fails when the
+// cache cannot be made, or when a protected path of the folder the command runs in is a
+// symbolic link that leads nowhere (a mount could not cover it, and the command could
+// create its target): the message says how to fix it. Such a link in another workspace
+// folder makes that folder read-only for the command instead. r.Mode must not be ModeOff.
+func Build(r Resolved, p Places) (Policy, error) {
+	pol := Policy{Mode: r.Mode, Network: r.Network, MemoryMB: r.MemoryMB, Processes: r.Processes}
+	roots, err := WritableRoots(r, p.Roots)
+	if err != nil {
+		return Policy{}, err
+	}
+	if r.Mode == ModeWorkspaceWrite {
 		pol.Writable = append(pol.Writable, p.Cache)
 	}
 	// In read-only mode the caller puts the cache inside Tmp.
@@ -125,46 +161,30 @@ func Build(r Resolved, p Places) (Policy, error) {
 		}
 	}
 	pol.Writable = append(pol.Writable, p.Tmp)
-	pol.Writable = append(pol.Writable, roots...)
-	for _, root := range roots {
-		for _, ph := range placeholders {
-			path := filepath.Join(root, ph.name)
-			if strings.HasPrefix(ph.name, ".git/") {
-				if fi, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !fi.IsDir() {
-					continue
-				}
-			}
-			if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+	if w := p.Watched; w != nil {
+		dangling := slices.Sorted(maps.Keys(w.Dangling()))
+		for _, link := range dangling {
+			i := slices.IndexFunc(roots, func(root string) bool { return within(link, root) })
+			if i < 0 {
 				continue
 			}
-			var err error
-			if ph.dir {
-				err = os.Mkdir(path, 0o755)
-			} else {
-				var f *os.File
-				if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-					err = f.Close()
-				}
+			if within(p.Cwd, roots[i]) {
+				return Policy{}, danglingError(link, w.Dangling()[link])
 			}
-			if err != nil && !errors.Is(err, fs.ErrExist) {
-				return Policy{}, fmt.Errorf("cannot create the protected path %s: %v", path, err)
+			roots = slices.Delete(roots, i, i+1) // read-only for this command
+		}
+		pol.Writable = append(pol.Writable, roots...)
+		for _, link := range dangling {
+			target := absFrom(filepath.Dir(link), w.Dangling()[link])
+			if slices.ContainsFunc(pol.Writable, func(d string) bool { return within(target, d) }) {
+				return Policy{}, danglingError(link, w.Dangling()[link])
 			}
 		}
-		paths := []string{filepath.Join(root, ".git", "config.worktree")}
-		for _, name := range ProtectedNames {
-			paths = append(paths, filepath.Join(root, name))
-		}
-		paths = append(paths, innerGitDirs(filepath.Join(root, ".git"))...)
-		for _, path := range paths {
-			if _, err := os.Lstat(path); err != nil {
-				continue // missing: see the sandbox's limits in docs/permissions.md
-			}
-			if _, err := os.Stat(path); err != nil {
-				return Policy{}, fmt.Errorf("the protected path %s is a symbolic link that leads nowhere (%v): remove it, or set sandbox.mode", path, err)
-			}
-			pol.Protected = append(pol.Protected, path)
-		}
+		pol.Protected = w.Protected()
+	} else {
+		pol.Writable = append(pol.Writable, roots...)
 	}
+	pol.Private, pol.Rebind, pol.Links = privatePlaces(r, p, pol.Writable)
 	var hide []string
 	if p.Home != "" {
 		for _, n := range SecretNames {
@@ -192,14 +212,116 @@ func Build(r Resolved, p Places) (Policy, error) {
 			continue // missing: nothing to read
 		}
 		// A folder that holds a writable one (a TMPDIR in $XDG_RUNTIME_DIR) stays: covering
-		// it would hide the writable folder too.
-		holds := slices.ContainsFunc(pol.Writable, func(w string) bool { return w == real || strings.HasPrefix(w, real+"/") })
-		if !holds && !slices.Contains(pol.Hidden, real) {
+		// it would hide the writable folder too. One in a private place is gone already,
+		// unless it lies in a folder bound back.
+		holds := slices.ContainsFunc(pol.Writable, func(w string) bool { return within(w, real) })
+		private := slices.ContainsFunc(pol.Private, func(d string) bool { return within(real, d) }) &&
+			!slices.ContainsFunc(pol.Rebind, func(d string) bool { return within(real, d) })
+		if !holds && !private && !slices.Contains(pol.Hidden, real) {
 			pol.Hidden = append(pol.Hidden, real)
 		}
 	}
 	return pol, nil
 }
+
+// danglingError is Build's refusal for a protected link that leads nowhere.
+func danglingError(link, target string) error {
+	return fmt.Errorf("%s is a symbolic link to %s, which does not exist: the sandbox cannot keep it from being created, "+
+		"and programs outside the sandbox load commands from %s. Remove the link (rm %s) or make it point at a file that exists; "+
+		"commands in the other workspace folders still run", link, target, filepath.Base(link), shellQuote(link))
+}
+
+// shellQuote quotes p for a shell when it needs it.
+func shellQuote(p string) string {
+	if strings.IndexFunc(p, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
+// privateCandidates are the places shared with the user's other programs that a command
+// sees empty: where tmux, screen, ssh agents, IDE helpers and services keep their sockets.
+var privateCandidates = []string{"/tmp", "/var/tmp", "/dev/shm", "/run", "/var/run"}
+
+// privatePlaces returns the private places of a command that may write in writable (those
+// that exist, real paths, none that a writable folder holds), what must be bound back in
+// them, and the links to make again right under them.
+func privatePlaces(r Resolved, p Places, writable []string) (private, rebind []string, links [][2]string) {
+	for _, c := range privateCandidates {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil || slices.Contains(private, real) {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		if slices.ContainsFunc(writable, func(w string) bool { return within(real, w) }) {
+			continue // the user made all of it writable
+		}
+		private = append(private, real)
+	}
+	need := slices.Clone(writable)
+	need = append(need, p.Roots...)
+	need = append(need, p.Cwd)
+	need = append(need, p.Path...)
+	if r.Network {
+		need = append(need, "/etc/resolv.conf") // its target (/run/systemd/resolve/...)
+	}
+	var cands []string
+	for _, n := range need {
+		if n == "" || !filepath.IsAbs(n) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(n)
+		if err != nil {
+			continue
+		}
+		if slices.ContainsFunc(private, func(d string) bool { return real != d && within(real, d) }) && !slices.Contains(cands, real) {
+			cands = append(cands, real)
+		}
+	}
+	slices.SortFunc(cands, func(a, b string) int { return len(a) - len(b) })
+	for _, c := range cands {
+		if !slices.ContainsFunc(rebind, func(d string) bool { return within(c, d) }) {
+			rebind = append(rebind, c)
+		}
+	}
+	for _, d := range private {
+		for _, l := range topLinks(d) {
+			links = append(links, l)
+		}
+	}
+	return private, rebind, links
+}
+
+// topLinks returns the symbolic links right under d, [path, target], for the runtime
+// folders only (/run: /run/current-system on NixOS); read once per process.
+func topLinks(d string) [][2]string {
+	if d != "/run" {
+		return nil
+	}
+	return runLinks()
+}
+
+var runLinks = sync.OnceValue(func() [][2]string {
+	entries, err := os.ReadDir("/run")
+	if err != nil {
+		return nil
+	}
+	var out [][2]string
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		p := filepath.Join("/run", e.Name())
+		if t, err := os.Readlink(p); err == nil {
+			out = append(out, [2]string{p, t})
+		}
+	}
+	return out
+})
 
 // CacheDirs returns the sandbox cache folder's subfolders the command's caches point at
 // (see CacheEnv): XDG_CACHE_HOME's, then go-build, npm and pip.
@@ -212,38 +334,4 @@ func CacheDirs(cache string) []string {
 func CacheEnv(cache string) []string {
 	d := CacheDirs(cache)
 	return []string{"XDG_CACHE_HOME=" + d[0], "GOCACHE=" + d[1], "npm_config_cache=" + d[2], "PIP_CACHE_DIR=" + d[3]}
-}
-
-// innerGitDirs returns the configuration and hooks of the repositories kept inside the git
-// folder gitDir: its submodules' (.git/modules/NAME, nested ones too) and its worktrees'
-// (.git/worktrees/NAME/config.worktree), which git reads as it reads .git/config. Only what
-// exists; a few folder listings, never the objects.
-func innerGitDirs(gitDir string) []string {
-	var out []string
-	var visit func(dir string, depth int)
-	visit = func(dir string, depth int) {
-		if depth > 8 {
-			return
-		}
-		if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err == nil {
-			out = append(out, filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree"), filepath.Join(dir, "hooks"))
-			dir = filepath.Join(dir, "modules")
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				visit(filepath.Join(dir, e.Name()), depth+1)
-			}
-		}
-	}
-	visit(filepath.Join(gitDir, "modules"), 0)
-	if entries, err := os.ReadDir(filepath.Join(gitDir, "worktrees")); err == nil {
-		for _, e := range entries {
-			out = append(out, filepath.Join(gitDir, "worktrees", e.Name(), "config.worktree"))
-		}
-	}
-	return out
 }

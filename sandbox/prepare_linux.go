@@ -39,13 +39,20 @@ func probeNow() Capability {
 		cmd.Env = []string{policyEnv + "=probe"}
 		return cmd.Run()
 	}
-	err := try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET)
-	if err == nil {
-		c.UserNamespaces, c.NetworkNamespaces = true, true
-	} else if err2 := try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS); err2 == nil {
-		c.UserNamespaces = true
-	} else {
-		err = err2
+	// The PID namespace is tried with the others, and given up alone when refused.
+	var err error
+	for _, pidns := range []uintptr{syscall.CLONE_NEWPID, 0} {
+		if err = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | pidns); err == nil {
+			c.UserNamespaces, c.NetworkNamespaces = true, true
+		} else if err2 := try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | pidns); err2 == nil {
+			c.UserNamespaces, err = true, nil
+		} else {
+			err = err2
+		}
+		if c.UserNamespaces {
+			c.PidNamespaces = pidns != 0
+			break
+		}
 	}
 	var why []string
 	if c.LandlockABI < 1 {
@@ -63,8 +70,9 @@ func probeNow() Capability {
 }
 
 // noNetNS makes Prepare cut the network without a network namespace, as on a kernel that
-// gives none (set by tests of that fallback only).
-var noNetNS bool
+// gives none (set by tests of that fallback only); noPidNS likewise runs the command without
+// a PID namespace.
+var noNetNS, noPidNS bool
 
 // HelperPath returns the program that is the helper: this very binary.
 func HelperPath() string { return "/proc/self/exe" }
@@ -96,7 +104,10 @@ type Cmd struct {
 	// NetworkCut says how the network is off: "namespace", or "seccomp" (Landlock's TCP
 	// rules and a seccomp filter, no network namespace); "" when on.
 	NetworkCut string
-	r, w       *os.File // the report pipe
+	// PidNS says the command runs in a PID namespace of its own (nothing it starts
+	// outlives it).
+	PidNS bool
+	r, w  *os.File // the report pipe
 }
 
 // Prepare returns the command that runs argv (argv[0] an absolute path) in dir with the
@@ -113,6 +124,10 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 	}
 	pol.ABI = c.LandlockABI
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
+	if c.PidNamespaces && !noPidNS {
+		flags |= syscall.CLONE_NEWPID
+		pol.PidNS = true
+	}
 	cut := ""
 	if !pol.Network {
 		pol.NetNS = c.NetworkNamespaces && !noNetNS
@@ -135,25 +150,47 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 	cmd.Env = append(env[:len(env):len(env)], policyEnv+"="+string(raw))
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = nsAttr(flags)
-	return &Cmd{Cmd: cmd, NetworkCut: cut, r: r, w: w}, nil
+	return &Cmd{Cmd: cmd, NetworkCut: cut, PidNS: pol.PidNS, r: r, w: w}, nil
 }
 
-// Started waits until the helper has executed the command (nil) or failed to set the
-// sandbox up (its reason; the helper then exits with code 125 and nothing ran).
+// Started waits until the helper has started the command (nil) or failed to set the
+// sandbox up (its reason; the helper then exits with code 125 and nothing ran). The helper
+// says it started with a 0 byte (as an init), or by closing the pipe as it executes the
+// command.
 func (c *Cmd) Started() error {
 	c.w.Close()
+	var first [1]byte
+	n, err := c.r.Read(first[:])
+	if n == 1 && first[0] == 0 {
+		return nil // the rest (a signal's number) comes when the command ends: Signaled
+	}
 	defer c.r.Close()
-	b, err := io.ReadAll(io.LimitReader(c.r, 4096))
+	if n == 0 {
+		if err == io.EOF {
+			return nil
+		}
+		return err
+	}
+	rest, err := io.ReadAll(io.LimitReader(c.r, 4096))
 	if err != nil {
 		return err
 	}
-	if len(b) > 0 {
-		return errors.New(string(b))
-	}
-	return nil
+	return errors.New(string(first[:n]) + string(rest))
 }
 
-// Close releases the report pipe of a command that did not start.
+// Signaled returns the signal that ended the command, when the helper ran it as an init
+// and a signal did (the helper then exits with 128+N). Contract: called once, after Wait.
+func (c *Cmd) Signaled() (syscall.Signal, bool) {
+	defer c.r.Close()
+	var b [1]byte
+	if n, _ := c.r.Read(b[:]); n == 1 && b[0] != 0 {
+		return syscall.Signal(b[0]), true
+	}
+	return 0, false
+}
+
+// Close releases the report pipe of a command that did not start, or whose result was
+// read.
 func (c *Cmd) Close() {
 	c.w.Close()
 	c.r.Close()

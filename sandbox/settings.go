@@ -32,13 +32,32 @@ const (
 )
 
 // Settings is the "sandbox" object of a settings file, of initializationOptions or of
-// session/new: {"mode"?, "network"?, "writableRoots"?, "denyRead"?}. A field left out leaves
-// the layer below in force.
+// session/new: {"mode"?, "network"?, "writableRoots"?, "denyRead"?, "limits"?, "env"?}. A
+// field left out leaves the layer below in force.
 type Settings struct {
 	Mode          string   `json:"mode,omitempty"`
 	Network       *bool    `json:"network,omitempty"`
 	WritableRoots []string `json:"writableRoots,omitempty"`
 	DenyRead      []string `json:"denyRead,omitempty"`
+	Limits        *Limits  `json:"limits,omitempty"`
+	Env           *Env     `json:"env,omitempty"`
+}
+
+// Limits is "sandbox.limits": what one sandboxed command may use. A field left out leaves
+// the layer below (in the end the default, DefaultLimits) in force.
+type Limits struct {
+	// MemoryMB caps the memory of each process of the command (its data: heap and
+	// private writable mappings), in MiB.
+	MemoryMB *int `json:"memoryMB,omitempty"`
+	// Processes caps the processes and threads the command may have at once.
+	Processes *int `json:"processes,omitempty"`
+}
+
+// Env is "sandbox.env": {"allow": [NAME...]}, the variables of pid's environment that look
+// like secrets (SecretEnv) and still reach sandboxed commands. Only the user and the editor
+// may name them.
+type Env struct {
+	Allow []string `json:"allow,omitempty"`
 }
 
 // Parse reads a "sandbox" value; null or absent (empty raw) is the zero Settings. Errors
@@ -51,7 +70,7 @@ func Parse(raw json.RawMessage) (Settings, error) {
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return Settings{}, fmt.Errorf("sandbox must be {\"mode\"?, \"network\"?, \"writableRoots\"?, \"denyRead\"?}: %v", err)
+		return Settings{}, fmt.Errorf("sandbox must be {\"mode\"?, \"network\"?, \"writableRoots\"?, \"denyRead\"?, \"limits\"?, \"env\"?}: %v", err)
 	}
 	switch s.Mode {
 	case "", ModeWorkspaceWrite, ModeReadOnly, ModeOff:
@@ -68,8 +87,29 @@ func Parse(raw json.RawMessage) (Settings, error) {
 			return Settings{}, fmt.Errorf("sandbox.denyRead[%d] %q must be an absolute path (or start with ~/)", i, p)
 		}
 	}
+	if l := s.Limits; l != nil {
+		if l.MemoryMB != nil && *l.MemoryMB < MinMemoryMB {
+			return Settings{}, fmt.Errorf("sandbox.limits.memoryMB must be at least %d, not %d", MinMemoryMB, *l.MemoryMB)
+		}
+		if l.Processes != nil && *l.Processes < MinProcesses {
+			return Settings{}, fmt.Errorf("sandbox.limits.processes must be at least %d, not %d", MinProcesses, *l.Processes)
+		}
+	}
+	if s.Env != nil {
+		for i, n := range s.Env.Allow {
+			if n == "" || strings.ContainsAny(n, "=\x00") {
+				return Settings{}, fmt.Errorf("sandbox.env.allow[%d] %q must be a variable's name", i, n)
+			}
+		}
+	}
 	return s, nil
 }
+
+// The least limits a setting may ask for: below them a shell and a few tools cannot start.
+const (
+	MinMemoryMB  = 64
+	MinProcesses = 16
+)
 
 // Over returns s with every field that over sets replaced by over's; denyRead lists add up
 // (a later source can only hide more).
@@ -84,6 +124,22 @@ func (s Settings) Over(over Settings) Settings {
 		s.WritableRoots = over.WritableRoots
 	}
 	s.DenyRead = append(slices.Clip(s.DenyRead), over.DenyRead...)
+	if over.Limits != nil {
+		l := Limits{}
+		if s.Limits != nil {
+			l = *s.Limits
+		}
+		if over.Limits.MemoryMB != nil {
+			l.MemoryMB = over.Limits.MemoryMB
+		}
+		if over.Limits.Processes != nil {
+			l.Processes = over.Limits.Processes
+		}
+		s.Limits = &l
+	}
+	if over.Env != nil {
+		s.Env = over.Env
+	}
 	return s
 }
 
@@ -93,19 +149,45 @@ type Resolved struct {
 	Network       bool
 	WritableRoots []string
 	DenyRead      []string
+	// MemoryMB and Processes are the limits of each command (never 0: DefaultLimits fills
+	// what no source sets).
+	MemoryMB, Processes int
+	// EnvAllow are the secret-looking variables the user or the editor lets through.
+	EnvAllow []string
 	// Ignored lists, for a person, what a workspace's settings asked for and did not get.
 	Ignored []string
 }
 
-// Default is what a session gets when no source says anything: workspace-write, network off.
-func Default() Resolved { return Resolved{Mode: ModeWorkspaceWrite} }
+// Default is what a session gets when no source says anything: workspace-write, network
+// off, the default limits.
+func Default() Resolved {
+	mem, procs := DefaultLimits()
+	return Resolved{Mode: ModeWorkspaceWrite, MemoryMB: mem, Processes: procs}
+}
+
+// DefaultProcesses is the default of sandbox.limits.processes: far above what a build runs
+// at once (a parallel compile of a big Go or Rust project, npm's workers: a few hundred
+// processes and threads), far below what a fork bomb needs to hurt.
+const DefaultProcesses = 4096
+
+// DefaultLimits returns the default limits: memoryMB 8192 (8 GiB per process, enough for a
+// linker or a language server on a big project), or half the machine's memory when that is
+// less; processes DefaultProcesses.
+func DefaultLimits() (memoryMB, processes int) {
+	memoryMB = 8192
+	if total := totalMemoryMB(); total > 0 && total/2 < memoryMB {
+		memoryMB = max(total/2, MinMemoryMB)
+	}
+	return memoryMB, DefaultProcesses
+}
 
 // Resolve merges the sources of a session's sandbox settings: user is the user settings
 // file's, editor the editor's (initializationOptions, then session/new, already merged with
 // Over), workspace the workspace folder's .pid/settings.json. A workspace's file may only
 // narrow until the folder is trusted (a stricter mode, network off, more denyRead); even
-// trusted, it cannot turn the sandbox off nor name writableRoots, which only the user and
-// the editor may. Pure.
+// trusted, it cannot turn the sandbox off, name writableRoots, raise a limit nor let a
+// secret variable through (env.allow), which only the user and the editor may. Pure (but
+// for the machine's memory, read once for the default limit).
 func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 	s := Settings{}.Over(user).Over(editor)
 	r := Default()
@@ -117,6 +199,17 @@ func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 	}
 	r.WritableRoots = s.WritableRoots
 	r.DenyRead = s.DenyRead
+	if s.Limits != nil {
+		if s.Limits.MemoryMB != nil {
+			r.MemoryMB = *s.Limits.MemoryMB
+		}
+		if s.Limits.Processes != nil {
+			r.Processes = *s.Limits.Processes
+		}
+	}
+	if s.Env != nil {
+		r.EnvAllow = s.Env.Allow
+	}
 	// The workspace's own.
 	if workspace.Mode != "" {
 		switch {
@@ -140,6 +233,27 @@ func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 		r.Ignored = append(r.Ignored, "sandbox.writableRoots (only the user or the editor may name them)")
 	}
 	r.DenyRead = append(slices.Clip(r.DenyRead), workspace.DenyRead...)
+	if l := workspace.Limits; l != nil {
+		// Even trusted, a workspace only lowers the limits: they protect the machine, not
+		// the folder.
+		if l.MemoryMB != nil {
+			if *l.MemoryMB <= r.MemoryMB {
+				r.MemoryMB = *l.MemoryMB
+			} else {
+				r.Ignored = append(r.Ignored, fmt.Sprintf("sandbox.limits.memoryMB %d (a workspace may only lower it, from %d)", *l.MemoryMB, r.MemoryMB))
+			}
+		}
+		if l.Processes != nil {
+			if *l.Processes <= r.Processes {
+				r.Processes = *l.Processes
+			} else {
+				r.Ignored = append(r.Ignored, fmt.Sprintf("sandbox.limits.processes %d (a workspace may only lower it, from %d)", *l.Processes, r.Processes))
+			}
+		}
+	}
+	if workspace.Env != nil && len(workspace.Env.Allow) > 0 {
+		r.Ignored = append(r.Ignored, "sandbox.env.allow (only the user or the editor may let secrets through)")
+	}
 	return r
 }
 

@@ -54,6 +54,15 @@ type BashDetails struct {
 	Sandbox *SandboxDetails `json:"sandbox,omitempty"`
 }
 
+// SandboxReverted returns details.sandbox.reverted: the protected paths the check after a
+// sandboxed command removed or put back. The audit log records them.
+func (d BashDetails) SandboxReverted() []string {
+	if d.Sandbox == nil {
+		return nil
+	}
+	return d.Sandbox.Reverted
+}
+
 var bashSchema = schema(`{
   "type": "object",
   "properties": {
@@ -119,7 +128,7 @@ func bashTool(ws *Workspace) toolexec.Tool {
 			r := ws.sandboxSettings()
 			if a.Unsandboxed || r.Mode == sandbox.ModeOff {
 				cmd := exec.Command(shell, "-c", a.Command)
-				cmd.Env = ws.commandEnv(nil)
+				cmd.Env = ws.commandEnv(nil, false)
 				cmd.Dir = ws.cwd
 				det := &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: a.Unsandboxed}
 				return runBash(ctx, bashRun{cmd: cmd, details: det}, timeout, onUpdate)
@@ -260,18 +269,29 @@ loop:
 
 	text, det := out.snapshot()
 	det.DurationMs = time.Since(began).Milliseconds()
-	det.Sandbox = run.details
 	det.ExitCode = -1
 	if cmd.ProcessState != nil {
 		det.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	st, hasStatus := processStatus(cmd)
+	signaled := hasStatus && st.Signaled()
+	sig := syscall.Signal(0)
+	if signaled {
+		sig = st.Signal()
 	}
 	shown := text
 	if shown == "" {
 		shown = "(no output)"
 	}
 	if run.box != nil {
-		shown += createdNote(run.box)
+		// The helper, as the init of the command's PID namespace, exits with 128+N when
+		// signal N ended the command, and says so.
+		if s, ok := run.box.cmd.Signaled(); ok {
+			signaled, sig, det.ExitCode = true, s, -1
+		}
+		shown += run.box.checkAfter()
 	}
+	det.Sandbox = run.details
 	switch stop {
 	case "abort":
 		return toolexec.Result{}, failf("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
@@ -282,17 +302,17 @@ loop:
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return toolexec.Result{}, fmt.Errorf("%s\n\nWaiting for the command failed: %v", shown, waitErr)
 	}
-	if st, ok := processStatus(cmd); ok && st.Signaled() {
-		return toolexec.Result{}, failf("%s\n\nCommand was killed by signal %d (%v).", shown, int(st.Signal()), st.Signal())
+	note := ""
+	if run.box != nil {
+		note = sandboxNote(run.box, text, det.ExitCode != 0 || signaled)
+	}
+	if signaled {
+		return toolexec.Result{}, failf("%s\n\nCommand was killed by signal %d (%v).%s", shown, int(sig), sig, note)
 	}
 	if det.ExitCode != 0 {
-		note := ""
-		if run.box != nil {
-			note = denialNote(run.box, text)
-		}
 		return toolexec.Result{}, failf("%s\n\nCommand exited with code %d.%s", shown, det.ExitCode, note)
 	}
-	return toolexec.Result{Content: []llm.Content{llm.Text(shown)}, Details: det}, nil
+	return toolexec.Result{Content: []llm.Content{llm.Text(shown + note)}, Details: det}, nil
 }
 
 // killGroup ends the process group g: SIGTERM, then SIGKILL once the leader has exited or

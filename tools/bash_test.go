@@ -23,6 +23,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -148,10 +149,20 @@ func TestBashStreamsOutput(t *testing.T) {
 	}
 }
 
+// plainWorkspace is newWorkspace with the sandbox off: the tests of the process group read
+// the pids the command writes, which a sandboxed command's PID namespace numbers apart (its
+// own tests are in sandbox_test.go).
+func plainWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, string) {
+	t.Helper()
+	ws, dir := newWorkspace(t, files)
+	ws.UseSandbox(tools.SandboxConfig{Settings: sandbox.Resolved{Mode: sandbox.ModeOff}})
+	return ws, dir
+}
+
 // Abort kills the whole process group, grandchildren included, and returns promptly even
 // though a grandchild holds the output pipe open.
 func TestBashAbortKillsProcessGroup(t *testing.T) {
-	ws, dir := newWorkspace(t, nil)
+	ws, dir := plainWorkspace(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := make(chan struct{})
@@ -203,7 +214,7 @@ func TestBashAbortKillsProcessGroup(t *testing.T) {
 }
 
 func TestBashTimeout(t *testing.T) {
-	ws, dir := newWorkspace(t, nil)
+	ws, dir := plainWorkspace(t, nil)
 	start := time.Now()
 	r := call(t, ws, "bash", `{"command":"echo before; sleep 300 & echo $! > gc.pid; wait","timeout":0.3}`)
 	took := time.Since(start)
@@ -221,7 +232,7 @@ func TestBashTimeout(t *testing.T) {
 // A background process left running after a normal exit is not waited for, even though it
 // holds the output pipe.
 func TestBashDoesNotWaitForBackgroundProcess(t *testing.T) {
-	ws, dir := newWorkspace(t, nil)
+	ws, dir := plainWorkspace(t, nil)
 	start := time.Now()
 	r := call(t, ws, "bash", `{"command":"sleep 300 & echo $! > bg.pid; echo done"}`)
 	took := time.Since(start)

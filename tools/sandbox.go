@@ -1,7 +1,8 @@
 // This file holds how a workspace's bash commands are contained (the sandbox package does
 // the containing): the session's sandbox settings, its temporary folder, the environment a
-// command gets (the model's key left out), and the words of the results (the note after a
-// denial, the refusal when the kernel cannot give the sandbox).
+// command gets (the model's key and secret-looking variables left out), the check after each
+// command that puts the protected paths back, and the words of the results (the note after
+// a refusal, the refusal when the kernel cannot give the sandbox).
 
 package tools
 
@@ -10,12 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/protected"
 	"github.com/pid-agent/pid/sandbox"
 )
 
@@ -43,11 +46,28 @@ type SandboxDetails struct {
 	LoopbackCut bool `json:"loopbackCut,omitempty"`
 	// Escalated says the model asked for this call to run unsandboxed, and it was allowed.
 	Escalated bool `json:"escalated,omitempty"`
+	// Limits are the command's limits, and how they were applied.
+	Limits *SandboxLimits `json:"limits,omitempty"`
+	// Reverted are the protected paths (absolute) the command created or changed, which
+	// the check after it removed or put back (or could not: the text says which).
+	Reverted []string `json:"reverted,omitempty"`
+}
+
+// SandboxLimits is details.sandbox.limits.
+type SandboxLimits struct {
+	MemoryMB  int `json:"memoryMB"`
+	Processes int `json:"processes"`
+	// By says how: "rlimit" (RLIMIT_DATA per process, RLIMIT_NPROC for the command's
+	// processes and threads).
+	By string `json:"by"`
+	// PidNamespace says nothing the command started outlives it.
+	PidNamespace bool `json:"pidNamespace"`
 }
 
 // box is a workspace's sandbox state.
 type box struct {
 	forceReadOnly atomic.Bool
+	guard         sandbox.Guard // the protected paths, before and after each command
 
 	// mu guards the fields below it.
 	mu  sync.Mutex
@@ -100,17 +120,18 @@ func (w *Workspace) sandboxSettings() sandbox.Resolved {
 	return r
 }
 
+// sweepOnce removes, once per process, the temporary folders of daemons that are gone.
+var sweepOnce sync.Once
+
 // sandboxTmp returns the session's temporary folder, making it at the first call.
 func (w *Workspace) sandboxTmp() (string, error) {
+	sweepOnce.Do(func() { sandbox.SweepStaleTemp(os.TempDir()) })
 	w.box.mu.Lock()
 	defer w.box.mu.Unlock()
 	if w.box.tmp == "" {
-		d, err := os.MkdirTemp("", "pid-sandbox-")
+		d, err := sandbox.MakeTemp()
 		if err != nil {
 			return "", err
-		}
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			d = real
 		}
 		w.box.tmp = d
 	}
@@ -122,18 +143,22 @@ func (w *Workspace) closeBox() {
 	w.box.mu.Lock()
 	defer w.box.mu.Unlock()
 	if w.box.tmp != "" {
-		os.RemoveAll(w.box.tmp)
+		sandbox.RemoveTemp(w.box.tmp)
 		w.box.tmp = ""
 	}
 }
 
 // commandEnv returns pid's environment without the model keys, with TMPDIR and the caches
-// set from set (variable=value entries replacing pid's own).
-func (w *Workspace) commandEnv(set []string) []string {
+// set from set (variable=value entries replacing pid's own). For a sandboxed command
+// (sandboxed true), the variables that look like secrets (sandbox.SecretEnv) are left out
+// too, but for those the user lets through (sandbox.env.allow).
+func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
 	w.box.mu.Lock()
 	drop := slices.Clone(alwaysDropped)
+	var allow []string
 	if w.box.cfg != nil {
 		drop = append(drop, w.box.cfg.DropEnv...)
+		allow = w.box.cfg.Settings.EnvAllow
 	}
 	w.box.mu.Unlock()
 	for _, kv := range set {
@@ -143,9 +168,13 @@ func (w *Workspace) commandEnv(set []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(drop, name) {
-			env = append(env, kv)
+		if slices.Contains(drop, name) {
+			continue
 		}
+		if sandboxed && sandbox.SecretEnv(name) && !slices.Contains(allow, name) {
+			continue
+		}
+		env = append(env, kv)
 	}
 	return append(env, set...)
 }
@@ -155,28 +184,9 @@ type sandboxed struct {
 	cmd     *sandbox.Cmd
 	details SandboxDetails
 	pol     sandbox.Policy
-	// missing are the paths of unguarded that did not exist before the command.
-	missing []string
-}
-
-// unguarded are the paths, in each workspace folder, that other programs run or obey but
-// the sandbox cannot keep from being created when they are missing (a mount needs an
-// existing path, and pid does not create these: see docs/permissions.md). The daemon looks
-// after each command whether it created one, and says so.
-var unguarded = []string{".envrc", ".mcp.json", ".git"}
-
-// createdNote returns a note naming the paths of unguarded the command created; "" when none.
-func createdNote(s *sandboxed) string {
-	var made []string
-	for _, p := range s.missing {
-		if _, err := os.Lstat(p); err == nil {
-			made = append(made, p)
-		}
-	}
-	if len(made) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("\n\n[pid: this command created %s, which other programs (direnv, other agents, git) read and may run code from; the sandbox cannot keep it from being created. Tell the user, who should review it.]", strings.Join(made, ", "))
+	guard   *sandbox.Guard
+	// before is the protected paths' state before the command (nil in read-only mode).
+	before *sandbox.Watched
 }
 
 // prepareSandboxed returns the command that runs argv in the sandbox the settings r ask for
@@ -186,7 +196,7 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	if err != nil {
 		return nil, sandboxFailure(fmt.Errorf("cannot make its temporary folder: %v", err))
 	}
-	p := sandbox.Places{Roots: w.Roots(), Tmp: tmp}
+	p := sandbox.Places{Roots: w.Roots(), Cwd: w.cwdReal, Tmp: tmp}
 	if r.Mode == sandbox.ModeReadOnly {
 		p.Cache = filepath.Join(tmp, "cache")
 	} else if p.Cache, err = cacheDir(); err != nil {
@@ -196,26 +206,63 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	p.ConfigDir, _ = xdg.ConfigDir()
 	p.StateDir, _ = xdg.StateDir()
 	p.Sockets = sandbox.SessionSockets(os.Getenv)
+	p.Path = append(filepath.SplitList(os.Getenv("PATH")), filepath.Dir(argv[0]))
+	roots, err := sandbox.WritableRoots(r, p.Roots)
+	if err != nil {
+		return nil, sandboxFailure(err)
+	}
+	if len(roots) > 0 {
+		p.Watched = w.box.guard.Observe(roots, append([]string{tmp, p.Cache}, roots...), p.Home)
+	}
 	pol, err := sandbox.Build(r, p)
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
-	env := w.commandEnv(append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...))
+	env := w.commandEnv(append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...), true)
 	cmd, err := sandbox.Prepare(pol, argv, w.cwd, env)
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
-	var missing []string
-	if r.Mode == sandbox.ModeWorkspaceWrite {
-		for _, root := range append(w.Roots(), r.WritableRoots...) {
-			for _, n := range unguarded {
-				if _, err := os.Lstat(filepath.Join(root, n)); err != nil {
-					missing = append(missing, filepath.Join(root, n))
-				}
-			}
+	det := SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp",
+		Limits: &SandboxLimits{MemoryMB: pol.MemoryMB, Processes: pol.Processes, By: "rlimit", PidNamespace: cmd.PidNS}}
+	return &sandboxed{cmd: cmd, pol: pol, guard: &w.box.guard, before: p.Watched, details: det}, nil
+}
+
+// checkAfter is the check after every sandboxed command: it puts the protected paths back
+// as they were before the command (sandbox.Guard.Check), records what it found in the
+// details, and returns the note for the result ("" when nothing was found).
+//
+// Contract: called once the helper has been waited for: with a PID namespace, every
+// process the command started has ended by then.
+func (s *sandboxed) checkAfter() string {
+	if s.before == nil {
+		return ""
+	}
+	found := s.guard.Check(s.before)
+	if len(found) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n[pid: this command ")
+	for i, r := range found {
+		s.details.Reverted = append(s.details.Reverted, r.Path)
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		switch {
+		case r.What == "created" && r.Restored:
+			fmt.Fprintf(&b, "created %s, which pid removed", r.Path)
+		case r.What == "created":
+			fmt.Fprintf(&b, "created %s, which pid could not remove (%s)", r.Path, r.Why)
+		case r.Restored:
+			fmt.Fprintf(&b, "%s %s, which pid put back", r.What, r.Path)
+		default:
+			fmt.Fprintf(&b, "%s %s, which pid could not put back (%s)", r.What, r.Path, r.Why)
 		}
 	}
-	return &sandboxed{cmd: cmd, pol: pol, missing: missing, details: SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp"}}, nil
+	b.WriteString(". Other programs (git, editors, direnv, other agents) load commands from these paths, so sandboxed commands may not create or change them. " +
+		"If the task needs it, call bash again with unsandboxed: true and a justification; the user will be asked. Tell the user what happened.]")
+	return b.String()
 }
 
 // cacheDir returns $XDG_CACHE_HOME/pid/sandbox (~/.cache/pid/sandbox).
@@ -238,22 +285,41 @@ func sandboxFailure(err error) error {
 		"or call bash with unsandboxed: true and a justification, which the user is asked to allow.", strings.TrimSuffix(err.Error(), "."))
 }
 
-// denialMarks are what a command's output says when the sandbox refused it something.
+// denialMarks are what a failed command's output says when the sandbox may have refused
+// it something.
 var denialMarks = []string{
 	"Permission denied", "Operation not permitted", "Read-only file system", "Network is unreachable",
 	"Connection refused", "Could not resolve host", "Temporary failure in name resolution", "EACCES", "EPERM",
 	"EROFS", "ENETUNREACH", "ECONNREFUSED",
 }
 
-// denialNote returns the note added to a failed sandboxed command's result when its output
-// looks like a refusal, naming what is writable; "" otherwise.
-func denialNote(s *sandboxed, output string) string {
+// symptoms are what a command's output says, whatever its exit code, when the sandbox
+// refused it something: a program that reports a failure and goes on (a build step, a
+// test runner, a shell loop) exits 0. "Permission denied" counts only next to a path the
+// sandbox does not let it write (symptomPath).
+var symptoms = []string{
+	"Could not resolve host", "Network is unreachable", "Temporary failure in name resolution",
+	"Name or service not known", "Read-only file system",
+}
+
+// sandboxNote returns the note added to a sandboxed command's result when its output shows
+// the sandbox may have refused it something (failed: any of denialMarks; otherwise one of
+// symptoms; either way "Permission denied" on a path outside the writable folders, or a
+// path of a private place that is missing), naming what is writable; "" otherwise.
+func sandboxNote(s *sandboxed, output string, failed bool) string {
 	hit := false
-	for _, m := range denialMarks {
+	marks := symptoms
+	if failed {
+		marks = denialMarks
+	}
+	for _, m := range marks {
 		if strings.Contains(output, m) {
 			hit = true
 			break
 		}
+	}
+	if !hit {
+		hit = deniedOutside(s.pol, s.cmd.Dir, output)
 	}
 	if !hit {
 		return ""
@@ -261,7 +327,10 @@ func denialNote(s *sandboxed, output string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n\n[pid's sandbox (%s) may have refused this. Writable: %s", s.pol.Mode, strings.Join(s.pol.Writable, ", "))
 	if s.pol.Mode == sandbox.ModeWorkspaceWrite {
-		fmt.Fprintf(&b, " (but %s stay read-only there)", strings.Join(sandbox.ProtectedNames, ", "))
+		fmt.Fprintf(&b, " (but %s stay read-only there: git commands that write to .git, such as add, commit, stash, checkout or fetch, fail)", protected.List())
+	}
+	if len(s.pol.Private) > 0 {
+		fmt.Fprintf(&b, ". Besides them, %s look empty and are read-only here: use $TMPDIR", strings.Join(s.pol.Private, ", "))
 	}
 	b.WriteString(". ")
 	if !s.pol.Network {
@@ -269,4 +338,40 @@ func denialNote(s *sandboxed, output string) string {
 	}
 	b.WriteString("If the command needs more, call bash again with unsandboxed: true and a justification; the user will be asked.]")
 	return b.String()
+}
+
+// deniedPath finds the paths a line of output names: quoted ('...', ‘...’, "...") or a word
+// starting with /.
+var deniedPath = regexp.MustCompile(`'([^']+)'|‘([^’]+)’|"([^"]+)"|(/[^\s:'"]+)`)
+
+// deniedOutside reports whether a line of output says "Permission denied" (any case) about a
+// path outside pol's writable folders or inside a protected one, or "No such file or
+// directory" about a path in a private place (/tmp...) that the command does not see;
+// relative paths are taken from dir.
+func deniedOutside(pol sandbox.Policy, dir, output string) bool {
+	for line := range strings.Lines(output) {
+		low := strings.ToLower(line)
+		denied, missing := strings.Contains(low, "permission denied"), strings.Contains(low, "no such file or directory")
+		if !denied && !missing {
+			continue
+		}
+		for _, m := range deniedPath.FindAllStringSubmatch(line, -1) {
+			p := m[1] + m[2] + m[3] + m[4]
+			if p == "" || strings.ContainsAny(p, "\n\x00") {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			p = filepath.Clean(p)
+			inside := func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") }
+			switch {
+			case denied && (!slices.ContainsFunc(pol.Writable, inside) || slices.ContainsFunc(pol.Protected, inside)):
+				return true
+			case missing && slices.ContainsFunc(pol.Private, inside) && !slices.ContainsFunc(pol.Rebind, inside):
+				return true
+			}
+		}
+	}
+	return false
 }

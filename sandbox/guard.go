@@ -1,0 +1,389 @@
+// This file holds the Guard: what the protected paths of the writable roots (package
+// protected's list, every repository's .git at any depth, and what git's configuration makes
+// git load or run) look like before a sandboxed command, so that the helper can make the
+// existing ones read-only, and so that, after the command, whatever it created there is
+// removed and whatever it changed is put back (the check after every sandboxed command).
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pid-agent/pid/protected"
+)
+
+// MaxGuardDirs bounds the folders one walk of the Guard visits (a variable for the tests):
+// past it, repositories deeper in the walk are not found (Watched.Incomplete says so).
+var MaxGuardDirs = 200_000
+
+// MaxProtectedMounts bounds the read-only mounts of one command: each costs the helper tens
+// of microseconds. Paths past it are compared after the command instead, and put back
+// when they are small files or links.
+var MaxProtectedMounts = 256
+
+// keptBytes is the size up to which a protected file that is not mounted read-only is
+// kept in memory, to be put back if the command changes it.
+const keptBytes = 64 << 10
+
+// ctimeSlack is how recent a folder's change time may be for the Guard to list the folder
+// again rather than trust what it listed before: a file system's clock ticks coarsely
+// (a few milliseconds, a second or two on some), so a change made right after a look can
+// leave the change time as it was.
+const ctimeSlack = 2 * time.Second
+
+// Guard watches one workspace's protected paths; see Observe and Check. Its memory of the
+// folders it listed makes a walk of an unchanged tree one lstat per folder.
+//
+// Safe for concurrent use.
+type Guard struct {
+	// mu guards dirs.
+	mu   sync.Mutex
+	dirs map[string]*dirMemo
+}
+
+// dirMemo is what the Guard listed in one folder.
+type dirMemo struct {
+	key     fileKey
+	subdirs []string // names of the folders in it (not links), sorted
+	hits    []string // names of the entries that are protected names, any case
+}
+
+// entryState is one watched path as it was before the command.
+type entryState struct {
+	exists  bool
+	key     fileKey
+	mode    fs.FileMode
+	size    int64
+	link    string // a symbolic link's target
+	content []byte // a small regular file's content, when not mounted read-only
+	kept    bool   // content holds the whole file
+	mounted bool   // made read-only by a mount for the command
+}
+
+// Watched is the state of a workspace's protected paths before a command (Observe), for
+// Build (what to make read-only) and Check (what to put back).
+type Watched struct {
+	// Roots are the writable roots watched, real paths.
+	Roots []string
+	// Incomplete says why some folders were not looked in ("" when all were).
+	Incomplete string
+	entries    map[string]*entryState
+	gits       map[string]bool // every .git entry found by the walk
+	visited    map[string]bool // the folders the walk listed or trusted
+	dangling   map[string]string
+	protect    []string
+}
+
+// Protected returns the existing paths to make read-only (at most MaxProtectedMounts), in
+// an order where a path never comes after one beneath it.
+func (w *Watched) Protected() []string { return w.protect }
+
+// Dangling returns the watched paths that are symbolic links leading nowhere, with where
+// they lead: a mount cannot cover them, and a command could create their target.
+func (w *Watched) Dangling() map[string]string { return w.dangling }
+
+// Observe looks at the protected paths of roots (real paths of the workspace folders and
+// writableRoots) and returns their state. writable are every place the command may write
+// (roots, the temporary folder, the cache): a path git's configuration names counts only
+// there. home is the user's home folder ("" when unknown), for "~/" in git's configuration.
+//
+// Contract: called by the daemon before it builds a command's policy; it only reads.
+func (g *Guard) Observe(roots, writable []string, home string) *Watched {
+	w := &Watched{Roots: roots, entries: map[string]*entryState{}, gits: map[string]bool{}, visited: map[string]bool{}}
+	gits, incomplete := g.walk(roots, w.visited)
+	w.Incomplete = incomplete
+	inWritable := func(p string) bool {
+		return slices.ContainsFunc(writable, func(d string) bool { return within(p, d) })
+	}
+	add := func(p string) {
+		if _, ok := w.entries[p]; !ok {
+			w.entries[p] = observe(p)
+		}
+	}
+	for _, root := range roots {
+		for _, e := range protected.Names {
+			add(filepath.Join(root, e.Name))
+		}
+	}
+	for _, p := range gits {
+		w.gits[p] = true
+		add(p)
+	}
+	for _, p := range gits {
+		if !strings.EqualFold(filepath.Base(p), ".git") {
+			continue
+		}
+		r := readRepo(p)
+		for _, d := range []string{r.gitDir, r.common} {
+			if d != "" && inWritable(d) {
+				add(d)
+			}
+		}
+		for _, c := range r.configPaths(home) {
+			if inWritable(c) {
+				add(c)
+			}
+		}
+	}
+	// What exists is made read-only, outermost first; what lies beneath a path made
+	// read-only comes with it.
+	paths := make([]string, 0, len(w.entries))
+	for p := range w.entries {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, func(a, b string) int {
+		if c := strings.Count(a, "/") - strings.Count(b, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, p := range paths {
+		e := w.entries[p]
+		if !e.exists {
+			continue
+		}
+		if e.link != "" {
+			if _, err := os.Stat(p); err != nil {
+				if w.dangling == nil {
+					w.dangling = map[string]string{}
+				}
+				w.dangling[p] = e.link
+				continue
+			}
+		}
+		covered := slices.ContainsFunc(w.protect, func(q string) bool { return within(p, q) && w.entries[q].link == "" })
+		switch {
+		case covered:
+			e.mounted = true
+		case len(w.protect) < MaxProtectedMounts:
+			w.protect = append(w.protect, p)
+			e.mounted = true
+		}
+		if !e.mounted && e.mode.IsRegular() && e.size <= keptBytes {
+			if b, err := readSmall(p, keptBytes+1); err == nil && int64(len(b)) == e.size {
+				e.content, e.kept = b, true
+			}
+		}
+	}
+	return w
+}
+
+// observe returns p's state.
+func observe(p string) *entryState {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return &entryState{}
+	}
+	e := &entryState{exists: true, key: keyOf(fi), mode: fi.Mode(), size: fi.Size()}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		e.link, _ = os.Readlink(p)
+		if e.link == "" {
+			e.link = "?"
+		}
+	}
+	return e
+}
+
+// Reverted is one path the check after a command found created or changed.
+type Reverted struct {
+	Path string
+	// What happened: "created" (now removed), "changed" or "removed" (put back when
+	// Restored).
+	What string
+	// Restored says the path is as it was before the command.
+	Restored bool
+	// Why says why it could not be put back.
+	Why string
+}
+
+// Check compares the protected paths with their state in before (Observe, right before the
+// command), removes what the command created (a protected name in a root, a .git anywhere
+// the walk looks, a path git's configuration names) and puts back what it changed where it
+// can: a link, a small file kept in before. It returns what it found, sorted by path.
+//
+// Contract: called by the daemon once the command and every process it started have ended.
+func (g *Guard) Check(before *Watched) []Reverted {
+	var out []Reverted
+	seen := map[string]bool{}
+	visited := map[string]bool{}
+	gits, _ := g.walk(before.Roots, visited)
+	for _, p := range gits {
+		seen[p] = true
+		if before.gits[p] || !before.visited[filepath.Dir(p)] {
+			continue // there before, or in a folder the first walk did not reach
+		}
+		if e, ok := before.entries[p]; ok && e.exists {
+			continue
+		}
+		out = append(out, removeCreated(p))
+	}
+	for p, e := range before.entries {
+		if seen[p] && !e.exists {
+			continue // removed above
+		}
+		now := observe(p)
+		switch {
+		case !e.exists && now.exists:
+			out = append(out, removeCreated(p))
+		case !e.exists:
+		case e.mounted && e.link == "":
+			// Read-only for the whole command: it cannot have changed.
+		case !now.exists:
+			out = append(out, putBack(p, e, "removed"))
+		case now.key != e.key || now.mode != e.mode || now.size != e.size || now.link != e.link:
+			out = append(out, putBack(p, e, "changed"))
+		}
+	}
+	slices.SortFunc(out, func(a, b Reverted) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// removeCreated removes p, which the command created.
+func removeCreated(p string) Reverted {
+	r := Reverted{Path: p, What: "created"}
+	if err := removeAll(p); err != nil {
+		r.Why = err.Error()
+	} else {
+		r.Restored = true
+	}
+	return r
+}
+
+// putBack makes p what e says it was.
+func putBack(p string, e *entryState, what string) Reverted {
+	r := Reverted{Path: p, What: what}
+	switch {
+	case e.link != "" && e.link != "?":
+		if err := removeAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.Why = err.Error()
+			return r
+		}
+		if err := os.Symlink(e.link, p); err != nil {
+			r.Why = err.Error()
+			return r
+		}
+	case e.kept:
+		if err := removeAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.Why = err.Error()
+			return r
+		}
+		if err := os.WriteFile(p, e.content, e.mode.Perm()); err != nil {
+			r.Why = err.Error()
+			return r
+		}
+	default:
+		r.Why = "pid kept no copy of it (a folder, or a file larger than 64 KiB, that was not made read-only)"
+		return r
+	}
+	r.Restored = true
+	return r
+}
+
+// removeAll removes p and what it holds, making folders writable on the way when a command
+// took their write permission away.
+func removeAll(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(q, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
+}
+
+// walk lists the folders of roots (not following links, not entering .git folders), at
+// most MaxGuardDirs of them, and returns the paths of every .git entry found (any case) and
+// of every protected name right in a root; it marks each folder it looked in in visited.
+// A folder whose identity and change time are what its memory says, and whose change time
+// is not recent, is not listed again. incomplete says why the walk stopped early.
+func (g *Guard) walk(roots []string, visited map[string]bool) (hits []string, incomplete string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.dirs == nil {
+		g.dirs = map[string]*dirMemo{}
+	}
+	now := time.Now().Add(-ctimeSlack).UnixNano()
+	stack := slices.Clone(roots)
+	slices.Reverse(stack)
+	isRoot := func(d string) bool { return slices.Contains(roots, d) }
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if visited[d] {
+			continue
+		}
+		if len(visited) >= MaxGuardDirs {
+			incomplete = fmt.Sprintf("the workspace holds more than %d folders: repositories nested deeper were not looked for", MaxGuardDirs)
+			break
+		}
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		visited[d] = true
+		key := keyOf(fi)
+		m := g.dirs[d]
+		if m == nil || m.key != key || key.ctime >= now || key.ino == 0 {
+			m = listDir(d, key)
+			g.dirs[d] = m
+		}
+		for _, h := range m.hits {
+			if strings.EqualFold(h, ".git") || isRoot(d) {
+				hits = append(hits, filepath.Join(d, h))
+			}
+		}
+		for i := len(m.subdirs) - 1; i >= 0; i-- {
+			stack = append(stack, filepath.Join(d, m.subdirs[i]))
+		}
+	}
+	// Forget the folders no longer there (or no longer reached).
+	for d := range g.dirs {
+		if !visited[d] {
+			delete(g.dirs, d)
+		}
+	}
+	return hits, incomplete
+}
+
+// listDir lists the folder d, whose lstat gave key.
+func listDir(d string, key fileKey) *dirMemo {
+	m := &dirMemo{key: key}
+	f, err := os.Open(d)
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	entries, _ := f.ReadDir(-1)
+	for _, e := range entries {
+		name := e.Name()
+		if protected.IsName(name) {
+			m.hits = append(m.hits, name)
+			if strings.EqualFold(name, ".git") {
+				continue // a repository's own: .git is protected whole
+			}
+		}
+		if e.IsDir() {
+			m.subdirs = append(m.subdirs, name)
+		}
+	}
+	slices.Sort(m.subdirs)
+	slices.Sort(m.hits)
+	return m
+}
+
+// within reports whether p is d or lies beneath it.
+func within(p, d string) bool {
+	return p == d || strings.HasPrefix(p, d+"/") || d == "/"
+}
