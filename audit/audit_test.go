@@ -22,6 +22,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/tools"
 )
 
 // stateEnv points XDG_STATE_HOME (and HOME) at a fresh folder and returns the state folder.
@@ -307,5 +308,30 @@ func TestAuditLineAfterToolEnd(t *testing.T) {
 	lines := readLines(t, l.Path())
 	if len(lines) != 1 || lines[0]["toolCallId"] != "c1" || lines[0]["isError"] != true || lines[0]["durationMs"] == nil {
 		t.Fatalf("after the ToolEnd: %v, want the call's line with its result and duration", lines)
+	}
+}
+
+// The paths the check after a sandboxed command put back (bash's
+// details.sandbox.reverted) are in the call's line, on an error result too.
+func TestAuditRecordsSandboxReverted(t *testing.T) {
+	state := stateEnv(t)
+	l := openLog(t)
+	hook := l.Hook(audit.Options{Session: "s1"})
+	det := tools.BashDetails{ExitCode: 1, Sandbox: &tools.SandboxDetails{Mode: "workspace-write", Reverted: []string{"/w/.envrc", "/w/sub/.git"}}}
+	in := toolexec.AfterInput{Call: llm.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(`{"command":"x"}`)},
+		Result: toolexec.Result{Content: toolexec.TextResult("failed").Content, Details: det}, IsError: true}
+	if _, err := hook(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	in.Call.ID, in.Result.Details = "c2", tools.BashDetails{Sandbox: &tools.SandboxDetails{Mode: "workspace-write"}}
+	if _, err := hook(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, filepath.Join(state, "pid", "audit.log"))
+	if got := fmt.Sprint(lines[0]["sandboxReverted"]); got != "[/w/.envrc /w/sub/.git]" {
+		t.Errorf("sandboxReverted %s", got)
+	}
+	if _, ok := lines[1]["sandboxReverted"]; ok {
+		t.Errorf("a call that reverted nothing has sandboxReverted: %v", lines[1])
 	}
 }

@@ -76,8 +76,8 @@ type Watched struct {
 	// Incomplete says why some folders were not looked in ("" when all were).
 	Incomplete string
 	entries    map[string]*entryState
-	gits       map[string]bool // every .git entry found by the walk
-	visited    map[string]bool // the folders the walk listed or trusted
+	gits       map[string]bool     // every .git entry found by the walk
+	visited    map[string][]string // the folders the walk listed or trusted, with their folders
 	dangling   map[string]string
 	protect    []string
 }
@@ -97,7 +97,7 @@ func (w *Watched) Dangling() map[string]string { return w.dangling }
 //
 // Contract: called by the daemon before it builds a command's policy; it only reads.
 func (g *Guard) Observe(roots, writable []string, home string) *Watched {
-	w := &Watched{Roots: roots, entries: map[string]*entryState{}, gits: map[string]bool{}, visited: map[string]bool{}}
+	w := &Watched{Roots: roots, entries: map[string]*entryState{}, gits: map[string]bool{}, visited: map[string][]string{}}
 	gits, incomplete := g.walk(roots, w.visited)
 	w.Incomplete = incomplete
 	inWritable := func(p string) bool {
@@ -213,11 +213,10 @@ type Reverted struct {
 func (g *Guard) Check(before *Watched) []Reverted {
 	var out []Reverted
 	seen := map[string]bool{}
-	visited := map[string]bool{}
-	gits, _ := g.walk(before.Roots, visited)
+	gits, _ := g.walk(before.Roots, map[string][]string{})
 	for _, p := range gits {
 		seen[p] = true
-		if before.gits[p] || !before.visited[filepath.Dir(p)] {
+		if before.gits[p] || !before.reached(p) {
 			continue // there before, or in a folder the first walk did not reach
 		}
 		if e, ok := before.entries[p]; ok && e.exists {
@@ -244,6 +243,26 @@ func (g *Guard) Check(before *Watched) []Reverted {
 	}
 	slices.SortFunc(out, func(a, b Reverted) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// reached reports whether the walk of Observe would have found p had it been there: its
+// folder was listed, or lies in a folder made since beneath one that was (the first walk
+// stopped short when Incomplete).
+func (w *Watched) reached(p string) bool {
+	if w.Incomplete == "" {
+		return true
+	}
+	child, d := p, filepath.Dir(p)
+	for {
+		if subdirs, ok := w.visited[d]; ok {
+			return d == filepath.Dir(p) || !slices.Contains(subdirs, filepath.Base(child))
+		}
+		if parent := filepath.Dir(d); parent != d {
+			child, d = d, parent
+			continue
+		}
+		return false
+	}
 }
 
 // removeCreated removes p, which the command created.
@@ -308,7 +327,7 @@ func removeAll(p string) error {
 // of every protected name right in a root; it marks each folder it looked in in visited.
 // A folder whose identity and change time are what its memory says, and whose change time
 // is not recent, is not listed again. incomplete says why the walk stopped early.
-func (g *Guard) walk(roots []string, visited map[string]bool) (hits []string, incomplete string) {
+func (g *Guard) walk(roots []string, visited map[string][]string) (hits []string, incomplete string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.dirs == nil {
@@ -321,7 +340,7 @@ func (g *Guard) walk(roots []string, visited map[string]bool) (hits []string, in
 	for len(stack) > 0 {
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if visited[d] {
+		if _, ok := visited[d]; ok {
 			continue
 		}
 		if len(visited) >= MaxGuardDirs {
@@ -332,13 +351,13 @@ func (g *Guard) walk(roots []string, visited map[string]bool) (hits []string, in
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		visited[d] = true
 		key := keyOf(fi)
 		m := g.dirs[d]
 		if m == nil || m.key != key || key.ctime >= now || key.ino == 0 {
 			m = listDir(d, key)
 			g.dirs[d] = m
 		}
+		visited[d] = m.subdirs
 		for _, h := range m.hits {
 			if strings.EqualFold(h, ".git") || isRoot(d) {
 				hits = append(hits, filepath.Join(d, h))
@@ -350,7 +369,7 @@ func (g *Guard) walk(roots []string, visited map[string]bool) (hits []string, in
 	}
 	// Forget the folders no longer there (or no longer reached).
 	for d := range g.dirs {
-		if !visited[d] {
+		if _, ok := visited[d]; !ok {
 			delete(g.dirs, d)
 		}
 	}

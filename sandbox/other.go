@@ -26,8 +26,9 @@ func Probe() Capability {
 // Cmd is a sandboxed command; see the Linux version.
 type Cmd struct {
 	*exec.Cmd
-	NetworkCut string
-	PidNS      bool
+	NetworkCut  string
+	PidNS       bool
+	ProcessesBy string
 }
 
 // Prepare fails: there is no sandbox here.
@@ -38,8 +39,8 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 // Started is never reached here.
 func (c *Cmd) Started() error { return nil }
 
-// Signaled is never reached here.
-func (c *Cmd) Signaled() (syscall.Signal, bool) { return 0, false }
+// Finish is never reached here.
+func (c *Cmd) Finish() (syscall.Signal, bool) { return 0, false }
 
 // Close is never reached here.
 func (c *Cmd) Close() {}
@@ -63,3 +64,5 @@ func keyOf(fs.FileInfo) fileKey { return fileKey{} }
 func processAlive(int) bool { return true }
 
 func ownedByMe(fs.FileInfo) bool { return false }
+
+func sweepCgroups() {}

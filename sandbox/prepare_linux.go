@@ -107,7 +107,12 @@ type Cmd struct {
 	// PidNS says the command runs in a PID namespace of its own (nothing it starts
 	// outlives it).
 	PidNS bool
-	r, w  *os.File // the report pipe
+	// ProcessesBy says what caps the command's processes: "cgroup v2", "cgroup v1" (the
+	// pids controller) or "rlimit" (RLIMIT_NPROC, which does not hold for root); "" when
+	// nothing does.
+	ProcessesBy string
+	cgroup      string   // the command's cgroup, removed by Finish or Close
+	r, w        *os.File // the report pipe
 }
 
 // Prepare returns the command that runs argv (argv[0] an absolute path) in dir with the
@@ -137,12 +142,25 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 			cut = "namespace"
 		}
 	}
+	processesBy := ""
+	if pol.Processes > 0 {
+		dir, version, err := newCommandCgroup(pol.Processes)
+		if err != nil {
+			return nil, err
+		}
+		pol.Cgroup, processesBy = dir, "rlimit"
+		if dir != "" {
+			processesBy = "cgroup " + version
+		}
+	}
 	raw, err := json.Marshal(pol)
 	if err != nil {
+		removeCgroup(pol.Cgroup)
 		return nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
+		removeCgroup(pol.Cgroup)
 		return nil, err
 	}
 	cmd := exec.Command(HelperPath(), append([]string{HelperArg, "--"}, argv...)...)
@@ -150,7 +168,7 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 	cmd.Env = append(env[:len(env):len(env)], policyEnv+"="+string(raw))
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = nsAttr(flags)
-	return &Cmd{Cmd: cmd, NetworkCut: cut, PidNS: pol.PidNS, r: r, w: w}, nil
+	return &Cmd{Cmd: cmd, NetworkCut: cut, PidNS: pol.PidNS, ProcessesBy: processesBy, cgroup: pol.Cgroup, r: r, w: w}, nil
 }
 
 // Started waits until the helper has started the command (nil) or failed to set the
@@ -178,10 +196,11 @@ func (c *Cmd) Started() error {
 	return errors.New(string(first[:n]) + string(rest))
 }
 
-// Signaled returns the signal that ended the command, when the helper ran it as an init
-// and a signal did (the helper then exits with 128+N). Contract: called once, after Wait.
-func (c *Cmd) Signaled() (syscall.Signal, bool) {
-	defer c.r.Close()
+// Finish releases what the command held (the report pipe, its cgroup) and returns the
+// signal that ended the command, when the helper ran it as an init and a signal did (the
+// helper then exits with 128+N). Contract: called once, after Wait, instead of Close.
+func (c *Cmd) Finish() (syscall.Signal, bool) {
+	defer c.Close()
 	var b [1]byte
 	if n, _ := c.r.Read(b[:]); n == 1 && b[0] != 0 {
 		return syscall.Signal(b[0]), true
@@ -189,9 +208,13 @@ func (c *Cmd) Signaled() (syscall.Signal, bool) {
 	return 0, false
 }
 
-// Close releases the report pipe of a command that did not start, or whose result was
-// read.
+// Close releases the report pipe and the cgroup of a command that did not start (or that
+// Finish is done with). Safe to call again.
 func (c *Cmd) Close() {
 	c.w.Close()
 	c.r.Close()
+	if c.cgroup != "" {
+		removeCgroup(c.cgroup)
+		c.cgroup = ""
+	}
 }

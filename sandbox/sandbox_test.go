@@ -14,11 +14,15 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// needSandbox skips where the kernel cannot give a sandbox, saying why.
+// needSandbox skips where the kernel cannot give a sandbox, saying why; it fails the test
+// instead when PID_REQUIRE_SANDBOX=1.
 func needSandbox(t *testing.T) sandbox.Capability {
 	t.Helper()
 	c := sandbox.Probe()
 	if !c.Available {
+		if os.Getenv("PID_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("PID_REQUIRE_SANDBOX=1, and this kernel cannot give pid's sandbox: %s", c.Reason)
+		}
 		t.Skipf("no sandbox on this kernel: %s", c.Reason)
 	}
 	return c
@@ -26,6 +30,13 @@ func needSandbox(t *testing.T) sandbox.Capability {
 
 // run runs script with bash in the sandbox of pol, in dir, and returns its output and error.
 func run(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (string, error) {
+	t.Helper()
+	out, err, _ := runCmd(t, pol, dir, script, env...)
+	return out, err
+}
+
+// runCmd is run that also returns the command, waited for and finished.
+func runCmd(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (string, error, *sandbox.Cmd) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -46,7 +57,7 @@ func run(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (s
 		t.Fatalf("sandbox setup: %v", err)
 	}
 	err = c.Wait()
-	return out.String(), err
+	return out.String(), err, c
 }
 
 func TestHelperRunsTheCommandContained(t *testing.T) {
@@ -59,6 +70,27 @@ func TestHelperRunsTheCommandContained(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "g")); err == nil {
 		t.Error("wrote outside the writable folders")
+	}
+}
+
+// The helper is the init of the command's PID namespace: it exits as the command did, says
+// which signal ended it, and nothing the command started is left.
+func TestHelperIsTheCommandsInit(t *testing.T) {
+	if c := needSandbox(t); !c.PidNamespaces {
+		t.Fatalf("this kernel gives no PID namespace: %+v", c)
+	}
+	ws, tmp := t.TempDir(), t.TempDir()
+	pol := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Writable: []string{ws, tmp}}
+	out, err, c := runCmd(t, pol, ws, "echo $PPID; setsid sleep 1000 & exit 7")
+	if code := c.ProcessState.ExitCode(); code != 7 || out != "1\n" {
+		t.Errorf("exit code %d (%v), output %q: want 7, and the shell a child of its namespace's init (1)", code, err, out)
+	}
+	if _, ok := c.Finish(); ok {
+		t.Error("Finish says a signal ended the command")
+	}
+	_, _, c = runCmd(t, pol, ws, "kill -9 $$")
+	if sig, ok := c.Finish(); !ok || sig != 9 || c.ProcessState.ExitCode() != 128+9 {
+		t.Errorf("Finish %v %v, exit code %d", sig, ok, c.ProcessState.ExitCode())
 	}
 }
 

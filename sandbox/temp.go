@@ -31,8 +31,9 @@ func MakeTemp() (string, error) {
 // SweepStaleTemp removes the sessions' temporary folders in dir whose daemon is gone (a
 // daemon killed with SIGKILL leaves its own): TempPrefix+PID+"-*" where no process PID is
 // alive. A folder of a live process (another daemon's), or one this user does not own,
-// stays. It returns the folders removed.
+// stays. It returns the folders removed. The commands' cgroups such a daemon left go too.
 func SweepStaleTemp(dir string) []string {
+	sweepCgroups()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil

@@ -845,6 +845,12 @@ func (r *batch) executeFailed(c *call, err error) {
 	default:
 		c.fail(err.Error())
 	}
+	// An error that carries details keeps them on its result (bash's details.sandbox: what
+	// the check after a sandboxed command put back).
+	var d interface{ ResultDetails() any }
+	if pe == nil && errors.As(err, &d) {
+		c.result.Details = d.ResultDetails()
+	}
 }
 
 // finalize applies afterToolCall's override field by field (R11).

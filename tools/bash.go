@@ -190,6 +190,7 @@ func runBash(ctx context.Context, run bashRun, timeout time.Duration, onUpdate f
 		if err != nil {
 			group.Wait()
 			pr.Close()
+			run.box.cmd.Close()
 			if ctx.Err() != nil {
 				return toolexec.Result{}, ctx.Err()
 			}
@@ -286,17 +287,25 @@ loop:
 	if run.box != nil {
 		// The helper, as the init of the command's PID namespace, exits with 128+N when
 		// signal N ended the command, and says so.
-		if s, ok := run.box.cmd.Signaled(); ok {
+		if s, ok := run.box.cmd.Finish(); ok {
 			signaled, sig, det.ExitCode = true, s, -1
 		}
 		shown += run.box.checkAfter()
 	}
 	det.Sandbox = run.details
+	// A sandboxed command's failure keeps its details: details.sandbox.reverted says what
+	// the check after it put back, whatever the outcome.
+	fail := failf
+	if run.box != nil {
+		fail = func(format string, a ...any) error {
+			return &failure{text: fmt.Sprintf(format, a...), details: det}
+		}
+	}
 	switch stop {
 	case "abort":
-		return toolexec.Result{}, failf("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
+		return toolexec.Result{}, fail("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
 	case "timeout":
-		return toolexec.Result{}, failf("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, timeout)
+		return toolexec.Result{}, fail("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, timeout)
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
@@ -307,10 +316,10 @@ loop:
 		note = sandboxNote(run.box, text, det.ExitCode != 0 || signaled)
 	}
 	if signaled {
-		return toolexec.Result{}, failf("%s\n\nCommand was killed by signal %d (%v).%s", shown, int(sig), sig, note)
+		return toolexec.Result{}, fail("%s\n\nCommand was killed by signal %d (%v).%s", shown, int(sig), sig, note)
 	}
 	if det.ExitCode != 0 {
-		return toolexec.Result{}, failf("%s\n\nCommand exited with code %d.%s", shown, det.ExitCode, note)
+		return toolexec.Result{}, fail("%s\n\nCommand exited with code %d.%s", shown, det.ExitCode, note)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(shown + note)}, Details: det}, nil
 }

@@ -57,9 +57,11 @@ type SandboxDetails struct {
 type SandboxLimits struct {
 	MemoryMB  int `json:"memoryMB"`
 	Processes int `json:"processes"`
-	// By says how: "rlimit" (RLIMIT_DATA per process, RLIMIT_NPROC for the command's
-	// processes and threads).
-	By string `json:"by"`
+	// MemoryBy says what caps the memory: "rlimit" (RLIMIT_DATA, for each process).
+	MemoryBy string `json:"memoryBy"`
+	// ProcessesBy says what caps the processes and threads: "cgroup v2" or "cgroup v1"
+	// (the pids controller, for the whole command), or "rlimit" (RLIMIT_NPROC).
+	ProcessesBy string `json:"processesBy"`
 	// PidNamespace says nothing the command started outlives it.
 	PidNamespace bool `json:"pidNamespace"`
 }
@@ -187,6 +189,8 @@ type sandboxed struct {
 	guard   *sandbox.Guard
 	// before is the protected paths' state before the command (nil in read-only mode).
 	before *sandbox.Watched
+	// command is the shell command, for the note after a refusal.
+	command string
 }
 
 // prepareSandboxed returns the command that runs argv in the sandbox the settings r ask for
@@ -224,8 +228,8 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 		return nil, sandboxFailure(err)
 	}
 	det := SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp",
-		Limits: &SandboxLimits{MemoryMB: pol.MemoryMB, Processes: pol.Processes, By: "rlimit", PidNamespace: cmd.PidNS}}
-	return &sandboxed{cmd: cmd, pol: pol, guard: &w.box.guard, before: p.Watched, details: det}, nil
+		Limits: &SandboxLimits{MemoryMB: pol.MemoryMB, Processes: pol.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
+	return &sandboxed{cmd: cmd, pol: pol, guard: &w.box.guard, before: p.Watched, details: det, command: argv[len(argv)-1]}, nil
 }
 
 // checkAfter is the check after every sandboxed command: it puts the protected paths back
@@ -321,6 +325,9 @@ func sandboxNote(s *sandboxed, output string, failed bool) string {
 	if !hit {
 		hit = deniedOutside(s.pol, s.cmd.Dir, output)
 	}
+	if !hit && failed && s.pol.Mode == sandbox.ModeWorkspaceWrite && gitWord.MatchString(s.command) {
+		hit = true // git fails silently at times when .git is read-only (git stash)
+	}
 	if !hit {
 		return ""
 	}
@@ -339,6 +346,9 @@ func sandboxNote(s *sandboxed, output string, failed bool) string {
 	b.WriteString("If the command needs more, call bash again with unsandboxed: true and a justification; the user will be asked.]")
 	return b.String()
 }
+
+// gitWord finds git run by a command.
+var gitWord = regexp.MustCompile(`(^|[\s;&|(])git(\s|$)`)
 
 // deniedPath finds the paths a line of output names: quoted ('...', ‘...’, "...") or a word
 // starting with /.

@@ -63,12 +63,18 @@ func ReadOnly(name string) bool {
 
 // failure is a tool's error written as prose for the model and the person: whole sentences,
 // punctuation and line breaks included, unlike Go's terse error strings.
-type failure struct{ text string }
+type failure struct {
+	text    string
+	details any // kept on the error result (toolexec, R10); nil for none
+}
 
 func (f *failure) Error() string { return f.text }
 
+// ResultDetails returns the details the error result keeps (toolexec's R10).
+func (f *failure) ResultDetails() any { return f.details }
+
 // failf returns a failure with a formatted text.
-func failf(format string, args ...any) error { return &failure{fmt.Sprintf(format, args...)} }
+func failf(format string, args ...any) error { return &failure{text: fmt.Sprintf(format, args...)} }
 
 // decodeArgs decodes a call's validated arguments into v, naming the tool on failure (which
 // the schema should have prevented).

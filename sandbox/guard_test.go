@@ -1,0 +1,212 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func realDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Observe finds every repository's .git (at any depth, a gitfile's folder too), the
+// protected names of the roots, and what git's configuration names inside the writable
+// places; Protected lists the existing ones outermost first, without what a listed folder
+// holds already.
+func TestObserveFindsWhatToProtect(t *testing.T) {
+	ws := realDir(t)
+	write(t, ws, map[string]string{
+		".git/HEAD":                "ref: refs/heads/main\n",
+		".git/config":              "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../shared.gitconfig\n[filter \"x\"]\n\tclean = ./tools/clean.sh %f\n\tsmudge = cat\n[includeIf \"gitdir:~/\"]\n\tpath = /etc/elsewhere\n",
+		".githooks/pre-commit":     "",
+		"shared.gitconfig":         "[core]\n\tfsmonitor = \"scripts/fsmon.sh\" # a comment\n",
+		"scripts/fsmon.sh":         "",
+		"tools/clean.sh":           "",
+		"a/b/c/.git/HEAD":          "ref: refs/heads/main\n",
+		"sub/.git":                 "gitdir: ../elsewhere/sub.git\n",
+		"elsewhere/sub.git/HEAD":   "ref: refs/heads/main\n",
+		".vscode/settings.json":    "{}",
+		"d/.vscode/tasks.json":     "{}", // not a root's: left to the editor that opens d
+		"node_modules/x/.git/HEAD": "",
+	})
+	var g Guard
+	w := g.Observe([]string{ws}, []string{ws}, "")
+	want := []string{".git", ".githooks", ".vscode", "elsewhere/sub.git", "shared.gitconfig", "sub/.git", "scripts/fsmon.sh", "tools/clean.sh", "a/b/c/.git", "node_modules/x/.git"}
+	var got []string
+	for _, p := range w.Protected() {
+		got = append(got, strings.TrimPrefix(p, ws+"/"))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Protected %q\nwant      %q", got, want)
+	}
+	if w.Incomplete != "" || len(w.Dangling()) != 0 {
+		t.Errorf("incomplete %q, dangling %v", w.Incomplete, w.Dangling())
+	}
+}
+
+// Check removes the .git a command made where there was none (any depth, any case), a
+// protected name made in a root, and a missing path git's configuration names; it puts
+// back a protected link the command replaced, and says what it did.
+func TestCheckRevertsWhatACommandMade(t *testing.T) {
+	ws := realDir(t)
+	write(t, ws, map[string]string{".git/HEAD": "", ".git/config": "[core]\n\thooksPath = .husky\n", "src/a.go": ""})
+	if err := os.Symlink("shared/envrc", filepath.Join(ws, ".envrc")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, map[string]string{"shared/envrc": "x"})
+	var g Guard
+	before := g.Observe([]string{ws}, []string{ws}, "")
+	// What a command could do that no mount stops.
+	write(t, ws, map[string]string{"src/deep/.git/config": "evil", "src/.GIT": "gitdir: x", ".husky/pre-commit": "evil", ".MCP.json": "{}", "kept.txt": "k"})
+	os.Remove(filepath.Join(ws, ".envrc"))
+	os.WriteFile(filepath.Join(ws, ".envrc"), []byte("evil"), 0o644)
+	got := g.Check(before)
+	var paths []string
+	for _, r := range got {
+		paths = append(paths, strings.TrimPrefix(r.Path, ws+"/")+" "+r.What)
+		if !r.Restored {
+			t.Errorf("%s: not put back: %s", r.Path, r.Why)
+		}
+	}
+	want := []string{".MCP.json created", ".envrc changed", ".husky created", "src/.GIT created", "src/deep/.git created"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("Check %q\nwant  %q", paths, want)
+	}
+	if l, err := os.Readlink(filepath.Join(ws, ".envrc")); err != nil || l != "shared/envrc" {
+		t.Errorf(".envrc is %q (%v)", l, err)
+	}
+	for _, p := range []string{"src/deep/.git", "src/.GIT", ".husky", ".MCP.json"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "kept.txt")); err != nil {
+		t.Error("Check removed what is not protected")
+	}
+	// Nothing changed since: nothing to say.
+	if got := g.Check(g.Observe([]string{ws}, []string{ws}, "")); len(got) != 0 {
+		t.Errorf("second Check %+v", got)
+	}
+}
+
+// A repository that was there before is never taken for a new one, even past the walk's
+// bound (the second walk may reach further than the first).
+func TestCheckKeepsRepositoriesItDidNotSeeBefore(t *testing.T) {
+	ws := realDir(t)
+	write(t, ws, map[string]string{"a/x": "", "b/x": "", "c/.git/HEAD": ""})
+	old := MaxGuardDirs
+	MaxGuardDirs = 3 // the root, a, b: c is not reached
+	defer func() { MaxGuardDirs = old }()
+	var g Guard
+	before := g.Observe([]string{ws}, []string{ws}, "")
+	if before.Incomplete == "" {
+		t.Fatal("the walk was not cut")
+	}
+	os.RemoveAll(filepath.Join(ws, "a")) // now c is reached
+	if got := g.Check(before); len(got) != 0 {
+		t.Errorf("Check %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "c/.git/HEAD")); err != nil {
+		t.Error("a repository the first walk did not reach was removed")
+	}
+}
+
+// The memory of listed folders: a folder changed since (a .git made in it) is listed again
+// even when its change time is old by the clock (it is compared, not trusted).
+func TestGuardRelistsChangedFolders(t *testing.T) {
+	ws := realDir(t)
+	write(t, ws, map[string]string{"a/b/x": ""})
+	var g Guard
+	g.Observe([]string{ws}, []string{ws}, "")
+	before := g.Observe([]string{ws}, []string{ws}, "")
+	write(t, ws, map[string]string{"a/b/.git": "gitdir: y"})
+	got := g.Check(before)
+	if len(got) != 1 || got[0].Path != filepath.Join(ws, "a/b/.git") {
+		t.Errorf("Check %+v", got)
+	}
+}
+
+// A protected link that leads nowhere is said, with its target, and not mounted.
+func TestObserveDanglingLinks(t *testing.T) {
+	ws := realDir(t)
+	os.Symlink("nowhere", filepath.Join(ws, ".mcp.json"))
+	var g Guard
+	w := g.Observe([]string{ws}, []string{ws}, "")
+	if d := w.Dangling(); d[filepath.Join(ws, ".mcp.json")] != "nowhere" || len(w.Protected()) != 0 {
+		t.Errorf("dangling %v, protected %v", d, w.Protected())
+	}
+}
+
+func TestParseGitConfig(t *testing.T) {
+	in := "# comment\n[core]\n\tHooksPath = \"a b\" ; trailing\n\tbare\n[Include]\n\tpath = x\\\n.cfg\n[remote \"Origin\"]\n\turl = u\n[alias.Sub]\n\tk = \"q\\\"t\"\n[s] k = v\n"
+	got := parseGitConfig([]byte(in))
+	want := [][2]string{{"core.hookspath", "a b"}, {"core.bare", "true"}, {"include.path", "x.cfg"}, {"remote.Origin.url", "u"}, {"alias.sub.k", `q"t`}, {"s.k", "v"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// The secret-looking variables, and those that are not.
+func TestSecretEnv(t *testing.T) {
+	for _, n := range []string{"GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AZURE_CLIENT_SECRET",
+		"GOOGLE_APPLICATION_CREDENTIALS", "MY_DB_PASSWORD", "stripe_api_key", "OPENAI_API_KEY", "SOME_KEY", "HF_TOKEN", "DATABASE_URL", "VAULT_ADDR"} {
+		if !SecretEnv(n) {
+			t.Errorf("%s is not taken for a secret", n)
+		}
+	}
+	for _, n := range []string{"PATH", "HOME", "GOPATH", "GOFLAGS", "LANG", "TERM", "SSH_AUTH_SOCK", "KEYBOARD", "MONKEY_PATCH", "EDITOR", "NODE_OPTIONS"} {
+		if SecretEnv(n) {
+			t.Errorf("%s is taken for a secret", n)
+		}
+	}
+}
+
+// Parse and Resolve: limits and env.allow; a workspace only lowers limits and cannot let
+// a secret through.
+func TestLimitsAndEnvSettings(t *testing.T) {
+	s, err := Parse([]byte(`{"limits": {"memoryMB": 2048, "processes": 512}, "env": {"allow": ["GITHUB_TOKEN"]}}`))
+	if err != nil || *s.Limits.MemoryMB != 2048 || *s.Limits.Processes != 512 || s.Env.Allow[0] != "GITHUB_TOKEN" {
+		t.Fatalf("Parse: %+v, %v", s, err)
+	}
+	for _, bad := range []string{`{"limits": {"memoryMB": 10}}`, `{"limits": {"processes": 0}}`, `{"limits": {"cpu": 1}}`, `{"env": {"allow": ["A=B"]}}`} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%s) accepted", bad)
+		}
+	}
+	ws, _ := Parse([]byte(`{"limits": {"memoryMB": 100000, "processes": 100}, "env": {"allow": ["NPM_TOKEN"]}}`))
+	r := Resolve(s, Settings{}, ws, true)
+	if r.MemoryMB != 2048 || r.Processes != 100 || !slices.Equal(r.EnvAllow, []string{"GITHUB_TOKEN"}) || len(r.Ignored) != 2 {
+		t.Errorf("Resolve: %+v", r)
+	}
+	mem, procs := DefaultLimits()
+	if d := Default(); d.MemoryMB != mem || d.Processes != procs || procs != DefaultProcesses || mem < MinMemoryMB || mem > 8192 {
+		t.Errorf("Default %+v", d)
+	}
+	editor, _ := Parse([]byte(`{"limits": {"processes": 9000}}`))
+	if r := Resolve(s, editor, Settings{}, false); r.Processes != 9000 || r.MemoryMB != 2048 {
+		t.Errorf("the editor's limits over the user's, key by key: %+v", r)
+	}
+}
