@@ -225,8 +225,8 @@ func setLimits(pol Policy) error {
 	}
 	if pol.Processes > 0 {
 		// The helper's runtime may need a thread while the command uses every process it
-		// may have (a fork bomb): start a few now, which it keeps idle.
-		warmThreads(4)
+		// may have (a fork bomb): start two now, which it keeps idle.
+		warmThreads(2)
 		n := uint64(pol.Processes)
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
 			return fmt.Errorf("processes: %v", err)

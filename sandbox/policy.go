@@ -252,38 +252,40 @@ var privateCandidates = []string{"/tmp", "/var/tmp", "/dev/shm", "/run", "/var/r
 // that exist, real paths, none that a writable folder holds), what must be bound back in
 // them, and the links to make again right under them.
 func privatePlaces(r Resolved, p Places, writable []string) (private, rebind []string, links [][2]string) {
-	for _, c := range privateCandidates {
-		real, err := filepath.EvalSymlinks(c)
-		if err != nil || slices.Contains(private, real) {
-			continue
-		}
-		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-			continue
-		}
+	for _, real := range privateReal() {
 		if slices.ContainsFunc(writable, func(w string) bool { return within(real, w) }) {
 			continue // the user made all of it writable
 		}
 		private = append(private, real)
 	}
-	need := slices.Clone(writable)
-	need = append(need, p.Roots...)
-	need = append(need, p.Cwd)
-	need = append(need, p.Path...)
-	if r.Network {
-		need = append(need, "/etc/resolv.conf") // its target (/run/systemd/resolve/...)
-	}
 	var cands []string
-	for _, n := range need {
+	add := func(n string, static bool) {
 		if n == "" || !filepath.IsAbs(n) {
-			continue
+			return
 		}
-		real, err := filepath.EvalSymlinks(n)
+		eval := filepath.EvalSymlinks
+		if static {
+			eval = staticReal // the system's folders: looked up once
+		}
+		r, err := eval(n)
 		if err != nil {
-			continue
+			return
 		}
-		if slices.ContainsFunc(private, func(d string) bool { return real != d && within(real, d) }) && !slices.Contains(cands, real) {
-			cands = append(cands, real)
+		if slices.ContainsFunc(private, func(d string) bool { return r != d && within(r, d) }) && !slices.Contains(cands, r) {
+			cands = append(cands, r)
 		}
+	}
+	for _, n := range writable {
+		add(n, false)
+	}
+	for _, n := range append(slices.Clone(p.Roots), p.Cwd) {
+		add(n, false)
+	}
+	for _, n := range p.Path {
+		add(n, true)
+	}
+	if r.Network {
+		add("/etc/resolv.conf", true) // its target (/run/systemd/resolve/...)
 	}
 	slices.SortFunc(cands, func(a, b string) int { return len(a) - len(b) })
 	for _, c := range cands {
@@ -297,6 +299,50 @@ func privatePlaces(r Resolved, p Places, writable []string) (private, rebind []s
 		}
 	}
 	return private, rebind, links
+}
+
+// privateReal returns the real paths of the privateCandidates that are folders, without
+// repeats; found once per process.
+var privateReal = sync.OnceValue(func() []string {
+	var out []string
+	for _, c := range privateCandidates {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil || slices.Contains(out, real) {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+			out = append(out, real)
+		}
+	}
+	return out
+})
+
+// staticReal is filepath.EvalSymlinks for the system's folders (PATH's, /etc/resolv.conf),
+// remembered once found: they do not change while pid runs, and each lookup costs a system
+// call per component. Safe for concurrent use.
+func staticReal(p string) (string, error) {
+	staticReals.Lock()
+	defer staticReals.Unlock()
+	if r, ok := staticReals.m[p]; ok {
+		return r, nil
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err // it may come later
+	}
+	if staticReals.m == nil {
+		staticReals.m = map[string]string{}
+	}
+	if len(staticReals.m) < 256 {
+		staticReals.m[p] = real
+	}
+	return real, nil
+}
+
+// staticReals are staticReal's answers.
+var staticReals struct {
+	sync.Mutex
+	m map[string]string
 }
 
 // topLinks returns the symbolic links right under d, [path, target], for the runtime
