@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/pid-agent/pid/protected"
 )
 
 // Policy is what the helper applies before it executes the command. The daemon builds it
@@ -107,18 +105,6 @@ func SessionSockets(getenv func(string) string) []string {
 	}
 	return append(out, systemSockets...)
 }
-
-// ProtectedNames are the names of package protected's list.
-//
-// Deprecated: use protected.Match (a component anywhere in the path, any case) or
-// protected.Names; this list is for the code that still compares a path's start with it.
-var ProtectedNames = func() []string {
-	var out []string
-	for _, e := range protected.Names {
-		out = append(out, e.Name)
-	}
-	return out
-}()
 
 // SecretNames are the paths under the home folder a sandboxed command cannot read.
 var SecretNames = []string{".ssh", ".gnupg", ".aws", ".netrc", ".docker/config.json"}
