@@ -7,9 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/sandbox"
 )
 
@@ -30,10 +34,18 @@ func TestInitializeReportsTheSandbox(t *testing.T) {
 
 func TestDaemonBashIsContained(t *testing.T) {
 	if c := sandbox.Probe(); !c.Available {
+		if os.Getenv("PID_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("PID_REQUIRE_SANDBOX=1, and this kernel cannot give pid's sandbox: %s", c.Reason)
+		}
 		t.Skipf("this kernel cannot give pid's sandbox: %s", c.Reason)
 	}
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-api03-SECRET")
-	outside := t.TempDir()
+	wd, _ := os.Getwd()
+	outside, err := os.MkdirTemp(wd, ".outside-") // not in /tmp, which the command sees empty
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(outside)
 	d := startDaemon(t)
 	sid := d.session(t)
 	target := filepath.Join(outside, "x")
@@ -49,4 +61,39 @@ func TestDaemonBashIsContained(t *testing.T) {
 	if err != nil || string(b) != "-\n" {
 		t.Errorf("in the workspace: %q, %v", b, err)
 	}
+}
+
+// A daemon killed with SIGKILL leaves no process of a sandboxed command, not one that left
+// its process group (setsid) either: the helper dies of its parent-death signal, and with
+// it, as the init of the command's PID namespace, everything in the namespace.
+func TestKilledDaemonLeavesNoSandboxedProcess(t *testing.T) {
+	if c := sandbox.Probe(); !c.Available {
+		if os.Getenv("PID_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("PID_REQUIRE_SANDBOX=1, and this kernel cannot give pid's sandbox: %s", c.Reason)
+		}
+		t.Skipf("this kernel cannot give pid's sandbox: %s", c.Reason)
+	}
+	d := startDaemon(t)
+	sid := d.session(t)
+	marker := "pidkilled" + strconv.Itoa(os.Getpid())
+	d.bash(t, 3, sid, "setsid bash -c 'exec -a "+marker+"a sleep 1000' & (exec -a "+marker+"b sleep 1000)", false)
+	proctest.WaitUntil(t, 20*time.Second, "the command's two processes", func() bool { return len(withMarker(t, marker)) == 2 })
+	if err := d.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.waitExit(t, 10*time.Second)
+	proctest.WaitUntil(t, 10*time.Second, "the command's processes to die with pid", func() bool { return len(withMarker(t, marker)) == 0 })
+}
+
+// withMarker returns the live processes (not zombies) whose argv[0] starts with marker.
+func withMarker(t *testing.T, marker string) []int {
+	t.Helper()
+	var out []int
+	for _, p := range proctest.Processes(t) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/cmdline")
+		if err == nil && p.State != "Z" && strings.HasPrefix(string(b), marker) {
+			out = append(out, p.Pid)
+		}
+	}
+	return out
 }

@@ -81,12 +81,29 @@ func (d *daemon) request(t *testing.T, id int, method string, params any, wait b
 // without asking.
 func (d *daemon) session(t *testing.T) string {
 	t.Helper()
+	return d.sessionWith(t, nil)
+}
+
+// unsandboxedSession is session with "sandbox": {"mode": "off"}: the process-group tests
+// read the pids the command writes and find bash as pid's child, which a sandboxed command
+// (bash the child of the helper, in a PID namespace of its own) is not.
+func (d *daemon) unsandboxedSession(t *testing.T) string {
+	t.Helper()
+	return d.sessionWith(t, map[string]any{"mode": "off"})
+}
+
+func (d *daemon) sessionWith(t *testing.T, sandbox map[string]any) string {
+	t.Helper()
 	d.request(t, 1, "initialize", map[string]any{"processId": nil, "capabilities": map[string]any{},
 		"workspaceFolders": []any{map[string]any{"uri": "file://" + d.dir, "name": "ws"}}}, true)
 	if err := d.Notify("initialized", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
-	r := d.request(t, 2, "session/new", map[string]any{"cwd": d.dir, "permissions": map[string]any{"tools": map[string]any{"bash": "allow"}}}, true)
+	params := map[string]any{"cwd": d.dir, "permissions": map[string]any{"tools": map[string]any{"bash": "allow"}}}
+	if sandbox != nil {
+		params["sandbox"] = sandbox
+	}
+	r := d.request(t, 2, "session/new", params, true)
 	return r.Get("sessionId").String()
 }
 
@@ -133,7 +150,7 @@ func (d *daemon) waitExit(t *testing.T, within time.Duration) int {
 // closes (code 1: no shutdown came first), promptly, and no process of the group is left.
 func TestSIGTERMEndsToolProcesses(t *testing.T) {
 	d := startDaemon(t)
-	sid := d.session(t)
+	sid := d.unsandboxedSession(t)
 	d.bash(t, 3, sid, "sleep 1000 & sleep 1000", false)
 	pgid := d.toolGroup(t, 3) // bash and its two sleepers
 	sent := time.Now()
@@ -156,7 +173,7 @@ func TestSIGTERMEndsToolProcesses(t *testing.T) {
 // it started by the watchdog.
 func TestSIGKILLTakesToolProcesses(t *testing.T) {
 	d := startDaemon(t)
-	sid := d.session(t)
+	sid := d.unsandboxedSession(t)
 	d.bash(t, 3, sid, "sleep 1000 & sleep 1000", false)
 	pgid := d.toolGroup(t, 3)
 	if err := d.Signal(syscall.SIGKILL); err != nil {
@@ -170,7 +187,7 @@ func TestSIGKILLTakesToolProcesses(t *testing.T) {
 // not wait for it); it ends when pid does, here by stdin closing.
 func TestBackgroundProcessEndsWithPid(t *testing.T) {
 	d := startDaemon(t)
-	sid := d.session(t)
+	sid := d.unsandboxedSession(t)
 	r := d.bash(t, 3, sid, "sleep 1000 > /dev/null 2>&1 & echo $! > bg.pid; echo started", true)
 	if got := r.Get("messages.0.content.0.text").String(); got != "started\n" {
 		t.Fatalf("bash said %q (%s)", got, r.Raw)
