@@ -190,12 +190,14 @@ func TestSandboxGitCommandsWithReadOnlyGit(t *testing.T) {
 	gitRepo(t, dir)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644)
 	env := "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "
-	for _, c := range []string{"status", "diff", "log --oneline", "show --stat HEAD", "branch --list", "rev-parse HEAD", "blame a.txt", "grep -n b", "ls-files", "diff --stat HEAD"} {
+	// The last two are what go build runs to stamp a binary with the repository's state.
+	for _, c := range []string{"status", "diff", "log --oneline", "show --stat HEAD", "branch --list", "rev-parse HEAD", "blame a.txt", "grep -n b", "ls-files", "diff --stat HEAD",
+		"-c log.showsignature=false log -1 --format=%H:%ct", "status --porcelain"} {
 		if r := call(t, ws, "bash", bashArgs(t, env+"git "+c)); r.isError {
 			t.Errorf("git %s failed with .git read-only:\n%s", c, r.text)
 		}
 	}
-	for _, c := range []string{"add a.txt", "-c user.name=t -c user.email=t@t commit -qam two", "checkout -q -b other", "tag v1", "gc",
+	for _, c := range []string{"add a.txt", "-c user.name=t -c user.email=t@t commit -qam two", "checkout -q -b other", "switch -q -c other", "tag v1", "gc", "fetch -q .",
 		"-c user.name=t -c user.email=t@t stash"} {
 		r := call(t, ws, "bash", bashArgs(t, env+"git "+c))
 		// git stash fails without a word; the note comes with any failed git command.

@@ -34,6 +34,11 @@ func doctor(w io.Writer) int {
 		net += " (network off is done with Landlock's TCP rules; the sandbox's own loopback is cut too)"
 	}
 	fmt.Fprintf(w, "  network namespace: %s\n", net)
+	pidns := yes(c.PidNamespaces)
+	if !c.PidNamespaces && c.UserNamespaces {
+		pidns += " (a command's background processes outlive it, until pid exits)"
+	}
+	fmt.Fprintf(w, "  PID namespace:     %s\n", pidns)
 	if c.Reason != "" {
 		fmt.Fprintf(w, "  why not:           %s\n", c.Reason)
 	}

@@ -21,7 +21,8 @@ func TestDoctorReportsTheSandbox(t *testing.T) {
 	case !c.Available && err == nil:
 		t.Fatalf("pid doctor succeeded without a sandbox:\n%s", text)
 	}
-	want := []string{fmt.Sprintf("user namespaces:   %s", map[bool]string{true: "yes", false: "no"}[c.UserNamespaces])}
+	want := []string{fmt.Sprintf("user namespaces:   %s", map[bool]string{true: "yes", false: "no"}[c.UserNamespaces]),
+		fmt.Sprintf("PID namespace:     %s", map[bool]string{true: "yes", false: "no"}[c.PidNamespaces])}
 	if c.Available {
 		want = append(want, "sandbox for bash:    available", fmt.Sprintf("Landlock:          yes, ABI %d", c.LandlockABI))
 	} else {
