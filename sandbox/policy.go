@@ -280,9 +280,7 @@ func privatePlaces(r Resolved, p Places, writable []string) (private, rebind []s
 		}
 	}
 	for _, d := range private {
-		for _, l := range topLinks(d) {
-			links = append(links, l)
-		}
+		links = append(links, topLinks(d)...)
 	}
 	return private, rebind, links
 }

@@ -31,12 +31,14 @@ func needSandbox(t *testing.T) sandbox.Capability {
 // run runs script with bash in the sandbox of pol, in dir, and returns its output and error.
 func run(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (string, error) {
 	t.Helper()
-	out, err, _ := runCmd(t, pol, dir, script, env...)
+	out, c, err := runCmd(t, pol, dir, script, env...)
+	c.Close()
 	return out, err
 }
 
-// runCmd is run that also returns the command, waited for and finished.
-func runCmd(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (string, error, *sandbox.Cmd) {
+// runCmd is run that also returns the command, waited for (the caller calls Finish or
+// Close).
+func runCmd(t *testing.T, pol sandbox.Policy, dir, script string, env ...string) (string, *sandbox.Cmd, error) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -57,7 +59,7 @@ func runCmd(t *testing.T, pol sandbox.Policy, dir, script string, env ...string)
 		t.Fatalf("sandbox setup: %v", err)
 	}
 	err = c.Wait()
-	return out.String(), err, c
+	return out.String(), c, err
 }
 
 func TestHelperRunsTheCommandContained(t *testing.T) {
@@ -81,14 +83,14 @@ func TestHelperIsTheCommandsInit(t *testing.T) {
 	}
 	ws, tmp := t.TempDir(), t.TempDir()
 	pol := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Writable: []string{ws, tmp}}
-	out, err, c := runCmd(t, pol, ws, "echo $PPID; setsid sleep 1000 & exit 7")
+	out, c, err := runCmd(t, pol, ws, "echo $PPID; setsid sleep 1000 & exit 7")
 	if code := c.ProcessState.ExitCode(); code != 7 || out != "1\n" {
 		t.Errorf("exit code %d (%v), output %q: want 7, and the shell a child of its namespace's init (1)", code, err, out)
 	}
 	if _, ok := c.Finish(); ok {
 		t.Error("Finish says a signal ended the command")
 	}
-	_, _, c = runCmd(t, pol, ws, "kill -9 $$")
+	_, c, _ = runCmd(t, pol, ws, "kill -9 $$")
 	if sig, ok := c.Finish(); !ok || sig != 9 || c.ProcessState.ExitCode() != 128+9 {
 		t.Errorf("Finish %v %v, exit code %d", sig, ok, c.ProcessState.ExitCode())
 	}
