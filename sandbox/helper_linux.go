@@ -12,22 +12,27 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// policyEnv carries the Policy's JSON to the helper, which removes it before the exec.
+// policyEnv says the helper was started by pid (its value: "fd", the policy comes on
+// policyFD; "probe" for Probe's child); the helper removes it before the command runs.
 const policyEnv = "PID_SANDBOX_POLICY"
 
-// reportFD is the helper's end of the report pipe (Cmd.ExtraFiles[0]).
-const reportFD = 3
+// reportFD is the helper's end of the report pipe (Cmd.ExtraFiles[0]), policyFD the
+// policy pipe's (ExtraFiles[1]).
+const (
+	reportFD = 3
+	policyFD = 4
+)
 
 // helperFailed is the helper's exit code when it could not set the sandbox up.
 const helperFailed = 125
@@ -63,13 +68,21 @@ func Main(args []string) int {
 		return helperFailed
 	}
 	unix.CloseOnExec(reportFD)
-	raw, ok := os.LookupEnv(policyEnv)
+	_, ok := os.LookupEnv(policyEnv)
 	os.Unsetenv(policyEnv)
 	if !ok {
 		return fail("no policy (pid sandbox-exec is started by pid itself)")
 	}
+	// The daemon writes the policy while this process starts, and closes the pipe.
+	unix.CloseOnExec(policyFD)
+	pf := os.NewFile(policyFD, "policy")
+	raw, err := io.ReadAll(io.LimitReader(pf, 16<<20))
+	pf.Close()
+	if err != nil || len(raw) == 0 {
+		return fail("no policy (%v)", err)
+	}
 	var pol Policy
-	if err := json.Unmarshal([]byte(raw), &pol); err != nil {
+	if err := json.Unmarshal(raw, &pol); err != nil {
 		return fail("bad policy: %v", err)
 	}
 	if len(args) < 2 || args[0] != "--" {
@@ -170,7 +183,7 @@ func privatize(pol Policy) error {
 		}
 	}()
 	for _, d := range pol.Private {
-		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=1m"); err != nil {
 			return fmt.Errorf("making %s private: %v", d, err)
 		}
 	}
@@ -197,11 +210,7 @@ func privatize(pol Policy) error {
 			os.Symlink(l[1], l[0]) // best effort: a link that cannot be made is only missing
 		}
 	}
-	for _, d := range pol.Private {
-		if err := unix.Mount("", d, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-			return fmt.Errorf("making %s read-only: %v", d, err)
-		}
-	}
+	// No write right there: Landlock grants none outside the writable folders.
 	return nil
 }
 
@@ -224,36 +233,12 @@ func setLimits(pol Policy) error {
 		}
 	}
 	if pol.Processes > 0 {
-		// The helper's runtime may need a thread while the command uses every process it
-		// may have (a fork bomb): start two now, which it keeps idle.
-		warmThreads(2)
 		n := uint64(pol.Processes)
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
 			return fmt.Errorf("processes: %v", err)
 		}
 	}
 	return nil
-}
-
-// warmThreads makes the runtime start n threads and leave them idle.
-func warmThreads(n int) {
-	var started, release sync.WaitGroup
-	started.Add(n)
-	release.Add(1)
-	var done sync.WaitGroup
-	done.Add(n)
-	for range n {
-		go func() {
-			defer done.Done()
-			runtime.LockOSThread()
-			started.Done()
-			release.Wait()
-			runtime.UnlockOSThread() // the thread goes back to the runtime, idle
-		}()
-	}
-	started.Wait()
-	release.Done()
-	done.Wait()
 }
 
 // forwarded are the signals the helper, as init, passes on to every process of its

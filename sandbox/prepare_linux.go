@@ -98,7 +98,8 @@ const (
 )
 
 // Cmd is a command that runs in the sandbox: start it (exec.Cmd.Start, or a wrapper such as
-// procgroup.StartGroup), then call Started.
+// procgroup.StartGroup), give the helper its policy (SendPolicy, unless Prepare had it), then
+// call Started.
 type Cmd struct {
 	*exec.Cmd
 	// NetworkCut says how the network is off: "namespace", or "seccomp" (Landlock's TCP
@@ -111,8 +112,22 @@ type Cmd struct {
 	// pids controller) or "rlimit" (RLIMIT_NPROC, which does not hold for root); "" when
 	// nothing does.
 	ProcessesBy string
-	cgroup      string   // the command's cgroup, removed by Finish or Close
-	r, w        *os.File // the report pipe
+
+	shape  Shape
+	netNS  bool
+	abi    int
+	cgroup string   // the command's cgroup, removed by Finish or Close
+	r, w   *os.File // the report pipe
+	pr, pw *os.File // the policy pipe
+	policy *Policy  // Prepare's, sent by Started
+}
+
+// Shape is what the helper must be started with, before its policy is known: whether the
+// network is on (the namespaces it is cloned into) and its process limit (the cgroup it
+// joins).
+type Shape struct {
+	Network   bool
+	Processes int
 }
 
 // Prepare returns the command that runs argv (argv[0] an absolute path) in dir with the
@@ -123,60 +138,103 @@ type Cmd struct {
 // parent-death fields (not the others), starts the command, then calls Started once; if the
 // start fails it calls Close instead.
 func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) {
+	c, err := PrepareShape(Shape{Network: pol.Network, Processes: pol.Processes}, argv, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	c.policy = &pol
+	return c, nil
+}
+
+// PrepareShape is Prepare for a caller that makes the policy while the helper starts (the
+// helper's start, a few milliseconds, then overlaps the daemon's look at the protected
+// paths): it gives it with SendPolicy, or AbortPolicy, after starting the command and
+// before Started.
+func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, error) {
 	c := Probe()
 	if !c.Available {
 		return nil, errors.New(c.Reason)
 	}
-	pol.ABI = c.LandlockABI
+	cmd := &Cmd{shape: sh, abi: c.LandlockABI}
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
 	if c.PidNamespaces && !noPidNS {
 		flags |= syscall.CLONE_NEWPID
-		pol.PidNS = true
+		cmd.PidNS = true
 	}
-	cut := ""
-	if !pol.Network {
-		pol.NetNS = c.NetworkNamespaces && !noNetNS
-		cut = "seccomp"
-		if pol.NetNS {
+	if !sh.Network {
+		cmd.netNS = c.NetworkNamespaces && !noNetNS
+		cmd.NetworkCut = "seccomp"
+		if cmd.netNS {
 			flags |= syscall.CLONE_NEWNET
-			cut = "namespace"
+			cmd.NetworkCut = "namespace"
 		}
 	}
-	processesBy := ""
-	if pol.Processes > 0 {
-		dir, version, err := newCommandCgroup(pol.Processes)
+	if sh.Processes > 0 {
+		dir, version, err := newCommandCgroup(sh.Processes)
 		if err != nil {
 			return nil, err
 		}
-		pol.Cgroup, processesBy = dir, "rlimit"
+		cmd.cgroup, cmd.ProcessesBy = dir, "rlimit"
 		if dir != "" {
-			processesBy = "cgroup " + version
+			cmd.ProcessesBy = "cgroup " + version
 		}
 	}
+	var err error
+	if cmd.r, cmd.w, err = os.Pipe(); err == nil {
+		if cmd.pr, cmd.pw, err = os.Pipe(); err != nil {
+			cmd.r.Close()
+			cmd.w.Close()
+		}
+	}
+	if err != nil {
+		removeCgroup(cmd.cgroup)
+		return nil, err
+	}
+	cmd.Cmd = exec.Command(HelperPath(), append([]string{HelperArg, "--"}, argv...)...)
+	cmd.Dir = dir
+	cmd.Env = append(env[:len(env):len(env)], policyEnv+"=fd")
+	cmd.ExtraFiles = []*os.File{cmd.w, cmd.pr} // fds 3 and 4
+	cmd.SysProcAttr = nsAttr(flags)
+	return cmd, nil
+}
+
+// SendPolicy gives the started helper its policy (whose Network must be the Shape's), which
+// it waits for before it does anything. Contract: called once, after the start, before
+// Started, instead of AbortPolicy.
+func (c *Cmd) SendPolicy(pol Policy) error {
+	defer c.pw.Close()
+	if pol.Network != c.shape.Network {
+		return errors.New("the policy's network is not the one the helper was started with")
+	}
+	pol.ABI, pol.PidNS, pol.NetNS, pol.Cgroup = c.abi, c.PidNS, c.netNS, c.cgroup
 	raw, err := json.Marshal(pol)
 	if err != nil {
-		removeCgroup(pol.Cgroup)
-		return nil, err
+		return err
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		removeCgroup(pol.Cgroup)
-		return nil, err
-	}
-	cmd := exec.Command(HelperPath(), append([]string{HelperArg, "--"}, argv...)...)
-	cmd.Dir = dir
-	cmd.Env = append(env[:len(env):len(env)], policyEnv+"="+string(raw))
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = nsAttr(flags)
-	return &Cmd{Cmd: cmd, NetworkCut: cut, PidNS: pol.PidNS, ProcessesBy: processesBy, cgroup: pol.Cgroup, r: r, w: w}, nil
+	_, err = c.pw.Write(raw)
+	return err
 }
+
+// AbortPolicy tells the started helper there is no policy: it runs nothing and exits with
+// code 125. Contract: called at most once, after the start, instead of SendPolicy.
+func (c *Cmd) AbortPolicy() { c.pw.Close() }
 
 // Started waits until the helper has started the command (nil) or failed to set the
 // sandbox up (its reason; the helper then exits with code 125 and nothing ran). The helper
 // says it started with a 0 byte (as an init), or by closing the pipe as it executes the
 // command.
 func (c *Cmd) Started() error {
+	if c.policy != nil {
+		pol := *c.policy
+		c.policy = nil
+		if err := c.SendPolicy(pol); err != nil {
+			c.w.Close()
+			c.pr.Close()
+			return err
+		}
+	}
 	c.w.Close()
+	c.pr.Close()
 	var first [1]byte
 	n, err := c.r.Read(first[:])
 	if n == 1 && first[0] == 0 {
@@ -213,6 +271,8 @@ func (c *Cmd) Finish() (syscall.Signal, bool) {
 func (c *Cmd) Close() {
 	c.w.Close()
 	c.r.Close()
+	c.pr.Close()
+	c.pw.Close()
 	if c.cgroup != "" {
 		removeCgroup(c.cgroup)
 		c.cgroup = ""

@@ -175,6 +175,14 @@ func runBash(ctx context.Context, run bashRun, timeout time.Duration, onUpdate f
 	}
 	pw.Close() // the children hold their copies
 	if run.box != nil {
+		// The helper starts while its policy is made (a look at the protected paths): it
+		// waits for it. Without one it runs nothing and exits.
+		if err := run.box.sendPolicy(); err != nil {
+			group.Wait()
+			pr.Close()
+			run.box.cmd.Close()
+			return toolexec.Result{}, err
+		}
 		// Nothing runs until the helper has set the sandbox up; if it could not, it exits.
 		// An abort meanwhile kills it (which ends Started's wait).
 		started := make(chan error, 1)

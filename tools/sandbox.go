@@ -185,16 +185,21 @@ func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
 type sandboxed struct {
 	cmd     *sandbox.Cmd
 	details SandboxDetails
-	pol     sandbox.Policy
 	guard   *sandbox.Guard
-	// before is the protected paths' state before the command (nil in read-only mode).
-	before *sandbox.Watched
 	// command is the shell command, for the note after a refusal.
 	command string
+	// build makes the command's policy, the guard's look at the protected paths included;
+	// sendPolicy runs it while the helper starts.
+	build func() (sandbox.Policy, *sandbox.Watched, error)
+	// pol is the policy sent, before the protected paths' state before the command (nil in
+	// read-only mode).
+	pol    sandbox.Policy
+	before *sandbox.Watched
 }
 
 // prepareSandboxed returns the command that runs argv in the sandbox the settings r ask for
-// (not off), or a failure saying what is missing and which setting to change.
+// (not off), or a failure saying what is missing and which setting to change. Its policy
+// is made by sendPolicy, once the helper has been started.
 func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandboxed, error) {
 	tmp, err := w.sandboxTmp()
 	if err != nil {
@@ -206,30 +211,47 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	} else if p.Cache, err = cacheDir(); err != nil {
 		return nil, sandboxFailure(err)
 	}
-	p.Home, _ = os.UserHomeDir()
-	p.ConfigDir, _ = xdg.ConfigDir()
-	p.StateDir, _ = xdg.StateDir()
-	p.Sockets = sandbox.SessionSockets(os.Getenv)
-	p.Path = append(filepath.SplitList(os.Getenv("PATH")), filepath.Dir(argv[0]))
-	roots, err := sandbox.WritableRoots(r, p.Roots)
-	if err != nil {
-		return nil, sandboxFailure(err)
-	}
-	if len(roots) > 0 {
-		p.Watched = w.box.guard.Observe(roots, append([]string{tmp, p.Cache}, roots...), p.Home)
-	}
-	pol, err := sandbox.Build(r, p)
-	if err != nil {
-		return nil, sandboxFailure(err)
-	}
 	env := w.commandEnv(append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...), true)
-	cmd, err := sandbox.Prepare(pol, argv, w.cwd, env)
+	cmd, err := sandbox.PrepareShape(sandbox.Shape{Network: r.Network, Processes: r.Processes}, argv, w.cwd, env)
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
 	det := SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp",
-		Limits: &SandboxLimits{MemoryMB: pol.MemoryMB, Processes: pol.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
-	return &sandboxed{cmd: cmd, pol: pol, guard: &w.box.guard, before: p.Watched, details: det, command: argv[len(argv)-1]}, nil
+		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
+	s := &sandboxed{cmd: cmd, guard: &w.box.guard, details: det, command: argv[len(argv)-1]}
+	s.build = func() (sandbox.Policy, *sandbox.Watched, error) {
+		p.Home, _ = os.UserHomeDir()
+		p.ConfigDir, _ = xdg.ConfigDir()
+		p.StateDir, _ = xdg.StateDir()
+		p.Sockets = sandbox.SessionSockets(os.Getenv)
+		p.Path = append(filepath.SplitList(os.Getenv("PATH")), filepath.Dir(argv[0]))
+		roots, err := sandbox.WritableRoots(r, p.Roots)
+		if err != nil {
+			return sandbox.Policy{}, nil, err
+		}
+		if len(roots) > 0 {
+			p.Watched = w.box.guard.Observe(roots, append([]string{tmp, p.Cache}, roots...), p.Home)
+		}
+		pol, err := sandbox.Build(r, p)
+		return pol, p.Watched, err
+	}
+	return s, nil
+}
+
+// sendPolicy makes the command's policy and gives it to the helper, which has been started
+// and waits for it; when the policy cannot be made, the helper gets none and runs nothing,
+// and the error is the refusal to return.
+func (s *sandboxed) sendPolicy() error {
+	pol, watched, err := s.build()
+	if err != nil {
+		s.cmd.AbortPolicy()
+		return sandboxFailure(err)
+	}
+	s.pol, s.before = pol, watched
+	if err := s.cmd.SendPolicy(pol); err != nil {
+		return sandboxFailure(fmt.Errorf("cannot give the helper its policy: %v", err))
+	}
+	return nil
 }
 
 // checkAfter is the check after every sandboxed command: it puts the protected paths back
