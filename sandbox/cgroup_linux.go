@@ -1,6 +1,7 @@
-// This file gives a sandboxed command a cgroup of its own that caps its processes, where
-// pid can make one: RLIMIT_NPROC does not hold for a user mapped to root (the kernel exempts
-// root's processes), so a daemon running as root needs the pids controller. The daemon makes
+// This file gives a sandboxed command a cgroup of its own that caps its processes, when pid
+// runs as root and can make one: RLIMIT_NPROC does not hold for root (the kernel exempts
+// root's processes), so such a daemon needs the pids controller; for any other user
+// RLIMIT_NPROC, counted per user namespace, caps the command's processes as well, for free. The daemon makes
 // the cgroup and sets pids.max; the helper moves itself into it before it starts the
 // command; the daemon removes it once the helper has been waited for.
 

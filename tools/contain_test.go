@@ -341,11 +341,15 @@ func TestSandboxLimits(t *testing.T) {
 		t.Fatalf("perl is needed: %v", err)
 	}
 	ws, _ := newWorkspace(t, nil)
+	// A fork bomb where nothing caps the processes would take the machine's.
+	if d := sandboxDetails(t, call(t, ws, "bash", bashArgs(t, "true"))); d.Limits == nil || d.Limits.ProcessesBy == "none" {
+		t.Fatalf("nothing caps a sandboxed command's processes here (pid as root without a pids cgroup it may make): %+v", d.Limits)
+	}
 	// Processes that stay, one after another, until fork fails.
 	bomb := `perl -e 'for (1..100000) { my $p = fork; die "fork failed after $_: $!\n" unless defined $p; if (!$p) { sleep 1000; exit } }'`
 	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": bomb, "timeout": 120}))
 	mustFail(t, r, "fork failed after", "Resource temporarily unavailable")
-	if d := sandboxDetails(t, r); d.Limits == nil || d.Limits.Processes != sandbox.DefaultProcesses || d.Limits.MemoryBy != "rlimit" || d.Limits.ProcessesBy == "" {
+	if d := sandboxDetails(t, r); d.Limits == nil || d.Limits.Processes != sandbox.DefaultProcesses || d.Limits.MemoryBy != "rlimit" || d.Limits.ProcessesBy == "" || d.Limits.ProcessesBy == "none" {
 		t.Errorf("details.sandbox.limits %+v", d.Limits)
 	}
 	r = call(t, ws, "bash", bashArgs(t, `perl -e '$x = "a" x (10*1024*1024*1024); print "allocated\n"'`))

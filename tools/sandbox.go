@@ -60,7 +60,8 @@ type SandboxLimits struct {
 	// MemoryBy says what caps the memory: "rlimit" (RLIMIT_DATA, for each process).
 	MemoryBy string `json:"memoryBy"`
 	// ProcessesBy says what caps the processes and threads: "cgroup v2" or "cgroup v1"
-	// (the pids controller, for the whole command), or "rlimit" (RLIMIT_NPROC).
+	// (the pids controller), "rlimit" (RLIMIT_NPROC), or "none" (pid runs as root, whom
+	// RLIMIT_NPROC does not hold, and could make no cgroup).
 	ProcessesBy string `json:"processesBy"`
 	// PidNamespace says nothing the command started outlives it.
 	PidNamespace bool `json:"pidNamespace"`
