@@ -1,9 +1,10 @@
 // This file gives a sandboxed command a cgroup of its own that caps its processes, when pid
 // runs as root and can make one: RLIMIT_NPROC does not hold for root (the kernel exempts
 // root's processes), so such a daemon needs the pids controller; for any other user
-// RLIMIT_NPROC, counted per user namespace, caps the command's processes as well, for free. The daemon makes
-// the cgroup and sets pids.max; the helper moves itself into it before it starts the
-// command; the daemon removes it once the helper has been waited for.
+// RLIMIT_NPROC, counted per user namespace, caps the command's processes as well, for free.
+// The daemon makes the cgroup and sets pids.max, moves the helper into it while the helper
+// starts (before the helper gets its policy, so before anything runs), and removes it once
+// the helper has been waited for.
 
 package sandbox
 
@@ -194,10 +195,12 @@ func removeCgroup(dir string) error {
 	return err
 }
 
-// joinCgroup moves the calling process into the cgroup dir (in the helper, before it starts
-// the command).
-func joinCgroup(dir string) error {
-	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("0"), 0)
+// moveToCgroup moves the process pid, all its threads, into the cgroup dir. The daemon
+// moves the helper while the helper starts, and gives it its policy only once it is in:
+// the move waits for the kernel (an RCU grace period under cgroup v1, milliseconds on a
+// loaded machine), which this keeps off the helper's path.
+func moveToCgroup(dir string, pid int) error {
+	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 }
 
 // sweepCgroups removes the commands' cgroups a daemon that is gone left (pid-PID-N with no

@@ -214,18 +214,13 @@ func privatize(pol Policy) error {
 	return nil
 }
 
-// setLimits sets the command's limits: its cgroup (pol.Cgroup, whose pids.max caps its
-// processes and threads) when there is one; RLIMIT_DATA caps each process's memory (its
+// setLimits sets the command's limits (the daemon has moved the helper into the command's
+// cgroup, when there is one, before it gave the policy): RLIMIT_DATA caps each process's memory (its
 // heap and private writable mappings, not the address space it reserves, which V8 and Go
 // reserve plenty of); RLIMIT_NPROC the processes and threads of the command's user in its
 // user namespace (counted per user namespace since Linux 5.14: this command's alone; not
 // for a user mapped to root, whom the kernel exempts).
 func setLimits(pol Policy) error {
-	if pol.Cgroup != "" {
-		if err := joinCgroup(pol.Cgroup); err != nil {
-			return fmt.Errorf("joining the command's cgroup: %v", err)
-		}
-	}
 	if pol.MemoryMB > 0 {
 		n := uint64(pol.MemoryMB) << 20
 		if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: n, Max: n}); err != nil {

@@ -31,10 +31,30 @@ type Cmd struct {
 	ProcessesBy string
 }
 
+// Shape is what the helper starts with; see the Linux version.
+type Shape struct {
+	Network   bool
+	Processes int
+}
+
 // Prepare fails: there is no sandbox here.
 func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) {
 	return nil, errors.New(reason)
 }
+
+// PrepareShape fails: there is no sandbox here.
+func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, error) {
+	return nil, errors.New(reason)
+}
+
+// Begin is never reached here.
+func (c *Cmd) Begin() {}
+
+// SendPolicy is never reached here.
+func (c *Cmd) SendPolicy(pol Policy) error { return errors.New(reason) }
+
+// AbortPolicy is never reached here.
+func (c *Cmd) AbortPolicy() {}
 
 // Started is never reached here.
 func (c *Cmd) Started() error { return nil }

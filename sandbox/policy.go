@@ -44,9 +44,6 @@ type Policy struct {
 	// MemoryMB and Processes are the command's limits (0: none).
 	MemoryMB  int `json:"memoryMB,omitempty"`
 	Processes int `json:"processes,omitempty"`
-	// Cgroup is the cgroup the helper moves itself into before it starts the command,
-	// which caps its processes (Prepare makes it); "" when pid can make none.
-	Cgroup string `json:"cgroup,omitempty"`
 	// ABI is the Landlock ABI the daemon probed; the helper checks it again.
 	ABI int `json:"abi"`
 }

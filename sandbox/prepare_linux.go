@@ -116,10 +116,11 @@ type Cmd struct {
 	shape  Shape
 	netNS  bool
 	abi    int
-	cgroup string   // the command's cgroup, removed by Finish or Close
-	r, w   *os.File // the report pipe
-	pr, pw *os.File // the policy pipe
-	policy *Policy  // Prepare's, sent by Started
+	cgroup string     // the command's cgroup, removed by Finish or Close
+	move   chan error // Begin's move into the cgroup
+	r, w   *os.File   // the report pipe
+	pr, pw *os.File   // the policy pipe
+	policy *Policy    // Prepare's, sent by Started
 }
 
 // Shape is what the helper must be started with, before its policy is known: whether the
@@ -204,15 +205,41 @@ func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, erro
 	return cmd, nil
 }
 
+// Begin moves the started helper into the command's cgroup, when it has one, in the
+// background: SendPolicy waits for the move, so the caller may make the policy meanwhile.
+// Contract: called at most once, right after the start, before SendPolicy.
+func (c *Cmd) Begin() {
+	if c.cgroup == "" || c.Process == nil {
+		return
+	}
+	done := make(chan error, 1)
+	c.move = done
+	go func() { done <- moveToCgroup(c.cgroup, c.Process.Pid) }()
+}
+
+// joined waits for Begin's move, or makes it when Begin was not called.
+func (c *Cmd) joined() error {
+	switch {
+	case c.move != nil:
+		return <-c.move
+	case c.cgroup != "" && c.Process != nil:
+		return moveToCgroup(c.cgroup, c.Process.Pid)
+	}
+	return nil
+}
+
 // SendPolicy gives the started helper its policy (whose Network must be the Shape's), which
-// it waits for before it does anything. Contract: called once, after the start, before
-// Started, instead of AbortPolicy.
+// it waits for before it does anything; the helper is in the command's cgroup by then.
+// Contract: called once, after the start, before Started, instead of AbortPolicy.
 func (c *Cmd) SendPolicy(pol Policy) error {
 	defer c.pw.Close()
 	if pol.Network != c.shape.Network {
 		return errors.New("the policy's network is not the one the helper was started with")
 	}
-	pol.ABI, pol.PidNS, pol.NetNS, pol.Cgroup = c.abi, c.PidNS, c.netNS, c.cgroup
+	if err := c.joined(); err != nil {
+		return fmt.Errorf("moving the helper into the command's cgroup: %v", err)
+	}
+	pol.ABI, pol.PidNS, pol.NetNS = c.abi, c.PidNS, c.netNS
 	raw, err := json.Marshal(pol)
 	if err != nil {
 		return err
@@ -223,7 +250,12 @@ func (c *Cmd) SendPolicy(pol Policy) error {
 
 // AbortPolicy tells the started helper there is no policy: it runs nothing and exits with
 // code 125. Contract: called at most once, after the start, instead of SendPolicy.
-func (c *Cmd) AbortPolicy() { c.pw.Close() }
+func (c *Cmd) AbortPolicy() {
+	if c.move != nil {
+		<-c.move
+	}
+	c.pw.Close()
+}
 
 // Started waits until the helper has started the command (nil) or failed to set the
 // sandbox up (its reason; the helper then exits with code 125 and nothing ran). The helper

@@ -243,6 +243,7 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 // and waits for it; when the policy cannot be made, the helper gets none and runs nothing,
 // and the error is the refusal to return.
 func (s *sandboxed) sendPolicy() error {
+	s.cmd.Begin()
 	pol, watched, err := s.build()
 	if err != nil {
 		s.cmd.AbortPolicy()
