@@ -20,8 +20,9 @@ import (
 	"github.com/pid-agent/pid/protected"
 )
 
-// MaxGuardDirs bounds the folders one walk of the Guard visits (a variable for the tests):
-// past it, repositories deeper in the walk are not found (Watched.Incomplete says so).
+// MaxGuardDirs bounds the folders Observe visits (a variable for the tests): past it,
+// repositories deeper in the walk are not made read-only (Watched.Incomplete says so); the
+// check after the command looks further (CheckTime).
 var MaxGuardDirs = 200_000
 
 // MaxProtectedMounts bounds the read-only mounts of one command: each costs the helper tens
@@ -76,10 +77,12 @@ type Watched struct {
 	// Incomplete says why some folders were not looked in ("" when all were).
 	Incomplete string
 	entries    map[string]*entryState
-	gits       map[string]bool     // every .git entry found by the walk
-	visited    map[string][]string // the folders the walk listed or trusted, with their folders
-	dangling   map[string]string
-	protect    []string
+	gits       map[string]bool // every .git entry found by the walk
+	// began is when Observe began, before the command could do anything: a .git whose
+	// change time is later was made (or moved there) while the command ran.
+	began    time.Time
+	dangling map[string]string
+	protect  []string
 }
 
 // Protected returns the existing paths to make read-only (at most MaxProtectedMounts), in
@@ -97,8 +100,8 @@ func (w *Watched) Dangling() map[string]string { return w.dangling }
 //
 // Contract: called by the daemon before it builds a command's policy; it only reads.
 func (g *Guard) Observe(roots, writable []string, home string) *Watched {
-	w := &Watched{Roots: roots, entries: map[string]*entryState{}, gits: map[string]bool{}, visited: map[string][]string{}}
-	gits, incomplete := g.walk(roots, w.visited)
+	w := &Watched{Roots: roots, entries: map[string]*entryState{}, gits: map[string]bool{}, began: time.Now()}
+	gits, incomplete := g.walk(roots, MaxGuardDirs, time.Time{})
 	w.Incomplete = incomplete
 	inWritable := func(p string) bool {
 		return slices.ContainsFunc(writable, func(d string) bool { return within(p, d) })
@@ -204,25 +207,48 @@ type Reverted struct {
 	Why string
 }
 
+// CheckTime bounds how long the check's walk looks for a .git the command made (a variable
+// for the tests): a command can make folders faster than they can be looked at, so past it
+// the check says it could not finish.
+var CheckTime = 30 * time.Second
+
+// ctimeMargin is how much earlier than Observe's start a .git's change time may be and still
+// count as the command's: a file system stamps times from a coarse clock (a tick of a few
+// milliseconds behind), and the command cannot act until milliseconds after Observe. (A
+// variable for the tests.)
+var ctimeMargin = 10 * time.Millisecond
+
 // Check compares the protected paths with their state in before (Observe, right before the
 // command), removes what the command created (a protected name in a root, a .git anywhere
-// the walk looks, a path git's configuration names) and puts back what it changed where it
-// can: a link, a small file kept in before. It returns what it found, sorted by path.
+// in the roots, a path git's configuration names) and puts back what it changed where it
+// can: a link, a small file kept in before. It returns what it found, sorted by path, and
+// why it could not look everywhere ("" when it did).
+//
+// A .git is the command's when the walk finds it where Observe did not and its change time
+// is not before Observe began (the change time cannot be set back; a .git the command moved
+// from elsewhere in the workspace is an existing repository's, which stays). The walk goes
+// as far as the folders go, for CheckTime at most: beyond MaxGuardDirs too, since a command
+// could make that many folders to hide a .git past the bound. Removal follows no link:
+// each folder on the way is opened without following one.
 //
 // Contract: called by the daemon once the command and every process it started have ended.
-func (g *Guard) Check(before *Watched) []Reverted {
+func (g *Guard) Check(before *Watched) ([]Reverted, string) {
 	var out []Reverted
 	seen := map[string]bool{}
-	gits, _ := g.walk(before.Roots, map[string][]string{})
+	gits, incomplete := g.walk(before.Roots, 0, time.Now().Add(CheckTime))
+	since := before.began.Add(-ctimeMargin).UnixNano()
 	for _, p := range gits {
 		seen[p] = true
-		if before.gits[p] || !before.reached(p) {
-			continue // there before, or in a folder the first walk did not reach
+		if before.gits[p] {
+			continue
 		}
 		if e, ok := before.entries[p]; ok && e.exists {
 			continue
 		}
-		out = append(out, removeCreated(p))
+		if fi, err := os.Lstat(p); err != nil || keyOf(fi).ctime < since && keyOf(fi).ino != 0 {
+			continue // gone, or an existing repository's
+		}
+		out = append(out, removeCreated(before.Roots, p))
 	}
 	for p, e := range before.entries {
 		if seen[p] && !e.exists {
@@ -231,44 +257,27 @@ func (g *Guard) Check(before *Watched) []Reverted {
 		now := observe(p)
 		switch {
 		case !e.exists && now.exists:
-			out = append(out, removeCreated(p))
+			out = append(out, removeCreated(before.Roots, p))
 		case !e.exists:
 		case e.mounted && e.link == "":
 			// Read-only for the whole command: it cannot have changed.
 		case !now.exists:
-			out = append(out, putBack(p, e, "removed"))
+			out = append(out, putBack(before.Roots, p, e, "removed"))
 		case now.key != e.key || now.mode != e.mode || now.size != e.size || now.link != e.link:
-			out = append(out, putBack(p, e, "changed"))
+			out = append(out, putBack(before.Roots, p, e, "changed"))
 		}
 	}
 	slices.SortFunc(out, func(a, b Reverted) int { return strings.Compare(a.Path, b.Path) })
-	return out
+	if incomplete != "" {
+		incomplete = "the check after the command stopped looking for a .git it made: " + incomplete
+	}
+	return out, incomplete
 }
 
-// reached reports whether the walk of Observe would have found p had it been there: its
-// folder was listed, or lies in a folder made since beneath one that was (the first walk
-// stopped short when Incomplete).
-func (w *Watched) reached(p string) bool {
-	if w.Incomplete == "" {
-		return true
-	}
-	child, d := p, filepath.Dir(p)
-	for {
-		if subdirs, ok := w.visited[d]; ok {
-			return d == filepath.Dir(p) || !slices.Contains(subdirs, filepath.Base(child))
-		}
-		if parent := filepath.Dir(d); parent != d {
-			child, d = d, parent
-			continue
-		}
-		return false
-	}
-}
-
-// removeCreated removes p, which the command created.
-func removeCreated(p string) Reverted {
+// removeCreated removes p, which the command created, beneath one of roots.
+func removeCreated(roots []string, p string) Reverted {
 	r := Reverted{Path: p, What: "created"}
-	if err := removeAll(p); err != nil {
+	if err := removeIn(roots, p); err != nil {
 		r.Why = err.Error()
 	} else {
 		r.Restored = true
@@ -276,63 +285,82 @@ func removeCreated(p string) Reverted {
 	return r
 }
 
-// putBack makes p what e says it was.
-func putBack(p string, e *entryState, what string) Reverted {
+// putBack makes p, beneath one of roots, what e says it was.
+func putBack(roots []string, p string, e *entryState, what string) Reverted {
 	r := Reverted{Path: p, What: what}
-	switch {
-	case e.link != "" && e.link != "?":
-		if err := removeAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.Why = err.Error()
-			return r
-		}
-		if err := os.Symlink(e.link, p); err != nil {
-			r.Why = err.Error()
-			return r
-		}
-	case e.kept:
-		if err := removeAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.Why = err.Error()
-			return r
-		}
-		if err := os.WriteFile(p, e.content, e.mode.Perm()); err != nil {
-			r.Why = err.Error()
-			return r
-		}
-	default:
+	if !(e.link != "" && e.link != "?") && !e.kept {
 		r.Why = "pid kept no copy of it (a folder, or a file larger than 64 KiB, that was not made read-only)"
+		return r
+	}
+	if err := removeIn(roots, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.Why = err.Error()
+		return r
+	}
+	err := withParent(roots, p, func(dir *os.Root, name string) error {
+		if e.link != "" && e.link != "?" {
+			return dir.Symlink(e.link, name)
+		}
+		return dir.WriteFile(name, e.content, e.mode.Perm())
+	})
+	if err != nil {
+		r.Why = err.Error()
 		return r
 	}
 	r.Restored = true
 	return r
 }
 
-// removeAll removes p and what it holds, making folders writable on the way when a command
-// took their write permission away.
-func removeAll(p string) error {
-	err := os.RemoveAll(p)
-	if err == nil || !errors.Is(err, fs.ErrPermission) {
+// removeIn removes p and what it holds, p beneath one of roots, following no link on the
+// way; it gives back write permission to the folders a command took it from (p's folder
+// included, whose permission it then restores).
+func removeIn(roots []string, p string) error {
+	return withParent(roots, p, func(dir *os.Root, name string) error {
+		err := dir.RemoveAll(name)
+		if err == nil || !errors.Is(err, fs.ErrPermission) {
+			return err
+		}
+		if fi, serr := dir.Stat("."); serr == nil {
+			if dir.Chmod(".", fi.Mode().Perm()|0o700) == nil {
+				defer dir.Chmod(".", fi.Mode().Perm())
+			}
+		}
+		fs.WalkDir(dir.FS(), name, func(q string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dir.Chmod(q, 0o700)
+			}
+			return nil
+		})
+		return dir.RemoveAll(name)
+	})
+}
+
+// withParent calls f with the folder holding p, opened from the root of roots that holds p
+// one component at a time without following a link (openParent), and p's last component.
+func withParent(roots []string, p string, f func(dir *os.Root, name string) error) error {
+	i := slices.IndexFunc(roots, func(r string) bool { return within(p, r) && p != r })
+	if i < 0 {
+		return fmt.Errorf("%s is in no writable folder", p)
+	}
+	dir, err := openParent(roots[i], p)
+	if err != nil {
 		return err
 	}
-	filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(q, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
+	defer dir.Close()
+	return f(dir, filepath.Base(p))
 }
 
 // walk lists the folders of roots (not following links, not entering .git folders), at
-// most MaxGuardDirs of them, and returns the paths of every .git entry found (any case) and
-// of every protected name right in a root; it marks each folder it looked in in visited.
+// most limit of them (0: no bound) and until deadline (zero: none), and returns the paths of
+// every .git entry found (any case) and of every protected name right in a root.
 // A folder whose identity and change time are what its memory says, and whose change time
 // is not recent, is not listed again. incomplete says why the walk stopped early.
-func (g *Guard) walk(roots []string, visited map[string][]string) (hits []string, incomplete string) {
+func (g *Guard) walk(roots []string, limit int, deadline time.Time) (hits []string, incomplete string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.dirs == nil {
 		g.dirs = map[string]*dirMemo{}
 	}
+	visited := map[string]bool{}
 	now := time.Now().Add(-ctimeSlack).UnixNano()
 	stack := slices.Clone(roots)
 	slices.Reverse(stack)
@@ -340,11 +368,15 @@ func (g *Guard) walk(roots []string, visited map[string][]string) (hits []string
 	for len(stack) > 0 {
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if _, ok := visited[d]; ok {
+		if visited[d] {
 			continue
 		}
-		if len(visited) >= MaxGuardDirs {
-			incomplete = fmt.Sprintf("the workspace holds more than %d folders: repositories nested deeper were not looked for", MaxGuardDirs)
+		if limit > 0 && len(visited) >= limit {
+			incomplete = fmt.Sprintf("the workspace holds more than %d folders: repositories nested deeper were not looked for", limit)
+			break
+		}
+		if !deadline.IsZero() && len(visited)%1024 == 0 && time.Now().After(deadline) {
+			incomplete = fmt.Sprintf("it looked at %d folders in %v, and more were left", len(visited), CheckTime)
 			break
 		}
 		fi, err := os.Lstat(d)
@@ -357,7 +389,7 @@ func (g *Guard) walk(roots []string, visited map[string][]string) (hits []string
 			m = listDir(d, key)
 			g.dirs[d] = m
 		}
-		visited[d] = m.subdirs
+		visited[d] = true
 		for _, h := range m.hits {
 			if strings.EqualFold(h, ".git") || isRoot(d) {
 				hits = append(hits, filepath.Join(d, h))
@@ -369,7 +401,7 @@ func (g *Guard) walk(roots []string, visited map[string][]string) (hits []string
 	}
 	// Forget the folders no longer there (or no longer reached).
 	for d := range g.dirs {
-		if _, ok := visited[d]; !ok {
+		if !visited[d] && incomplete == "" {
 			delete(g.dirs, d)
 		}
 	}

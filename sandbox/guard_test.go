@@ -83,7 +83,10 @@ func TestCheckRevertsWhatACommandMade(t *testing.T) {
 	write(t, ws, map[string]string{"src/deep/.git/config": "evil", "src/.GIT": "gitdir: x", ".husky/pre-commit": "evil", ".MCP.json": "{}", "kept.txt": "k"})
 	os.Remove(filepath.Join(ws, ".envrc"))
 	os.WriteFile(filepath.Join(ws, ".envrc"), []byte("evil"), 0o644)
-	got := g.Check(before)
+	got, incomplete := g.Check(before)
+	if incomplete != "" {
+		t.Errorf("incomplete: %s", incomplete)
+	}
 	var paths []string
 	for _, r := range got {
 		paths = append(paths, strings.TrimPrefix(r.Path, ws+"/")+" "+r.What)
@@ -107,31 +110,82 @@ func TestCheckRevertsWhatACommandMade(t *testing.T) {
 		t.Error("Check removed what is not protected")
 	}
 	// Nothing changed since: nothing to say.
-	if got := g.Check(g.Observe([]string{ws}, []string{ws}, "")); len(got) != 0 {
+	if got, _ := g.Check(g.Observe([]string{ws}, []string{ws}, "")); len(got) != 0 {
 		t.Errorf("second Check %+v", got)
 	}
 }
 
-// A repository that was there before is never taken for a new one, even past the walk's
-// bound (the second walk may reach further than the first).
+// A repository that was there before is never taken for a new one, even past Observe's
+// bound (the check's walk reaches further): its change time is older than the command.
 func TestCheckKeepsRepositoriesItDidNotSeeBefore(t *testing.T) {
 	ws := realDir(t)
 	write(t, ws, map[string]string{"a/x": "", "b/x": "", "c/.git/HEAD": ""})
-	old := MaxGuardDirs
-	MaxGuardDirs = 3 // the root, a, b: c is not reached
-	defer func() { MaxGuardDirs = old }()
+	defer setFor(t, &MaxGuardDirs, 3)() // the root, a, b: c is not reached
+	defer setFor(t, &ctimeMargin, 0)()  // c/.git was made just before
 	var g Guard
 	before := g.Observe([]string{ws}, []string{ws}, "")
 	if before.Incomplete == "" {
 		t.Fatal("the walk was not cut")
 	}
-	os.RemoveAll(filepath.Join(ws, "a")) // now c is reached
-	if got := g.Check(before); len(got) != 0 {
+	if got, _ := g.Check(before); len(got) != 0 {
 		t.Errorf("Check %+v", got)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "c/.git/HEAD")); err != nil {
 		t.Error("a repository the first walk did not reach was removed")
 	}
+}
+
+// A command that makes more folders than Observe looks at, to hide a .git past them, does
+// not hide it from the check.
+func TestCheckFindsAGitHiddenPastTheBound(t *testing.T) {
+	ws := realDir(t)
+	defer setFor(t, &MaxGuardDirs, 5)()
+	var g Guard
+	before := g.Observe([]string{ws}, []string{ws}, "")
+	for i := range 20 {
+		write(t, ws, map[string]string{filepath.Join("a", string(rune('a'+i)), "x"): ""})
+	}
+	write(t, ws, map[string]string{"z/deep/.git": "gitdir: evil"})
+	got, _ := g.Check(before)
+	if len(got) != 1 || got[0].Path != filepath.Join(ws, "z/deep/.git") || !got[0].Restored {
+		t.Errorf("Check %+v", got)
+	}
+}
+
+// The check's removal follows no link: a folder on the way swapped for a link to elsewhere
+// (by a command running beside it) leaves elsewhere alone; a folder whose write permission a
+// command took is given it back for the removal, and gets its permission back after.
+func TestRemovalFollowsNoLink(t *testing.T) {
+	ws, outside := realDir(t), realDir(t)
+	write(t, outside, map[string]string{".git/HEAD": "mine"})
+	if err := os.Symlink(outside, filepath.Join(ws, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeIn([]string{ws}, filepath.Join(ws, "x", ".git")); err == nil {
+		t.Error("removal through a link succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(outside, ".git/HEAD")); err != nil {
+		t.Error("a .git outside the workspace was removed through a link")
+	}
+	write(t, ws, map[string]string{"sub/.git/config": "evil"})
+	os.Chmod(filepath.Join(ws, "sub/.git"), 0o500)
+	os.Chmod(filepath.Join(ws, "sub"), 0o500)
+	if err := removeIn([]string{ws}, filepath.Join(ws, "sub", ".git")); err != nil {
+		t.Errorf("removal under a read-only folder: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "sub")); err != nil || fi.Mode().Perm() != 0o500 {
+		t.Errorf("sub's mode after: %v, %v", fi.Mode(), err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "sub/.git")); err == nil {
+		t.Error("sub/.git is still there")
+	}
+}
+
+// setFor sets *v to x until the returned function restores it.
+func setFor[T any](t *testing.T, v *T, x T) func() {
+	old := *v
+	*v = x
+	return func() { *v = old }
 }
 
 // The memory of listed folders: a folder changed since (a .git made in it) is listed again
@@ -143,7 +197,7 @@ func TestGuardRelistsChangedFolders(t *testing.T) {
 	g.Observe([]string{ws}, []string{ws}, "")
 	before := g.Observe([]string{ws}, []string{ws}, "")
 	write(t, ws, map[string]string{"a/b/.git": "gitdir: y"})
-	got := g.Check(before)
+	got, _ := g.Check(before)
 	if len(got) != 1 || got[0].Path != filepath.Join(ws, "a/b/.git") {
 		t.Errorf("Check %+v", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 )
 
@@ -86,3 +87,6 @@ func processAlive(int) bool { return true }
 func ownedByMe(fs.FileInfo) bool { return false }
 
 func sweepCgroups() {}
+
+// openParent opens the folder holding p.
+func openParent(root, p string) (*os.Root, error) { return os.OpenRoot(filepath.Dir(p)) }

@@ -266,9 +266,12 @@ func (s *sandboxed) checkAfter() string {
 	if s.before == nil {
 		return ""
 	}
-	found := s.guard.Check(s.before)
-	if len(found) == 0 {
+	found, incomplete := s.guard.Check(s.before)
+	if len(found) == 0 && incomplete == "" {
 		return ""
+	}
+	if len(found) == 0 {
+		return "\n\n[pid: " + incomplete + ". Tell the user: a .git made there would make git run commands outside the sandbox.]"
 	}
 	var b strings.Builder
 	b.WriteString("\n\n[pid: this command ")
@@ -289,7 +292,11 @@ func (s *sandboxed) checkAfter() string {
 		}
 	}
 	b.WriteString(". Other programs (git, editors, direnv, other agents) load commands from these paths, so sandboxed commands may not create or change them. " +
-		"If the task needs it, call bash again with unsandboxed: true and a justification; the user will be asked. Tell the user what happened.]")
+		"If the task needs it, call bash again with unsandboxed: true and a justification; the user will be asked. Tell the user what happened.")
+	if incomplete != "" {
+		b.WriteString(" Also, " + incomplete + ".")
+	}
+	b.WriteString("]")
 	return b.String()
 }
 
