@@ -1,10 +1,12 @@
 // Command sandboxbench measures what the sandbox adds to a bash call on the real daemon: it
 // starts pid, opens two sessions (the default sandbox, and "sandbox": {"mode": "off"}), runs
 // `echo hi` through tools/execute in each, alternately, and prints the median and 90th
-// percentile of the round trips, and the median difference. docs/performance.md quotes it.
-// It speaks to pid through internal/pidtest.
+// percentile of the round trips, and the median difference; and the CPU time each call cost
+// pid and the processes it waited for (user and system, from /proc/PID/stat), which a busy
+// machine changes far less than the round trip: on a quiet machine the round trip is about
+// that. docs/performance.md quotes it. It speaks to pid through internal/pidtest.
 //
-//	go build -o bin/pid ./cmd/pid && go run ./cmd/sandboxbench -pid bin/pid -n 200
+//	make build && go run ./cmd/sandboxbench -pid bin/pid -n 200
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pid-agent/pid/internal/pidtest"
@@ -62,13 +66,15 @@ func run(pidPath string, n int, command string, box any) error {
 		}
 		ids[i] = res.Get("sessionId").String()
 	}
-	var times [2][]time.Duration
+	var times, cpus [2][]time.Duration
 	var mode [2]string
 	for k := range n + 5 {
 		for i, id := range ids {
+			cpu0 := cpuTime(c.Pid())
 			began := time.Now()
 			res, err := c.Call("tools/execute", map[string]any{"sessionId": id, "toolCalls": []any{map[string]any{"id": "c", "name": "bash", "arguments": map[string]any{"command": command}}}})
 			took := time.Since(began)
+			cpu := cpuTime(c.Pid()) - cpu0
 			if err != nil {
 				return err
 			}
@@ -78,6 +84,7 @@ func run(pidPath string, n int, command string, box any) error {
 			mode[i] = res.Get("messages.0.details.sandbox.mode").String()
 			if k >= 5 { // the first calls warm up
 				times[i] = append(times[i], took)
+				cpus[i] = append(cpus[i], cpu)
 			}
 		}
 	}
@@ -95,7 +102,41 @@ func run(pidPath string, n int, command string, box any) error {
 	}
 	fmt.Printf("added by the sandbox: median of paired differences %.2f ms; difference of medians %.2f ms\n",
 		ms(med(diffs, 0.5)), ms(med(times[0], 0.5)-med(times[1], 0.5)))
+	// The clock ticks are 10 ms: the mean over every call, not a median.
+	mean := func(d []time.Duration) time.Duration {
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		return sum / time.Duration(len(d))
+	}
+	fmt.Printf("CPU per call, mean (pid and what it waited for): %s %.2f ms, %s %.2f ms, added %.2f ms\n",
+		mode[0], ms(mean(cpus[0])), mode[1], ms(mean(cpus[1])), ms(mean(cpus[0])-mean(cpus[1])))
 	return nil
 }
+
+// cpuTime returns the CPU time (user and system) of process pid and of the children it
+// has waited for, from /proc/PID/stat; 0 when it cannot be read.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command's name (in parentheses, which may hold spaces): utime is
+	// the 14th field of the line, stime, cutime and cstime the next three, in clock ticks.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	var ticks int64
+	for _, i := range []int{11, 12, 13, 14} {
+		if i < len(f) {
+			v, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
+const clockTicks = 100
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
