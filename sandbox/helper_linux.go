@@ -45,9 +45,10 @@ func init() {
 	}
 }
 
-// Main is the helper: args are "--" then the command's argv (argv[0] an absolute path). It
-// returns only on failure, with the exit code; otherwise the command replaces it, or, as the
-// init of a PID namespace (Policy.PidNS), it waits for the command and exits as it did.
+// Main is the helper: args are "--"; the policy and the command (its argv, argv[0] an
+// absolute path, its environment and folder) come on the policy pipe. It returns only on
+// failure, with the exit code; otherwise the command replaces it, or, as the init of a PID
+// namespace (Policy.PidNS), it waits for the command and exits as it did.
 //
 // Contract: called only in a process the daemon started through Prepare (its environment
 // holds the policy, fd 3 is the report pipe), before any other goroutine does work.
@@ -73,7 +74,11 @@ func Main(args []string) int {
 	if !ok {
 		return fail("no policy (pid sandbox-exec is started by pid itself)")
 	}
-	// The daemon writes the policy while this process starts, and closes the pipe.
+	if len(args) != 1 || args[0] != "--" {
+		return fail("usage: pid sandbox-exec -- (the command comes from pid)")
+	}
+	// The daemon writes the policy and the command while this process starts (or once a
+	// command comes, when it started this one ahead), and closes the pipe.
 	unix.CloseOnExec(policyFD)
 	pf := os.NewFile(policyFD, "policy")
 	raw, err := io.ReadAll(io.LimitReader(pf, 16<<20))
@@ -81,26 +86,20 @@ func Main(args []string) int {
 	if err != nil || len(raw) == 0 {
 		return fail("no policy (%v)", err)
 	}
-	var pol Policy
-	if err := json.Unmarshal(raw, &pol); err != nil {
+	var l launch
+	if err := json.Unmarshal(raw, &l); err != nil {
 		return fail("bad policy: %v", err)
 	}
-	if len(args) < 2 || args[0] != "--" {
-		return fail("usage: pid sandbox-exec -- ARGV...")
+	pol, argv, env, wd := l.Policy, l.Argv, l.Env, l.Dir
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) || !filepath.IsAbs(wd) {
+		return fail("bad command: %q in %q", argv, wd)
 	}
-	argv := args[1:]
 	abi := landlockABI()
 	if abi < 1 {
 		return fail("the kernel has no Landlock")
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("no_new_privs: %v", err)
-	}
-	// The folder the command runs in, by its path: once the mounts below are made, the same
-	// path leads through them, while the folder the helper started in is the one beneath.
-	wd, err := unix.Getwd()
-	if err != nil {
-		return fail("the current folder: %v", err)
 	}
 	// Our mounts stay in this namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -119,6 +118,8 @@ func Main(args []string) int {
 			return fail("hiding %s: %v", p, err)
 		}
 	}
+	// The folder the command runs in, by its path, once the mounts are made (they are what
+	// the path leads through).
 	if err := unix.Chdir(wd); err != nil {
 		return fail("entering %s: %v", wd, err)
 	}
@@ -153,10 +154,10 @@ func Main(args []string) int {
 		return fail("dropping capabilities: %v", err)
 	}
 	if !pol.PidNS {
-		err = syscall.Exec(argv[0], argv, os.Environ())
+		err = syscall.Exec(argv[0], argv, env)
 		return fail("cannot run %s: %v", argv[0], err)
 	}
-	return initCommand(argv, report, fail)
+	return initCommand(argv, env, report, fail)
 }
 
 // privatize covers the private places with empty tmpfs and binds back what the command
@@ -245,11 +246,11 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, sys
 // signals, reaps every process that ends in the namespace, and, once the command has ended,
 // exits with its code (128+N after signal N, whose number it writes on the report pipe
 // first). Its exit ends every process left in the namespace.
-func initCommand(argv []string, report *os.File, fail func(string, ...any) int) int {
+func initCommand(argv, env []string, report *os.File, fail func(string, ...any) int) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
+		Env:   env,
 		Files: []uintptr{0, 1, 2},
 	})
 	if err != nil {

@@ -48,6 +48,12 @@ func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, erro
 	return nil, errors.New(reason)
 }
 
+// Retarget is never reached here.
+func (c *Cmd) Retarget(argv []string, dir string, env []string) {}
+
+// Shape is never reached here.
+func (c *Cmd) Shape() Shape { return Shape{} }
+
 // Begin is never reached here.
 func (c *Cmd) Begin() {}
 

@@ -48,6 +48,15 @@ type Policy struct {
 	ABI int `json:"abi"`
 }
 
+// launch is what the daemon writes on the helper's policy pipe: the policy, and the command
+// with its environment and folder.
+type launch struct {
+	Policy Policy   `json:"policy"`
+	Argv   []string `json:"argv"`
+	Env    []string `json:"env"`
+	Dir    string   `json:"dir"`
+}
+
 // Places are where one session's commands run, for Build.
 type Places struct {
 	// Roots are the session's workspace folders.

@@ -114,6 +114,9 @@ type Cmd struct {
 	ProcessesBy string
 
 	shape  Shape
+	argv   []string // the command, its folder and environment, sent with the policy
+	dir    string
+	env    []string
 	netNS  bool
 	abi    int
 	cgroup string     // the command's cgroup, removed by Finish or Close
@@ -149,14 +152,15 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 
 // PrepareShape is Prepare for a caller that makes the policy while the helper starts (the
 // helper's start, a few milliseconds, then overlaps the daemon's look at the protected
-// paths): it gives it with SendPolicy, or AbortPolicy, after starting the command and
-// before Started.
+// paths), or starts the helper ahead of any command (argv nil, given later with Retarget):
+// it gives the policy with SendPolicy, or AbortPolicy, after starting the helper and before
+// Started.
 func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, error) {
 	c := Probe()
 	if !c.Available {
 		return nil, errors.New(c.Reason)
 	}
-	cmd := &Cmd{shape: sh, abi: c.LandlockABI}
+	cmd := &Cmd{shape: sh, abi: c.LandlockABI, argv: argv, dir: dir, env: env}
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
 	if c.PidNamespaces && !noPidNS {
 		flags |= syscall.CLONE_NEWPID
@@ -197,19 +201,30 @@ func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, erro
 		removeCgroup(cmd.cgroup)
 		return nil, err
 	}
-	cmd.Cmd = exec.Command(HelperPath(), append([]string{HelperArg, "--"}, argv...)...)
-	cmd.Dir = dir
-	cmd.Env = append(env[:len(env):len(env)], policyEnv+"=fd")
+	// The command comes on the policy pipe: the helper starts the same for any command.
+	cmd.Cmd = exec.Command(HelperPath(), HelperArg, "--")
+	cmd.Dir = "/"
+	cmd.Env = []string{policyEnv + "=fd"}
 	cmd.ExtraFiles = []*os.File{cmd.w, cmd.pr} // fds 3 and 4
 	cmd.SysProcAttr = nsAttr(flags)
 	return cmd, nil
 }
 
+// Retarget sets the command a helper started ahead (PrepareShape with no argv) runs: argv
+// (argv[0] an absolute path) in dir with the environment env. Contract: called before
+// SendPolicy.
+func (c *Cmd) Retarget(argv []string, dir string, env []string) {
+	c.argv, c.dir, c.env = argv, dir, env
+}
+
+// Shape returns the shape the helper was started with.
+func (c *Cmd) Shape() Shape { return c.shape }
+
 // Begin moves the started helper into the command's cgroup, when it has one, in the
 // background: SendPolicy waits for the move, so the caller may make the policy meanwhile.
 // Contract: called at most once, right after the start, before SendPolicy.
 func (c *Cmd) Begin() {
-	if c.cgroup == "" || c.Process == nil {
+	if c.cgroup == "" || c.Process == nil || c.move != nil {
 		return
 	}
 	done := make(chan error, 1)
@@ -240,7 +255,10 @@ func (c *Cmd) SendPolicy(pol Policy) error {
 		return fmt.Errorf("moving the helper into the command's cgroup: %v", err)
 	}
 	pol.ABI, pol.PidNS, pol.NetNS = c.abi, c.PidNS, c.netNS
-	raw, err := json.Marshal(pol)
+	if len(c.argv) == 0 {
+		return errors.New("no command for the helper")
+	}
+	raw, err := json.Marshal(launch{Policy: pol, Argv: c.argv, Env: c.env, Dir: c.dir})
 	if err != nil {
 		return err
 	}

@@ -154,29 +154,30 @@ type bashRun struct {
 // runBash returns.
 func runBash(ctx context.Context, run bashRun, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
 	cmd := run.cmd
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		if run.box != nil {
-			run.box.cmd.Close()
-		}
-		return toolexec.Result{}, err
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
 	began := time.Now()
-	group, err := procgroup.StartGroup(cmd)
-	if err != nil {
-		pr.Close()
-		pw.Close()
-		if run.box != nil {
-			run.box.cmd.Close()
-			return toolexec.Result{}, sandboxFailure(fmt.Errorf("cannot start the helper: %v", err))
-		}
-		return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", cmd.Path, err)
-	}
-	pw.Close() // the children hold their copies
+	var group *procgroup.Group
+	var pr *os.File
 	if run.box != nil {
-		// The helper starts while its policy is made (a look at the protected paths): it
-		// waits for it. Without one it runs nothing and exits.
+		// The helper is started already: it waits for its policy and command.
+		group, pr = run.box.proc.group, run.box.proc.out
+		defer run.box.spare()
+	} else {
+		var pw *os.File
+		var err error
+		if pr, pw, err = os.Pipe(); err != nil {
+			return toolexec.Result{}, err
+		}
+		cmd.Stdout, cmd.Stderr = pw, pw
+		group, err = procgroup.StartGroup(cmd)
+		pw.Close() // the children hold their copies
+		if err != nil {
+			pr.Close()
+			return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", cmd.Path, err)
+		}
+	}
+	if run.box != nil {
+		// The policy is made (a look at the protected paths) while the helper starts, if
+		// it was not started ahead. Without one it runs nothing and exits.
 		if err := run.box.sendPolicy(); err != nil {
 			group.Wait()
 			pr.Close()

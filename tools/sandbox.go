@@ -72,10 +72,16 @@ type box struct {
 	forceReadOnly atomic.Bool
 	guard         sandbox.Guard // the protected paths, before and after each command
 
+	// warmers counts the goroutines starting a spare helper (sandboxhelper.go).
+	warmers sync.WaitGroup
+
 	// mu guards the fields below it.
-	mu  sync.Mutex
-	cfg *SandboxConfig // nil: the default (workspace-write, network off)
-	tmp string         // the session's temporary folder, made at the first command
+	mu      sync.Mutex
+	cfg     *SandboxConfig // nil: the default (workspace-write, network off)
+	tmp     string         // the session's temporary folder, made at the first command
+	spare   *helperProc    // a helper started ahead for the next command
+	warming bool           // a spare helper is being started
+	closed  bool           // the workspace is closed: no more spare helpers
 }
 
 // UseSandbox sets how the workspace's bash commands are contained. Without it they run in
@@ -141,8 +147,9 @@ func (w *Workspace) sandboxTmp() (string, error) {
 	return w.box.tmp, nil
 }
 
-// closeBox removes the session's temporary folder.
+// closeBox ends the spare helper and removes the session's temporary folder.
 func (w *Workspace) closeBox() {
+	w.closeSpare()
 	w.box.mu.Lock()
 	defer w.box.mu.Unlock()
 	if w.box.tmp != "" {
@@ -185,8 +192,11 @@ func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
 // sandboxed is a command prepared to run in the sandbox.
 type sandboxed struct {
 	cmd     *sandbox.Cmd
+	proc    *helperProc // the started helper: its process group and output
 	details SandboxDetails
-	guard   *sandbox.Guard
+	// spare starts the next command's helper; called once this one is done.
+	spare func()
+	guard *sandbox.Guard
 	// command is the shell command, for the note after a refusal.
 	command string
 	// build makes the command's policy, the guard's look at the protected paths included;
@@ -199,8 +209,8 @@ type sandboxed struct {
 }
 
 // prepareSandboxed returns the command that runs argv in the sandbox the settings r ask for
-// (not off), or a failure saying what is missing and which setting to change. Its policy
-// is made by sendPolicy, once the helper has been started.
+// (not off), its helper started (ahead, when one was), or a failure saying what is missing
+// and which setting to change. Its policy is made by sendPolicy, while the helper starts.
 func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandboxed, error) {
 	tmp, err := w.sandboxTmp()
 	if err != nil {
@@ -213,13 +223,17 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 		return nil, sandboxFailure(err)
 	}
 	env := w.commandEnv(append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...), true)
-	cmd, err := sandbox.PrepareShape(sandbox.Shape{Network: r.Network, Processes: r.Processes}, argv, w.cwd, env)
+	shape := sandbox.Shape{Network: r.Network, Processes: r.Processes}
+	h, err := w.helperFor(shape)
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
+	cmd := h.cmd
+	cmd.Retarget(argv, w.cwd, env)
 	det := SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp",
 		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
-	s := &sandboxed{cmd: cmd, guard: &w.box.guard, details: det, command: argv[len(argv)-1]}
+	s := &sandboxed{cmd: cmd, proc: h, guard: &w.box.guard, details: det, command: argv[len(argv)-1],
+		spare: func() { w.startSpare(shape) }}
 	s.build = func() (sandbox.Policy, *sandbox.Watched, error) {
 		p.Home, _ = os.UserHomeDir()
 		p.ConfigDir, _ = xdg.ConfigDir()
@@ -243,7 +257,6 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 // and waits for it; when the policy cannot be made, the helper gets none and runs nothing,
 // and the error is the refusal to return.
 func (s *sandboxed) sendPolicy() error {
-	s.cmd.Begin()
 	pol, watched, err := s.build()
 	if err != nil {
 		s.cmd.AbortPolicy()
