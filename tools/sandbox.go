@@ -80,7 +80,7 @@ type box struct {
 	cfg     *SandboxConfig // nil: the default (workspace-write, network off)
 	tmp     string         // the session's temporary folder, made at the first command
 	spare   *helperProc    // a helper started ahead for the next command
-	warming bool           // a spare helper is being started
+	warming chan struct{}  // closed once the spare helper being started is there (nil: none)
 	closed  bool           // the workspace is closed: no more spare helpers
 }
 

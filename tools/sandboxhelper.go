@@ -57,6 +57,13 @@ func (h *helperProc) discard() {
 // shape (and the kernel still gives the sandbox), else a new one. Safe for concurrent use.
 func (w *Workspace) helperFor(sh sandbox.Shape) (*helperProc, error) {
 	w.box.mu.Lock()
+	if w.box.spare == nil && w.box.warming != nil {
+		// One is on its way, part started: wait for it rather than start another.
+		ready := w.box.warming
+		w.box.mu.Unlock()
+		<-ready
+		w.box.mu.Lock()
+	}
 	h := w.box.spare
 	w.box.spare = nil
 	w.box.mu.Unlock()
@@ -74,18 +81,20 @@ func (w *Workspace) helperFor(sh sandbox.Shape) (*helperProc, error) {
 // concurrent use.
 func (w *Workspace) startSpare(sh sandbox.Shape) {
 	w.box.mu.Lock()
-	if w.box.spare != nil || w.box.warming || w.box.closed {
+	if w.box.spare != nil || w.box.warming != nil || w.box.closed {
 		w.box.mu.Unlock()
 		return
 	}
-	w.box.warming = true
+	ready := make(chan struct{})
+	w.box.warming = ready
 	w.box.warmers.Add(1)
 	w.box.mu.Unlock()
 	go func() {
 		defer w.box.warmers.Done()
+		defer close(ready)
 		h, err := startHelper(sh)
 		w.box.mu.Lock()
-		w.box.warming = false
+		w.box.warming = nil
 		if err != nil {
 			w.box.mu.Unlock()
 			return // the next call starts its own, and says what fails

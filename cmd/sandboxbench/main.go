@@ -27,6 +27,7 @@ func main() {
 	n := flag.Int("n", 200, "calls per session")
 	command := flag.String("command", "echo hi", "the bash command")
 	box := flag.String("sandbox", "", `the sandboxed session's "sandbox" settings (JSON); default: none (the default sandbox)`)
+	gap := flag.Duration("gap", 0, "a pause before each call, as a model's turn between two (pid starts the next sandboxed call's helper after a call)")
 	flag.Parse()
 	var sb any
 	if *box != "" {
@@ -35,13 +36,13 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(*pidPath, *n, *command, sb); err != nil {
+	if err := run(*pidPath, *n, *command, sb, *gap); err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pidPath string, n int, command string, box any) error {
+func run(pidPath string, n int, command string, box any, gap time.Duration) error {
 	c, err := pidtest.Start(pidPath, pidtest.Options{Stderr: os.Stderr, Conn: pidtest.ConnOptions{Discard: true, HangGuard: time.Minute}})
 	if err != nil {
 		return err
@@ -70,6 +71,9 @@ func run(pidPath string, n int, command string, box any) error {
 	var mode [2]string
 	for k := range n + 5 {
 		for i, id := range ids {
+			if gap > 0 {
+				time.Sleep(gap)
+			}
 			cpu0 := cpuTime(c.Pid())
 			began := time.Now()
 			res, err := c.Call("tools/execute", map[string]any{"sessionId": id, "toolCalls": []any{map[string]any{"id": "c", "name": "bash", "arguments": map[string]any{"command": command}}}})
