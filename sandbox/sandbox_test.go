@@ -90,6 +90,17 @@ func TestHelperIsTheCommandsInit(t *testing.T) {
 	if _, ok := c.Finish(); ok {
 		t.Error("Finish says a signal ended the command")
 	}
+	// /proc is the namespace's own where the kernel allows a new one: its process 1 is the
+	// helper, not the host's init (a container's /proc may refuse: the host's stays).
+	out, err = run(t, pol, ws, "tr '\\0' ' ' < /proc/1/cmdline")
+	host, _ := os.ReadFile("/proc/1/cmdline")
+	switch {
+	case err == nil && strings.Contains(out, "sandbox-exec"):
+	case err == nil && out == strings.ReplaceAll(string(host), "\x00", " "):
+		t.Logf("this kernel refused the namespace a /proc of its own: the host's stays")
+	default:
+		t.Errorf("/proc/1 is neither the helper nor the host's init: %q (%v)", out, err)
+	}
 	_, c, _ = runCmd(t, pol, ws, "kill -9 $$")
 	if sig, ok := c.Finish(); !ok || sig != 9 || c.ProcessState.ExitCode() != 128+9 {
 		t.Errorf("Finish %v %v, exit code %d", sig, ok, c.ProcessState.ExitCode())
