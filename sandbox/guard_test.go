@@ -3,7 +3,9 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -262,5 +264,43 @@ func TestLimitsAndEnvSettings(t *testing.T) {
 	editor, _ := Parse([]byte(`{"limits": {"processes": 9000}}`))
 	if r := Resolve(s, editor, Settings{}, false); r.Processes != 9000 || r.MemoryMB != 2048 {
 		t.Errorf("the editor's limits over the user's, key by key: %+v", r)
+	}
+}
+
+// With inotify (Linux), a walk of a tree that did not change looks at no folder again;
+// a folder made, or moved in, since is looked at, and a .git made there is found.
+func TestWalkLooksOnlyAtWhatChanged(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("inotify is Linux's")
+	}
+	ws := realDir(t)
+	for i := range 30 {
+		write(t, ws, map[string]string{filepath.Join("a", strconv.Itoa(i), "b", "x"): ""})
+	}
+	write(t, ws, map[string]string{"elsewhere/deep/x": ""})
+	var g Guard
+	defer g.Close()
+	g.Observe([]string{ws}, []string{ws}, "")
+	before := lstats.Load()
+	w := g.Observe([]string{ws}, []string{ws}, "")
+	if n := lstats.Load() - before; n != 0 {
+		t.Errorf("a walk of an unchanged tree looked at %d folders", n)
+	}
+	// A .git made deep down, and a folder holding one moved in from elsewhere.
+	write(t, ws, map[string]string{"a/17/b/new/.git/config": "evil", "elsewhere/deep/.git": "gitdir: x"})
+	if err := os.Rename(filepath.Join(ws, "elsewhere/deep"), filepath.Join(ws, "a/3/moved")); err != nil {
+		t.Fatal(err)
+	}
+	before = lstats.Load()
+	got, _ := g.Check(w)
+	var paths []string
+	for _, r := range got {
+		paths = append(paths, strings.TrimPrefix(r.Path, ws+"/"))
+	}
+	if want := []string{"a/17/b/new/.git", "a/3/moved/.git"}; !slices.Equal(paths, want) {
+		t.Errorf("Check %q, want %q", paths, want)
+	}
+	if n := lstats.Load() - before; n > 10 {
+		t.Errorf("the check looked at %d folders for two changes", n)
 	}
 }

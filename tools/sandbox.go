@@ -150,6 +150,7 @@ func (w *Workspace) sandboxTmp() (string, error) {
 // closeBox ends the spare helper and removes the session's temporary folder.
 func (w *Workspace) closeBox() {
 	w.closeSpare()
+	w.box.guard.Close()
 	w.box.mu.Lock()
 	defer w.box.mu.Unlock()
 	if w.box.tmp != "" {
