@@ -5,12 +5,16 @@
 // otherwise, before and after every command). The events of a change are queued by the
 // kernel during the system call that made it, so once every process of a command has
 // ended, its changes are all in the queue. The process has one inotify instance for every
-// Guard (a user may have only 128, and the editor needs its own); when the kernel gives
-// none, or no more watches, or the queue overflows, the Guard looks with lstat again.
+// Guard (a user may have only 128, and the editor needs its own), and takes at most a
+// quarter of the user's watches; when the kernel gives none, or no more watches, or the
+// queue overflows, the Guard looks with lstat again.
 
 package sandbox
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -56,11 +60,29 @@ func notifyFD() int {
 	return notifier.fd
 }
 
+// maxWatches bounds the watches pid holds for the Guards: a quarter of the user's
+// (fs.inotify.max_user_watches), which the person's editor needs too, and at most 100,000.
+var maxWatches = sync.OnceValue(func() int {
+	n := 8192
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			n = v
+		}
+	}
+	return min(n/4, 100_000)
+})
+
 // watchDir watches the folder path for g before g lists it, and returns its watch (-1
-// when it cannot be watched: g then looks at it with lstat).
+// when it cannot be watched, or pid holds maxWatches: g then looks at it with lstat).
 func (g *Guard) watchDir(path string) int32 {
 	fd := notifyFD()
 	if fd < 0 {
+		return -1
+	}
+	notifier.mu.Lock()
+	full := len(notifier.byWD) >= maxWatches()
+	notifier.mu.Unlock()
+	if full {
 		return -1
 	}
 	wd, err := unix.InotifyAddWatch(fd, path, notifyMask)
