@@ -5,9 +5,9 @@
 // otherwise, before and after every command). The events of a change are queued by the
 // kernel during the system call that made it, so once every process of a command has
 // ended, its changes are all in the queue. The process has one inotify instance for every
-// Guard (a user may have only 128, and the editor needs its own), and takes at most a
-// quarter of the user's watches; when the kernel gives none, or no more watches, or the
-// queue overflows, the Guard looks with lstat again.
+// Guard (a user may have only 128, and the editor needs its own), open while one watches a
+// folder, and takes at most a quarter of the user's watches; when the kernel gives none,
+// or no more watches, or the queue overflows, the Guard looks with lstat again.
 
 package sandbox
 
@@ -28,11 +28,15 @@ const notifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.I
 
 // notifier is the process's inotify instance and who watches what.
 var notifier struct {
-	once sync.Once
-	fd   int // -1: none
-
-	// mu guards the fields below, and the reading of fd.
+	// mu guards the fields below, and the use of fd.
 	mu sync.Mutex
+	// fd is the instance, open while a Guard watches a folder (-1: closed; the test of
+	// package tools checks that a process whose workspaces are all closed holds none).
+	fd int
+	// broken says the kernel gave no instance: the Guards look with lstat.
+	broken bool
+	// users are the Guards with watches.
+	users map[*Guard]bool
 	// byWD maps a watch to the Guards that watch its folder, and the path each knows it by.
 	byWD map[int32]map[*Guard]string
 	// pending are, for each Guard, the folders that changed since it last drained, and
@@ -40,24 +44,33 @@ var notifier struct {
 	pending map[*Guard]*changes
 }
 
+func init() { notifier.fd = -1 }
+
 // changes are the folders a Guard must look at again.
 type changes struct {
 	dirs map[string]bool
 	all  bool
 }
 
-// notifyFD returns the inotify instance, made at the first call; -1 when there is none.
-func notifyFD() int {
-	notifier.once.Do(func() {
-		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-		if err != nil {
-			fd = -1
-		}
-		notifier.fd = fd
-		notifier.byWD = map[int32]map[*Guard]string{}
-		notifier.pending = map[*Guard]*changes{}
-	})
-	return notifier.fd
+// openLocked opens the instance when it is closed; false when the kernel gives none.
+// notifier.mu must be held.
+func openLocked() bool {
+	if notifier.fd >= 0 {
+		return true
+	}
+	if notifier.broken {
+		return false
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		notifier.broken = true
+		return false
+	}
+	notifier.fd = fd
+	notifier.users = map[*Guard]bool{}
+	notifier.byWD = map[int32]map[*Guard]string{}
+	notifier.pending = map[*Guard]*changes{}
+	return true
 }
 
 // maxWatches bounds the watches pid holds for the Guards: a quarter of the user's
@@ -75,22 +88,16 @@ var maxWatches = sync.OnceValue(func() int {
 // watchDir watches the folder path for g before g lists it, and returns its watch (-1
 // when it cannot be watched, or pid holds maxWatches: g then looks at it with lstat).
 func (g *Guard) watchDir(path string) int32 {
-	fd := notifyFD()
-	if fd < 0 {
-		return -1
-	}
 	notifier.mu.Lock()
-	full := len(notifier.byWD) >= maxWatches()
-	notifier.mu.Unlock()
-	if full {
+	defer notifier.mu.Unlock()
+	if !openLocked() || len(notifier.byWD) >= maxWatches() {
 		return -1
 	}
-	wd, err := unix.InotifyAddWatch(fd, path, notifyMask)
+	wd, err := unix.InotifyAddWatch(notifier.fd, path, notifyMask)
 	if err != nil {
 		return -1
 	}
-	notifier.mu.Lock()
-	defer notifier.mu.Unlock()
+	notifier.users[g] = true
 	m := notifier.byWD[int32(wd)]
 	if m == nil {
 		m = map[*Guard]string{}
@@ -120,18 +127,20 @@ func (g *Guard) unwatchDir(wd int32, path string) {
 }
 
 // drained reads every event queued so far and returns the folders of g that changed since
-// g last asked (all: every folder must be looked at again). ok is false when g has no
-// inotify to rely on.
+// g last asked (all: every folder must be looked at again). ok is false when the kernel
+// gives no inotify: g then looks with lstat.
 func (g *Guard) drained() (dirs map[string]bool, all, ok bool) {
-	fd := notifyFD()
-	if fd < 0 {
-		return nil, true, false
-	}
 	notifier.mu.Lock()
 	defer notifier.mu.Unlock()
+	if notifier.broken {
+		return nil, true, false
+	}
+	if notifier.fd < 0 {
+		return nil, false, true // no watch yet: every folder is listed, and watched
+	}
 	var buf [64 << 10]byte
 	for {
-		n, err := unix.Read(fd, buf[:])
+		n, err := unix.Read(notifier.fd, buf[:])
 		if err == unix.EINTR {
 			continue
 		}
@@ -142,16 +151,13 @@ func (g *Guard) drained() (dirs map[string]bool, all, ok bool) {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-				for _, m := range notifier.byWD {
-					for w := range m {
-						pendingFor(w).all = true
-					}
+				for w := range notifier.users {
+					pendingFor(w).all = true
 				}
 				continue
 			}
 			for w, path := range notifier.byWD[ev.Wd] {
-				c := pendingFor(w)
-				c.dirs[path] = true
+				pendingFor(w).dirs[path] = true
 			}
 			if ev.Mask&unix.IN_IGNORED != 0 {
 				delete(notifier.byWD, ev.Wd) // the kernel dropped the watch
@@ -173,14 +179,16 @@ func pendingFor(g *Guard) *changes {
 	return c
 }
 
-// forget drops every watch and pending change of g.
+// forget drops every watch and pending change of g, and closes the instance when no Guard
+// watches anything any more.
 func (g *Guard) forget() {
-	if notifyFD() < 0 {
-		return
-	}
 	notifier.mu.Lock()
 	defer notifier.mu.Unlock()
+	if notifier.fd < 0 {
+		return
+	}
 	delete(notifier.pending, g)
+	delete(notifier.users, g)
 	for wd, m := range notifier.byWD {
 		if _, ok := m[g]; !ok {
 			continue
@@ -190,5 +198,10 @@ func (g *Guard) forget() {
 			delete(notifier.byWD, wd)
 			unix.InotifyRmWatch(notifier.fd, uint32(wd))
 		}
+	}
+	if len(notifier.users) == 0 {
+		unix.Close(notifier.fd)
+		notifier.fd = -1
+		notifier.byWD, notifier.pending = nil, nil
 	}
 }
