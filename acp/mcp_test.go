@@ -25,6 +25,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/mcp"
 )
 
@@ -891,4 +892,35 @@ func TestMCPWorkspaceServersFollowTrust(t *testing.T) {
 	}
 	c2.stop()
 	noServersLeft(t, nil)
+}
+
+// session/close stops the MCP servers of the session that no other session uses: they do
+// not run on until the face ends (issue 33). A server another session holds keeps running
+// until that session closes too.
+func TestMCPServersStopAtSessionClose(t *testing.T) {
+	needMCP(t)
+	c := start(t)
+	c.initialize(nil)
+	dir := t.TempDir()
+	before := testServerPids()
+	ready := c.watchReady("t")
+	first := c.newSessionWith(dir, "", stdioEntry("t"))
+	ready()
+	second := c.newSessionWith(dir, "", stdioEntry("t"))
+	var pids []int
+	for _, p := range testServerPids() {
+		if !containsInt(before, p) {
+			pids = append(pids, p)
+		}
+	}
+	if len(pids) != 1 {
+		t.Fatalf("%d test server processes for two sessions naming one server, want 1", len(pids))
+	}
+	c.result(c.request("session/close", map[string]any{"sessionId": first}), nil)
+	if !processAlive(pids[0]) {
+		t.Errorf("closing one of two sessions stopped the server the other one uses")
+	}
+	c.result(c.request("session/close", map[string]any{"sessionId": second}), nil)
+	proctest.WaitUntil(t, 10*time.Second, "the MCP server of the closed sessions to stop", func() bool { return !processAlive(pids[0]) })
+	c.stop()
 }

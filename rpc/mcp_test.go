@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // testServers is mcpServers naming the test server "t" (deferred).
@@ -511,4 +513,23 @@ func processAlive(pid int) bool {
 	}
 	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// session/close stops the MCP servers of the session that no other session uses: they do
+// not run on until pid exits (issue 33). A server another session holds keeps running
+// until that session closes too.
+func TestMCPServersStopAtSessionClose(t *testing.T) {
+	d, first, _ := eagerSession(t, obj{}, obj{"mcpServers": testServers(nil)})
+	second := d.newSession(obj{"mcpServers": testServers(nil)})
+	pids := mcpServerPids(t, d)
+	if len(pids) != 1 {
+		t.Fatalf("%d pidtestmcp processes for two sessions naming one server, want 1", len(pids))
+	}
+	d.call("session/close", obj{"sessionId": first})
+	if !processAlive(pids[0]) {
+		t.Errorf("closing one of two sessions stopped the server the other one uses")
+	}
+	d.call("session/close", obj{"sessionId": second})
+	proctest.WaitUntil(t, 10*time.Second, "the MCP server of the closed sessions to stop", func() bool { return !processAlive(pids[0]) })
+	stopDaemon(t, d)
 }

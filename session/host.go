@@ -211,7 +211,7 @@ func (h *Host) Close() {
 	h.mu.Unlock()
 	for _, s := range sessions {
 		s.closeFile()
-		s.closeMCP()
+		s.closeMCP(false)
 		s.closeCheckpoints()
 		s.ws.Close()
 	}

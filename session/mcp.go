@@ -195,8 +195,10 @@ func (set *mcpSet) acquire(old *mcpHeld, configs map[string]mcp.ServerConfig, un
 	return next
 }
 
-// closeMCP releases the session's servers.
-func (s *Session) closeMCP() {
+// closeMCP releases the session's servers: now stops at once those no other session holds
+// (the session was closed: nothing it started runs on), else they linger (the host is
+// closing, and its manager stops them all).
+func (s *Session) closeMCP(now bool) {
 	if s.mcp == nil {
 		return
 	}
@@ -204,7 +206,11 @@ func (s *Session) closeMCP() {
 	defer s.mcp.refresh.mu.Unlock()
 	s.mcp.refresh.closed = true
 	for _, srv := range s.mcp.held().servers {
-		srv.Release()
+		if now {
+			srv.ReleaseNow()
+		} else {
+			srv.Release()
+		}
 	}
 }
 

@@ -442,7 +442,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	s.openMCP(servers, untrusted, cfg.MCPServers)
 	defer func() {
 		if !ok {
-			s.closeMCP()
+			s.closeMCP(true)
 		}
 	}()
 	var inner toolexec.Catalog

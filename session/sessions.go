@@ -613,7 +613,7 @@ func nearest(valid []int, n int) (below, above []string) {
 
 // CloseSession unloads the session from this daemon: a prompt or compaction it runs is
 // cancelled first (its request answers as after a cancel), then its file is closed (it stays,
-// and its lock is released).
+// and its lock is released) and its MCP servers that no other session holds are stopped.
 func (h *Host) CloseSession(id string) error {
 	s, err := h.Get(id)
 	if err != nil {
@@ -633,6 +633,7 @@ func (h *Host) CloseSession(id string) error {
 	delete(h.sessions, id)
 	h.mu.Unlock()
 	s.closeFile()
+	s.closeMCP(true)
 	s.closeCheckpoints()
 	s.ws.Close()
 	return nil
