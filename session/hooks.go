@@ -35,12 +35,18 @@ type hookState struct {
 	// stops counts the Stop hooks' blocks in a row in the running prompt.
 	stops int
 
-	// mu guards started and startContext.
+	// mu guards the fields below it.
 	mu sync.Mutex
 	// started closes when the SessionStart hooks have run; startContext is what they said
 	// for the model, added to the next prompt's user message.
 	started      chan struct{}
 	startContext []string
+	// stopStart cancels the SessionStart hooks' run; stopped is set once the session closes
+	// (no run starts after it). startRun is the run, which closing the session waits for
+	// (its Add is made under mu, before stopped is set).
+	stopStart context.CancelFunc
+	stopped   bool
+	startRun  sync.WaitGroup
 }
 
 // HookInfo is one configured hook, as hooks/list shows it.
@@ -344,24 +350,33 @@ func (s *Session) beforeStop(ctx context.Context, last *llm.Message) []llm.Messa
 }
 
 // startSessionHooks runs the SessionStart hooks in the background (source: "startup",
-// "load" or "resume"); what they print is added to the next prompt.
+// "load" or "resume"); what they print is added to the next prompt. The run belongs to the
+// session: stopSessionHooks, when it closes, kills the hooks still running and waits.
 func (s *Session) startSessionHooks(source string) {
 	list := s.hookSet().For(hooks.SessionStart, "")
 	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
 	s.hooks.started = done
-	s.hooks.mu.Unlock()
-	if len(list) == 0 {
+	if len(list) == 0 || s.hooks.stopped {
+		cancel()
 		close(done)
 		return
 	}
+	s.hooks.stopStart = cancel
+	s.hooks.startRun.Add(1)
 	go func() {
+		defer s.hooks.startRun.Done()
 		defer close(done)
 		var out []string
 		for _, h := range list {
 			in := s.hookInput(hooks.SessionStart)
 			in.Source = source
-			r := s.runHook(context.Background(), h, in, "")
+			r := s.runHook(ctx, h, in, "")
+			if ctx.Err() != nil {
+				return
+			}
 			if c := r.Context(); c != "" {
 				out = append(out, c)
 			}
@@ -370,6 +385,19 @@ func (s *Session) startSessionHooks(source string) {
 		s.hooks.startContext = append(s.hooks.startContext, out...)
 		s.hooks.mu.Unlock()
 	}()
+}
+
+// stopSessionHooks kills the SessionStart hooks still running and waits until their run
+// has ended. Called when the session closes, after its last run ended.
+func (s *Session) stopSessionHooks() {
+	s.hooks.mu.Lock()
+	s.hooks.stopped = true
+	stop := s.hooks.stopStart
+	s.hooks.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	s.hooks.startRun.Wait()
 }
 
 // sessionStartContext waits for the SessionStart hooks (or ctx) and returns what they said,

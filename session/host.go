@@ -210,6 +210,7 @@ func (h *Host) Close() {
 	}
 	h.mu.Unlock()
 	for _, s := range sessions {
+		s.stopSessionHooks()
 		s.closeFile()
 		s.closeMCP(false)
 		s.closeCheckpoints()

@@ -632,6 +632,7 @@ func (h *Host) CloseSession(id string) error {
 	h.mu.Lock()
 	delete(h.sessions, id)
 	h.mu.Unlock()
+	s.stopSessionHooks()
 	s.closeFile()
 	s.closeMCP(true)
 	s.closeCheckpoints()
