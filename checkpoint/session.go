@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -100,6 +101,20 @@ func (st *Store) Session(id string, ws *tools.Workspace) (*Session, error) {
 	st.mu.Unlock()
 	s.recover(context.Background())
 	return s, nil
+}
+
+// Sessions returns the ids of the sessions open on the store (Session was called and Close
+// was not), sorted: what a daemon holds open, for its tests and its log. An id opened twice
+// (which Session's contract forbids) is there twice.
+func (st *Store) Sessions() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []string
+	for s := range st.live {
+		out = append(out, s.id)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Close lets the session's blobs be evicted and closes its journal. It stops the session's

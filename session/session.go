@@ -443,6 +443,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	defer func() {
 		if !ok {
 			s.closeMCP(true)
+			s.closeCheckpoints()
 		}
 	}()
 	var inner toolexec.Catalog
