@@ -31,20 +31,41 @@ const (
 type Options struct {
 	// Log receives the servers' failures; nil discards them.
 	Log *slog.Logger
-	// OnChange, if set, is told (with no lock held) that a server's state changed.
-	OnChange func()
 	// Backoff is the wait before the first restart after a crash, doubled at each crash in
 	// a row up to 30 s; 0 means 500 ms.
 	Backoff time.Duration
 }
 
 // Manager runs the language servers of one daemon. Its methods are safe for concurrent use.
+//
+// Every goroutine it starts (a connection's reader, a process's watcher, a handshake, a
+// restart's wait) is its own: Close returns once they have all ended.
 type Manager struct {
 	opts Options
 	// mu guards the fields below it.
 	mu      sync.Mutex
 	servers []*server
 	closed  bool
+
+	// bg tracks the Manager's goroutines. Its mu is taken last of all the locks (a server's
+	// mu may be held), and guards done: once it is set, nothing starts.
+	bg struct {
+		mu   sync.Mutex
+		done bool
+		wg   sync.WaitGroup
+	}
+}
+
+// spawn runs f on a goroutine of the Manager's, unless Close has ended them all (then it
+// reports false and f never runs).
+func (m *Manager) spawn(f func()) bool {
+	m.bg.mu.Lock()
+	defer m.bg.mu.Unlock()
+	if m.bg.done {
+		return false
+	}
+	m.bg.wg.Go(f)
+	return true
 }
 
 // NewManager returns a Manager that has started nothing.
@@ -64,12 +85,6 @@ func (m *Manager) backoff(crashes int) time.Duration {
 		d *= 2
 	}
 	return min(d, maxBackoff)
-}
-
-func (m *Manager) changed() {
-	if m.opts.OnChange != nil {
-		go m.opts.OnChange()
-	}
 }
 
 // Request is what Diagnostics asks: the files, the servers that may serve them, and which
@@ -215,9 +230,7 @@ func (m *Manager) server(name, folder string, c *ServerConfig) *server {
 		if s.name == name && s.folder == folder && s.cfg.key() == key {
 			s.mu.Lock()
 			if s.state == StateFailed && !time.Now().Before(s.retry) {
-				if s.timer != nil {
-					s.timer.Stop()
-				}
+				s.cancelRestartLocked()
 				s.startLocked()
 			}
 			s.mu.Unlock()
@@ -229,7 +242,6 @@ func (m *Manager) server(name, folder string, c *ServerConfig) *server {
 	s.startLocked()
 	s.mu.Unlock()
 	m.servers = append(m.servers, s)
-	m.changed()
 	return s
 }
 
@@ -260,7 +272,7 @@ func (m *Manager) Servers() []Status {
 }
 
 // Close stops every server (shutdown, exit, then a kill of its process group) and waits for
-// them; nothing starts afterwards.
+// them and for every goroutine of the Manager; nothing starts afterwards.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -271,6 +283,10 @@ func (m *Manager) Close() {
 		wg.Go(func() { s.stop(stopGrace) })
 	}
 	wg.Wait()
+	m.bg.mu.Lock()
+	m.bg.done = true
+	m.bg.mu.Unlock()
+	m.bg.wg.Wait()
 }
 
 func sortedNames(m map[string]*ServerConfig) []string {

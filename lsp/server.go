@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -50,7 +51,8 @@ type server struct {
 	ready chan struct{}
 	conn  *conn
 	group *procgroup.Group
-	// exited closes when the current process has exited and been waited for.
+	// exited closes when the current process has exited and been waited for, and its
+	// output has been read to its end or closed.
 	exited chan struct{}
 	// pull is set when the server offers textDocument/diagnostic; save when it wants
 	// didSave.
@@ -62,10 +64,10 @@ type server struct {
 	// waiters wait for the next report on a path at or after a version.
 	waiters map[string][]waiter
 	// crashes counts the failures since the server was last ready long enough; retry is
-	// when it may start again; timer restarts it.
+	// when it may start again; closing restart cancels the wait that restarts it.
 	crashes int
 	retry   time.Time
-	timer   *time.Timer
+	restart chan struct{}
 	started time.Time
 	stopped bool
 }
@@ -119,9 +121,13 @@ func (s *server) startLocked() {
 	}
 	tail := &stderrTail{}
 	cmd.Stderr = tail
+	// Once the server has exited, its output is read for stopGrace at most, then closed
+	// (which ends the connection's reader): a process it started may keep the pipes open
+	// long after, and what a dead server wrote last is of no use then.
+	cmd.WaitDelay = stopGrace
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
-		var stdout interface{ Read([]byte) (int, error) }
+		var stdout io.ReadCloser
 		stdout, err = cmd.StdoutPipe()
 		if err == nil {
 			var g *procgroup.Group
@@ -129,14 +135,27 @@ func (s *server) startLocked() {
 				c := newConn(stdin, s.notified, s.requested)
 				exited := make(chan struct{})
 				s.conn, s.group, s.exited = c, g, exited
-				go c.read(stdout)
-				go s.watch(g, c, tail, exited)
-				go s.initialize(c, ready)
-				return
+				if s.m.spawn(func() { c.read(stdout) }) && s.m.spawn(func() { s.watch(g, c, tail, exited) }) && s.m.spawn(func() { s.initialize(c, ready) }) {
+					return
+				}
+				// Close has ended the Manager's goroutines: nothing may start. (Unreachable
+				// while stop holds the server's mu before Close ends them.)
+				g.Signal(syscall.SIGKILL)
+				stdout.Close()
+				err = errors.New("pid is shutting down")
 			}
 		}
 	}
 	s.failLocked(fmt.Sprintf("could not start %s: %v", strings.Join(s.cfg.Command, " "), err))
+}
+
+// cancelRestartLocked cancels the wait for an automatic restart, if one is pending. Caller
+// holds s.mu.
+func (s *server) cancelRestartLocked() {
+	if s.restart != nil {
+		close(s.restart)
+		s.restart = nil
+	}
 }
 
 // failLocked marks the server failed with why, and schedules its restart. Caller holds s.mu.
@@ -165,18 +184,28 @@ func (s *server) failLocked(why string) {
 	s.retry = time.Now().Add(delay)
 	s.m.opts.Log.Warn("language server failed", "server", s.name, "folder", s.folder, "err", why, "retryIn", delay)
 	if s.crashes <= maxAutoRestarts {
-		s.timer = time.AfterFunc(delay, func() {
+		cancel := make(chan struct{})
+		s.restart = cancel
+		s.m.spawn(func() {
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-cancel:
+				return
+			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.state == StateFailed && !s.stopped {
+			if s.restart == cancel && s.state == StateFailed && !s.stopped {
+				s.restart = nil
 				s.startLocked()
 			}
 		})
 	}
-	s.m.changed()
 }
 
-// watch waits for the process to exit: unless the server was stopped, it failed.
+// watch waits for the process to exit (and its output to end, see WaitDelay): unless the
+// server was stopped, it failed.
 func (s *server) watch(g *procgroup.Group, c *conn, tail *stderrTail, exited chan struct{}) {
 	defer close(exited)
 	err := g.Wait()
@@ -257,7 +286,6 @@ func (s *server) initialize(c *conn, ready chan struct{}) {
 	s.save = wantsSave(res.Capabilities.TextDocumentSync)
 	s.state = StateReady
 	close(ready)
-	s.m.changed()
 }
 
 // wantsSave reads textDocumentSync.save.
@@ -486,9 +514,7 @@ func (s *server) current() []Diagnostic {
 func (s *server) stop(grace time.Duration) {
 	s.mu.Lock()
 	s.stopped = true
-	if s.timer != nil {
-		s.timer.Stop()
-	}
+	s.cancelRestartLocked()
 	c, g, state, exited := s.conn, s.group, s.state, s.exited
 	s.state, s.conn = StateStopped, nil
 	select {
@@ -513,7 +539,7 @@ func (s *server) stop(grace time.Duration) {
 		}
 		cancel()
 		select {
-		case <-c.done:
+		case <-exited:
 		case <-time.After(grace):
 		}
 	}
