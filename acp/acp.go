@@ -23,7 +23,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/pid-agent/pid/internal/rpcconn"
-	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/store"
@@ -303,7 +302,7 @@ func toWire(err error) *rpcError {
 		return &rpcError{Code: codeRequestFailed, Message: "Session in use: " + strings.TrimPrefix(err.Error(), session.ErrLocked.Error()+": ")}
 	case errors.Is(err, session.ErrInvalid):
 		return &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + strings.TrimPrefix(err.Error(), session.ErrInvalid.Error()+": ")}
-	case errors.Is(err, loop.ErrBusy):
+	case errors.Is(err, session.ErrBusy):
 		return &rpcError{Code: codeRequestFailed, Message: "Session busy: a prompt is running in this session; wait for it to end or cancel it (session/cancel)"}
 	case errors.Is(err, session.ErrUnavailable), errors.Is(err, session.ErrFailed):
 		return &rpcError{Code: codeRequestFailed, Message: "Request failed: " + err.Error()}

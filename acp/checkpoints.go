@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -27,7 +26,7 @@ func (s *server) checkpointsList(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return &struct {
-		Checkpoints []checkpoint.Info `json:"checkpoints"`
+		Checkpoints []session.CheckpointInfo `json:"checkpoints"`
 	}{list}, nil
 }
 
@@ -49,7 +48,7 @@ func (s *server) checkpointsDiff(_ json.RawMessage, params json.RawMessage) (fun
 			return
 		}
 		reply(&struct {
-			Files []checkpoint.FileDiff `json:"files"`
+			Files []session.FileDiff `json:"files"`
 		}{files}, nil)
 	}, nil
 }

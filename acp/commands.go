@@ -17,7 +17,6 @@ import (
 	"github.com/pid-agent/pid/internal/watch"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -183,7 +182,7 @@ type commandDone struct {
 // agent_message_chunk and enters nothing in the transcript; after /model the client gets
 // the options with the new model (config_option_update). cmd is set when a command ran.
 // Contract: the turn is open (st.open), on the prompt's goroutine.
-func (st *sessionState) promptOrCommand(ctx context.Context, user llm.Message) (res loop.Result, cmd *commandDone, err error) {
+func (st *sessionState) promptOrCommand(ctx context.Context, user llm.Message) (res session.PromptResult, cmd *commandDone, err error) {
 	st.mu.Lock()
 	st.sendCommands(false)
 	st.mu.Unlock()
@@ -208,7 +207,7 @@ func (st *sessionState) promptOrCommand(ctx context.Context, user llm.Message) (
 		st.update(configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(st.host, st.ss)})
 	}
 	st.mu.Unlock()
-	return loop.Result{StopReason: llm.StopEnd}, cmd, nil
+	return session.PromptResult{StopReason: llm.StopEnd}, cmd, nil
 }
 
 // commandAnswer is a prompt's answer that ran a command.

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pid-agent/pid/session"
 )
 
@@ -51,61 +49,45 @@ var emptyForm = json.RawMessage(`{"type":"object","properties":{}}`)
 // notices). When ctx ends first (the prompt was cancelled) the client is told with
 // $/cancel_request and the server gets cancel; so it does when the client goes away. An
 // error response of the client declines (the error is logged by package mcp).
-func (s *server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	decline := &sdk.ElicitResult{Action: "decline"}
-	cancel := &sdk.ElicitResult{Action: "cancel"}
-	if req == nil {
-		return decline, nil
-	}
+func (s *server) Elicit(ctx context.Context, ss *session.Session, q session.Elicitation) (session.ElicitAnswer, error) {
+	decline := session.ElicitAnswer{Action: "decline"}
+	cancel := session.ElicitAnswer{Action: "cancel"}
 	if ctx.Err() != nil {
 		return cancel, nil
 	}
 	s.mu.Lock()
 	form := s.caps.ElicitForm
 	s.mu.Unlock()
-	mode := req.Mode
-	if mode == "" {
-		mode = "form"
-		if req.URL != "" || req.ElicitationID != "" {
-			mode = "url"
-		}
-	}
 	switch {
-	case mode != "form":
-		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question in %q mode, which pid does not pass to the editor (only form questions); the question was declined.", server, mode))
+	case q.Mode != "form":
+		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question in %q mode, which pid does not pass to the editor (only form questions); the question was declined.", q.Server, q.Mode))
 		return decline, nil
 	case !form:
-		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question (%s), but the editor cannot answer questions from MCP servers (it did not declare elicitation.form in its clientCapabilities); the question was declined.", server, code(oneLine(req.Message, 80))))
+		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question (%s), but the editor cannot answer questions from MCP servers (it did not declare elicitation.form in its clientCapabilities); the question was declined.", q.Server, code(oneLine(q.Message, 80))))
 		return decline, nil
 	}
 	schema := emptyForm
-	if req.RequestedSchema != nil {
-		b, err := json.Marshal(req.RequestedSchema)
-		if err != nil {
-			return nil, fmt.Errorf("the requestedSchema of MCP server %s cannot be encoded: %v", server, err)
-		}
-		if string(b) != "null" {
-			schema = b
-		}
+	if q.RequestedSchema != nil {
+		schema = q.RequestedSchema
 	}
-	p := elicitationParams{SessionID: ss.ID(), Mode: "form", Message: req.Message, RequestedSchema: schema}
-	p.Meta.PID.Server = server
+	p := elicitationParams{SessionID: ss.ID(), Mode: "form", Message: q.Message, RequestedSchema: schema}
+	p.Meta.PID.Server = q.Server
 	// The call the server's request was made during (every request comes from one; ""
 	// would tie the question to the session only).
-	p.ToolCallID = session.ToolCallID(ctx)
+	p.ToolCallID = q.ToolCallID
 	var res elicitationResponse
 	if err := s.conn.callCancelling(ctx, "elicitation/create", p, &res); err != nil {
 		if ctx.Err() != nil || errors.Is(err, errClosed) {
 			return cancel, nil
 		}
-		return nil, fmt.Errorf("the editor did not answer elicitation/create: %w", err)
+		return session.ElicitAnswer{}, fmt.Errorf("the editor did not answer elicitation/create: %w", err)
 	}
 	switch res.Action {
 	case "accept":
-		return &sdk.ElicitResult{Action: "accept", Content: res.Content}, nil
+		return session.ElicitAnswer{Action: "accept", Content: res.Content}, nil
 	case "decline", "cancel":
-		return &sdk.ElicitResult{Action: res.Action}, nil
+		return session.ElicitAnswer{Action: res.Action}, nil
 	}
-	s.log.Warn("the editor answered elicitation/create with an unknown action; the question is declined", "session", ss.ID(), "server", server, "action", res.Action)
+	s.log.Warn("the editor answered elicitation/create with an unknown action; the question is declined", "session", ss.ID(), "server", q.Server, "action", res.Action)
 	return decline, nil
 }

@@ -283,11 +283,11 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		},
 		Options: permissionOptions(q.Always),
 	}
-	plan := tc.Kind == "switch_mode"
+	plan := q.Plan != nil
 	if plan {
 		// The plan is put to the person: its markdown, and a choice of the mode to go on in.
 		params.ToolCall.Title = "Approve the plan and leave plan mode"
-		params.ToolCall.Content = []any{toolContent{Type: "content", Content: textBlock(planText(call.Arguments))}}
+		params.ToolCall.Content = []any{toolContent{Type: "content", Content: textBlock(q.Plan.Text)}}
 		params.Options = planOptions(ss)
 	}
 	var res permissionResponse
@@ -394,15 +394,6 @@ func planOptions(ss *session.Session) []permissionOption {
 		}
 	}
 	return append(out, permissionOption{OptionID: optRejectOnce, Name: "Keep planning", Kind: optRejectOnce})
-}
-
-// planText is the plan of an exit_plan_mode call's arguments (empty when they have none).
-func planText(args json.RawMessage) string {
-	var a struct {
-		Plan string `json:"plan"`
-	}
-	_ = json.Unmarshal(args, &a)
-	return a.Plan
 }
 
 type permissionOption struct {

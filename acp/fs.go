@@ -12,8 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pid-agent/pid/tools"
 	"path/filepath"
+
+	"github.com/pid-agent/pid/session"
 )
 
 // errNotDeclared is returned for a client method the client did not declare.
@@ -93,12 +94,12 @@ func (f clientFiles) WriteTextFile(ctx context.Context, path, content string) er
 // editorFiles gives a session's file tools the client's file system for what the client
 // declared (reading, writing, or both), or nil when it declared neither: then the tools use
 // the disk, and no fs/* method is ever called.
-func (s *server) editorFiles(sessionID string) *tools.EditorFiles {
+func (s *server) editorFiles(sessionID string) *session.EditorFiles {
 	f, canRead, canWrite := s.files(sessionID)
 	if !canRead && !canWrite {
 		return nil
 	}
-	var ef tools.EditorFiles
+	var ef session.EditorFiles
 	if canRead {
 		ef.Read = func(ctx context.Context, path string) (string, error) { return f.ReadTextFile(ctx, path, 0, 0) }
 	}

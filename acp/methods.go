@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/store"
 )
@@ -264,7 +263,7 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		var result any
 		err := error(errorf(codeInternalError, "Internal error: the turn ended abnormally (see pid's log)"))
 		defer func() { st.finish(t, func() { reply(result, err) }) }()
-		var res loop.Result
+		var res session.PromptResult
 		var cmd *commandDone
 		res, cmd, err = st.promptOrCommand(ctx, user)
 		switch {

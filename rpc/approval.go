@@ -9,13 +9,11 @@ import (
 	"errors"
 	"fmt"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
-	"github.com/pid-agent/pid/toolexec"
 )
 
 // Titles of the showMessageRequest fallback's actions.
@@ -51,8 +49,8 @@ func (s *Server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 		}
 		return session.Answer{Decision: a.Decision, Reason: a.Reason, Mode: a.Mode}, nil
 	}
-	if call.Name == session.ExitPlanModeName {
-		return s.askPlan(ctx, args)
+	if q.Plan != nil {
+		return s.askPlan(ctx, q.Plan.Text)
 	}
 	var item *protocol.MessageActionItem
 	actions := []protocol.MessageActionItem{{Title: titleAllow}}
@@ -97,14 +95,10 @@ const (
 // askPlan puts exit_plan_mode's plan, whole, to an editor without beforeToolCall: the
 // message is the plan's markdown, and the choices are the modes to go on in, or to keep
 // planning.
-func (s *Server) askPlan(ctx context.Context, args json.RawMessage) (session.Answer, error) {
-	var a struct {
-		Plan string `json:"plan"`
-	}
-	_ = json.Unmarshal(args, &a)
+func (s *Server) askPlan(ctx context.Context, plan string) (session.Answer, error) {
 	params := &protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeInfo,
-		Message: "pid's plan, for your approval (leaving plan mode):\n\n" + a.Plan,
+		Message: "pid's plan, for your approval (leaving plan mode):\n\n" + plan,
 		Actions: []protocol.MessageActionItem{{Title: titlePlanApprove}, {Title: titlePlanAcceptEdits}, {Title: titlePlanAuto}, {Title: titlePlanKeep}},
 	}
 	body, err := json.Marshal(params)
@@ -144,17 +138,17 @@ func (e approvalError) Reason() string {
 
 // afterToolCall asks the editor, which declared afterToolCall. An editor that fails to
 // answer leaves the result unchanged (and the failure is logged); null fields count as absent.
-func (s *Server) afterToolCall(ctx context.Context, ss *session.Session, in toolexec.AfterInput) (*toolexec.Override, error) {
+func (s *Server) afterToolCall(ctx context.Context, ss *session.Session, in session.AfterInput) (*session.Override, error) {
 	args := in.Call.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	content := in.Result.Content
+	content := in.Content
 	if content == nil {
 		content = []llm.Content{}
 	}
 	var a *afterAnswer
-	p, err := afterParamsJSON(ss.ID(), in.Call.ID, in.Call.Name, args, event.Result{Content: content, Details: in.Result.Details}, in.IsError)
+	p, err := afterParamsJSON(ss.ID(), in.Call.ID, in.Call.Name, args, event.Result{Content: content, Details: in.Details}, in.IsError)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +161,7 @@ func (s *Server) afterToolCall(ctx context.Context, ss *session.Session, in tool
 	if a == nil {
 		return nil, nil
 	}
-	return &toolexec.Override{Content: a.Content, Details: a.Details, IsError: a.IsError, Terminate: a.Terminate}, nil
+	return &session.Override{Content: a.Content, Details: a.Details, IsError: a.IsError, Terminate: a.Terminate}, nil
 }
 
 // Elicit implements session.Face: an MCP server's elicitation/create, made during a tool
@@ -175,37 +169,33 @@ func (s *Server) afterToolCall(ctx context.Context, ss *session.Session, in tool
 // MCP ElicitRequest params), with _meta.pid {sessionId, server, toolCallId} added; the editor's answer is
 // the MCP ElicitResult ({action: "accept"|"decline"|"cancel", content?}). An editor that
 // answers with an error (it does not know the method, say) declines.
-func (s *Server) Elicit(ctx context.Context, ss *session.Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) Elicit(ctx context.Context, ss *session.Session, q session.Elicitation) (session.ElicitAnswer, error) {
 	var params map[string]any
-	if err := json.Unmarshal(raw, &params); err != nil {
-		return nil, err
+	if err := json.Unmarshal(q.Params, &params); err != nil {
+		return session.ElicitAnswer{}, err
 	}
 	meta, _ := params["_meta"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	pidMeta := map[string]any{"sessionId": ss.ID(), "server": server}
-	if id := session.ToolCallID(ctx); id != "" {
-		pidMeta["toolCallId"] = id
+	pidMeta := map[string]any{"sessionId": ss.ID(), "server": q.Server}
+	if q.ToolCallID != "" {
+		pidMeta["toolCallId"] = q.ToolCallID
 	}
 	meta["pid"] = pidMeta
 	params["_meta"] = meta
 	body, err := json.Marshal(params)
 	if err != nil {
-		return nil, err
+		return session.ElicitAnswer{}, err
 	}
-	var res *sdk.ElicitResult
+	var res *session.ElicitAnswer
 	if err := s.call(ctx, "elicitation/create", body, &res); err != nil {
-		return nil, fmt.Errorf("the editor did not answer elicitation/create: %w", err)
+		return session.ElicitAnswer{}, fmt.Errorf("the editor did not answer elicitation/create: %w", err)
 	}
 	if res == nil {
-		return &sdk.ElicitResult{Action: "decline"}, nil
+		return session.ElicitAnswer{Action: "decline"}, nil
 	}
-	return res, nil
+	return *res, nil
 }
 
 // hintNote is what the showMessageRequest question adds about an MCP tool's annotations:

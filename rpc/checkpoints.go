@@ -8,7 +8,6 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -23,7 +22,7 @@ func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
 		return nil, err
 	}
 	return &struct {
-		Checkpoints []checkpoint.Info `json:"checkpoints"`
+		Checkpoints []session.CheckpointInfo `json:"checkpoints"`
 	}{list}, nil
 }
 
@@ -44,7 +43,7 @@ func (s *Server) checkpointsDiff(req *jsonrpc2.Request) (func(context.Context) (
 			return nil, err
 		}
 		return &struct {
-			Files []checkpoint.FileDiff `json:"files"`
+			Files []session.FileDiff `json:"files"`
 		}{files}, nil
 	}, nil
 }

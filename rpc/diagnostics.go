@@ -13,7 +13,6 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -38,7 +37,7 @@ type diagnosticsParams struct {
 
 // Diagnostics implements session.DiagnosticsFace: editor/diagnostics. ctx bounds the wait
 // (s.call sends $/cancelRequest when it ends first).
-func (s *Server) Diagnostics(ctx context.Context, ss *session.Session, paths []string, wait time.Duration) ([]lsp.Diagnostic, error) {
+func (s *Server) Diagnostics(ctx context.Context, ss *session.Session, paths []string, wait time.Duration) ([]session.Diagnostic, error) {
 	if paths == nil {
 		paths = []string{}
 	}
@@ -47,7 +46,7 @@ func (s *Server) Diagnostics(ctx context.Context, ss *session.Session, paths []s
 		return nil, err
 	}
 	var a *struct {
-		Diagnostics []lsp.Diagnostic `json:"diagnostics"`
+		Diagnostics []session.Diagnostic `json:"diagnostics"`
 	}
 	if err := s.call(ctx, "editor/diagnostics", params, &a); err != nil {
 		var ee *editorError

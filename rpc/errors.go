@@ -9,7 +9,6 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -68,7 +67,7 @@ func toWire(err error) *jsonrpc2.Error {
 			e.SetError(d)
 		}
 		return e
-	case errors.Is(err, loop.ErrBusy):
+	case errors.Is(err, session.ErrBusy):
 		return &jsonrpc2.Error{Code: errBusy.code, Message: errBusy.msg}
 	case errors.Is(err, session.ErrResource):
 		return &jsonrpc2.Error{Code: codeInternalError, Message: err.Error()}

@@ -11,22 +11,22 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/session"
 )
 
 // editorFiles returns the editor's side of the file tools of session id: reads through
 // fs/read_text_file when the editor declared readTextFile, writes through fs/write_text_file
 // when it declared writeTextFile; nil when it declared neither (the tools use the disk, and
 // neither request is ever sent). The tools call them only for paths they would have read or
-// written themselves (see tools.EditorFiles).
-func (s *Server) editorFiles(id string) *tools.EditorFiles {
+// written themselves (see session.EditorFiles).
+func (s *Server) editorFiles(id string) *session.EditorFiles {
 	s.mu.Lock()
 	canRead, canWrite := s.clientRead, s.clientWrite
 	s.mu.Unlock()
 	if !canRead && !canWrite {
 		return nil
 	}
-	var ef tools.EditorFiles
+	var ef session.EditorFiles
 	if canRead {
 		ef.Read = func(ctx context.Context, path string) (string, error) {
 			params, err := json.Marshal(readTextFileParams{SessionID: id, Path: path})

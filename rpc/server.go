@@ -22,7 +22,6 @@ import (
 
 	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
-	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -429,7 +428,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 				"protocolVersion": ProtocolVersion,
 				"sessions":        true,
 				"tools":           session.BuiltinTools(),
-				"sandbox":         sandbox.Probe(),
+				"sandbox":         session.SandboxStatus(),
 			}},
 		},
 	}, nil

@@ -18,9 +18,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
-	"github.com/pid-agent/pid/store"
 )
 
 func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
@@ -31,7 +29,7 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	s.mu.Lock()
 	cfg := s.defaults.Merge(p)
 	s.mu.Unlock()
-	opts := s.sessionOptions(store.NewID())
+	opts := s.sessionOptions(session.NewID())
 	ss, err := s.host.New(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -165,12 +163,12 @@ func (s *Server) mcpServers(*jsonrpc2.Request) (any, error) {
 }
 
 // mcpStatus sends mcp/serverStatus when a server's status changes.
-func (s *Server) mcpStatus(st mcp.ServerStatus) {
+func (s *Server) mcpStatus(st session.ServerInfo) {
 	s.notify("mcp/serverStatus", &struct {
 		Name   string `json:"name"`
 		Status string `json:"status"`
 		Error  string `json:"error,omitempty"`
-	}{st.Name, string(st.Status), st.Error})
+	}{st.Name, st.Status, st.Error})
 }
 
 func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
@@ -447,7 +445,7 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 		return nil, invalidParams("messageCount is required")
 	}
 	return func(context.Context) (any, error) {
-		opts := s.sessionOptions(store.NewID())
+		opts := s.sessionOptions(session.NewID())
 		opts.MCPServers = p.MCPServers
 		ss, items, err := s.host.Fork(p.SessionID, *p.MessageCount, opts)
 		if err != nil {

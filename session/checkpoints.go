@@ -74,7 +74,7 @@ func (h *Host) deleteCheckpoints(id string) {
 
 // openCheckpoints opens the session's checkpoints (a loaded session's come back with their
 // marks). Called by build.
-func (s *Session) openCheckpoints(r *restoring, files *tools.EditorFiles) {
+func (s *Session) openCheckpoints(r *restoring, files *EditorFiles) {
 	s.checkpts.marks = map[string]string{}
 	if r != nil && r.marks != nil {
 		s.checkpts.marks = r.marks
@@ -223,11 +223,20 @@ func (s *Session) markCheckpoint(id, prompt, safety string) {
 	s.checkpts.mu.Unlock()
 }
 
+// CheckpointInfo is one checkpoint of a session, as checkpoints/list shows it.
+type CheckpointInfo = checkpoint.Info
+
+// FileDiff is one file's change from a checkpoint to now, as checkpoints/diff shows it.
+type FileDiff = checkpoint.FileDiff
+
+// SkippedFile is a file a rewind left as it is, and why.
+type SkippedFile = checkpoint.Skipped
+
 // errNoCheckpoints is the error of the checkpoint requests of a session without them.
 var errNoCheckpoints = fmt.Errorf("%w: checkpoints (the user settings turn them off, or they could not be set up: see pid's log)", ErrUnavailable)
 
 // Checkpoints returns the session's checkpoints, oldest first.
-func (s *Session) Checkpoints() ([]checkpoint.Info, error) {
+func (s *Session) Checkpoints() ([]CheckpointInfo, error) {
 	if s.checkpts.rec == nil {
 		return nil, errNoCheckpoints
 	}
@@ -236,7 +245,7 @@ func (s *Session) Checkpoints() ([]checkpoint.Info, error) {
 
 // CheckpointDiff returns the diffs from the state before checkpoint id's prompt to the
 // files as they are now.
-func (s *Session) CheckpointDiff(id string) ([]checkpoint.FileDiff, error) {
+func (s *Session) CheckpointDiff(id string) ([]FileDiff, error) {
 	if id == "" {
 		return nil, invalid("checkpointId is required")
 	}
@@ -252,15 +261,15 @@ func (s *Session) CheckpointDiff(id string) ([]checkpoint.FileDiff, error) {
 
 // RewindResult is what session/rewind answers.
 type RewindResult struct {
-	Restored           []string             `json:"restored"`
-	Removed            []string             `json:"removed"`
-	Skipped            []checkpoint.Skipped `json:"skipped"`
-	SafetyCheckpointID string               `json:"safetyCheckpointId"`
+	Restored           []string      `json:"restored"`
+	Removed            []string      `json:"removed"`
+	Skipped            []SkippedFile `json:"skipped"`
+	SafetyCheckpointID string        `json:"safetyCheckpointId"`
 }
 
 // StartRewind checks a rewind of the session to checkpoint id, of its files ("files"), its
 // conversation ("conversation") or both ("both"), and claims the session for it (as Begin
-// does): it fails with loop.ErrBusy while a prompt runs, and with ErrInvalid for an unknown
+// does): it fails with ErrBusy while a prompt runs, and with ErrInvalid for an unknown
 // checkpoint or restore. The function it returns does the rewind and releases the session;
 // it must be called exactly once. A checkpoint of the rewind's own is opened first, so that
 // the rewind can be rewound.

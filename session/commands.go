@@ -24,7 +24,6 @@ import (
 
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -326,7 +325,7 @@ type CommandResult struct {
 	IsError bool
 	// Prompted is set when the command sent the model a prompt: Result is that run's.
 	Prompted bool
-	Result   loop.Result
+	Result   PromptResult
 }
 
 // RunCommand runs a command found by FindCommand; msg is the prompt that named it. init,

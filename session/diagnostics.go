@@ -35,8 +35,14 @@ type DiagnosticsFace interface {
 	// has problems for), which it answers once its language servers have reported on the
 	// files' text, or after wait with what it has. Contract: called from a batch's goroutines,
 	// possibly concurrently; must return promptly once ctx ends (and withdraw the request).
-	Diagnostics(ctx context.Context, s *Session, paths []string, wait time.Duration) ([]lsp.Diagnostic, error)
+	Diagnostics(ctx context.Context, s *Session, paths []string, wait time.Duration) ([]Diagnostic, error)
 }
+
+// Diagnostic is one problem a language server reports in a file.
+type Diagnostic = lsp.Diagnostic
+
+// LanguageServer is one of pid's language servers, as lsp/servers lists it.
+type LanguageServer = lsp.Status
 
 // DiagnosticsSettings are the session's "diagnostics" settings.
 type DiagnosticsSettings struct {
@@ -69,13 +75,13 @@ type diagnosticsState struct {
 	settle *toolexec.Settle
 	// files, when the tools go through the editor's buffers, is how pid's own servers get
 	// the text the tools wrote (the disk may not have it).
-	files *tools.EditorFiles
+	files *EditorFiles
 }
 
 // setUpDiagnostics decides where the session's problems come from and returns tools with
 // edit and write settling on them and the diagnostics tool added; tools unchanged when the
 // session has no source.
-func (s *Session) setUpDiagnostics(cfg Config, files *tools.EditorFiles, all []toolexec.Tool) []toolexec.Tool {
+func (s *Session) setUpDiagnostics(cfg Config, files *EditorFiles, all []toolexec.Tool) []toolexec.Tool {
 	d := &s.diag
 	d.wait = DefaultDiagnosticsWait
 	d.lsp = cfg.LSP
@@ -416,12 +422,12 @@ func (h *Host) lspManager() *lsp.Manager {
 }
 
 // LanguageServers lists the host's language servers (lsp/servers).
-func (h *Host) LanguageServers() []lsp.Status {
+func (h *Host) LanguageServers() []LanguageServer {
 	h.lsp.mu.Lock()
 	m := h.lsp.m
 	h.lsp.mu.Unlock()
 	if m == nil {
-		return []lsp.Status{}
+		return []LanguageServer{}
 	}
 	return m.Servers()
 }

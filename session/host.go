@@ -17,6 +17,7 @@ import (
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/redact"
@@ -28,6 +29,9 @@ import (
 
 // Errors of the layer; a face maps them to its wire's codes with errors.Is.
 var (
+	// ErrBusy is returned when a prompt, a compaction or a rewind is claimed while another
+	// runs in the session (Begin).
+	ErrBusy = loop.ErrBusy
 	// ErrInvalid wraps a problem with what the client sent (settings, arguments).
 	ErrInvalid = errors.New("invalid params")
 	// ErrUnknownSession is returned for a session id the host does not know.
@@ -60,6 +64,10 @@ func resourceError(what string, err error) error {
 	return nil
 }
 
+// NewID returns a new session id, for a face that must name a session before it exists
+// (Options.ID).
+func NewID() string { return store.NewID() }
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 }
@@ -73,8 +81,10 @@ type HostOptions struct {
 	// makes its own on first use and closes it in Close.
 	MCP *mcp.Manager
 	// MCPStatus, if set, is told when a server of the host's own manager changes status
-	// (the face's mcp/serverStatus). Contract: as mcp.Options.OnStatus.
-	MCPStatus func(mcp.ServerStatus)
+	// (the face's mcp/serverStatus), once the sessions that use it have heard. Contract:
+	// called from any goroutine, never concurrently for one server, with its latest state;
+	// must not block for long nor call back into the Host.
+	MCPStatus func(ServerInfo)
 	// Report tells the client about a problem with the settings or the shared files
 	// (a settings file with an error: severe is true). It may be called from any goroutine,
 	// must not block for long and must not call back into the Host.

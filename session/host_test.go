@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,8 +83,8 @@ func (face) Ask(context.Context, *session.Session, session.Approval) (session.An
 	return session.Answer{Decision: "deny"}, nil
 }
 func (face) Warn(*session.Session, string) {}
-func (face) Elicit(context.Context, *session.Session, string, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	return nil, errors.New("no editor")
+func (face) Elicit(context.Context, *session.Session, session.Elicitation) (session.ElicitAnswer, error) {
+	return session.ElicitAnswer{}, errors.New("no editor")
 }
 
 // readIn runs the read tool on name in the session and checks that it worked.

@@ -546,7 +546,13 @@ func (h *Host) mcpManager() *mcp.Manager {
 	if h.mcpm == nil {
 		h.mcpm = h.opts.MCP
 		if h.mcpm == nil {
-			h.mcpm = mcp.NewManager(h.MCPOptions(h.opts.MCPStatus))
+			var status func(mcp.ServerStatus)
+			if face := h.opts.MCPStatus; face != nil {
+				status = func(st mcp.ServerStatus) {
+					face(ServerInfo{Name: st.Name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
+				}
+			}
+			h.mcpm = mcp.NewManager(h.MCPOptions(status))
 			h.ownMCP = true
 		}
 	}
@@ -566,19 +572,50 @@ func (h *Host) MCPOptions(status func(mcp.ServerStatus)) mcp.Options {
 				status(st)
 			}
 		},
-		Elicit: func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-			s := sessionOf(ctx)
-			if s == nil {
-				return nil, fmt.Errorf("no session is calling the MCP server %s", server)
-			}
-			return s.face.Elicit(ctx, s, server, req)
-		},
+		Elicit: elicit,
 		Sample: sample,
 		Roots:  func() []string { return append([]string(nil), h.roots...) },
 		// A server that ignores its stdin closing gets SIGTERM after this, then SIGKILL after
 		// as long again: within the second the daemon gives itself to stop.
 		StopGrace: 400 * time.Millisecond,
 	}
+}
+
+// elicit routes an MCP server's elicitation/create to the face of the session whose call
+// asked. Contract: mcp.Options.Elicit.
+func elicit(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	s := sessionOf(ctx)
+	if s == nil {
+		return nil, fmt.Errorf("no session is calling the MCP server %s", server)
+	}
+	if req == nil {
+		return &sdk.ElicitResult{Action: "decline"}, nil
+	}
+	q := Elicitation{Server: server, ToolCallID: ToolCallID(ctx), Mode: req.Mode, Message: req.Message, URL: req.URL, ElicitationID: req.ElicitationID}
+	if q.Mode == "" {
+		q.Mode = "form"
+		if req.URL != "" || req.ElicitationID != "" {
+			q.Mode = "url"
+		}
+	}
+	var err error
+	if q.Params, err = json.Marshal(req); err != nil {
+		return nil, err
+	}
+	if req.RequestedSchema != nil {
+		b, err := json.Marshal(req.RequestedSchema)
+		if err != nil {
+			return nil, fmt.Errorf("the requestedSchema of MCP server %s cannot be encoded: %v", server, err)
+		}
+		if string(b) != "null" {
+			q.RequestedSchema = b
+		}
+	}
+	a, err := s.face.Elicit(ctx, s, q)
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ElicitResult{Meta: a.Meta, Action: a.Action, Content: a.Content}, nil
 }
 
 // MCPChanged tells the sessions that use a server that its status or tools changed.

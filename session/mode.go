@@ -240,7 +240,7 @@ func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (
 	if mode := s.Mode(); mode != ModePlan {
 		return &toolexec.Block{Reason: fmt.Sprintf("%s works only in plan mode, and the mode is %s: there is no plan to approve. Go on with the task; no call is needed to leave plan mode.", ExitPlanModeName, mode)}, decision{"deny", "mode " + mode}
 	}
-	a, err := s.face.Ask(ctx, s, Approval{Call: in.Call})
+	a, err := s.face.Ask(ctx, s, Approval{Call: in.Call, Plan: &PlanApproval{Text: planText(in.Call.Arguments)}})
 	if err != nil {
 		if ctx.Err() != nil {
 			return &toolexec.Block{Reason: "Operation aborted"}, decision{"aborted", "cancelled while waiting for the user"}
@@ -261,6 +261,15 @@ func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (
 		reason = "The user did not approve the plan: " + a.Reason + " Keep planning."
 	}
 	return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
+}
+
+// planText is the plan of an exit_plan_mode call's arguments ("" when they have none).
+func planText(args json.RawMessage) string {
+	var a struct {
+		Plan string `json:"plan"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Plan
 }
 
 // exitPlanToolSpec is exit_plan_mode's name, description and parameters (BuiltinTools

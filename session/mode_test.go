@@ -14,8 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
@@ -35,8 +33,8 @@ func (f *askFace) Ask(_ context.Context, _ *session.Session, q session.Approval)
 	return session.Answer{Decision: "deny"}, nil
 }
 func (*askFace) Warn(*session.Session, string) {}
-func (*askFace) Elicit(context.Context, *session.Session, string, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	return nil, errors.New("no editor")
+func (*askFace) Elicit(context.Context, *session.Session, session.Elicitation) (session.ElicitAnswer, error) {
+	return session.ElicitAnswer{}, errors.New("no editor")
 }
 
 func TestAcceptEditsAsksOutsideTheWorkspace(t *testing.T) {

@@ -329,12 +329,16 @@ func (s *Session) remember(q Approval, d permissions.Decision) {
 // afterHook is the session's afterToolCall chain: the face's hook when it has one, then the
 // redaction of secrets (content only), then the audit log (no change; its line is written
 // once the call's toolEnd has gone out: Starts.Later).
-func (s *Session) afterHook(face func(context.Context, *Session, toolexec.AfterInput) (*toolexec.Override, error)) toolexec.AfterHook {
+func (s *Session) afterHook(face func(context.Context, *Session, AfterInput) (*Override, error)) toolexec.AfterHook {
 	h := s.host
 	var hooks []toolexec.AfterHook
 	if face != nil {
 		hooks = append(hooks, func(ctx context.Context, in toolexec.AfterInput) (*toolexec.Override, error) {
-			return face(ctx, s, in)
+			o, err := face(ctx, s, AfterInput{Call: in.Call, Content: in.Result.Content, Details: in.Result.Details, IsError: in.IsError})
+			if o == nil || err != nil {
+				return nil, err
+			}
+			return &toolexec.Override{Content: o.Content, Details: o.Details, IsError: o.IsError, Terminate: o.Terminate}, nil
 		})
 	}
 	if h.redactor != nil {

@@ -54,6 +54,13 @@ func (h *Host) keyVariables(cwd string, m *ModelConfig) []string {
 	return out
 }
 
+// SandboxCapability is what this machine's kernel gives pid's sandbox.
+type SandboxCapability = sandbox.Capability
+
+// SandboxStatus reports what this machine's kernel gives pid's sandbox, trying it once per
+// process (see sandbox.Probe). Contract: safe for concurrent use.
+func SandboxStatus() SandboxCapability { return sandbox.Probe() }
+
 // Escalation is a bash call's request to run outside the sandbox, in the shape of
 // beforeToolCall's params.sandbox.
 type Escalation struct {

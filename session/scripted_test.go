@@ -8,7 +8,6 @@ import (
 
 	"context"
 	"fmt"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
 
 	"github.com/pid-agent/pid/event"
@@ -22,8 +21,8 @@ func (quietFace) Ask(context.Context, *Session, Approval) (Answer, error) {
 	return Answer{Decision: "deny"}, nil
 }
 func (quietFace) Warn(*Session, string) {}
-func (quietFace) Elicit(context.Context, *Session, string, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	return nil, errors.New("no editor")
+func (quietFace) Elicit(context.Context, *Session, Elicitation) (ElicitAnswer, error) {
+	return ElicitAnswer{}, errors.New("no editor")
 }
 
 func TestEndGatesDroppedAfterRuns(t *testing.T) {

@@ -1,11 +1,9 @@
-// This file holds Session, one conversation, and Face, what a session needs from the face
-// that serves it.
+// This file holds Session, one conversation: its state, how it is built, and its runs.
 
 package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/compact"
@@ -28,92 +24,6 @@ import (
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
-
-// Face is what a session needs from the protocol face that serves it.
-type Face interface {
-	// Emit receives the events of the session's runs, in the loop's order (see package
-	// event); event.Warning is for the client's log. Contract: called synchronously, never
-	// concurrently within one run (a batch run while a prompt runs may interleave with
-	// it); must not block for long and must not call back into the session.
-	Emit(s *Session, ev event.Event)
-	// Ask asks the person whether a call may run and returns their answer. Contract: called
-	// during a batch's prepare pass, one call at a time per batch; may wait as long as the
-	// person takes, but must return promptly once ctx ends. An error (no answer) denies the
-	// call: its text is logged, and if it has a Reason() string method that sentence is
-	// what the model reads. The face must show q.Always (what an "always" answer covers)
-	// wherever it offers one, and offer none when q.Always is nil.
-	Ask(ctx context.Context, s *Session, q Approval) (Answer, error)
-	// Warn tells the client something about this session (a failure that did not stop it).
-	// Contract: any goroutine; it may be called while the session holds the lock of its
-	// file (saving failed), so it must not block for long and must not call back into the
-	// session except for its ID.
-	Warn(s *Session, msg string)
-	// Elicit puts an MCP server's elicitation/create request, made during one of the
-	// session's tool calls, to the person, and returns their answer. Contract: called from
-	// the MCP client's goroutines, possibly concurrently; must return promptly once ctx ends.
-	// An error, or a face that cannot ask, declines.
-	Elicit(ctx context.Context, s *Session, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error)
-}
-
-// Approval is the question put to the person about one call.
-type Approval struct {
-	Call llm.ToolCall
-	// Always is what an "always" answer would cover, to show before the choice; nil when no
-	// scope as narrow as this call can be given (an "always" answer then counts as once).
-	Always *Always
-	// Annotations are an MCP tool's hints (readOnlyHint, destructiveHint...) as its server
-	// sent them, shown to the person; never trusted to skip the question. nil otherwise.
-	Annotations map[string]any
-	// Escalation is set when the call is bash asking to run outside the sandbox
-	// (sandbox.go); the person reads its justification.
-	Escalation *Escalation
-}
-
-// Always is the scope of an "always" answer, in the shape of beforeToolCall's
-// params.always.
-type Always struct {
-	Tool string `json:"tool"`
-	// Pattern limits the answer to calls whose argument matches it ("" covers every call).
-	Pattern string `json:"pattern,omitempty"`
-	// Description says it for a person: "bash commands starting with `npm test` in this
-	// folder".
-	Description string `json:"description"`
-	// path is the gjson path Pattern looks at ("" for the tool's default argument).
-	path string
-}
-
-// Answer is a person's answer to an approval question. Decision is "allow", "allowAlways",
-// "deny" or "denyAlways"; anything else denies. Mode, for an answer allowing exit_plan_mode,
-// names the mode to switch to ("acceptEdits" or "auto"; otherwise "default").
-type Answer struct {
-	Decision string
-	Reason   string
-	Mode     string
-}
-
-// Options are what New needs besides the settings.
-type Options struct {
-	Face Face
-	// After, if set, is the face's own afterToolCall (the editor's), run first in the chain.
-	After func(ctx context.Context, s *Session, in toolexec.AfterInput) (*toolexec.Override, error)
-	// ID, if set, is the session's id; otherwise a new unique one (store.NewID).
-	ID string
-	// Files, if set, is the editor's view of files: the file tools read and write through
-	// it (see tools.EditorFiles).
-	Files *tools.EditorFiles
-	// MCPServers, if not nil, are a loaded or forked session's own MCP servers (the
-	// settings' shape), in place of those saved with it: the editor gives them again, with
-	// the secrets the file does not keep (see headerOf).
-	MCPServers json.RawMessage
-	// child, set by a task call, makes the session that call's subagent (subagent.go).
-	child *childSpec
-	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an
-	// approved exit_plan_mode), after it took effect. Contract: called from the goroutine
-	// that changed it (a face's request, or a batch's prepare pass), holding no lock of the
-	// session; must not block for long, and may read the session (ID, Mode, Modes,
-	// Thinking, its host's ModelList) but not change it.
-	ModeChanged func(s *Session, mode string)
-}
 
 // Session is one conversation: its agent (transcript, model, tools), workspace and
 // permissions, and the file it is saved in. Its methods are safe for concurrent use.
@@ -611,7 +521,7 @@ func info(t toolexec.Tool) ToolInfo {
 	return ToolInfo{Name: t.Name, Description: t.Description, Parameters: params, ExecutionMode: string(mode), Source: SourceBuiltin, Active: true}
 }
 
-// Begin claims the session for a prompt, or returns loop.ErrBusy when one runs. A face
+// Begin claims the session for a prompt, or returns ErrBusy when one runs. A face
 // calls it where requests arrive in order (so that of two prompts sent back to back the
 // second is the busy one), then Prompt, then End.
 func (s *Session) Begin() error {
@@ -621,7 +531,7 @@ func (s *Session) Begin() error {
 		return fmt.Errorf("%w: %q (it was closed)", ErrUnknownSession, s.id)
 	}
 	if s.run.running {
-		return loop.ErrBusy
+		return ErrBusy
 	}
 	s.run.running = true
 	s.run.done, s.run.cancel = make(chan struct{}), nil
@@ -665,44 +575,42 @@ func (s *Session) CancelRun() {
 // Without a model it returns a SetupError (noModel or untrustedSetting, matching
 // ErrNoModel), and with a model whose API key is missing one too (apiKeyMissing): nothing
 // runs then.
-func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (loop.Result, error) {
+func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResult, error) {
 	s.gates.enter()
 	defer s.gates.leave()
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
 	if err := s.modelProblem(); err != nil {
-		return loop.Result{}, err
+		return PromptResult{}, err
 	}
 	s.hooks.stops = 0
 	prompts, err := s.userPromptSubmit(ctx, prompts)
 	if err != nil {
-		return loop.Result{}, err
+		return PromptResult{}, err
 	}
 	defer s.checkpointPrompt(prompts)()
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
+	out := PromptResult{Messages: res.Messages, StopReason: res.StopReason, Terminated: res.Terminated}
 	if errors.Is(err, loop.ErrNoProvider) {
-		return res, s.host.noModelError(s.ws.Cwd())
+		return out, s.host.noModelError(s.ws.Cwd())
 	}
 	if err == nil && res.Aborted {
-		res.StopReason = llm.StopAborted
+		out.StopReason = llm.StopAborted
 	}
-	return res, err
+	return out, err
 }
 
 // Execute runs one batch with no model (see loop.Agent.Execute). mode "" is the session's.
-func (s *Session) Execute(ctx context.Context, calls []llm.ToolCall, mode string) (toolexec.Outcome, error) {
+func (s *Session) Execute(ctx context.Context, calls []llm.ToolCall, mode string) (BatchResult, error) {
 	switch mode {
 	case "", string(toolexec.Parallel), string(toolexec.Sequential):
 	default:
-		return toolexec.Outcome{}, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, mode)
+		return BatchResult{}, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, mode)
 	}
 	s.gates.enter()
 	defer s.gates.leave()
 	out := s.agent.Execute(ctx, calls, toolexec.Mode(mode), s.sink(false))
-	if out.Aborted {
-		out.Terminate = false
-	}
-	return out, nil
+	return BatchResult{Messages: out.Messages, Terminate: out.Terminate && !out.Aborted, Aborted: out.Aborted}, nil
 }
 
 // Steer queues a message for the running prompt, taken after its current turn.

@@ -110,7 +110,7 @@ type subagentState struct {
 	// cfg is the session's configuration, which a child's starts from.
 	cfg Config
 	// files is the editor's view of files, which a child uses too.
-	files *tools.EditorFiles
+	files *EditorFiles
 	// child is set for a subagent's session made by its parent here; parentID for one
 	// loaded from its file too.
 	child    *childSpec

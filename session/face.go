@@ -1,0 +1,183 @@
+// This file holds Face, what a session needs from the protocol face that serves it, and the
+// values the two exchange: approval questions and answers, MCP servers' questions, the
+// editor's say on results and its view of files, and what a prompt or a batch did. They are
+// the session layer's own names, so that a face imports nothing below it.
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/tools"
+)
+
+// Face is what a session needs from the protocol face that serves it.
+type Face interface {
+	// Emit receives the events of the session's runs, in the loop's order (see package
+	// event); event.Warning is for the client's log. Contract: called synchronously, never
+	// concurrently within one run (a batch run while a prompt runs may interleave with
+	// it); must not block for long and must not call back into the session.
+	Emit(s *Session, ev event.Event)
+	// Ask asks the person whether a call may run and returns their answer. Contract: called
+	// during a batch's prepare pass, one call at a time per batch; may wait as long as the
+	// person takes, but must return promptly once ctx ends. An error (no answer) denies the
+	// call: its text is logged, and if it has a Reason() string method that sentence is
+	// what the model reads. The face must show q.Always (what an "always" answer covers)
+	// wherever it offers one, and offer none when q.Always is nil.
+	Ask(ctx context.Context, s *Session, q Approval) (Answer, error)
+	// Warn tells the client something about this session (a failure that did not stop it).
+	// Contract: any goroutine; it may be called while the session holds the lock of its
+	// file (saving failed), so it must not block for long and must not call back into the
+	// session except for its ID.
+	Warn(s *Session, msg string)
+	// Elicit puts an MCP server's question (elicitation/create), asked during one of the
+	// session's tool calls, to the person, and returns their answer. Contract: called from
+	// the MCP client's goroutines, possibly concurrently; must return promptly once ctx ends.
+	// An error, or a face that cannot ask, declines.
+	Elicit(ctx context.Context, s *Session, q Elicitation) (ElicitAnswer, error)
+}
+
+// Approval is the question put to the person about one call.
+type Approval struct {
+	Call llm.ToolCall
+	// Always is what an "always" answer would cover, to show before the choice; nil when no
+	// scope as narrow as this call can be given (an "always" answer then counts as once).
+	Always *Always
+	// Annotations are an MCP tool's hints (readOnlyHint, destructiveHint...) as its server
+	// sent them, shown to the person; never trusted to skip the question. nil otherwise.
+	Annotations map[string]any
+	// Escalation is set when the call is bash asking to run outside the sandbox
+	// (sandbox.go); the person reads its justification.
+	Escalation *Escalation
+	// Plan is set when the call puts the model's plan to the person to leave plan mode
+	// (exit_plan_mode): Plan.Text is the plan, and the answer's Mode the mode to go on in.
+	Plan *PlanApproval
+}
+
+// PlanApproval is the plan an Approval puts to the person.
+type PlanApproval struct {
+	// Text is the plan, in markdown.
+	Text string
+}
+
+// Always is the scope of an "always" answer, in the shape of beforeToolCall's
+// params.always.
+type Always struct {
+	Tool string `json:"tool"`
+	// Pattern limits the answer to calls whose argument matches it ("" covers every call).
+	Pattern string `json:"pattern,omitempty"`
+	// Description says it for a person: "bash commands starting with `npm test` in this
+	// folder".
+	Description string `json:"description"`
+	// path is the gjson path Pattern looks at ("" for the tool's default argument).
+	path string
+}
+
+// Answer is a person's answer to an approval question. Decision is "allow", "allowAlways",
+// "deny" or "denyAlways"; anything else denies. Mode, for an answer allowing a plan
+// (Approval.Plan), names the mode to switch to ("acceptEdits" or "auto"; otherwise
+// "default").
+type Answer struct {
+	Decision string
+	Reason   string
+	Mode     string
+}
+
+// Elicitation is an MCP server's question to the person (MCP's elicitation/create), asked
+// during one of the session's tool calls.
+type Elicitation struct {
+	// Server is the MCP server that asks; ToolCallID the call it asks during, as the model
+	// wrote it ("" when pid cannot tell).
+	Server, ToolCallID string
+	// Mode is "form" (a question answered with fields), "url" (a page to visit), or
+	// another mode a newer server names.
+	Mode    string
+	Message string
+	// RequestedSchema is, in form mode, the JSON Schema of the answer's fields; nil when
+	// the server sent none.
+	RequestedSchema json.RawMessage
+	// URL and ElicitationID are url mode's.
+	URL, ElicitationID string
+	// Params are the request's params as the server sent them (MCP's ElicitRequest params),
+	// for a face that passes the question on whole.
+	Params json.RawMessage
+}
+
+// ElicitAnswer is the person's answer to an Elicitation: Action "accept" (with Content, the
+// fields), "decline" or "cancel"; Meta is passed back to the server as the answer's _meta.
+type ElicitAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+	Meta    map[string]any `json:"_meta,omitempty"`
+}
+
+// AfterInput is what the face's afterToolCall (Options.After) sees of a call that ran: the
+// call, and its result as it stands.
+type AfterInput struct {
+	Call    llm.ToolCall
+	Content []llm.Content
+	Details any
+	IsError bool
+}
+
+// Override is the face's say on a result: each field that is set replaces that part of the
+// result whole (R11); nil fields keep it.
+type Override struct {
+	Content   []llm.Content
+	Details   any
+	IsError   *bool
+	Terminate *bool
+}
+
+// EditorFiles is the editor's own view of files (its buffers, unsaved changes included), for
+// a face whose client offers one: read, write and edit then go through it. A nil func leaves
+// that side to the disk. Contract: see tools.EditorFiles.
+type EditorFiles = tools.EditorFiles
+
+// PromptResult is what a prompt's run did.
+type PromptResult struct {
+	// Messages are the messages the run added, in transcript order.
+	Messages []llm.Message
+	// StopReason is the last assistant message's, "aborted" after a cancel.
+	StopReason llm.StopReason
+	// Terminated is set when a terminating batch (R16) ended the run.
+	Terminated bool
+}
+
+// BatchResult is what a batch run by Execute did.
+type BatchResult struct {
+	// Messages are one tool-result message per call, in source order (R14).
+	Messages []llm.Message
+	// Terminate is set when every result of a non-empty batch asked to end the run (R16).
+	Terminate bool
+	// Aborted is set when the batch was cancelled before it finished (R17).
+	Aborted bool
+}
+
+// Options are what New needs besides the settings.
+type Options struct {
+	Face Face
+	// After, if set, is the face's own afterToolCall (the editor's), run first in the chain.
+	// Contract: as toolexec.AfterHook; nil Override, nil error: the result as it is.
+	After func(ctx context.Context, s *Session, in AfterInput) (*Override, error)
+	// ID, if set, is the session's id; otherwise a new unique one (NewID).
+	ID string
+	// Files, if set, is the editor's view of files: the file tools read and write through
+	// it.
+	Files *EditorFiles
+	// MCPServers, if not nil, are a loaded or forked session's own MCP servers (the
+	// settings' shape), in place of those saved with it: the editor gives them again, with
+	// the secrets the file does not keep (see headerOf).
+	MCPServers json.RawMessage
+	// child, set by a task call, makes the session that call's subagent (subagent.go).
+	child *childSpec
+	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an
+	// approved exit_plan_mode), after it took effect. Contract: called from the goroutine
+	// that changed it (a face's request, or a batch's prepare pass), holding no lock of the
+	// session; must not block for long, and may read the session (ID, Mode, Modes,
+	// Thinking, its host's ModelList) but not change it.
+	ModeChanged func(s *Session, mode string)
+}
