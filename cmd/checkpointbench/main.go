@@ -36,8 +36,6 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -539,8 +537,8 @@ func (quietFace) Ask(context.Context, *session.Session, session.Approval) (sessi
 	return session.Answer{}, errors.New("no approvals in the benchmark")
 }
 func (quietFace) Warn(*session.Session, string) {}
-func (quietFace) Elicit(context.Context, *session.Session, string, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	return nil, errors.New("no elicitation in the benchmark")
+func (quietFace) Elicit(context.Context, *session.Session, session.Elicitation) (session.ElicitAnswer, error) {
+	return session.ElicitAnswer{}, errors.New("no elicitation in the benchmark")
 }
 
 func w1Turns() []llm.Turn {
