@@ -71,15 +71,17 @@ type Loader struct {
 	debounce time.Duration
 	cur      atomic.Pointer[snapshot]
 
-	// mu serializes reloads and publishing (the run goroutine and Refresh), and guards the
-	// files' states (the slice itself never changes after NewLoader: the watcher's goroutine
-	// reads the paths without it).
+	// mu serializes reloads, publishing and watching (the run goroutine, Refresh, AddRoot),
+	// and guards the files and their states, and watched.
 	mu    sync.Mutex
 	files []*fileState // [0] is the user file, then one per root in order
+	// paths are the files' paths, for the watcher's goroutine, which reads them without mu
+	// (replaced whole, under mu, when a root is added).
+	paths atomic.Pointer[[]string]
 
 	// sub is the Loader's share of the process's watcher; nil when it could not start.
 	sub     *watch.Sub
-	watched map[string]bool // folders being watched; only the run goroutine touches it after start
+	watched map[string]bool // folders being watched
 	// poke gets a token (without blocking) when a relevant file event arrives; errs gets
 	// the watcher's errors (dropped when full). The watcher's goroutine sends, run reads.
 	poke  chan struct{}
@@ -180,6 +182,7 @@ func NewLoader(opts LoaderOptions) *Loader {
 		p := WorkspacePath(root)
 		l.files = append(l.files, &fileState{path: p, source: "workspace settings " + p, root: root})
 	}
+	l.storePaths()
 	sub, err := watch.Subscribe(l.event, l.watchError)
 	if err != nil {
 		l.report("", err)
@@ -195,6 +198,38 @@ func NewLoader(opts LoaderOptions) *Loader {
 		go l.run()
 	}
 	return l
+}
+
+// AddRoot adds a workspace root, as if NewLoader had been given it (a face whose sessions
+// each bring their own folder): its settings file is read now, problems reported through
+// OnError, and watched from now on. A root the Loader has is left as it is.
+//
+// Contract: safe for concurrent use; must not be called from the callbacks (it takes the
+// reload lock).
+func (l *Loader) AddRoot(root string) {
+	root = filepath.Clean(root)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slices.ContainsFunc(l.files, func(f *fileState) bool { return f.root == root }) {
+		return
+	}
+	p := WorkspacePath(root)
+	l.files = append(l.files, &fileState{path: p, source: "workspace settings " + p, root: root})
+	l.storePaths()
+	if l.sub != nil {
+		l.rewatch()
+	}
+	l.reload(true)
+}
+
+// storePaths publishes the files' paths for the watcher's goroutine. Caller holds l.mu, or
+// is NewLoader.
+func (l *Loader) storePaths() {
+	paths := make([]string, len(l.files))
+	for i, f := range l.files {
+		paths[i] = f.path
+	}
+	l.paths.Store(&paths)
 }
 
 // Close stops watching and waits for the Loader's goroutine to end. The last policies stay
@@ -363,7 +398,7 @@ func (l *Loader) report(path string, err error) {
 }
 
 // event pokes the run goroutine when a file event may concern a settings file. Called on
-// the watcher's goroutine: it only reads l.files' paths, which never change.
+// the watcher's goroutine: it reads the published paths only.
 func (l *Loader) event(ev fsnotify.Event) {
 	if ev.Op == fsnotify.Chmod || !l.relevant(ev.Name) {
 		return
@@ -415,8 +450,8 @@ func (l *Loader) run() {
 			}
 		case <-fire:
 			fire = nil
-			l.rewatch()
 			l.mu.Lock()
+			l.rewatch()
 			l.reload(false)
 			l.mu.Unlock()
 		}
@@ -427,8 +462,8 @@ func (l *Loader) run() {
 // (a folder created or removed on the way to it).
 func (l *Loader) relevant(name string) bool {
 	name = filepath.Clean(name)
-	for _, f := range l.files {
-		if f.path == name || strings.HasPrefix(f.path, strings.TrimSuffix(name, string(filepath.Separator))+string(filepath.Separator)) {
+	for _, p := range *l.paths.Load() {
+		if p == name || strings.HasPrefix(p, strings.TrimSuffix(name, string(filepath.Separator))+string(filepath.Separator)) {
 			return true
 		}
 	}
@@ -436,7 +471,7 @@ func (l *Loader) relevant(name string) bool {
 }
 
 // rewatch watches, for every settings file, its folder or the nearest ancestor that exists,
-// and stops watching folders no longer needed.
+// and stops watching folders no longer needed. Caller holds l.mu, or is NewLoader.
 func (l *Loader) rewatch() {
 	want := map[string]bool{}
 	for _, f := range l.files {

@@ -293,3 +293,32 @@ func TestLoaderDecidesWhileReloading(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// A root added to a running Loader (a face whose sessions each bring their own folder) is
+// read at once, as a root given to NewLoader is, and reloaded when its file changes; the
+// roots it had keep their own settings.
+func TestLoaderAddRoot(t *testing.T) {
+	xdgtest.Isolate(t)
+	first, second := t.TempDir(), t.TempDir()
+	writeFile(t, settings.WorkspacePath(first), `{"permissions":{"tools":{"bash":"deny"}}}`)
+	writeFile(t, settings.WorkspacePath(second), `{"permissions":{"tools":{"bash":"allow"}}}`)
+	var e errs
+	l := settings.NewLoader(settings.LoaderOptions{WorkspaceRoots: []string{first}, OnError: e.add, Trusted: trustAll})
+	defer l.Close()
+	if d := bashDecision(l, second, "ls"); d == permissions.Allow {
+		t.Fatalf("a folder that is not a root yet: %s, want the user settings' default", d)
+	}
+	l.AddRoot(second)
+	l.AddRoot(second) // a root it has: nothing changes
+	if d := bashDecision(l, second, "ls"); d != permissions.Allow {
+		t.Errorf("the added root, right after AddRoot: %s, want allow (its own file)", d)
+	}
+	if d := bashDecision(l, first, "ls"); d != permissions.Deny {
+		t.Errorf("the first root after another was added: %s, want deny", d)
+	}
+	writeFile(t, settings.WorkspacePath(second), `{"permissions":{"tools":{"bash":"deny"}}}`)
+	proctest.WaitUntil(t, reloadTimeout, "the added root's change to take effect", func() bool { return bashDecision(l, second, "ls") == permissions.Deny })
+	if got := e.all(); len(got) > 0 {
+		t.Errorf("errors: %v", got)
+	}
+}
