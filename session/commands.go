@@ -1,130 +1,45 @@
-// This file holds the session's commands: a prompt whose text starts with /NAME, NAME one of
-// the commands the session lists, runs that command instead of being an ordinary prompt.
-// Some are built in (compact, init, review, plan, mode, model, mcp, rewind, help); the others
-// are the person's own prompt templates, Markdown files in $XDG_CONFIG_HOME/pid/commands/
-// and, once the workspace folder is trusted, in its .pid/commands/. Commands that do not
-// call the model answer with a text for the person that never enters the model's context.
+// This file runs the session's commands (package commands holds the catalogue): a prompt
+// whose text starts with /NAME, NAME one of the commands the session lists, runs that
+// command instead of being an ordinary prompt. The built-in ones that call the model (init,
+// review) and the person's own prompt templates send it a prompt; the others answer with a
+// text for the person that never enters the model's context.
 
 package session
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"syscall"
 
-	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/commands"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/store"
 )
 
 // CommandInfo is one command as commands/list (and ACP's available_commands_update) shows it.
-type CommandInfo struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	// Input, when set, says that the command takes text after its name, and what.
-	Input *CommandInput `json:"input,omitempty"`
-}
+type CommandInfo = commands.Info
 
-// CommandInput is a command's input: the text after its name.
-type CommandInput struct {
-	Hint string `json:"hint"`
-}
-
-// Where a command comes from.
-const (
-	commandBuiltin   = "builtin"
-	commandUser      = "user"
-	commandWorkspace = "workspace"
-)
-
-// Limits of the person's own commands.
-const (
-	// maxCommandBytes caps a command file: a longer one is left out (and reported).
-	maxCommandBytes = 64 << 10
-	// maxCommands caps how many files of one folder are read.
-	maxCommands = 200
-)
-
-// commandNameRE is what a command's name may be: no path separators, no dots (so no
-// traversal), no spaces; at most 64 characters.
-var commandNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-
-// command is a command the session has now.
-type command struct {
-	CommandInfo
-	source string
-	// template is a prompt template's text (after its front matter); "" for built-in ones.
-	template string
-	// path is the template's file.
-	path string
-}
-
-// builtinCommands are the built-in commands, in the order help lists them.
-var builtinCommands = []CommandInfo{
-	{Name: "compact", Description: "Summarize the conversation so far, to free the model's context", Input: &CommandInput{Hint: "what the summary should focus on (optional)"}},
-	{Name: "init", Description: "Have the model write AGENTS.md for this repository"},
-	{Name: "review", Description: "Have the model review the uncommitted changes, or those since a base", Input: &CommandInput{Hint: "base branch or commit (optional)"}},
-	{Name: "plan", Description: "Show the current plan"},
-	{Name: "mode", Description: "Show the mode, or switch to another", Input: &CommandInput{Hint: "mode: default, acceptEdits, plan, auto"}},
-	{Name: "model", Description: "Show the models, or switch to one", Input: &CommandInput{Hint: "PROVIDER/ID"}},
-	{Name: "mcp", Description: "Show the MCP servers and their status"},
-	{Name: "rewind", Description: "Take files and conversation back to before the previous prompt"},
-	{Name: "help", Description: "List the commands"},
-}
+// CommandCall is a prompt that names one of the session's commands (FindCommand): its Name
+// and Args.
+type CommandCall = commands.Call
 
 // Commands returns the session's commands: the built-in ones, then the person's own in
-// name order (read from disk now, so a file added or changed counts at once). A file named
-// like a built-in command is left out; a workspace's command replaces the user's of the same
-// name.
+// name order (read from disk now, so a file added or changed counts at once; see
+// commands.List), its workspace folder's once that folder is trusted.
 //
 // Contract: safe for concurrent use; it reads the command folders.
-func (s *Session) Commands() []CommandInfo {
-	all := s.commands()
-	out := make([]CommandInfo, len(all))
-	for i, c := range all {
-		out[i] = c.CommandInfo
-	}
-	return out
-}
+func (s *Session) Commands() []CommandInfo { return commands.Infos(s.commands()) }
 
 // commands returns the session's commands with what running them needs.
-func (s *Session) commands() []command {
-	out := make([]command, 0, len(builtinCommands)+8)
-	for _, b := range builtinCommands {
-		out = append(out, command{CommandInfo: b, source: commandBuiltin})
+func (s *Session) commands() []commands.Command {
+	root := s.root()
+	if !s.host.commandsTrusted(root) {
+		root = ""
 	}
-	own := map[string]command{}
-	if dir, err := xdg.ConfigDir(); err == nil {
-		for _, c := range s.readCommands(filepath.Join(dir, "commands"), commandUser, "") {
-			own[c.Name] = c
-		}
-	}
-	if root := s.root(); s.host.commandsTrusted(root) {
-		for _, c := range s.readCommands(filepath.Join(root, ".pid", "commands"), commandWorkspace, root) {
-			own[c.Name] = c
-		}
-	}
-	names := make([]string, 0, len(own))
-	for name := range own {
-		if !slices.ContainsFunc(builtinCommands, func(b CommandInfo) bool { return b.Name == name }) {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		out = append(out, own[name])
-	}
-	return out
+	return commands.List(root, func(key, msg string) { s.host.reportOnce(key, nil, msg) })
 }
 
 // commandsTrusted reports whether a workspace folder's own commands may be used: it is one
@@ -134,185 +49,15 @@ func (h *Host) commandsTrusted(root string) bool {
 	return h.loader != nil && slices.Contains(h.roots, root) && h.loader.Trusted(root)
 }
 
-// readCommands reads the prompt templates NAME.md of dir. A workspace's (root set) must be
-// regular files inside root, never symbolic links: a repository cannot make pid send the
-// model a file from elsewhere. Bad names are skipped; files over maxCommandBytes, and
-// files that cannot be read, are skipped and reported once.
-func (s *Session) readCommands(dir, source, root string) []command {
-	if root != "" {
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return nil
-		}
-		realRoot, err := filepath.EvalSymlinks(root)
-		if err != nil || (real != realRoot && !strings.HasPrefix(real, realRoot+string(filepath.Separator))) {
-			s.host.reportOnce(dir, nil, fmt.Sprintf("commands: %s leads outside the workspace folder %s; its commands are left out", dir, root))
-			return nil
-		}
-		dir = real
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			s.host.reportOnce(dir, nil, fmt.Sprintf("commands: %s cannot be read: %v", dir, err))
-		}
-		return nil
-	}
-	var out []command
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".md")
-		if !ok || !commandNameRE.MatchString(name) {
-			continue
-		}
-		if len(out) == maxCommands {
-			s.host.reportOnce(dir, nil, fmt.Sprintf("commands: %s holds more than %d commands; the others are left out", dir, maxCommands))
-			break
-		}
-		path := filepath.Join(dir, e.Name())
-		text, err := readCommandFile(path, root != "")
-		if err != nil {
-			s.host.reportOnce(path, nil, fmt.Sprintf("commands: %s is left out: %v", path, err))
-			continue
-		}
-		c := parseCommand(name, text)
-		c.source, c.path = source, path
-		out = append(out, c)
-	}
-	return out
-}
-
-// errCommandNotFile is readCommandFile's error for a file that is not a regular file.
-var errCommandNotFile = errors.New("not a regular file")
-
-// readCommandFile reads a command file of at most maxCommandBytes; noLinks refuses a
-// symbolic link (a workspace's command).
-func readCommandFile(path string, noLinks bool) (string, error) {
-	flags := os.O_RDONLY | syscall.O_NONBLOCK
-	if noLinks {
-		flags |= syscall.O_NOFOLLOW
-	}
-	f, err := os.OpenFile(path, flags, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return "", errors.New("a symbolic link (a workspace's commands must be files of its own)")
-		}
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", errCommandNotFile
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCommandBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxCommandBytes {
-		return "", fmt.Errorf("it is longer than %d KiB", maxCommandBytes>>10)
-	}
-	return string(b), nil
-}
-
-// parseCommand reads a prompt template: an optional front matter between two "---" lines
-// (description:, argument-hint:), then the template. Without a description, the template's
-// first line is one (cut to 100 characters).
-func parseCommand(name, text string) command {
-	c := command{CommandInfo: CommandInfo{Name: name}}
-	text = strings.TrimPrefix(text, "\ufeff")
-	body := text
-	if rest, ok := strings.CutPrefix(strings.ReplaceAll(text, "\r\n", "\n"), "---\n"); ok {
-		if front, after, found := strings.Cut(rest, "\n---"); found {
-			if nl := strings.IndexByte(after, '\n'); nl >= 0 {
-				after = after[nl+1:]
-			} else {
-				after = ""
-			}
-			body = after
-			sc := bufio.NewScanner(strings.NewReader(front))
-			for sc.Scan() {
-				key, value, ok := strings.Cut(sc.Text(), ":")
-				if !ok {
-					continue
-				}
-				value = unquote(strings.TrimSpace(value))
-				switch strings.TrimSpace(key) {
-				case "description":
-					c.Description = value
-				case "argument-hint":
-					if value != "" {
-						c.Input = &CommandInput{Hint: value}
-					}
-				}
-			}
-		}
-	}
-	c.template = strings.TrimSpace(body)
-	if c.Description == "" {
-		for _, line := range strings.Split(c.template, "\n") {
-			line = strings.TrimSpace(strings.TrimLeft(line, "# "))
-			if strings.Trim(line, "-") == "" {
-				continue // blank, or a front matter's fence
-			}
-			if r := []rune(line); len(r) > 100 {
-				line = string(r[:100]) + "…"
-			}
-			c.Description = line
-			break
-		}
-	}
-	if c.Description == "" {
-		c.Description = "/" + name
-	}
-	if c.Input == nil && strings.Contains(c.template, "$ARGUMENTS") {
-		c.Input = &CommandInput{Hint: "arguments"}
-	}
-	return c
-}
-
-// unquote removes the quotes around a front-matter value.
-func unquote(v string) string {
-	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
-		return v[1 : len(v)-1]
-	}
-	return v
-}
-
-// CommandCall is a prompt that names one of the session's commands.
-type CommandCall struct {
-	// Name is the command's name; Args the text after it, trimmed.
-	Name, Args string
-	cmd        command
-}
-
 // FindCommand returns the command a prompt runs: its first content block is text that
-// starts with /NAME, NAME one of the session's commands now, followed by the end of the
-// text or white space. Any other prompt is ordinary ("/usr/bin is empty" names no command).
+// starts with /NAME, NAME one of the session's commands now (see commands.Find).
 //
 // Contract: safe for concurrent use; it reads the command folders.
 func (s *Session) FindCommand(msg llm.Message) (CommandCall, bool) {
-	if len(msg.Content) == 0 || msg.Content[0].Type != llm.ContentText {
+	if len(msg.Content) == 0 || msg.Content[0].Type != llm.ContentText || !strings.HasPrefix(msg.Content[0].Text, "/") {
 		return CommandCall{}, false
 	}
-	rest, ok := strings.CutPrefix(msg.Content[0].Text, "/")
-	if !ok {
-		return CommandCall{}, false
-	}
-	name, args := rest, ""
-	if i := strings.IndexAny(rest, " \t\r\n"); i >= 0 {
-		name, args = rest[:i], strings.TrimSpace(rest[i:])
-	}
-	if !commandNameRE.MatchString(name) {
-		return CommandCall{}, false
-	}
-	for _, c := range s.commands() {
-		if c.Name == name {
-			return CommandCall{Name: name, Args: args, cmd: c}, true
-		}
-	}
-	return CommandCall{}, false
+	return commands.Find(s.commands(), msg.Content[0].Text)
 }
 
 // CommandResult is what running a command did.
@@ -338,15 +83,15 @@ type CommandResult struct {
 func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Message) (CommandResult, error) {
 	out := CommandResult{Name: call.Name}
 	var text string
-	switch call.cmd.source {
-	case commandUser, commandWorkspace:
-		text = expandTemplate(call.cmd.template, call.Args)
+	switch call.Command.Source {
+	case commands.User, commands.Workspace:
+		text = commands.Expand(call.Command.Template, call.Args)
 	default:
 		switch call.Name {
 		case "init":
-			text = initPrompt
+			text = commands.InitPrompt
 		case "review":
-			text = reviewPrompt(call.Args)
+			text = commands.ReviewPrompt(call.Args)
 		case "compact":
 			out.Output, out.IsError = s.compactCommand(ctx, call.Args)
 			return out, nil
@@ -366,7 +111,7 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 			out.Output, out.IsError = s.rewindCommand(ctx)
 			return out, nil
 		default: // help
-			out.Output = s.helpCommand()
+			out.Output = commands.Help(s.commands())
 			return out, nil
 		}
 	}
@@ -376,57 +121,6 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 	res, err := s.Prompt(ctx, []llm.Message{m})
 	out.Prompted, out.Result = true, res
 	return out, err
-}
-
-// expandTemplate puts args in a template: in place of every $ARGUMENTS, or after the text
-// (a blank line between) when it has none.
-func expandTemplate(template, args string) string {
-	if strings.Contains(template, "$ARGUMENTS") {
-		return strings.ReplaceAll(template, "$ARGUMENTS", args)
-	}
-	if args == "" {
-		return template
-	}
-	return template + "\n\n" + args
-}
-
-// initPrompt is what /init sends the model.
-const initPrompt = `Write an AGENTS.md file at the root of this repository: the instructions a coding agent needs to work here.
-
-First look at the repository with your tools: its layout, build files, README, CI configuration, and any existing AGENTS.md, CLAUDE.md, .cursorrules or .github/copilot-instructions.md (keep what is still true in them). Then write AGENTS.md, short and concrete, with:
-- what the project is, in two or three sentences;
-- how to build, run, lint and test it (the exact commands, and how to run a single test);
-- the layout: which folders hold what;
-- the conventions the code follows (style, naming, error handling, tests) that are not obvious from a single file;
-- anything that surprises newcomers (generated files, required environment, slow or flaky steps).
-
-Do not invent commands: give only those you found in the repository. If AGENTS.md already exists, improve it rather than starting over.`
-
-// reviewPrompt is what /review sends the model: a review of the uncommitted changes, or of
-// those since base.
-func reviewPrompt(base string) string {
-	what := "the uncommitted changes of this repository: `git status`, `git diff HEAD` (staged and unstaged), and the files git does not track yet"
-	if base != "" {
-		what = fmt.Sprintf("the changes since %s: `git diff %s` (the committed ones since then and those not committed yet), `git log --oneline %s..HEAD`, and the files git does not track yet", quoteArg(base), quoteArg(base), quoteArg(base))
-	}
-	return "Review " + what + `.
-
-Read the changed code, and enough of the code around it to judge it. Change nothing: this is a review. Report, most important first:
-- bugs: wrong behaviour, unhandled errors or edge cases, races, leaks, security problems;
-- missing or weak tests for what changed;
-- anything else worth fixing (clarity, names, duplication), briefly.
-For each point name the file and line, say what is wrong and how to fix it. If you find nothing that matters, say so.`
-}
-
-// plainArg is a base that needs no quoting.
-var plainArg = regexp.MustCompile(`^[A-Za-z0-9._/@^~-]+$`)
-
-// quoteArg quotes a base for a shell command when it holds anything but plain characters.
-func quoteArg(s string) string {
-	if plainArg.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // compactCommand compacts the conversation now (as session/compact does), focused on
@@ -570,26 +264,6 @@ func (s *Session) mcpCommand() string {
 	return b.String()
 }
 
-// helpCommand lists the commands.
-func (s *Session) helpCommand() string {
-	var b strings.Builder
-	b.WriteString("Commands:")
-	for _, c := range s.commands() {
-		fmt.Fprintf(&b, "\n- `/%s`", c.Name)
-		if c.Input != nil {
-			fmt.Fprintf(&b, " [%s]", c.Input.Hint)
-		}
-		fmt.Fprintf(&b, ": %s", c.Description)
-		switch c.source {
-		case commandUser:
-			b.WriteString(" (yours)")
-		case commandWorkspace:
-			b.WriteString(" (this workspace)")
-		}
-	}
-	return b.String()
-}
-
 // rewindCommand takes files and conversation back to before the previous prompt: a rewind
 // ("both") to the checkpoint of the last prompt of the conversation as it is now.
 func (s *Session) rewindCommand(ctx context.Context) (string, bool) {
@@ -668,15 +342,4 @@ func lastPromptCheckpoint(branch []store.Entry) (id, prompt string) {
 
 // SameCommands reports whether two command lists are the same (names, descriptions,
 // inputs), for a face that tells its client when the list changed.
-func SameCommands(a, b []CommandInfo) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Name != y.Name || x.Description != y.Description || (x.Input == nil) != (y.Input == nil) || (x.Input != nil && x.Input.Hint != y.Input.Hint) {
-			return false
-		}
-	}
-	return true
-}
+func SameCommands(a, b []CommandInfo) bool { return commands.Same(a, b) }
