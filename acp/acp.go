@@ -23,9 +23,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/pid-agent/pid/internal/rpcconn"
-	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
-	"github.com/pid-agent/pid/store"
 )
 
 // ProtocolVersion is the ACP version pid speaks.
@@ -43,29 +41,21 @@ type server struct {
 	log  *slog.Logger
 	conn conn
 
-	// hmu guards hosts (the session layer's hosts, one per session cwd: see hostFor),
-	// catalog and saved.
-	hmu   sync.Mutex
-	hosts map[string]*session.Host
-	// catalog is the host with no workspace folder that lists and deletes saved sessions
-	// (see catalogHost); nil until first used.
-	catalog *session.Host
-	// saved is the sessions folder, read to find the cwd a saved session belongs to (see
-	// savedStore); nil until opened, and while it cannot be.
-	saved *store.Store
+	// host is the session layer: every session of the face, each in its own working folder
+	// (HostOptions.OwnFolders: ACP has no workspace folders of its own, so each session's
+	// cwd is its workspace folder), with what they share (the saved sessions, the MCP
+	// servers, the command folders' watch). It is set up by the first initialize (setUp)
+	// and closed when Serve ends, so that no MCP server outlives it.
+	host  *session.Host
+	setUp sync.Once
 
-	// mcpm runs the MCP servers of every session of the face (see newMCPManager); closed
-	// when Serve ends, so that no server outlives it.
-	mcpm *mcp.Manager
-	// mmu guards mcpHosts (the hosts told about MCP status changes, with their cwds: the
-	// roots MCP servers see) and mcpSeen. It is never held while calling out.
-	mmu      sync.Mutex
-	mcpHosts []hostRoot
-	// mcpSeen, if set, is called with each MCP status change once every host has been told
-	// (so the catalogs of the sessions that use the server are up to date): tests wait on
-	// it. Called from the manager's goroutines, never concurrently for one server; it must
-	// not block nor call into the server.
-	mcpSeen func(mcp.ServerStatus)
+	// mmu guards mcpSeen. It is never held while calling out.
+	mmu sync.Mutex
+	// mcpSeen, if set, is called with each MCP status change once the sessions that use
+	// the server have been told (their catalogs are up to date): tests wait on it. Called
+	// from the manager's goroutines, never concurrently for one server; it must not block
+	// nor call into the server.
+	mcpSeen func(session.ServerInfo)
 
 	// mu guards the fields below it.
 	mu          sync.Mutex
@@ -82,8 +72,6 @@ type server struct {
 	// commandsSent holds, by session id, the commands of the last
 	// available_commands_update sent ([]session.CommandInfo; commands.go).
 	commandsSent sync.Map
-	// commandsWatch watches the command folders (commands.go).
-	commandsWatch commandsWatch
 }
 
 // clientCaps is what the client declared in initialize.
@@ -108,7 +96,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 }
 
 func newServer(r io.Reader, w io.Writer, opts Options) *server {
-	s := &server{opts: opts, log: opts.Log, sessions: map[string]*sessionState{}, hosts: map[string]*session.Host{}}
+	s := &server{opts: opts, log: opts.Log, sessions: map[string]*sessionState{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,35 +112,18 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 		CancelField:  "requestId",
 		AfterQuick:   s.runAfterReply,
 	}, w)}
-	s.mcpm = s.newMCPManager()
+	s.host = session.NewHost(session.HostOptions{
+		Log: s.log, OwnFolders: true, Version: opts.Version,
+		MCPStatus: s.mcpStatus, CommandsChanged: s.commandsChanged,
+		Report: func(msg string, severe bool) {
+			if severe {
+				s.log.Error(msg)
+			} else {
+				s.log.Warn(msg)
+			}
+		},
+	})
 	return s
-}
-
-// hostFor returns the session layer's host for sessions in cwd, set up on first use with
-// cwd as its only workspace folder. ACP has no workspace folders of its own: each session
-// names its cwd, which thereby is its workspace root, and its .pid/settings.json is read
-// (with the user's settings file) as the native face reads each workspace folder's. Hosts
-// share the remembered answers and the audit log through their files, as pid processes do,
-// and the MCP servers through the face's one manager.
-func (s *server) hostFor(cwd string) *session.Host {
-	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	if h := s.hosts[cwd]; h != nil {
-		return h
-	}
-	h := session.NewHost(session.HostOptions{Log: s.log, MCP: s.mcpm, Report: func(msg string, severe bool) {
-		if severe {
-			s.log.Error(msg, "cwd", cwd)
-		} else {
-			s.log.Warn(msg, "cwd", cwd)
-		}
-	}})
-	h.SetUp([]string{cwd})
-	s.hosts[cwd] = h
-	s.mmu.Lock()
-	s.mcpHosts = append(s.mcpHosts, hostRoot{cwd: cwd, host: h})
-	s.mmu.Unlock()
-	return h
 }
 
 // serve is Serve's body; r is the input newServer was given.
@@ -170,18 +141,9 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 	stopped := ctx.Err() != nil // the caller ended the connection
 	stop()
 	cancel()
-	s.commandsWatch.close()
-	s.hmu.Lock()
-	for _, h := range s.hosts {
-		h.Close()
-	}
-	if s.catalog != nil {
-		s.catalog.Close()
-	}
-	s.hmu.Unlock()
-	// The sessions have released their servers: stop them all now (and wait for them),
-	// rather than after the linger that would keep them for a next session.
-	s.mcpm.Close()
+	// The sessions, then every MCP server they used (at once, and waited for, rather than
+	// after the linger that would keep them for a next session).
+	s.host.Close()
 	if !errors.Is(err, io.EOF) && !stopped { // the connection ends only when reading does
 		s.log.Error("reading the input failed", "err", err)
 		return 1

@@ -143,7 +143,7 @@ func (s *server) modeChanged(ss *session.Session, _ string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.update(currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ss.Mode()})
-	st.update(configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(st.host, ss)})
+	st.update(configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(st.srv.host, ss)})
 }
 
 type setModeParams struct {
@@ -246,13 +246,13 @@ func (s *server) sessionSetConfigOption(params json.RawMessage) (any, error) {
 	default:
 		return nil, errorf(codeInvalidParams, "Invalid params: pid has no configuration option %q (it has %s, %s and %s)", p.ConfigID, modeID, modelID, thoughtLevelID)
 	}
-	return &setConfigOptionResult{ConfigOptions: configOptions(st.host, st.ss)}, nil
+	return &setConfigOptionResult{ConfigOptions: configOptions(st.srv.host, st.ss)}, nil
 }
 
 // setModel makes the model value (PROVIDER/ID, one of the model option's values) the
 // session's model from its next model call on.
 func setModel(st *sessionState, value string) error {
-	opt, ok := modelOption(st.host, st.ss)
+	opt, ok := modelOption(st.srv.host, st.ss)
 	known := false
 	for _, v := range opt.Options {
 		known = known || v.Value == value

@@ -23,8 +23,6 @@ import (
 type sessionState struct {
 	srv *server
 	ss  *session.Session
-	// host is the session layer's host the session lives in (hostFor its cwd).
-	host *session.Host
 	// mcpOwn is the session's own mcpServers as the session layer has them (settings
 	// shape; nil or {}: none): what session/new gave, or the load that made it live.
 	mcpOwn json.RawMessage

@@ -1,7 +1,7 @@
 // This file connects the face's sessions to MCP servers: it turns ACP's mcpServers (a list
 // of McpServerStdio and McpServerHttp entries) into the session layer's "mcpServers" object,
-// refusing what pid cannot run with an error that names the entry, and it runs the one
-// mcp.Manager that every host of the face (one per cwd) shares.
+// refusing what pid cannot run with an error that names the entry, and it logs the servers'
+// status (the session layer runs them).
 
 package acp
 
@@ -12,11 +12,8 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
-	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -38,7 +35,7 @@ type nameValue struct {
 	Value string `json:"value"`
 }
 
-// settingsServer is one server in the settings files' shape (see mcp.ParseServers).
+// settingsServer is one server in the settings files' shape (see session.CheckMCPServers).
 type settingsServer struct {
 	Type    string            `json:"type,omitempty"`
 	Command string            `json:"command,omitempty"`
@@ -99,7 +96,7 @@ func mcpServersConfig(entries []json.RawMessage, own json.RawMessage, cwd string
 		return nil, errorf(codeInvalidParams, "Invalid params: mcpServers: %v", err)
 	}
 	// The session layer parses the same object: an error here is one it would give.
-	if _, err := mcp.ParseServers(b); err != nil {
+	if err := session.CheckMCPServers(b); err != nil {
 		return nil, errorf(codeInvalidParams, "Invalid params: %v", err)
 	}
 	return b, nil
@@ -231,75 +228,20 @@ func httpServer(name string, e acpMCPServer, bad badFunc) (string, settingsServe
 	return name, cfg, nil
 }
 
-// sameServers reports whether two settings-shaped mcpServers objects name the same servers
-// with the same configurations (mcp.ServerConfig.Key), and lists the names of each.
-func sameServers(a, b json.RawMessage) (same bool, namesA, namesB []string) {
-	pa, errA := mcp.ParseServers(a)
-	pb, errB := mcp.ParseServers(b)
-	if errA != nil || errB != nil {
-		return false, nil, nil
-	}
-	keys := func(m map[string]mcp.ServerConfig) []string {
-		out := make([]string, 0, len(m))
-		for n := range m {
-			out = append(out, n)
-		}
-		sort.Strings(out)
-		return out
-	}
-	namesA, namesB = keys(pa), keys(pb)
-	if !slices.Equal(namesA, namesB) {
-		return false, namesA, namesB
-	}
-	for n, c := range pa {
-		if pb[n].Key() != c.Key() {
-			return false, namesA, namesB
-		}
-	}
-	return true, namesA, namesB
-}
-
-// hostRoot is a host of the face with its cwd.
-type hostRoot struct {
-	cwd  string
-	host *session.Host
-}
-
-// newMCPManager returns the manager of the MCP servers of every session of the face. Its
-// options are a host's (session.Host.MCPOptions: an elicitation reaches the face of the
-// session whose call asked, found from the call's context, whichever host the session
-// lives in), with a status change told to every host (each host's MCPChanged updates the
-// catalogs of its sessions that use the server) and the roots of all hosts: the cwds of the
-// face's sessions. A server is shared by sessions that name it with the same configuration
-// (a stdio server's includes its cwd).
-func (s *server) newMCPManager() *mcp.Manager {
-	// A bare host: only its MCPOptions are used, and those keep no state of the host but
-	// its log.
-	base := session.NewHost(session.HostOptions{Log: s.log})
-	o := base.MCPOptions(s.mcpStatus)
-	o.Roots = s.mcpRoots
-	o.Version = s.opts.Version
-	return mcp.NewManager(o)
-}
-
-// mcpStatus tells every host that a server changed status or tools, and logs failures.
+// mcpStatus logs a server's status changes (failures as warnings), once the sessions that
+// use it have heard (session.HostOptions.MCPStatus), and tells mcpSeen.
 //
-// Contract: mcp.Options.OnStatus: any goroutine; takes only mmu, so it never waits for a
-// host being set up or for a write to the client.
-func (s *server) mcpStatus(st mcp.ServerStatus) {
-	// The hosts first: until their catalogs hear it, a session's tool_search can read the
-	// tools of before.
+// Contract: as session.HostOptions.MCPStatus: any goroutine; takes only mmu, so it never
+// waits for a write to the client.
+func (s *server) mcpStatus(st session.ServerInfo) {
 	s.mmu.Lock()
-	hosts, seen := slices.Clone(s.mcpHosts), s.mcpSeen
+	seen := s.mcpSeen
 	s.mmu.Unlock()
-	for _, h := range hosts {
-		h.host.MCPChanged(st)
-	}
 	switch st.Status {
-	case mcp.StatusFailed:
+	case "failed":
 		s.log.Warn("an MCP server failed", "server", st.Name, "err", st.Error)
 	default:
-		s.log.Debug("MCP server status", "server", st.Name, "status", string(st.Status), "tools", st.Tools)
+		s.log.Debug("MCP server status", "server", st.Name, "status", st.Status, "tools", st.Tools)
 	}
 	if seen != nil {
 		seen(st)
@@ -320,17 +262,4 @@ func (s *server) tell(st *sessionState, severity, title string) {
 	if st.cur != nil {
 		st.update(notice{SessionUpdate: "notice", Severity: severity, Title: title})
 	}
-}
-
-// mcpRoots returns the cwds of the face's hosts, for roots/list.
-//
-// Contract: mcp.Options.Roots: quick, any goroutine.
-func (s *server) mcpRoots() []string {
-	s.mmu.Lock()
-	defer s.mmu.Unlock()
-	out := make([]string, len(s.mcpHosts))
-	for i, h := range s.mcpHosts {
-		out[i] = h.cwd
-	}
-	return out
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pid-agent/pid/internal/proctest"
-	"github.com/pid-agent/pid/mcp"
+	"github.com/pid-agent/pid/session"
 )
 
 // needMCP fails the test when TestMain could not build the test server.
@@ -63,7 +63,7 @@ func (c *client) newSessionWith(cwd, cfg string, servers ...any) string {
 }
 
 // watchReady returns a function that waits until the MCP server name has next become
-// ready and every host has been told (its tools are then in the catalogs of the sessions
+// ready and the sessions have been told (its tools are then in the catalogs of the sessions
 // that use it). Call it before the request that starts the server (session/new, or a load
 // with another configuration).
 //
@@ -77,11 +77,11 @@ func (c *client) watchReady(name string) func() {
 	var once sync.Once
 	c.srv.mmu.Lock()
 	prev := c.srv.mcpSeen
-	c.srv.mcpSeen = func(st mcp.ServerStatus) {
+	c.srv.mcpSeen = func(st session.ServerInfo) {
 		if prev != nil {
 			prev(st)
 		}
-		if st.Name == name && st.Status == mcp.StatusReady {
+		if st.Name == name && st.Status == "ready" {
 			once.Do(func() { close(ready) })
 		}
 	}

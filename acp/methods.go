@@ -15,7 +15,6 @@ import (
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
-	"github.com/pid-agent/pid/store"
 )
 
 type initializeParams struct {
@@ -87,6 +86,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	if v, err := p.ProtocolVersion.Int64(); err != nil || v < 0 || v > 65535 {
 		return nil, errorf(codeInvalidParams, "Invalid params: protocolVersion must be an integer from 0 to 65535, not %s", p.ProtocolVersion.String())
 	}
+	s.setUp.Do(func() { s.host.SetUp(nil) })
 	s.mu.Lock()
 	s.initialized = true
 	cc := p.ClientCapabilities
@@ -114,7 +114,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	res.AgentCapabilities.MCPCapabilities.HTTP = true
 	sc := &res.AgentCapabilities.SessionCapabilities
 	sc.Close = &struct{}{}
-	if s.savedStore() != nil {
+	if s.host.SavesSessions() {
 		res.AgentCapabilities.LoadSession = true
 		sc.List, sc.Resume, sc.Delete = &struct{}{}, &struct{}{}, &struct{}{}
 	}
@@ -171,7 +171,7 @@ func metaSystemPrompt(raw json.RawMessage, cfg *session.Config) error {
 }
 
 // sessionNew makes a session whose cwd (required, absolute, an existing folder) is its
-// working folder and its only workspace folder (see hostFor). mcpServers are the client's
+// working folder and its only workspace folder (see server.host). mcpServers are the client's
 // MCP servers (see mcpServersConfig): their tools join the session's catalog, found through
 // tool_search. _meta.pid holds pid's own settings (model, toolExecution, permissions,
 // scriptedTools, systemPrompt, mcpServers in the settings files' shape), as in the native
@@ -205,18 +205,17 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	cfg.MCPServers = servers
-	id := store.NewID()
-	host := s.hostFor(cfg.Cwd)
-	ss, err := host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged})
+	id := session.NewID()
+	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged})
 	if err != nil {
 		return nil, err
 	}
-	st := &sessionState{srv: s, ss: ss, host: host, mcpOwn: servers}
+	st := &sessionState{srv: s, ss: ss, mcpOwn: servers}
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
 	s.commandsAfterNew(st)
-	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(host, ss)}, nil
+	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, nil
 }
 
 type promptParams struct {

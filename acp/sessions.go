@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/pid-agent/pid/session"
-	"github.com/pid-agent/pid/store"
 )
 
 // lifecycle returns work that runs f once every lifecycle request received before it has
@@ -36,41 +35,6 @@ func (s *server) lifecycle(f func() (any, error)) func(context.Context, func(any
 		}
 		reply(f())
 	}
-}
-
-// savedStore returns the sessions folder, opening it on first use; nil when pid cannot use
-// it (no state folder, say), which is logged. Safe for concurrent use.
-func (s *server) savedStore() *store.Store {
-	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	if s.saved == nil {
-		f, err := store.Open("")
-		if err != nil {
-			s.log.Warn("saved sessions are not available: sessions live until pid stops, and session/load, list, resume and delete are not offered", "err", err)
-			return nil
-		}
-		s.saved = f
-	}
-	return s.saved
-}
-
-// catalogHost returns the host that lists saved sessions and deletes those that are not
-// live in this pid. It has no workspace folder: it never runs a session. Safe for
-// concurrent use.
-func (s *server) catalogHost() *session.Host {
-	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	if s.catalog == nil {
-		s.catalog = session.NewHost(session.HostOptions{Log: s.log, MCP: s.mcpm, Report: func(msg string, severe bool) {
-			if severe {
-				s.log.Error(msg)
-			} else {
-				s.log.Warn(msg)
-			}
-		}})
-		s.catalog.SetUp(nil)
-	}
-	return s.catalog
 }
 
 // unavailable is the error of the saved-session methods when pid cannot use its sessions
@@ -132,7 +96,7 @@ func (s *server) sessionResume(_ json.RawMessage, params json.RawMessage) (func(
 }
 
 // activate is session/load (replay true) and session/resume: it makes a saved session live
-// in this pid, in the host of its saved cwd. session/load first replays the conversation
+// in this pid, working in its saved cwd. session/load first replays the conversation
 // (see replay), refusing while a prompt of the session runs.
 //
 // The request's mcpServers (with _meta.pid.mcpServers, merged as session/new merges them)
@@ -214,7 +178,7 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		var res activateResult
 		res.Meta.PID.Cwd = cwd
 		res.Modes = modes(st.ss)
-		res.ConfigOptions = configOptions(st.host, st.ss)
+		res.ConfigOptions = configOptions(st.srv.host, st.ss)
 		res.Meta.PID.Unsaved = st.ss.Unsaved()
 		return &res, nil
 	}), nil
@@ -222,9 +186,9 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 
 // activeState returns the face's state of session id: the one live in this pid (fresh
 // false), or a new one (fresh true, not yet registered) for the saved session made live in
-// the host of its saved cwd, running the request's MCP servers: requested, converted for
-// the cwd asked, or servers(cwd) when the session works in another folder. Contract:
-// called by lifecycle work only (so that no other load, close or delete runs meanwhile).
+// its saved cwd, running the request's MCP servers: requested, converted for the cwd asked,
+// or servers(cwd) when the session works in another folder. Contract: called by lifecycle
+// work only (so that no other load, close or delete runs meanwhile).
 func (s *server) activeState(method, id, asked string, requested json.RawMessage, servers func(cwd string) (json.RawMessage, error)) (st *sessionState, fresh bool, err error) {
 	s.mu.Lock()
 	st = s.sessions[id]
@@ -232,19 +196,17 @@ func (s *server) activeState(method, id, asked string, requested json.RawMessage
 	if st != nil {
 		return st, false, nil
 	}
-	files := s.savedStore()
-	if files == nil {
+	if !s.host.SavesSessions() {
 		return nil, false, unavailable(method)
 	}
-	// The header says which folder, and so which host, the session belongs to.
-	header, err := files.ReadHeader(id)
+	// The header says which folder the session works in.
+	cwd, err := s.host.SavedCwd(id)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, session.ErrUnknownSession):
 		return nil, false, notFound(id, "no saved session has the id %q (session/list shows the saved ones)", id)
 	case err != nil:
 		return nil, false, errorf(codeRequestFailed, "Session cannot be read: %v", err)
 	}
-	cwd := header.Cwd
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return nil, false, errorf(codeRequestFailed, "Session folder missing: session %s works in %s, which is no longer a folder; restore that folder to continue the session, or delete it with session/delete", id, cwd)
 	}
@@ -254,19 +216,18 @@ func (s *server) activeState(method, id, asked string, requested json.RawMessage
 			return nil, false, err
 		}
 	}
-	host := s.hostFor(cwd)
-	ss, _, err := host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested, ModeChanged: s.modeChanged})
+	ss, _, err := s.host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested, ModeChanged: s.modeChanged})
 	if err != nil {
 		return nil, false, sessionError(id, err)
 	}
-	return &sessionState{srv: s, ss: ss, host: host, mcpOwn: requested}, true, nil
+	return &sessionState{srv: s, ss: ss, mcpOwn: requested}, true, nil
 }
 
 // keepsServers warns, when requested names other MCP servers than those the live session
 // st runs, that they are not used (the log, and a notice when the client takes notices).
 // Contract: called with st.mu held.
 func (s *server) keepsServers(st *sessionState, method string, requested json.RawMessage) {
-	same, had, want := sameServers(st.mcpOwn, requested)
+	same, had, want := session.SameMCPServers(st.mcpOwn, requested)
 	if same {
 		return
 	}
@@ -341,11 +302,11 @@ func (s *server) sessionList(_ json.RawMessage, params json.RawMessage) (func(co
 	if p.Cursor != nil {
 		cursor = *p.Cursor
 	}
-	if s.savedStore() == nil {
+	if !s.host.SavesSessions() {
 		return nil, unavailable("session/list")
 	}
 	return s.lifecycle(func() (any, error) {
-		page, next, err := s.catalogHost().List(cwd, cursor)
+		page, next, err := s.host.List(cwd, cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -400,10 +361,10 @@ func (s *server) sessionDelete(_ json.RawMessage, params json.RawMessage) (func(
 		if st != nil {
 			return nil, s.end(st, true)
 		}
-		if s.savedStore() == nil {
+		if !s.host.SavesSessions() {
 			return nil, unavailable("session/delete")
 		}
-		if err := s.catalogHost().DeleteSession(p.SessionID); err != nil {
+		if err := s.host.DeleteSession(p.SessionID); err != nil {
 			return nil, sessionError(p.SessionID, err)
 		}
 		return nil, nil
@@ -421,11 +382,11 @@ func (s *server) end(st *sessionState, del bool) error {
 	st.cancelTurn()
 	var err error
 	if del {
-		err = st.host.DeleteSession(id)
+		err = st.srv.host.DeleteSession(id)
 	} else {
-		err = st.host.CloseSession(id)
+		err = st.srv.host.CloseSession(id)
 	}
-	_, gone := st.host.Get(id)
+	_, gone := st.srv.host.Get(id)
 	// The cancelled prompt has ended (the layer waited for it) and answers under st.mu:
 	// taking it here puts that answer before this one.
 	st.mu.Lock()

@@ -46,7 +46,7 @@ func (s *Session) commands() []commands.Command {
 // of the host's workspace folders and the person trusts it. A folder that is not one of them
 // has no settings pid reads, and its commands are not read either.
 func (h *Host) commandsTrusted(root string) bool {
-	return h.loader != nil && slices.Contains(h.roots, root) && h.loader.Trusted(root)
+	return h.loader != nil && slices.Contains(h.folders(), root) && h.loader.Trusted(root)
 }
 
 // FindCommand returns the command a prompt runs: its first content block is text that

@@ -10,11 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/checkpoint"
+	"github.com/pid-agent/pid/commands"
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/loop"
@@ -76,10 +78,19 @@ func invalid(format string, args ...any) error {
 type HostOptions struct {
 	// Log receives what only the daemon's log should see (stacks); nil discards it.
 	Log *slog.Logger
-	// MCP, if set, is the manager of MCP servers this host's sessions use (a face with
-	// several hosts shares one, so that one server process serves them all); nil: the host
-	// makes its own on first use and closes it in Close.
-	MCP *mcp.Manager
+	// OwnFolders, when set, makes each session's working folder a workspace folder of its
+	// own, as the Agent Client Protocol has it (a client names no workspace folders; each
+	// session names its cwd): the session is confined to its cwd, whose settings file is
+	// read as a workspace folder's and whose trust is asked. SetUp then gets no folders.
+	OwnFolders bool
+	// Version is pid's version, which the MCP servers are told; "" tells them none.
+	Version string
+	// CommandsChanged, if set, is told when a command folder of the host's sessions changed
+	// (a command file added, changed or removed): the host watches them (the user's, and
+	// each session's workspace folder's) from the first session on. Contract: called from
+	// the watch's goroutine, never concurrently; it may read the host's sessions (their
+	// Commands) and must not block for long.
+	CommandsChanged func()
 	// MCPStatus, if set, is told when a server of the host's own manager changes status
 	// (the face's mcp/serverStatus), once the sessions that use it have heard. Contract:
 	// called from any goroutine, never concurrently for one server, with its latest state;
@@ -98,7 +109,6 @@ type Host struct {
 
 	// Set by SetUp, then only read. Each may be nil when it could not be set up (that was
 	// reported).
-	roots    []string
 	loader   *settings.Loader
 	store    *permissions.Store
 	audit    *audit.Log
@@ -111,17 +121,23 @@ type Host struct {
 	// user settings turn checkpoints off or the store cannot be used (reported).
 	checkpoints *checkpoint.Store
 
+	// commands watches the sessions' command folders (HostOptions.CommandsChanged); nil
+	// when the face does not ask. Set by NewHost; it has locks of its own.
+	commands *commands.Watcher
+
 	// mu guards the fields below it.
-	mu       sync.Mutex
+	mu sync.Mutex
+	// roots are the workspace folders: the editor's (SetUp), and with OwnFolders each
+	// session's own as it is made (they stay: a later session may work there again).
+	roots    []string
 	sessions map[string]*Session
 	// asked holds the roots whose trust question was handed to the face (once per daemon).
 	asked map[string]bool
 	// trustedHere holds roots trusted for this daemon only, because trust.json could not
 	// be written.
 	trustedHere map[string]bool
-	// mcpm runs the sessions' MCP servers; ownMCP is set when the host made it.
-	mcpm   *mcp.Manager
-	ownMCP bool
+	// mcpm runs the sessions' MCP servers, made on first use.
+	mcpm *mcp.Manager
 	// reported holds the problems with settings content already reported (reportOnce).
 	reported map[string]bool
 
@@ -144,7 +160,17 @@ func NewHost(opts HostOptions) *Host {
 	if h.opts.Report == nil {
 		h.opts.Report = func(string, bool) {}
 	}
+	if opts.CommandsChanged != nil {
+		h.commands = commands.NewWatcher(opts.CommandsChanged, h.log)
+	}
 	return h
+}
+
+// folders returns the host's workspace folders now.
+func (h *Host) folders() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.roots)
 }
 
 // SetUp records the editor's workspace folders, loads the settings files and opens the
@@ -161,14 +187,18 @@ func (h *Host) SetUp(roots []string) {
 	}
 	// A folder that does not exist (deleted since the editor opened it) is reported and
 	// left out, rather than making every session fail.
+	var kept []string
 	for _, r := range roots {
 		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
 			h.opts.Report(fmt.Sprintf("workspace folder %s is not an existing folder; it is left out", r), false)
 			continue
 		}
-		h.roots = append(h.roots, r)
+		kept = append(kept, r)
 	}
-	roots = h.roots
+	h.mu.Lock()
+	h.roots = kept
+	h.mu.Unlock()
+	roots = kept
 	var err error
 	trustBroken := func(err error) {
 		h.opts.Report(fmt.Sprintf("trusted folders are not available (every workspace's settings stay narrow-only): %v", err), errors.Is(err, trust.ErrUnsafe))
@@ -219,6 +249,9 @@ func (h *Host) Close() {
 		sessions = append(sessions, s)
 	}
 	h.mu.Unlock()
+	if h.commands != nil {
+		h.commands.Close()
+	}
 	for _, s := range sessions {
 		s.stopSessionHooks()
 		s.closeFile()
@@ -227,9 +260,9 @@ func (h *Host) Close() {
 		s.ws.Close()
 	}
 	h.mu.Lock()
-	m, own := h.mcpm, h.ownMCP
+	m := h.mcpm
 	h.mu.Unlock()
-	if own {
+	if m != nil {
 		m.Close()
 	}
 	h.closeLSP()
@@ -299,7 +332,8 @@ func WorkspaceRoots(uris []string) ([]string, error) {
 }
 
 // workspace returns a session's workspace: its cwd (default: the first workspace folder,
-// else pid's own working folder) confined to the editor's folders (default: the cwd).
+// else pid's own working folder) confined to the editor's folders (default: the cwd), or
+// with OwnFolders to the cwd, then one of the host's folders.
 func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	if cwd == "" {
 		cwd = h.defaultCwd()
@@ -307,7 +341,13 @@ func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid("cwd must be an absolute path, not %q", cwd)
 	}
-	ws, err := tools.NewWorkspace(filepath.Clean(cwd), h.roots)
+	cwd = filepath.Clean(cwd)
+	roots := h.folders()
+	if h.opts.OwnFolders {
+		roots = []string{cwd}
+		h.addFolder(cwd)
+	}
+	ws, err := tools.NewWorkspace(cwd, roots)
 	if err != nil {
 		if rerr := resourceError("opening the workspace folder", err); rerr != nil {
 			return nil, rerr
@@ -315,6 +355,19 @@ func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 		return nil, invalid("cwd: %v", err)
 	}
 	return ws, nil
+}
+
+// addFolder makes cwd one of the host's workspace folders (OwnFolders): its settings file is
+// read and watched, and its MCP servers see it among the roots.
+func (h *Host) addFolder(cwd string) {
+	if h.loader != nil {
+		h.loader.AddRoot(cwd)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !slices.Contains(h.roots, cwd) {
+		h.roots = append(h.roots, cwd)
+	}
 }
 
 // settingsModel returns the model the settings files name for a session in cwd, with the

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -166,6 +167,38 @@ func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.Serve
 	// servers is theirs: that one runs, and the name is not listed as untrusted.
 	untrusted = slices.DeleteFunc(untrusted, func(n string) bool { _, own := out[n]; return own })
 	return out, untrusted, nil
+}
+
+// CheckMCPServers reports what is wrong with an "mcpServers" object (the settings files'
+// shape, see mcp.ParseServers), naming the field; nil when a session could run it.
+//
+// Contract: pure; safe for concurrent use.
+func CheckMCPServers(raw json.RawMessage) error {
+	_, err := mcp.ParseServers(raw)
+	return err
+}
+
+// SameMCPServers reports whether two "mcpServers" objects name the same servers with the
+// same configurations (a server's identity: one process serves both), and lists the names
+// of each, sorted. Objects that do not parse are not the same.
+//
+// Contract: pure; safe for concurrent use.
+func SameMCPServers(a, b json.RawMessage) (same bool, namesA, namesB []string) {
+	pa, errA := mcp.ParseServers(a)
+	pb, errB := mcp.ParseServers(b)
+	if errA != nil || errB != nil {
+		return false, nil, nil
+	}
+	namesA, namesB = slices.Sorted(maps.Keys(pa)), slices.Sorted(maps.Keys(pb))
+	if !slices.Equal(namesA, namesB) {
+		return false, namesA, namesB
+	}
+	for n, c := range pa {
+		if pb[n].Key() != c.Key() {
+			return false, namesA, namesB
+		}
+	}
+	return true, namesA, namesB
 }
 
 // openMCP acquires the session's servers (they start in the background); own is the
@@ -544,37 +577,28 @@ func (h *Host) mcpManager() *mcp.Manager {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.mcpm == nil {
-		h.mcpm = h.opts.MCP
-		if h.mcpm == nil {
-			var status func(mcp.ServerStatus)
-			if face := h.opts.MCPStatus; face != nil {
-				status = func(st mcp.ServerStatus) {
-					face(ServerInfo{Name: st.Name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
-				}
-			}
-			h.mcpm = mcp.NewManager(h.MCPOptions(status))
-			h.ownMCP = true
-		}
+		h.mcpm = mcp.NewManager(h.mcpOptions())
 	}
 	return h.mcpm
 }
 
-// MCPOptions returns the options of a manager serving this host's sessions: status
-// changes reach their catalogs (and status, when set, the face); elicitation goes to the
-// face of the session whose call asked, sampling (for servers that may) to its model;
-// roots are the workspace folders.
-func (h *Host) MCPOptions(status func(mcp.ServerStatus)) mcp.Options {
+// mcpOptions returns the options of the manager of this host's sessions: status changes
+// reach their catalogs, then the face (MCPStatus); elicitation goes to the face of the
+// session whose call asked, sampling (for servers that may) to its model; roots are the
+// workspace folders.
+func (h *Host) mcpOptions() mcp.Options {
 	return mcp.Options{
-		Log: h.log,
+		Log:     h.log,
+		Version: h.opts.Version,
 		OnStatus: func(st mcp.ServerStatus) {
-			h.MCPChanged(st)
-			if status != nil {
-				status(st)
+			h.mcpChanged(st)
+			if face := h.opts.MCPStatus; face != nil {
+				face(ServerInfo{Name: st.Name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
 			}
 		},
 		Elicit: elicit,
 		Sample: sample,
-		Roots:  func() []string { return append([]string(nil), h.roots...) },
+		Roots:  h.folders,
 		// A server that ignores its stdin closing gets SIGTERM after this, then SIGKILL after
 		// as long again: within the second the daemon gives itself to stop.
 		StopGrace: 400 * time.Millisecond,
@@ -618,10 +642,10 @@ func elicit(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.Eli
 	return &sdk.ElicitResult{Meta: a.Meta, Action: a.Action, Content: a.Content}, nil
 }
 
-// MCPChanged tells the sessions that use a server that its status or tools changed.
+// mcpChanged tells the sessions that use a server that its status or tools changed.
 //
-// Contract: the mcp.Manager's OnStatus calls it (directly or through a face); any goroutine.
-func (h *Host) MCPChanged(st mcp.ServerStatus) {
+// Contract: the mcp.Manager's OnStatus calls it; any goroutine.
+func (h *Host) mcpChanged(st mcp.ServerStatus) {
 	h.mu.Lock()
 	sessions := make([]*Session, 0, len(h.sessions))
 	for _, s := range h.sessions {

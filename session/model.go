@@ -161,7 +161,7 @@ func (s *Session) modelProblem() error {
 	m := s.currentModel()
 	switch {
 	case m.cfg == nil:
-		return s.host.noModelError(s.ws.Cwd())
+		return s.noModelError()
 	case m.problem != nil:
 		return m.problem
 	}
@@ -404,8 +404,8 @@ func (h *Host) fillModel(cwd string, m *ModelConfig) *ModelConfig {
 // defaultCwd is the cwd of a session that names none: the first workspace folder, else
 // pid's own working folder.
 func (h *Host) defaultCwd() string {
-	if len(h.roots) > 0 {
-		return h.roots[0]
+	if roots := h.folders(); len(roots) > 0 {
+		return roots[0]
 	}
 	wd, _ := os.Getwd()
 	return wd

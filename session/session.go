@@ -412,6 +412,10 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		}
 		s.seenSubInstructions(r.transcript[keptFrom(r.compactions):])
 	}
+	if h.commands != nil {
+		// Watched before the face tells its client the list: a change made then is seen.
+		h.commands.Watch(s.root())
+	}
 	h.mu.Lock()
 	if h.sessions[s.id] != nil {
 		h.mu.Unlock()
@@ -592,7 +596,7 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResu
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
 	out := PromptResult{Messages: res.Messages, StopReason: res.StopReason, Terminated: res.Terminated}
 	if errors.Is(err, loop.ErrNoProvider) {
-		return out, s.host.noModelError(s.ws.Cwd())
+		return out, s.noModelError()
 	}
 	if err == nil && res.Aborted {
 		out.StopReason = llm.StopAborted

@@ -33,6 +33,28 @@ type Summary struct {
 	ParentSessionID string `json:"parentSessionId,omitempty"`
 }
 
+// SavesSessions reports whether the host's sessions are saved (its sessions folder could be
+// used): else they live until pid stops, and List, Load and Fork of a saved one fail with
+// ErrUnavailable.
+func (h *Host) SavesSessions() bool { return h.files != nil }
+
+// SavedCwd returns the working folder a saved session was made in, read from its file's
+// header: where a load will make it live. ErrUnknownSession for an id no saved session has,
+// ErrUnavailable when sessions are not saved.
+func (h *Host) SavedCwd(id string) (string, error) {
+	if id == "" {
+		return "", invalid("sessionId is required")
+	}
+	if h.files == nil {
+		return "", fmt.Errorf("%w: saved sessions (see pid's log)", ErrUnavailable)
+	}
+	header, err := h.files.ReadHeader(id)
+	if err != nil {
+		return "", h.storeError(id, err)
+	}
+	return header.Cwd, nil
+}
+
 // List returns the saved sessions, newest updatedAt first, PageSize at a time: cwd "" lists
 // every folder's, cursor "" starts at the newest; next is the cursor of the following page,
 // "" when there is none.

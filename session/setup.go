@@ -84,12 +84,13 @@ func userSettingsFile() string {
 // modelExample is what a person can paste as a model setting.
 const modelExample = `{"model": {"provider": "anthropic", "id": "claude-sonnet-4-5"}}`
 
-// noModelError is why a session in cwd has no model: a workspace folder that sets one but
-// is not trusted, else no setting at all.
-func (h *Host) noModelError(cwd string) error {
+// noModelError is why the session has no model: a workspace folder of its that sets one
+// but is not trusted, else no setting at all.
+func (s *Session) noModelError() error {
+	h, cwd := s.host, s.ws.Cwd()
 	user := userSettingsFile()
 	if h.loader != nil {
-		for _, root := range h.roots {
+		for _, root := range s.ws.Roots() {
 			if !withinFolder(cwd, root) || h.loader.Trusted(root) {
 				continue
 			}

@@ -29,7 +29,7 @@ func (s *Session) SetThinking(level string) error {
 	}
 	cur := s.currentModel()
 	if cur.cfg == nil {
-		return s.host.noModelError(s.ws.Cwd())
+		return s.noModelError()
 	}
 	cfg := *cur.cfg
 	cfg.Thinking = level
