@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -74,10 +75,10 @@ func modelOption(host *session.Host, ss *session.Session) (opt configOption, ok 
 	listed := false
 	for _, m := range list.Models {
 		listed = listed || modelValue(m) == opt.CurrentValue
-		opt.Options = append(opt.Options, configValue{Value: modelValue(m), Name: orDefault(m.Name, modelValue(m))})
+		opt.Options = append(opt.Options, configValue{Value: modelValue(m), Name: title.Or(m.Name, modelValue(m))})
 	}
 	if !listed {
-		cur := configValue{Value: opt.CurrentValue, Name: orDefault(list.Current.Name, opt.CurrentValue)}
+		cur := configValue{Value: opt.CurrentValue, Name: title.Or(list.Current.Name, opt.CurrentValue)}
 		opt.Options = append([]configValue{cur}, opt.Options...)
 	}
 	return opt, true

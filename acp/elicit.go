@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -63,7 +64,7 @@ func (s *server) Elicit(ctx context.Context, ss *session.Session, q session.Elic
 		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question in %q mode, which pid does not pass to the editor (only form questions); the question was declined.", q.Server, q.Mode))
 		return decline, nil
 	case !form:
-		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question (%s), but the editor cannot answer questions from MCP servers (it did not declare elicitation.form in its clientCapabilities); the question was declined.", q.Server, code(oneLine(q.Message, 80))))
+		s.Warn(ss, fmt.Sprintf("The MCP server %s asked a question (%s), but the editor cannot answer questions from MCP servers (it did not declare elicitation.form in its clientCapabilities); the question was declined.", q.Server, title.Code(title.Line(q.Message, 80))))
 		return decline, nil
 	}
 	schema := emptyForm

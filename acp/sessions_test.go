@@ -487,12 +487,12 @@ func TestCompactionShownLiveAndReplayed(t *testing.T) {
 	}
 }
 
-// fakeSite is a session as replayUpdates needs one: every tool built in, cwd /w.
+// fakeSite is a session as replayUpdates needs one: every tool shown by its name.
 type fakeSite struct{}
 
-func (fakeSite) IsBuiltin(string) bool                 { return true }
-func (fakeSite) Cwd() string                           { return "/w" }
-func (fakeSite) ToolAnnotations(string) map[string]any { return nil }
+func (fakeSite) ToolView(name string, _ json.RawMessage, _ any) session.ToolView {
+	return session.ToolView{Kind: "other", Title: name}
+}
 
 func TestReplayUpdatesEdgeCases(t *testing.T) {
 	s := newServer(strings.NewReader(""), nopWriter{}, Options{})

@@ -1,12 +1,11 @@
-// Unit tests of the tool-call descriptions (titles, diff content) and of the client file
-// system calls (only when declared).
+// Unit tests of the tool-call content (a change's diff blocks; the titles and kinds are the
+// tools' own, tested with them) and of the client file system calls (only when declared).
 
 package acp
 
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 )
@@ -48,30 +47,6 @@ func TestDiffBlocks(t *testing.T) {
 	}
 	if got := get(diffBlocks("/w/f.txt", created, true, "whole content")); got[0] != (block{"<nil>", "whole content"}) {
 		t.Errorf("created with the content: %q", got)
-	}
-}
-
-func TestToolTitles(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		a    toolArgs
-		want string
-	}{
-		{"read", toolArgs{Path: "src/main.go"}, "Read src/main.go"},
-		{"bash", toolArgs{Command: "go test ./...\necho more"}, "Run `go test ./...…`"},
-		{"bash", toolArgs{Command: "echo `date`"}, "Run `` echo `date` ``"},
-		{"bash", toolArgs{Command: strings.Repeat("x", 100)}, "Run `" + strings.Repeat("x", 80) + "…`"},
-		{"grep", toolArgs{Pattern: "TODO", Path: "pkg"}, "Search for `TODO` in pkg"},
-		{"find", toolArgs{Pattern: "*.go"}, "Find `*.go`"},
-		{"ls", toolArgs{}, "List ."},
-		{"write", toolArgs{}, "Write a file"},
-	} {
-		if got := toolTitle(tc.name, tc.a); got != tc.want {
-			t.Errorf("%s %+v: %q, want %q", tc.name, tc.a, got, tc.want)
-		}
-	}
-	if toolKind("mcp_thing") != "other" || toolKind("edit") != "edit" || toolKind("find") != "search" {
-		t.Errorf("kinds")
 	}
 }
 

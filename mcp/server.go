@@ -155,6 +155,7 @@ func (h *Server) ExecTool(t Tool) toolexec.Tool {
 		Name:        t.Name,
 		Description: t.Description,
 		Parameters:  t.InputSchema,
+		View:        View(t.Name, t.Annotations),
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			return h.Call(ctx, original, call.Args, onUpdate)
 		},

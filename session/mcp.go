@@ -338,7 +338,7 @@ func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 	held := cv.held
 	if name == ToolSearchName {
 		if cv.deferred == nil && len(held.startingDeferred()) == 0 {
-			return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers deferred tools now"}, true
+			return toolexec.Tool{Name: name, View: mcp.SearchView, Unavailable: "no MCP server of this session offers deferred tools now"}, true
 		}
 		return set.searchTool(), true
 	}
@@ -351,15 +351,16 @@ func (set *mcpSet) Lookup(name string) (toolexec.Tool, bool) {
 		server = serverOfName(name, held.servers)
 	}
 	srv := held.servers[server]
+	view := mcp.View(name, nil)
 	switch {
 	case srv == nil:
-		return toolexec.Tool{Name: name, Unavailable: "no MCP server of this session offers it (the server it came from is no longer configured)"}, true
+		return toolexec.Tool{Name: name, View: view, Unavailable: "no MCP server of this session offers it (the server it came from is no longer configured)"}, true
 	case !found:
 		st := srv.Status()
 		if st.Status == mcp.StatusReady {
-			return toolexec.Tool{Name: name, Unavailable: fmt.Sprintf("the MCP server %s no longer offers it", server)}, true
+			return toolexec.Tool{Name: name, View: view, Unavailable: fmt.Sprintf("the MCP server %s no longer offers it", server)}, true
 		}
-		return toolexec.Tool{Name: name, Unavailable: statusText(st)}, true
+		return toolexec.Tool{Name: name, View: view, Unavailable: statusText(st)}, true
 	}
 	return set.tool(held, t), true
 }
@@ -403,20 +404,13 @@ func (set *mcpSet) tool(held *mcpHeld, t mcp.Tool) toolexec.Tool {
 		desc = fmt.Sprintf("Tool %s of the MCP server %s.", t.Original, t.Server)
 	}
 	return toolexec.Tool{
-		Name: t.Name, Description: desc, Parameters: t.InputSchema,
+		Name: t.Name, Description: desc, Parameters: t.InputSchema, View: mcp.View(t.Name, t.Annotations),
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
 			ctx = context.WithValue(context.WithValue(ctx, sessionKey{}, s), callKey{}, call.ID)
 			return srv.Call(ctx, t.Original, call.Args, onUpdate)
 		},
 	}
 }
-
-// ToolAnnotations returns the hints (readOnlyHint, destructiveHint, title...) the MCP
-// server of the tool named name gives about it, as the server sent them; nil for other
-// tools. They are claims of the server's: show them, never trust them to decide.
-//
-// Contract: safe for concurrent use; the map must not be modified.
-func (s *Session) ToolAnnotations(name string) map[string]any { return s.annotations(name) }
 
 // annotations returns an MCP tool's hints (readOnlyHint, destructiveHint...), for the
 // approval question; nil for other tools.
@@ -430,7 +424,7 @@ func (s *Session) annotations(name string) map[string]any {
 // searchTool is tool_search: it ranks the deferred tools and activates those it returns.
 func (set *mcpSet) searchTool() toolexec.Tool {
 	return toolexec.Tool{
-		Name: ToolSearchName,
+		Name: ToolSearchName, View: mcp.SearchView,
 		Description: "Find tools of the MCP servers of this session that are not loaded yet. Give a few words of what you need " +
 			"(or a tool's exact name); you get the best matching tools with their descriptions, and they can be called from your next step on.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1,"description":"What the tool should do, or its name."},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return at most. Default 5."}},"required":["query"],"additionalProperties":false}`),

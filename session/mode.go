@@ -281,6 +281,9 @@ func exitPlanToolSpec() toolexec.Tool {
 			"If they approve it, plan mode ends and you can make the changes; if not, keep planning with their reason.",
 		Parameters:    json.RawMessage(`{"type":"object","properties":{"plan":{"type":"string","minLength":1,"description":"The plan, in markdown."}},"required":["plan"],"additionalProperties":false}`),
 		ExecutionMode: toolexec.Sequential,
+		View: func(json.RawMessage, any) toolexec.View {
+			return toolexec.View{Kind: toolexec.KindSwitchMode, Title: "Leave plan mode"}
+		},
 	}
 }
 

@@ -57,6 +57,9 @@ func todoWriteTool(s *Session) toolexec.Tool {
 		Description: todoDescription,
 		Parameters:  json.RawMessage(todoSchema),
 		Resources:   func(toolexec.Call) []string { return []string{planResource} },
+		View: func(json.RawMessage, any) toolexec.View {
+			return toolexec.View{Kind: toolexec.KindThink, Title: "Update the plan"}
+		},
 		Execute: func(_ context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
 			entries, ok := parsePlan(call.Args)
 			if !ok {

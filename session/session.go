@@ -4,6 +4,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,6 +57,9 @@ type Session struct {
 	// with locks of its own).
 	agent *loop.Agent
 	mcp   *mcpSet
+	// catalog is what the agent's toolbox looks up past its own tools: exit_plan_mode and
+	// the MCP servers' tools.
+	catalog toolexec.Catalog
 	// asks holds the scripted tools, with whether each needs approval by default;
 	// builtin the built-in tools the session has. Filled by build, then only read.
 	asks    map[string]bool
@@ -365,6 +369,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		t := s.exitPlanTool()
 		cat.exitPlan = &t
 	}
+	s.catalog = cat
 	box = box.WithCatalog(cat)
 	ws.ForceReadOnlySandbox(mode == ModePlan)
 	// The prompt is made once, from the day the session started (a loaded one's own), so
@@ -482,8 +487,26 @@ func (s *Session) ToolList() []ToolInfo {
 	return out
 }
 
-// IsBuiltin reports whether the session's tool of that name is a built-in one.
-func (s *Session) IsBuiltin(name string) bool { return s.builtin[name] }
+// ToolView is how a tool call is shown to a person (see toolexec.View): its kind, a title,
+// the files it touches and, once it ended without error, the files it changed.
+type ToolView = toolexec.View
+
+// ToolView returns how a call of the session's tool name with args is shown to a person,
+// as the tool describes it; with details (the result's, of a call that ended without
+// error; nil at its start), with the files it changed. A tool the session does not know
+// (any more) is shown by its name.
+//
+// Contract: safe for concurrent use; pure but for looking the tool up.
+func (s *Session) ToolView(name string, args json.RawMessage, details any) ToolView {
+	t, ok := s.agent.Tools().Toolbox().Tool(name)
+	if !ok {
+		t, ok = s.catalog.Lookup(name)
+	}
+	if !ok {
+		t = toolexec.Tool{Name: name}
+	}
+	return t.ViewOf(args, details)
+}
 
 // info describes a tool of the session.
 func (s *Session) info(t toolexec.Tool, active bool) ToolInfo {

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -171,6 +172,11 @@ func taskToolSpec() toolexec.Tool {
 			"Use explore to search and read the code (it cannot change files), general to make changes. " +
 			"The prompt is all the subagent knows: make it self-contained, and say what to return (say, the files and lines that matter).",
 		Parameters: json.RawMessage(taskSchema),
+		View: func(args json.RawMessage, _ any) toolexec.View {
+			var a taskArgs
+			_ = json.Unmarshal(args, &a)
+			return toolexec.View{Kind: toolexec.KindThink, Title: "Subagent: " + title.Or(title.Line(a.Description, 80), "a task")}
+		},
 	}
 }
 

@@ -114,6 +114,16 @@ type Tool struct {
 	// nil costs nothing.
 	Settle *Settle
 
+	// View, if set, says how a call of this tool is shown to a person (see View): from its
+	// arguments at the call's start (details nil), and with its result's details once it
+	// ended without error, when the view lists the files the call changed. nil: the tool's
+	// name, of kind other (ViewOf).
+	//
+	// Contract: pure and quick, any goroutine; args may be any bytes (a call is shown before
+	// it is validated), and details the tool's own value or, from a saved session, its JSON
+	// decoded into maps.
+	View func(args json.RawMessage, details any) View
+
 	// Execute runs the call.
 	//
 	// Contract: called at most once per call, concurrently with other calls of the batch in

@@ -38,7 +38,7 @@ const (
 // (read, write and edit declare the real path they touch as their resource, so calls on one
 // file run in source order). They keep ws; the caller closes ws after the last call.
 func New(ws *Workspace) []toolexec.Tool {
-	return []toolexec.Tool{
+	return withViews([]toolexec.Tool{
 		readTool(ws),
 		writeTool(ws),
 		editTool(ws),
@@ -46,7 +46,7 @@ func New(ws *Workspace) []toolexec.Tool {
 		grepTool(ws),
 		findTool(ws),
 		lsTool(ws),
-	}
+	}, ws.Cwd())
 }
 
 // ReadOnly reports whether the built-in tool named name only looks at the workspace (read,

@@ -1,0 +1,178 @@
+// Package pid_test keeps the shape of the module true (house style 1, issue 33): the layers
+// point one way and the two faces stand on the session layer alone. The check reads the code
+// as the toolchain sees it (go list), so that what it guards cannot drift from what is built.
+package pid_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the module's path: its packages are "pid's".
+const module = "github.com/pid-agent/pid"
+
+// faceAllowed are the packages of pid's a face (rpc, acp, and any package under them) may
+// import, each with why. Everything else a face needs, package session hands out as its own
+// names: a face that reaches past it is coupled to how the core is built.
+var faceAllowed = map[string]string{
+	"session":          "the core the faces stand on: sessions, what they share, and the names of what they hand out",
+	"event":            "the closed set of events a run emits, which each face renders on its wire",
+	"llm":              "messages and content blocks, which both wires carry as they are",
+	"internal/rpcconn": "the one JSON-RPC connection core both faces run on (house style 3)",
+	"internal/rpcwire": "the JSON scanner and id keys of that core, which each face's framing uses",
+	"internal/elide":   "the elision of long tool arguments a face shows a person",
+	"internal/title":   "the short lines (one line, cut; Markdown code) a face writes for a person",
+	"internal/leangc":  "the lower GC target a face holds while it encodes a big session",
+}
+
+// lowerAllowed are, for the packages at the bottom of the stack, the packages of pid's they
+// may depend on at all (transitively), each with why: loop and toolexec know no wire, no
+// files of their own and no servers (house style 1).
+var lowerAllowed = map[string]map[string]string{
+	"loop": {
+		"toolexec": "the pipeline loop runs each batch through, one layer down",
+		"event":    "the events a run emits",
+		"llm":      "the messages, requests and providers' interface a turn is made of",
+	},
+	"toolexec": {
+		"event": "the events a batch emits, and the tool results' shape",
+		"llm":   "the tool calls and result messages a batch reads and makes",
+	},
+}
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	Error      *struct{ Err string }
+}
+
+// list runs go list -json on patterns (with overlay, the path of an -overlay file, when not
+// ""), in the module's folder.
+func list(t *testing.T, overlay string, patterns ...string) []pkg {
+	t.Helper()
+	args := []string{"list", "-e", "-json=ImportPath,Imports,Deps,Error"}
+	if overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	cmd := exec.Command("go", append(args, patterns...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list's output: %v", err)
+		}
+		if p.Error != nil {
+			t.Fatalf("go list: %s: %s", p.ImportPath, p.Error.Err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// own returns the path of one of pid's packages relative to the module ("session"), and
+// whether it is pid's.
+func own(path string) (string, bool) {
+	rel, ok := strings.CutPrefix(path, module+"/")
+	return rel, ok
+}
+
+// layering returns every import that breaks the layers, as "importer -> imported (why)".
+func layering(t *testing.T, overlay string) []string {
+	var bad []string
+	for _, p := range list(t, overlay, "./rpc/...", "./acp/...") {
+		for _, imp := range p.Imports {
+			rel, ok := own(imp)
+			if !ok || strings.HasPrefix(imp, p.ImportPath+"/") {
+				continue // not pid's, or the face's own subpackage
+			}
+			if why := faceAllowed[rel]; why == "" {
+				bad = append(bad, fmt.Sprintf("%s -> %s (a face imports session, event, llm and the internal wire helpers only)", p.ImportPath, rel))
+			}
+		}
+	}
+	for _, low := range []string{"loop", "toolexec"} {
+		for _, p := range list(t, overlay, "./"+low) {
+			for _, dep := range p.Deps {
+				rel, ok := own(dep)
+				if !ok {
+					continue
+				}
+				if _, allowed := lowerAllowed[low][rel]; !allowed {
+					bad = append(bad, fmt.Sprintf("%s -> %s (%s depends on %s only)", low, rel, low, keys(lowerAllowed[low])))
+				}
+			}
+		}
+	}
+	return bad
+}
+
+func keys(m map[string]string) string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// The faces import the session layer and the wire helpers only, and loop and toolexec
+// nothing of pid's but what is below them.
+func TestLayering(t *testing.T) {
+	for _, b := range layering(t, "") {
+		t.Error(b)
+	}
+}
+
+// The check finds a forbidden import when one is planted: a file added (through go list's
+// overlay, so the tree is not touched) to rpc importing store, to acp importing mcp, and to
+// loop importing redact.
+func TestLayeringCatchesAPlantedImport(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	replace := map[string]string{}
+	for _, plant := range []struct{ pkg, name, imp string }{
+		{"rpc", "rpc", "store"},
+		{"acp", "acp", "mcp"},
+		{"loop", "loop", "redact"},
+	} {
+		src := filepath.Join(dir, plant.pkg+".go")
+		text := fmt.Sprintf("package %s\n\nimport _ %q\n", plant.name, module+"/"+plant.imp)
+		if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		replace[filepath.Join(wd, plant.pkg, "zz_planted_layering.go")] = src
+	}
+	b, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlay, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(layering(t, overlay), "\n")
+	for _, want := range []string{module + "/rpc -> store", module + "/acp -> mcp", "loop -> redact"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the planted import %s was not reported; the check said:\n%s", want, got)
+		}
+	}
+}
