@@ -343,3 +343,12 @@ func lastPromptCheckpoint(branch []store.Entry) (id, prompt string) {
 // SameCommands reports whether two command lists are the same (names, descriptions,
 // inputs), for a face that tells its client when the list changed.
 func SameCommands(a, b []CommandInfo) bool { return commands.Same(a, b) }
+
+// oneLine is a text on one line, cut to 300 bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/mcp"
 )
 
 // resumeState says whether the session's first model call is still to come. Touched by the
@@ -34,16 +33,7 @@ func (s *Session) awaitResumedServers(ctx context.Context, transcript []llm.Mess
 	if s.resume.called.Swap(true) || s.mcp == nil || !slices.ContainsFunc(transcript, isAssistant) {
 		return
 	}
-	held := s.mcp.held()
-	for _, name := range held.names() {
-		srv := held.servers[name]
-		if srv.Status().Status != mcp.StatusStarting {
-			continue
-		}
-		if srv.WaitReady(ctx); ctx.Err() != nil {
-			return
-		}
-	}
+	s.mcp.WaitStarting(ctx)
 }
 
 func isAssistant(m llm.Message) bool { return m.Role == llm.RoleAssistant }

@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/hooks"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
+	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/store"
@@ -35,15 +36,13 @@ import (
 // (run, model, saved, compacting, sampling, mode) is a struct of its own whose mutex, when it has
 // one, sits right above the fields it guards, and says which goroutines touch it.
 //
-// Lock order. Of the session's locks (run.mu, model.mu, saved.mu, sampling.mu and mode.mu here;
-// gates.mu, mcp.refresh.mu and mcp.views.mu), no two are ever held at a time, nor one with
-// the host's mu, but for one pair: mcp.refresh.mu, then Host.mu (refreshMCP asks the host
-// for the MCP manager). Holding one, the session calls out only so: saved.mu is held while
-// the session's file (package store) is created, appended to and synced, and while the
-// face's Warn is told that saving failed (so Warn must not call back into the session, and
-// a face must not call the session holding a lock its Warn takes); sampling.mu for a whole
-// model call; mcp.refresh.mu while servers are acquired and released (package mcp);
-// mcp.views.mu while the servers' status and tools are read.
+// Lock order. Of the session's locks (run.mu, model.mu, saved.mu, sampling.mu, mode.mu and
+// hooks.mu here; gates.mu, and its MCP catalog's, which package mcp orders), no two are
+// ever held at a time, nor one with the host's mu. Holding one, the session calls out only
+// so: saved.mu is held while the session's file (package store) is created, appended to and
+// synced, and while the face's Warn is told that saving failed (so Warn must not call back
+// into the session, and a face must not call the session holding a lock its Warn takes);
+// sampling.mu for a whole model call.
 type Session struct {
 	// Identity: the session's id, the host it belongs to, and the face that serves it
 	// (modeChanged its hook for mode changes, may be nil).
@@ -56,7 +55,9 @@ type Session struct {
 	// guarded inside package loop) and the catalog of the session's MCP servers (mcp.go,
 	// with locks of its own).
 	agent *loop.Agent
-	mcp   *mcpSet
+	mcp   *mcp.Catalog
+	// mcpOwn is the session's own mcpServers, kept to work its servers out again.
+	mcpOwn json.RawMessage
 	// catalog is what the agent's toolbox looks up past its own tools: exit_plan_mode and
 	// the MCP servers' tools.
 	catalog toolexec.Catalog
@@ -469,13 +470,7 @@ func (s *Session) ToolList() []ToolInfo {
 		}
 	}
 	if s.mcp != nil {
-		cv := s.mcp.view()
-		names := make([]string, 0, len(cv.byName))
-		for name := range cv.byName {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		for _, name := range names {
+		for _, name := range s.mcp.ToolNames() {
 			if active[name] {
 				continue
 			}
@@ -518,22 +513,11 @@ func (s *Session) info(t toolexec.Tool, active bool) ToolInfo {
 	case t.Name == ToolSearchName, t.Name == ExitPlanModeName:
 		ti.Source = SourceBuiltin
 	case strings.HasPrefix(t.Name, "mcp__"):
-		ti.Source = sourceMCP + serverOfTool(s.mcp, t.Name)
+		ti.Source = sourceMCP + s.mcp.ServerOf(t.Name)
 	default:
 		ti.Source = SourceSession
 	}
 	return ti
-}
-
-// serverOfTool returns the MCP server a tool of the session comes from.
-func serverOfTool(set *mcpSet, name string) string {
-	if set == nil {
-		return ""
-	}
-	if t, ok := set.view().byName[name]; ok {
-		return t.Server
-	}
-	return serverOfName(name, set.held().servers)
 }
 
 func info(t toolexec.Tool) ToolInfo {
