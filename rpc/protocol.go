@@ -51,7 +51,7 @@ func (s *Server) sessionOf(req *jsonrpc2.Request) (*session.Session, error) {
 }
 
 // promptParams are the params of session/prompt, session/steer and session/followUp: text,
-// content blocks (session.Block's shape), or both.
+// content blocks (in the Agent Client Protocol's shape), or both.
 type promptParams struct {
 	SessionID string            `json:"sessionId"`
 	Text      *string           `json:"text"`

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -169,7 +169,7 @@ func (s *Session) checkpointPrompt(prompts []llm.Message) func() {
 		return func() {}
 	}
 	id := store.NewID()
-	text := promptText(prompts)
+	text := prompt.TextOf(prompts)
 	if err := rec.Begin(id, text); err != nil {
 		s.face.Warn(s, fmt.Sprintf("this prompt has no checkpoint (a rewind cannot take back what it changes): %v", err))
 		return func() {}
@@ -179,25 +179,6 @@ func (s *Session) checkpointPrompt(prompts []llm.Message) func() {
 		rec.Warm()
 	}
 	return rec.End
-}
-
-// promptText returns the text of a prompt's messages.
-func promptText(prompts []llm.Message) string {
-	var b strings.Builder
-	for _, m := range prompts {
-		for _, c := range m.Content {
-			if c.Type == llm.ContentText {
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-				b.WriteString(c.Text)
-			}
-			if b.Len() > 1024 {
-				return b.String()
-			}
-		}
-	}
-	return b.String()
 }
 
 // markCheckpoint appends checkpoint id's mark to the session file, at the conversation's
@@ -376,7 +357,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	// now goes on from there.
 	s.restoreNotes(r.notes, toldStart(loaded.Header), r.mode)
 	s.keepMode()
-	s.seenSubInstructions(r.transcript[min(keptFrom(r.compactions), len(r.transcript)):])
+	s.subInstr.Reset(r.transcript[min(keptFrom(r.compactions), len(r.transcript)):])
 	// What the model saw was made for the transcript before: it is made again.
 	s.compacting.tried, s.compacting.lastTranscript = 0, nil
 	s.compacting.view.made, s.compacting.view.compactions, s.compacting.view.covered, s.compacting.view.msgs = false, 0, 0, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 )
 
 // Compaction reasons.
@@ -66,7 +67,7 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 	notes := s.notesFrom(vc.covered)
 	for i := vc.covered; i < len(transcript); i++ {
 		if mode, ok := notes[i]; ok {
-			vc.msgs = append(vc.msgs, withNote(transcript[i], mode))
+			vc.msgs = append(vc.msgs, prompt.WithNote(transcript[i], mode))
 		} else {
 			vc.msgs = append(vc.msgs, transcript[i])
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/hooks"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -289,7 +290,7 @@ func (s *Session) userPromptSubmit(ctx context.Context, prompts []llm.Message) (
 	}
 	for _, h := range s.hookSet().For(hooks.UserPromptSubmit, "") {
 		in := s.hookInput(hooks.UserPromptSubmit)
-		in.Prompt = promptText(prompts)
+		in.Prompt = prompt.TextOf(prompts)
 		r := s.runHook(ctx, h, in, "")
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

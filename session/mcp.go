@@ -107,6 +107,16 @@ func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.Serve
 	return out, untrusted, nil
 }
 
+// hasDeferred reports whether any of servers has deferred tools (found with tool_search).
+func hasDeferred(servers map[string]mcp.ServerConfig) bool {
+	for _, c := range servers {
+		if c.Load != mcp.LoadEager {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckMCPServers reports what is wrong with an "mcpServers" object (the settings files'
 // shape, see mcp.ParseServers), naming the field; nil when a session could run it.
 //

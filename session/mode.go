@@ -18,19 +18,21 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/protected"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
 
-// The modes' ids, as ACP clients know them.
+// The modes' ids, as ACP clients know them (the notes that tell the model are package
+// prompt's).
 const (
-	ModeDefault     = "default"
-	ModeAcceptEdits = "acceptEdits"
-	ModePlan        = "plan"
-	ModeAuto        = "auto"
-	ModeBypass      = "bypassPermissions"
+	ModeDefault     = prompt.ModeDefault
+	ModeAcceptEdits = prompt.ModeAcceptEdits
+	ModePlan        = prompt.ModePlan
+	ModeAuto        = prompt.ModeAuto
+	ModeBypass      = prompt.ModeBypass
 )
 
 // ExitPlanModeName is the built-in tool the model calls to put its plan to the person and

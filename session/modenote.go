@@ -1,8 +1,9 @@
-// This file tells the model the session's mode without touching the system prompt or the
-// tool list, so that a mode change keeps the provider's prompt cache: the first user message
-// or tool result saved after the mode changed carries, in what the model sees of it, a short
-// note saying what the mode is now and means (modeNote). The transcript and the file keep the
-// message as it was; the note is added to the model's view (compaction.go's view).
+// This file decides which messages tell the model the session's mode (the note itself is
+// package prompt's: prompt.ModeNote), so that a mode change keeps the provider's prompt
+// cache: the first user message or tool result saved after the mode changed carries, in
+// what the model sees of it, a short note saying what the mode is now and means. The
+// transcript and the file keep the message as it was; the note is added to the model's view
+// (compaction.go's view).
 //
 // Which messages carry a note follows from the order in which the session's file gets its
 // messages and its mode entries, and nothing else: while saving, the mode of the last mode
@@ -15,40 +16,9 @@
 package session
 
 import (
-	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 )
-
-// modeText returns what mode means for the model: a sentence or two, the same bytes each
-// time.
-func modeText(mode string) string {
-	switch mode {
-	case ModePlan:
-		return "write and edit are refused, and bash runs in a read-only sandbox. Explore and read, then call exit_plan_mode with your plan: the person approves it (and you can make the changes) or says what to change."
-	case ModeAcceptEdits:
-		return "writes and edits inside the workspace run without asking; bash commands ask the person first."
-	case ModeAuto:
-		return "writes and edits inside the workspace, and bash commands in the sandbox, run without asking. A command that needs more than the sandbox gives may be called again with unsandboxed: true and a justification: the person is asked."
-	case ModeBypass:
-		return "nothing asks the person first: take care with commands that delete or overwrite things."
-	}
-	return "write, edit and bash ask the person before they run, unless a rule or an earlier answer allows them."
-}
-
-// modeNote returns the note that tells the model the mode is now mode.
-func modeNote(mode string) string {
-	return "<system-reminder>The mode is now " + mode + ": " + modeText(mode) + "</system-reminder>"
-}
-
-// withNote returns m with the note of mode before its content; m is not modified.
-func withNote(m llm.Message, mode string) llm.Message {
-	content := make([]llm.Content, 0, len(m.Content)+1)
-	m.Content = append(append(content, llm.Text(modeNote(mode))), m.Content...)
-	return m
-}
-
-// takesNote reports whether a message of this role can carry a mode note.
-func takesNote(r llm.Role) bool { return r == llm.RoleUser || r == llm.RoleToolResult }
 
 // orDefault returns mode, or ModeDefault for "" (a file of an older pid).
 func orDefault(mode string) string {
@@ -139,7 +109,7 @@ func walkNotes(h store.Header, branch []store.Entry) map[string]string {
 		switch {
 		case e.Kind == store.KindMode:
 			mode = orDefault(e.Mode)
-		case e.Kind == store.KindMessage && e.Message != nil && takesNote(e.Message.Role) && mode != told:
+		case e.Kind == store.KindMessage && e.Message != nil && prompt.TakesNote(e.Message.Role) && mode != told:
 			told = mode
 			out[e.ID] = mode
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -125,7 +126,7 @@ func (s *Session) saveMessage(m *llm.Message) {
 			return
 		}
 	}
-	if takesNote(m.Role) {
+	if prompt.TakesNote(m.Role) {
 		if mode := s.noteLocked(); mode != "" {
 			s.noteAtLocked(len(s.saved.entryIDs), mode)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -269,7 +270,7 @@ func (s *Session) summaryMessage(rec compactionRecord, n int, transcript []llm.M
 		c.msg, _ = s.summaryFor(rec, transcript)
 		// The notes the summary replaces told the model a mode: it is told again.
 		if told := s.toldBefore(rec.firstKept); told != s.startTold() {
-			c.msg = withNote(c.msg, told)
+			c.msg = prompt.WithNote(c.msg, told)
 		}
 		c.n, c.at, c.firstKept, c.text = n, rec.at, rec.firstKept, rec.summary
 		c.tokens = compact.EstimateTokens(&c.msg)

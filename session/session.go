@@ -21,6 +21,7 @@ import (
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
@@ -94,9 +95,9 @@ type Session struct {
 	hooks      hookState
 	sub        subagentState
 	// instr is what was last read of the instruction files (instructions.go); subInstr the
-	// subfolders' files given in tool results (subinstructions.go).
-	instr    instructionsState
-	subInstr subInstructionsState
+	// subfolders' files given in tool results (subinstructions.go). Both lock themselves.
+	instr    prompt.Instructions
+	subInstr prompt.Given
 	// resume is whether the first model call was made (resume.go).
 	resume resumeState
 	// plan holds todo_write's calls until their end (plan.go); usage the cost (usage.go).
@@ -379,22 +380,22 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if r != nil {
 		started = r.header.CreatedAt
 	}
-	facts := factsFor(h.markerNonce(), ws.Cwd(), ws.Roots(), started, servers)
+	facts := prompt.FactsFor(h.markerNonce(), ws.Cwd(), ws.Roots(), started, hasDeferred(servers))
 	if c := o.child; c != nil {
 		if c.agent == "explore" {
 			facts.CanChange = false
 		} else {
-			facts.Mode, facts.ModeSection = mode, modeText(mode)
+			facts.Mode, facts.ModeSection = mode, prompt.ModeText(mode)
 		}
 	}
-	prompt := systemPrompt(cfg, facts, o.child != nil)
+	sysPrompt := prompt.System(cfg.SystemPrompt, cfg.AppendSystemPrompt, facts, o.child != nil)
 	// The loop always has a provider: it calls the session's model of the moment (which
 	// SetModel may change between two calls); Prompt refuses to run without one.
 	if s.hooks.own, err = hooks.Parse(cfg.Hooks, "session"); err != nil {
 		return nil, invalid("%v", err)
 	}
 	acfg := loop.AgentConfig{
-		Provider: &compactingProvider{s: s}, SystemPrompt: prompt, Toolbox: box, InitialTools: initial,
+		Provider: &compactingProvider{s: s}, SystemPrompt: sysPrompt, Toolbox: box, InitialTools: initial,
 		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.withSubInstructions(s.afterHook(o.After)),
 		TransformContext: s.transformContext,
 		Screen:           s.preToolUse, ScreenWhen: s.screens, BeforeStop: s.beforeStop,
@@ -416,7 +417,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return nil, err
 		}
-		s.seenSubInstructions(r.transcript[keptFrom(r.compactions):])
+		s.subInstr.Reset(r.transcript[keptFrom(r.compactions):])
 	}
 	if h.commands != nil {
 		// Watched before the face tells its client the list: a change made then is seen.

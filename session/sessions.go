@@ -15,6 +15,7 @@ import (
 
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -462,7 +463,7 @@ func (s *Session) copyEntries(branch []store.Entry) {
 		if e.Kind == store.KindMode {
 			continue
 		}
-		if e.Kind == store.KindMessage && e.Message != nil && takesNote(e.Message.Role) {
+		if e.Kind == store.KindMessage && e.Message != nil && prompt.TakesNote(e.Message.Role) {
 			if mode, ok := s.saved.notes[mi]; ok {
 				told = mode
 			}

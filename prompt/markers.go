@@ -4,7 +4,7 @@
 // since it is the same for every session of the user, a loaded session, or another session
 // of the same folder, sends its system prompt as the same bytes (the provider's cache holds).
 
-package session
+package prompt
 
 import (
 	"crypto/rand"
@@ -25,27 +25,12 @@ const markerKeyFile = "markers.key"
 // markerCodeLen is the marker code's length: 12 hex digits.
 const markerCodeLen = 12
 
-// markerNonce returns the host's marker code, read from (or first written to) the state
-// folder at the first call; a folder that cannot be used gives a code of this daemon's
-// only, which is logged.
-//
-// Contract: safe for concurrent use.
-func (h *Host) markerNonce() string {
-	h.marker.once.Do(func() {
-		code, err := loadMarkerCode()
-		if err != nil {
-			h.log.Warn("the marker code of instruction files is this daemon's own (a loaded session's prompt will differ)", "err", err)
-			code = newMarkerCode()
-		}
-		h.marker.code = code
-	})
-	return h.marker.code
-}
-
-// loadMarkerCode reads the code from the state folder, writing a new one first when there is
-// none (or what is there is no code). Two daemons starting at once read the same code: it
-// is linked into place whole, and a daemon that finds one there reads it.
-func loadMarkerCode() (string, error) {
+// MarkerCode returns the marker code from pid's state folder (markers.key), writing a new
+// one first when there is none (or what is there is no code). Two daemons starting at once
+// read the same code: it is linked into place whole, and a daemon that finds one there reads
+// it. An error when the state folder cannot be used: the caller then makes a code of its own
+// (NewMarkerCode).
+func MarkerCode() (string, error) {
 	dir, err := xdg.StateDir()
 	if err != nil {
 		return "", err
@@ -55,7 +40,7 @@ func loadMarkerCode() (string, error) {
 		return code, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		// Unreadable or not a code: replaced whole.
-		if err := safefile.WriteAtomic(path, []byte(newMarkerCode()+"\n"), 0o600); err != nil {
+		if err := safefile.WriteAtomic(path, []byte(NewMarkerCode()+"\n"), 0o600); err != nil {
 			return "", err
 		}
 		return readMarkerCode(path)
@@ -68,7 +53,7 @@ func loadMarkerCode() (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(newMarkerCode() + "\n")
+	_, err = tmp.WriteString(NewMarkerCode() + "\n")
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -94,8 +79,8 @@ func readMarkerCode(path string) (string, error) {
 	return code, nil
 }
 
-// newMarkerCode returns a random code.
-func newMarkerCode() string {
+// NewMarkerCode returns a random code.
+func NewMarkerCode() string {
 	b := make([]byte, markerCodeLen/2)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
