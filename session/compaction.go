@@ -315,25 +315,3 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	retry.Messages = s.view(transcript)
 	return model.provider.Stream(ctx, &retry, sink)
 }
-
-// scriptedSummaries returns the summarizer of a scripted model whose compactions already
-// took done summaries: it answers the summary requests with summaries in order, and past
-// them with scriptedSummary. It never takes one of the model's turns, so a run that
-// compacts stays on its script however many prompts it has; a loaded session goes on with
-// the summary after the compactions its file records since its last model change.
-func scriptedSummaries(done int, summaries []llm.Turn) llm.Provider {
-	p := llm.NewScriptFrom(done, summaries...)
-	p.Next = func(n int) (llm.Turn, bool) {
-		if n < len(summaries) {
-			return summaries[n], true
-		}
-		return llm.Turn{Content: []llm.Content{llm.Text(scriptedSummary(n))}}, true
-	}
-	return p
-}
-
-// scriptedSummary is the summary of a scripted model's compaction n (0-based) when its
-// "summaries" hold none for it.
-func scriptedSummary(n int) string {
-	return fmt.Sprintf("Summary %d of a scripted session (its model scripts no summary for it).", n+1)
-}

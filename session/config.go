@@ -14,6 +14,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider"
 )
 
 // Config is a session's options. A face merges its sources with Merge: the editor's
@@ -96,49 +97,9 @@ func (c Config) Merge(over Config) Config {
 }
 
 // ModelConfig selects a session's model: "openai" (any OpenAI-compatible server),
-// "anthropic", or "script" (turns given in advance, for tests and headless runs).
-type ModelConfig struct {
-	Provider string `json:"provider"`
-	ID       string `json:"id,omitempty"`
-	// Subagents, for a scripted model, is the model of each task call's child, by the
-	// task's description (subagent.go); a child without one uses this model.
-	Subagents map[string]*ModelConfig `json:"subagents,omitempty"`
-	// Name is how a person calls the model ("Sonnet 4.5"), shown by models/list.
-	Name      string `json:"name,omitempty"`
-	BaseURL   string `json:"baseUrl,omitempty"`
-	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
-	MaxTokens int    `json:"maxTokens,omitempty"`
-	// RequestTimeoutMs and IdleTimeoutMs bound the wait for a response's headers and the
-	// silence mid-stream (see docs/providers.md); 0 means the default.
-	RequestTimeoutMs int `json:"requestTimeoutMs,omitempty"`
-	IdleTimeoutMs    int `json:"idleTimeoutMs,omitempty"`
-	// Thinking is how hard the model thinks: "off" (or absent), "low", "medium" or "high"
-	// (see provider.Config.Thinking).
-	Thinking string `json:"thinking,omitempty"`
-	// API is, for provider "openai", "chat" (the default) or "responses" (OpenAI's
-	// Responses API); PromptCacheKey sends the session's id as prompt_cache_key with the
-	// chat-completions API (the Responses API always does). See provider.Config.
-	API            string `json:"api,omitempty"`
-	PromptCacheKey bool   `json:"promptCacheKey,omitempty"`
-	// ContextWindow is the model's context window in tokens; 0 means the default for the
-	// model id (see compact.ContextWindow).
-	ContextWindow int `json:"contextWindow,omitempty"`
-	// Compaction is {enabled?, reserveTokens?, keepRecentTokens?} (see compact.Settings);
-	// absent means the defaults.
-	Compaction json.RawMessage `json:"compaction,omitempty"`
-	// Images says whether the model takes images in a prompt; nil means the default for
-	// the provider (see takesImages).
-	Images *bool `json:"images,omitempty"`
-	// Turns are a scripted model's answers to the loop's model calls, in order.
-	Turns []llm.Turn `json:"turns,omitempty"`
-	// Price, if set, is the model's price (USD per million tokens): usageUpdate then
-	// carries the session's cost (usage.go).
-	Price *Price `json:"price,omitempty"`
-	// Summaries are a scripted model's answers to compactions' summary requests, in order:
-	// a summary never takes one of Turns. Past them, the summary is a fixed text
-	// (scriptedSummary in compaction.go).
-	Summaries []llm.Turn `json:"summaries,omitempty"`
-}
+// "anthropic", or "script" (turns given in advance, for tests and headless runs). See
+// provider.Model.
+type ModelConfig = provider.Model
 
 // ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.
 type ScriptedTool struct {

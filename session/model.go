@@ -6,17 +6,15 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/llm"
-	modelProvider "github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -66,85 +64,25 @@ func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict b
 	if m.window <= 0 {
 		m.window = compact.ContextWindow(cfg.ID)
 	}
-	m.images = takesImages(cfg)
-	if err := modelProvider.CheckThinking(cfg.Thinking); err != nil {
-		return nil, invalidModel(src, "thinking", "%v", err)
+	m.images = cfg.TakesImages()
+	if err := cfg.Check(); err != nil {
+		var fe *provider.FieldError
+		errors.As(err, &fe)
+		return nil, invalidModel(src, fe.Field, "%s", fe.Msg)
 	}
-	if cfg.Provider != "script" {
-		if err := modelProvider.CheckAPI(cfg.Provider, cfg.API); err != nil {
-			return nil, invalidModel(src, "api", "%v", err)
-		}
-	}
-	switch cfg.Provider {
-	case "script":
-		m.provider = llm.NewScriptFrom(calls, cfg.Turns...)
-		m.summarizer = scriptedSummaries(summaries, cfg.Summaries)
-		return m, nil
-	case modelProvider.OpenAI, modelProvider.Anthropic:
-	case "":
-		return nil, invalidModel(src, "provider", `"provider" is missing: use "anthropic", "openai" (also for Ollama, vLLM, llama.cpp or LM Studio, with their "baseUrl"), or "script"`)
-	default:
-		return nil, invalidModel(src, "provider", `unknown provider %q: use "anthropic", "openai" (also for Ollama, vLLM, llama.cpp or LM Studio, with their "baseUrl"), or "script"`, cfg.Provider)
-	}
-	if strings.TrimSpace(cfg.ID) == "" {
-		return nil, invalidModel(src, "id", `"id" is missing: name the model, e.g. "claude-sonnet-4-5" or "gpt-4.1" (for Ollama, the model's name)`)
-	}
-	m.provider, err = modelProvider.New(modelProvider.Config{
-		Provider: cfg.Provider, ID: cfg.ID, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, MaxTokens: cfg.MaxTokens,
-		RequestTimeoutMs: cfg.RequestTimeoutMs, IdleTimeoutMs: cfg.IdleTimeoutMs, Thinking: cfg.Thinking,
-		API: cfg.API, PromptCacheKey: cfg.PromptCacheKey,
-	})
-	if err == nil {
-		m.summarizer = m.provider
+	if m.provider, m.summarizer, err = cfg.Open(calls, summaries); err == nil {
 		return m, nil
 	}
 	// The provider names the key's variable in its error when that is what is missing.
-	variable := keyVariable(cfg)
-	if strings.TrimSpace(os.Getenv(variable)) == "" && strings.Contains(err.Error(), variable) {
-		problem := apiKeyMissing(src, m.name, variable, cfg.APIKeyEnv != "")
+	if cfg.KeyMissing(err) {
+		problem := apiKeyMissing(src, m.name, cfg.KeyVariable(), cfg.APIKeyEnv != "")
 		if strict {
 			return nil, problem
 		}
-		m.provider, m.problem = nil, problem
+		m.provider, m.summarizer, m.problem = nil, nil, problem
 		return m, nil
 	}
 	return nil, invalidModel(src, "", "%v", err)
-}
-
-// keyVariable is the environment variable a model's key is read from.
-func keyVariable(cfg *ModelConfig) string {
-	if v := strings.TrimSpace(cfg.APIKeyEnv); v != "" {
-		return v
-	}
-	if cfg.Provider == modelProvider.Anthropic {
-		return modelProvider.EnvAnthropicKey
-	}
-	return modelProvider.EnvOpenAIKey
-}
-
-// takesImages reports whether a model takes images in a prompt: its "images" setting when
-// set; else yes for Anthropic's models, OpenAI's own API and scripted models, and no for
-// other OpenAI-compatible servers (a local model seldom sees images; set "images": true for
-// one that does).
-func takesImages(cfg *ModelConfig) bool {
-	if cfg.Images != nil {
-		return *cfg.Images
-	}
-	switch cfg.Provider {
-	case "script", modelProvider.Anthropic:
-		return true
-	case modelProvider.OpenAI:
-		base := cfg.BaseURL
-		if base == "" {
-			base = os.Getenv(modelProvider.EnvOpenAIBaseURL)
-		}
-		if base == "" {
-			return true
-		}
-		u, err := url.Parse(base)
-		return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
-	}
-	return false
 }
 
 // currentModel returns the session's model now. Safe for concurrent use; the value is never
@@ -197,33 +135,11 @@ func (s *Session) SetModel(raw json.RawMessage) error {
 // decodeModel reads a model configuration given as JSON; a value that does not fit is an
 // invalidModel SetupError naming the member.
 func decodeModel(raw json.RawMessage, src modelSource) (*ModelConfig, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || raw[0] != '{' {
-		return nil, invalidModel(src, "", `a model is an object such as {"provider": "anthropic", "id": "claude-sonnet-4-5"}`)
+	cfg, err := provider.DecodeModel(raw)
+	if fe, ok := err.(*provider.FieldError); ok {
+		return nil, invalidModel(src, fe.Field, "%s", fe.Msg)
 	}
-	var cfg ModelConfig
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
-			return nil, invalidModel(src, te.Field, "%q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return nil, invalidModel(src, "", "%v", err)
-	}
-	return &cfg, nil
-}
-
-// jsonKind names a Go kind as the JSON value it decodes from.
-func jsonKind(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "slice", "array":
-		return "a list"
-	case "struct", "map", "ptr":
-		return "an object"
-	}
-	return "a number"
+	return cfg, err
 }
 
 // saveModel saves a model change: in the header when the session's file does not exist yet
@@ -376,27 +292,9 @@ func (h *Host) fillModel(cwd string, m *ModelConfig) *ModelConfig {
 		return m
 	}
 	for _, l := range h.listedModels(cwd) {
-		if l.cfg.Provider != m.Provider || l.cfg.ID != m.ID {
-			continue
+		if l.cfg.Provider == m.Provider && l.cfg.ID == m.ID {
+			return m.Over(l.raw)
 		}
-		own, err := json.Marshal(m)
-		var over map[string]json.RawMessage
-		if err != nil || json.Unmarshal(own, &over) != nil {
-			return m
-		}
-		merged := make(map[string]json.RawMessage, len(l.raw)+len(over))
-		for k, v := range l.raw {
-			merged[k] = v
-		}
-		for k, v := range over {
-			merged[k] = v
-		}
-		b, err := json.Marshal(merged)
-		var out ModelConfig
-		if err != nil || json.Unmarshal(b, &out) != nil {
-			return m
-		}
-		return &out
 	}
 	return m
 }

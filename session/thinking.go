@@ -4,7 +4,7 @@
 package session
 
 import (
-	modelProvider "github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/provider"
 )
 
 // Thinking returns the thinking level of the session's model now: "off", "low", "medium"
@@ -24,7 +24,7 @@ func (s *Session) Thinking() string {
 // "medium" or "high", the missing model's error when the session has none, or what SetModel
 // would fail with (its key's variable unset).
 func (s *Session) SetThinking(level string) error {
-	if err := modelProvider.CheckThinking(level); err != nil {
+	if err := provider.CheckThinking(level); err != nil {
 		return invalidModel(modelSource{}, "thinking", "%v", err)
 	}
 	cur := s.currentModel()

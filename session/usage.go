@@ -11,31 +11,11 @@ import (
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/provider"
 )
 
-// Price is a model's price in USD per million tokens: input (uncached), output, and the
-// cache's reads and writes (absent: priced as input).
-type Price struct {
-	Input      float64  `json:"input"`
-	Output     float64  `json:"output"`
-	CacheRead  *float64 `json:"cacheRead,omitempty"`
-	CacheWrite *float64 `json:"cacheWrite,omitempty"`
-}
-
-// cost is what one call's usage costs at p, in USD.
-func (p *Price) cost(u *llm.Usage) float64 {
-	if p == nil || u == nil {
-		return 0
-	}
-	cr, cw := p.Input, p.Input
-	if p.CacheRead != nil {
-		cr = *p.CacheRead
-	}
-	if p.CacheWrite != nil {
-		cw = *p.CacheWrite
-	}
-	return (float64(u.Input)*p.Input + float64(u.Output)*p.Output + float64(u.CacheRead)*cr + float64(u.CacheWrite)*cw) / 1e6
-}
+// Price is a model's price in USD per million tokens (provider.Price).
+type Price = provider.Price
 
 // usageState is the session's cost so far. Touched by the run holding the session (the
 // loop's goroutine after each model call, Compact's after a summary); mu makes it safe
@@ -79,7 +59,7 @@ func (s *Session) addCost(before []llm.Message, u *llm.Usage, p *Price) float64 
 	if !counted {
 		for i := range before {
 			if m := &before[i]; m.Role == llm.RoleAssistant && m.Usage != nil {
-				past += s.priceAt(i).cost(m.Usage)
+				past += s.priceAt(i).Cost(m.Usage)
 			}
 		}
 	}
@@ -89,7 +69,7 @@ func (s *Session) addCost(before []llm.Message, u *llm.Usage, p *Price) float64 
 		s.usage.cost += past
 		s.usage.counted = true
 	}
-	s.usage.cost += p.cost(u)
+	s.usage.cost += p.Cost(u)
 	return s.usage.cost
 }
 
