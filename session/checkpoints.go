@@ -106,18 +106,6 @@ func (s *Session) closeCheckpoints() {
 	}
 }
 
-// marksOf returns the checkpoint marks of a session file's entries (all of them, on every
-// branch: a rewound conversation's checkpoints can still be gone back to).
-func marksOf(entries []store.Entry) map[string]string {
-	out := map[string]string{}
-	for _, e := range entries {
-		if e.Kind == store.KindCheckpoint && e.Checkpoint != nil {
-			out[e.Checkpoint.ID] = e.ID
-		}
-	}
-	return out
-}
-
 // recorded wraps the built-in tools that change files so that their changes are kept in
 // the open checkpoint: write and edit keep their file before they change it, bash has the
 // workspace snapshotted before and after it runs. Other tools are returned as they are.
@@ -344,7 +332,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	}
 	r := &restoring{mode: loaded.Header.Mode}
 	var cfg Config
-	if err := replay(r, &cfg, sourceOrder(loaded.Branch), walkNotes(loaded.Header, loaded.Branch)); err != nil {
+	if err := replay(r, &cfg, store.SourceOrder(loaded.Branch), walkNotes(loaded.Header, loaded.Branch)); err != nil {
 		return err
 	}
 	if err := s.agent.Restore(r.transcript); err != nil {

@@ -281,7 +281,7 @@ func (s *Session) rewindCommand(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "Nothing was rewound: the session file cannot be read: " + err.Error(), true
 	}
-	id, prompt := lastPromptCheckpoint(loaded.Branch)
+	id, prompt := store.LastPromptCheckpoint(loaded.Branch)
 	if id == "" || !rec.Has(id) {
 		return "Nothing to rewind: no prompt of this conversation has a checkpoint.", false
 	}
@@ -321,23 +321,6 @@ func (s *Session) rewindCommand(ctx context.Context) (string, bool) {
 	}
 	fmt.Fprintf(&b, "\nTo undo this rewind, rewind to checkpoint %s.", res.SafetyCheckpointID)
 	return b.String(), false
-}
-
-// lastPromptCheckpoint returns the checkpoint of the last prompt on a session file's
-// branch: the last checkpoint mark (not a rewind's own) that a user message follows on the
-// branch. A mark a rewind went back to is on the branch with no message after it.
-func lastPromptCheckpoint(branch []store.Entry) (id, prompt string) {
-	var cand *store.Checkpoint
-	for _, e := range branch {
-		switch {
-		case e.Kind == store.KindCheckpoint && e.Checkpoint != nil && e.Checkpoint.Safety == "":
-			cand = e.Checkpoint
-		case e.Kind == store.KindMessage && e.Message != nil && e.Message.Role == llm.RoleUser && cand != nil:
-			id, prompt = cand.ID, cand.Prompt
-			cand = nil
-		}
-	}
-	return id, prompt
 }
 
 // SameCommands reports whether two command lists are the same (names, descriptions,

@@ -116,7 +116,7 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 		return nil, nil, h.storeError(id, err)
 	}
 	notes := walkNotes(loaded.Header, loaded.Branch)
-	loaded.Branch = sourceOrder(loaded.Branch)
+	loaded.Branch = store.SourceOrder(loaded.Branch)
 	s, err := h.restore(f, loaded, loaded.Branch, notes, o)
 	if err != nil {
 		f.Close()
@@ -171,7 +171,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 		return nil, err
 	}
 	if f != nil {
-		r.marks = marksOf(loaded.Entries)
+		r.marks = store.Marks(loaded.Entries)
 	}
 	if f == nil {
 		// A fork: the entries are written to its own file, ids of its own.
@@ -240,7 +240,7 @@ func replay(r *restoring, cfg *Config, branch []store.Entry, notes map[string]st
 // The batch's results are then put in source order, as the model would have seen them.
 func (s *Session) closeInterrupted() {
 	t := s.agent.Transcript()
-	missing := unansweredCalls(t)
+	missing := store.UnansweredCalls(t)
 	if len(missing) == 0 {
 		return
 	}
@@ -252,143 +252,11 @@ func (s *Session) closeInterrupted() {
 	}
 	s.saved.mu.Lock()
 	if len(s.saved.entryIDs) == len(t) {
-		sortResults(t, s.saved.entryIDs)
+		store.SortResults(t, s.saved.entryIDs)
 	}
 	s.saved.mu.Unlock()
 	s.syncFile()
 	_ = s.agent.Restore(t)
-}
-
-// sourceOrder returns branch with each batch's tool results in the order of their calls in
-// the assistant message before them: they are written as each call ends (completion
-// order), and the model is given them in source order (R14). The entries written among
-// them that are no messages (a mode changed while the batch ran) keep their places, and
-// the results are sorted over the places results hold; branch is not modified.
-func sourceOrder(branch []store.Entry) []store.Entry {
-	isResult := func(e store.Entry) bool {
-		return e.Kind == store.KindMessage && e.Message != nil && e.Message.Role == llm.RoleToolResult
-	}
-	var out []store.Entry
-	for i := 0; i < len(branch); i++ {
-		a := branch[i]
-		if a.Kind != store.KindMessage || a.Message == nil || a.Message.Role != llm.RoleAssistant {
-			continue
-		}
-		// The batch's span: its results, and the entries that are no messages among them.
-		var slots []int
-		j := i + 1
-		for ; j < len(branch) && (isResult(branch[j]) || branch[j].Kind == store.KindMode || branch[j].Kind == store.KindModel); j++ {
-			if isResult(branch[j]) {
-				slots = append(slots, j)
-			}
-		}
-		if len(slots) < 2 {
-			continue
-		}
-		order := callOrder(a.Message)
-		results := make([]store.Entry, len(slots))
-		for k, at := range slots {
-			results[k] = branch[at]
-		}
-		byCall := func(x, y store.Entry) int { return rank(order, x.Message) - rank(order, y.Message) }
-		if slices.IsSortedFunc(results, byCall) {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(branch)
-		}
-		slices.SortStableFunc(results, byCall)
-		for k, at := range slots {
-			out[at] = results[k]
-		}
-		i = j - 1
-	}
-	if out == nil {
-		return branch
-	}
-	return out
-}
-
-// sortResults puts the tool results at the end of transcript t, after its last assistant
-// message, in the order of that message's calls, moving ids (one per message) alike.
-func sortResults(t []llm.Message, ids []string) {
-	last := -1
-	for i := len(t) - 1; i >= 0; i-- {
-		if t[i].Role == llm.RoleAssistant {
-			last = i
-			break
-		}
-	}
-	if last < 0 || last == len(t)-1 {
-		return
-	}
-	order := callOrder(&t[last])
-	tail := t[last+1:]
-	for _, m := range tail {
-		if m.Role != llm.RoleToolResult {
-			return
-		}
-	}
-	idx := make([]int, len(tail))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(x, y int) int { return rank(order, &tail[x]) - rank(order, &tail[y]) })
-	msgs := slices.Clone(tail)
-	tailIDs := slices.Clone(ids[last+1:])
-	for to, from := range idx {
-		tail[to] = msgs[from]
-		ids[last+1+to] = tailIDs[from]
-	}
-}
-
-// callOrder maps the id of each tool call of assistant message a to its place.
-func callOrder(a *llm.Message) map[string]int {
-	order := map[string]int{}
-	for _, c := range a.Content {
-		if c.Type == llm.ContentToolCall {
-			if _, dup := order[c.ID]; !dup {
-				order[c.ID] = len(order)
-			}
-		}
-	}
-	return order
-}
-
-// rank is the place of result m's call in order; results of unknown calls go last.
-func rank(order map[string]int, m *llm.Message) int {
-	if r, ok := order[m.ToolCallID]; ok {
-		return r
-	}
-	return len(order)
-}
-
-// unansweredCalls returns the tool calls of the last assistant message that have no result
-// after it (only the last one can lack them: results follow their calls).
-func unansweredCalls(t []llm.Message) []llm.ToolCall {
-	last := -1
-	for i := len(t) - 1; i >= 0; i-- {
-		if t[i].Role == llm.RoleAssistant {
-			last = i
-			break
-		}
-	}
-	if last < 0 {
-		return nil
-	}
-	answered := map[string]bool{}
-	for _, m := range t[last+1:] {
-		if m.Role == llm.RoleToolResult {
-			answered[m.ToolCallID] = true
-		}
-	}
-	var out []llm.ToolCall
-	for _, c := range t[last].Content {
-		if c.Type == llm.ContentToolCall && !answered[c.ID] {
-			out = append(out, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		}
-	}
-	return out
 }
 
 // Fork makes a new session whose transcript is the first count items of the given one (a
@@ -416,10 +284,10 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 			return nil, nil, h.storeError(id, err)
 		}
 		notes = walkNotes(loaded.Header, loaded.Branch)
-		loaded.Branch = sourceOrder(loaded.Branch)
+		loaded.Branch = store.SourceOrder(loaded.Branch)
 	}
 	branch := loaded.Branch
-	if n := itemCount(branch); count < 0 || count > n {
+	if n := store.ItemCount(branch); count < 0 || count > n {
 		return nil, nil, invalid("messageCount %d is out of range: the session has %d messages (compactions included)", count, n)
 	}
 	if valid := validForkCounts(branch); !slices.Contains(valid, count) {
@@ -432,7 +300,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		hdr.ID = store.NewID()
 	}
 	hdr.CreatedAt = time.Now().UTC()
-	prefix := itemPrefix(branch, count)
+	prefix := store.ItemPrefix(branch, count)
 	s, err := h.restore(nil, &store.Loaded{Header: hdr}, prefix, notes, o)
 	if err != nil {
 		return nil, nil, err
@@ -548,12 +416,6 @@ func (s *Session) snapshot() (*store.Loaded, map[string]string) {
 	return l, notes
 }
 
-// isItem reports whether a file entry is one of a session's items (a message or a
-// compaction), as session/load and session/fork count them; model changes are not.
-func isItem(e store.Entry) bool {
-	return e.Kind == store.KindMessage && e.Message != nil || e.Kind == store.KindCompaction && e.Compaction != nil
-}
-
 // unsavedOf returns the holes of a branch: its unsaved markers, each placed after the
 // items before it.
 func unsavedOf(branch []store.Entry) []Unsaved {
@@ -561,7 +423,7 @@ func unsavedOf(branch []store.Entry) []Unsaved {
 	n := 0
 	for _, e := range branch {
 		switch {
-		case isItem(e):
+		case store.IsItem(e):
 			n++
 		case e.Kind == store.KindUnsaved && e.Unsaved != nil:
 			out = append(out, Unsaved{Index: n, Reason: e.Unsaved.Reason, Timestamp: e.Timestamp.UnixMilli()})
@@ -570,41 +432,13 @@ func unsavedOf(branch []store.Entry) []Unsaved {
 	return out
 }
 
-// itemCount returns how many items a branch holds.
-func itemCount(branch []store.Entry) int {
-	n := 0
-	for _, e := range branch {
-		if isItem(e) {
-			n++
-		}
-	}
-	return n
-}
-
-// itemPrefix returns the entries of branch that hold its first count items, with the model
-// changes among them and those that follow them before the next item (the model that
-// would have answered next).
-func itemPrefix(branch []store.Entry, count int) []store.Entry {
-	n := 0
-	for i, e := range branch {
-		if !isItem(e) {
-			continue
-		}
-		if n == count {
-			return branch[:i]
-		}
-		n++
-	}
-	return branch
-}
-
 // validForkCounts returns the item counts a fork may take: those whose messages leave no
 // tool call without its result.
 func validForkCounts(branch []store.Entry) []int {
 	var msgs []llm.Message
 	msgCount := []int{0} // messages among the first n items
 	for _, e := range branch {
-		if !isItem(e) {
+		if !store.IsItem(e) {
 			continue
 		}
 		if e.Kind == store.KindMessage {
