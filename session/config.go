@@ -12,9 +12,8 @@ package session
 import (
 	"encoding/json"
 
-	"github.com/pid-agent/pid/event"
-	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/scripted"
 )
 
 // Config is a session's options. A face merges its sources with Merge: the editor's
@@ -101,37 +100,13 @@ func (c Config) Merge(over Config) Config {
 // provider.Model.
 type ModelConfig = provider.Model
 
-// ScriptedTool is a tool whose behaviour is a list of steps, for headless tests.
-type ScriptedTool struct {
-	Name             string          `json:"name"`
-	Description      string          `json:"description,omitempty"`
-	Parameters       json.RawMessage `json:"parameters,omitempty"`
-	ExecutionMode    string          `json:"executionMode,omitempty"`
-	RequiresApproval bool            `json:"requiresApproval,omitempty"`
-	Active           *bool           `json:"active,omitempty"`
-	// Resource, if set, is a gjson path into the arguments whose value names the resource
-	// the call touches (C3), e.g. "path".
-	Resource string       `json:"resource,omitempty"`
-	Steps    []ScriptStep `json:"steps"`
-}
-
-// ScriptStep is one step of a scripted tool; exactly one field is set.
-type ScriptStep struct {
-	SleepMs    *int           `json:"sleepMs,omitempty"`
-	Update     *event.Result  `json:"update,omitempty"`
-	Result     *ScriptedValue `json:"result,omitempty"`
-	Error      *string        `json:"error,omitempty"`
-	Panic      *string        `json:"panic,omitempty"`
-	WaitForEnd *string        `json:"waitForEnd,omitempty"` // waits until that call's toolEnd was sent
-}
-
-// ScriptedValue is a scripted tool's result.
-type ScriptedValue struct {
-	Content        []llm.Content `json:"content"`
-	Details        any           `json:"details,omitempty"`
-	Terminate      bool          `json:"terminate,omitempty"`
-	AddedToolNames []string      `json:"addedToolNames,omitempty"`
-}
+// ScriptedTool is a tool whose behaviour is a list of steps, for headless tests (see package
+// scripted); ScriptStep is one of its steps, ScriptedValue a result it returns.
+type (
+	ScriptedTool  = scripted.Tool
+	ScriptStep    = scripted.Step
+	ScriptedValue = scripted.Value
+)
 
 // ToolInfo is what a face tells its client about a tool.
 type ToolInfo struct {

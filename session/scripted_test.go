@@ -49,10 +49,7 @@ func TestEndGatesDroppedAfterRuns(t *testing.T) {
 			t.Fatalf("batch %d: %d results", i, len(out.Messages))
 		}
 	}
-	s.gates.mu.Lock()
-	n := len(s.gates.m)
-	s.gates.mu.Unlock()
-	if n != 0 {
+	if n := s.gates.Len(); n != 0 {
 		t.Errorf("%d gates kept after 50 runs ended, want 0", n)
 	}
 }

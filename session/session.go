@@ -23,6 +23,7 @@ import (
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/redact"
+	"github.com/pid-agent/pid/scripted"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -83,7 +84,7 @@ type Session struct {
 	escalations escalationMemory
 	decisions   sync.Map
 	starts      *audit.Starts
-	gates       *endGates
+	gates       *scripted.Gates
 
 	run        runState
 	model      modelState
@@ -289,8 +290,8 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{host: h, face: o.Face, modeChanged: o.ModeChanged, mode: modeState{cur: mode}, spec: spec, asks: map[string]bool{}, builtin: map[string]bool{}, ws: ws,
-		starts: audit.NewStarts(), gates: newEndGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}}
+	s := &Session{host: h, face: o.Face, modeChanged: o.ModeChanged, mode: modeState{cur: mode}, spec: spec, builtin: map[string]bool{}, ws: ws,
+		starts: audit.NewStarts(), gates: scripted.NewGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}}
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
@@ -308,10 +309,12 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	case r != nil:
 		s.sub.parentID = r.header.ParentSessionID
 	}
-	scripted, initial, err := s.scriptedTools(cfg.ScriptedTools)
+	sc, err := scripted.Build(cfg.ScriptedTools, s.gates)
 	if err != nil {
-		return nil, err
+		return nil, invalid("%v", err)
 	}
+	s.asks = sc.Asks
+	initial := sc.Initial
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
 	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(ws), todoWriteTool(s))) {
@@ -333,7 +336,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		// An explore child sees only the read-only tools and bash.
 		initial = slices.DeleteFunc(initial, func(n string) bool { return !slices.Contains(exploreTools, n) })
 	}
-	box, err := toolexec.NewToolbox(append(all, scripted...)...)
+	box, err := toolexec.NewToolbox(append(all, sc.Tools...)...)
 	if err != nil {
 		return nil, invalid("scriptedTools: %v", err)
 	}
@@ -588,8 +591,8 @@ func (s *Session) CancelRun() {
 // ErrNoModel), and with a model whose API key is missing one too (apiKeyMissing): nothing
 // runs then.
 func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResult, error) {
-	s.gates.enter()
-	defer s.gates.leave()
+	s.gates.Enter()
+	defer s.gates.Leave()
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
 	if err := s.modelProblem(); err != nil {
@@ -619,8 +622,8 @@ func (s *Session) Execute(ctx context.Context, calls []llm.ToolCall, mode string
 	default:
 		return BatchResult{}, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, mode)
 	}
-	s.gates.enter()
-	defer s.gates.leave()
+	s.gates.Enter()
+	defer s.gates.Leave()
 	out := s.agent.Execute(ctx, calls, toolexec.Mode(mode), s.sink(false))
 	return BatchResult{Messages: out.Messages, Terminate: out.Terminate && !out.Aborted, Aborted: out.Aborted}, nil
 }
@@ -675,7 +678,7 @@ func (s *Session) sink(save bool) event.Sink {
 		}
 		s.afterEvent(ev, save)
 		if e, ok := ev.(event.ToolEnd); ok {
-			s.gates.ended(e.ToolCallID)
+			s.gates.Ended(e.ToolCallID)
 			s.decisions.Delete(e.ToolCallID)
 		}
 	})
