@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/leangc"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -138,8 +139,8 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		return nil, err
 	}
 	return s.lifecycle(func() (any, error) {
-		// A big session is read, and replayed, with the GC target lowered (see LeanGC).
-		defer session.LeanGC()()
+		// A big session is read, and replayed, with the GC target lowered (see leangc.Lower).
+		defer leangc.Lower()()
 		st, fresh, err := s.activeState(method, id, asked, requested, servers)
 		if err != nil {
 			return nil, err

@@ -17,6 +17,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/leangc"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -347,7 +348,7 @@ func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any,
 	return func(context.Context) (any, error) {
 		opts := s.sessionOptions(p.SessionID)
 		opts.MCPServers = p.MCPServers
-		defer session.LeanGC()()
+		defer leangc.Lower()()
 		ss, items, err := s.host.Load(p.SessionID, opts)
 		if err != nil {
 			return nil, err
@@ -413,7 +414,7 @@ func (s *Server) sessionMessages(req *jsonrpc2.Request) (func(context.Context) (
 		return nil, err
 	}
 	return func(context.Context) (any, error) {
-		defer session.LeanGC()()
+		defer leangc.Lower()()
 		items := ss.Items()
 		if *p.Before < 0 || *p.Before > len(items) {
 			return nil, invalidParams("before %d is out of range: the session has %d messages (compactions included)", *p.Before, len(items))
