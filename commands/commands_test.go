@@ -171,3 +171,27 @@ func TestWatcherTellsAChange(t *testing.T) {
 		}
 	}
 }
+
+// The texts of the commands that answer by themselves.
+func TestTexts(t *testing.T) {
+	modes := []Mode{{"default", "Asks."}, {"plan", "Plans."}}
+	if got := ModesText("plan", modes); got != "Mode: plan. The modes (`/mode NAME` switches):\n- default: Asks.\n- plan (current): Plans." {
+		t.Errorf("ModesText %q", got)
+	}
+	if ModeSwitched("plan", modes) != "Mode: plan. Plans." || NoMode("x", modes) != `No mode "x": the session is offered default, plan.` {
+		t.Error("mode texts")
+	}
+	cur := &Model{"openai", "a", ""}
+	if got := ModelsText(cur, []Model{{"openai", "a", "A"}, {"anthropic", "b", ""}}); got != "Model: openai/a. The models (`/model PROVIDER/ID` switches):\n- openai/a (A), current\n- anthropic/b" {
+		t.Errorf("ModelsText %q", got)
+	}
+	if NoModel("x/y", nil) != `No model "x/y": the settings list no models (add them to "models" in the settings).` {
+		t.Error("NoModel")
+	}
+	if got := ServersText([]Server{{"t", "ready", 3, ""}, {"u", "failed", 0, "exit\nstatus 1"}}); got != "MCP servers:\n- t: ready, 3 tools\n- u: failed (exit status 1)" {
+		t.Errorf("ServersText %q", got)
+	}
+	if got := RewindText(Rewind{Prompt: "fix it", Restored: []string{"a"}, Skipped: []string{"b (changed since)"}, Safety: "s1"}); got != "Rewound to before the prompt \"fix it\": the conversation goes on from there; 1 file restored.\n- restored a\n- left as it is: b (changed since)\nFiles left as they are can be restored with session/rewind and force.\nTo undo this rewind, rewind to checkpoint s1." {
+		t.Errorf("RewindText %q", got)
+	}
+}

@@ -136,60 +136,22 @@ func (s *Session) compactCommand(ctx context.Context, focus string) (string, boo
 }
 
 // planCommand shows the plan (Plan: the last todo_write of the transcript that succeeded).
-func (s *Session) planCommand() string {
-	entries, ok := s.Plan()
-	if !ok {
-		return "No plan yet."
-	}
-	if len(entries) == 0 {
-		return "The plan is empty."
-	}
-	var b strings.Builder
-	b.WriteString("Plan:")
-	for _, t := range entries {
-		mark := "[ ]"
-		switch t.Status {
-		case "completed":
-			mark = "[x]"
-		case "in_progress":
-			mark = "[~]"
-		}
-		fmt.Fprintf(&b, "\n- %s %s", mark, t.Content)
-		if t.Priority == "high" || t.Priority == "low" {
-			fmt.Fprintf(&b, " (%s priority)", t.Priority)
-		}
-	}
-	return b.String()
-}
+func (s *Session) planCommand() string { return commands.PlanText(s.Plan()) }
 
 // modeCommand shows the modes, or switches to the mode id.
 func (s *Session) modeCommand(id string) (string, bool) {
 	m := s.Modes()
-	if id == "" {
-		var b strings.Builder
-		fmt.Fprintf(&b, "Mode: %s. The modes (`/mode NAME` switches):\n", m.CurrentModeID)
-		for _, a := range m.AvailableModes {
-			current := ""
-			if a.ID == m.CurrentModeID {
-				current = " (current)"
-			}
-			fmt.Fprintf(&b, "- %s%s: %s\n", a.ID, current, a.Description)
-		}
-		return strings.TrimSuffix(b.String(), "\n"), false
+	modes := make([]commands.Mode, len(m.AvailableModes))
+	for i, a := range m.AvailableModes {
+		modes[i] = commands.Mode{ID: a.ID, Description: a.Description}
 	}
-	if err := s.SetMode(id); err != nil {
-		ids := make([]string, len(m.AvailableModes))
-		for i, a := range m.AvailableModes {
-			ids[i] = a.ID
-		}
-		return fmt.Sprintf("No mode %q: the session is offered %s.", id, strings.Join(ids, ", ")), true
+	switch {
+	case id == "":
+		return commands.ModesText(m.CurrentModeID, modes), false
+	case s.SetMode(id) != nil:
+		return commands.NoMode(id, modes), true
 	}
-	for _, a := range m.AvailableModes {
-		if a.ID == id {
-			return fmt.Sprintf("Mode: %s. %s", id, a.Description), false
-		}
-	}
-	return "Mode: " + id + ".", false
+	return commands.ModeSwitched(id, modes), false
 }
 
 // modelCommand shows the models, or switches to PROVIDER/ID, one of them.
@@ -198,70 +160,33 @@ func (s *Session) modelCommand(arg string) (string, bool) {
 	if err != nil {
 		return "The models cannot be listed: " + err.Error(), true
 	}
-	value := func(m ModelInfo) string { return m.Provider + "/" + m.ID }
-	if arg == "" {
-		var b strings.Builder
-		if list.Current != nil {
-			fmt.Fprintf(&b, "Model: %s.", value(*list.Current))
-		} else {
-			b.WriteString("The session has no model.")
-		}
-		if len(list.Models) == 0 {
-			b.WriteString(` No other model is listed: add them to "models" in the settings.`)
-			return b.String(), false
-		}
-		b.WriteString(" The models (`/model PROVIDER/ID` switches):")
-		for _, m := range list.Models {
-			fmt.Fprintf(&b, "\n- %s", value(m))
-			if m.Name != "" {
-				fmt.Fprintf(&b, " (%s)", m.Name)
-			}
-			if list.Current != nil && value(m) == value(*list.Current) {
-				b.WriteString(", current")
-			}
-		}
-		return b.String(), false
+	models := make([]commands.Model, len(list.Models))
+	for i, m := range list.Models {
+		models[i] = commands.Model(m)
 	}
-	known := make([]string, 0, len(list.Models))
-	for _, m := range list.Models {
-		known = append(known, value(m))
-		if value(m) != arg {
+	if arg == "" {
+		return commands.ModelsText((*commands.Model)(list.Current), models), false
+	}
+	for _, m := range models {
+		if m.Value() != arg {
 			continue
 		}
 		raw, _ := json.Marshal(map[string]string{"provider": m.Provider, "id": m.ID})
 		if err := s.SetModel(raw); err != nil {
 			return fmt.Sprintf("The model stays as it was: %v", err), true
 		}
-		name := arg
-		if m.Name != "" {
-			name += " (" + m.Name + ")"
-		}
-		return "Model: " + name + ", from the next model call on.", false
+		return commands.ModelSwitched(m), false
 	}
-	if len(known) == 0 {
-		return fmt.Sprintf(`No model %q: the settings list no models (add them to "models" in the settings).`, arg), true
-	}
-	return fmt.Sprintf("No model %q among the settings' models: %s.", arg, strings.Join(known, ", ")), true
+	return commands.NoModel(arg, models), true
 }
 
 // mcpCommand shows the session's MCP servers and their status.
 func (s *Session) mcpCommand() string {
-	servers := s.MCPServers()
-	if len(servers) == 0 {
-		return "The session has no MCP servers."
+	var servers []commands.Server
+	for _, srv := range s.MCPServers() {
+		servers = append(servers, commands.Server(srv))
 	}
-	var b strings.Builder
-	b.WriteString("MCP servers:")
-	for _, srv := range servers {
-		fmt.Fprintf(&b, "\n- %s: %s", srv.Name, srv.Status)
-		if srv.Status == "ready" {
-			fmt.Fprintf(&b, ", %d tools", srv.Tools)
-		}
-		if srv.Error != "" {
-			fmt.Fprintf(&b, " (%s)", oneLine(srv.Error))
-		}
-	}
-	return b.String()
+	return commands.ServersText(servers)
 }
 
 // rewindCommand takes files and conversation back to before the previous prompt: a rewind
@@ -297,41 +222,13 @@ func (s *Session) rewindCommand(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "The rewind failed: " + err.Error(), true
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Rewound to before the prompt %q: the conversation goes on from there", oneLine(prompt))
-	switch n := len(res.Restored) + len(res.Removed); n {
-	case 0:
-		b.WriteString("; no file needed restoring.")
-	case 1:
-		b.WriteString("; 1 file restored.")
-	default:
-		fmt.Fprintf(&b, "; %d files restored.", n)
-	}
-	for _, p := range res.Removed {
-		fmt.Fprintf(&b, "\n- removed %s", p)
-	}
-	for _, p := range res.Restored {
-		fmt.Fprintf(&b, "\n- restored %s", p)
-	}
+	r := commands.Rewind{Prompt: prompt, Restored: res.Restored, Removed: res.Removed, Safety: res.SafetyCheckpointID}
 	for _, sk := range res.Skipped {
-		fmt.Fprintf(&b, "\n- left as it is: %s (%s)", sk.Path, sk.Reason)
+		r.Skipped = append(r.Skipped, sk.Path+" ("+sk.Reason+")")
 	}
-	if len(res.Skipped) > 0 {
-		b.WriteString("\nFiles left as they are can be restored with session/rewind and force.")
-	}
-	fmt.Fprintf(&b, "\nTo undo this rewind, rewind to checkpoint %s.", res.SafetyCheckpointID)
-	return b.String(), false
+	return commands.RewindText(r), false
 }
 
 // SameCommands reports whether two command lists are the same (names, descriptions,
 // inputs), for a face that tells its client when the list changed.
 func SameCommands(a, b []CommandInfo) bool { return commands.Same(a, b) }
-
-// oneLine is a text on one line, cut to 300 bytes.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
