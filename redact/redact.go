@@ -354,3 +354,46 @@ func (r *Redactor) Hook() toolexec.AfterHook {
 		return &toolexec.Override{Content: out}, nil
 	}
 }
+
+// Progress returns a call's progress content with secrets redacted, as a result's would be,
+// and with a text's unfinished last word held back: progress comes in pieces, and the start
+// of a secret (a token cut mid-way) matches no pattern yet. The final result carries it
+// whole, and redacted. content is not modified; it is returned as it is when nothing
+// changes.
+//
+// Contract: safe for concurrent use.
+func (r *Redactor) Progress(content []llm.Content) []llm.Content {
+	var out []llm.Content
+	for i, c := range content {
+		if c.Type != llm.ContentText {
+			continue
+		}
+		t, changed := r.Redact(c.Text)
+		if cut := unfinishedWord(t); cut < len(t) {
+			t, changed = t[:cut]+"…", true
+		}
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]llm.Content(nil), content...)
+		}
+		out[i].Text = t
+	}
+	if out == nil {
+		return content
+	}
+	return out
+}
+
+// unfinishedWord returns where a text's last word starts when the text does not end in white
+// space (that word may be the start of a secret), else len(t).
+func unfinishedWord(t string) int {
+	i := len(t)
+	for i > 0 && !isSpace(t[i-1]) {
+		i--
+	}
+	return i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }

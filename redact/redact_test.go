@@ -198,6 +198,22 @@ func TestRedactHook(t *testing.T) {
 	}
 }
 
+// Progress is redacted as a result is, with a text's last word held back until its end comes
+// (it may be the start of a secret); content that needs nothing is returned as it is.
+func TestRedactProgress(t *testing.T) {
+	r := redact.NewRedactor(nil)
+	img := llm.Content{Type: llm.ContentImage, Data: "x", MimeType: "image/png"}
+	in := []llm.Content{llm.Text("token " + ghp + " and ghp_partial"), img}
+	out := r.Progress(in)
+	if len(out) != 2 || out[0].Text != "token [REDACTED:github-token] and …" || out[1].Data != img.Data || in[0].Text != "token "+ghp+" and ghp_partial" {
+		t.Errorf("progress %+v (input %+v)", out, in)
+	}
+	clean := []llm.Content{llm.Text("all done\n")}
+	if got := r.Progress(clean); &got[0] != &clean[0] {
+		t.Error("clean progress was copied")
+	}
+}
+
 // A known secret (pid's API key in its environment) is redacted in tool output in its
 // encodings too: `echo $OPENAI_API_KEY | base64` and `xxd -p` passed it on (issue 19).
 func TestRedactKnownSecretEncodings(t *testing.T) {

@@ -60,51 +60,23 @@ func ToolCallID(ctx context.Context) string {
 	return id
 }
 
-// mcpServers returns the servers a session names: the user settings', its workspace
-// root's (only when that root is trusted: else listed as untrusted), then its own config's,
-// later ones replacing earlier ones of the same name.
+// mcpServers returns the servers a session in cwd names (see mcp.Configs): the user
+// settings', its trusted workspace folder's, then its own (own). A settings file's error is
+// reported; the session's own is ErrInvalid.
 func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.ServerConfig, []string, error) {
-	out := map[string]mcp.ServerConfig{}
-	var untrusted []string
-	add := func(raw json.RawMessage, where string) error {
-		if len(raw) == 0 || string(raw) == "null" {
-			return nil
-		}
-		servers, err := mcp.ParseServers(raw)
-		if err != nil {
-			return fmt.Errorf("%s: %v", where, err)
-		}
-		for name, c := range servers {
-			if c.Cwd == "" && !c.IsHTTP() {
-				c.Cwd = cwd
-			}
-			out[name] = c
-		}
-		return nil
-	}
+	var user, ws json.RawMessage
+	trusted := false
 	if h.loader != nil {
-		user, ws, trusted := h.loader.MCPServers(cwd)
-		if err := add(user, "user settings"); err != nil {
-			h.opts.Report("settings: "+err.Error(), true)
-		}
-		if trusted {
-			if err := add(ws, "workspace settings"); err != nil {
-				h.opts.Report("settings: "+err.Error(), true)
-			}
-		} else if servers, err := mcp.ParseServers(ws); err == nil {
-			for name := range servers {
-				untrusted = append(untrusted, name)
-			}
-			sort.Strings(untrusted)
-		}
+		user, ws, trusted = h.loader.MCPServers(cwd)
 	}
-	if err := add(own, "mcpServers"); err != nil {
+	servers, untrusted, errs, err := mcp.Configs(cwd, user, ws, trusted, own)
+	for _, e := range errs {
+		h.opts.Report("settings: "+e.Error(), true)
+	}
+	if err != nil {
 		return nil, nil, invalid("%v", err)
 	}
-	// A name the untrusted workspace shares with the user's settings or the session's own
-	// servers is theirs: that one runs, and the name is not listed as untrusted.
-	untrusted = slices.DeleteFunc(untrusted, func(n string) bool { _, own := out[n]; return own })
-	return out, untrusted, nil
+	return servers, untrusted, nil
 }
 
 // hasDeferred reports whether any of servers has deferred tools (found with tool_search).

@@ -8,10 +8,10 @@ package session
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 )
@@ -39,54 +39,11 @@ func headerOf(id, cwd string, cfg Config, tools []string) store.Header {
 	if cfg.ScriptedTools != nil {
 		h.ScriptedTools, _ = json.Marshal(cfg.ScriptedTools)
 	}
-	h.MCPServers = savedServers(cfg.MCPServers)
+	h.MCPServers = mcp.WithoutSecrets(cfg.MCPServers)
 	if len(cfg.Hooks) > 0 && string(cfg.Hooks) != "null" {
 		h.Hooks = cfg.Hooks
 	}
 	return h
-}
-
-// savedServers is the session's own mcpServers as its file keeps them: without the literal
-// values of env and headers, which are where tokens go. An env value becomes a reference to
-// pid's environment variable of the same name (${NAME}); a header with a literal value is
-// left out. Values that are references already (${VAR}) are kept. A session loaded without
-// mcpServers of its own (Options.MCPServers) runs its servers so.
-func savedServers(raw json.RawMessage) json.RawMessage {
-	var servers map[string]map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &servers) != nil || servers == nil {
-		return raw
-	}
-	for _, srv := range servers {
-		for _, field := range []string{"env", "headers"} {
-			var values map[string]string
-			if json.Unmarshal(srv[field], &values) != nil || values == nil {
-				continue
-			}
-			kept := map[string]string{}
-			for k, v := range values {
-				switch {
-				case isReference(v):
-					kept[k] = v
-				case field == "env":
-					kept[k] = "${" + k + "}"
-				}
-			}
-			srv[field], _ = json.Marshal(kept)
-		}
-	}
-	out, err := json.Marshal(servers)
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
-// isReference reports whether v is one ${VAR} or ${VAR:-default} reference and nothing else.
-func isReference(v string) bool {
-	if !strings.HasPrefix(v, "${") || !strings.HasSuffix(v, "}") {
-		return false
-	}
-	return !strings.Contains(v[2:len(v)-1], "}") && !strings.Contains(v[2:len(v)-1], "${")
 }
 
 // configOf is the Config a saved header describes.

@@ -22,7 +22,6 @@ import (
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
-	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/scripted"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
@@ -656,7 +655,7 @@ func (s *Session) sink(save bool) event.Sink {
 		switch e := ev.(type) {
 		case event.ToolUpdate:
 			if s.host.redactor != nil {
-				e.Partial.Content = redactPartial(s.host.redactor, e.Partial.Content)
+				e.Partial.Content = s.host.redactor.Progress(e.Partial.Content)
 				ev = e
 			}
 		case event.ToolEnd:
@@ -683,43 +682,3 @@ func (s *Session) sink(save bool) event.Sink {
 		}
 	})
 }
-
-// redactPartial returns progress content with secrets redacted, as a result's would be, and
-// with a text's unfinished last word held back: progress comes in pieces, and the start of a
-// secret (a token cut mid-way) matches no pattern yet. The final result carries it whole, and
-// redacted. content is not modified.
-func redactPartial(r *redact.Redactor, content []llm.Content) []llm.Content {
-	var out []llm.Content
-	for i, c := range content {
-		if c.Type != llm.ContentText {
-			continue
-		}
-		t, changed := r.Redact(c.Text)
-		if cut := unfinishedWord(t); cut < len(t) {
-			t, changed = t[:cut]+"…", true
-		}
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = append([]llm.Content(nil), content...)
-		}
-		out[i].Text = t
-	}
-	if out == nil {
-		return content
-	}
-	return out
-}
-
-// unfinishedWord returns where a text's last word starts when the text does not end in white
-// space (that word may be the start of a secret), else len(t).
-func unfinishedWord(t string) int {
-	i := len(t)
-	for i > 0 && !isSpace(t[i-1]) {
-		i--
-	}
-	return i
-}
-
-func isSpace(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }

@@ -256,10 +256,10 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 				cancel()
 			}
 		case event.ToolStart:
-			step = e.ToolName + " " + argSummary(e.Args)
+			step = e.ToolName + " " + title.Args(e.Args)
 		case event.ToolEnd:
 			det.ToolCalls++
-			step = e.ToolName + " -> " + resultSummary(e.Result.Content, e.IsError)
+			step = e.ToolName + " -> " + title.Result(e.Result.Content, e.IsError)
 		case event.MessageEnd:
 			if m := e.Message; m != nil && m.Role == llm.RoleAssistant {
 				if m.Usage != nil {
@@ -271,7 +271,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 				}
 				if t := strings.TrimSpace(m.Text()); t != "" {
 					last = t
-					step = "says: " + firstLine(t)
+					step = "says: " + title.First(t)
 				}
 			}
 		}
@@ -338,59 +338,6 @@ type loopResult struct{ stop, msg string }
 type taskFailure string
 
 func (f taskFailure) Error() string { return string(f) }
-
-// argSummary returns a call's arguments as a short line: its first string argument, quoted.
-func argSummary(args json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "pattern", "path", "query", "description"} {
-		if v, ok := m[k].(string); ok {
-			return fmt.Sprintf("%q", clipText(firstLine(v), 80))
-		}
-	}
-	return ""
-}
-
-// resultSummary returns a result's first line, or "error: ..." for an error result.
-func resultSummary(content []llm.Content, isError bool) string {
-	text := ""
-	lines := 0
-	for _, c := range content {
-		if c.Type == llm.ContentText {
-			text += c.Text
-		}
-	}
-	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
-		if l != "" {
-			lines++
-		}
-	}
-	s := clipText(firstLine(text), 80)
-	if isError {
-		return "error: " + s
-	}
-	if lines > 1 {
-		return fmt.Sprintf("%d lines", lines)
-	}
-	return s
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func clipText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
 
 // newChild makes the child session of a task call.
 func (s *Session) newChild(spec childSpec) (*Session, error) {

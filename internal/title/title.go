@@ -5,9 +5,13 @@
 package title
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pid-agent/pid/llm"
 )
 
 // Line returns the first line of s, trimmed, cut to max runes; an ellipsis marks what was
@@ -39,6 +43,63 @@ func Code(s string) string {
 func Or(s, def string) string {
 	if s == "" {
 		return def
+	}
+	return s
+}
+
+// First returns the first line of s, trimmed. Pure.
+func First(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// clip cuts s to n runes, with an ellipsis when it was longer.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// Args returns a call's arguments as a short line: its first string argument of command,
+// pattern, path, query and description, quoted, cut to 80 characters ("" for none). Pure.
+func Args(args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "pattern", "path", "query", "description"} {
+		if v, ok := m[k].(string); ok {
+			return fmt.Sprintf("%q", clip(First(v), 80))
+		}
+	}
+	return ""
+}
+
+// Result returns a result as a short line: "N lines" for a text of several lines, else its
+// line cut to 80 characters, or "error: " and its first line for an error result. Pure.
+func Result(content []llm.Content, isError bool) string {
+	text := ""
+	lines := 0
+	for _, c := range content {
+		if c.Type == llm.ContentText {
+			text += c.Text
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if l != "" {
+			lines++
+		}
+	}
+	s := clip(First(text), 80)
+	if isError {
+		return "error: " + s
+	}
+	if lines > 1 {
+		return fmt.Sprintf("%d lines", lines)
 	}
 	return s
 }

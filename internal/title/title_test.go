@@ -1,6 +1,11 @@
 package title
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/pid-agent/pid/llm"
+)
 
 func TestLine(t *testing.T) {
 	for _, tc := range []struct {
@@ -30,5 +35,22 @@ func TestCode(t *testing.T) {
 	}
 	if Or("", "a file") != "a file" || Or("x", "a file") != "x" {
 		t.Error("Or")
+	}
+}
+
+// A subagent's steps: a call by its first telling argument, a result by its size or its
+// error.
+func TestArgsAndResult(t *testing.T) {
+	if got := Args(json.RawMessage(`{"offset":3,"path":"a.go\nmore"}`)); got != `"a.go"` {
+		t.Errorf("Args = %s", got)
+	}
+	if Args(json.RawMessage(`{"n":1}`)) != "" || Args(json.RawMessage(`x`)) != "" {
+		t.Error("Args without a string argument")
+	}
+	if got := Result([]llm.Content{llm.Text("one\ntwo\n")}, false); got != "2 lines" {
+		t.Errorf("Result = %q", got)
+	}
+	if got := Result([]llm.Content{llm.Text("no such file\nat line 2")}, true); got != "error: no such file" {
+		t.Errorf("error Result = %q", got)
 	}
 }
