@@ -178,7 +178,7 @@ func (s *Session) compactNow(ctx context.Context, transcript []llm.Message, reas
 	} else if last, n := s.lastCompaction(); n > 0 {
 		// What the model now sees: the summary, and what was kept word for word (plan.go).
 		msg, kept := s.summaryFor(last, transcript)
-		end.Summary, end.Kept = summaryText(msg), &kept
+		end.Summary, end.Kept = compact.Readable(msg), &kept
 	}
 	s.face.Emit(s, end)
 	if err == nil || usage != nil {
