@@ -10,6 +10,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -164,203 +165,58 @@ func (s *Session) auditHook(h hooks.Hook, callID, tool, decision, reason string)
 	}
 }
 
-// preToolUse is the session's toolexec.ScreenHook: the PreToolUse hooks matching the call,
-// in order. A deny (or exit 2) blocks the call at once; updatedInput replaces the arguments
-// the next hooks and the tool see; of the other decisions "ask" wins over "allow".
+// hookRunner is the session's hooks as package hooks runs them: the hooks of now, the
+// session's input, failures told and audited, decisions audited.
+func (s *Session) hookRunner() hooks.Runner {
+	return hooks.Runner{Hooks: s.hookSet, Input: s.hookInput, Run: s.runHook, Audit: s.auditHook}
+}
+
+// preToolUse is the session's toolexec.ScreenHook: the PreToolUse hooks (hooks.Runner).
 func (s *Session) preToolUse(ctx context.Context, in toolexec.ScreenInput) (*toolexec.Screening, error) {
-	list := s.hookSet().For(hooks.PreToolUse, in.Call.Name)
-	if len(list) == 0 {
-		return nil, nil
-	}
-	args := in.Args
-	var out toolexec.Screening
-	for _, h := range list {
-		hin := s.hookInput(hooks.PreToolUse)
-		hin.ToolName, hin.ToolInput, hin.ToolUseID = in.Call.Name, args, in.Call.ID
-		r := s.runHook(ctx, h, hin, in.Call.ID)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if r.Blocked() {
-			s.auditHook(h, in.Call.ID, in.Call.Name, "deny", r.Reason())
-			return &toolexec.Screening{Block: &toolexec.Block{Reason: fmt.Sprintf("The PreToolUse hook %q blocked this call: %s", h.Command, r.Reason())}}, nil
-		}
-		o, ok := r.Output()
-		if !ok {
-			continue
-		}
-		decision, reason := o.Specific.PermissionDecision, o.Specific.PermissionDecisionReason
-		switch o.Decision { // the older shape: {"decision": "approve" | "block", "reason"}
-		case "block":
-			decision, reason = "deny", o.Reason
-		case "approve":
-			if decision == "" {
-				decision = "allow"
-			}
-		}
-		if len(o.Specific.UpdatedInput) > 0 && string(o.Specific.UpdatedInput) != "null" {
-			args = o.Specific.UpdatedInput
-			out.Args = args
-			out.Source = fmt.Sprintf("The PreToolUse hook %q", h.Command)
-			s.auditHook(h, in.Call.ID, in.Call.Name, "updatedInput", "")
-		}
-		switch decision {
-		case "deny":
-			if reason == "" {
-				reason = "no reason given"
-			}
-			s.auditHook(h, in.Call.ID, in.Call.Name, "deny", reason)
-			return &toolexec.Screening{Block: &toolexec.Block{Reason: fmt.Sprintf("The PreToolUse hook %q denied this call: %s", h.Command, reason)}}, nil
-		case "ask":
-			out.Verdict = "ask"
-			s.auditHook(h, in.Call.ID, in.Call.Name, "ask", reason)
-		case "allow":
-			if out.Verdict == "" {
-				out.Verdict = "allow"
-			}
-			s.auditHook(h, in.Call.ID, in.Call.Name, "allow", reason)
-		}
-	}
-	if out.Args == nil && out.Verdict == "" {
-		return nil, nil
-	}
-	return &out, nil
+	return s.hookRunner().PreToolUse(ctx, in.Call, in.Args)
 }
 
-// postToolUseHook is the afterToolCall hook of the PostToolUse hooks matching the call: a
-// block turns the result into an error result with the reason appended; additionalContext
-// is appended to the result the model reads.
-func (s *Session) postToolUseHook() toolexec.AfterHook {
-	return func(ctx context.Context, in toolexec.AfterInput) (*toolexec.Override, error) {
-		list := s.hookSet().For(hooks.PostToolUse, in.Call.Name)
-		if len(list) == 0 {
-			return nil, nil
-		}
-		content := in.Result.Content
-		isError := in.IsError
-		changed := false
-		for _, h := range list {
-			hin := s.hookInput(hooks.PostToolUse)
-			hin.ToolName, hin.ToolInput, hin.ToolUseID = in.Call.Name, in.Call.Arguments, in.Call.ID
-			hin.ToolResponse = &hooks.ToolResponse{Content: content, Details: in.Result.Details, IsError: isError}
-			r := s.runHook(ctx, h, hin, in.Call.ID)
-			if ctx.Err() != nil {
-				break
-			}
-			var block, extra string
-			if r.Blocked() {
-				block = r.Reason()
-			} else if o, ok := r.Output(); ok {
-				if o.Decision == "block" {
-					block = o.Reason
-					if block == "" {
-						block = "no reason given"
-					}
-				}
-				extra = o.Specific.AdditionalContext
-			}
-			if block != "" {
-				s.auditHook(h, in.Call.ID, in.Call.Name, "block", block)
-				content = append(append([]llm.Content(nil), content...), llm.Text(fmt.Sprintf("The PostToolUse hook %q blocked this result: %s", h.Command, block)))
-				isError, changed = true, true
-			}
-			if extra != "" {
-				s.auditHook(h, in.Call.ID, in.Call.Name, "additionalContext", "")
-				content = append(append([]llm.Content(nil), content...), llm.Text(extra))
-				changed = true
-			}
-		}
-		if !changed {
-			return nil, nil
-		}
-		return &toolexec.Override{Content: content, IsError: &isError}, nil
-	}
-}
-
-// errHookBlocked is wrapped by the error of a prompt a UserPromptSubmit hook refused.
-var errHookBlocked = fmt.Errorf("%w: a UserPromptSubmit hook blocked this prompt", ErrFailed)
-
-// userPromptSubmit runs the UserPromptSubmit hooks for a prompt: a block (or exit 2)
-// refuses it; their context (additionalContext, or plain stdout) is added to the prompt's
-// last user message. It returns the prompts to run.
+// userPromptSubmit runs the UserPromptSubmit hooks for a prompt, after the SessionStart
+// hooks' context is in: a block refuses it (ErrFailed, saying which hook and why); their
+// context is added to the prompt's last user message. It returns the prompts to run.
 func (s *Session) userPromptSubmit(ctx context.Context, prompts []llm.Message) ([]llm.Message, error) {
 	var extra []string
 	if start := s.sessionStartContext(ctx); start != "" {
 		extra = append(extra, start)
 	}
-	for _, h := range s.hookSet().For(hooks.UserPromptSubmit, "") {
-		in := s.hookInput(hooks.UserPromptSubmit)
-		in.Prompt = prompt.TextOf(prompts)
-		r := s.runHook(ctx, h, in, "")
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if r.Blocked() {
-			s.auditHook(h, "", "", "block", r.Reason())
-			return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, r.Reason())
-		}
-		if o, ok := r.Output(); ok && o.Decision == "block" {
-			s.auditHook(h, "", "", "block", o.Reason)
-			return nil, fmt.Errorf("%w (%q): %s", errHookBlocked, h.Command, o.Reason)
-		}
-		if c := r.Context(); c != "" {
-			extra = append(extra, c)
-		}
+	out, err := s.hookRunner().UserPromptSubmit(ctx, prompts, prompt.TextOf(prompts), extra)
+	var pb *hooks.PromptBlocked
+	if errors.As(err, &pb) {
+		return nil, fmt.Errorf("%w: %v", ErrFailed, err)
 	}
-	if len(extra) == 0 || len(prompts) == 0 {
-		return prompts, nil
-	}
-	out := append([]llm.Message(nil), prompts...)
-	last := &out[len(out)-1]
-	last.Content = append(append([]llm.Content(nil), last.Content...), llm.Text(strings.Join(extra, "\n\n")))
-	return out, nil
+	return out, err
 }
 
 // beforeStop is the loop's BeforeStop: the Stop hooks, which may keep the run going with
 // their reason as a new user message, at most maxStopBlocks times in a row per prompt.
-func (s *Session) beforeStop(ctx context.Context, last *llm.Message) []llm.Message {
-	list := s.hookSet().For(hooks.Stop, "")
-	if len(list) == 0 || s.hooks.stops >= maxStopBlocks {
+func (s *Session) beforeStop(ctx context.Context, _ *llm.Message) []llm.Message {
+	if s.hooks.stops >= maxStopBlocks || !s.hookSet().Has(hooks.Stop) {
 		return nil
 	}
-	for _, h := range list {
-		in := s.hookInput(hooks.Stop)
-		in.StopHookActive = s.hooks.stops > 0
-		r := s.runHook(ctx, h, in, "")
-		if ctx.Err() != nil {
-			return nil
-		}
-		reason := ""
-		if r.Blocked() {
-			reason = r.Reason()
-		} else if o, ok := r.Output(); ok {
-			if o.Decision == "block" {
-				reason = o.Reason
-				if reason == "" {
-					reason = "Keep going: the Stop hook asked for more."
-				}
-			}
-		}
-		if reason != "" {
-			s.hooks.stops++
-			s.auditHook(h, "", "", "block", reason)
-			return []llm.Message{llm.NewUser(reason)}
-		}
+	reason := s.hookRunner().Stop(ctx, s.hooks.stops > 0)
+	if reason == "" {
+		return nil
 	}
-	return nil
+	s.hooks.stops++
+	return []llm.Message{llm.NewUser(reason)}
 }
 
 // startSessionHooks runs the SessionStart hooks in the background (source: "startup",
 // "load" or "resume"); what they print is added to the next prompt. The run belongs to the
 // session: stopSessionHooks, when it closes, kills the hooks still running and waits.
 func (s *Session) startSessionHooks(source string) {
-	list := s.hookSet().For(hooks.SessionStart, "")
+	has := s.hookSet().Has(hooks.SessionStart)
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.hooks.mu.Lock()
 	defer s.hooks.mu.Unlock()
 	s.hooks.started = done
-	if len(list) == 0 || s.hooks.stopped {
+	if !has || s.hooks.stopped {
 		cancel()
 		close(done)
 		return
@@ -370,17 +226,9 @@ func (s *Session) startSessionHooks(source string) {
 	go func() {
 		defer s.hooks.startRun.Done()
 		defer close(done)
-		var out []string
-		for _, h := range list {
-			in := s.hookInput(hooks.SessionStart)
-			in.Source = source
-			r := s.runHook(ctx, h, in, "")
-			if ctx.Err() != nil {
-				return
-			}
-			if c := r.Context(); c != "" {
-				out = append(out, c)
-			}
+		out := s.hookRunner().SessionStart(ctx, source)
+		if ctx.Err() != nil {
+			return
 		}
 		s.hooks.mu.Lock()
 		s.hooks.startContext = append(s.hooks.startContext, out...)
@@ -422,21 +270,6 @@ func (s *Session) sessionStartContext(ctx context.Context) string {
 	return out
 }
 
-// preCompact runs the PreCompact hooks before a compaction (trigger "manual" or "auto"); it
-// returns the reason when one blocks (exit 2), which cancels an automatic compaction.
-func (s *Session) preCompact(ctx context.Context, trigger string) string {
-	for _, h := range s.hookSet().For(hooks.PreCompact, "") {
-		in := s.hookInput(hooks.PreCompact)
-		in.Trigger = trigger
-		r := s.runHook(ctx, h, in, "")
-		if r.Blocked() {
-			s.auditHook(h, "", "", "block", r.Reason())
-			return fmt.Sprintf("the PreCompact hook %q blocked it: %s", h.Command, r.Reason())
-		}
-	}
-	return ""
-}
-
 // preCompactHooks runs the PreCompact hooks before a compaction made for reason; it returns
 // why an automatic one is cancelled ("" to go on; a manual one always goes on).
 func (s *Session) preCompactHooks(ctx context.Context, reason string) string {
@@ -447,7 +280,7 @@ func (s *Session) preCompactHooks(ctx context.Context, reason string) string {
 	if reason == ReasonManual {
 		trigger = "manual"
 	}
-	why := s.preCompact(ctx, trigger)
+	why := s.hookRunner().PreCompact(ctx, trigger)
 	if trigger == "manual" {
 		return ""
 	}

@@ -345,7 +345,7 @@ func (s *Session) afterHook(face func(context.Context, *Session, AfterInput) (*O
 		hooks = append(hooks, h.redactor.Hook())
 	}
 	// The person's PostToolUse hooks see the redacted result (hooks.go).
-	hooks = append(hooks, s.postToolUseHook())
+	hooks = append(hooks, s.hookRunner().PostToolUse)
 	if h.audit != nil {
 		hooks = append(hooks, h.audit.Hook(audit.Options{
 			Session: s.id, Started: s.starts.Started, Later: s.starts.Later, Redactor: h.redactor, Decision: s.decisionOf,
