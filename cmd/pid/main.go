@@ -110,7 +110,7 @@ func run(args []string) int {
 	go windDownOnSignal(log, sigs, cancel, in, served, stuckCode)
 	if os.Getenv("PID_STATS") != "" {
 		usr1 := make(chan os.Signal, 1)
-		signal.Notify(usr1, syscall.SIGUSR1)
+		signal.Notify(usr1, statsSignal)
 		go statsOnSignal(usr1, served)
 	}
 	var code int
