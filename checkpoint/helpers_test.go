@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -222,7 +221,7 @@ func asNobody(t *testing.T, name string) bool {
 		t.Fatal(err)
 	}
 	cmd.Env = append(os.Environ(), childEnv+"="+dir, "TMPDIR="+tmp, "HOME="+tmp)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = nobodyAttr()
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
 		t.Fatalf("%s, run as nobody: %v\n%s", name, err, out)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -312,10 +311,8 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 	if exists && fi.Mode()&fs.ModeSymlink != 0 && t.before.Kind != "link" && !s.leftLink(t.path, root, rel) {
 		return "it is now a symbolic link", false, nil
 	}
-	if exists && fi.Mode().IsRegular() {
-		if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
-			return "it is now a hard link (the other names would change too)", false, nil
-		}
+	if exists && fi.Mode().IsRegular() && hardLinked(fi) {
+		return "it is now a hard link (the other names would change too)", false, nil
 	}
 	now := Absent
 	if exists {

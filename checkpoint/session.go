@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -383,7 +384,10 @@ func (s *Session) stateKept(root *os.Root, rel string, fi fs.FileInfo, limit int
 		st.NotKept = fmt.Sprintf("larger than %d MiB", limit>>20)
 		return st
 	}
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|safefile.NoFollow|syscall.O_NONBLOCK, 0)
+	if err == nil {
+		err = safefile.CheckNotLink(f, rel)
+	}
 	if err != nil {
 		st.NotKept = "unreadable: " + errText(err)
 		return st

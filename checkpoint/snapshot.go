@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"slices"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/pid-agent/pid/tools"
 )
@@ -152,10 +151,7 @@ func (s *Session) scanOne(f tools.ScanFile, old map[string]cached) (c cached, ok
 		return cached{}, false, false
 	}
 	c = cached{statPerm: uint32(mode.Perm()), statSize: fi.Size(), statMTime: fi.ModTime().UnixNano(), regularish: mode.IsRegular()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		c.dev, c.ino = uint64(sys.Dev), uint64(sys.Ino)
-		c.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
-	}
+	c.dev, c.ino, c.ctime = statIDs(fi)
 	c.st = s.stateOf(f.Dir, f.Name, fi, MaxFileBytes, true)
 	return c, true, false
 }

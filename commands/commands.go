@@ -24,6 +24,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
 )
 
@@ -203,9 +204,12 @@ var errNotFile = errors.New("not a regular file")
 func readFile(path string, noLinks bool) (string, error) {
 	flags := os.O_RDONLY | syscall.O_NONBLOCK
 	if noLinks {
-		flags |= syscall.O_NOFOLLOW
+		flags |= safefile.NoFollow
 	}
 	f, err := os.OpenFile(path, flags, 0)
+	if err == nil && noLinks {
+		err = safefile.CheckNotLink(f, path)
+	}
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return "", errors.New("a symbolic link (a workspace's commands must be files of its own)")

@@ -1,3 +1,5 @@
+//go:build unix
+
 package hooks
 
 // Tests of the settings' parsing and of running one hook: its input on stdin, exit codes 0

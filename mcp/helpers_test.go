@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -194,7 +193,7 @@ func httpServer(t *testing.T) (string, func()) {
 	}
 	cmd := exec.Command(exe, "-http")
 	cmd.Env = append(os.Environ(), serverEnv+"=1", "GORACE=atexit_sleep_ms=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = diesWithTest()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

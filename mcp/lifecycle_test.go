@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 
 func TestStartRunsInTheBackground(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+	if err := mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	log := newStatusLog()

@@ -1,3 +1,5 @@
+//go:build unix
+
 package permissions_test
 
 // A git command allowed by a rule must not run a program the repository's configuration

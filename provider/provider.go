@@ -3,7 +3,8 @@
 // llama.cpp's server, LM Studio, OpenRouter), OpenAI's Responses API, and Anthropic's
 // Messages API.
 //
-// The entry point is New, which reads the API key and defaults from the environment and
+// The entry point is New, which reads the API key and defaults from the environment (the
+// key, when the environment has none, from what pid login saved: package credentials) and
 // returns an llm.Provider from package openai or anthropic. What the providers share
 // (SSE reading, retries, error text, key redaction) is in internal/wire. docs/providers.md
 // describes the configuration for users.
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pid-agent/pid/credentials"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider/anthropic"
 	"github.com/pid-agent/pid/provider/internal/wire"
@@ -119,8 +121,9 @@ const (
 	MaxTimeoutMs            = 24 * 60 * 60 * 1000                                // a day
 )
 
-// New returns the provider cfg describes, reading its key from the environment. The
-// provider sends the key only to the base URL's origin (see docs/providers.md).
+// New returns the provider cfg describes, reading its key from the environment, else from
+// the keys pid login saved for the base URL's origin (package credentials). The provider
+// sends the key only to the base URL's origin (see docs/providers.md).
 //
 // It fails, with an error that names what to set, when Provider is empty or unknown, ID
 // is empty, the base URL is not an http(s) URL, a timeout is negative or above
@@ -158,12 +161,12 @@ func newOpenAI(cfg Config) (llm.Provider, error) {
 	}
 	base := firstNonEmpty(cfg.BaseURL, os.Getenv(EnvOpenAIBaseURL), openai.DefaultBaseURL)
 	keyEnv := firstNonEmpty(cfg.APIKeyEnv, EnvOpenAIKey)
-	key := strings.TrimSpace(os.Getenv(keyEnv))
+	key, from, fileErr := apiKey(OpenAI, keyEnv, base)
 	if key == "" && (cfg.APIKeyEnv != "" || isHost(base, "api.openai.com")) {
-		return nil, missingKey("OpenAI", keyEnv, cfg.APIKeyEnv != "")
+		return nil, missingKey("OpenAI", keyEnv, cfg.APIKeyEnv != "", fileErr)
 	}
 	return openai.New(openai.Options{
-		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
+		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: from, MaxTokens: cfg.MaxTokens,
 		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
 		ReasoningEffort: reasoningEffort(cfg.Thinking), API: cfg.API, PromptCacheKey: cfg.PromptCacheKey,
 	})
@@ -184,12 +187,12 @@ func newAnthropic(cfg Config) (llm.Provider, error) {
 	}
 	base := firstNonEmpty(cfg.BaseURL, os.Getenv(EnvAnthropicBaseURL), anthropic.DefaultBaseURL)
 	keyEnv := firstNonEmpty(cfg.APIKeyEnv, EnvAnthropicKey)
-	key := strings.TrimSpace(os.Getenv(keyEnv))
+	key, from, fileErr := apiKey(Anthropic, keyEnv, base)
 	if key == "" {
-		return nil, missingKey("Anthropic", keyEnv, cfg.APIKeyEnv != "")
+		return nil, missingKey("Anthropic", keyEnv, cfg.APIKeyEnv != "", fileErr)
 	}
 	return anthropic.New(anthropic.Options{
-		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, MaxTokens: cfg.MaxTokens,
+		Model: cfg.ID, BaseURL: base, APIKey: key, APIKeyEnv: from, MaxTokens: cfg.MaxTokens,
 		RequestTimeout: millis(cfg.RequestTimeoutMs), IdleTimeout: millis(cfg.IdleTimeoutMs),
 		ThinkingBudget: ThinkingBudget(cfg.Thinking),
 	})
@@ -206,11 +209,62 @@ func checkTimeout(setting string, ms, def int) error {
 // millis is ms milliseconds; 0 stays 0, which the providers read as their default.
 func millis(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-func missingKey(api, env string, named bool) error {
-	if named {
-		return fmt.Errorf("no %s API key: %s (named by model.apiKeyEnv) is empty or unset", api, env)
+// KeySource returns where New would take cfg's API key from: the environment variable's
+// name, pid login's credentials entry (`pid login's credentials file ("anthropic")`), or ""
+// when the server needs none (an OpenAI-compatible server at another base URL, without
+// apiKeyEnv). It fails as New does when the key is missing. It never returns the key.
+// Safe for concurrent use; it reads the environment and the credentials file.
+func KeySource(cfg Config) (string, error) {
+	switch cfg.Provider {
+	case OpenAI:
+		base := firstNonEmpty(cfg.BaseURL, os.Getenv(EnvOpenAIBaseURL), openai.DefaultBaseURL)
+		keyEnv := firstNonEmpty(cfg.APIKeyEnv, EnvOpenAIKey)
+		key, from, fileErr := apiKey(OpenAI, keyEnv, base)
+		if key != "" {
+			return from, nil
+		}
+		if cfg.APIKeyEnv != "" || isHost(base, "api.openai.com") {
+			return "", missingKey("OpenAI", keyEnv, cfg.APIKeyEnv != "", fileErr)
+		}
+		return "", nil
+	case Anthropic:
+		base := firstNonEmpty(cfg.BaseURL, os.Getenv(EnvAnthropicBaseURL), anthropic.DefaultBaseURL)
+		keyEnv := firstNonEmpty(cfg.APIKeyEnv, EnvAnthropicKey)
+		key, from, fileErr := apiKey(Anthropic, keyEnv, base)
+		if key == "" {
+			return "", missingKey("Anthropic", keyEnv, cfg.APIKeyEnv != "", fileErr)
+		}
+		return from, nil
 	}
-	return fmt.Errorf("no %s API key: set %s, or name the variable that holds the key in model.apiKeyEnv", api, env)
+	return "", fmt.Errorf(`unknown model provider %q: model.provider must be "openai" or "anthropic"`, cfg.Provider)
+}
+
+// apiKey returns the key for provider at base: the environment variable keyEnv's value
+// when set, else the key pid login saved for base's origin (package credentials), else "".
+// from says where the key came from, for error text: keyEnv, or the credentials entry.
+// fileErr is why the credentials file could not be used, when it could not.
+func apiKey(provider, keyEnv, base string) (key, from string, fileErr error) {
+	if key = strings.TrimSpace(os.Getenv(keyEnv)); key != "" {
+		return key, keyEnv, nil
+	}
+	key, name, fileErr := credentials.Lookup(provider, base)
+	if key = strings.TrimSpace(key); key != "" {
+		return key, fmt.Sprintf("pid login's credentials file (%q)", name), nil
+	}
+	return "", keyEnv, fileErr
+}
+
+func missingKey(api, env string, named bool, fileErr error) error {
+	var err error
+	if named {
+		err = fmt.Errorf("no %s API key: %s (named by model.apiKeyEnv) is empty or unset, and pid login saved none for this server", api, env)
+	} else {
+		err = fmt.Errorf("no %s API key: set %s, run pid login, or name the variable that holds the key in model.apiKeyEnv", api, env)
+	}
+	if fileErr != nil {
+		err = fmt.Errorf("%w (pid login's credentials file was not read: %v)", err, fileErr)
+	}
+	return err
 }
 
 func isHost(base, host string) bool {

@@ -23,11 +23,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const key = "sk-factory-Vq3Rt8Yp1Xm6Kw2Zn9"
 
-// clearEnv unsets every variable New reads, for the length of the test.
+// clearEnv unsets every variable New reads, for the length of the test, and gives it a
+// config folder of its own (no credentials file).
 func clearEnv(t *testing.T) {
 	for _, v := range []string{provider.EnvOpenAIKey, provider.EnvOpenAIBaseURL, provider.EnvAnthropicKey, provider.EnvAnthropicBaseURL, "PID_TEST_KEY"} {
 		t.Setenv(v, "")
 	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 }
 
 func TestNewErrors(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package redact removes secrets from what tools return before the model, the editor or the
 // session file sees it: the built-in secret patterns, the user's own patterns, and the
-// known secrets of pid's environment in their common encodings (package internal/secret).
+// known secrets of pid's environment and the keys pid login saved (package credentials) in
+// their common encodings (package internal/secret).
 // NewRedactor is the entry point; Redactor.Hook is the redaction as an afterToolCall hook
 // (R11), which the daemon chains after the editor's own (toolexec.ChainAfter).
 // docs/permissions.md describes the pattern list for users.
@@ -100,11 +101,14 @@ func keepAssignment(key, value string, quoted bool, next byte) bool {
 }
 
 // Redactor replaces secrets in text with [REDACTED:NAME]: the known secrets (WithKnown,
-// [REDACTED:env NAME]) in any of their forms, then the built-in patterns, then the extra
-// patterns from settings ([REDACTED:custom]).
+// [REDACTED:env NAME]) and the keys pid login saved (WithSaved, [REDACTED:credentials
+// NAME]) in any of their forms, then the built-in patterns, then the extra patterns from
+// settings ([REDACTED:custom]).
 type Redactor struct {
 	extra func() []*regexp.Regexp
 	known []knownSecret
+	// saved, when set, returns the keys pid login saved (WithSaved).
+	saved func() map[string]*secret.Secret
 }
 
 // knownSecret is a secret pid holds, and the name of the variable it came from.
@@ -166,6 +170,21 @@ func (r *Redactor) WithKnown(secrets map[string]string) *Redactor {
 	return out
 }
 
+// WithSaved returns a Redactor like r that also replaces the keys saved returns, asked on
+// every use, as [REDACTED:credentials NAME], in the same forms as WithKnown's secrets,
+// after them (the daemon passes credentials.Secrets: pid login may save a key while pid
+// runs, and a provider uses it from the next session on). saved must be safe for
+// concurrent use and must not block; it should return the same prepared secrets while the
+// keys do not change. r is not changed. Pure: safe for concurrent use.
+func (r *Redactor) WithSaved(saved func() map[string]*secret.Secret) *Redactor {
+	out := &Redactor{}
+	if r != nil {
+		*out = *r
+	}
+	out.saved = saved
+	return out
+}
+
 // NewRedactor returns a Redactor that also applies the patterns extra returns, asked on every
 // use (the daemon passes settings.Loader.RedactPatterns so settings reloads take effect).
 // extra may be nil; it must be safe for concurrent use and must not block. The Redactor is
@@ -190,6 +209,19 @@ func (r *Redactor) Redact(s string) (string, bool) {
 		for _, k := range r.known {
 			if t := k.s.Replace(s, "[REDACTED:env "+k.name+"]"); t != s {
 				s, changed = t, true
+			}
+		}
+		if r.saved != nil {
+			saved := r.saved()
+			names := make([]string, 0, len(saved))
+			for name := range saved {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				if t := saved[name].Replace(s, "[REDACTED:credentials "+name+"]"); t != s {
+					s, changed = t, true
+				}
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/pid-agent/pid/internal/secret"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/toolexec"
@@ -253,5 +254,21 @@ func TestRedactKnownSecretEncodings(t *testing.T) {
 	}
 	if got, _ := redact.NewRedactor(nil).WithKnown(map[string]string{"K": "x"}).Redact("maximum"); got != "maximum" {
 		t.Errorf("a one-letter secret changed a word: %q", got)
+	}
+}
+
+// The keys pid login saved are asked for on every use (a key saved while pid runs is
+// redacted from then on) and replaced, encodings included, as [REDACTED:credentials NAME].
+func TestRedactSavedKeys(t *testing.T) {
+	key := "Vr7Qp2Wm9Xk4Lt8Zn3Hb6Jd1"
+	var saved map[string]*secret.Secret
+	r := redact.NewRedactor(nil).WithSaved(func() map[string]*secret.Secret { return saved })
+	if got, changed := r.Redact("k=" + key); changed {
+		t.Fatalf("nothing saved yet, but %q", got)
+	}
+	saved = map[string]*secret.Secret{"openrouter.ai": secret.New(key)}
+	got, _ := r.Redact("k=" + key + " b=" + base64.StdEncoding.EncodeToString([]byte(key)))
+	if want := "k=[REDACTED:credentials openrouter.ai] b=[REDACTED:credentials openrouter.ai]"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // This file tests pid's file descriptors against the real daemon: an idle session holds
 // no descriptor of its file (its lock's only, and its workspace folder's), and at the
 // process's limit (RLIMIT_NOFILE lowered with prlimit) session/new is an internal error

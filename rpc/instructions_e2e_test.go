@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -141,7 +140,7 @@ func TestE2EInstructionsTrust(t *testing.T) {
 func TestE2EInstructionsLinkOutside(t *testing.T) {
 	config, _ := xdgDirs(t)
 	base, ws := newWorkspaceDir(t, map[string]string{"CLAUDE.md": "ROOT-CLAUDE: the fallback.\n", "sub/CLAUDE.md": "SUB-CLAUDE: beside a FIFO.\n"})
-	if err := syscall.Mkfifo(filepath.Join(ws, "sub", "AGENTS.md"), 0o600); err != nil {
+	if err := mkfifo(filepath.Join(ws, "sub", "AGENTS.md"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	wsWriteFile(t, filepath.Join(base, "secret.md"), "OUTSIDE-SECRET: must never reach the model.\n")

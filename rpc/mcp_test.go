@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -168,7 +167,7 @@ func TestMCPToolSearchWaitsForStartingServer(t *testing.T) {
 	_, ws := newWorkspaceDir(t, nil)
 	xdgDirs(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+	if err := mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := startProcess(t, processOptions{})

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -128,7 +127,7 @@ func resumeSameRequest(t *testing.T, compacted, withMCP bool) {
 		prompt(d3, s2, "prompt B: thanks")
 	} else {
 		gate := filepath.Join(t.TempDir(), "gate")
-		if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		if err := mkfifo(gate, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		d3.call("session/load", obj{"sessionId": s2, "mcpServers": obj{"t": obj{"command": "pidtestmcp", "load": "eager", "args": []string{"-gate", gate}}}})

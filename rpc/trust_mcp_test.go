@@ -1,3 +1,5 @@
+//go:build unix
+
 // This file tests that a folder's trust governs its MCP servers in the running sessions,
 // through the real binary and the test MCP server: trusting the folder starts the servers
 // its settings name (they used to start only in the next session), and trust/revoke stops

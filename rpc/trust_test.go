@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/pid-agent/pid/trust"
@@ -199,7 +198,7 @@ func TestSettingsThatAreNotFiles(t *testing.T) {
 	xdgDirs(t)
 	for name, make := range map[string]func(p string){
 		"dev-zero": func(p string) { os.Symlink("/dev/zero", p) },
-		"fifo":     func(p string) { syscall.Mkfifo(p, 0o644) },
+		"fifo":     func(p string) { mkfifo(p, 0o644) },
 		"huge":     func(p string) { os.WriteFile(p, []byte(`{"x":"`+strings.Repeat("a", 2<<20)+`"}`), 0o644) },
 	} {
 		t.Run(name, func(t *testing.T) {

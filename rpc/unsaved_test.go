@@ -1,3 +1,5 @@
+//go:build linux
+
 // This file tests a session whose file stops growing (a full disk, simulated with the real
 // daemon's RLIMIT_FSIZE): after the first failed write nothing more of the session is
 // written but an unsaved marker, and session/load says where messages are missing.

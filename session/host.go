@@ -17,6 +17,7 @@ import (
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/commands"
+	"github.com/pid-agent/pid/credentials"
 	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/loop"
@@ -222,9 +223,11 @@ func (h *Host) SetUp(roots []string) {
 			h.opts.Report(fmt.Sprintf("settings: %s: %v (the previous settings stay in force)", path, err), true)
 		},
 	})
-	// The secrets of pid's environment (the API keys among them) are redacted from tool
-	// output in their encodings too: a command can print them base64- or hex-encoded.
-	h.redactor = redact.NewRedactor(h.loader.RedactPatterns).WithKnown(redact.EnvSecrets(os.Environ()))
+	// The secrets of pid's environment (the API keys among them) and the keys pid login
+	// saved are redacted from tool output in their encodings too: a command can print them
+	// base64- or hex-encoded. The saved keys are asked for on each use, so that one saved
+	// while pid runs is redacted as soon as a provider can use it.
+	h.redactor = redact.NewRedactor(h.loader.RedactPatterns).WithKnown(redact.EnvSecrets(os.Environ())).WithSaved(credentials.Secrets)
 	if h.store, err = permissions.OpenStore(""); err != nil {
 		h.store = nil
 		h.opts.Report(fmt.Sprintf("remembered permissions are not available: %v", err), false)

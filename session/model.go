@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/compact"
+	"github.com/pid-agent/pid/credentials"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/store"
@@ -30,8 +31,8 @@ type sessionModel struct {
 	// summarizer answers compactions' summary requests: provider itself, except for a
 	// scripted model, whose summaries are scripted apart from its turns (scriptedSummaries).
 	summarizer llm.Provider
-	// problem is why cfg cannot be used now (its API key variable is unset): a prompt
-	// fails with it, a SetupError.
+	// problem is why cfg cannot be used now (its API key variable is unset, and pid login
+	// saved no key for its server): a prompt fails with it, a SetupError.
 	problem error
 	// name is "provider/id", as sampling results name the model.
 	name    string
@@ -75,7 +76,8 @@ func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict b
 	}
 	// The provider names the key's variable in its error when that is what is missing.
 	if cfg.KeyMissing(err) {
-		problem := apiKeyMissing(src, m.name, cfg.KeyVariable(), cfg.APIKeyEnv != "")
+		_, fileErr := credentials.Current()
+		problem := apiKeyMissing(src, m.name, cfg.KeyVariable(), cfg.APIKeyEnv != "", fileErr)
 		if strict {
 			return nil, problem
 		}
@@ -94,14 +96,23 @@ func (s *Session) currentModel() *sessionModel {
 }
 
 // modelProblem returns why the session cannot call its model now (no model, or its key
-// is missing), as a SetupError; nil when it can.
+// is missing), as a SetupError; nil when it can. A model whose key was missing is made
+// again first: pid login may have saved one since.
 func (s *Session) modelProblem() error {
 	m := s.currentModel()
 	switch {
 	case m.cfg == nil:
 		return s.noModelError()
 	case m.problem != nil:
-		return m.problem
+		again, err := makeModel(m.cfg, m.src, 0, 0, true)
+		if err != nil {
+			return m.problem
+		}
+		s.model.mu.Lock()
+		if s.model.cur == m { // not replaced by SetModel meanwhile
+			s.model.cur = again
+		}
+		s.model.mu.Unlock()
 	}
 	return nil
 }

@@ -142,15 +142,19 @@ func invalidModel(src modelSource, field, format string, args ...any) error {
 		msg: src.where() + ": " + fmt.Sprintf(format, args...)}
 }
 
-// apiKeyMissing is a model whose key variable is unset in pid's environment. named is set
-// when the configuration's apiKeyEnv named the variable.
-func apiKeyMissing(src modelSource, name, variable string, named bool) error {
+// apiKeyMissing is a model whose key variable is unset in pid's environment, and for whose
+// server pid login saved no key. named is set when the configuration's apiKeyEnv named the
+// variable; fileErr, when set, is why pid login's credentials file could not be read.
+func apiKeyMissing(src modelSource, name, variable string, named bool, fileErr error) error {
 	how := fmt.Sprintf(`set %s in the environment your editor starts pid in (for example export %s=... in your shell profile, then restart the editor)`, variable, variable)
 	var msg string
 	if named {
 		msg = fmt.Sprintf(`The model %s (%s) reads its API key from %s, as its "apiKeyEnv" says, but %s is not set: %s.`, name, src.where(), variable, variable, how)
 	} else {
-		msg = fmt.Sprintf(`The model %s (%s) needs an API key, and %s is not set: %s, or name the variable that holds the key in "apiKeyEnv" of that model.`, name, src.where(), variable, how)
+		msg = fmt.Sprintf(`The model %s (%s) needs an API key, and %s is not set: run pid login in a terminal, %s, or name the variable that holds the key in "apiKeyEnv" of that model.`, name, src.where(), variable, how)
+	}
+	if fileErr != nil {
+		msg += fmt.Sprintf(" (pid login's credentials file was not read: %v)", fileErr)
 	}
 	return &SetupError{Reason: SetupAPIKeyMissing, Setting: "model", Field: "apiKeyEnv", File: src.File, Variable: variable,
 		kind: ErrFailed, msg: msg}

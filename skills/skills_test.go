@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,7 +109,7 @@ func TestUntrustedFolderListedNotRead(t *testing.T) {
 	// A FIFO as SKILL.md: reading it would block a careless reader; an untrusted folder's
 	// file is never opened.
 	os.MkdirAll(filepath.Join(ws, ".agents/skills/fifo"), 0o755)
-	if err := syscall.Mkfifo(filepath.Join(ws, ".agents/skills/fifo/SKILL.md"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(ws, ".agents/skills/fifo/SKILL.md"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	writeSkill(t, filepath.Join(home, ".claude/skills/deploy"), "name: deploy\ndescription: the person's", "user body")

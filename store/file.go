@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pid-agent/pid/internal/safefile"
 	"github.com/pid-agent/pid/llm"
 )
 
@@ -292,7 +293,7 @@ func (f *File) openLocked() error {
 	if f.f != nil {
 		return nil
 	}
-	file, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	file, err := safefile.OpenNoFollow(f.path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return fmt.Errorf("store: opening %s to append to it: %w", f.path, err)
 	}

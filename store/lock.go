@@ -1,7 +1,8 @@
-// This file holds a session's lock: flock(2) on a sidecar file "<id>.lock" that holds the
-// holder's process id. The kernel drops a flock when the last descriptor of it closes, which
-// a dying process's exit does even under SIGKILL, so a dead holder's lock is free to take;
-// the pid in the file only names the holder in the refusal.
+// This file holds a session's lock: flock(2) (LockFileEx on Windows, lock_windows.go) on a
+// sidecar file "<id>.lock" that holds the holder's process id. The kernel drops a flock when
+// the last descriptor of it closes, which a dying process's exit does even under SIGKILL, so
+// a dead holder's lock is free to take; the pid in the file only names the holder in the
+// refusal.
 
 package store
 
@@ -12,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/pid-agent/pid/internal/safefile"
 )
 
 // lockFile is a held lock.
@@ -29,7 +32,7 @@ func acquire(path, id string) (*lockFile, error) {
 	// the removal then holds a lock on a file no longer at path. Checking that the locked
 	// file is still the one at path, and starting over when not, closes that race.
 	for attempt := 0; attempt < 100; attempt++ {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
+		f, err := safefile.OpenNoFollow(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
 		if err != nil {
 			if errors.Is(err, syscall.ELOOP) {
 				return nil, fmt.Errorf("store: the lock file %s is a symbolic link; remove it", path)
@@ -45,8 +48,8 @@ func acquire(path, id string) (*lockFile, error) {
 			f.Close()
 			return nil, fmt.Errorf("store: the lock file %s is %s, not a regular file; remove it", path, kind(fi.Mode()))
 		}
-		if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+		if err := lockNow(f); err != nil {
+			if errors.Is(err, errLocked) {
 				pid := readPID(f)
 				f.Close()
 				return nil, &LockedError{ID: id, PID: pid}
@@ -65,16 +68,6 @@ func acquire(path, id string) (*lockFile, error) {
 		return &lockFile{path: path, f: f}, nil
 	}
 	return nil, fmt.Errorf("store: the lock file %s keeps being replaced; is another program removing it?", path)
-}
-
-// flock calls flock(2), again after an interruption by a signal.
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
 }
 
 // samePath reports whether the open file f is the file now at path.
@@ -98,11 +91,6 @@ func readPID(f *os.File) int {
 	return pid
 }
 
-// release removes the lock file and drops the lock, in that order (see acquire). It may be
-// called once.
-func (l *lockFile) release() {
-	if samePath(l.f, l.path) {
-		os.Remove(l.path)
-	}
-	l.f.Close()
-}
+// release removes the lock file and drops the lock, in that order (see acquire; Windows
+// does it the other way round, lock_windows.go). It may be called once.
+func (l *lockFile) release() { releaseLock(l.f, l.path) }

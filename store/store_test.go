@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -487,7 +486,7 @@ func TestNotARegularFile(t *testing.T) {
 		f.Close()
 		os.Remove(f.Path())
 	}
-	if err := syscall.Mkfifo(fifo.Path(), 0o600); err != nil {
+	if err := mkfifo(fifo.Path(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	os.Symlink("/dev/zero", zero.Path())

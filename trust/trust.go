@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/pid-agent/pid/internal/safefile"
@@ -74,11 +73,7 @@ type stamp struct {
 
 // stampOf returns fi's stamp.
 func stampOf(fi fs.FileInfo) stamp {
-	st := stamp{modTime: fi.ModTime(), size: fi.Size(), mode: fi.Mode(), uid: -1}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.uid = int(sys.Uid)
-	}
-	return st
+	return stamp{modTime: fi.ModTime(), size: fi.Size(), mode: fi.Mode(), uid: ownerOf(fi)}
 }
 
 // stampAt returns the stamp of the file at path as fi (from Lstat) describes it.

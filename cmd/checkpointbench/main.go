@@ -33,7 +33,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pid-agent/pid/checkpoint"
@@ -289,16 +288,6 @@ func gitStatus(dir string) (wall, cpu time.Duration, err error) {
 		return 0, 0, fmt.Errorf("git status in %s: %v: %s", dir, err, stderr.String())
 	}
 	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
-}
-
-// cpuTime returns the CPU time (user + system) this process has used: around a call that
-// runs alone in the process, what the call cost its threads, whatever the load.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // gitFiles counts what git status considers: tracked files and untracked ones not ignored.

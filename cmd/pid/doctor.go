@@ -1,13 +1,15 @@
-// This file is `pid doctor`: what this machine gives pid, for a person. Today that is the
-// sandbox bash runs in, the same facts initialize reports as
-// capabilities.experimental.pid.sandbox.
+// This file is `pid doctor`: what this machine gives pid, for a person: the sandbox bash
+// runs in, the same facts initialize reports as capabilities.experimental.pid.sandbox, and
+// the keys pid login saved (their names only).
 
 package main
 
 import (
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/pid-agent/pid/credentials"
 	"github.com/pid-agent/pid/sandbox"
 )
 
@@ -42,10 +44,26 @@ func doctor(w io.Writer) int {
 	if c.Reason != "" {
 		fmt.Fprintf(w, "  why not:           %s\n", c.Reason)
 	}
+	credentialsLine(w)
 	if !c.Available {
 		fmt.Fprintln(w, "\nbash refuses to run commands until the kernel gives the sandbox, or your settings say\n"+
 			`"sandbox": {"mode": "off"} (~/.config/pid/settings.json, or the editor's settings).`)
 		return 1
 	}
 	return 0
+}
+
+// credentialsLine says which providers pid login saved a key for (names only, never a
+// key), or why the file is not read.
+func credentialsLine(w io.Writer) {
+	path, _ := credentials.DefaultPath()
+	f, err := credentials.Current()
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "saved keys:          NOT read: %v\n", err)
+	case len(f.Credentials) == 0:
+		fmt.Fprintf(w, "saved keys:          none (pid login saves one in %s)\n", path)
+	default:
+		fmt.Fprintf(w, "saved keys:          %s (%s; pid login --check says more)\n", strings.Join(f.Names(), ", "), path)
+	}
 }

@@ -4,9 +4,11 @@
 //	pid                 serve the protocol on stdin/stdout
 //	pid --acp           serve the Agent Client Protocol instead (see docs/acp.md)
 //	pid test FILE...    replay fixture files against this binary (see docs/fixtures.md)
-//	pid doctor          say what this machine gives pid (the sandbox for bash)
+//	pid doctor          say what this machine gives pid (the sandbox for bash, saved keys)
+//	pid login           save an API key and a default model (login.go); --check says what is set
+//	pid logout [NAME]   remove a key pid login saved
 //	pid sandbox-exec    internal: the sandbox's helper, which pid starts for each bash call
-//	pid --version       print the version
+//	pid --version       print the version: pid VERSION (COMMIT, GO VERSION, OS/ARCH)
 //
 // SIGTERM, SIGINT and SIGHUP make pid wind down as when stdin closes: running tools are
 // cancelled, every process group a tool started is killed, and pid exits with the code
@@ -44,9 +46,6 @@ const (
 	exitGrace = 500 * time.Millisecond
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 func main() {
 	// The sandbox's helper first, before anything else is set up: it runs for every bash
 	// call. (The sandbox package intercepts it earlier still, in its init, when pid started
@@ -65,14 +64,18 @@ func run(args []string) int {
 			// The Agent Client Protocol (newline-delimited JSON-RPC) on stdin/stdout.
 			serveACP = true
 		case "--version", "-version", "version":
-			fmt.Println("pid", version)
+			fmt.Println(versionLine())
 			return 0
 		case "test":
 			return runFixtures(args[1:])
 		case "doctor":
 			return doctor(os.Stdout)
+		case "login":
+			return login(args[1:])
+		case "logout":
+			return logout(args[1:])
 		case "-h", "--help", "help":
-			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor     what this machine gives pid (the sandbox for bash)\n       pid --version")
+			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor     what this machine gives pid (the sandbox for bash, saved keys)\n       pid login      save an API key and a default model (asks in the terminal); pid login --check says what is set\n       pid logout [NAME] remove a key pid login saved (every one without NAME)\n       pid --version")
 			return 0
 		default:
 			fmt.Fprintf(os.Stderr, "pid: unknown argument %q (try pid --help)\n", args[0])
@@ -110,14 +113,15 @@ func run(args []string) int {
 	go windDownOnSignal(log, sigs, cancel, in, served, stuckCode)
 	if os.Getenv("PID_STATS") != "" {
 		usr1 := make(chan os.Signal, 1)
-		signal.Notify(usr1, syscall.SIGUSR1)
+		signal.Notify(usr1, statsSignal)
 		go statsOnSignal(usr1, served)
 	}
 	var code int
+	ver, _ := buildVersion()
 	if serveACP {
-		code = acp.Serve(ctx, in, out, acp.Options{Version: version, Log: log})
+		code = acp.Serve(ctx, in, out, acp.Options{Version: ver, Log: log})
 	} else {
-		code = rpc.Serve(ctx, in, out, rpc.Options{Version: version, Log: log})
+		code = rpc.Serve(ctx, in, out, rpc.Options{Version: ver, Log: log})
 	}
 	close(served)
 	// The runs are over; what tools left running in the background goes with pid.

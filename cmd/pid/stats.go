@@ -1,5 +1,6 @@
 // This file prints pid's runtime figures on request, for soak tests (cmd/pidsoak): with
-// PID_STATS set in the environment, each SIGUSR1 writes one line to stderr.
+// PID_STATS set in the environment, each SIGUSR1 (statsSignal; none on Windows) writes one
+// line to stderr.
 
 package main
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 // This file makes stdin and stdout pollable when they are pipes or sockets.
 
 package main

@@ -32,7 +32,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -532,7 +531,7 @@ func (c *client) initialize(ws string) error {
 func (c *client) sample(label string) (sample, error) {
 	s := sample{label: label}
 	pid := c.Pid()
-	if err := c.Signal(syscall.SIGUSR1); err != nil {
+	if err := c.Signal(statsSignal); err != nil {
 		return s, err
 	}
 	select {

@@ -22,6 +22,8 @@ import (
 	"syscall"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/pid-agent/pid/internal/safefile"
 )
 
 // MaxBytes caps a file: a longer one is left out.
@@ -113,7 +115,7 @@ func RealRoot(folder string) string {
 // Contain): it is opened without following a link, without blocking (a FIFO), and read up
 // to MaxBytes. Errors wrap ErrTooLarge, ErrNotRegular or the open's error.
 func Read(real string) ([]byte, error) {
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := safefile.OpenNoFollow(real, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%w (a symbolic link)", ErrNotRegular)

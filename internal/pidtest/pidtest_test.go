@@ -1,3 +1,5 @@
+//go:build unix
+
 package pidtest
 
 // The package against the real pid binary (built once by TestMain) over real pipes, and its

@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package proctest is what tests see of processes through /proc (the live processes and
 // their groups, whether one is alive, the process's own inotify instances) and their bounded
 // wait for what another process or goroutine does, instead of a fixed sleep. Package
@@ -12,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -84,10 +81,10 @@ func Group(t testing.TB, pgid int) []Proc {
 }
 
 // Alive reports whether process pid exists and is not a zombie. Without /proc it asks the
-// kernel with kill -0, which counts zombies as alive.
+// kernel (kill -0 on Unix, which counts zombies as alive; see exists).
 func Alive(pid int) bool {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		return syscall.Kill(pid, 0) == nil
+		return exists(pid)
 	}
 	p, ok := stat(pid)
 	return ok && !zombie(p.State)

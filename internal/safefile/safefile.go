@@ -3,7 +3,7 @@
 // more than a cap, and a write replaces a file atomically. Workspaces can ship any of these
 // names as links to /dev/zero, /dev/stdin or a FIFO; this package is why that is harmless.
 //
-// The entry points are Read and WriteAtomic.
+// The entry points are Read and WriteAtomic; OpenNoFollow opens a file that must not be a link.
 package safefile
 
 import (
@@ -166,13 +166,4 @@ func tempOwner(name string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(pidStr)
 	return pid, err == nil && pid > 0
-}
-
-// alive reports whether a process with that id exists (one we may not signal counts).
-func alive(pid int) bool {
-	if pid == os.Getpid() {
-		return true
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

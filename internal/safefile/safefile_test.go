@@ -1,3 +1,5 @@
+//go:build unix
+
 package safefile
 
 import (
@@ -97,4 +99,31 @@ func TestCleanTempsRemovesOnlyDeadOwners(t *testing.T) {
 			t.Errorf("%s exists = %v, want %v", n, err == nil, want)
 		}
 	}
+}
+
+// OpenNoFollow refuses a link at the path's last element (ELOOP), also when it would create
+// the file, and opens a regular file.
+func TestOpenNoFollowRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []int{os.O_RDONLY, os.O_RDWR | os.O_CREATE, os.O_WRONLY | os.O_APPEND} {
+		if f, err := OpenNoFollow(link, flag, 0o600); !errors.Is(err, syscall.ELOOP) {
+			if err == nil {
+				f.Close()
+			}
+			t.Errorf("OpenNoFollow(link, %#x) = %v, want ELOOP", flag, err)
+		}
+	}
+	f, err := OpenNoFollow(target, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 }
