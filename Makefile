@@ -48,8 +48,7 @@ E2E_TIMEOUT ?= 600
 e2e: build
 	bash scripts/e2e/install.sh
 	rm -rf .cache/e2e/screenshots .cache/e2e/screens
-	cd test/e2e && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 10 $(E2E_TIMEOUT) "$(CURDIR)/$(E2E_NODE)" \
-		--test --test-reporter=spec --test-concurrency=1 --test-force-exit *.test.js
+	cd test/e2e && PID_BIN="$(CURDIR)/$(BIN)/pid" timeout -k 10 $(E2E_TIMEOUT) "$(CURDIR)/$(E2E_NODE)" run.js $(E2E_FILES)
 
 # The newcomer's first command: pid driven through a scripted session over real pipes.
 demo: build
