@@ -3,8 +3,8 @@
 //
 //   node run.js [FILE.test.js ...]      (default: every *.test.js here)
 //
-// Two lanes run at once, each a `node --test` of its own (one file at a time, a process per
-// file, as node's runner does):
+// Two lanes run at once, each running its files one after the other, each file a
+// `node --test FILE` of its own:
 //   - vscode: the vscode*.test.js files, on one VS Code (VSCodeServer: one code-server, one
 //     Chromium, pid's extension built and installed once) that this process starts and hands
 //     to them through PID_E2E_VSCODE; each test opens a window of its own on it (see
@@ -13,8 +13,9 @@
 //   - nvim: every other file (Neovim in tmux: a tmux server per test), started at once, while
 //     the VS Code server is still starting.
 // Each lane's output is printed as it comes, each line marked with its lane. After both, the
-// VS Code server is ended; the run fails if either lane failed or a process of the server
-// survived its teardown. The times of the lanes are printed at the end.
+// VS Code server is ended; the run fails if a file failed or a process of the server survived
+// its teardown. Each file's time and each lane's are printed at the end: the figures that
+// E2E_TIMEOUT is sized from (README.md, "The time budget").
 
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -34,7 +35,7 @@ const lanes = [
 ].filter((l) => l.files.length > 0);
 const width = Math.max(...lanes.map((l) => l.name.length));
 
-/** out prints text's lines, each marked with the lane's name. */
+/** printer prints text's lines as they come, each marked with the lane's name. */
 function printer(name) {
 	let rest = '';
 	const mark = `${name.padEnd(width)} │ `;
@@ -58,11 +59,11 @@ function printer(name) {
 
 const children = new Set();
 
-/** runLane runs `node --test` on the lane's files and resolves with its exit code. */
-function runLane(lane, env) {
+/** runFile runs `node --test FILE` and resolves with {file, code, ms}. */
+function runFile(file, env, out) {
+	const start = Date.now();
 	return new Promise((resolve) => {
-		const out = printer(lane.name);
-		const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', '--test-force-exit', ...lane.files], {
+		const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-force-exit', file], {
 			cwd: here,
 			env,
 			stdio: ['ignore', 'pipe', 'pipe'],
@@ -70,19 +71,31 @@ function runLane(lane, env) {
 		children.add(child);
 		child.stdout.on('data', (d) => out.write(d));
 		child.stderr.on('data', (d) => out.write(d));
+		child.on('error', (err) => out.write(`${file}: could not start node: ${err.message}\n`));
 		child.on('close', (code, signal) => {
 			children.delete(child);
 			out.flush();
-			lane.ms = Date.now() - lane.start;
-			resolve(code ?? (signal ? 128 : 1));
+			resolve({ file, code: code ?? (signal ? 128 : 1), ms: Date.now() - start });
 		});
-		lane.start = Date.now();
 	});
 }
 
+/** runLane runs the lane's files one after the other; it resolves with their results. */
+async function runLane(lane, env) {
+	const out = printer(lane.name);
+	lane.start = Date.now();
+	lane.results = [];
+	for (const file of lane.files) {
+		lane.results.push(await runFile(file, env, out));
+	}
+	lane.ms = Date.now() - lane.start;
+	return lane.results;
+}
+
 // A run ended from outside (timeout, Ctrl-C): util.js's signal hooks end this process (and the
-// VS Code server, which its Tracker knows); on the way out the lanes get SIGTERM, and their test
-// processes' own hooks kill what those track. (timeout(1) signals the whole process group too.)
+// VS Code server, which its Tracker knows); on the way out the running files get SIGTERM, and
+// their test processes' own hooks kill what those track. (timeout(1) signals the whole process
+// group too.)
 process.on('exit', () => {
 	for (const c of children) {
 		c.kill('SIGTERM');
@@ -91,9 +104,8 @@ process.on('exit', () => {
 
 let server;
 let serverProblem;
-const vscodeLane = lanes.find((l) => l.name === 'vscode');
 const runs = lanes.map(async (lane) => {
-	if (lane !== vscodeLane) {
+	if (lane.name !== 'vscode') {
 		return runLane(lane, process.env);
 	}
 	try {
@@ -102,13 +114,14 @@ const runs = lanes.map(async (lane) => {
 		serverProblem = `the VS Code server did not start: ${err.message}`;
 		console.log(`vscode │ ${serverProblem}`);
 		lane.ms = 0;
-		return 1;
+		lane.results = lane.files.map((file) => ({ file, code: 1, ms: 0 }));
+		return lane.results;
 	}
 	lane.serverMs = Date.now() - started;
 	console.log(`e2e: VS Code (code-server ${server.url}, Chromium, pid's extension) ready in ${secs(lane.serverMs)}`);
 	return runLane(lane, { ...process.env, [SHARED_VSCODE_ENV]: server.toEnv() });
 });
-const codes = await Promise.all(runs);
+await Promise.all(runs);
 
 let leftover = [];
 if (server) {
@@ -118,7 +131,11 @@ if (server) {
 		console.log(`e2e: processes of the VS Code server survived its teardown: ${leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`);
 	}
 }
+const failed = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0).map((r) => r.file));
+for (const l of lanes) {
+	console.log(`e2e: ${l.name}: ${l.results.map((r) => `${r.file} ${secs(r.ms)}${r.code !== 0 ? ' FAILED' : ''}`).join(', ')}`);
+}
 console.log(
-	`e2e: ${lanes.map((l, i) => `${l.name} ${codes[i] === 0 ? 'passed' : `FAILED (exit ${codes[i]})`} in ${secs(l.ms ?? 0)}${l.serverMs !== undefined ? ` (+${secs(l.serverMs)} to start VS Code)` : ''}`).join('; ')}; ${secs(Date.now() - started)} in all`,
+	`e2e: ${lanes.map((l) => `${l.name} lane ${secs(l.ms ?? 0)}${l.serverMs !== undefined ? ` after ${secs(l.serverMs)} to start VS Code` : ''}`).join('; ')}; ${secs(Date.now() - started)} in all; ${failed.length > 0 ? `FAILED: ${failed.join(', ')}` : leftover.length > 0 || serverProblem ? 'FAILED' : 'passed'}`,
 );
-process.exit(codes.every((c) => c === 0) && leftover.length === 0 && !serverProblem ? 0 : 1);
+process.exit(failed.length === 0 && leftover.length === 0 && !serverProblem ? 0 : 1);
