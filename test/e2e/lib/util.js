@@ -217,7 +217,6 @@ export class Tracker {
 	 */
 	async stop(gentle, graceMs = 5000) {
 		this.track();
-		const all = [...this.known.values()];
 		if (gentle) {
 			try {
 				await gentle();
@@ -225,15 +224,18 @@ export class Tracker {
 				// Whatever the gentle step failed at, the signals below still end the processes.
 			}
 		}
+		// Each look also tracks what the roots started meanwhile (a process started while its
+		// parent shut down is ended and checked like the rest).
+		const live = () => this.track();
 		const settle = async (ms) => {
 			try {
-				await waitFor(() => alive(all).length === 0, { timeout: ms, interval: 50 });
+				await waitFor(() => live().length === 0, { timeout: ms, interval: 50 });
 			} catch {
 				// Checked by the caller through the returned lists.
 			}
 		};
 		await settle(graceMs);
-		const afterGentle = alive(all);
+		const afterGentle = live();
 		for (const p of afterGentle) {
 			try {
 				process.kill(p.pid, 'SIGTERM');
@@ -242,7 +244,7 @@ export class Tracker {
 			}
 		}
 		await settle(graceMs);
-		const afterTerm = alive(all);
+		const afterTerm = live();
 		for (const p of afterTerm) {
 			try {
 				process.kill(p.pid, 'SIGKILL');
@@ -252,7 +254,7 @@ export class Tracker {
 		}
 		await settle(2000);
 		liveTrackers.delete(this);
-		return { afterGentle, afterTerm, leftover: alive(all), all };
+		return { afterGentle, afterTerm, leftover: live(), all: [...this.known.values()] };
 	}
 
 	/** killNow sends SIGKILL to every tracked process at once (synchronous: for exit hooks). */
