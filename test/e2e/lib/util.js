@@ -165,16 +165,27 @@ export function alive(procs) {
 	});
 }
 
+/** processKey names a process (from processTree) by its pid and start time. */
+export function processKey(p) {
+	return `${p.pid}/${p.start}`;
+}
+
 /**
  * Tracker remembers every process seen under a harness's roots (snapshots are taken at each
  * track() call and at teardown), so that processes started late (pid, started at the first
  * prompt) are known even if their parent dies first.
+ *
+ * `exclude` (a Set of processKey()s) names processes that are not this tracker's although they
+ * sit under its roots: a VS Code window's tracker has the shared code-server as its root and
+ * excludes what that server ran before the window opened, so it tracks exactly what the window
+ * started (its extension host, pid and their children).
  */
 export class Tracker {
-	constructor() {
+	constructor({ exclude = new Set() } = {}) {
 		/** @type {Map<string, {pid:number, ppid:number, pgid:number, start:string, cmd:string}>} */
 		this.known = new Map();
 		this.roots = [];
+		this.exclude = exclude;
 		/** A folder removed by the exit hooks below when the test process ends before stop(). */
 		this.tmpDir = undefined;
 		liveTrackers.add(this);
@@ -191,7 +202,9 @@ export class Tracker {
 	/** track snapshots the trees of the roots and returns the live processes among them. */
 	track() {
 		for (const p of processTree(this.roots)) {
-			this.known.set(`${p.pid}/${p.start}`, p);
+			if (!this.exclude.has(processKey(p))) {
+				this.known.set(processKey(p), p);
+			}
 		}
 		return alive([...this.known.values()]);
 	}
@@ -204,7 +217,6 @@ export class Tracker {
 	 */
 	async stop(gentle, graceMs = 5000) {
 		this.track();
-		const all = [...this.known.values()];
 		if (gentle) {
 			try {
 				await gentle();
@@ -212,15 +224,18 @@ export class Tracker {
 				// Whatever the gentle step failed at, the signals below still end the processes.
 			}
 		}
+		// Each look also tracks what the roots started meanwhile (a process started while its
+		// parent shut down is ended and checked like the rest).
+		const live = () => this.track();
 		const settle = async (ms) => {
 			try {
-				await waitFor(() => alive(all).length === 0, { timeout: ms, interval: 50 });
+				await waitFor(() => live().length === 0, { timeout: ms, interval: 50 });
 			} catch {
 				// Checked by the caller through the returned lists.
 			}
 		};
 		await settle(graceMs);
-		const afterGentle = alive(all);
+		const afterGentle = live();
 		for (const p of afterGentle) {
 			try {
 				process.kill(p.pid, 'SIGTERM');
@@ -229,7 +244,7 @@ export class Tracker {
 			}
 		}
 		await settle(graceMs);
-		const afterTerm = alive(all);
+		const afterTerm = live();
 		for (const p of afterTerm) {
 			try {
 				process.kill(p.pid, 'SIGKILL');
@@ -239,7 +254,7 @@ export class Tracker {
 		}
 		await settle(2000);
 		liveTrackers.delete(this);
-		return { afterGentle, afterTerm, leftover: alive(all), all };
+		return { afterGentle, afterTerm, leftover: live(), all: [...this.known.values()] };
 	}
 
 	/** killNow sends SIGKILL to every tracked process at once (synchronous: for exit hooks). */
@@ -292,8 +307,8 @@ export function flat(text) {
  * withHarness runs fn(harness) and tears the harness down whatever happens. When fn throws,
  * describeFailure(harness, error) first adds what the editor showed to the error (its own
  * failures are ignored: the test's failure matters more). After teardown (harness.close(),
- * which returns {leftover}) it throws if a process the harness started survived. It returns
- * fn's result.
+ * which returns {leftover, problem}) it throws if a process the harness started survived, or
+ * with `problem` when the teardown found one (the shared VS Code gone). It returns fn's result.
  */
 export async function withHarness(harness, fn, describeFailure) {
 	let result;
@@ -309,12 +324,18 @@ export async function withHarness(harness, fn, describeFailure) {
 		}
 	}
 	const report = await harness.close();
+	const problems = [];
 	if (report.leftover.length > 0) {
-		const msg = `processes survived the teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`;
+		problems.push(`processes survived the teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`);
+	}
+	if (report.problem) {
+		problems.push(report.problem);
+	}
+	if (problems.length > 0) {
 		if (!failure) {
-			throw new Error(msg);
+			throw new Error(problems.join('\n'));
 		}
-		failure.message += `\n${msg}`;
+		failure.message += `\n${problems.join('\n')}`;
 	}
 	if (failure) {
 		throw failure;

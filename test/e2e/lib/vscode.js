@@ -1,97 +1,33 @@
 // The VS Code harness: a real VS Code (code-server 4.139.1, VS Code 1.139.1) with pid's
 // extension installed from a .vsix built from editor/vscode, in headless Chromium driven through
-// puppeteer-core, against the real pid binary. startVSCode() starts it; the object it returns
-// types into the workbench as a person would (F1, the command palette, input boxes), reads what
-// the workbench shows (the output panel, notifications), saves screenshots and tears it all down.
-// Every wait is on the DOM's state (waitFor), never a fixed sleep.
+// puppeteer-core, against the real pid binary.
+//
+// One VS Code serves a whole run (VSCodeServer: one code-server, one Chromium, the extension
+// installed once): starting them, building and installing the extension took 15 to 30 s of
+// each test on a loaded 2-core machine. Each test gets a window of its own (startVSCode): a
+// fresh browser context (no storage, cache or service worker of an earlier window) opening a
+// fresh workspace folder, so a fresh extension host and pid, with the user settings rewritten
+// and VS Code's per-folder and global storage on the server emptied first, and pid's XDG
+// folders its own. Windows are opened one at a time (a lock on the server), so what the
+// server runs beyond what it ran before the window opened is the window's: its teardown
+// proves all of it ended. test/e2e/run.js starts the server and hands it to the test
+// processes (PID_E2E_VSCODE); a test file run on its own starts one for its process.
+//
+// The object startVSCode returns types into the workbench as a person would (F1, the command
+// palette, input boxes), reads what the workbench shows (the output panel, notifications, pid's
+// chat view), saves screenshots and tears the window down. Every wait is on the DOM's state
+// (waitFor), never a fixed sleep.
 
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { after } from 'node:test';
 import puppeteer from 'puppeteer-core';
-import { cacheDir, isExecutable, node24Dir, pidBin, repoRoot, safeName, screenshotDir, tempDir, Tracker, waitFor, withHarness } from './util.js';
+import { pidBin, safeName, screenshotDir, tempDir, Tracker, waitFor, withHarness } from './util.js';
+import { SHARED_VSCODE_ENV, VSCodeServer } from './vscode-server.js';
 
-const codeServerBin = path.join(cacheDir, 'code-server', 'node_modules', '.bin', 'code-server');
-const vsceBin = path.join(repoRoot, 'test', 'e2e', 'node_modules', '.bin', 'vsce');
-const extensionSrc = path.join(repoRoot, 'editor', 'vscode');
-const buildRoot = path.join(cacheDir, 'build');
+export { buildVsix, SHARED_VSCODE_ENV, VSCodeServer } from './vscode-server.js';
 
-/** The chromium binary: the real one behind Debian's wrapper script when it is there. */
-function chromiumBin() {
-	for (const p of ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
-		if (isExecutable(p)) {
-			return p;
-		}
-	}
-	throw new Error('chromium is not installed: run scripts/e2e/install.sh (or make e2e)');
-}
-
-/** The environment code-server and its tools run in: Node 24 first on PATH. */
-function nodeEnv(extra = {}) {
-	return { ...process.env, PATH: `${path.join(node24Dir, 'bin')}:${process.env.PATH}`, ...extra };
-}
-
-/**
- * run runs a program to its end and resolves with its output; it rejects, with the output, when
- * the program fails or outlives timeoutMs (then it is killed).
- */
-function run(cmd, args, { cwd, env, timeoutMs = 120000 } = {}) {
-	return new Promise((resolve, reject) => {
-		const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-		let out = '';
-		child.stdout.on('data', (d) => (out += d));
-		child.stderr.on('data', (d) => (out += d));
-		const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-		child.on('error', (err) => {
-			clearTimeout(timer);
-			reject(new Error(`${cmd} could not start: ${err.message}`));
-		});
-		child.on('close', (code, signal) => {
-			clearTimeout(timer);
-			if (code === 0) {
-				resolve(out);
-			} else {
-				reject(new Error(`${path.basename(cmd)} ${args.join(' ')} failed (${signal ?? `exit code ${code}`}):\n${out}`));
-			}
-		});
-	});
-}
-
-let vsixBuild;
-
-/**
- * buildVsix builds pid's extension from editor/vscode's current files into a .vsix (with
- * `vsce package`) and returns its path. The sources are copied to a folder of this process
- * under .cache/e2e/build/ (removed when the process exits) and built there with their own
- * `npm ci`, so that editor/vscode's out/ and node_modules are left alone and two test runs at
- * once do not build in the same folder. One build per test process (later calls share it).
- */
-export function buildVsix() {
-	vsixBuild ??= (async () => {
-		for (const p of [vsceBin, path.join(node24Dir, 'bin', 'node')]) {
-			if (!isExecutable(p)) {
-				throw new Error(`${p} is missing: run scripts/e2e/install.sh (or make e2e)`);
-			}
-		}
-		fs.mkdirSync(buildRoot, { recursive: true });
-		const buildDir = fs.mkdtempSync(path.join(buildRoot, 'vscode-'));
-		process.on('exit', () => fs.rmSync(buildDir, { recursive: true, force: true }));
-		const skip = new Set(['node_modules', 'out']);
-		for (const name of fs.readdirSync(extensionSrc)) {
-			if (!skip.has(name) && !name.endsWith('.vsix')) {
-				fs.cpSync(path.join(extensionSrc, name), path.join(buildDir, name), { recursive: true });
-			}
-		}
-		const env = nodeEnv();
-		await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: buildDir, env });
-		const vsix = path.join(buildDir, 'pid.vsix');
-		await run(vsceBin, ['package', '--out', vsix], { cwd: buildDir, env });
-		return vsix;
-	})();
-	return vsixBuild;
-}
-
-/** The user settings every harness starts with: a quiet workbench, nothing from the network. */
+/** The user settings every window starts with: a quiet workbench, nothing from the network. */
 const quietSettings = {
 	'workbench.startupEditor': 'none',
 	'workbench.tips.enabled': false,
@@ -103,6 +39,7 @@ const quietSettings = {
 	'extensions.autoUpdate': false,
 	'extensions.ignoreRecommendations': true,
 	'security.workspace.trust.enabled': false,
+	// Also keeps VS Code's agent host (and the copilot runtime it starts) from running.
 	'chat.disableAIFeatures': true,
 	'git.enabled': false,
 	'npm.autoDetect': 'off',
@@ -112,48 +49,98 @@ const quietSettings = {
 	'files.autoSave': 'off',
 };
 
+// The server this process uses: run.js's (PID_E2E_VSCODE), else one started by the first test
+// that needs it and ended after the file's last test (a test file run on its own).
+let shared;
+let ownServer;
+
+/** sharedServer returns the VS Code server this process's windows open on (see above). */
+export function sharedServer() {
+	if (!shared) {
+		if (process.env[SHARED_VSCODE_ENV]) {
+			shared = Promise.resolve(VSCodeServer.attach(process.env[SHARED_VSCODE_ENV]));
+		} else {
+			shared = VSCodeServer.start({ name: 'vscode-server' }).then((s) => (ownServer = s));
+			// A server that failed to start is tried again by the next test.
+			shared.catch(() => (shared = undefined));
+		}
+	}
+	return shared;
+}
+
+// A file run on its own: the server it started ends after its last test, and the file fails if
+// a process of it survives.
+after(async () => {
+	if (ownServer) {
+		const report = await ownServer.close();
+		ownServer = undefined;
+		shared = undefined;
+		if (report.leftover.length > 0) {
+			throw new Error(`processes of the VS Code server survived its teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`);
+		}
+	}
+});
+
+// --- a window per test --------------------------------------------------------------------------
+
 /**
- * startVSCode starts code-server with pid's extension (built by buildVsix) on a free loopback
- * port, opens its workbench in headless Chromium and waits until the workbench is ready.
+ * startVSCode opens a VS Code window for one test on the shared server (sharedServer()): pid's
+ * extension, a fresh workspace folder, and waits until the workbench is ready.
  *
  * options:
- *   name       label for the temp folder and the logs (default 'vscode')
+ *   name       label for the temp folder and the failure screenshot (default 'vscode')
  *   model      pid.model: the model for new sessions, e.g. a scripted model
  *              {provider: 'script', turns: [...]} (see docs/protocol.md); nothing from the network
  *   settings   more user settings (merged over the quiet defaults and pid.path/pid.model)
  *   files      {relativePath: content} written into the workspace folder before start
- *   env        more environment for code-server, which its extension host and pid inherit
+ *   env        more environment for pid (code-server and its extension host are shared)
  *   viewport   {width, height} of the page (default 1280x800)
  *
- * pid runs as the extension starts it, with XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_DATA_HOME and
- * XDG_CACHE_HOME in this harness's temp folder (code-server's environment, which pid inherits),
- * so no user setting, remembered answer or saved session leaks in or out.
+ * pid runs as the extension starts it, through `pid.path`: a script of this window's that sets
+ * XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_DATA_HOME and XDG_CACHE_HOME to folders of this window
+ * (and `env`) and then execs $PID_BIN (so the process is pid itself, with pid's command line),
+ * so no user setting, remembered answer, trust or saved session leaks in or out.
  *
  * It throws, after tearing down what it started, when something cannot start; the message says
  * what to install or what the workbench showed.
  */
 export async function startVSCode(options = {}) {
 	const name = safeName(options.name ?? 'vscode');
-	for (const p of [codeServerBin, path.join(node24Dir, 'bin', 'node')]) {
-		if (!isExecutable(p)) {
-			throw new Error(`${p} is missing: run scripts/e2e/install.sh (or make e2e)`);
-		}
-	}
-	const chromium = chromiumBin();
 	const pid = pidBin();
-	const vsix = await buildVsix();
+	const server = await sharedServer();
+	const broken = server.problem();
+	if (broken) {
+		throw new Error(broken);
+	}
+	const t0 = Date.now();
+	await server.acquire();
+	try {
+		const t1 = Date.now();
+		const h = await openWindow(server, name, pid, options);
+		/** How long the window waited for the server's lock, and took to open. */
+		h.timing = { waitedMs: t1 - t0, openMs: Date.now() - t1 };
+		return h;
+	} catch (err) {
+		server.release();
+		throw err;
+	}
+}
 
+/** openWindow does startVSCode's work once the window lock is held. */
+async function openWindow(server, name, pid, options) {
 	const tmp = tempDir(name);
 	const dirs = {
 		tmp,
-		userData: path.join(tmp, 'user-data'),
-		extensions: path.join(tmp, 'extensions'),
 		workspace: path.join(tmp, 'workspace'),
 		xdg: path.join(tmp, 'xdg'),
-		chromiumProfile: path.join(tmp, 'chromium'),
-		logs: path.join(tmp, 'logs'),
+		bin: path.join(tmp, 'bin'),
+		// The server's: shared by the run's windows (readOutputLog reads this window's files only).
+		userData: server.dirs.userData,
+		extensions: server.dirs.extensions,
+		chromiumProfile: server.dirs.chromiumProfile,
+		logs: server.dirs.logs,
 	};
-	for (const d of Object.values(dirs)) {
+	for (const d of [dirs.workspace, dirs.xdg, dirs.bin]) {
 		fs.mkdirSync(d, { recursive: true });
 	}
 	for (const [rel, content] of Object.entries(options.files ?? {})) {
@@ -170,39 +157,68 @@ export async function startVSCode(options = {}) {
 	for (const d of Object.values(xdg)) {
 		fs.mkdirSync(d, { recursive: true });
 	}
-	const env = nodeEnv({ ...xdg, ...(options.env ?? {}) });
+	const pidPath = path.join(dirs.bin, 'pid');
+	const exports = Object.entries({ ...xdg, ...(options.env ?? {}) }).map(([k, v]) => `export ${k}=${shq(v)}\n`).join('');
+	fs.writeFileSync(pidPath, `#!/bin/sh\n# pid for the e2e window "${name}": its own XDG folders (test/e2e/lib/vscode.js).\n${exports}exec ${shq(pid)} "$@"\n`, { mode: 0o755 });
 
-	const settings = { ...quietSettings, 'pid.path': pid, ...(options.model ? { 'pid.model': options.model } : {}), ...(options.settings ?? {}) };
-	fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
-	fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+	const settings = { ...quietSettings, 'pid.path': pidPath, ...(options.model ? { 'pid.model': options.model } : {}), ...(options.settings ?? {}) };
+	server.resetUserData(settings);
 
-	const common = ['--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
-	try {
-		await run(codeServerBin, [...common, '--install-extension', vsix, '--force'], { env, cwd: tmp });
-	} catch (err) {
-		fs.rmSync(tmp, { recursive: true, force: true });
-		throw err;
-	}
-
-	const tracker = new Tracker();
+	const tracker = new Tracker({ exclude: server.baseline() });
 	tracker.tmpDir = tmp;
-	const h = new VSCodeHarness({ dirs, tracker, settings, xdg });
+	tracker.addRoot(server.server.pid);
+	const h = new VSCodeHarness({ server, dirs, tracker, settings, xdg });
 	try {
-		await h._startServer(env, common);
-		await h._startBrowser(chromium, options.viewport ?? { width: 1280, height: 800 });
-		await h._openWorkbench();
+		await h._openWindow(options.viewport ?? { width: 1280, height: 800 });
 	} catch (err) {
-		await h.close().catch(() => {});
-		err.message += `\n${h.serverLog()}`;
+		err.message += `\n${server.serverLog()}`;
+		// close() gives the lock back; the caller's release() then finds it given.
+		const report = await h.close().catch(() => undefined);
+		if (report?.leftover.length > 0) {
+			err.message += `\nprocesses survived the teardown: ${report.leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`;
+		}
 		throw err;
 	}
 	return h;
 }
 
-/** A running VS Code: see startVSCode. Its methods are called one at a time by one test. */
+/** shq quotes s for sh. */
+function shq(s) {
+	return `'${String(s).replace(/'/g, `'\\''`)}'`;
+}
+
+/** outputLogs returns the paths of VS Code's output channel log files under userData/logs. */
+function outputLogs(userData) {
+	const found = [];
+	const walk = (d) => {
+		let entries = [];
+		try {
+			entries = fs.readdirSync(d, { withFileTypes: true });
+		} catch {
+			return;
+		}
+		for (const e of entries) {
+			const p = path.join(d, e.name);
+			if (e.isDirectory()) {
+				walk(p);
+			} else if (p.includes('output_logging') && e.name.endsWith('.log')) {
+				found.push(p);
+			}
+		}
+	};
+	walk(path.join(userData, 'logs'));
+	return found;
+}
+
+/** A VS Code window: see startVSCode. Its methods are called one at a time by one test. */
 export class VSCodeHarness {
-	constructor({ dirs, tracker, settings, xdg }) {
-		/** The temp folders: tmp, userData, extensions, workspace, xdg, chromiumProfile, logs. */
+	constructor({ server, dirs, tracker, settings, xdg }) {
+		/** The shared VS Code server the window is open on. */
+		this.server = server;
+		/**
+		 * The folders: tmp (this window's), workspace, xdg (pid's), bin (the pid script); and the
+		 * server's userData, extensions, chromiumProfile, logs.
+		 */
 		this.dirs = dirs;
 		/** The XDG_* folders pid runs with. */
 		this.xdg = xdg;
@@ -211,108 +227,34 @@ export class VSCodeHarness {
 		this.tracker = tracker;
 		/** The puppeteer Page of the workbench (for what the helpers do not cover). */
 		this.page = undefined;
+		/** The puppeteer Browser (the shared Chromium) and this window's BrowserContext. */
 		this.browser = undefined;
+		this.context = undefined;
 		/** The workbench's URL. */
 		this.url = undefined;
-		this._serverLog = [];
 		this._closed = false;
 	}
 
-	async _startServer(env, common) {
-		const logFile = fs.createWriteStream(path.join(this.dirs.logs, 'code-server.log'));
-		const server = spawn(
-			codeServerBin,
-			[
-				...common,
-				'--bind-addr', '127.0.0.1:0',
-				'--auth', 'none',
-				'--disable-telemetry',
-				'--disable-update-check',
-				'--disable-workspace-trust',
-				'--disable-getting-started-override',
-				'--ignore-last-opened',
-				this.dirs.workspace,
-			],
-			{ env, cwd: this.dirs.workspace, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
-		);
-		this.server = server;
-		this.tracker.addRoot(server.pid);
-		let exited;
-		server.on('exit', (code, signal) => (exited = signal ?? `exit code ${code}`));
-		const onData = (d) => {
-			logFile.write(d);
-			this._serverLog.push(String(d));
-			if (this._serverLog.length > 200) {
-				this._serverLog.shift();
-			}
-		};
-		server.stdout.on('data', onData);
-		server.stderr.on('data', onData);
-		const port = await waitFor(
-			() => {
-				if (exited) {
-					throw new Error(`code-server exited (${exited})`);
-				}
-				return this._serverLog.join('').match(/HTTP server listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1];
-			},
-			{ timeout: 30000, what: 'code-server to listen' },
-		);
-		this.url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.dirs.workspace)}`;
-	}
-
-	async _startBrowser(chromium, viewport) {
-		const args = [
-			'--headless=new',
-			'--no-sandbox',
-			'--disable-gpu',
-			'--disable-quic',
-			'--no-first-run',
-			'--no-default-browser-check',
-			'--disable-background-networking',
-			'--disable-component-update',
-			'--disable-sync',
-			'--disable-extensions',
-			'--disable-dev-shm-usage',
-			'--password-store=basic',
-			`--user-data-dir=${this.dirs.chromiumProfile}`,
-			'--remote-debugging-address=127.0.0.1',
-			'--remote-debugging-port=0',
-			`--window-size=${viewport.width},${viewport.height}`,
-			'about:blank',
-		];
-		const log = fs.openSync(path.join(this.dirs.logs, 'chromium.log'), 'a');
-		const browserProc = spawn(chromium, args, { detached: true, stdio: ['ignore', log, log] });
-		fs.closeSync(log);
-		this.browserProc = browserProc;
-		this.tracker.addRoot(browserProc.pid);
-		let exited;
-		browserProc.on('exit', (code, signal) => (exited = signal ?? `exit code ${code}`));
-		// With port 0 Chromium picks a free port and writes it into DevToolsActivePort.
-		const portFile = path.join(this.dirs.chromiumProfile, 'DevToolsActivePort');
-		const port = await waitFor(
-			() => {
-				if (exited) {
-					throw new Error(`chromium exited (${exited}); see ${path.join(this.dirs.logs, 'chromium.log')}`);
-				}
-				const m = fs.existsSync(portFile) && fs.readFileSync(portFile, 'utf8').match(/^(\d+)\n/);
-				return m && m[1];
-			},
-			{ timeout: 30000, what: 'chromium to listen for DevTools' },
-		);
-		this.browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${port}`, defaultViewport: viewport, protocolTimeout: 60000 });
-		const pages = await this.browser.pages();
-		this.page = pages[0] ?? (await this.browser.newPage());
-	}
-
-	async _openWorkbench() {
+	async _openWindow(viewport) {
+		this.browser = await puppeteer.connect({ browserWSEndpoint: this.server.wsEndpoint, defaultViewport: viewport, protocolTimeout: 60000 });
+		this.context = await this.browser.createBrowserContext();
+		this.page = await this.context.newPage();
+		await this.page.bringToFront();
+		// Over loopback, compression only costs CPU: code-server would brotli-compress the 19 MB
+		// workbench.js and the rest again for each window (a fresh context has no cache), about
+		// 1 CPU-second of code-server's per window.
+		await this.page.setExtraHTTPHeaders({ 'Accept-Encoding': 'identity' });
+		// The output logs of earlier windows are not this window's.
+		this._oldLogs = new Set(outputLogs(this.dirs.userData));
+		this.url = `${this.server.url}/?folder=${encodeURIComponent(this.dirs.workspace)}`;
 		await this.page.goto(this.url, { waitUntil: 'domcontentloaded', timeout: 60000 });
 		await this.waitForReady();
 	}
 
 	/**
 	 * waitForReady waits until the workbench is ready for keys: its parts are laid out, the
-	 * status bar is shown and the explorer is there. Extensions' commands may be registered a
-	 * little later: runCommand waits for the command it runs.
+	 * status bar is shown, the explorer is there and pid's view container is in the activity
+	 * bar (the workbench knows pid's extension, so the palette lists its commands).
 	 */
 	async waitForReady(timeout = 60000) {
 		await waitFor(
@@ -321,7 +263,8 @@ export class VSCodeHarness {
 					const wb = document.querySelector('.monaco-workbench');
 					const status = document.querySelector('.part.statusbar');
 					const explorer = document.querySelector('.explorer-folders-view, .explorer-viewlet');
-					return Boolean(wb && status && status.getBoundingClientRect().height > 0 && explorer);
+					const pid = [...document.querySelectorAll('.part.activitybar .action-item .action-label')].some((a) => a.getAttribute('aria-label')?.startsWith('pid'));
+					return Boolean(wb && status && status.getBoundingClientRect().height > 0 && explorer && pid);
 				}),
 			{ timeout, what: 'the VS Code workbench to be ready', describe: () => this.describe() },
 		);
@@ -329,7 +272,7 @@ export class VSCodeHarness {
 
 	/** serverLog returns the end of code-server's output (for failure messages). */
 	serverLog() {
-		return `-- code-server's output (end):\n${this._serverLog.join('').split('\n').slice(-30).join('\n')}`;
+		return this.server.serverLog();
 	}
 
 	/** describe returns the workbench's visible text (for failure messages). */
@@ -371,9 +314,9 @@ export class VSCodeHarness {
 	 * palette does not offer the command.
 	 */
 	async runCommand(title, { timeout = 30000 } = {}) {
-		// The palette lists the commands known when it opens; an extension's commands are known
-		// once the extension host has registered it. Until the palette offers the command, it
-		// is closed and opened again (a wait on that condition, bounded by timeout).
+		// The palette lists the commands known when it opens. waitForReady waited until the
+		// workbench knew pid's extension; should the palette still not offer the command, it is
+		// closed and opened again until it does (each step a wait on the DOM, bounded by timeout).
 		const deadline = Date.now() + timeout;
 		for (let attempt = 1; ; attempt++) {
 			await this._closeQuickInput();
@@ -399,7 +342,6 @@ export class VSCodeHarness {
 			if (Date.now() >= deadline) {
 				throw new Error(`the Command Palette does not offer "${title}" (attempt ${attempt}; it lists ${JSON.stringify(q.rows.slice(0, 5))})`);
 			}
-			await new Promise((r) => setTimeout(r, 250));
 		}
 		await this.page.keyboard.press('Enter');
 		await waitFor(async () => (await this.quickInput())?.value !== `>${title}`, { timeout: 10000, what: `"${title}" to run (the palette to close)` });
@@ -497,25 +439,9 @@ export class VSCodeHarness {
 	 * the channel has no file yet. It does not wait; use it for text scrolled out of view.
 	 */
 	readOutputLog(name) {
-		const logs = path.join(this.dirs.userData, 'logs');
-		const found = [];
-		const walk = (d) => {
-			let entries = [];
-			try {
-				entries = fs.readdirSync(d, { withFileTypes: true });
-			} catch {
-				return;
-			}
-			for (const e of entries) {
-				const p = path.join(d, e.name);
-				if (e.isDirectory()) {
-					walk(p);
-				} else if (e.name.endsWith(`-${name}.log`) && p.includes('output_logging')) {
-					found.push(p);
-				}
-			}
-		};
-		walk(logs);
+		// The server's log folder holds every window's: this window's files are those that were
+		// not there when it opened (a reload of the window makes new ones too).
+		const found = outputLogs(this.dirs.userData).filter((p) => p.endsWith(`-${name}.log`) && !this._oldLogs?.has(p));
 		found.sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs);
 		return found.length > 0 ? fs.readFileSync(found[found.length - 1], 'utf8') : '';
 	}
@@ -824,43 +750,59 @@ export class VSCodeHarness {
 	}
 
 	/**
-	 * close ends everything this harness started: Chromium (closed through DevTools),
-	 * code-server and what it started (the extension host, pid), with SIGTERM then SIGKILL for
-	 * what is left; then removes the temp folder (kept when E2E_KEEP=1). It returns the
-	 * Tracker's report: `leftover` lists processes that survived even SIGKILL (orphans), `all`
-	 * every process seen. Safe to call twice.
+	 * close ends what this window started and gives the shared server back: the window's
+	 * browser context is closed (as a person closes the tab), its extension hosts get SIGTERM
+	 * (what code-server does once a closed window's reconnection grace time ends; pid then
+	 * sees its stdin close), then SIGTERM and SIGKILL for whatever of the window's processes is
+	 * left; then its temp folder is removed (kept when E2E_KEEP=1). It returns the Tracker's
+	 * report: `leftover` lists processes that survived even SIGKILL (orphans), `all` every
+	 * process seen, `problem` says so when the shared server itself is gone. Safe to call twice.
 	 */
 	async close() {
 		if (this._closed) {
 			return this._report;
 		}
 		this._closed = true;
-		this._report = this.report = await this.tracker.stop(async () => {
-			if (this.browser) {
+		const t0 = Date.now();
+		const report = await this.tracker.stop(async () => {
+			if (this.context) {
 				let timer;
-				await Promise.race([this.browser.close(), new Promise((r) => (timer = setTimeout(r, 5000)))]);
+				await Promise.race([this.context.close().catch(() => {}), new Promise((r) => (timer = setTimeout(r, 10000)))]);
 				clearTimeout(timer);
 			}
-			if (this.server?.pid) {
-				try {
-					process.kill(-this.server.pid, 'SIGTERM');
-				} catch {
-					// Already gone.
+			for (const p of this.tracker.track()) {
+				if (p.cmd.includes('--type=extensionHost')) {
+					try {
+						process.kill(p.pid, 'SIGTERM');
+					} catch {
+						// Already gone.
+					}
 				}
 			}
 		});
+		await this.browser?.disconnect().catch(() => {});
+		const problem = this.server.problem();
+		this._report = this.report = problem ? { ...report, problem } : report;
+		this.server.release();
 		if (process.env.E2E_KEEP !== '1') {
 			fs.rmSync(this.dirs.tmp, { recursive: true, force: true });
+		}
+		if (this.timing) {
+			this.timing.closeMs = Date.now() - t0;
+			if (process.env.E2E_TIMING === '1') {
+				const s = (ms) => (ms / 1000).toFixed(1);
+				console.log(`# window ${path.basename(this.dirs.tmp)}: waited ${s(this.timing.waitedMs)} s for the server, opened in ${s(this.timing.openMs)} s, closed in ${s(this.timing.closeMs)} s`);
+			}
 		}
 		return this._report;
 	}
 }
 
 /**
- * withVSCode starts a VS Code (startVSCode(options)), runs fn(vs), and tears it down whatever
- * happens. When fn throws, it first saves a screenshot (NAME-failure.png) and adds the
+ * withVSCode opens a VS Code window (startVSCode(options)), runs fn(vs), and tears it down
+ * whatever happens. When fn throws, it first saves a screenshot (NAME-failure.png) and adds the
  * workbench's text and code-server's output to the error. After teardown it throws if a
- * process it started survived (an orphan). It returns fn's result.
+ * process the window started survived (an orphan). It returns fn's result.
  */
 export async function withVSCode(options, fn) {
 	return withHarness(await startVSCode(options), fn, async (vs, failure) => {
