@@ -12,7 +12,7 @@ import { PidClient, errorText, type Exit } from './client';
 import { sliceLines } from './context';
 import { insideAny } from './sessions';
 import { realPath, type DaemonOptions } from './state';
-import type { BeforeToolCallAnswer, BeforeToolCallParams, Diagnostic, EditorDiagnosticsParams, ElicitationParams, ElicitationResult, RequestTrustAnswer, RequestTrustParams } from './protocol';
+import type { BeforeToolCallAnswer, BeforeToolCallParams, EditorDiagnosticsParams, EditorDiagnosticsResult, ElicitationParams, ElicitationResult, RequestTrustAnswer, RequestTrustParams } from './protocol';
 
 /**
  * A conversation attached to the daemon (PidController): what the daemon asks of it. Called on
@@ -171,13 +171,16 @@ export class PidDaemon {
 	}
 
 	/** diagnostics answers editor/diagnostics through the editor and logs how long its language servers took. */
-	private async diagnostics(source: NonNullable<DaemonOptions['editorDiagnostics']>, params: EditorDiagnosticsParams, token: rpc.CancellationToken): Promise<Diagnostic[]> {
+	private async diagnostics(source: NonNullable<DaemonOptions['editorDiagnostics']>, params: EditorDiagnosticsParams, token: rpc.CancellationToken): Promise<EditorDiagnosticsResult> {
 		const t0 = Date.now();
 		const n = Array.isArray(params?.paths) ? params.paths.length : 0;
-		const r = await source(params, token);
+		const got = await source(params, token);
+		const a: EditorDiagnosticsResult = Array.isArray(got) ? { diagnostics: got } : got;
+		const r = a.diagnostics;
 		const errors = r.filter((d) => d?.severity === 1).length;
-		this.opts.ui.appendLine(`pid: the editor's problems of ${n === 0 ? 'every file' : `${n} file${n === 1 ? '' : 's'}`} after ${Date.now() - t0} ms: ${r.length} problem${r.length === 1 ? '' : 's'}, ${errors} error${errors === 1 ? '' : 's'}${token.isCancellationRequested ? ' (pid stopped waiting)' : ''}`);
-		return r;
+		const starting = a.starting?.length ? `; still starting: the language server for ${a.starting.join(', ')}` : '';
+		this.opts.ui.appendLine(`pid: the editor's problems of ${n === 0 ? 'every file' : `${n} file${n === 1 ? '' : 's'}`} after ${Date.now() - t0} ms: ${r.length} problem${r.length === 1 ? '' : 's'}, ${errors} error${errors === 1 ? '' : 's'}${starting}${token.isCancellationRequested ? ' (pid stopped waiting)' : ''}`);
+		return a;
 	}
 
 	/** trust puts a workspace/requestTrust question to the UI and logs it and its answer. */

@@ -92,14 +92,25 @@ export class EditorDocuments {
 			onDidChange(listener) {
 				return vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris.filter((u) => u.scheme === 'file').map((u) => u.fsPath)));
 			},
+			languageOf: (absPath) => this.openDocument(absPath)?.languageId,
+			language: async (absPath) => (this.openDocument(absPath) ?? (await vscode.workspace.openTextDocument(vscode.Uri.file(absPath)))).languageId,
+			checks: (languageId) => checks(vscode, languageId),
 			open: async (absPath: string) => {
-				// Language servers check the files shown in editors (pull diagnostics ask for visible
-				// ones only: a document opened unseen got no report): a preview tab, the focus kept.
-				const shown = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && path.resolve(t.input.uri.fsPath) === path.resolve(absPath)));
-				if (!shown) {
-					const doc = this.openDocument(absPath) ?? (await vscode.workspace.openTextDocument(vscode.Uri.file(absPath)));
-					await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+				// Language servers check the files in tabs (pull diagnostics ask for those only: a
+				// document opened unseen got no report): a tab opened in the background, which takes
+				// neither the focus nor the person's preview tab, and is closed again once answered.
+				const tabOf = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputText && path.resolve(t.input.uri.fsPath) === path.resolve(absPath));
+				if (tabOf()) {
+					return undefined;
 				}
+				await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(absPath), { background: true, preview: false, preserveFocus: true });
+				return () => {
+					const t = tabOf();
+					// Not one the person has turned to (or changed) since.
+					if (t && !t.isActive && !t.isDirty) {
+						void vscode.window.tabGroups.close(t, true).then(undefined, () => undefined);
+					}
+				};
 			},
 		});
 	}
@@ -136,6 +147,23 @@ export class EditorDocuments {
 			},
 		};
 	}
+}
+
+/**
+ * checks reports whether an installed extension with code checks files of a language: it is
+ * activated for the language (onLanguage:ID) or contributes it (then activated for it
+ * implicitly). Grammar-only extensions (Python's built-in one) do not count.
+ */
+export function checks(vscode: typeof VSCode, languageId: string): boolean {
+	return (vscode.extensions?.all ?? []).some((e) => {
+		const pj = (e.packageJSON ?? {}) as { main?: unknown; browser?: unknown; activationEvents?: unknown; contributes?: { languages?: unknown } };
+		if (!pj.main && !pj.browser) {
+			return false;
+		}
+		const events = Array.isArray(pj.activationEvents) ? pj.activationEvents : [];
+		const langs = Array.isArray(pj.contributes?.languages) ? (pj.contributes.languages as { id?: unknown }[]) : [];
+		return events.includes(`onLanguage:${languageId}`) || langs.some((l) => l?.id === languageId);
+	});
 }
 
 /** Read-only documents for the diff editor: what a file held before a run, and a call's proposal. */

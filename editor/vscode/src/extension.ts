@@ -75,7 +75,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			startAfter,
 			chat,
 			editorFiles: cfg.get<boolean>('editorFiles', true) ? docs.filesFor(problems) : undefined,
-			editorDiagnostics: async (params, token) => problems.answer(params, token),
+			editorDiagnostics: async (params, token) => problems.report(params, token),
 			onWillChange: (p) => problems.noteWritten(p),
 			fileAccess: docs.undoAccess(),
 			stoppedSession,

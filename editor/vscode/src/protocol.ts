@@ -406,11 +406,15 @@ export interface EditorDiagnosticsParams {
 	sessionId: string;
 	paths: string[];
 	waitMs: number;
+	/** How long to wait for a language's first report (its server may be starting). */
+	firstWaitMs?: number;
 }
 
 /** editor/diagnostics' result. */
 export interface EditorDiagnosticsResult {
 	diagnostics: Diagnostic[];
+	/** The files whose language server was still starting (no first report within firstWaitMs). */
+	starting?: string[];
 }
 
 export interface ToolResultPayload {

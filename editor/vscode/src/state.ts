@@ -14,7 +14,7 @@ import type { ChangeTracker, FileAccess } from './changes';
 import type { ClientOptions, PidClient } from './client';
 import type { ErrorAction } from './errors';
 import type { PidDaemon } from './daemon';
-import type { BeforeToolCallParams, Diagnostic, EditorDiagnosticsParams, ModelEntry, RequestTrustParams, SessionMode, SessionNewParams, SessionSummary } from './protocol';
+import type { BeforeToolCallParams, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, SessionMode, SessionNewParams, SessionSummary } from './protocol';
 import type { Run } from './run';
 
 export interface Ui {
@@ -48,9 +48,10 @@ export interface EditorFiles {
 export interface DaemonOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr' | 'onReadTextFile' | 'onWriteTextFile' | 'onElicitation' | 'onDiagnostics'> {
 	/**
 	 * When set, pid asks the editor for the problems of the files a batch changed
-	 * (editor/diagnostics; initialize declares capabilities.experimental.pid.diagnostics).
+	 * (editor/diagnostics; initialize declares capabilities.experimental.pid.diagnostics):
+	 * the problems, or the whole answer (with the files whose server was still starting).
 	 */
-	editorDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[]>;
+	editorDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[] | EditorDiagnosticsResult>;
 	ui: Ui;
 	/**
 	 * pid is started only once this settles: the shutdown of the pid this controller replaces,
