@@ -25,33 +25,43 @@ export function workspaceFolder(vscode: typeof VSCode): string | undefined {
  * extension host's one thread; its methods show their failures and never throw.
  */
 export class ChatActions implements VSCode.Disposable {
-	/** The diffs Review opened, by call: closed once the call's question is answered. */
-	private readonly reviews = new Map<string, string[]>();
-	private readonly sub: { dispose(): void };
+	/** The diffs Review opened, by chat and call: closed once the call's question is answered. */
+	private readonly reviews = new Map<ChatModel, Map<string, string[]>>();
+	private readonly subs: { dispose(): void }[] = [];
 
 	constructor(
 		private readonly vscode: typeof VSCode,
 		private readonly docs: EditorDocuments,
-		private readonly chat: ChatModel,
 		private readonly view: ChatViewProvider,
 		private readonly snapshots: Snapshots,
-		/** The conversation the chat shows, if one was made. */
-		private readonly controller: () => PidController | undefined,
-		/** The conversation the chat shows, made when there is none. */
+		/** The chat shown (the chat view's tab). */
+		private readonly shownChat: () => ChatModel,
+		/** The conversation of the chat shown, as it is. */
+		private readonly shown: () => PidController,
+		/** The conversation of the chat shown, replaced first when pid must restart (its settings changed). */
 		private readonly current: () => PidController,
 		/** Shows a failure (in the chat, and as a notification when the chat is hidden). */
 		private readonly report: (err: unknown) => void,
-	) {
+	) {}
+
+	private get chat(): ChatModel {
+		return this.shownChat();
+	}
+
+	/** watch follows a chat (a tab's) so that the diffs Review opened for its questions close once they are answered. */
+	watch(chat: ChatModel): { dispose(): void } {
+		const reviews = new Map<string, string[]>();
+		this.reviews.set(chat, reviews);
 		// A proposal answered is applied or dropped: the diff Review opened for it would be stale.
-		this.sub = chat.onEvent((e) => {
+		const sub = chat.onEvent((e) => {
 			if (e.type !== 'upsert' || e.item.kind !== 'tool' || !e.item.approval || e.item.approval.state === 'pending') {
 				return;
 			}
-			const uris = this.reviews.get(e.item.toolCallId);
+			const uris = reviews.get(e.item.toolCallId);
 			if (!uris) {
 				return;
 			}
-			this.reviews.delete(e.item.toolCallId);
+			reviews.delete(e.item.toolCallId);
 			const tabs = this.vscode.window.tabGroups.all
 				.flatMap((g) => g.tabs)
 				.filter((t) => t.input instanceof this.vscode.TabInputTextDiff && uris.includes(t.input.modified.toString()));
@@ -59,6 +69,14 @@ export class ChatActions implements VSCode.Disposable {
 				void this.vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
 			}
 		});
+		const d = {
+			dispose: () => {
+				sub.dispose();
+				this.reviews.delete(chat);
+			},
+		};
+		this.subs.push(d);
+		return d;
 	}
 
 	/** addFile is @ File: a workspace file picked goes with the next message (its text when it has unsaved changes). */
@@ -126,7 +144,7 @@ export class ChatActions implements VSCode.Disposable {
 	/** review is an approval's Review: VS Code's diff editor, the file now against what pid proposes (closed once the question is answered). */
 	async review(toolCallId: string): Promise<void> {
 		const vscode = this.vscode;
-		const params = this.controller()?.approvalParams(toolCallId);
+		const params = this.shown().approvalParams(toolCallId);
 		if (!params) {
 			return;
 		}
@@ -147,7 +165,8 @@ export class ChatActions implements VSCode.Disposable {
 		}
 		const left = this.snapshots.put(abs, 'now', current ?? '');
 		const right = this.snapshots.put(abs, 'proposed', p.content);
-		this.reviews.set(toolCallId, [...(this.reviews.get(toolCallId) ?? []), right.toString()]);
+		const reviews = this.reviews.get(this.chat);
+		reviews?.set(toolCallId, [...(reviews.get(toolCallId) ?? []), right.toString()]);
 		const label = path.basename(abs);
 		await vscode.commands.executeCommand('vscode.diff', left, right, `${label}: ${current === undefined ? 'new file' : 'now'} ↔ proposed by pid (${params.toolName})`, { preview: true });
 	}
@@ -155,7 +174,7 @@ export class ChatActions implements VSCode.Disposable {
 	/** openDiff is a changed file's Open diff: the file before the run against now. */
 	async openDiff(absPath: string): Promise<void> {
 		const vscode = this.vscode;
-		const before = this.controller()?.changes.before(absPath);
+		const before = this.shown().changes.before(absPath);
 		if (!before) {
 			return;
 		}
@@ -167,7 +186,7 @@ export class ChatActions implements VSCode.Disposable {
 	async undo(absPath: string): Promise<void> {
 		const vscode = this.vscode;
 		try {
-			await this.controller()?.changes.undo(absPath);
+			await this.shown().changes.undo(absPath);
 		} catch (err) {
 			void vscode.window.showErrorMessage(`pid: could not undo the change to ${absPath}: ${errorText(err)}`);
 		}
@@ -227,6 +246,8 @@ export class ChatActions implements VSCode.Disposable {
 	}
 
 	dispose(): void {
-		this.sub.dispose();
+		for (const d of this.subs.splice(0)) {
+			d.dispose();
+		}
 	}
 }

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import type * as rpc from 'vscode-jsonrpc/node';
 import { ChatModel, BUILTIN_COMMANDS, type QueueMode } from './chat';
 import { ChangeTracker, type FileAccess } from './changes';
-import { describeExit, type Exit, type PidClient } from './client';
+import { describeExit, errorText, type Exit, type PidClient } from './client';
 import type { ContextChip } from './context';
 import { PidDaemon, type Conversation } from './daemon';
 import * as checkpoints from './checkpoints';
@@ -64,8 +64,8 @@ export const diskAccess: FileAccess = {
 
 /** daemonOptions keeps what starting pid takes of a controller's options (not its session's). */
 function daemonOptions(o: ControllerOptions): DaemonOptions {
-	const { session: _s, chat: _c, fileAccess: _f, stoppedSession: _ss, newSessionNote: _n, onWillChange: _w, ...rest } = o;
-	void [_s, _c, _f, _ss, _n, _w];
+	const { session: _s, chat: _c, fileAccess: _f, stoppedSession: _ss, newSessionNote: _n, onWillChange: _w, daemon: _d, ...rest } = o;
+	void [_s, _c, _f, _ss, _n, _w, _d];
 	return rest;
 }
 
@@ -76,6 +76,8 @@ function daemonOptions(o: ControllerOptions): DaemonOptions {
  */
 export class PidController implements Conversation {
 	private readonly s: ControllerState;
+	/** Whether this controller started its daemon (else it shares one: a chat tab of the window). */
+	private readonly ownsDaemon: boolean;
 	private readonly subs: { dispose(): void }[] = [];
 	/** The session-wide notifications of the running pid (started). */
 	private notifications: { dispose(): void } | undefined;
@@ -85,7 +87,8 @@ export class PidController implements Conversation {
 		// Paths are shown relative to the folder pid works in: the cwd, else the first workspace folder.
 		chat.folder = opts.cwd ?? (opts.workspaceFolders?.[0] ? folderPath(opts.workspaceFolders[0].uri) : undefined);
 		const changes = new ChangeTracker(opts.fileAccess ?? diskAccess);
-		const s = new ControllerState(opts, chat, changes, new PidDaemon(daemonOptions(opts)), [...DEFAULT_MODES]);
+		this.ownsDaemon = opts.daemon === undefined;
+		const s = new ControllerState(opts, chat, changes, opts.daemon ?? new PidDaemon(daemonOptions(opts)), [...DEFAULT_MODES]);
 		this.s = s;
 		this.subs.push(changes.onChange(() => chat.setChanges(changes.run, changes.list())));
 		// A controller that replaces another (pid restarted because its settings changed) starts
@@ -362,14 +365,34 @@ export class PidController implements Conversation {
 		this.s.changes.changed(absPath);
 	}
 
-	/** dispose cancels what runs and shuts pid down (killing it if it does not exit in time). */
-	async dispose(): Promise<void> {
+	/**
+	 * detach lets go of the daemon without closing the session in it: the daemon is being
+	 * replaced (pid restarted), and a new conversation takes the chat over.
+	 */
+	detach(): void {
 		this.s.disposed = true;
 		this.cancel();
 		for (const sub of this.subs.splice(0)) {
 			sub.dispose();
 		}
 		this.notifications?.dispose();
-		await this.s.daemon.dispose();
+	}
+
+	/**
+	 * dispose cancels what runs and shuts pid down (killing it if it does not exit in time);
+	 * a controller sharing its daemon (a chat tab closed) closes its session in pid instead
+	 * (session/close: its file stays) and leaves the daemon running.
+	 */
+	async dispose(): Promise<void> {
+		const s = this.s;
+		this.detach();
+		if (this.ownsDaemon) {
+			await s.daemon.dispose();
+			return;
+		}
+		const client = s.client;
+		if (client?.alive && s.sessionId !== undefined) {
+			await client.closeSession(s.sessionId).catch((err) => s.log(`! pid: could not close the session ${s.sessionId}: ${errorText(err)}`));
+		}
 	}
 }

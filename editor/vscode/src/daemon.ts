@@ -58,9 +58,12 @@ export class PidDaemon {
 		return this.current;
 	}
 
-	/** attach makes c one of the conversations this pid serves; the returned dispose detaches it. */
+	/** attach makes c one of the conversations this pid serves (told at once when pid runs); the returned dispose detaches it. */
 	attach(c: Conversation): { dispose(): void } {
 		this.conversations.push(c);
+		if (this.current?.alive) {
+			c.started(this.current);
+		}
 		return {
 			dispose: () => {
 				const i = this.conversations.indexOf(c);

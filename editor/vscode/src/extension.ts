@@ -16,14 +16,17 @@ import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
 import { ChatActions } from './chatActions';
 import { BusyError, ChatError, PidController, noticeAction } from './controller';
+import { PidDaemon } from './daemon';
 import { EditorDocuments, Snapshots } from './editorFiles';
 import { pickMode, pickModel, rememberedAnswers, resumeSession, trustedFolders } from './pickers';
 import { safeLink } from './markdown';
 import type { SessionNewParams } from './protocol';
 import { ResumeError } from './sessions';
+import { ChatTabs, tabName, type Tab } from './tabs';
 import { TrustAsker } from './trust';
 
-let controller: PidController | undefined;
+/** The window's pid, shared by the chat's tabs. */
+let daemon: PidDaemon | undefined;
 let stale = false;
 
 /**
@@ -41,8 +44,6 @@ export function activate(context: vscode.ExtensionContext): void {
 	const problems = docs.problemWatcher();
 	context.subscriptions.push(problems);
 
-	// One chat for the window: it outlives the controllers (a restart of pid keeps it).
-	const chat = new ChatModel();
 	const snapshots = new Snapshots(vscode);
 	context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(Snapshots.scheme, snapshots));
 
@@ -58,24 +59,35 @@ export function activate(context: vscode.ExtensionContext): void {
 		askTrust: (params: { folder: string; ignored: string[] }) => trust.ask(params),
 	};
 
-	const make = (startAfter?: Promise<unknown>, stoppedSession?: string, newSessionNote?: string): PidController => {
+	/** makeDaemon is the window's pid, started at the first need once startAfter (the pid it replaces stopping) settled. */
+	const makeDaemon = (startAfter?: Promise<unknown>): PidDaemon => {
 		const cfg = vscode.workspace.getConfiguration('pid');
 		const folders = vscode.workspace.workspaceFolders ?? [];
 		const model = cfg.get<Record<string, unknown> | null>('model', null);
-		const session = cfg.get<SessionNewParams | null>('session', null);
-		return new PidController({
+		return new PidDaemon({
 			command: cfg.get<string>('path', 'pid') || 'pid',
 			args: cfg.get<string[]>('args', []),
 			cwd: folders[0]?.uri.scheme === 'file' ? folders[0].uri.fsPath : undefined,
 			workspaceFolders: folders.map((f) => ({ uri: f.uri.toString(), name: f.name })),
 			initializationOptions: model ? { model } : undefined,
 			clientInfo: { name: 'vscode', version: vscode.version },
-			session: session && typeof session === 'object' ? session : undefined,
 			ui,
 			startAfter,
-			chat,
 			editorFiles: cfg.get<boolean>('editorFiles', true) ? docs.filesFor(problems) : undefined,
 			editorDiagnostics: async (params, token) => problems.report(params, token),
+		});
+	};
+	daemon = makeDaemon();
+
+	/** makeController is a tab's conversation through the window's pid. */
+	const makeController = (chat: ChatModel, stoppedSession?: string, newSessionNote?: string): PidController => {
+		const d = daemon ?? (daemon = makeDaemon());
+		const session = vscode.workspace.getConfiguration('pid').get<SessionNewParams | null>('session', null);
+		return new PidController({
+			...d.opts,
+			daemon: d,
+			session: session && typeof session === 'object' ? session : undefined,
+			chat,
 			onWillChange: (p) => problems.noteWritten(p),
 			fileAccess: docs.undoAccess(),
 			stoppedSession,
@@ -83,28 +95,29 @@ export function activate(context: vscode.ExtensionContext): void {
 		});
 	};
 
-	// Settings and folders are read when pid starts; a change restarts pid once it is idle, in a
-	// new session (the model or folders may have changed), which the chat says; a session pid
-	// lost in a crash is still the one Resume and the next prompt load.
+	// The chat view's tabs: one conversation each, all through the window's pid. Each chat
+	// outlives its controllers (a restart of pid keeps it).
+	const chats = new ChatTabs((chat) => makeController(chat));
+
+	// Settings and folders are read when pid starts; a change restarts pid once no tab is busy,
+	// each tab in a new session (the model or folders may have changed), which its chat says; a
+	// session pid lost in a crash is still the one Resume and the next prompt load.
 	const current = (): PidController => {
-		let stopping: Promise<void> | undefined;
-		let stopped: string | undefined;
-		let note: string | undefined;
-		if (controller && stale && !controller.busy) {
-			stopped = controller.stopped;
-			if (controller.currentSession !== undefined) {
-				note = "pid was restarted because its settings changed, so this is a new session (the previous one is in pid's Session History).";
-			}
-			stopping = controller.dispose();
-			controller = undefined;
-		}
-		if (!controller) {
-			// The next pid starts once the old one is gone: it holds the current session's file
-			// until then, and could not be loaded by the new one before.
-			controller = make(stopping, stopped, note);
+		if (stale && !chats.busy) {
 			stale = false;
+			// The next pid starts once the old one is gone: it holds the sessions' files until
+			// then, and could not load them before.
+			const stopping = daemon?.dispose();
+			daemon = makeDaemon(stopping);
+			chats.replaceControllers((tab) =>
+				makeController(
+					tab.chat,
+					tab.controller.stopped,
+					tab.controller.currentSession !== undefined ? "pid was restarted because its settings changed, so this is a new session (the previous one is in pid's Session History)." : undefined,
+				),
+			);
 		}
-		return controller;
+		return chats.shown.controller;
 	};
 	context.subscriptions.push(
 		vscode.workspace.onDidChangeConfiguration((e) => {
@@ -126,12 +139,57 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	// The page ready with an empty chat (a window reload, an editor restart, the chat first
 	// opened): offer the folder's last session rather than a blank chat.
-	const view = new ChatViewProvider(context.extensionUri, () => chat, (m) => void onViewMessage(m), () => {
-		if (chat.empty && !(controller?.busy ?? false)) {
-			void current().offerLastSession();
-		}
-	});
-	context.subscriptions.push(view, view.attach(chat), vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
+	const view = new ChatViewProvider(
+		context.extensionUri,
+		() => chats.shown.chat,
+		(m) => void onViewMessage(m),
+		() => {
+			if (chats.all().length === 1 && chats.shown.chat.empty && !chats.busy) {
+				void current().offerLastSession();
+			}
+		},
+		() => (chats.all().length > 1 ? chats.views() : []),
+	);
+	context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
+
+	const actions = new ChatActions(vscode, docs, view, snapshots, () => chats.shown.chat, () => chats.shown.controller, current, (err) => report(err));
+	context.subscriptions.push(actions);
+
+	/** follow wires a tab's chat: to the view, the status bar, the approval keys and Review's diffs. */
+	const follow = (tab: Tab) => {
+		const subs = [
+			view.attach(tab.chat),
+			actions.watch(tab.chat),
+			tab.chat.onEvent((e) => e.type === 'state' && refreshStatus()),
+			tab.chat.onEvent((e) => (e.type !== 'upsert' || e.item.kind === 'tool') && refreshApprovalPending()),
+		];
+		followed.set(tab.id, subs);
+	};
+	const followed = new Map<string, { dispose(): void }[]>();
+	let shownId = chats.shown.id;
+	context.subscriptions.push(
+		chats.onChange(() => {
+			for (const t of chats.all()) {
+				if (!followed.has(t.id)) {
+					follow(t);
+				}
+			}
+			for (const [id, subs] of followed) {
+				if (!chats.get(id)) {
+					subs.forEach((d) => d.dispose());
+					followed.delete(id);
+				}
+			}
+			if (chats.shown.id !== shownId) {
+				shownId = chats.shown.id;
+				view.showChat();
+			} else {
+				view.tabsChanged();
+			}
+			refreshStatus();
+			refreshApprovalPending();
+		}),
+	);
 
 	const status = vscode.window.createStatusBarItem('pid.status', vscode.StatusBarAlignment.Left, 100);
 	status.name = 'pid';
@@ -139,12 +197,18 @@ export function activate(context: vscode.ExtensionContext): void {
 	context.subscriptions.push(status);
 	let shownStatus = '';
 	let approvalToast = false;
+	/** The tab whose state the status bar says: one waiting for approval, else the shown one. */
+	const statusTab = (): Tab => chats.all().find((t) => t.chat.state.status === 'approval') ?? chats.shown;
 	const refreshStatus = () => {
+		const tab = statusTab();
+		const chat = tab.chat;
 		const s = chat.state.status;
-		if (s === shownStatus) {
+		const several = chats.all().length > 1;
+		const key = `${s}|${several ? tab.id : ''}|${tab === chats.shown}`;
+		if (key === shownStatus) {
 			return;
 		}
-		shownStatus = s;
+		shownStatus = key;
 		const texts: Record<string, [string, string]> = {
 			idle: ['$(comment-discussion) pid', 'pid is idle: click to open the chat'],
 			starting: ['$(loading~spin) pid: starting', 'pid is starting'],
@@ -154,35 +218,37 @@ export function activate(context: vscode.ExtensionContext): void {
 			stopped: ['$(error) pid stopped', 'pid stopped; the session was saved: open the chat to resume it'],
 		};
 		const [text, tip] = texts[s] ?? texts.idle;
-		status.text = text;
-		status.tooltip = tip;
+		status.text = several && s === 'approval' ? `${text} (${tabName(tab)})` : text;
+		status.tooltip = several && s === 'approval' ? `${tip} (the tab "${tabName(tab)}")` : tip;
 		status.backgroundColor = s === 'approval' ? new vscode.ThemeColor('statusBarItem.warningBackground') : s === 'stopped' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
 		status.show();
-		void vscode.commands.executeCommand('setContext', 'pid.running', chat.state.running);
-		// An approval while the chat is hidden: say so without taking focus (a notification).
-		if (s === 'approval' && !view.visible && !approvalToast) {
+		void vscode.commands.executeCommand('setContext', 'pid.running', chats.shown.chat.state.running);
+		// An approval while the chat is hidden, or in a tab not shown: say so, and which tab
+		// asks, without taking focus (a notification).
+		if (s === 'approval' && (!view.visible || tab !== chats.shown) && !approvalToast) {
 			approvalToast = true;
 			const outside = chat.firstPendingApproval()?.approval?.escalation !== undefined;
+			const where = several ? `the chat "${tabName(tab)}"` : 'the chat';
 			const said = outside
-				? 'pid asks to run a command outside the sandbox (with your full rights and the network): answer in the chat (Ctrl+Alt+Y allows once, Ctrl+Alt+Shift+N denies).'
-				: 'pid is waiting for your approval in the chat (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).';
+				? `pid asks to run a command outside the sandbox (with your full rights and the network): answer in ${where} (Ctrl+Alt+Y allows once, Ctrl+Alt+Shift+N denies).`
+				: `pid is waiting for your approval in ${where} (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).`;
 			void (outside ? vscode.window.showWarningMessage(said, 'Show Chat') : vscode.window.showInformationMessage(said, 'Show Chat')).then((c) => {
 				approvalToast = false;
 				if (c) {
+					chats.show(tab.id);
 					void view.reveal(true);
 				}
 			});
 		}
 	};
-	context.subscriptions.push(chat.onEvent((e) => e.type === 'state' && refreshStatus()));
-	refreshStatus();
 
 	// pid.approvalPending enables the approval commands and their keys while a question waits.
 	let approvalPending = false;
-	/** The reasons for denying typed on the pending cards, by call (the page sends them as typed). */
+	/** The reasons for denying typed on the pending cards, by tab and call (the page sends them as typed). */
 	const reasons = new Map<string, string>();
+	const reasonKey = (tab: Tab, toolCallId: string) => `${tab.id}/${toolCallId}`;
 	const refreshApprovalPending = () => {
-		const pending = chat.firstPendingApproval() !== undefined;
+		const pending = chats.pending() !== undefined;
 		if (!pending) {
 			reasons.clear();
 		}
@@ -191,29 +257,40 @@ export function activate(context: vscode.ExtensionContext): void {
 			void vscode.commands.executeCommand('setContext', 'pid.approvalPending', pending);
 		}
 	};
-	context.subscriptions.push(chat.onEvent((e) => (e.type !== 'upsert' || e.item.kind === 'tool') && refreshApprovalPending()));
+	for (const t of chats.all()) {
+		follow(t);
+	}
+	refreshStatus();
 
 	/**
 	 * answerPending is the approval commands (pid.approval.*, Ctrl+Alt+Y and its kin): it
-	 * answers the first pending question of the chat, the one whose card shows the keys, as
-	 * its button would (Deny with the reason typed on the card, if any).
+	 * answers the first pending question of the shown chat, the one whose card shows the keys,
+	 * as its button would (Deny with the reason typed on the card, if any). A question waiting
+	 * in another tab is not answered unseen: that tab is shown, and the next key answers it.
 	 */
 	const answerPending = (choice: string) => {
-		const t = chat.firstPendingApproval();
-		if (!t?.approval) {
+		const p = chats.pending();
+		if (!p?.card.approval) {
 			void vscode.window.showInformationMessage('pid: no call is waiting for your approval.');
 			return;
 		}
-		if (choice === ALWAYS_ALLOW && t.approval.always === undefined) {
+		const t = p.card;
+		if (p.elsewhere) {
+			chats.show(p.tab.id);
+			void view.reveal(false);
+			void vscode.window.showInformationMessage(`pid: the question waiting is in the chat "${tabName(p.tab)}", shown now: the key answers it once you have read it.`);
+			return;
+		}
+		if (choice === ALWAYS_ALLOW && t.approval?.always === undefined) {
 			void vscode.window.showInformationMessage(
-				t.approval.escalation
+				t.approval?.escalation
 					? 'pid: Allow always is not offered for running this command outside the sandbox (pid could not limit it to exactly this command): allow it once or deny it.'
 					: 'pid: Allow always is not offered for this call (pid cannot limit it to calls like this one): allow it once or deny it.',
 			);
 			return;
 		}
-		chat.answerApproval(t.toolCallId, choice, choice === DENY ? reasons.get(t.toolCallId) : undefined);
-		reasons.delete(t.toolCallId);
+		p.tab.chat.answerApproval(t.toolCallId, choice, choice === DENY ? reasons.get(reasonKey(p.tab, t.toolCallId)) : undefined);
+		reasons.delete(reasonKey(p.tab, t.toolCallId));
 	};
 
 	/** report shows a failure: in the chat when it is not there yet, and as a notification when the chat is hidden. */
@@ -224,7 +301,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		}
 		const shownInChat = err instanceof ChatError || err instanceof ResumeError;
 		if (!shownInChat) {
-			chat.notice('error', errorText(err));
+			chats.shown.chat.notice('error', errorText(err));
 			out.appendLine(`! ${errorText(err)}`);
 		}
 		if (!view.visible) {
@@ -246,9 +323,6 @@ export function activate(context: vscode.ExtensionContext): void {
 			report(err);
 		}
 	};
-
-	const actions = new ChatActions(vscode, docs, chat, view, snapshots, () => controller, current, report);
-	context.subscriptions.push(actions);
 
 	/** runAction does what a button of an error or notice offers (see ErrorAction and NoticeAction). */
 	const runAction = async (action: string | undefined, arg: string | undefined) => {
@@ -293,22 +367,22 @@ export function activate(context: vscode.ExtensionContext): void {
 				await send(String(m.text ?? ''), m.mode === 'followUp' ? 'followUp' : 'steer');
 				break;
 			case 'cancel':
-				controller?.cancel();
+				chats.shown.controller.cancel();
 				break;
 			case 'reason':
 				if (typeof m.toolCallId === 'string' && typeof m.text === 'string') {
-					reasons.set(m.toolCallId, m.text.slice(0, 2000));
+					reasons.set(reasonKey(chats.shown, m.toolCallId), m.text.slice(0, 2000));
 				}
 				break;
 			case 'approve':
-				reasons.delete(String(m.toolCallId));
-				chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined, typeof m.mode === 'string' ? m.mode : undefined);
+				reasons.delete(reasonKey(chats.shown, String(m.toolCallId)));
+				chats.shown.chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined, typeof m.mode === 'string' ? m.mode : undefined);
 				break;
 			case 'review':
 				await actions.review(String(m.toolCallId));
 				break;
 			case 'elicit':
-				chat.answerElicitation(String(m.id), m.action === 'accept' ? 'accept' : 'decline', m.values ?? {});
+				chats.shown.chat.answerElicitation(String(m.id), m.action === 'accept' ? 'accept' : 'decline', m.values ?? {});
 				break;
 			case 'addContext':
 				if (m.kind === 'file') {
@@ -320,7 +394,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				}
 				break;
 			case 'removeContext':
-				chat.removeContext(String(m.id));
+				chats.shown.chat.removeContext(String(m.id));
 				break;
 			case 'openDiff':
 				await actions.openDiff(String(m.path));
@@ -358,6 +432,15 @@ export function activate(context: vscode.ExtensionContext): void {
 					report(err);
 				}
 				break;
+			case 'showTab':
+				chats.show(String(m.id));
+				break;
+			case 'newTab':
+				newTab();
+				break;
+			case 'closeTab':
+				await closeTab(String(m.id));
+				break;
 			case 'ready':
 				// The view handles it (chatview.ts).
 				break;
@@ -365,6 +448,29 @@ export function activate(context: vscode.ExtensionContext): void {
 				// A message of the page's that nothing here handles: typecheck fails here when FromView gains one.
 				unhandledViewMessage(m);
 		}
+	};
+
+	/** newTab opens a conversation in a tab of its own and shows it (the others go on running). */
+	const newTab = () => {
+		const tab = chats.add();
+		chats.show(tab.id);
+		void view.reveal(true);
+		out.appendLine(`pid: a new chat tab (${tabName(tab)}): its first message starts its own session`);
+	};
+
+	/** closeTab closes a tab: its run is stopped and its session closed (Session History keeps it). */
+	const closeTab = async (id: string) => {
+		const tab = chats.get(id);
+		if (!tab) {
+			return;
+		}
+		if (tab.controller.busy) {
+			const ok = await vscode.window.showWarningMessage(`pid is working in the chat "${tabName(tab)}": close it and stop that run?`, 'Stop and Close');
+			if (ok !== 'Stop and Close') {
+				return;
+			}
+		}
+		await chats.close(id);
 	};
 
 	const resumeStopped = async () => {
@@ -395,7 +501,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		}),
 		vscode.commands.registerCommand('pid.focusChat', () => view.reveal(true)),
 		vscode.commands.registerCommand('pid.cancel', () => {
-			if (!controller?.cancel()) {
+			if (!chats.shown.controller.cancel()) {
 				void vscode.window.showInformationMessage('pid: nothing to cancel.');
 			}
 		}),
@@ -408,9 +514,18 @@ export function activate(context: vscode.ExtensionContext): void {
 			c.newSession();
 			out.appendLine('pid: the next prompt starts a new session');
 		}),
+		vscode.commands.registerCommand('pid.newChat', () => newTab()),
 		vscode.commands.registerCommand('pid.resumeSession', async () => {
 			try {
-				await resumeSession(vscode, current());
+				await resumeSession(vscode, current(), (id) => {
+					// A session a tab already runs is shown there, never loaded twice.
+					const tab = chats.bySession(id);
+					if (tab && tab !== chats.shown) {
+						chats.show(tab.id);
+						return true;
+					}
+					return false;
+				});
 				void view.reveal(false);
 			} catch (err) {
 				if (err instanceof BusyError) {
@@ -477,7 +592,7 @@ function unhandledViewMessage(m: never): void {
 
 /** deactivate (VS Code calls it when the window closes) shuts pid down; it resolves once pid exited or was killed. */
 export async function deactivate(): Promise<void> {
-	const c = controller;
-	controller = undefined;
-	await c?.dispose();
+	const d = daemon;
+	daemon = undefined;
+	await d?.dispose();
 }

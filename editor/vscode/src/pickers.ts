@@ -170,10 +170,11 @@ export async function trustedFolders(vscode: typeof VSCode, c: PidController, tr
  * resumeSession is the "pid: Session History" command: a QuickPick of pid's saved sessions
  * (title, folder, when and how many messages), filled page by page as pid lists them, newest
  * first; the picked one is loaded and shown in the chat (and the log), and continued by the
- * next message. It throws BusyError while a prompt runs, ResumeError when pid cannot load it,
- * and pid's error when it cannot list them.
+ * next message; showLive, told the picked session first, shows it instead (true) when a tab
+ * of the window already runs it. It throws BusyError while a prompt runs, ResumeError when pid
+ * cannot load it, and pid's error when it cannot list them.
  */
-export async function resumeSession(vscode: typeof VSCode, c: PidController): Promise<void> {
+export async function resumeSession(vscode: typeof VSCode, c: PidController, showLive: (sessionId: string) => boolean = () => false): Promise<void> {
 	if (c.busy) {
 		throw new BusyError();
 	}
@@ -241,7 +242,7 @@ export async function resumeSession(vscode: typeof VSCode, c: PidController): Pr
 		void vscode.window.showInformationMessage('pid: there are no saved sessions yet.');
 		return;
 	}
-	if (!pick) {
+	if (!pick || showLive(pick.sessionId)) {
 		return;
 	}
 	await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'pid is loading the session' }, () => c.resume(pick.sessionId, pick.summary));

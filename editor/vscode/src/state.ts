@@ -81,6 +81,11 @@ export interface ControllerOptions extends DaemonOptions {
 	stoppedSession?: string;
 	/** Said in the chat when this controller's first session is created (e.g. why pid was restarted). */
 	newSessionNote?: string;
+	/**
+	 * The window's pid, shared with other conversations (chat tabs); the daemon options above
+	 * are then its. Default: a pid of this controller's own, shut down with it.
+	 */
+	daemon?: PidDaemon;
 }
 
 /** A prompt in progress (see PidController.ask). */
