@@ -12,6 +12,7 @@ import { PidClient, errorText, type Exit } from './client';
 import { sliceLines } from './context';
 import { insideAny } from './sessions';
 import { realPath, type DaemonOptions } from './state';
+import { withheld, withheldText } from './trust';
 import type { BeforeToolCallAnswer, BeforeToolCallParams, EditorDiagnosticsParams, EditorDiagnosticsResult, ElicitationParams, ElicitationResult, RequestTrustAnswer, RequestTrustParams } from './protocol';
 
 /**
@@ -190,7 +191,7 @@ export class PidDaemon {
 	private async trust(params: RequestTrustParams, token: rpc.CancellationToken): Promise<RequestTrustAnswer> {
 		const folder = String(params?.folder);
 		const ignored = Array.isArray(params?.ignored) ? params.ignored.map(String) : [];
-		this.opts.ui.appendLine(`pid: the workspace folder ${folder} is not trusted; pid ignored from its .pid/settings.json: ${ignored.join('; ') || '(nothing named)'}`);
+		this.opts.ui.appendLine(`pid: the workspace folder ${folder} is not trusted, so pid ${withheldText(withheld(ignored))}`);
 		let trusted = false;
 		try {
 			trusted = (await this.opts.ui.askTrust?.({ folder, ignored }, token)) === true;
