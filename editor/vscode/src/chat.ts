@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import type { ChangedFile } from './changes';
 import { ChatCards } from './chatCards';
-import { instructionViews, lastLine, obj } from './chatText';
+import { instructionViews, lastLine, obj, typedCommands } from './chatText';
 import { relativeLabel } from './context';
 import { modelError } from './errors';
 import {
@@ -36,7 +36,7 @@ import type { AssistantItem, ChangesFileView, ChangesItem, CommandItem, Compacti
 
 // The chat's items and state are what the view receives: their types live with the view's messages.
 export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, InstructionFileView, InstructionsItem, ItemView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
-export { BUILTIN_COMMANDS, claimsText, commandViews, instructionViews, instructionsLine, lastLine, planTitle, problemViews, sizeText, toolTitle, usageText, viewOf } from './chatText';
+export { BUILTIN_COMMANDS, typedCommands, typedText, claimsText, commandViews, instructionViews, instructionsLine, lastLine, planTitle, problemViews, sizeText, toolTitle, usageText, viewOf } from './chatText';
 export { ChatItems, type ChatEvent } from './chatItems';
 export { ChatCards, type ApprovalChoice } from './chatCards';
 
@@ -49,7 +49,7 @@ export class ChatModel extends ChatCards {
 	/** The assistant message streaming now, with its blocks by contentIndex. */
 	private streaming: { item: AssistantItem; text: Map<number, string>; thinking: Map<number, string> } | undefined;
 	/** The user messages pid has yet to take: the prompt's own first, then queued ones. */
-	private expectedUser: { text: string; item?: UserItem; withContext?: boolean; own?: UserItem }[] = [];
+	private expectedUser: { text: string; item?: UserItem; withContext?: boolean; own?: UserItem; command?: boolean }[] = [];
 	private changes: ChangesItem | undefined;
 	/** The plan's card (planUpdate), while the chat shows it. */
 	private planItem: PlanItem | undefined;
@@ -68,10 +68,17 @@ export class ChatModel extends ChatCards {
 
 	// --- the person's messages ---------------------------------------------------------------
 
-	/** userPrompt shows a prompt the person sent (pid's echo of it is then not shown twice). */
+	/**
+	 * userPrompt shows a prompt the person sent (pid's echo of it is then not shown twice). A
+	 * `/NAME args` command stays as typed: the prompt pid makes of it (a template filled in)
+	 * is its echo.
+	 */
 	userPrompt(text: string, chips: readonly ChipView[] = []): UserItem {
 		const item = this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) });
-		this.expectedUser.push({ text, withContext: chips.length > 0, own: item });
+		// Any /NAME may be one (the session's own commands may not be listed yet): pid's echo of
+		// one that is not comes back as typed, and matches first.
+		const command = /^\/[A-Za-z0-9_-]+(?:\s|$)/.test(text);
+		this.expectedUser.push({ text, withContext: chips.length > 0, own: item, ...(command ? { command } : {}) });
 		return item;
 	}
 
@@ -105,7 +112,17 @@ export class ChatModel extends ChatCards {
 			i = this.expectedUser.findIndex((e) => e.withContext === true && text.startsWith(e.text));
 		}
 		if (i < 0) {
-			this.add<UserItem>({ kind: 'user', id: this.id('u'), text, chips: [], ...when });
+			// A command's prompt: the template filled in, for the /NAME typed.
+			i = this.expectedUser.findIndex((e) => e.command === true);
+			const own = i >= 0 ? this.expectedUser[i].own : undefined;
+			if (own) {
+				own.sent = text;
+				typedCommands.set(text, own.text);
+				this.update(own);
+			}
+		}
+		if (i < 0) {
+			this.add<UserItem>({ kind: 'user', id: this.id('u'), text: typedCommands.get(text) ?? text, chips: [], ...(typedCommands.has(text) ? { sent: text } : {}), ...when });
 			return;
 		}
 		const [e] = this.expectedUser.splice(i, 1);
@@ -504,9 +521,13 @@ export class ChatModel extends ChatCards {
 				continue;
 			}
 			switch (it.role) {
-				case 'user':
-					this.add<UserItem>({ kind: 'user', id: this.id('u'), text: contentText(it.content), chips: [], ...(typeof it.timestamp === 'number' ? { at: it.timestamp } : {}) });
+				case 'user': {
+					// A command typed in this window shows as typed (pid keeps the prompt it made of it).
+					const sent = contentText(it.content);
+					const typed = typedCommands.get(sent);
+					this.add<UserItem>({ kind: 'user', id: this.id('u'), text: typed ?? sent, chips: [], ...(typed !== undefined ? { sent } : {}), ...(typeof it.timestamp === 'number' ? { at: it.timestamp } : {}) });
 					break;
+				}
 				case 'assistant': {
 					const item: AssistantItem = { kind: 'assistant', id: this.id('a'), text: '', thinking: '', streaming: false };
 					this.fillAssistant(item, it);

@@ -64,13 +64,17 @@ export function usageText(u: { used: number; size: number; cost?: { amount: numb
 }
 
 
-/** viewOf renders an item for the view: an answer's markdown, and a plan's on its tool card, as safe HTML. */
+/** viewOf renders an item for the view: an answer's markdown, a plan's on its tool card, and a command's output, as safe HTML. */
 export function viewOf(item: ChatItem): ItemView {
 	if (item.kind === 'assistant') {
 		return { ...item, html: renderMarkdown(item.text) };
 	}
 	if (item.kind === 'tool' && item.plan !== undefined) {
 		return { ...item, html: renderMarkdown(item.plan) };
+	}
+	if (item.kind === 'command') {
+		// A command's output is Markdown (/help's `code`, /plan's list).
+		return { ...item, html: renderMarkdown(item.text) };
 	}
 	return item;
 }
@@ -206,4 +210,41 @@ export function claimsText(a: ToolAnnotations | undefined): string | undefined {
 	}
 	const what = said.length > 0 ? `it ${said.join(', ')}` : '';
 	return `The tool's server claims${title ? ` it is ${title}` : ''}${title && what ? ' and' : ''}${what ? ` ${what}` : ''} (pid does not check this).`;
+}
+
+/**
+ * typedCommands maps the prompt pid made of a `/NAME args` command (the template filled in)
+ * to what the person typed, for the commands typed in this window: a redrawn or reloaded
+ * conversation, the session's list and the rewind pickers show them as typed (pid's
+ * transcript keeps the prompt it made). At most MAX_TYPED, the oldest dropped first.
+ */
+export const typedCommands = new (class extends Map<string, string> {
+	override set(sent: string, typed: string): this {
+		this.delete(sent);
+		super.set(sent, typed);
+		if (this.size > MAX_TYPED) {
+			this.delete(this.keys().next().value as string);
+		}
+		return this;
+	}
+})();
+
+const MAX_TYPED = 500;
+
+/**
+ * typedText is a prompt as the person typed it: a command of this window's as typed (`/NAME
+ * args`), else as it is. sent may be cut (a checkpoint's prompt, a session's title): the
+ * prompt it begins is looked for then.
+ */
+export function typedText(sent: string): string {
+	const typed = typedCommands.get(sent);
+	if (typed !== undefined || sent.length < 80) {
+		return typed ?? sent;
+	}
+	for (const [full, t] of typedCommands) {
+		if (full.startsWith(sent)) {
+			return t;
+		}
+	}
+	return sent;
 }

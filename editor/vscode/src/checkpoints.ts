@@ -51,7 +51,8 @@ export async function refreshCheckpoints(s: ControllerState, client: PidClient |
 
 function applyCheckpoints(s: ControllerState, cps: readonly Checkpoint[]): void {
 	const users = s.chat.userItems();
-	const found = mapCheckpoints(users.map((u) => ({ text: u.text, ...(u.at !== undefined ? { at: u.at } : {}) })), cps);
+	// A command's checkpoint names the prompt pid made of it (sent), not the /NAME typed.
+	const found = mapCheckpoints(users.map((u) => ({ text: u.sent ?? u.text, ...(u.at !== undefined ? { at: u.at } : {}) })), cps);
 	const byItem = new Map<string, string>();
 	users.forEach((u, i) => {
 		const c = found[i];

@@ -2,6 +2,7 @@
 // checkpoint each of the person's messages in the chat goes back to, the diff shown before a
 // rewind, the choices, and the report after it. No `vscode` import: tests run this under node.
 
+import { typedText } from './chatText';
 import { relativeLabel } from './context';
 import type { Checkpoint, CheckpointFileDiff, RewindRestore, RewindResult } from './protocol';
 
@@ -104,9 +105,9 @@ export function mapCheckpoints(messages: readonly PromptMessage[], checkpoints: 
 
 const CHANGE: Record<string, string> = { added: 'added', modified: 'modified', deleted: 'deleted' };
 
-/** short is a prompt in one line for titles: its first line, at most 60 characters. */
+/** short is a prompt in one line for titles: its first line (a command of this window's as typed), at most 60 characters. */
 export function short(prompt: string): string {
-	const first = String(prompt ?? '').split('\n')[0].replace(/\s+/g, ' ').trim();
+	const first = typedText(String(prompt ?? '')).split('\n')[0].replace(/\s+/g, ' ').trim();
 	return first.length > 60 ? `${first.slice(0, 59)}…` : first || '(no text)';
 }
 

@@ -27,6 +27,11 @@ export interface UserItem {
 	at?: number;
 	/** The checkpoint taken right before it (its prompt's): "Rewind to here" goes back to it. */
 	checkpointId?: string;
+	/**
+	 * A `/NAME args` command the person typed, shown as typed: the prompt pid made of it (the
+	 * template filled in), which its checkpoint names.
+	 */
+	sent?: string;
 }
 
 /** An action offered with an error: a button. */

@@ -144,3 +144,35 @@ test('against pid: each prompt\'s message gets its checkpoint; the diff since on
 	assert.equal(fs.readFileSync(file, 'utf8'), 'one\n');
 	await h.shutdown();
 });
+
+test('against pid: a command template typed as `/greet bob` is one message shown as typed, with its checkpoint; redrawn after a rewind, and in the rewind\'s words, it is still `/greet bob`', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'hi.txt', content: 'hello bob\n' } }] },
+					{ content: text('greeted') },
+					{ content: text('second answer') },
+				],
+			},
+		},
+	});
+	fs.mkdirSync(path.join(h.xdg, 'config', 'pid', 'commands'), { recursive: true });
+	fs.writeFileSync(path.join(h.xdg, 'config', 'pid', 'commands', 'greet.md'), '---\ndescription: Greet someone\n---\nWrite a greeting for $ARGUMENTS into hi.txt.\n');
+	const ask = async (p: string) => assert.equal((await within(h.c.ask(p), `the prompt "${p}"`, STEP_TIMEOUT_MS))?.state, 'done', h.ui.lines.join('\n'));
+	await ask('/greet bob');
+	const users = () => h.c.chat.userItems();
+	assert.deepEqual(users().map((u) => [u.text, u.sent]), [['/greet bob', 'Write a greeting for bob into hi.txt.']], 'one message, as typed (pid\'s prompt made of it kept apart)');
+	assert.ok(users()[0].checkpointId, 'it has its checkpoint (which names the prompt pid made of it)');
+	await ask('and then?');
+	const plan = await h.c.rewindPlan(users()[1].id);
+	await h.c.rewind(plan, 'conversation');
+	assert.deepEqual(users().map((u) => u.text), ['/greet bob'], 'redrawn from session/load: still as typed');
+	const first = await h.c.rewindPlan(users()[0].id);
+	await h.c.rewind(first, 'files');
+	const notices = h.c.chat.all().filter((i) => i.kind === 'notice').map((i) => (i.kind === 'notice' ? i.text : ''));
+	assert.ok(notices.some((n) => n.startsWith('Rewound to before "/greet bob": removed hi.txt')), notices.join('\n'));
+	await h.shutdown();
+});

@@ -742,11 +742,20 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		node.append(list);
 	}
 
-	/** renderCommand is what a `/NAME` command answered. */
+	/** renderCommand is what a `/NAME` command answered, rendered as Markdown (the extension's HTML, every tag escaped). */
 	function renderCommand(node: HTMLElement, item: ItemOf<'command'>): void {
 		node.replaceChildren();
 		node.className = `item command${item.isError ? ' is-error' : ''}`;
-		node.append(el('div', 'command-name', `/${item.name}${item.isError ? ' failed' : ''}`), el('pre', 'command-text', item.text));
+		node.append(el('div', 'command-name', `/${item.name}${item.isError ? ' failed' : ''}`));
+		if (item.html === undefined) {
+			node.append(el('pre', 'command-text', item.text));
+			return;
+		}
+		const md = el('div', 'command-text md');
+		// HTML rendered by the extension from the command's markdown with every tag escaped.
+		md.innerHTML = item.html;
+		decorate(md);
+		node.append(md);
 	}
 
 	/** renderCompaction is a compaction: running, then what the model now sees and what it kept word for word. */
