@@ -12,7 +12,7 @@ import { diagnosticsChip, fileChip, selectionChip, type Problem } from './contex
 import type { PidController } from './controller';
 import type { EditorDocuments, Snapshots } from './editorFiles';
 import { proposedContent } from './proposed';
-import { RESTORE_CHOICES, diffDocument, short, skipReason } from './rewind';
+import { RESTORE_CHOICES, diffDocument, short, skipped } from './rewind';
 
 /** workspaceFolder is the window's first folder's path (undefined: none, or not on disk). */
 export function workspaceFolder(vscode: typeof VSCode): string | undefined {
@@ -211,35 +211,32 @@ export class ChatActions implements VSCode.Disposable {
 			await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
 			type Item = VSCode.QuickPickItem & { restore: (typeof RESTORE_CHOICES)[number]['restore'] };
 			const n = plan.files.length;
+			// Said before the choice: the files a rewind of the files would leave as they are, and why.
+			const left = skipped(plan.files, workspaceFolder(vscode));
+			const back = n - plan.files.filter((f) => f.skip).length;
 			const items: Item[] = RESTORE_CHOICES.map((r) => ({
 				label: r.label,
-				description: r.restore === 'conversation' ? undefined : n === 0 ? 'no file changed since' : `${n} file${n === 1 ? '' : 's'} back as before`,
-				detail: r.detail,
+				description: r.restore === 'conversation' ? undefined : n === 0 ? 'no file changed since' : `${back} file${back === 1 ? '' : 's'} back as before${left ? `, ${n - back} left as ${n - back === 1 ? 'it is' : 'they are'}` : ''}`,
+				detail: r.restore !== 'conversation' && left ? `${r.detail} ${left}.` : r.detail,
 				restore: r.restore,
 			}));
 			const pick = await vscode.window.showQuickPick(items, {
 				title: `pid: Rewind to before "${short(plan.checkpoint.prompt)}"`,
 				placeHolder: plan.checkpoint.incomplete
 					? `Some changes cannot be taken back (${plan.checkpoint.reason ?? 'pid did not say why'}). Rewind what?`
-					: 'The diff beside shows what the files would get back. Rewind what?',
+					: left
+						? `${left}. Rewind what?`
+						: 'The diff beside shows what the files would get back. Rewind what?',
 				ignoreFocusOut: true,
 			});
 			if (!pick) {
 				return;
 			}
-			const r = await c.rewind(plan, pick.restore);
+			await c.rewind(plan, pick.restore);
 			if (pick.restore !== 'files') {
 				this.view.putInPrompt(plan.text);
 			}
-			const changed = r.skipped.filter((s) => /changed|modified|newer/i.test(s.reason));
-			if (r.skipped.length > 0) {
-				const list = r.skipped.map((s) => `${path.basename(s.path)} (${skipReason(s.reason)})`).join('; ');
-				const again = changed.length > 0 ? ['Restore them anyway'] : [];
-				const choice = await vscode.window.showWarningMessage(`pid: the rewind left ${r.skipped.length} file${r.skipped.length === 1 ? '' : 's'} as ${r.skipped.length === 1 ? 'it is' : 'they are'}: ${list}.`, ...again);
-				if (choice === 'Restore them anyway') {
-					await c.rewind(plan, 'files', true);
-				}
-			}
+			// What was left as it is, and Restore them anyway, are in the chat's report.
 		} catch (err) {
 			this.report(err);
 		}

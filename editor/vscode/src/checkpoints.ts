@@ -138,7 +138,10 @@ export async function rewind(s: ControllerState, plan: { sessionId: string; item
 			await redrawConversation(s, client, plan);
 		}
 		const report = rewindReport(plan.checkpoint.prompt, restore, r, s.chat.folder);
-		s.chat.notice(report.level, report.text);
+		// Files left because they changed since pid wrote them: the report offers to restore them anyway.
+		const changed = !force && r.skipped.some((x) => /changed since/i.test(x.reason));
+		s.chat.notice(report.level, report.text, changed ? [{ label: 'Restore them anyway', action: 'restoreAnyway', arg: plan.checkpoint.id }] : []);
+		s.lastRewind = { ...plan, restore };
 		await refreshCheckpoints(s, client, plan.sessionId);
 		return r;
 	} finally {
@@ -162,4 +165,17 @@ async function redrawConversation(s: ControllerState, client: PidClient, plan: {
 		s.log(`! pid: could not reload the conversation after the rewind (${errorText(err)}): the chat drops the rewound messages instead`);
 		s.chat.dropFrom(plan.itemId);
 	}
+}
+
+/**
+ * restoreAnyway is the report's "Restore them anyway": the files of the last rewind to
+ * checkpointId again, with force (those changed since pid wrote them too). It throws a
+ * ChatError when that rewind is not the last one any more.
+ */
+export async function restoreAnyway(s: ControllerState, checkpointId: string): Promise<RewindResult> {
+	const last = s.lastRewind;
+	if (!last || last.checkpoint.id !== checkpointId || last.sessionId !== s.sessionId) {
+		throw new ChatError('That rewind is not the last one of this session any more: use "Rewind to here" again.');
+	}
+	return rewind(s, last, 'files', true);
 }

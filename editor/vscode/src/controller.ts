@@ -221,6 +221,16 @@ export class PidController implements Conversation {
 		return picks.modes(this.s);
 	}
 
+	/**
+	 * offeredModes is what the mode picker lists: the session's modes, its session made first
+	 * when none exists yet (before the first message), so that they are pid's own (with
+	 * bypassPermissions when the user settings allow it); see prompting.prepareSession.
+	 */
+	async offeredModes(): Promise<{ available: SessionMode[]; current: string | undefined }> {
+		await prompting.prepareSession(this.s);
+		return picks.modes(this.s);
+	}
+
 	/** setMode switches the session's mode, or the next session's (see picks.setMode). */
 	setMode(modeId: string): Promise<void> {
 		return picks.setMode(this.s, modeId);
@@ -276,6 +286,11 @@ export class PidController implements Conversation {
 	/** rewindPlan is the first step of "Rewind to here" (see checkpoints.rewindPlan). */
 	rewindPlan(itemId: string): Promise<checkpoints.RewindPlan> {
 		return checkpoints.rewindPlan(this.s, itemId);
+	}
+
+	/** restoreAnyway is the rewind report's "Restore them anyway" (see checkpoints.restoreAnyway). */
+	restoreAnyway(checkpointId: string): Promise<RewindResult> {
+		return checkpoints.restoreAnyway(this.s, checkpointId);
 	}
 
 	/** rewind goes back to a plan's checkpoint (see checkpoints.rewind). */

@@ -356,6 +356,13 @@ export function activate(context: vscode.ExtensionContext): void {
 			case 'newSession':
 				await vscode.commands.executeCommand('pid.newSession');
 				break;
+			case 'restoreAnyway':
+				try {
+					await current().restoreAnyway(String(arg));
+				} catch (err) {
+					report(err);
+				}
+				break;
 			default:
 				break;
 		}

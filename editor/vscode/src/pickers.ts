@@ -61,7 +61,7 @@ export async function pickMode(vscode: typeof VSCode, c: PidController, modeId?:
 		await c.setMode(modeId);
 		return;
 	}
-	const { available, current } = c.modes;
+	const { available, current } = await c.offeredModes();
 	if (available.length === 0) {
 		void vscode.window.showInformationMessage('pid: this pid has no modes: update pid.');
 		return;

@@ -42,13 +42,24 @@ export async function ask(s: ControllerState, text: string, context: readonly Co
  * again, else a new one (session/new with what was picked for it); text titles it.
  */
 async function ensureSession(s: ControllerState, client: PidClient, text: string): Promise<void> {
-	const chat = s.chat;
 	if (s.stoppedSession !== undefined) {
 		await load(s, client, s.stoppedSession, undefined, true);
 	}
 	if (s.sessionId !== undefined) {
 		return;
 	}
+	// One session/new at a time: the mode picker's (prepareSession) and a prompt's share it.
+	if (!s.creating) {
+		s.creating = newSession(s, client, text).finally(() => {
+			s.creating = undefined;
+		});
+	}
+	await s.creating;
+}
+
+/** newSession makes the conversation's session (session/new with what was picked for it); text titles it. */
+async function newSession(s: ControllerState, client: PidClient, text: string): Promise<void> {
+	const chat = s.chat;
 	const params: SessionNewParams = { cwd: s.opts.cwd, ...s.opts.session };
 	if (s.nextModel) {
 		params.model = modelParam(s.nextModel);
@@ -59,7 +70,7 @@ async function ensureSession(s: ControllerState, client: PidClient, text: string
 	const r = await client.newSession(params);
 	s.sessionId = r.sessionId;
 	s.nextModeId = undefined;
-	chat.setState({ sessionId: r.sessionId, title: text.slice(0, 80) });
+	chat.setState({ sessionId: r.sessionId, title: text === '' ? undefined : text.slice(0, 80) });
 	showModes(s, r.modes);
 	showModel(s, client, r.sessionId);
 	refreshCommands(s, client, r.sessionId);
@@ -69,6 +80,27 @@ async function ensureSession(s: ControllerState, client: PidClient, text: string
 	}
 	s.log(`pid: new session ${r.sessionId} (${r.tools.length} tools: ${r.tools.map((t) => t.name).join(', ')})`);
 	showInstructions(s, r.instructions);
+}
+
+/**
+ * prepareSession makes the conversation's session before its first message, so that what
+ * pid offers it is known (the mode picker lists pid's own modes: bypassPermissions when the
+ * user settings allow it). Nothing happens while a prompt runs, a session loads or after pid
+ * stopped (Resume comes first); it throws a ChatError (shown in the chat) when pid cannot
+ * start the session.
+ */
+export async function prepareSession(s: ControllerState): Promise<void> {
+	if (s.disposed || s.busy || s.stoppedSession !== undefined || s.sessionId !== undefined) {
+		return;
+	}
+	try {
+		await ensureSession(s, await s.daemon.ensureClient(), '');
+	} catch (err) {
+		const f = friendlyError(err, 'start');
+		s.chat.notice('error', f.message, f.actions.map(noticeAction));
+		s.log(`! ${f.detail}`);
+		throw new ChatError(f.message, f.actions);
+	}
 }
 
 /** runPrompt is ask without the checkpoints' refresh after it. */
@@ -87,6 +119,10 @@ async function runPrompt(s: ControllerState, text: string, context: readonly Con
 		try {
 			client = await s.daemon.ensureClient();
 			await ensureSession(s, client, text);
+			if (!chat.state.title) {
+				// A session made before its first message (for the mode picker) is titled by it.
+				chat.setState({ title: text.slice(0, 80) });
+			}
 		} catch (err) {
 			if (err instanceof ChatError) {
 				chat.setState({ status: s.stoppedSession ? 'stopped' : 'idle', running: false });

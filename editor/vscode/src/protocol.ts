@@ -630,6 +630,8 @@ export interface CheckpointFileDiff {
 	path: string;
 	change: FileChangeKind;
 	diff: string;
+	/** Why a rewind of the files (without force) would leave it as it is; absent: it would be restored. */
+	skip?: string;
 }
 
 /** checkpoints/diff's result. */

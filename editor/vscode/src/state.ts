@@ -14,7 +14,7 @@ import type { ChangeTracker, FileAccess } from './changes';
 import type { ClientOptions, PidClient } from './client';
 import type { ErrorAction } from './errors';
 import type { PidDaemon } from './daemon';
-import type { BeforeToolCallParams, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, SessionMode, SessionNewParams, SessionSummary } from './protocol';
+import type { BeforeToolCallParams, Checkpoint, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, RewindRestore, SessionMode, SessionNewParams, SessionSummary } from './protocol';
 import type { Run } from './run';
 
 export interface Ui {
@@ -142,10 +142,14 @@ export class ControllerState {
 	modeList: SessionMode[];
 	/** The mode picked before a session exists: the next session/new starts in it. */
 	nextModeId: string | undefined;
+	/** The session/new in flight (a prompt's or the mode picker's): the other waits for it. */
+	creating: Promise<void> | undefined;
 	/** The approvals pending now, by the chat's approval key: what Review shows. */
 	readonly asking = new Map<string, BeforeToolCallParams>();
 	/** The file each write or edit call of the running prompt (or its subagents) changes, by sessionId/toolCallId. */
 	readonly callTargets = new Map<string, string>();
+	/** The last rewind (its message, checkpoint and what it restored): the report's "Restore them anyway" repeats it with force. */
+	lastRewind: { sessionId: string; itemId: string; checkpoint: Checkpoint; restore: RewindRestore } | undefined;
 	/** The sessions pid said have no checkpoints (settings, or an older pid): no more asking. */
 	readonly checkpointsOff = new Set<string>();
 

@@ -219,8 +219,8 @@ export interface UsageView {
 export interface NoticeAction {
 	label: string;
 	/** What the view asks the extension to do. */
-	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
-	/** The setting, the file, or (resumeSession) the session's id. */
+	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession' | 'restoreAnyway';
+	/** The setting, the file, (resumeSession) the session's id, or (restoreAnyway) the checkpoint's id. */
 	arg?: string;
 }
 

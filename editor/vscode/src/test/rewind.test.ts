@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { ChatModel } from '../chat';
 import type { Checkpoint } from '../protocol';
-import { SAFETY_PREFIX, diffDocument, mapCheckpoints, promptMatches, rewindReport, skipReason, timeOf } from '../rewind';
+import { SAFETY_PREFIX, diffDocument, mapCheckpoints, promptMatches, rewindReport, skipReason, skipped, timeOf } from '../rewind';
 import { STEP_TIMEOUT_MS, start, text, within } from './harness';
 
 const T = { timeout: 60_000 };
@@ -174,5 +174,40 @@ test('against pid: a command template typed as `/greet bob` is one message shown
 	await h.c.rewind(first, 'files');
 	const notices = h.c.chat.all().filter((i) => i.kind === 'notice').map((i) => (i.kind === 'notice' ? i.text : ''));
 	assert.ok(notices.some((n) => n.startsWith('Rewound to before "/greet bob": removed hi.txt')), notices.join('\n'));
+	await h.shutdown();
+});
+
+test('against pid: a file changed by hand since pid wrote it is said before the choice (the plan\'s skip, the diff document), and the chat\'s report offers "Restore them anyway", which puts it back', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'pid a\n' } }, { type: 'toolCall', id: 'w2', name: 'write', arguments: { path: 'b.txt', content: 'pid b\n' } }] },
+					{ content: text('wrote both') },
+				],
+			},
+		},
+	});
+	assert.equal((await within(h.c.ask('write both'), 'the prompt', STEP_TIMEOUT_MS))?.state, 'done', h.ui.lines.join('\n'));
+	fs.writeFileSync(path.join(h.ws, 'b.txt'), 'by hand\n');
+	const plan = await h.c.rewindPlan(h.c.chat.userItems()[0].id);
+	const skips = Object.fromEntries(plan.files.map((f) => [path.basename(f.path), f.skip]));
+	assert.deepEqual(skips, { 'a.txt': undefined, 'b.txt': 'it changed since pid last wrote it (pass force to restore it anyway)' });
+	assert.equal(skipped(plan.files, h.ws), 'Left as it is: b.txt (it changed since pid last wrote it)');
+	assert.match(diffDocument(plan.checkpoint, plan.files, h.ws), /#   added b\.txt: LEFT AS IT IS \(it changed since pid last wrote it; "Restore them anyway" in the chat's report puts it back too\)/);
+
+	await h.c.rewind(plan, 'files');
+	assert.ok(!fs.existsSync(path.join(h.ws, 'a.txt')), 'a.txt, only pid\'s, removed');
+	assert.equal(fs.readFileSync(path.join(h.ws, 'b.txt'), 'utf8'), 'by hand\n');
+	const report = h.c.chat.all().filter((i) => i.kind === 'notice').pop();
+	assert.ok(report && report.kind === 'notice');
+	assert.deepEqual(report.actions, [{ label: 'Restore them anyway', action: 'restoreAnyway', arg: plan.checkpoint.id }], 'the button is in the chat');
+	const r = await h.c.restoreAnyway(plan.checkpoint.id);
+	assert.deepEqual(r.skipped, []);
+	assert.ok(!fs.existsSync(path.join(h.ws, 'b.txt')), 'b.txt, which pid added, removed once forced');
+	const last = h.c.chat.all().filter((i) => i.kind === 'notice').pop();
+	assert.ok(last && last.kind === 'notice' && last.actions.length === 0, 'no button after a forced rewind');
 	await h.shutdown();
 });
