@@ -7,6 +7,7 @@
 // The store is chatItems.ts's (ChatItems), the tool cards and their questions chatCards.ts's
 // (ChatCards), the words chatText.ts's: ChatModel adds the conversation on them.
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChangedFile } from './changes';
 import { ChatCards } from './chatCards';
@@ -39,6 +40,21 @@ export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, Chang
 export { BUILTIN_COMMANDS, typedCommands, typedText, claimsText, commandViews, instructionViews, instructionsLine, lastLine, planTitle, problemViews, sizeText, toolTitle, usageText, viewOf } from './chatText';
 export { ChatItems, type ChatEvent } from './chatItems';
 export { ChatCards, type ApprovalChoice } from './chatCards';
+
+/** samePath reports whether two absolute paths name one file (pid gives real paths; the editor may not). */
+function samePath(a: string, b: string): boolean {
+	if (a === b) {
+		return true;
+	}
+	const real = (p: string) => {
+		try {
+			return fs.realpathSync.native(p);
+		} catch {
+			return path.resolve(p);
+		}
+	};
+	return real(a) === real(b);
+}
 
 /**
  * ChatModel holds the chat and tells its listener about every change. Used from the extension
@@ -458,7 +474,10 @@ export class ChatModel extends ChatCards {
 	 * last message once it ends, then updated in place (Undo).
 	 */
 	setChanges(run: number, files: readonly ChangedFile[]): void {
-		const views = files.map((f) => ({ path: f.path, label: relativeLabel(f.path, this.folder), state: f.state, created: f.before === undefined, ...(f.error ? { error: f.error } : {}) }));
+		const tracked: ChangesFileView[] = files.map((f) => ({ path: f.path, label: relativeLabel(f.path, this.folder), state: f.state, created: f.before === undefined, ...(f.error ? { error: f.error } : {}) }));
+		// The files only the run's checkpoint listed (bash's) stay.
+		const others = this.pendingChanges?.run === run ? this.pendingChanges.files.filter((f) => f.untracked && !tracked.some((t) => samePath(t.path, f.path))) : [];
+		const views = [...tracked, ...others];
 		this.pendingChanges = { run, files: views };
 		if (this.changes && this.changes.run === run) {
 			this.changes.files = views;
@@ -469,6 +488,30 @@ export class ChatModel extends ChatCards {
 	}
 
 	private pendingChanges: { run: number; files: ChangesFileView[] } | undefined;
+
+	/**
+	 * checkpointFiles adds to run's changed-files card what the run's checkpoint lists that the
+	 * card lacks (files a command created, changed or deleted: only write and edit are followed
+	 * as they happen): each with Open diff (pid's diff since before the prompt), without Undo
+	 * (Rewind to here takes them back).
+	 */
+	checkpointFiles(run: number, files: readonly { path: string; change: string }[]): void {
+		const have = this.pendingChanges?.run === run ? this.pendingChanges.files : [];
+		const extra: ChangesFileView[] = files
+			.filter((f) => typeof f?.path === 'string' && !have.some((h) => samePath(h.path, f.path)))
+			.map((f) => ({ path: f.path, label: relativeLabel(f.path, this.folder), state: 'changed', created: f.change === 'added', ...(f.change === 'deleted' ? { deleted: true } : {}), untracked: true }));
+		if (extra.length === 0) {
+			return;
+		}
+		const views = [...have, ...extra];
+		this.pendingChanges = { run, files: views };
+		if (this.changes && this.changes.run === run) {
+			this.changes.files = views;
+			this.update(this.changes);
+		} else if (!this.state.running) {
+			this.showChanges();
+		}
+	}
 
 	private showChanges(): void {
 		const p = this.pendingChanges;

@@ -13,6 +13,7 @@ import type { PidController } from './controller';
 import type { EditorDocuments, Snapshots } from './editorFiles';
 import { proposedContent } from './proposed';
 import { RESTORE_CHOICES, diffDocument, short, skipped } from './rewind';
+import { relativeTime } from './sessions';
 
 /** workspaceFolder is the window's first folder's path (undefined: none, or not on disk). */
 export function workspaceFolder(vscode: typeof VSCode): string | undefined {
@@ -176,6 +177,16 @@ export class ChatActions implements VSCode.Disposable {
 		const vscode = this.vscode;
 		const before = this.shown().changes.before(absPath);
 		if (!before) {
+			// A file a command changed: pid's diff since before the run's prompt.
+			try {
+				const diff = await this.shown().runFileDiff(absPath);
+				if (diff !== undefined) {
+					const doc = await vscode.workspace.openTextDocument({ content: diff, language: 'diff' });
+					await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+				}
+			} catch (err) {
+				this.report(err);
+			}
 			return;
 		}
 		const left = this.snapshots.put(absPath, 'before', before.text);
@@ -209,6 +220,13 @@ export class ChatActions implements VSCode.Disposable {
 			const uri = this.snapshots.put(path.join(path.sep, name), 'rewind', diffDocument(plan.checkpoint, plan.files, workspaceFolder(vscode)));
 			const doc = await vscode.workspace.openTextDocument(uri);
 			await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+			// The diff is for the choice: it closes once the choice is made (or dismissed).
+			const closeDiff = () => {
+				const tabs = (vscode.window.tabGroups?.all ?? []).flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString());
+				if (tabs.length > 0) {
+					void vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
+				}
+			};
 			type Item = VSCode.QuickPickItem & { restore: (typeof RESTORE_CHOICES)[number]['restore'] };
 			const n = plan.files.length;
 			// Said before the choice: the files a rewind of the files would leave as they are, and why.
@@ -229,6 +247,7 @@ export class ChatActions implements VSCode.Disposable {
 						: 'The diff beside shows what the files would get back. Rewind what?',
 				ignoreFocusOut: true,
 			});
+			closeDiff();
 			if (!pick) {
 				return;
 			}
@@ -239,6 +258,31 @@ export class ChatActions implements VSCode.Disposable {
 			// What was left as it is, and Restore them anyway, are in the chat's report.
 		} catch (err) {
 			this.report(err);
+		}
+	}
+
+	/**
+	 * pickRewind is "pid: Rewind to Here…" (the command palette): the shown chat's messages
+	 * that have a checkpoint, newest first, as typed; the picked one goes on as its "Rewind to
+	 * here" button would.
+	 */
+	async pickRewind(): Promise<void> {
+		const vscode = this.vscode;
+		const users = this.chat.userItems().filter((u) => u.checkpointId !== undefined);
+		if (users.length === 0) {
+			void vscode.window.showInformationMessage('pid: no message of this chat can be rewound to (pid keeps a checkpoint per prompt, from its first message on).');
+			return;
+		}
+		type Item = VSCode.QuickPickItem & { id: string };
+		const now = new Date();
+		const items: Item[] = users.reverse().map((u) => ({
+			label: short(u.text),
+			...(u.at !== undefined ? { description: relativeTime(new Date(u.at).toISOString(), now) } : {}),
+			id: u.id,
+		}));
+		const pick = await vscode.window.showQuickPick(items, { title: 'pid: Rewind to Here', placeHolder: 'Back to before which of your messages? (the diff since is shown next)', matchOnDescription: true });
+		if (pick) {
+			await this.rewindHere(pick.id);
 		}
 	}
 

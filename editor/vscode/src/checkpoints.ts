@@ -28,9 +28,9 @@ export interface RewindPlan {
  * each of the person's messages in the chat its own (mapCheckpoints), so that the view
  * offers "Rewind to here" on them. It never throws: without checkpoints there is no button.
  */
-export async function refreshCheckpoints(s: ControllerState, client: PidClient | undefined = s.client, sessionId: string | undefined = s.sessionId): Promise<void> {
+export async function refreshCheckpoints(s: ControllerState, client: PidClient | undefined = s.client, sessionId: string | undefined = s.sessionId): Promise<Checkpoint[] | undefined> {
 	if (!client || sessionId === undefined || s.checkpointsOff.has(sessionId) || !client.alive) {
-		return;
+		return undefined;
 	}
 	let cps: Checkpoint[];
 	try {
@@ -41,12 +41,43 @@ export async function refreshCheckpoints(s: ControllerState, client: PidClient |
 			s.checkpointsOff.add(sessionId);
 			s.log(`pid: no rewind in this session: ${errorText(err)}`);
 		}
-		return;
+		return undefined;
 	}
 	if (s.sessionId !== sessionId) {
-		return;
+		return undefined;
 	}
 	applyCheckpoints(s, cps);
+	return cps;
+}
+
+/**
+ * runFiles lists on the run's changed-files card what its checkpoint (that of its message,
+ * itemId) says it changed and the card lacks: the files a command (bash) created, changed or
+ * deleted, which only pid's checkpoint knows.
+ */
+export function runFiles(s: ControllerState, cps: readonly Checkpoint[], itemId: string, run: number): void {
+	const item = s.chat.get(itemId);
+	const cp = item?.kind === 'user' && item.checkpointId ? cps.find((c) => c.id === item.checkpointId) : undefined;
+	if (!cp) {
+		return;
+	}
+	s.runCheckpoint = { sessionId: s.sessionId as string, id: cp.id, run };
+	s.chat.checkpointFiles(run, cp.files ?? []);
+}
+
+/**
+ * runFileDiff is Open diff of a file the last run's checkpoint lists (a command changed it):
+ * pid's diff from before that run's prompt to now (checkpoints/diff); undefined when pid has
+ * no such file (it is as it was) or no checkpoint for the run.
+ */
+export async function runFileDiff(s: ControllerState, absPath: string): Promise<string | undefined> {
+	const cp = s.runCheckpoint;
+	const client = s.client;
+	if (!cp || !client?.alive || cp.sessionId !== s.sessionId) {
+		return undefined;
+	}
+	const files = await client.checkpointDiff(cp.sessionId, cp.id);
+	return files.find((f) => f.path === absPath)?.diff;
 }
 
 function applyCheckpoints(s: ControllerState, cps: readonly Checkpoint[]): void {

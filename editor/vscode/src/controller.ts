@@ -279,13 +279,18 @@ export class PidController implements Conversation {
 	// --- rewind (checkpoints.ts) --------------------------------------------------------------
 
 	/** refreshCheckpoints gives the chat's messages their checkpoints (see checkpoints.refreshCheckpoints). */
-	refreshCheckpoints(client?: PidClient, sessionId?: string): Promise<void> {
-		return checkpoints.refreshCheckpoints(this.s, client ?? this.s.client, sessionId ?? this.s.sessionId);
+	async refreshCheckpoints(client?: PidClient, sessionId?: string): Promise<void> {
+		await checkpoints.refreshCheckpoints(this.s, client ?? this.s.client, sessionId ?? this.s.sessionId);
 	}
 
 	/** rewindPlan is the first step of "Rewind to here" (see checkpoints.rewindPlan). */
 	rewindPlan(itemId: string): Promise<checkpoints.RewindPlan> {
 		return checkpoints.rewindPlan(this.s, itemId);
+	}
+
+	/** runFileDiff is Open diff of a file a command changed in the last run (see checkpoints.runFileDiff). */
+	runFileDiff(absPath: string): Promise<string | undefined> {
+		return checkpoints.runFileDiff(this.s, absPath);
 	}
 
 	/** restoreAnyway is the rewind report's "Restore them anyway" (see checkpoints.restoreAnyway). */

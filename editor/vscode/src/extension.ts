@@ -522,6 +522,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			out.appendLine('pid: the next prompt starts a new session');
 		}),
 		vscode.commands.registerCommand('pid.newChat', () => newTab()),
+		vscode.commands.registerCommand('pid.rewind', () => actions.pickRewind()),
 		vscode.commands.registerCommand('pid.resumeSession', async () => {
 			try {
 				await resumeSession(vscode, current(), (id) => {

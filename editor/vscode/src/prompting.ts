@@ -9,7 +9,7 @@ import type { QueueMode } from './chat';
 import { errorText, type PidClient } from './client';
 import { blocksAsText, type ContextChip } from './context';
 import { friendlyError } from './errors';
-import { refreshCheckpoints } from './checkpoints';
+import { refreshCheckpoints, runFiles } from './checkpoints';
 import { load, showInstructions } from './history';
 import { modelParam, noticeAction, refreshCommands, showModel, showModes } from './picks';
 import type { PromptBlock, SessionNewParams } from './protocol';
@@ -29,10 +29,15 @@ export const SESSION_WIDE = new Set(['planUpdate', 'usageUpdate', 'commandOutput
  * pid cannot be started, the session cannot be created or loaded.
  */
 export async function ask(s: ControllerState, text: string, context: readonly ContextChip[] = []): Promise<Run | undefined> {
-	const run = await runPrompt(s, text, context);
-	// The prompt's message now has its checkpoint: "Rewind to here" can go back to it.
+	const sent: { itemId?: string; run?: number } = {};
+	const run = await runPrompt(s, text, context, sent);
+	// The prompt's message now has its checkpoint: "Rewind to here" can go back to it, and the
+	// run's changed files are the checkpoint's (a command's too).
 	if (run && s.client && s.sessionId === run.sessionId) {
-		await refreshCheckpoints(s, s.client, run.sessionId);
+		const cps = await refreshCheckpoints(s, s.client, run.sessionId);
+		if (cps && sent.itemId !== undefined && sent.run !== undefined && sent.run === s.changes.run) {
+			runFiles(s, cps, sent.itemId, sent.run);
+		}
 	}
 	return run;
 }
@@ -104,7 +109,7 @@ export async function prepareSession(s: ControllerState): Promise<void> {
 }
 
 /** runPrompt is ask without the checkpoints' refresh after it. */
-async function runPrompt(s: ControllerState, text: string, context: readonly ContextChip[]): Promise<Run | undefined> {
+async function runPrompt(s: ControllerState, text: string, context: readonly ContextChip[], sent: { itemId?: string; run?: number }): Promise<Run | undefined> {
 	s.assertIdle();
 	const source = new rpc.CancellationTokenSource();
 	let settle: () => void = () => {};
@@ -141,9 +146,9 @@ async function runPrompt(s: ControllerState, text: string, context: readonly Con
 		}
 		const sessionId = s.sessionId as string;
 		const blocks: PromptBlock[] = context.map((c) => c.block);
-		chat.userPrompt(text, context);
+		sent.itemId = chat.userPrompt(text, context).id;
 		chat.runStarted();
-		s.changes.begin();
+		sent.run = s.changes.begin();
 		const logged = blocks.length > 0 ? `${text}${text ? ' ' : ''}[+ ${context.map((c) => c.label).join(', ')}]` : text;
 		const run = new Run(sessionId, logged, (e) => s.log(e.line));
 		cur.run = run;

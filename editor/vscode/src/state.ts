@@ -148,6 +148,8 @@ export class ControllerState {
 	readonly asking = new Map<string, BeforeToolCallParams>();
 	/** The file each write or edit call of the running prompt (or its subagents) changes, by sessionId/toolCallId. */
 	readonly callTargets = new Map<string, string>();
+	/** The last run's checkpoint (its files: the changed-files card, Open diff of a file a command changed). */
+	runCheckpoint: { sessionId: string; id: string; run: number } | undefined;
 	/** The last rewind (its message, checkpoint and what it restored): the report's "Restore them anyway" repeats it with force. */
 	lastRewind: { sessionId: string; itemId: string; checkpoint: Checkpoint; restore: RewindRestore } | undefined;
 	/** The sessions pid said have no checkpoints (settings, or an older pid): no more asking. */

@@ -274,6 +274,10 @@ export interface ChangesFileView {
 	label: string;
 	state: ChangeState;
 	created: boolean;
+	/** The run deleted it (a command did). */
+	deleted?: boolean;
+	/** Listed by the run's checkpoint only (a command changed it): Open diff shows pid's diff, and there is no Undo. */
+	untracked?: boolean;
 	error?: string;
 }
 

@@ -958,3 +958,40 @@ test("extension.ts: tabs in the chat view: + opens a second conversation with it
 	await until(() => lastTabs().length === 0, 'the bar gone with the second tab');
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
+
+test('extension.ts: "pid: Rewind to Here…" from the command palette lists the chat\'s messages newest first, as typed, and rewinds to the one picked', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const answers: Answers = {};
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.session': { permissions: { default: 'allow' } },
+		'pid.model': { provider: 'script', turns: [
+			{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'one\n' } }] },
+			{ content: text('wrote one') },
+			{ content: [{ type: 'toolCall', id: 'w2', name: 'write', arguments: { path: 'a.txt', content: 'two\n' } }] },
+			{ content: text('wrote two') },
+		] },
+	}, ws, answers);
+	loadExtension(t, fake, tmp);
+	const view = openView(fake);
+	const run = (id: string) => Promise.resolve(fake.commands.get(id)?.());
+	// Nothing to rewind to yet: said so.
+	await run('pid.rewind');
+	assert.match(fake.infos.at(-1) ?? '', /^pid: no message of this chat can be rewound to/);
+	for (const p of ['write one', 'make it two']) {
+		answers.input = p;
+		await within(run('pid.ask'), 'pid.ask', STEP_TIMEOUT_MS);
+	}
+	const cps = () => (view.posted as { type: string; ops?: { item?: { kind: string; checkpointId?: string } }[] }[]).flatMap((p) => p.ops ?? []).filter((o) => o.item?.kind === 'user' && o.item.checkpointId).length;
+	await until(() => cps() >= 2, 'both messages with their checkpoint');
+	answers.pick = (list) => list.find((i) => i.label === 'write one') ?? list.find((i) => i.label === 'Files only');
+	await within(run('pid.rewind'), 'pid.rewind', STEP_TIMEOUT_MS);
+	const lists = fake.picks.map((l) => l.map((i) => i.label));
+	assert.deepEqual(lists.at(-2), ['make it two', 'write one'], 'the messages, newest first');
+	assert.deepEqual(lists.at(-1), ['Files and conversation', 'Files only', 'Conversation only']);
+	assert.ok(!fs.existsSync(path.join(ws, 'a.txt')), 'back to before "write one": the file it created is gone');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+});

@@ -211,3 +211,28 @@ test('against pid: a file changed by hand since pid wrote it is said before the 
 	assert.ok(last && last.kind === 'notice' && last.actions.length === 0, 'no button after a forced rewind');
 	await h.shutdown();
 });
+
+test('against pid: the run\'s changed-files card lists what a command created too (the checkpoint\'s list), with pid\'s diff for Open diff and no Undo', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'a\n' } }, { type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'printf "made\\n" > made.txt' } }] },
+					{ content: text('done') },
+				],
+			},
+		},
+	});
+	assert.equal((await within(h.c.ask('write and make'), 'the prompt', STEP_TIMEOUT_MS))?.state, 'done', h.ui.lines.join('\n'));
+	assert.equal(fs.readFileSync(path.join(h.ws, 'made.txt'), 'utf8'), 'made\n', h.ui.lines.join('\n'));
+	const card = h.c.chat.changesItem();
+	assert.ok(card, 'a changed-files card');
+	assert.deepEqual(card.files.map((f) => f.label), ['a.txt', 'made.txt']);
+	const made = card.files[1];
+	assert.deepEqual([made.created, made.untracked], [true, true], 'made by a command: from the checkpoint, no Undo');
+	const diff = await h.c.runFileDiff(made.path);
+	assert.match(diff ?? '', /\+made/, diff);
+	await h.shutdown();
+});

@@ -704,7 +704,14 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			if (f.created) {
 				row.append(el('span', 'muted', ' (new)'));
 			}
-			if (f.state === 'undone') {
+			if (f.deleted) {
+				row.append(el('span', 'muted', ' (deleted)'));
+			}
+			if (f.untracked) {
+				// Changed by a command: pid's checkpoint lists it; Rewind to here takes it back.
+				row.append(el('span', 'muted', ' by a command'));
+				row.append(button('Open diff', 'secondary small', () => post({ type: 'openDiff', path: f.path }), "The file before this run's prompt ↔ now (pid's checkpoint)"));
+			} else if (f.state === 'undone') {
 				row.append(el('span', 'muted', f.created ? ' removed (undone)' : ' undone'));
 			} else {
 				row.append(button('Open diff', 'secondary small', () => post({ type: 'openDiff', path: f.path }), 'The file before this run ↔ now'));
