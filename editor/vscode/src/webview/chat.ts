@@ -962,7 +962,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			meter.classList.toggle('high', pct >= 80);
 			child(meter, '.meter-fill').style.width = `${pct.toFixed(1)}%`;
 			child(meter, '.meter-text').textContent = usageText(s.usage);
-			meter.title = `Context: ${s.usage.used} of ${s.usage.size} tokens go to the model's next call${s.usage.cost ? `; this session cost ${s.usage.cost.amount} ${s.usage.cost.currency} so far` : ''}. pid compacts the conversation when it is nearly full.`;
+			meter.title = `Context: ${s.usage.used} of ${s.usage.size} tokens go to the model's next call. pid compacts the conversation when it is nearly full.${s.usage.cost ? `\nCost: ${s.usage.cost.amount} ${s.usage.cost.currency}, everything this session paid for so far: every model call, those a rewind took back and its subagents' included, at the prices in pid's settings.` : ''}`;
 		} else {
 			meter.hidden = true;
 		}
