@@ -196,6 +196,9 @@ end
 -- It returns the question.
 function M.ask(q)
   q.done = false
+  -- Answered for the conversation that asked (the float is every conversation's).
+  q.on_answer = require('pid.state').bind(q.on_answer)
+  q.conv = require('pid.state').active
   table.insert(queue, q)
   show_next()
   return q

@@ -72,11 +72,11 @@ local function ask_with_input(o, fn)
   if o.args ~= nil and o.args ~= '' then
     return fn(o.args)
   end
-  vim.ui.input({ prompt = 'pid> ' }, function(text)
+  vim.ui.input({ prompt = 'pid> ' }, state.bind(function(text)
     if text ~= nil and text ~= '' then
       fn(text)
     end
-  end)
+  end))
 end
 
 -- cmd_ask runs :[range]PidAsk[!] [text]: with a range, the lines go with the prompt as a
@@ -107,9 +107,15 @@ local function cmd_queue(fn)
   end
 end
 
--- create (re)defines the :Pid* commands (plugin/pid.lua and setup call it).
+-- create (re)defines the :Pid* commands (plugin/pid.lua and setup call it). Each is for the
+-- conversation of where it is typed (state.focus): the chat or prompt window's, the tab page's.
 function M.create()
-  local c = vim.api.nvim_create_user_command
+  local c = function(name, fn, opts)
+    vim.api.nvim_create_user_command(name, function(o)
+      state.focus()
+      return fn(o)
+    end, opts)
+  end
   c('PidAsk', cmd_ask, { nargs = '*', range = true, bang = true, desc = 'pid: run a prompt (with a range: the selection goes with it; with !: the diagnostics)' })
   c('Pid', function(o) slash.run(o.args) end, { nargs = '*', complete = slash.complete, desc = 'pid: run one of the session\'s /commands (:Pid /plan, :Pid /compact focus); without one, a picker' })
   c('PidChat', function() M.chat() end, { nargs = 0, desc = 'pid: the chat and its prompt window' })

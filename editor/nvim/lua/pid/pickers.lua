@@ -108,7 +108,7 @@ function M.sessions(opts)
         workspace = S.workspace,
       }
       local prompt = more and string.format('Resume which session? (the newest %d)', #list) or 'Resume which session?'
-      vim.ui.select(list, {
+      state.select(list, {
         prompt = prompt,
         kind = 'pid.session',
         format_item = function(x)
@@ -197,7 +197,7 @@ function M.pick_model(opts)
       return done(msg)
     end
     local now = res.current and model_label(res.current) or 'none'
-    vim.ui.select(list, {
+    state.select(list, {
       prompt = 'Model (now: ' .. now .. ')',
       kind = 'pid.model',
       format_item = function(m)
@@ -275,7 +275,7 @@ function M.pick_mode(opts)
       table.insert(list, modes.entry(id))
     end
     local now = modes.current()
-    vim.ui.select(list, {
+    state.select(list, {
       prompt = 'Mode (now: ' .. (now and modes.name(now) or '?') .. ')',
       kind = 'pid.mode',
       format_item = function(m)
@@ -339,7 +339,7 @@ function M.permissions(opts)
         notify('pid remembers no "always" answers')
         return done(nil, nil)
       end
-      vim.ui.select(list, { prompt = 'Revoke which remembered answer?', kind = 'pid.permission', format_item = permission_label }, function(choice)
+      state.select(list, { prompt = 'Revoke which remembered answer?', kind = 'pid.permission', format_item = permission_label }, function(choice)
         if choice == nil then
           return done(nil, nil)
         end

@@ -3,8 +3,9 @@
 
 local view = require('pid.view')
 
--- The prompt buffer's state (its fields are documented in state.lua).
-local state = require('pid.state').chat
+-- The active conversation's prompt buffer's state (its fields are documented in state.lua).
+local conversations = require('pid.state')
+local state = conversations.chat
 
 local M = {}
 
@@ -22,8 +23,10 @@ function M.prompt_bufnr(on_submit)
   vim.bo[buf].buftype = 'prompt'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
-  pcall(vim.api.nvim_buf_set_name, buf, view.prompt_name)
+  pcall(vim.api.nvim_buf_set_name, buf, view.prompt_buf_name())
   vim.fn.prompt_setprompt(buf, 'pid> ')
+  -- What is typed here goes to this buffer's conversation, whichever is active.
+  on_submit = conversations.bind(on_submit)
   vim.fn.prompt_setcallback(buf, function(text)
     -- Keep only the new, empty prompt line: what was sent shows in the chat.
     vim.schedule(function()

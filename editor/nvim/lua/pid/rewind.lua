@@ -270,7 +270,7 @@ function M.rewind(opts)
         return done(nil, nil)
       end
       local now = os.time()
-      vim.ui.select(list, {
+      state.select(list, {
         prompt = 'Rewind to before which prompt? (newest first)',
         kind = 'pid.checkpoint',
         format_item = function(cp)
