@@ -197,8 +197,16 @@ end
 function M.ask(q)
   q.done = false
   -- Answered for the conversation that asked (the float is every conversation's).
-  q.on_answer = require('pid.state').bind(q.on_answer)
-  q.conv = require('pid.state').active
+  local conversations = require('pid.state')
+  q.on_answer = conversations.bind(q.on_answer)
+  -- With several conversations, the float says which one asks.
+  if #conversations.convs > 1 and q.kind ~= 'trust' then
+    local c = conversations.active
+    table.insert(q.lines, 1, string.format('asked in %s ("%s")', require('pid.view').chat_name(), c.title or 'no prompt yet'))
+    for i, row in ipairs(q.warn or {}) do
+      q.warn[i] = row + 1
+    end
+  end
   table.insert(queue, q)
   show_next()
   return q

@@ -237,6 +237,9 @@ local function load(id, summary, cb)
     local previous = S.session_id
     S.session_id = res.sessionId
     S.resume_id = nil
+    if summary and type(summary.title) == 'string' then
+      state.active.title = summary.title:sub(1, 60)
+    end
     if previous ~= nil and previous ~= res.sessionId then
       client.request('session/close', { sessionId = previous }, function(ce)
         if ce ~= nil then
@@ -338,6 +341,7 @@ function M.new_session(opts)
   end
   S.session_id = nil
   S.resume_id = nil
+  state.active.title = nil
   modes.forget()
   return true
 end

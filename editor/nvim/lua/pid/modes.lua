@@ -132,7 +132,7 @@ end
 -- cost) once pid said them, and how to change the mode (cut first when the window is narrow).
 function M.statusline()
   local meter = require('pid.plan').meter_label()
-  local s = ' pid://chat  ' .. M.label():gsub('%%', '%%%%')
+  local s = ' ' .. require('pid.view').chat_name() .. '  ' .. M.label():gsub('%%', '%%%%')
   if meter ~= nil then
     s = s .. '  ' .. meter:gsub('%%', '%%%%')
   end

@@ -41,6 +41,8 @@ function M.ask(text, opts)
   end
   local run = { text = text, on_done = opts.on_done, cards = {} }
   S.run = run
+  local conv = state.active
+  conv.title = conv.title or view.lines_of(text)[1]:sub(1, 60)
   chat.show()
   local function header()
     view.header(text)

@@ -95,6 +95,8 @@ local function new_conv(n)
     typed = {},
     -- The tab page it belongs to (:PidChat there made it, or first showed it); nil: none yet.
     tab = nil,
+    -- Its title: its first prompt, or the loaded session's (chats.lua names it by that).
+    title = nil,
     -- Its chat buffer (view.lua) and prompt buffer (promptwin.lua).
     chat = {
       buf = nil, -- the chat buffer: pid://chat (the first conversation), pid://chat/N

@@ -140,6 +140,8 @@ function M.show(open_cmd)
   end
   local cur = vim.api.nvim_get_current_win()
   local mode = vim.api.nvim_get_mode().mode
+  -- The tab page where a conversation first shows is its own (:PidChat there finds it).
+  conversations.active.tab = conversations.active.tab or vim.api.nvim_get_current_tabpage()
   vim.cmd(open_cmd)
   win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
