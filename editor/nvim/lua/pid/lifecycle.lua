@@ -281,6 +281,7 @@ local function create(client)
       return
     end
     S.session_id = res.sessionId
+    S.prompts = {}
     modes.from_result(res.modes)
     S.region = { start = S.region_pending or view.count(), session = res.sessionId }
     S.region_pending = nil

@@ -83,6 +83,9 @@ local CONV = {
   -- The `/NAME args` the person typed, by the prompt pid made of it (a template filled in):
   -- a redrawn conversation and the rewind picker show them as typed.
   typed = true,
+  -- The texts of its session's user messages on the current branch, oldest first (from
+  -- session/load, then as pid adds them): the rewind picker marks the prompts gone from it.
+  prompts = true,
 }
 M.CONV = CONV
 
@@ -93,6 +96,7 @@ local function new_conv(n)
     waiters = {},
     streamed = 0,
     typed = {},
+    prompts = {},
     -- The tab page it belongs to (:PidChat there made it, or first showed it); nil: none yet.
     tab = nil,
     -- Its title: its first prompt, or the loaded session's (chats.lua names it by that).

@@ -52,6 +52,7 @@ M.status_hl = {
   error = 'PidFailed',
   queued = 'PidRunning',
   cancelled = 'PidCancelled',
+  ['kept planning'] = 'PidWaiting',
 }
 
 local function define_syntax(buf)
