@@ -45,6 +45,12 @@ function M.card_head(name, args)
     end
     return string.format('[tool] %s $ %s', name, cmd)
   end
+  if (name == 'grep' or name == 'find') and type(args) == 'table' and type(args.pattern) == 'string' then
+    -- What it looks for, and where (never the arguments as JSON).
+    local where = type(args.path) == 'string' and args.path ~= '' and (' in ' .. args.path) or ''
+    local glob = type(args.glob) == 'string' and args.glob ~= '' and (' (' .. args.glob .. ')') or ''
+    return string.format('[tool] %s %s%s%s', name, view.lines_of(args.pattern)[1], where, glob)
+  end
   if type(args) == 'table' and type(args.path) == 'string' then
     return string.format('[tool] %s %s', name, args.path)
   end
@@ -57,12 +63,6 @@ function M.card_head(name, args)
   if name == 'exit_plan_mode' and type(args) == 'table' and type(args.plan) == 'string' then
     local n = #view.lines_of(args.plan:gsub('[\r\n]+$', ''))
     return string.format('[tool] exit_plan_mode (a plan of %d line%s)', n, n == 1 and '' or 's')
-  end
-  if (name == 'grep' or name == 'find') and type(args) == 'table' and type(args.pattern) == 'string' then
-    -- What it looks for, and where (never the arguments as JSON).
-    local where = type(args.path) == 'string' and args.path ~= '' and (' in ' .. args.path) or ''
-    local glob = type(args.glob) == 'string' and args.glob ~= '' and (' (' .. args.glob .. ')') or ''
-    return string.format('[tool] %s %s%s%s', name, view.lines_of(args.pattern)[1], where, glob)
   end
   return string.format('[tool] %s %s', name, approval.short_json(args or vim.empty_dict(), 160))
 end
