@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -349,5 +350,50 @@ func TestRewindRemovesLinksTheRunMade(t *testing.T) {
 	}
 	if len(res.Skipped) != 1 {
 		t.Errorf("skipped %+v, want moved alone", res.Skipped)
+	}
+}
+
+// Diff says before a rewind which files it would leave as they are, and why, as the rewind's
+// result then does: a file changed by hand since pid wrote it (a rewind without force skips
+// it), a path that became a symbolic link; a file only pid changed has no reason.
+func TestDiffSaysWhatARewindWouldSkip(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, ws, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n", "c.txt": "c0\n", "t.txt": "t\n"})
+	st := newStore(t, 0)
+	s := openSession(t, st, "s1", openWorkspace(t, ws))
+	if err := s.Begin("cp1", "write three"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		writeTool(t, s, ws+"/"+f, "pid\n")
+	}
+	s.End()
+	must(t, os.WriteFile(ws+"/b.txt", []byte("by hand\n"), 0o644))
+	must(t, os.Remove(ws+"/c.txt"))
+	must(t, os.Symlink("t.txt", ws+"/c.txt"))
+
+	files, err := s.Diff("cp1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip := map[string]string{}
+	for _, f := range files {
+		skip[filepath.Base(f.Path)] = f.Skip
+	}
+	want := map[string]string{"a.txt": "", "b.txt": ChangedSince, "c.txt": "it is now a symbolic link"}
+	if !maps.Equal(skip, want) {
+		t.Fatalf("Diff's skips = %q, want %q", skip, want)
+	}
+	res, err := s.Rewind("cp1", "rw", true, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range want {
+		if got := skippedReason(res, ws+"/"+name); got != w {
+			t.Errorf("the rewind skipped %s with %q; Diff said %q", name, got, w)
+		}
 	}
 }

@@ -135,11 +135,14 @@ type FileDiff struct {
 	Path   string `json:"path"`
 	Change string `json:"change"`
 	Diff   string `json:"diff"`
+	// Skip says why a rewind of the files (without force) would leave it as it is, as its
+	// result's skipped would; "" when it would be restored.
+	Skip string `json:"skip,omitempty"`
 }
 
 // Diff returns, for each file the checkpoint id's run and the runs after it changed, the
-// unified diff from its state before that run to the file as it is now; files that are as
-// they were are left out.
+// unified diff from its state before that run to the file as it is now, and why a rewind
+// would leave it as it is, if it would; files that are as they were are left out.
 func (s *Session) Diff(id string) ([]FileDiff, error) {
 	s.mu.Lock()
 	targets, err := s.targetsLocked(id)
@@ -165,6 +168,7 @@ func (s *Session) Diff(id string) ([]FileDiff, error) {
 			fd.Change = "deleted"
 		}
 		fd.Diff = s.diffText(t.before, now, t.path, rel, fd.Change)
+		fd.Skip = s.check(t, false).reason
 		out = append(out, fd)
 	}
 	return out, nil
@@ -286,6 +290,76 @@ func (s *Session) cp(id string) *cp {
 	return s.byID[id]
 }
 
+// checked is what check found of a file a rewind would return to its state before.
+type checked struct {
+	root   *os.Root
+	rel    string
+	fi     fs.FileInfo
+	exists bool
+	// same: the file is as it was before (nothing to do); reason: why it is skipped.
+	same   bool
+	reason string
+}
+
+// check runs the checks of restore that only look (see restore), in its order: why a
+// rewind would leave t as it is, or that it is as it was already. Diff uses it to say before
+// the rewind which files it would skip.
+func (s *Session) check(t *fileRec, force bool) checked {
+	root, rel, aterr := s.ws.At(t.path)
+	if aterr != nil {
+		return checked{reason: "it is outside the workspace folders"}
+	}
+	c := checked{root: root, rel: rel}
+	if link := linkOnTheWay(root, rel); link != "" {
+		c.reason = "a folder on its path (" + link + ") is now a symbolic link"
+		return c
+	}
+	fi, lerr := root.Lstat(rel)
+	c.fi, c.exists = fi, lerr == nil
+	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
+		c.reason = "it cannot be looked at: " + errText(lerr)
+		return c
+	}
+	if c.exists && fi.Mode()&fs.ModeSymlink != 0 && t.before.Kind != "link" && !s.leftLink(t.path, root, rel) {
+		c.reason = "it is now a symbolic link"
+		return c
+	}
+	if c.exists && fi.Mode().IsRegular() && hardLinked(fi) {
+		c.reason = "it is now a hard link (the other names would change too)"
+		return c
+	}
+	now := Absent
+	if c.exists {
+		now = s.stateOf(root, rel, fi, maxToolFileBytes, false)
+	}
+	if same(now, t.before) {
+		c.same = true
+		return c
+	}
+	switch t.before.Kind {
+	case "file":
+		if t.before.Hash == "" {
+			c.reason = "its content before was not kept: " + t.before.NotKept
+			return c
+		}
+	case "none", "link":
+	default:
+		c.reason = "it was not a regular file or a link"
+		return c
+	}
+	s.mu.Lock()
+	last, known := s.last[t.path]
+	s.mu.Unlock()
+	if !force && known && last != nil && !same(now, *last) {
+		c.reason = ChangedSince
+	}
+	return c
+}
+
+// ChangedSince is why a rewind without force leaves a file that changed since pid last wrote
+// it (a person's edit, another program).
+const ChangedSince = "it changed since pid last wrote it (pass force to restore it anyway)"
+
 // restore returns one file to t.before. It returns a reason when the file is skipped.
 //
 // What is checked, in order, before anything is written: the path lies in a workspace
@@ -296,46 +370,11 @@ func (s *Session) cp(id string) *cp {
 // not change since pid last wrote it (unless force). The checks and the write are not
 // atomic: a program changing the tree during a rewind can still race it.
 func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, removed bool, err error) {
-	root, rel, aterr := s.ws.At(t.path)
-	if aterr != nil {
-		return "it is outside the workspace folders", false, nil
+	c := s.check(t, force)
+	if c.reason != "" || c.same {
+		return c.reason, c.same && t.before.Kind == "none", nil
 	}
-	if link := linkOnTheWay(root, rel); link != "" {
-		return "a folder on its path (" + link + ") is now a symbolic link", false, nil
-	}
-	fi, lerr := root.Lstat(rel)
-	exists := lerr == nil
-	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
-		return "it cannot be looked at: " + errText(lerr), false, nil
-	}
-	if exists && fi.Mode()&fs.ModeSymlink != 0 && t.before.Kind != "link" && !s.leftLink(t.path, root, rel) {
-		return "it is now a symbolic link", false, nil
-	}
-	if exists && fi.Mode().IsRegular() && hardLinked(fi) {
-		return "it is now a hard link (the other names would change too)", false, nil
-	}
-	now := Absent
-	if exists {
-		now = s.stateOf(root, rel, fi, maxToolFileBytes, false)
-	}
-	if same(now, t.before) {
-		return "", t.before.Kind == "none", nil
-	}
-	switch t.before.Kind {
-	case "file":
-		if t.before.Hash == "" {
-			return "its content before was not kept: " + t.before.NotKept, false, nil
-		}
-	case "none", "link":
-	default:
-		return "it was not a regular file or a link", false, nil
-	}
-	s.mu.Lock()
-	last, known := s.last[t.path]
-	s.mu.Unlock()
-	if !force && known && last != nil && !same(now, *last) {
-		return "it changed since pid last wrote it (pass force to restore it anyway)", false, nil
-	}
+	root, rel, fi, exists := c.root, c.rel, c.fi, c.exists
 	var data []byte
 	if t.before.Kind == "file" {
 		if data, err = s.st.get(t.before.Hash); err != nil {

@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+	"slices"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -30,40 +30,49 @@ func (s *Server) ReportsDiagnostics() bool {
 
 // diagnosticsParams are editor/diagnostics' params.
 type diagnosticsParams struct {
-	SessionID string   `json:"sessionId"`
-	Paths     []string `json:"paths"`
-	WaitMs    int64    `json:"waitMs"`
+	SessionID   string   `json:"sessionId"`
+	Paths       []string `json:"paths"`
+	WaitMs      int64    `json:"waitMs"`
+	FirstWaitMs int64    `json:"firstWaitMs"`
 }
 
 // Diagnostics implements session.DiagnosticsFace: editor/diagnostics. ctx bounds the wait
 // (s.call sends $/cancelRequest when it ends first).
-func (s *Server) Diagnostics(ctx context.Context, ss *session.Session, paths []string, wait time.Duration) ([]session.Diagnostic, error) {
+func (s *Server) Diagnostics(ctx context.Context, ss *session.Session, paths []string, wait session.DiagnosticsWait) (session.Problems, error) {
 	if paths == nil {
 		paths = []string{}
 	}
-	params, err := json.Marshal(diagnosticsParams{SessionID: ss.ID(), Paths: paths, WaitMs: wait.Milliseconds()})
+	params, err := json.Marshal(diagnosticsParams{SessionID: ss.ID(), Paths: paths, WaitMs: wait.Change.Milliseconds(), FirstWaitMs: wait.First.Milliseconds()})
 	if err != nil {
-		return nil, err
+		return session.Problems{}, err
 	}
 	var a *struct {
 		Diagnostics []session.Diagnostic `json:"diagnostics"`
+		Starting    []string             `json:"starting"`
 	}
 	if err := s.call(ctx, "editor/diagnostics", params, &a); err != nil {
 		var ee *editorError
 		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("the editor answered editor/diagnostics with an error (%d: %s)", ee.Code, ee.Message)
+			return session.Problems{}, fmt.Errorf("the editor answered editor/diagnostics with an error (%d: %s)", ee.Code, ee.Message)
 		}
-		return nil, err
+		return session.Problems{}, err
 	}
 	if a == nil {
-		return nil, errors.New("the editor answered editor/diagnostics with null")
+		return session.Problems{}, errors.New("the editor answered editor/diagnostics with null")
 	}
 	for i, d := range a.Diagnostics {
 		if d.Path == "" || d.Severity < 1 || d.Severity > 4 {
-			return nil, fmt.Errorf("the editor's editor/diagnostics answer has a problem without a path or with a severity not 1-4 (diagnostics[%d])", i)
+			return session.Problems{}, fmt.Errorf("the editor's editor/diagnostics answer has a problem without a path or with a severity not 1-4 (diagnostics[%d])", i)
 		}
 	}
-	return a.Diagnostics, nil
+	// Only the files asked about can have been starting (another would be the editor's mistake).
+	var starting []string
+	for _, p := range a.Starting {
+		if slices.Contains(paths, p) && !slices.Contains(starting, p) {
+			starting = append(starting, p)
+		}
+	}
+	return session.Problems{Diagnostics: a.Diagnostics, Starting: starting}, nil
 }
 
 // lspServers answers lsp/servers {} -> {servers: [{name, folder, state, error?}]}.

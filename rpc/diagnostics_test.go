@@ -12,10 +12,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // diagSession starts a daemon whose editor declares diagnostics, in a folder with a.txt,
 // with a model that reads a.txt, then in one batch edits it and writes c.txt, then stops.
+// The editor may wait waitMs for a report, a language's first report included (firstWaitMs).
 func diagSession(t *testing.T, waitMs int) (d *daemon, dir, sid, promptID string, sent time.Time) {
 	t.Helper()
 	dir = t.TempDir()
@@ -24,7 +27,7 @@ func diagSession(t *testing.T, waitMs int) (d *daemon, dir, sid, promptID string
 	}
 	d = startInProcess(t)
 	d.initialize(obj{"diagnostics": true})
-	sid = d.newSession(obj{"cwd": dir, "permissions": obj{"default": "allow"}, "diagnostics": obj{"waitMs": waitMs}, "model": scriptModel(
+	sid = d.newSession(obj{"cwd": dir, "permissions": obj{"default": "allow"}, "diagnostics": obj{"waitMs": waitMs, "firstWaitMs": waitMs}, "model": scriptModel(
 		turn(toolCall("r1", "read", obj{"path": "a.txt"})),
 		turn(toolCall("e1", "edit", obj{"path": "a.txt", "edits": []obj{{"oldText": "two", "newText": "2"}}}),
 			toolCall("w1", "write", obj{"path": "c.txt", "content": "new\n"}),
@@ -56,7 +59,7 @@ func TestEditorDiagnosticsAnswered(t *testing.T) {
 	if got := req.get("params.paths").Raw; got != `["`+a+`","`+c+`"]` {
 		t.Fatalf("paths = %s, want a.txt and c.txt in source order", got)
 	}
-	if req.get("params.waitMs").Int() != 700 || req.get("params.sessionId").String() == "" {
+	if req.get("params.waitMs").Int() != 700 || req.get("params.firstWaitMs").Int() != 700 || req.get("params.sessionId").String() == "" {
 		t.Errorf("params = %s", req.get("params").Raw)
 	}
 	if toolEnded(d, "e1") || toolEnded(d, "w1") {
@@ -101,6 +104,28 @@ func TestEditorDiagnosticsAnswered(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d editor/diagnostics requests, want 1", n)
+	}
+}
+
+// An editor whose language server for a.txt was still starting says so (starting): the
+// edit's result tells the model its problems may come later and to call diagnostics before
+// it finishes; the write's file, reported on, gets no such line; a path the batch did not
+// change is ignored.
+func TestEditorDiagnosticsStarting(t *testing.T) {
+	d, dir, _, promptID, _ := diagSession(t, 700)
+	req := d.await("editor/diagnostics", func(m *wireMsg) bool { return m.isRequest() && m.method() == "editor/diagnostics" })
+	a := filepath.Join(dir, "a.txt")
+	d.answer(req, obj{"diagnostics": []obj{}, "starting": []string{a, filepath.Join(dir, "z.txt")}})
+	msgs := d.result(promptID).Get("messages").Array()
+	byID := map[string]gjson.Result{}
+	for _, m := range msgs {
+		byID[m.Get("toolCallId").String()] = m
+	}
+	if got := byID["e1"].Get("content.1.text").String(); got != "The language server for a.txt was still starting: problems may come later; call diagnostics before you finish." {
+		t.Errorf("edit's second block = %q (content %s)", got, byID["e1"].Get("content").Raw)
+	}
+	if got := byID["w1"].Get("content.#").Int(); got != 1 {
+		t.Errorf("the write's result has %d blocks, want its own text alone: %s", got, byID["w1"].Get("content").Raw)
 	}
 }
 

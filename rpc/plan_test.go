@@ -343,3 +343,38 @@ func TestPlanRewound(t *testing.T) {
 		t.Errorf("planUpdate after a rewind to before any plan = %s, want []", got)
 	}
 }
+
+// The cost counts everything the session paid for: a loaded session's includes the calls of
+// a branch a rewind took back (its file keeps them), not only the branch it goes on from.
+func TestUsageCostKeepsRewoundCallsAfterLoad(t *testing.T) {
+	srv := newFakeOpenAI(t,
+		sseAnswer(sseChunk(obj{"role": "assistant", "content": "one"}, nil), sseChunk(obj{}, "stop"), sseUsage(1000, 0, 100), sseDone),
+		sseAnswer(sseChunk(obj{"role": "assistant", "content": "two"}, nil), sseChunk(obj{}, "stop"), sseUsage(2000, 0, 200), sseDone),
+		sseAnswer(sseChunk(obj{"role": "assistant", "content": "three"}, nil), sseChunk(obj{}, "stop"), sseUsage(3000, 0, 300), sseDone),
+	)
+	d := startProcess(t, processOptions{Env: append(sessionEnv(t), e2eEnv...)})
+	d.initialize(map[string]any{"usage": true})
+	model := e2eModel(srv)
+	model["price"] = obj{"input": 1, "output": 10}
+	sid := d.newSession(obj{"model": model, "cwd": t.TempDir()})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "first"})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "second"})
+	cps := d.call("checkpoints/list", obj{"sessionId": sid}).Get("checkpoints").Array()
+	if len(cps) != 2 {
+		t.Fatalf("%d checkpoints, want 2", len(cps))
+	}
+	d.call("session/rewind", obj{"sessionId": sid, "checkpointId": cps[1].Get("id").String(), "restore": "conversation"})
+	d.call("session/close", obj{"sessionId": sid})
+	d.call("session/load", obj{"sessionId": sid})
+	d.call("session/prompt", obj{"sessionId": sid, "text": "third"})
+	var last *wireMsg
+	for _, m := range d.notes(sid) {
+		if m.method() == "usageUpdate" {
+			last = m
+		}
+	}
+	want := (1000*1 + 100*10 + 2000*1 + 200*10 + 3000*1 + 300*10) / 1e6
+	if last == nil || math.Abs(last.get("params.cost.amount").Float()-want) > 1e-12 {
+		t.Fatalf("the cost after the load = %v, want %v (the rewound call included)", last, want)
+	}
+}

@@ -33,9 +33,28 @@ type DiagnosticsFace interface {
 	ReportsDiagnostics() bool
 	// Diagnostics asks the client for the problems of paths (absolute; none: every file it
 	// has problems for), which it answers once its language servers have reported on the
-	// files' text, or after wait with what it has. Contract: called from a batch's goroutines,
-	// possibly concurrently; must return promptly once ctx ends (and withdraw the request).
-	Diagnostics(ctx context.Context, s *Session, paths []string, wait time.Duration) ([]Diagnostic, error)
+	// files' text, or after wait.Change with what it has (wait.First for a language's first
+	// report, a server that may still be starting). Contract: called from a batch's
+	// goroutines, possibly concurrently; must return promptly once ctx ends (and withdraw the
+	// request).
+	Diagnostics(ctx context.Context, s *Session, paths []string, wait DiagnosticsWait) (Problems, error)
+}
+
+// DiagnosticsWait is how long a client may take to report (editor/diagnostics' waitMs and
+// firstWaitMs).
+type DiagnosticsWait struct {
+	// Change is the wait for a report on a file's new text.
+	Change time.Duration
+	// First is the wait for a language's first report in the editor (its server may be
+	// starting).
+	First time.Duration
+}
+
+// Problems is what a source of problems says: the problems, and the files whose language
+// server was still starting (their problems may come later).
+type Problems struct {
+	Diagnostics []Diagnostic
+	Starting    []string
 }
 
 // Diagnostic is one problem a language server reports in a file.
@@ -49,12 +68,19 @@ type DiagnosticsSettings struct {
 	// WaitMs is how long the client may take to report on a change (editor/diagnostics'
 	// waitMs; pid's own servers get as long); pid gives up a second after it. 0: 1500.
 	WaitMs int `json:"waitMs,omitempty"`
+	// FirstWaitMs is how long the editor may wait for a language's first report
+	// (editor/diagnostics' firstWaitMs); pid gives up a second after the longer wait. 0: 8000.
+	FirstWaitMs int `json:"firstWaitMs,omitempty"`
 	// Off, when true, adds no problems to results and offers no diagnostics tool.
 	Off bool `json:"off,omitempty"`
 }
 
 // DefaultDiagnosticsWait is the wait when the settings name none.
 const DefaultDiagnosticsWait = 1500 * time.Millisecond
+
+// DefaultFirstDiagnosticsWait is the wait for a language's first report when the settings
+// name none: a language server starting (TypeScript's) takes seconds.
+const DefaultFirstDiagnosticsWait = 8 * time.Second
 
 // answerSlack is how much longer than the wait pid waits for the client's answer.
 const answerSlack = time.Second
@@ -69,6 +95,8 @@ type diagnosticsState struct {
 	editor DiagnosticsFace
 	own    bool
 	wait   time.Duration
+	// first is the editor's wait for a language's first report.
+	first time.Duration
 	// lsp is the session's own "lsp" servers (session/new's), over the settings'.
 	lsp json.RawMessage
 	// settle is the step edit and write share (R18).
@@ -84,6 +112,7 @@ type diagnosticsState struct {
 func (s *Session) setUpDiagnostics(cfg Config, files *EditorFiles, all []toolexec.Tool) []toolexec.Tool {
 	d := &s.diag
 	d.wait = DefaultDiagnosticsWait
+	d.first = DefaultFirstDiagnosticsWait
 	d.lsp = cfg.LSP
 	if files != nil && files.Read != nil {
 		d.files = files
@@ -94,6 +123,9 @@ func (s *Session) setUpDiagnostics(cfg Config, files *EditorFiles, all []toolexe
 		}
 		if cfg.Diagnostics.WaitMs > 0 {
 			d.wait = time.Duration(cfg.Diagnostics.WaitMs) * time.Millisecond
+		}
+		if cfg.Diagnostics.FirstWaitMs > 0 {
+			d.first = time.Duration(cfg.Diagnostics.FirstWaitMs) * time.Millisecond
 		}
 	}
 	if f, ok := s.face.(DiagnosticsFace); ok && f.ReportsDiagnostics() {
@@ -148,28 +180,36 @@ func (s *Session) diagnosticsSource() string {
 }
 
 // problems asks the session's source for the problems of paths (none: all it knows),
-// waiting d.wait for its report at most (plus a second for the editor's answer). An error
-// means no answer.
-func (s *Session) problems(ctx context.Context, paths []string) ([]lsp.Diagnostic, error) {
+// waiting d.wait for its report at most (the editor: d.first for a language's first report),
+// plus a second for the editor's answer. An error means no answer.
+func (s *Session) problems(ctx context.Context, paths []string) (Problems, error) {
 	d := &s.diag
 	if d.editor != nil {
-		ctx, cancel := context.WithTimeout(ctx, d.wait+answerSlack)
+		limit := max(d.wait, d.first) + answerSlack
+		ctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
-		ds, err := d.editor.Diagnostics(ctx, s, paths, d.wait)
+		p, err := d.editor.Diagnostics(ctx, s, paths, DiagnosticsWait{Change: d.wait, First: d.first})
 		if err != nil && ctx.Err() == context.DeadlineExceeded {
-			err = fmt.Errorf("the editor did not answer editor/diagnostics within %v", d.wait+answerSlack)
+			err = fmt.Errorf("the editor did not answer editor/diagnostics within %v", limit)
 		}
-		return ds, err
+		return p, err
 	}
 	m := s.host.lspManager()
 	if len(paths) == 0 {
-		return m.Current(s.ws.Roots()), nil
+		return Problems{Diagnostics: m.Current(s.ws.Roots())}, nil
 	}
 	r := lsp.Request{Paths: paths, Servers: s.lspServers(), FolderOf: s.folderOf}
 	if d.files != nil {
 		r.Read = d.files.Read
 	}
-	return m.Diagnostics(ctx, r, time.Now().Add(d.wait))
+	ds, err := m.Diagnostics(ctx, r, time.Now().Add(d.wait))
+	return Problems{Diagnostics: ds}, err
+}
+
+// startingText is what the model reads about a file whose language server was still
+// starting when the editor answered: its problems may come later.
+func startingText(shown string) string {
+	return fmt.Sprintf("The language server for %s was still starting: problems may come later; call diagnostics before you finish.", shown)
 }
 
 // folderOf returns the workspace folder holding path (the innermost), else the cwd: one
@@ -223,7 +263,8 @@ func (s *Session) settleDiagnostics(ctx context.Context, in []toolexec.SettleInp
 	if len(ask) == 0 {
 		return nil
 	}
-	ds, err := s.problems(ctx, ask)
+	got, err := s.problems(ctx, ask)
+	ds := got.Diagnostics
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // the run was cancelled: nothing to report
@@ -263,6 +304,12 @@ func (s *Session) settleDiagnostics(ctx context.Context, in []toolexec.SettleInp
 		ov := &toolexec.Override{Details: details}
 		if text := lsp.Report(s.diagnosticsSource(), []string{p}, mine, func(string) string { return shown }); text != "" {
 			ov.Content = append(slices.Clone(c.Result.Content), llm.Text(text))
+		}
+		if slices.Contains(got.Starting, p) {
+			if ov.Content == nil {
+				ov.Content = slices.Clone(c.Result.Content)
+			}
+			ov.Content = append(ov.Content, llm.Text(startingText(shown)))
 		}
 		out[i] = ov
 	}
@@ -321,7 +368,8 @@ func (s *Session) diagnosticsTool() toolexec.Tool {
 					return toolexec.TextResult(fmt.Sprintf("No language server is set up for %s: the settings' lsp names none for its extension, so its problems are not known.", a.Path)), nil
 				}
 			}
-			ds, err := s.problems(ctx, paths)
+			got, err := s.problems(ctx, paths)
+			ds := got.Diagnostics
 			if err != nil && len(ds) == 0 {
 				return toolexec.Result{}, fmt.Errorf("%s gave no problems: %v", s.diagnosticsSource(), err)
 			}
@@ -332,7 +380,11 @@ func (s *Session) diagnosticsTool() toolexec.Tool {
 			if ds == nil {
 				ds = []lsp.Diagnostic{}
 			}
-			return toolexec.Result{Content: []llm.Content{llm.Text(s.problemsText(a.Path, ds))}, Details: map[string]any{"diagnostics": ds}}, nil
+			text := s.problemsText(a.Path, ds)
+			for _, p := range got.Starting {
+				text += "\n" + startingText(s.display(p))
+			}
+			return toolexec.Result{Content: []llm.Content{llm.Text(text)}, Details: map[string]any{"diagnostics": ds}}, nil
 		},
 	}
 }

@@ -41,8 +41,8 @@ func (f *timingFace) Emit(_ *session.Session, ev event.Event) {
 
 func (f *timingFace) ReportsDiagnostics() bool { return f.editor }
 
-func (f *timingFace) Diagnostics(_ context.Context, _ *session.Session, paths []string, _ time.Duration) ([]lsp.Diagnostic, error) {
-	return []lsp.Diagnostic{{Path: paths[0], Severity: 1, Message: "BROKEN"}}, nil
+func (f *timingFace) Diagnostics(_ context.Context, _ *session.Session, paths []string, _ session.DiagnosticsWait) (session.Problems, error) {
+	return session.Problems{Diagnostics: []lsp.Diagnostic{{Path: paths[0], Severity: 1, Message: "BROKEN"}}}, nil
 }
 
 // BenchmarkEditDiagnosticsWait measures, inside pid, how long a write takes from its

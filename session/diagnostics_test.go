@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
@@ -18,18 +17,20 @@ import (
 // problemsFace is an editor that reports the given problems, and records what it was asked.
 type problemsFace struct {
 	face
-	ds    []lsp.Diagnostic
-	mu    sync.Mutex
-	asked [][]string
+	ds []lsp.Diagnostic
+	// starting are the files whose language server the editor says was still starting.
+	starting []string
+	mu       sync.Mutex
+	asked    [][]string
 }
 
 func (f *problemsFace) ReportsDiagnostics() bool { return true }
 
-func (f *problemsFace) Diagnostics(_ context.Context, _ *session.Session, paths []string, _ time.Duration) ([]lsp.Diagnostic, error) {
+func (f *problemsFace) Diagnostics(_ context.Context, _ *session.Session, paths []string, _ session.DiagnosticsWait) (session.Problems, error) {
 	f.mu.Lock()
 	f.asked = append(f.asked, paths)
 	f.mu.Unlock()
-	return f.ds, nil
+	return session.Problems{Diagnostics: f.ds, Starting: f.starting}, nil
 }
 
 // The diagnostics tool: without a path it asks the editor for every file (no paths) and lists
@@ -69,5 +70,29 @@ func TestDiagnosticsTool(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.asked) != 2 || len(f.asked[0]) != 0 || len(f.asked[1]) != 1 || f.asked[1][0] != filepath.Join(dir, "f07.go") {
 		t.Errorf("asked %q", f.asked)
+	}
+}
+
+// The diagnostics tool of a file whose language server the editor says was still starting:
+// what the editor has, then that its problems may come later.
+func TestDiagnosticsToolStarting(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.ts")
+	f := &problemsFace{starting: []string{p}}
+	h := session.NewHost(session.HostOptions{})
+	h.SetUp([]string{dir})
+	defer h.Close()
+	s, err := h.New(session.Config{Cwd: dir}, session.Options{Face: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Execute(context.Background(), []llm.ToolCall{{ID: "d", Name: "diagnostics", Arguments: json.RawMessage(`{"path": "a.ts"}`)}}, "")
+	if err != nil || out.Messages[0].IsError {
+		t.Fatalf("diagnostics: %v %+v", err, out.Messages)
+	}
+	want := "No problems reported in a.ts.\nThe language server for a.ts was still starting: problems may come later; call diagnostics before you finish."
+	if got := out.Messages[0].Text(); got != want {
+		t.Errorf("text = %q, want %q", got, want)
 	}
 }

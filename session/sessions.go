@@ -178,7 +178,12 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 		r.entryIDs = make([]string, len(r.transcript))
 	}
 	o.ID = loaded.Header.ID
-	return h.build(cfg, o, r)
+	s, err := h.build(cfg, o, r)
+	if err == nil && f != nil {
+		// What it paid: its whole file's calls, not only the branch it goes on from.
+		s.countSaved(loaded)
+	}
+	return s, err
 }
 
 // replay adds the entries of a branch to r: its messages (with their mode notes, named by

@@ -12,6 +12,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/store"
 )
 
 // Price is a model's price in USD per million tokens (provider.Price).
@@ -21,13 +22,15 @@ type Price = provider.Price
 // loop's goroutine after each model call, Compact's after a summary); mu makes it safe
 // for a face reading it too.
 type usageState struct {
-	// mu guards cost and counted.
+	// mu guards the fields below it.
 	mu sync.Mutex
-	// cost is the total in USD of the model calls counted.
+	// cost is the total in USD of the model calls counted, its subagents' included.
 	cost float64
-	// counted is set once the assistant messages the session started with (a loaded one's)
-	// are in cost.
+	// counted is set once the assistant messages the session started with (a loaded one's:
+	// every one of its file, a rewound branch's too) are in cost.
 	counted bool
+	// tasks are the task calls whose subagent's usage is in cost, by tool call id.
+	tasks map[string]bool
 }
 
 // priceAt returns the price of the model that made transcript message i: the session's
@@ -41,16 +44,13 @@ func (s *Session) priceAt(i int) *Price {
 		}
 	}
 	s.saved.mu.Unlock()
-	var cfg ModelConfig
-	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil {
-		return nil
-	}
-	return cfg.Price
+	return priceOf(raw)
 }
 
 // addCost adds a model call's usage at price p to the session's cost, first counting the
 // assistant messages of before (the transcript before this call) when that was not done
-// yet: a loaded session's cost goes on from what its saved messages cost.
+// yet (a fork's), and the subagents of before's task results not counted yet (at p: a
+// child runs the session's model).
 func (s *Session) addCost(before []llm.Message, u *llm.Usage, p *Price) float64 {
 	s.usage.mu.Lock()
 	counted := s.usage.counted
@@ -70,7 +70,71 @@ func (s *Session) addCost(before []llm.Message, u *llm.Usage, p *Price) float64 
 		s.usage.counted = true
 	}
 	s.usage.cost += p.Cost(u)
+	for i := range before {
+		if id, tu := taskUsage(&before[i]); tu != nil && !s.usage.tasks[id] {
+			if s.usage.tasks == nil {
+				s.usage.tasks = map[string]bool{}
+			}
+			s.usage.tasks[id] = true
+			s.usage.cost += p.Cost(tu)
+		}
+	}
 	return s.usage.cost
+}
+
+// taskUsage returns, for a task call's result, its id and what its subagent's model calls
+// used (the result's details.usage); nil for another message.
+func taskUsage(m *llm.Message) (string, *llm.Usage) {
+	if m.Role != llm.RoleToolResult || m.ToolName != TaskName || m.Details == nil {
+		return "", nil
+	}
+	var d struct {
+		Usage *llm.Usage `json:"usage"`
+	}
+	raw, err := json.Marshal(m.Details)
+	if err != nil || json.Unmarshal(raw, &d) != nil || d.Usage == nil {
+		return "", nil
+	}
+	return m.ToolCallID, d.Usage
+}
+
+// countSaved sets a loaded session's cost to what its file says it paid: every assistant
+// message of it, those of a branch a rewind left included, each at the price of the model
+// then, and its subagents (task results' usage). The summary calls of its compactions are in
+// no message, and not counted.
+//
+// Contract: called once, by Load, before the session runs.
+func (s *Session) countSaved(l *store.Loaded) {
+	price := priceOf(l.Header.Model)
+	total := 0.0
+	tasks := map[string]bool{}
+	for _, e := range l.Entries {
+		switch {
+		case e.Kind == store.KindModel:
+			price = priceOf(e.Model)
+		case e.Kind == store.KindMessage && e.Message != nil:
+			m := e.Message
+			if m.Role == llm.RoleAssistant && m.Usage != nil {
+				total += price.Cost(m.Usage)
+			}
+			if id, tu := taskUsage(m); tu != nil && !tasks[id] {
+				tasks[id] = true
+				total += price.Cost(tu)
+			}
+		}
+	}
+	s.usage.mu.Lock()
+	defer s.usage.mu.Unlock()
+	s.usage.cost, s.usage.counted, s.usage.tasks = total, true, tasks
+}
+
+// priceOf returns the price of a saved model configuration, nil without one.
+func priceOf(raw json.RawMessage) *Price {
+	var cfg ModelConfig
+	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil {
+		return nil
+	}
+	return cfg.Price
 }
 
 // reportedTokens is the context size a usage report stands for (compact's measure): the

@@ -11,7 +11,7 @@
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { viewOf, type ChatEvent, type ChatModel } from './chat';
-import type { FromView, ToView, ViewOp } from './webviewProtocol';
+import type { FromView, TabView, ToView, ViewOp } from './webviewProtocol';
 
 export type { FromView, ToView };
 
@@ -35,16 +35,35 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
 	constructor(
 		private readonly extensionUri: vscode.Uri,
+		/** The chat the view shows (the shown tab's). */
 		private readonly chat: () => ChatModel,
 		private readonly onMessage: (m: FromView) => void,
 		/** Called each time the page is ready and has the whole chat (the view shown first, or again after a reload). */
 		private readonly onReady?: () => void,
+		/** The tabs, for the tab bar (none: one chat, no bar). */
+		private readonly tabs: () => TabView[] = () => [],
 	) {}
 
-	/** attach follows a chat's changes (the extension has one chat for all its controllers). */
+	/** attach follows a chat's changes (a tab's; the chat outlives the controllers: a restart of pid keeps it); only the shown one's reach the page. */
 	attach(chat: ChatModel): vscode.Disposable {
-		const sub = chat.onEvent((e) => this.changed(e));
+		const sub = chat.onEvent((e) => {
+			if (chat === this.chat()) {
+				this.changed(e);
+			}
+		});
 		return new vscode.Disposable(() => sub.dispose());
+	}
+
+	/** showChat sends the page the chat shown now, whole (another tab was shown). */
+	showChat(): void {
+		clearTimeout(this.timer);
+		this.timer = undefined;
+		this.sendAll();
+	}
+
+	/** tabsChanged sends the page the tabs (one added or closed, a status or a title changed). */
+	tabsChanged(): void {
+		this.post({ type: 'tabs', tabs: this.tabs() });
 	}
 
 	/** Reports whether the view is shown (its page is alive and visible). */
@@ -243,6 +262,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 </head>
 <body${focus ? ' data-focus-prompt="1"' : ''}>
 <div id="pid-chat">
+<div id="tabs" role="tablist" aria-label="pid's conversations" hidden></div>
 <div id="log" role="log" aria-live="polite" aria-label="pid's conversation"></div>
 <div id="queue" aria-label="Messages waiting for pid"></div>
 <div id="composer">
@@ -282,7 +302,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 	private sendAll(): void {
 		this.ops = [];
 		const chat = this.chat();
-		this.post({ type: 'reset', items: chat.all().map(viewOf), state: chat.state });
+		this.post({ type: 'reset', items: chat.all().map(viewOf), state: chat.state, tabs: this.tabs() });
 	}
 
 	private changed(e: ChatEvent): void {

@@ -13,7 +13,6 @@ import type {
 	CheckpointsListResult,
 	CommandInfo,
 	CommandsListResult,
-	Diagnostic,
 	EditorCapabilities,
 	EditorDiagnosticsParams,
 	EditorDiagnosticsResult,
@@ -99,7 +98,7 @@ export interface ClientOptions {
 	 * set, initialize declares capabilities.experimental.pid.diagnostics. The token is
 	 * cancelled when pid gives up waiting; a throw answers pid with an error (pid adds nothing).
 	 */
-	onDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[]> | Diagnostic[];
+	onDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<EditorDiagnosticsResult> | EditorDiagnosticsResult;
 	/** pid's stderr (its log), as it arrives. */
 	onStderr?: (text: string) => void;
 	/** How long start() waits for the initialize response (default 15 s). */
@@ -202,7 +201,7 @@ export class PidClient {
 		if (onDiagnostics) {
 			this.connection.onRequest('editor/diagnostics', async (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => {
 				try {
-					return { diagnostics: await onDiagnostics(params, token) } satisfies EditorDiagnosticsResult;
+					return (await onDiagnostics(params, token)) satisfies EditorDiagnosticsResult;
 				} catch (err) {
 					throw new rpc.ResponseError(rpc.ErrorCodes.InternalError, `the editor could not give the problems: ${errorText(err)}`);
 				}

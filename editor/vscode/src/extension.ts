@@ -1,168 +1,33 @@
 // The VS Code side of the extension: settings, commands, keybindings' targets, the chat view
-// (chatview.ts), the status bar item, the editor's files for pid (open documents with their
-// unsaved changes; edits applied to them and saved), Review and Open diff in VS Code's diff
-// editor, the pickers (history, model, remembered answers, trusted folders, files) and the
-// log (an output channel). Everything else (pid's protocol, the chat's model, approvals,
-// context, undo snapshots, error words) is in modules that do not import `vscode` and are
-// tested under node against pid.
+// (chatview.ts), the status bar item, the approval keys and the log (an output channel), wired
+// to the conversation (controller.ts). The rest of the VS Code side is split by job:
+// editorFiles.ts (the editor's documents and problems for pid, the diff editor's documents),
+// chatActions.ts (what the chat's buttons do: context, Review, Open diff, Undo, Rewind to
+// here), pickers.ts (the quick picks). Everything else (pid's protocol, the chat's model,
+// approvals, context, undo snapshots, error words) is in modules that do not import `vscode`
+// and are tested under node against pid.
 
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALLOW, ALWAYS_ALLOW, DENY } from './approval';
 import { ChatModel } from './chat';
 import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
-import { diagnosticsChip, fileChip, selectionChip, type Problem } from './context';
-import { ProblemWatcher } from './diagnostics';
-import { BusyError, ChatError, PidController, noticeAction, type EditorFiles } from './controller';
-import { changedSpan, type FileAccess } from './changes';
+import { ChatActions } from './chatActions';
+import { BusyError, ChatError, PidController, noticeAction } from './controller';
+import { PidDaemon } from './daemon';
+import { EditorDocuments, Snapshots } from './editorFiles';
+import { pickMode, pickModel, rememberedAnswers, resumeSession, trustedFolders } from './pickers';
 import { safeLink } from './markdown';
-import { proposedContent } from './proposed';
-import type { Diagnostic, ModelEntry, SessionNewParams } from './protocol';
-import { ResumeError, sessionPick, type SessionPick } from './sessions';
-import { RESTORE_CHOICES, diffDocument, short, skipReason } from './rewind';
+import type { SessionNewParams } from './protocol';
+import { ResumeError } from './sessions';
+import { ChatTabs, tabName, type Tab } from './tabs';
 import { TrustAsker } from './trust';
 
-let controller: PidController | undefined;
+/** The window's pid, shared by the chat's tabs. */
+let daemon: PidDaemon | undefined;
 let stale = false;
-
-/** The open document of a file, if any. */
-function openDocument(absPath: string): vscode.TextDocument | undefined {
-	const p = path.resolve(absPath);
-	return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.scheme === 'file' && path.resolve(d.uri.fsPath) === p);
-}
-
-/** The file's text as VS Code has it: the open document's (unsaved changes included), else the disk's. */
-async function editorText(absPath: string): Promise<string> {
-	const doc = openDocument(absPath);
-	if (doc) {
-		return doc.getText();
-	}
-	try {
-		return await fs.promises.readFile(absPath, 'utf8');
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-			throw new Error(`file not found: ${absPath}`);
-		}
-		throw err;
-	}
-}
-
-/**
- * putText makes the file hold text: an open document gets one edit replacing what differs
- * and is saved (so the editor shows it and no "file changed on disk" conflict follows);
- * another file is written on disk (its folder created).
- */
-async function putText(absPath: string, text: string): Promise<void> {
-	const doc = openDocument(absPath);
-	if (doc) {
-		// Only the changed span is replaced: the cursor, folds and undo history elsewhere stay.
-		const span = changedSpan(doc.getText(), text);
-		const edit = new vscode.WorkspaceEdit();
-		edit.replace(doc.uri, new vscode.Range(doc.positionAt(span.start), doc.positionAt(span.end)), span.text);
-		if (!(await vscode.workspace.applyEdit(edit))) {
-			throw new Error(`VS Code did not apply the change to ${absPath}`);
-		}
-		if (!(await doc.save())) {
-			throw new Error(`VS Code could not save ${absPath}`);
-		}
-		return;
-	}
-	await fs.promises.mkdir(path.dirname(absPath), { recursive: true });
-	await fs.promises.writeFile(absPath, text);
-}
-
-/** The editor's problems for pid (editor/diagnostics); made at activation. */
-let problems: ProblemWatcher | undefined;
-
-/** problemWatcher answers editor/diagnostics from VS Code's diagnostics, fresh after pid's writes. */
-function problemWatcher(): ProblemWatcher {
-	return new ProblemWatcher({
-		get(absPath?: string): Diagnostic[] {
-			const asProtocol = (uri: vscode.Uri, d: vscode.Diagnostic): Diagnostic => ({
-				path: uri.fsPath,
-				range: { start: { line: d.range.start.line, character: d.range.start.character }, end: { line: d.range.end.line, character: d.range.end.character } },
-				severity: (Math.min(3, Math.max(0, d.severity)) + 1) as Diagnostic['severity'],
-				message: d.message,
-				...(d.source ? { source: d.source } : {}),
-				...(d.code !== undefined ? { code: typeof d.code === 'object' ? d.code.value : d.code } : {}),
-			});
-			if (absPath !== undefined) {
-				const uri = vscode.Uri.file(absPath);
-				return vscode.languages.getDiagnostics(uri).map((d) => asProtocol(uri, d));
-			}
-			return vscode.languages
-				.getDiagnostics()
-				.filter(([uri]) => uri.scheme === 'file')
-				.flatMap(([uri, ds]) => ds.map((d) => asProtocol(uri, d)));
-		},
-		onDidChange(listener) {
-			return vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris.filter((u) => u.scheme === 'file').map((u) => u.fsPath)));
-		},
-		async open(absPath: string) {
-			// Language servers check the files shown in editors (pull diagnostics ask for visible
-			// ones only: a document opened unseen got no report): a preview tab, the focus kept.
-			const shown = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && path.resolve(t.input.uri.fsPath) === path.resolve(absPath)));
-			if (!shown) {
-				const doc = openDocument(absPath) ?? (await vscode.workspace.openTextDocument(vscode.Uri.file(absPath)));
-				await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
-			}
-		},
-	});
-}
-
-const editorFiles: EditorFiles = {
-	read: editorText,
-	write: async (absPath, text) => {
-		// Before the change reaches the buffer: the language server's next report is about the new text.
-		problems?.noteWritten(absPath);
-		await putText(absPath, text);
-	},
-};
-
-/** Undo's view of files: the open document's text (read synchronously as pid's message arrives), else the disk's. */
-const undoAccess: FileAccess = {
-	read(p) {
-		const doc = openDocument(p);
-		if (doc) {
-			return doc.getText();
-		}
-		try {
-			return fs.readFileSync(p, 'utf8');
-		} catch {
-			return undefined;
-		}
-	},
-	write: putText,
-	async remove(p) {
-		await vscode.workspace.fs.delete(vscode.Uri.file(p), { useTrash: false });
-	},
-};
-
-/** Read-only documents for the diff editor: what a file held before a run, and a call's proposal. */
-class Snapshots implements vscode.TextDocumentContentProvider {
-	static readonly scheme = 'pid-snapshot';
-	private readonly texts = new Map<string, string>();
-	private n = 0;
-	/** put keeps text and returns a URI showing it, named after the file. */
-	put(absPath: string, what: string, text: string): vscode.Uri {
-		this.n++;
-		const key = `${this.n}`;
-		this.texts.set(key, text);
-		// At most the last 50 documents are kept.
-		if (this.texts.size > 50) {
-			this.texts.delete(this.texts.keys().next().value as string);
-		}
-		return vscode.Uri.from({ scheme: Snapshots.scheme, path: absPath, query: `${what}-${key}` });
-	}
-	/** provideTextDocumentContent (VS Code calls it) returns the kept text, or '' once it was dropped. */
-	provideTextDocumentContent(uri: vscode.Uri): string {
-		const key = uri.query.split('-').pop() ?? '';
-		return this.texts.get(key) ?? '';
-	}
-}
 
 /**
  * activate (VS Code calls it once, when the window has started, so that pid: Focus Chat is
@@ -174,12 +39,12 @@ export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');
 	context.subscriptions.push(out);
 
-	problems = problemWatcher();
+	// The editor's documents and problems for pid (editor/diagnostics).
+	const docs = new EditorDocuments(vscode);
+	const problems = docs.problemWatcher();
 	context.subscriptions.push(problems);
 
-	// One chat for the window: it outlives the controllers (a restart of pid keeps it).
-	const chat = new ChatModel();
-	const snapshots = new Snapshots();
+	const snapshots = new Snapshots(vscode);
 	context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(Snapshots.scheme, snapshots));
 
 	// pid's trust questions: never asked in Restricted Mode (answered "not trusted"), else a
@@ -194,53 +59,65 @@ export function activate(context: vscode.ExtensionContext): void {
 		askTrust: (params: { folder: string; ignored: string[] }) => trust.ask(params),
 	};
 
-	const make = (startAfter?: Promise<unknown>, stoppedSession?: string, newSessionNote?: string): PidController => {
+	/** makeDaemon is the window's pid, started at the first need once startAfter (the pid it replaces stopping) settled. */
+	const makeDaemon = (startAfter?: Promise<unknown>): PidDaemon => {
 		const cfg = vscode.workspace.getConfiguration('pid');
 		const folders = vscode.workspace.workspaceFolders ?? [];
 		const model = cfg.get<Record<string, unknown> | null>('model', null);
-		const session = cfg.get<SessionNewParams | null>('session', null);
-		return new PidController({
+		return new PidDaemon({
 			command: cfg.get<string>('path', 'pid') || 'pid',
 			args: cfg.get<string[]>('args', []),
 			cwd: folders[0]?.uri.scheme === 'file' ? folders[0].uri.fsPath : undefined,
 			workspaceFolders: folders.map((f) => ({ uri: f.uri.toString(), name: f.name })),
 			initializationOptions: model ? { model } : undefined,
 			clientInfo: { name: 'vscode', version: vscode.version },
-			session: session && typeof session === 'object' ? session : undefined,
 			ui,
 			startAfter,
+			editorFiles: cfg.get<boolean>('editorFiles', true) ? docs.filesFor(problems) : undefined,
+			editorDiagnostics: async (params, token) => problems.report(params, token),
+		});
+	};
+	daemon = makeDaemon();
+
+	/** makeController is a tab's conversation through the window's pid. */
+	const makeController = (chat: ChatModel, stoppedSession?: string, newSessionNote?: string): PidController => {
+		const d = daemon ?? (daemon = makeDaemon());
+		const session = vscode.workspace.getConfiguration('pid').get<SessionNewParams | null>('session', null);
+		return new PidController({
+			...d.opts,
+			daemon: d,
+			session: session && typeof session === 'object' ? session : undefined,
 			chat,
-			editorFiles: cfg.get<boolean>('editorFiles', true) ? editorFiles : undefined,
-			editorDiagnostics: async (params, token) => (problems ? problems.answer(params, token) : []),
-			onWillChange: (p) => problems?.noteWritten(p),
-			fileAccess: undoAccess,
+			onWillChange: (p) => problems.noteWritten(p),
+			fileAccess: docs.undoAccess(),
 			stoppedSession,
 			newSessionNote,
 		});
 	};
 
-	// Settings and folders are read when pid starts; a change restarts pid once it is idle, in a
-	// new session (the model or folders may have changed), which the chat says; a session pid
-	// lost in a crash is still the one Resume and the next prompt load.
+	// The chat view's tabs: one conversation each, all through the window's pid. Each chat
+	// outlives its controllers (a restart of pid keeps it).
+	const chats = new ChatTabs((chat) => makeController(chat));
+
+	// Settings and folders are read when pid starts; a change restarts pid once no tab is busy,
+	// each tab in a new session (the model or folders may have changed), which its chat says; a
+	// session pid lost in a crash is still the one Resume and the next prompt load.
 	const current = (): PidController => {
-		let stopping: Promise<void> | undefined;
-		let stopped: string | undefined;
-		let note: string | undefined;
-		if (controller && stale && !controller.busy) {
-			stopped = controller.stopped;
-			if (controller.currentSession !== undefined) {
-				note = "pid was restarted because its settings changed, so this is a new session (the previous one is in pid's Session History).";
-			}
-			stopping = controller.dispose();
-			controller = undefined;
-		}
-		if (!controller) {
-			// The next pid starts once the old one is gone: it holds the current session's file
-			// until then, and could not be loaded by the new one before.
-			controller = make(stopping, stopped, note);
+		if (stale && !chats.busy) {
 			stale = false;
+			// The next pid starts once the old one is gone: it holds the sessions' files until
+			// then, and could not load them before.
+			const stopping = daemon?.dispose();
+			daemon = makeDaemon(stopping);
+			chats.replaceControllers((tab) =>
+				makeController(
+					tab.chat,
+					tab.controller.stopped,
+					tab.controller.currentSession !== undefined ? "pid was restarted because its settings changed, so this is a new session (the previous one is in pid's Session History)." : undefined,
+				),
+			);
 		}
-		return controller;
+		return chats.shown.controller;
 	};
 	context.subscriptions.push(
 		vscode.workspace.onDidChangeConfiguration((e) => {
@@ -262,12 +139,57 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	// The page ready with an empty chat (a window reload, an editor restart, the chat first
 	// opened): offer the folder's last session rather than a blank chat.
-	const view = new ChatViewProvider(context.extensionUri, () => chat, (m) => void onViewMessage(m), () => {
-		if (chat.empty && !(controller?.busy ?? false)) {
-			void current().offerLastSession();
-		}
-	});
-	context.subscriptions.push(view, view.attach(chat), vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
+	const view = new ChatViewProvider(
+		context.extensionUri,
+		() => chats.shown.chat,
+		(m) => void onViewMessage(m),
+		() => {
+			if (chats.all().length === 1 && chats.shown.chat.empty && !chats.busy) {
+				void current().offerLastSession();
+			}
+		},
+		() => (chats.all().length > 1 ? chats.views() : []),
+	);
+	context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
+
+	const actions = new ChatActions(vscode, docs, view, snapshots, () => chats.shown.chat, () => chats.shown.controller, current, (err) => report(err));
+	context.subscriptions.push(actions);
+
+	/** follow wires a tab's chat: to the view, the status bar, the approval keys and Review's diffs. */
+	const follow = (tab: Tab) => {
+		const subs = [
+			view.attach(tab.chat),
+			actions.watch(tab.chat),
+			tab.chat.onEvent((e) => e.type === 'state' && refreshStatus()),
+			tab.chat.onEvent((e) => (e.type !== 'upsert' || e.item.kind === 'tool') && refreshApprovalPending()),
+		];
+		followed.set(tab.id, subs);
+	};
+	const followed = new Map<string, { dispose(): void }[]>();
+	let shownId = chats.shown.id;
+	context.subscriptions.push(
+		chats.onChange(() => {
+			for (const t of chats.all()) {
+				if (!followed.has(t.id)) {
+					follow(t);
+				}
+			}
+			for (const [id, subs] of followed) {
+				if (!chats.get(id)) {
+					subs.forEach((d) => d.dispose());
+					followed.delete(id);
+				}
+			}
+			if (chats.shown.id !== shownId) {
+				shownId = chats.shown.id;
+				view.showChat();
+			} else {
+				view.tabsChanged();
+			}
+			refreshStatus();
+			refreshApprovalPending();
+		}),
+	);
 
 	const status = vscode.window.createStatusBarItem('pid.status', vscode.StatusBarAlignment.Left, 100);
 	status.name = 'pid';
@@ -275,12 +197,18 @@ export function activate(context: vscode.ExtensionContext): void {
 	context.subscriptions.push(status);
 	let shownStatus = '';
 	let approvalToast = false;
+	/** The tab whose state the status bar says: one waiting for approval, else the shown one. */
+	const statusTab = (): Tab => chats.all().find((t) => t.chat.state.status === 'approval') ?? chats.shown;
 	const refreshStatus = () => {
+		const tab = statusTab();
+		const chat = tab.chat;
 		const s = chat.state.status;
-		if (s === shownStatus) {
+		const several = chats.all().length > 1;
+		const key = `${s}|${several ? tab.id : ''}|${tab === chats.shown}`;
+		if (key === shownStatus) {
 			return;
 		}
-		shownStatus = s;
+		shownStatus = key;
 		const texts: Record<string, [string, string]> = {
 			idle: ['$(comment-discussion) pid', 'pid is idle: click to open the chat'],
 			starting: ['$(loading~spin) pid: starting', 'pid is starting'],
@@ -290,35 +218,37 @@ export function activate(context: vscode.ExtensionContext): void {
 			stopped: ['$(error) pid stopped', 'pid stopped; the session was saved: open the chat to resume it'],
 		};
 		const [text, tip] = texts[s] ?? texts.idle;
-		status.text = text;
-		status.tooltip = tip;
+		status.text = several && s === 'approval' ? `${text} (${tabName(tab)})` : text;
+		status.tooltip = several && s === 'approval' ? `${tip} (the tab "${tabName(tab)}")` : tip;
 		status.backgroundColor = s === 'approval' ? new vscode.ThemeColor('statusBarItem.warningBackground') : s === 'stopped' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
 		status.show();
-		void vscode.commands.executeCommand('setContext', 'pid.running', chat.state.running);
-		// An approval while the chat is hidden: say so without taking focus (a notification).
-		if (s === 'approval' && !view.visible && !approvalToast) {
+		void vscode.commands.executeCommand('setContext', 'pid.running', chats.shown.chat.state.running);
+		// An approval while the chat is hidden, or in a tab not shown: say so, and which tab
+		// asks, without taking focus (a notification).
+		if (s === 'approval' && (!view.visible || tab !== chats.shown) && !approvalToast) {
 			approvalToast = true;
 			const outside = chat.firstPendingApproval()?.approval?.escalation !== undefined;
+			const where = several ? `the chat "${tabName(tab)}"` : 'the chat';
 			const said = outside
-				? 'pid asks to run a command outside the sandbox (with your full rights and the network): answer in the chat (Ctrl+Alt+Y allows once, Ctrl+Alt+Shift+N denies).'
-				: 'pid is waiting for your approval in the chat (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).';
+				? `pid asks to run a command outside the sandbox (with your full rights and the network): answer in ${where} (Ctrl+Alt+Y allows once, Ctrl+Alt+Shift+N denies).`
+				: `pid is waiting for your approval in ${where} (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).`;
 			void (outside ? vscode.window.showWarningMessage(said, 'Show Chat') : vscode.window.showInformationMessage(said, 'Show Chat')).then((c) => {
 				approvalToast = false;
 				if (c) {
+					chats.show(tab.id);
 					void view.reveal(true);
 				}
 			});
 		}
 	};
-	context.subscriptions.push(chat.onEvent((e) => e.type === 'state' && refreshStatus()));
-	refreshStatus();
 
 	// pid.approvalPending enables the approval commands and their keys while a question waits.
 	let approvalPending = false;
-	/** The reasons for denying typed on the pending cards, by call (the page sends them as typed). */
+	/** The reasons for denying typed on the pending cards, by tab and call (the page sends them as typed). */
 	const reasons = new Map<string, string>();
+	const reasonKey = (tab: Tab, toolCallId: string) => `${tab.id}/${toolCallId}`;
 	const refreshApprovalPending = () => {
-		const pending = chat.firstPendingApproval() !== undefined;
+		const pending = chats.pending() !== undefined;
 		if (!pending) {
 			reasons.clear();
 		}
@@ -327,29 +257,40 @@ export function activate(context: vscode.ExtensionContext): void {
 			void vscode.commands.executeCommand('setContext', 'pid.approvalPending', pending);
 		}
 	};
-	context.subscriptions.push(chat.onEvent((e) => (e.type !== 'upsert' || e.item.kind === 'tool') && refreshApprovalPending()));
+	for (const t of chats.all()) {
+		follow(t);
+	}
+	refreshStatus();
 
 	/**
 	 * answerPending is the approval commands (pid.approval.*, Ctrl+Alt+Y and its kin): it
-	 * answers the first pending question of the chat, the one whose card shows the keys, as
-	 * its button would (Deny with the reason typed on the card, if any).
+	 * answers the first pending question of the shown chat, the one whose card shows the keys,
+	 * as its button would (Deny with the reason typed on the card, if any). A question waiting
+	 * in another tab is not answered unseen: that tab is shown, and the next key answers it.
 	 */
 	const answerPending = (choice: string) => {
-		const t = chat.firstPendingApproval();
-		if (!t?.approval) {
+		const p = chats.pending();
+		if (!p?.card.approval) {
 			void vscode.window.showInformationMessage('pid: no call is waiting for your approval.');
 			return;
 		}
-		if (choice === ALWAYS_ALLOW && t.approval.always === undefined) {
+		const t = p.card;
+		if (p.elsewhere) {
+			chats.show(p.tab.id);
+			void view.reveal(false);
+			void vscode.window.showInformationMessage(`pid: the question waiting is in the chat "${tabName(p.tab)}", shown now: the key answers it once you have read it.`);
+			return;
+		}
+		if (choice === ALWAYS_ALLOW && t.approval?.always === undefined) {
 			void vscode.window.showInformationMessage(
-				t.approval.escalation
+				t.approval?.escalation
 					? 'pid: Allow always is not offered for running this command outside the sandbox (pid could not limit it to exactly this command): allow it once or deny it.'
 					: 'pid: Allow always is not offered for this call (pid cannot limit it to calls like this one): allow it once or deny it.',
 			);
 			return;
 		}
-		chat.answerApproval(t.toolCallId, choice, choice === DENY ? reasons.get(t.toolCallId) : undefined);
-		reasons.delete(t.toolCallId);
+		p.tab.chat.answerApproval(t.toolCallId, choice, choice === DENY ? reasons.get(reasonKey(p.tab, t.toolCallId)) : undefined);
+		reasons.delete(reasonKey(p.tab, t.toolCallId));
 	};
 
 	/** report shows a failure: in the chat when it is not there yet, and as a notification when the chat is hidden. */
@@ -360,7 +301,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		}
 		const shownInChat = err instanceof ChatError || err instanceof ResumeError;
 		if (!shownInChat) {
-			chat.notice('error', errorText(err));
+			chats.shown.chat.notice('error', errorText(err));
 			out.appendLine(`! ${errorText(err)}`);
 		}
 		if (!view.visible) {
@@ -380,133 +321,6 @@ export function activate(context: vscode.ExtensionContext): void {
 			await current().send(text, mode);
 		} catch (err) {
 			report(err);
-		}
-	};
-
-	const workspaceFolder = () => {
-		const f = vscode.workspace.workspaceFolders?.[0];
-		return f?.uri.scheme === 'file' ? f.uri.fsPath : undefined;
-	};
-
-	const addFile = async () => {
-		const files = await vscode.workspace.findFiles('**/*', '**/{node_modules,.git}/**', 5000);
-		const folder = workspaceFolder();
-		type Item = vscode.QuickPickItem & { uri: vscode.Uri };
-		const items: Item[] = files
-			.filter((u) => u.scheme === 'file')
-			.map((u) => ({ label: path.basename(u.fsPath), description: path.relative(folder ?? '', path.dirname(u.fsPath)) || undefined, uri: u }))
-			.sort((a, b) => `${a.description ?? ''}/${a.label}`.localeCompare(`${b.description ?? ''}/${b.label}`));
-		const pick = await vscode.window.showQuickPick(items, { title: 'pid: Add File to Chat', placeHolder: 'Pick a workspace file for the next message', matchOnDescription: true });
-		if (!pick) {
-			return;
-		}
-		const doc = openDocument(pick.uri.fsPath);
-		chat.addContext(fileChip(pick.uri.fsPath, folder, doc?.isDirty ? doc.getText() : undefined));
-	};
-
-	const addSelection = () => {
-		const editor = vscode.window.activeTextEditor;
-		if (!editor || editor.document.uri.scheme !== 'file') {
-			void vscode.window.showInformationMessage('pid: open a file (and select some of it) to add it to the chat.');
-			return;
-		}
-		const doc = editor.document;
-		const sel = editor.selection;
-		const folder = workspaceFolder();
-		if (sel.isEmpty) {
-			chat.addContext(fileChip(doc.uri.fsPath, folder, doc.isDirty ? doc.getText() : undefined));
-			return;
-		}
-		// A selection ending at a line's start does not take that line.
-		const endLine = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line - 1 : sel.end.line;
-		chat.addContext(selectionChip(doc.uri.fsPath, folder, { start: sel.start.line + 1, end: endLine + 1 }, doc.getText(sel)));
-	};
-
-	const addProblems = () => {
-		const editor = vscode.window.activeTextEditor;
-		if (!editor || editor.document.uri.scheme !== 'file') {
-			void vscode.window.showInformationMessage('pid: open a file to add its problems to the chat.');
-			return;
-		}
-		const severities: Problem['severity'][] = ['error', 'warning', 'info', 'hint'];
-		const problems: Problem[] = vscode.languages.getDiagnostics(editor.document.uri).map((d) => ({
-			line: d.range.start.line + 1,
-			column: d.range.start.character + 1,
-			severity: severities[d.severity] ?? 'info',
-			message: d.message,
-			...(d.source ? { source: d.source } : {}),
-			...(d.code !== undefined ? { code: String(typeof d.code === 'object' ? d.code.value : d.code) } : {}),
-		}));
-		if (problems.length === 0) {
-			void vscode.window.showInformationMessage(`pid: VS Code reports no problems in ${path.basename(editor.document.uri.fsPath)}.`);
-			return;
-		}
-		chat.addContext(diagnosticsChip(editor.document.uri.fsPath, workspaceFolder(), problems));
-	};
-
-	// The diffs Review opened, by call: closed once the call's question is answered (the
-	// proposal is then applied or dropped, and the diff would show something stale).
-	const reviews = new Map<string, string[]>();
-	context.subscriptions.push(
-		chat.onEvent((e) => {
-			if (e.type !== 'upsert' || e.item.kind !== 'tool' || !e.item.approval || e.item.approval.state === 'pending') {
-				return;
-			}
-			const uris = reviews.get(e.item.toolCallId);
-			if (!uris) {
-				return;
-			}
-			reviews.delete(e.item.toolCallId);
-			const tabs = vscode.window.tabGroups.all
-				.flatMap((g) => g.tabs)
-				.filter((t) => t.input instanceof vscode.TabInputTextDiff && uris.includes(t.input.modified.toString()));
-			if (tabs.length > 0) {
-				void vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
-			}
-		}),
-	);
-
-	const review = async (toolCallId: string) => {
-		const params = controller?.approvalParams(toolCallId);
-		if (!params) {
-			return;
-		}
-		const args = params.args as { path?: unknown };
-		const rel = typeof args?.path === 'string' ? args.path : '';
-		const folder = workspaceFolder();
-		const abs = path.isAbsolute(rel) ? rel : path.resolve(folder ?? '', rel);
-		let current: string | undefined;
-		try {
-			current = await editorText(abs);
-		} catch {
-			current = undefined;
-		}
-		const p = proposedContent(params.toolName, params.args, current);
-		if (!p.ok) {
-			void vscode.window.showWarningMessage(`pid: nothing to review: ${p.error}`);
-			return;
-		}
-		const left = snapshots.put(abs, 'now', current ?? '');
-		const right = snapshots.put(abs, 'proposed', p.content);
-		reviews.set(toolCallId, [...(reviews.get(toolCallId) ?? []), right.toString()]);
-		const label = path.basename(abs);
-		await vscode.commands.executeCommand('vscode.diff', left, right, `${label}: ${current === undefined ? 'new file' : 'now'} ↔ proposed by pid (${params.toolName})`, { preview: true });
-	};
-
-	const openDiff = async (absPath: string) => {
-		const before = controller?.changes.before(absPath);
-		if (!before) {
-			return;
-		}
-		const left = snapshots.put(absPath, 'before', before.text);
-		await vscode.commands.executeCommand('vscode.diff', left, vscode.Uri.file(absPath), `${path.basename(absPath)}: before pid's run ↔ now`, { preview: true });
-	};
-
-	const undo = async (absPath: string) => {
-		try {
-			await controller?.changes.undo(absPath);
-		} catch (err) {
-			void vscode.window.showErrorMessage(`pid: could not undo the change to ${absPath}: ${errorText(err)}`);
 		}
 	};
 
@@ -542,6 +356,13 @@ export function activate(context: vscode.ExtensionContext): void {
 			case 'newSession':
 				await vscode.commands.executeCommand('pid.newSession');
 				break;
+			case 'restoreAnyway':
+				try {
+					await current().restoreAnyway(String(arg));
+				} catch (err) {
+					report(err);
+				}
+				break;
 			default:
 				break;
 		}
@@ -553,40 +374,40 @@ export function activate(context: vscode.ExtensionContext): void {
 				await send(String(m.text ?? ''), m.mode === 'followUp' ? 'followUp' : 'steer');
 				break;
 			case 'cancel':
-				controller?.cancel();
+				chats.shown.controller.cancel();
 				break;
 			case 'reason':
 				if (typeof m.toolCallId === 'string' && typeof m.text === 'string') {
-					reasons.set(m.toolCallId, m.text.slice(0, 2000));
+					reasons.set(reasonKey(chats.shown, m.toolCallId), m.text.slice(0, 2000));
 				}
 				break;
 			case 'approve':
-				reasons.delete(String(m.toolCallId));
-				chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined, typeof m.mode === 'string' ? m.mode : undefined);
+				reasons.delete(reasonKey(chats.shown, String(m.toolCallId)));
+				chats.shown.chat.answerApproval(String(m.toolCallId), m.choice === ALWAYS_ALLOW ? ALWAYS_ALLOW : String(m.choice), typeof m.reason === 'string' ? m.reason : undefined, typeof m.mode === 'string' ? m.mode : undefined);
 				break;
 			case 'review':
-				await review(String(m.toolCallId));
+				await actions.review(String(m.toolCallId));
 				break;
 			case 'elicit':
-				chat.answerElicitation(String(m.id), m.action === 'accept' ? 'accept' : 'decline', m.values ?? {});
+				chats.shown.chat.answerElicitation(String(m.id), m.action === 'accept' ? 'accept' : 'decline', m.values ?? {});
 				break;
 			case 'addContext':
 				if (m.kind === 'file') {
-					await addFile();
+					await actions.addFile();
 				} else if (m.kind === 'selection') {
-					addSelection();
+					actions.addSelection();
 				} else {
-					addProblems();
+					actions.addProblems();
 				}
 				break;
 			case 'removeContext':
-				chat.removeContext(String(m.id));
+				chats.shown.chat.removeContext(String(m.id));
 				break;
 			case 'openDiff':
-				await openDiff(String(m.path));
+				await actions.openDiff(String(m.path));
 				break;
 			case 'undo':
-				await undo(String(m.path));
+				await actions.undo(String(m.path));
 				break;
 			case 'openFile':
 				if (typeof m.path === 'string' && path.isAbsolute(m.path)) {
@@ -609,7 +430,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				break;
 			}
 			case 'rewind':
-				await rewindHere(String(m.id));
+				await actions.rewindHere(String(m.id));
 				break;
 			case 'cycleMode':
 				try {
@@ -617,6 +438,15 @@ export function activate(context: vscode.ExtensionContext): void {
 				} catch (err) {
 					report(err);
 				}
+				break;
+			case 'showTab':
+				chats.show(String(m.id));
+				break;
+			case 'newTab':
+				newTab();
+				break;
+			case 'closeTab':
+				await closeTab(String(m.id));
 				break;
 			case 'ready':
 				// The view handles it (chatview.ts).
@@ -627,56 +457,27 @@ export function activate(context: vscode.ExtensionContext): void {
 		}
 	};
 
-	/**
-	 * rewindHere is "Rewind to here" on a message of the person's: what a rewind would take
-	 * back is shown first (checkpoints/diff, as a diff document beside the chat), then the
-	 * choice of files, conversation or both; after the rewind the chat shows the conversation
-	 * as pid has it and says what was restored and what was left as it was (with why), and a
-	 * rewound message goes back into the prompt box. Files left as they were because they
-	 * changed since pid wrote them can then be restored anyway.
-	 */
-	const rewindHere = async (itemId: string) => {
-		const c = current();
-		try {
-			const plan = await c.rewindPlan(itemId);
-			const name = `Rewind to before ${short(plan.checkpoint.prompt).replace(/[\\/]/g, ' ')}.diff`;
-			const uri = snapshots.put(path.join(path.sep, name), 'rewind', diffDocument(plan.checkpoint, plan.files, workspaceFolder()));
-			const doc = await vscode.workspace.openTextDocument(uri);
-			await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
-			type Item = vscode.QuickPickItem & { restore: (typeof RESTORE_CHOICES)[number]['restore'] };
-			const n = plan.files.length;
-			const items: Item[] = RESTORE_CHOICES.map((r) => ({
-				label: r.label,
-				description: r.restore === 'conversation' ? undefined : n === 0 ? 'no file changed since' : `${n} file${n === 1 ? '' : 's'} back as before`,
-				detail: r.detail,
-				restore: r.restore,
-			}));
-			const pick = await vscode.window.showQuickPick(items, {
-				title: `pid: Rewind to before "${short(plan.checkpoint.prompt)}"`,
-				placeHolder: plan.checkpoint.incomplete
-					? `Some changes cannot be taken back (${plan.checkpoint.reason ?? 'pid did not say why'}). Rewind what?`
-					: 'The diff beside shows what the files would get back. Rewind what?',
-				ignoreFocusOut: true,
-			});
-			if (!pick) {
+	/** newTab opens a conversation in a tab of its own and shows it (the others go on running). */
+	const newTab = () => {
+		const tab = chats.add();
+		chats.show(tab.id);
+		void view.reveal(true);
+		out.appendLine(`pid: a new chat tab (${tabName(tab)}): its first message starts its own session`);
+	};
+
+	/** closeTab closes a tab: its run is stopped and its session closed (Session History keeps it). */
+	const closeTab = async (id: string) => {
+		const tab = chats.get(id);
+		if (!tab) {
+			return;
+		}
+		if (tab.controller.busy) {
+			const ok = await vscode.window.showWarningMessage(`pid is working in the chat "${tabName(tab)}": close it and stop that run?`, 'Stop and Close');
+			if (ok !== 'Stop and Close') {
 				return;
 			}
-			const r = await c.rewind(plan, pick.restore);
-			if (pick.restore !== 'files') {
-				view.putInPrompt(plan.text);
-			}
-			const changed = r.skipped.filter((s) => /changed|modified|newer/i.test(s.reason));
-			if (r.skipped.length > 0) {
-				const list = r.skipped.map((s) => `${path.basename(s.path)} (${skipReason(s.reason)})`).join('; ');
-				const again = changed.length > 0 ? ['Restore them anyway'] : [];
-				const choice = await vscode.window.showWarningMessage(`pid: the rewind left ${r.skipped.length} file${r.skipped.length === 1 ? '' : 's'} as ${r.skipped.length === 1 ? 'it is' : 'they are'}: ${list}.`, ...again);
-				if (choice === 'Restore them anyway') {
-					await c.rewind(plan, 'files', true);
-				}
-			}
-		} catch (err) {
-			report(err);
 		}
+		await chats.close(id);
 	};
 
 	const resumeStopped = async () => {
@@ -707,7 +508,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		}),
 		vscode.commands.registerCommand('pid.focusChat', () => view.reveal(true)),
 		vscode.commands.registerCommand('pid.cancel', () => {
-			if (!controller?.cancel()) {
+			if (!chats.shown.controller.cancel()) {
 				void vscode.window.showInformationMessage('pid: nothing to cancel.');
 			}
 		}),
@@ -720,9 +521,19 @@ export function activate(context: vscode.ExtensionContext): void {
 			c.newSession();
 			out.appendLine('pid: the next prompt starts a new session');
 		}),
+		vscode.commands.registerCommand('pid.newChat', () => newTab()),
+		vscode.commands.registerCommand('pid.rewind', () => actions.pickRewind()),
 		vscode.commands.registerCommand('pid.resumeSession', async () => {
 			try {
-				await resumeSession(current());
+				await resumeSession(vscode, current(), (id) => {
+					// A session a tab already runs is shown there, never loaded twice.
+					const tab = chats.bySession(id);
+					if (tab && tab !== chats.shown) {
+						chats.show(tab.id);
+						return true;
+					}
+					return false;
+				});
 				void view.reveal(false);
 			} catch (err) {
 				if (err instanceof BusyError) {
@@ -737,39 +548,39 @@ export function activate(context: vscode.ExtensionContext): void {
 		}),
 		vscode.commands.registerCommand('pid.pickModel', async () => {
 			try {
-				await pickModel(current());
+				await pickModel(vscode, current());
 			} catch (err) {
 				report(err);
 			}
 		}),
 		vscode.commands.registerCommand('pid.setMode', async (modeId?: unknown) => {
 			try {
-				await pickMode(current(), typeof modeId === 'string' ? modeId : undefined);
+				await pickMode(vscode, current(), typeof modeId === 'string' ? modeId : undefined);
 			} catch (err) {
 				report(err);
 			}
 		}),
 		vscode.commands.registerCommand('pid.permissions', async () => {
 			try {
-				await rememberedAnswers(current());
+				await rememberedAnswers(vscode, current());
 			} catch (err) {
 				report(err);
 			}
 		}),
 		vscode.commands.registerCommand('pid.trustedFolders', async () => {
 			try {
-				await trustedFolders(current(), trust);
+				await trustedFolders(vscode, current(), trust);
 			} catch (err) {
 				void vscode.window.showErrorMessage(`pid: ${errorText(err)}`);
 			}
 		}),
 		vscode.commands.registerCommand('pid.addSelection', () => {
-			addSelection();
+			actions.addSelection();
 			void view.reveal(false);
 		}),
-		vscode.commands.registerCommand('pid.addFile', () => addFile()),
+		vscode.commands.registerCommand('pid.addFile', () => actions.addFile()),
 		vscode.commands.registerCommand('pid.addProblems', () => {
-			addProblems();
+			actions.addProblems();
 			void view.reveal(false);
 		}),
 		vscode.commands.registerCommand('pid.showLog', () => out.show(true)),
@@ -787,244 +598,9 @@ function unhandledViewMessage(m: never): void {
 	void m;
 }
 
-function realPath(p: string): string {
-	try {
-		return fs.realpathSync.native(p);
-	} catch {
-		return p;
-	}
-}
-
-/**
- * pickModel is "pid: Pick Model": the models pid's settings list (models/list), the current
- * one marked; the picked one becomes the session's (session/setModel) or the next session's.
- * Without a list it says where to set one.
- */
-async function pickModel(c: PidController): Promise<void> {
-	const { models, current } = await c.models();
-	if (models.length === 0) {
-		const open = await vscode.window.showInformationMessage(
-			'pid: no models are listed. Add a "models" list to ~/.config/pid/settings.json (e.g. [{"provider": "anthropic", "id": "claude-sonnet-4-5"}]), or set "pid.model" in Settings.',
-			'Open Settings',
-		);
-		if (open) {
-			await vscode.commands.executeCommand('workbench.action.openSettings', 'pid.model');
-		}
-		return;
-	}
-	const same = (a: ModelEntry, b?: ModelEntry) => b !== undefined && a.provider === b.provider && a.id === b.id;
-	type Item = vscode.QuickPickItem & { model: ModelEntry };
-	const items: Item[] = models.map((m) => ({
-		label: m.name ?? m.id,
-		description: `${m.provider}/${m.id}${same(m, current) ? ' · current' : ''}`,
-		model: m,
-	}));
-	const pick = await vscode.window.showQuickPick(items, { title: 'pid: Pick Model', placeHolder: 'The model for this session (its next call)', matchOnDescription: true });
-	if (pick) {
-		await c.setModel(pick.model);
-	}
-}
-
-/**
- * pickMode is "pid: Set Mode" (and the chat's mode button): the modes the session may switch
- * to, each with what it lets run unasked, the current one marked; the pick becomes the
- * session's mode (session/setMode), or the next session's before one exists. modeId, when
- * given (the command run with an argument), is set without asking.
- */
-async function pickMode(c: PidController, modeId?: string): Promise<void> {
-	if (modeId !== undefined) {
-		await c.setMode(modeId);
-		return;
-	}
-	const { available, current } = c.modes;
-	if (available.length === 0) {
-		void vscode.window.showInformationMessage('pid: this pid has no modes: update pid.');
-		return;
-	}
-	type Item = vscode.QuickPickItem & { id: string };
-	const items: Item[] = available.map((m) => ({
-		label: m.name,
-		description: m.id === current ? `${m.id} · current` : m.id,
-		detail: m.description,
-		id: m.id,
-	}));
-	const pick = await vscode.window.showQuickPick(items, {
-		title: 'pid: Set Mode',
-		placeHolder: 'What pid may do without asking (Shift+Tab in the chat\'s prompt box goes to the next mode)',
-		matchOnDescription: true,
-	});
-	if (pick && pick.id !== current) {
-		await c.setMode(pick.id);
-	}
-}
-
-/**
- * rememberedAnswers is "pid: Remembered Answers": the "always" answers pid keeps per
- * workspace (permissions/list), each with what it covers; picking one (or its trash button)
- * asks to forget it (permissions/revoke).
- */
-async function rememberedAnswers(c: PidController): Promise<void> {
-	const list = await c.permissions();
-	if (list.length === 0) {
-		void vscode.window.showInformationMessage('pid: no remembered answers: every call that asks will ask again.');
-		return;
-	}
-	const home = os.homedir();
-	type Item = vscode.QuickPickItem & { id: string };
-	const items: Item[] = list.map((p) => {
-		const what = p.pattern ? `${p.tool} ${p.tool === 'bash' ? 'commands starting with' : 'on'} "${p.pattern}"` : p.path ? `${p.tool} on ${p.path}` : `every call of ${p.tool}`;
-		const where = p.scope.replace(/^workspace:/, '').replace(home, '~');
-		return {
-			label: `${p.decision === 'allow' || p.decision === 'allowAlways' ? 'Allowed' : 'Denied'}: ${what}`,
-			description: where,
-			detail: 'Pick to forget it: the next such call asks again.',
-			id: p.id,
-			buttons: [{ iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Forget' }],
-		};
-	});
-	const qp = vscode.window.createQuickPick<Item>();
-	qp.title = 'pid: Remembered Answers';
-	qp.placeholder = 'Pick an answer to forget it';
-	qp.items = items;
-	const picked = await new Promise<Item | undefined>((resolve) => {
-		qp.onDidAccept(() => resolve(qp.selectedItems[0]));
-		qp.onDidTriggerItemButton((e) => resolve(e.item));
-		qp.onDidHide(() => resolve(undefined));
-		qp.show();
-	});
-	qp.dispose();
-	if (!picked) {
-		return;
-	}
-	await c.revokePermission(picked.id);
-	void vscode.window.showInformationMessage(`pid: forgotten: ${picked.label}. The next such call asks again.`);
-}
-
-/**
- * trustedFolders is the "pid: Trusted Folders" command: a QuickPick of the folders pid trusts
- * (picking one revokes it) and of this window's folders it does not (picking one trusts it;
- * offered only when VS Code trusts the workspace).
- */
-async function trustedFolders(c: PidController, trust: TrustAsker): Promise<void> {
-	const trusted = await c.trustedFolders();
-	type Item = vscode.QuickPickItem & { folder: string; grant: boolean };
-	const items: Item[] = trusted.map((f) => ({
-		label: f.folder,
-		description: `trusted since ${f.trustedAt}`,
-		detail: 'Pick to revoke: its .pid/settings.json will only narrow what pid does.',
-		folder: f.folder,
-		grant: false,
-	}));
-	if (vscode.workspace.isTrusted) {
-		for (const wf of vscode.workspace.workspaceFolders ?? []) {
-			const folder = wf.uri.scheme === 'file' ? realPath(wf.uri.fsPath) : undefined;
-			if (folder !== undefined && !trusted.some((f) => f.folder === folder)) {
-				items.push({ label: folder, description: 'not trusted', detail: 'Pick to trust: its .pid/settings.json will apply in full.', folder, grant: true });
-			}
-		}
-	}
-	if (items.length === 0) {
-		void vscode.window.showInformationMessage('pid: no folder is trusted.');
-		return;
-	}
-	const pick = await vscode.window.showQuickPick(items, { title: 'pid: Trusted Folders', placeHolder: 'Pick a folder to revoke or grant its trust', matchOnDescription: true });
-	if (!pick) {
-		return;
-	}
-	trust.forget(pick.folder);
-	if (pick.grant) {
-		await c.grantTrust(pick.folder);
-		void vscode.window.showInformationMessage(`pid: ${pick.folder} is trusted: its .pid/settings.json applies in full.`);
-	} else {
-		await c.revokeTrust(pick.folder);
-		void vscode.window.showInformationMessage(`pid: ${pick.folder} is no longer trusted: its .pid/settings.json may only narrow what pid does.`);
-	}
-}
-
-/**
- * resumeSession is the "pid: Session History" command: a QuickPick of pid's saved sessions
- * (title, folder, when and how many messages), filled page by page as pid lists them, newest
- * first; the picked one is loaded and shown in the chat (and the log), and continued by the
- * next message. It throws BusyError while a prompt runs, ResumeError when pid cannot load it,
- * and pid's error when it cannot list them.
- */
-async function resumeSession(c: PidController): Promise<void> {
-	if (c.busy) {
-		throw new BusyError();
-	}
-	type Item = vscode.QuickPickItem & SessionPick;
-	const qp = vscode.window.createQuickPick<Item>();
-	qp.title = 'pid: Session History';
-	qp.placeholder = 'Loading the saved sessions…';
-	qp.matchOnDescription = true;
-	qp.matchOnDetail = true;
-	qp.keepScrollPosition = true;
-	qp.busy = true;
-	const now = new Date();
-	const home = os.homedir();
-	const current = c.currentSession;
-	const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => realPath(f.uri.fsPath));
-	let settled = false;
-	let failed: unknown;
-	let empty = false;
-	const picked = new Promise<Item | undefined>((resolve) => {
-		qp.onDidAccept(() => {
-			const item = qp.selectedItems[0] ?? qp.activeItems[0];
-			if (item) {
-				resolve(item);
-				qp.hide();
-			}
-		});
-		qp.onDidHide(() => resolve(undefined));
-	});
-	qp.show();
-	void c
-		.listSessions({
-			onPage: (page) => {
-				if (!settled) {
-					qp.items = [...qp.items, ...page.map((s) => sessionPick(s, now, { home, current, folders }))];
-				}
-			},
-		})
-		.then(
-			(r) => {
-				if (settled) {
-					return;
-				}
-				qp.busy = false;
-				if (r.sessions.length === 0) {
-					empty = true;
-					qp.hide();
-					return;
-				}
-				qp.placeholder = r.more
-					? `The newest ${r.sessions.length} sessions: type to filter, pick one to continue it`
-					: 'Type to filter, pick a session to continue it';
-			},
-			(err) => {
-				failed = err;
-				qp.hide();
-			},
-		);
-	const pick = await picked;
-	settled = true;
-	qp.dispose();
-	if (failed !== undefined) {
-		throw new Error(`could not list the saved sessions: ${errorText(failed)}`);
-	}
-	if (empty) {
-		void vscode.window.showInformationMessage('pid: there are no saved sessions yet.');
-		return;
-	}
-	if (!pick) {
-		return;
-	}
-	await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'pid is loading the session' }, () => c.resume(pick.sessionId, pick.summary));
-}
-
 /** deactivate (VS Code calls it when the window closes) shuts pid down; it resolves once pid exited or was killed. */
 export async function deactivate(): Promise<void> {
-	const c = controller;
-	controller = undefined;
-	await c?.dispose();
+	const d = daemon;
+	daemon = undefined;
+	await d?.dispose();
 }

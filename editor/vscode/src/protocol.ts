@@ -406,11 +406,15 @@ export interface EditorDiagnosticsParams {
 	sessionId: string;
 	paths: string[];
 	waitMs: number;
+	/** How long to wait for a language's first report (its server may be starting). */
+	firstWaitMs?: number;
 }
 
 /** editor/diagnostics' result. */
 export interface EditorDiagnosticsResult {
 	diagnostics: Diagnostic[];
+	/** The files whose language server was still starting (no first report within firstWaitMs). */
+	starting?: string[];
 }
 
 export interface ToolResultPayload {
@@ -626,6 +630,8 @@ export interface CheckpointFileDiff {
 	path: string;
 	change: FileChangeKind;
 	diff: string;
+	/** Why a rewind of the files (without force) would leave it as it is; absent: it would be restored. */
+	skip?: string;
 }
 
 /** checkpoints/diff's result. */

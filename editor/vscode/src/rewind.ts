@@ -2,6 +2,7 @@
 // checkpoint each of the person's messages in the chat goes back to, the diff shown before a
 // rewind, the choices, and the report after it. No `vscode` import: tests run this under node.
 
+import { typedText } from './chatText';
 import { relativeLabel } from './context';
 import type { Checkpoint, CheckpointFileDiff, RewindRestore, RewindResult } from './protocol';
 
@@ -104,9 +105,9 @@ export function mapCheckpoints(messages: readonly PromptMessage[], checkpoints: 
 
 const CHANGE: Record<string, string> = { added: 'added', modified: 'modified', deleted: 'deleted' };
 
-/** short is a prompt in one line for titles: its first line, at most 60 characters. */
+/** short is a prompt in one line for titles: its first line (a command of this window's as typed), at most 60 characters. */
 export function short(prompt: string): string {
-	const first = String(prompt ?? '').split('\n')[0].replace(/\s+/g, ' ').trim();
+	const first = typedText(String(prompt ?? '')).split('\n')[0].replace(/\s+/g, ' ').trim();
 	return first.length > 60 ? `${first.slice(0, 59)}…` : first || '(no text)';
 }
 
@@ -125,7 +126,7 @@ export function diffDocument(cp: Checkpoint, files: readonly CheckpointFileDiff[
 	}
 	lines.push(`# ${files.length} file${files.length === 1 ? '' : 's'} changed since (restoring the files puts ${files.length === 1 ? 'it' : 'them'} back as ${files.length === 1 ? 'it was' : 'they were'}):`);
 	for (const f of files) {
-		lines.push(`#   ${CHANGE[f.change] ?? f.change} ${relativeLabel(f.path, folder)}`);
+		lines.push(`#   ${CHANGE[f.change] ?? f.change} ${relativeLabel(f.path, folder)}${f.skip ? `: LEFT AS IT IS (${skipReason(f.skip)}; "Restore them anyway" in the chat's report puts it back too)` : ''}`);
 	}
 	lines.push('');
 	for (const f of files) {
@@ -141,6 +142,18 @@ export const RESTORE_CHOICES: readonly { restore: RewindRestore; label: string; 
 	{ restore: 'files', label: 'Files only', detail: 'Put the files back as they were before this message; the conversation stays as it is.' },
 	{ restore: 'conversation', label: 'Conversation only', detail: 'Go on from just before this message; the files stay as they are now.' },
 ];
+
+/**
+ * skipped says, before the choice, which files a rewind of the files would leave as they are
+ * and why (checkpoints/diff's skip): one line, or undefined when it restores them all.
+ */
+export function skipped(files: readonly CheckpointFileDiff[], folder?: string): string | undefined {
+	const left = files.filter((f) => f.skip);
+	if (left.length === 0) {
+		return undefined;
+	}
+	return `${left.length === 1 ? 'Left as it is' : `${left.length} left as they are`}: ${left.map((f) => `${relativeLabel(f.path, folder)} (${skipReason(f.skip ?? '')})`).join('; ')}`;
+}
 
 /** skipReason is why pid left a file as it was, in the chat's words (force is the "Restore them anyway" button here). */
 export function skipReason(reason: string): string {

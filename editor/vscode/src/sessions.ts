@@ -3,6 +3,7 @@
 // plain node.
 
 import * as path from 'node:path';
+import { typedText } from './chatText';
 import { INVALID_PARAMS, REQUEST_FAILED, errorCode, errorText } from './client';
 import type { SessionSummary } from './protocol';
 
@@ -80,7 +81,7 @@ export function insideAny(folder: string, folders: readonly string[]): boolean {
  * its folder. Titles are the person's own text: shown on one line.
  */
 export function sessionPick(s: SessionSummary, now: Date, opts: { home?: string; current?: string; folders?: readonly string[] } = {}): SessionPick {
-	const title = String(s.title ?? '').replace(/\s+/g, ' ').trim();
+	const title = typedText(String(s.title ?? '')).replace(/\s+/g, ' ').trim();
 	const cwd = String(s.cwd ?? '');
 	const n = typeof s.messageCount === 'number' ? s.messageCount : 0;
 	const when = relativeTime(s.updatedAt, now);

@@ -18,16 +18,67 @@ export interface TrustPrompt {
 	choices: readonly string[];
 }
 
-/** trustPrompt says what trusting the folder would enable: the settings pid ignored. */
+/** What an untrusted folder holds that pid left out, from workspace/requestTrust's ignored (pid's words per item). */
+export interface Withheld {
+	/** What its .pid/settings.json sets ("model", "permissions.tools[...] allow ..."). */
+	settings: string[];
+	/** Its instruction files (AGENTS.md, CLAUDE.md), relative to the folder. */
+	instructions: string[];
+	/** Its skills and agents ("NAME (PATH)"). */
+	skills: string[];
+	agents: string[];
+}
+
+/** withheld sorts pid's ignored items by what they are (pid names instruction files, skills and agents by a prefix). */
+export function withheld(ignored: readonly string[]): Withheld {
+	const w: Withheld = { settings: [], instructions: [], skills: [], agents: [] };
+	for (const item of ignored) {
+		const m = /^(instructions|skill|agent): (.*)$/.exec(item);
+		if (!m) {
+			w.settings.push(item);
+		} else if (m[1] === 'instructions') {
+			w.instructions.push(m[2]);
+		} else if (m[1] === 'skill') {
+			w.skills.push(m[2]);
+		} else {
+			w.agents.push(m[2]);
+		}
+	}
+	return w;
+}
+
+/** withheldText says in words what pid leaves out of an untrusted folder: only what it holds (a folder with AGENTS.md alone is not said to have settings). */
+export function withheldText(w: Withheld): string {
+	const s = (n: number) => (n === 1 ? '' : 's');
+	const parts: string[] = [];
+	if (w.settings.length > 0) {
+		const shown = w.settings.slice(0, MAX_IGNORED_SHOWN);
+		const rest = w.settings.length - shown.length;
+		parts.push(`ignores what its .pid/settings.json would enable: ${shown.join('; ')}${rest > 0 ? `; and ${rest} more` : ''}`);
+	}
+	if (w.instructions.length > 0) {
+		parts.push(`does not give the model its instruction file${s(w.instructions.length)} ${w.instructions.join(', ')}`);
+	}
+	if (w.skills.length > 0) {
+		parts.push(`leaves out its skill${s(w.skills.length)} ${w.skills.join(', ')}`);
+	}
+	if (w.agents.length > 0) {
+		parts.push(`leaves out its agent${s(w.agents.length)} ${w.agents.join(', ')}`);
+	}
+	return parts.length > 0 ? parts.join(', and ') : 'ignores what it holds that pid did not name';
+}
+
+/** trustPrompt says what trusting the folder would let in: what it really holds that pid left out. */
 export function trustPrompt(params: RequestTrustParams): TrustPrompt {
 	const folder = String(params.folder);
-	const ignored = Array.isArray(params.ignored) ? params.ignored.map(String) : [];
-	const shown = ignored.slice(0, MAX_IGNORED_SHOWN);
-	const rest = ignored.length - shown.length;
-	const list = shown.length > 0 ? `${shown.join('; ')}${rest > 0 ? `; and ${rest} more` : ''}` : 'settings it did not name';
+	const w = withheld(Array.isArray(params.ignored) ? params.ignored.map(String) : []);
+	const uses = [
+		...(w.settings.length > 0 ? ['its settings to pick the model or allow commands'] : []),
+		...(w.instructions.length + w.skills.length + w.agents.length > 0 ? ['its instructions to steer what the model does'] : []),
+	];
 	return {
 		folder,
-		message: `pid: the workspace folder ${folder} is not trusted, so pid ignores what its .pid/settings.json would enable: ${list}. Trust this folder to let those settings apply (a cloned repository can use them to pick the model or allow commands)?`,
+		message: `pid: the workspace folder ${folder} is not trusted, so pid ${withheldText(w)}. Trust this folder to let ${w.settings.length + w.instructions.length + w.skills.length + w.agents.length === 1 ? 'it' : 'them'} apply${uses.length > 0 ? ` (a cloned repository can use ${uses.join(', and ')})` : ''}?`,
 		choices: TRUST_CHOICES,
 	};
 }

@@ -27,6 +27,11 @@ export interface UserItem {
 	at?: number;
 	/** The checkpoint taken right before it (its prompt's): "Rewind to here" goes back to it. */
 	checkpointId?: string;
+	/**
+	 * A `/NAME args` command the person typed, shown as typed: the prompt pid made of it (the
+	 * template filled in), which its checkpoint names.
+	 */
+	sent?: string;
 }
 
 /** An action offered with an error: a button. */
@@ -214,8 +219,8 @@ export interface UsageView {
 export interface NoticeAction {
 	label: string;
 	/** What the view asks the extension to do. */
-	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession';
-	/** The setting, the file, or (resumeSession) the session's id. */
+	action: 'resume' | 'resumeSession' | 'openSettings' | 'openFile' | 'trustedFolders' | 'showLog' | 'newSession' | 'restoreAnyway';
+	/** The setting, the file, (resumeSession) the session's id, or (restoreAnyway) the checkpoint's id. */
 	arg?: string;
 }
 
@@ -269,6 +274,10 @@ export interface ChangesFileView {
 	label: string;
 	state: ChangeState;
 	created: boolean;
+	/** The run deleted it (a command did). */
+	deleted?: boolean;
+	/** Listed by the run's checkpoint only (a command changed it): Open diff shows pid's diff, and there is no Undo. */
+	untracked?: boolean;
 	error?: string;
 }
 
@@ -320,6 +329,17 @@ export interface ChatState {
 	commands?: CommandView[];
 }
 
+/** A tab of the chat view: one conversation, its own pid session. */
+export interface TabView {
+	id: string;
+	/** Its title (its first message, short), else "Chat N". */
+	name: string;
+	/** Its chat's status: a tab waiting for approval says so in the tab bar. */
+	status: ChatStatus;
+	/** The tab the view shows. */
+	shown: boolean;
+}
+
 /** What the view receives: items with their markdown rendered (an answer's html, a plan's on its tool card; escaped by markdown.ts). */
 export type ItemView = ChatItem & { html?: string };
 
@@ -353,14 +373,23 @@ export type FromView =
 	| { type: 'undo'; path: string }
 	| { type: 'openFile'; path: string }
 	| { type: 'openLink'; href: string }
-	| { type: 'command'; command: ViewCommand };
+	| { type: 'command'; command: ViewCommand }
+	/** A tab clicked: show it. */
+	| { type: 'showTab'; id: string }
+	/** The tab bar's +: a new conversation in a tab of its own. */
+	| { type: 'newTab' }
+	/** A tab's ×: close it (its session stays saved). */
+	| { type: 'closeTab'; id: string };
 
 /** One change of a batch: an item added or changed (sent whole), an item removed, the new state. */
 export type ViewOp = { op: 'upsert'; item: ItemView } | { op: 'remove'; id: string } | { op: 'state'; state: ChatState };
 
 /** What the view's page receives from the extension. */
 export type ToView =
-	| { type: 'reset'; items: ItemView[]; state: ChatState }
+	/** The shown tab's chat, whole (a tab shown, the page loaded), and the tabs. */
+	| { type: 'reset'; items: ItemView[]; state: ChatState; tabs: TabView[] }
+	/** The tabs changed (one added, closed, its status or title changed). */
+	| { type: 'tabs'; tabs: TabView[] }
 	| { type: 'batch'; ops: ViewOp[] }
 	/** Only on the person's request (pid: Focus Chat); text: what they typed while the page loaded. */
 	| { type: 'focusPrompt'; text?: string };

@@ -196,6 +196,17 @@ end
 -- It returns the question.
 function M.ask(q)
   q.done = false
+  -- Answered for the conversation that asked (the float is every conversation's).
+  local conversations = require('pid.state')
+  q.on_answer = conversations.bind(q.on_answer)
+  -- With several conversations, the float says which one asks.
+  if #conversations.convs > 1 and q.kind ~= 'trust' then
+    local c = conversations.active
+    table.insert(q.lines, 1, string.format('asked in %s ("%s")', require('pid.view').chat_name(), c.title or 'no prompt yet'))
+    for i, row in ipairs(q.warn or {}) do
+      q.warn[i] = row + 1
+    end
+  end
   table.insert(queue, q)
   show_next()
   return q
@@ -366,37 +377,68 @@ function M.before(params, opts)
   })
 end
 
--- trust_text says which folder pid asks about and what trusting it would enable.
-function M.trust_text(params)
-  local folder = oneline(params.folder or '?')
-  local ignored = {}
-  if type(params.ignored) == 'table' then
-    for _, v in ipairs(params.ignored) do
-      table.insert(ignored, oneline(v))
+-- withheld sorts what pid left out of an untrusted folder (workspace/requestTrust's ignored,
+-- pid's words per item) by what it is: its settings ("model"), its instruction files
+-- ("instructions: AGENTS.md"), skills ("skill: NAME (PATH)") and agents ("agent: ...").
+function M.withheld(ignored)
+  local w = { settings = {}, instructions = {}, skills = {}, agents = {} }
+  for _, v in ipairs(type(ignored) == 'table' and ignored or {}) do
+    local item = oneline(v)
+    local kind, rest = item:match('^(%a+): (.*)$')
+    if kind == 'instructions' then
+      table.insert(w.instructions, rest)
+    elseif kind == 'skill' then
+      table.insert(w.skills, rest)
+    elseif kind == 'agent' then
+      table.insert(w.agents, rest)
+    else
+      table.insert(w.settings, item)
     end
   end
-  local list = table.concat(vim.list_slice(ignored, 1, M.MAX_IGNORED_SHOWN), '; ')
-  if #ignored > M.MAX_IGNORED_SHOWN then
-    list = string.format('%s; and %d more', list, #ignored - M.MAX_IGNORED_SHOWN)
-  elseif #ignored == 0 then
-    list = 'settings it did not name'
+  return w
+end
+
+-- trust_text says which folder pid asks about, and what it leaves out of it until trusted: only
+-- what the folder really holds (a folder with AGENTS.md alone has no settings to speak of), as
+-- lines, each a thing the folder holds.
+function M.trust_text(params)
+  local folder = oneline(params.folder or '?')
+  local w = M.withheld(params.ignored)
+  local out = {}
+  if #w.settings > 0 then
+    local list = table.concat(vim.list_slice(w.settings, 1, M.MAX_IGNORED_SHOWN), '; ')
+    if #w.settings > M.MAX_IGNORED_SHOWN then
+      list = string.format('%s; and %d more', list, #w.settings - M.MAX_IGNORED_SHOWN)
+    end
+    table.insert(out, 'what its .pid/settings.json would enable: ' .. list)
   end
-  return folder, list
+  local function named(items, one, many)
+    if #items > 0 then
+      table.insert(out, string.format('its %s %s', #items == 1 and one or many, table.concat(items, ', ')))
+    end
+  end
+  named(w.instructions, 'instruction file (for the model)', 'instruction files (for the model)')
+  named(w.skills, 'skill', 'skills')
+  named(w.agents, 'agent', 'agents')
+  if #out == 0 then
+    out = { 'what it holds (pid did not name it)' }
+  end
+  return folder, out
 end
 
 -- trust asks a workspace/requestTrust question in the float; respond({trusted}) once
 -- answered. Only t trusts; dismissed or withdrawn keep the folder restricted.
 function M.trust(params, opts)
   params = type(params) == 'table' and params or {}
-  local folder, list = M.trust_text(params)
+  local folder, held = M.trust_text(params)
   if opts.on_line then
-    opts.on_line(string.format('[trust] %s is not trusted; its .pid/settings.json would enable: %s', folder, list))
+    opts.on_line(string.format('[trust] %s is not trusted; pid leaves out %s', folder, table.concat(held, '; and ')))
   end
   local lines = {
     'pid: the workspace folder ' .. folder .. ' is not trusted,',
-    'so pid ignores what its .pid/settings.json would enable:',
+    'so pid leaves out:',
   }
-  for _, l in ipairs(vim.split(list, '; ', { plain = true })) do
+  for _, l in ipairs(held) do
     table.insert(lines, '  ' .. l)
   end
   vim.list_extend(lines, { '', '[t] trust this folder   [r] keep restricted   [q] dismiss (keep restricted)',

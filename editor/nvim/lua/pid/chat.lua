@@ -45,6 +45,12 @@ function M.card_head(name, args)
     end
     return string.format('[tool] %s $ %s', name, cmd)
   end
+  if (name == 'grep' or name == 'find') and type(args) == 'table' and type(args.pattern) == 'string' then
+    -- What it looks for, and where (never the arguments as JSON).
+    local where = type(args.path) == 'string' and args.path ~= '' and (' in ' .. args.path) or ''
+    local glob = type(args.glob) == 'string' and args.glob ~= '' and (' (' .. args.glob .. ')') or ''
+    return string.format('[tool] %s %s%s%s', name, view.lines_of(args.pattern)[1], where, glob)
+  end
   if type(args) == 'table' and type(args.path) == 'string' then
     return string.format('[tool] %s %s', name, args.path)
   end
@@ -77,6 +83,15 @@ local function result_line(content, details, is_error, name)
       return 'ok', string.format('lines %d-%d of %d', d.startLine, d.endLine, d.totalLines), s
     end
     return 'ok', string.format('%d line%s', d.totalLines, d.totalLines == 1 and '' or 's'), s
+  end
+  if name == 'todo_write' and not is_error then
+    -- Its result is written for the model; the person reads the checklist ([plan]) instead.
+    return 'ok', 'the plan was updated (its checklist follows)', s
+  end
+  if name == 'exit_plan_mode' and is_error then
+    -- Keep planning is the person's answer, not a failure: the card says so, with the reason.
+    local why = s:match(':%s*(.-)$') or ''
+    return 'kept planning', view.latest_line(why), s
   end
   if s == '' and details ~= nil and details ~= vim.NIL then
     s = approval.short_json(details, 160)
@@ -235,6 +250,19 @@ end
 
 M.notifications['messageEnd'] = function(p)
   local m = p.message
+  if m and m.role == 'user' then
+    -- A prompt of the conversation; a command's is the prompt pid made of it (its template
+    -- filled in): the chat and the rewind picker show what the person typed.
+    local sent = M.text_of(m.content)
+    table.insert(S.prompts, sent)
+    local run = S.run
+    if run ~= nil and not run.echoed then
+      run.echoed = true
+      if run.text:sub(1, 1) == '/' and sent ~= run.text then
+        S.typed[sent] = run.text
+      end
+    end
+  end
   if m and m.role == 'assistant' then
     view.text_set(M.text_of(m.content))
     view.text_end()
@@ -333,105 +361,16 @@ M.notifications['window/showMessage'] = function(p)
   words.notify(tostring(p.message), levels[p.type] or vim.log.levels.INFO)
 end
 
--- transcript_entries renders a loaded session's items (session/load's messages) as a live
--- run shows them: each user text as a '>>>' header after a blank line, the assistant's text, a
--- card for each tool call with its result, '[done] <stopReason>' where the assistant stopped,
--- and each compaction with its summary. Unknown items are skipped. An entry is a line or a
--- card {key, head, status, latest, output}.
-function M.transcript_entries(items, session)
-  local out = {}
-  local open = false -- an exchange that has not ended yet
-  local aborted = false -- its last tool result is pid's "Operation aborted"
-  local cards = {}
-  local function unfinished()
-    if open then
-      -- Cancelled while tools ran (the live run said "[done] aborted"), or pid stopped.
-      table.insert(out, aborted and M.done_line('aborted') or '[done] unfinished (pid stopped before the model answered?)')
-      open = false
-    end
-  end
-  for _, m in ipairs(type(items) == 'table' and items or {}) do
-    if type(m) == 'table' then
-      if m.role == 'user' then
-        unfinished()
-        table.insert(out, '')
-        for _, l in ipairs(view.lines_of(M.text_of(m.content))) do
-          table.insert(out, '>>> ' .. l)
-        end
-        open = true
-      elseif m.role == 'assistant' then
-        local text = M.text_of(m.content)
-        if text ~= '' then
-          vim.list_extend(out, view.lines_of(text))
-        end
-        if type(m.errorMessage) == 'string' and m.errorMessage ~= '' then
-          table.insert(out, '[error] ' .. m.errorMessage)
-        end
-        local calls = 0
-        for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
-          if type(c) == 'table' and c.type == 'toolCall' then
-            calls = calls + 1
-            local card = { key = M.card_key(session, c.id), head = M.card_head(c.name, c.arguments), status = 'queued', latest = '', name = c.name, command = escalation.command_of(c.name, c.arguments) }
-            cards[tostring(c.id)] = card
-            table.insert(out, card)
-          end
-        end
-        -- The run stops at an answer without tool calls, a failed call and a cancel; a reply
-        -- cut off with tool calls goes on (their results ask the model again).
-        if calls == 0 or m.stopReason == 'aborted' or m.stopReason == 'error' then
-          table.insert(out, M.done_line(m.stopReason or 'stop'))
-          open = false
-        end
-      elseif m.role == 'toolResult' then
-        local card = cards[tostring(m.toolCallId)]
-        if card == nil then
-          card = { key = M.card_key(session, m.toolCallId), head = M.card_head(m.toolName or 'tool', nil), status = 'queued', latest = '' }
-          table.insert(out, card)
-        end
-        card.status, card.latest, card.output = M.card_result(m.content, m.details, m.isError, m.toolName or card.name)
-        -- What the sandbox refused, for a question to leave it after the session is loaded.
-        escalation.remember(session, m.toolName or card.name, card.command, M.text_of(m.content))
-        aborted = m.isError == true and M.text_of(m.content) == 'Operation aborted'
-      elseif m.role == 'compaction' then
-        vim.list_extend(out, M.compacted_lines(m.reason, m.tokensBefore, m.summary))
-      end
-    end
-  end
-  unfinished()
-  return out
-end
-
 -- card_text is a card as a line of text, as the chat shows it.
 function M.card_text(c)
   return c.head .. '  ' .. c.status .. ((c.latest ~= nil and c.latest ~= '') and (' · ' .. c.latest) or '')
 end
 
--- _transcript_lines: the transcript as the chat shows it (cards with their status), for tests.
-function M._transcript_lines(items)
-  local out = {}
-  for _, e in ipairs(M.transcript_entries(items, 'x')) do
-    table.insert(out, type(e) == 'table' and M.card_text(e) or e)
-  end
-  return out
-end
-
--- show_entries appends transcript entries to the chat: the lines in one change, then the cards.
-function M.show_entries(entries)
-  local chunk = {}
-  for _, e in ipairs(entries) do
-    if type(e) == 'table' then
-      if #chunk > 0 then
-        view.append_lines(chunk)
-        chunk = {}
-      end
-      view.card_start(e.key, e.head, e.status).command = e.command
-      view.card_set(e.key, e.status, e.latest, e.output)
-    else
-      table.insert(chunk, e)
-    end
-  end
-  if #chunk > 0 then
-    view.append_lines(chunk)
+-- A saved session's transcript (transcript.lua): transcript_entries, _transcript_lines,
+-- show_entries and show_loaded are its.
+for _, name in ipairs({ 'transcript_entries', '_transcript_lines', 'show_entries', 'show_loaded' }) do
+  M[name] = function(...)
+    return require('pid.transcript')[name](...)
   end
 end
 
@@ -449,41 +388,6 @@ end
 function M.remember_instructions(session, list, bases)
   S.instructions = { session = session, files = type(list) == 'table' and list or nil }
   return sessions.instructions_line(list, bases)
-end
-
--- show_loaded writes a loaded session (res: session/load's result; summary: its session/list
--- entry, when known, or {rewound = true} after a rewind) into the chat between a '[session]
--- resumed ...' (or 'rewound: ...') line and one saying the
--- next prompt continues it. When the chat shows that session already (pid stopped under it,
--- or it is loaded again), the transcript replaces what was shown of it, from where that began.
-function M.show_loaded(res, summary)
-  local items = type(res.messages) == 'table' and res.messages or {}
-  local n = 0
-  for _, m in ipairs(items) do
-    if type(m) == 'table' and m.role ~= 'compaction' then
-      n = n + 1
-    end
-  end
-  if S.region ~= nil and S.region.session == res.sessionId then
-    view.truncate(S.region.start)
-  else
-    S.region = { start = view.count(), session = res.sessionId }
-  end
-  local title = summary and summary.title and sessions.title(summary) or nil
-  local where = summary and type(summary.cwd) == 'string' and (', in ' .. summary.cwd) or ''
-  local entries = { string.format('[session] %s %s%s (%d message%s%s)', summary and summary.rewound and 'rewound:' or 'resumed', res.sessionId,
-    title and string.format(' "%s"', title) or '', n, n == 1 and '' or 's', where) }
-  local said = M.remember_instructions(res.sessionId, res.instructions, { S.workspace, summary and summary.cwd or nil })
-  if said ~= nil then
-    table.insert(entries, said)
-  end
-  vim.list_extend(entries, M.transcript_entries(items, res.sessionId))
-  table.insert(entries, '[session] end of the saved transcript: the next prompt continues this session')
-  M.show()
-  if #view.lines() > 1 or view.lines()[1] ~= '' then
-    table.insert(entries, 1, '')
-  end
-  M.show_entries(entries)
 end
 
 return M

@@ -13,6 +13,7 @@ local words = require('pid.words')
 local modes = require('pid.modes')
 local rewind = require('pid.rewind')
 local slash = require('pid.slash')
+local chats = require('pid.chats')
 
 local S = state.S
 
@@ -23,22 +24,53 @@ function M.show()
   view.show(state.config.open)
 end
 
--- chat shows the chat and the prompt window under it, the cursor in the prompt: Enter sends
--- the line as a prompt, or as a steer while a prompt runs; Shift-Tab switches to the next mode.
+-- on_submit is what Enter in the prompt window does: the line as a prompt, or as a steer while
+-- a prompt runs (promptwin.lua binds it to its conversation).
+local function on_submit(text)
+  if S.run ~= nil then
+    prompt.steer(text)
+  else
+    prompt.ask(text)
+  end
+end
+
+-- chat shows the chat of the current tab page's conversation (chats.for_tab: each tab page
+-- its own) and the prompt window under it, the cursor in the prompt: Enter sends the line as a
+-- prompt, or as a steer while a prompt runs; Shift-Tab switches to the next mode.
 function M.chat()
-  promptwin.open_prompt(state.config.open, function(text)
-    if S.run ~= nil then
-      prompt.steer(text)
-    else
-      prompt.ask(text)
+  chats.for_tab()
+  promptwin.open_prompt(state.config.open, on_submit)
+  M.prompt_keys()
+end
+
+-- new_chat is :PidNew!: a second conversation, its chat in place of the tab page's (and its
+-- prompt in the prompt window's place, when one shows).
+function M.new_chat()
+  local _, prompt_win = chats.new()
+  if prompt_win ~= nil and vim.api.nvim_win_is_valid(prompt_win) then
+    -- The prompt window keeps a prompt ('winfixbuf' on 0.10+): the new conversation's.
+    local fixed = vim.fn.exists('+winfixbuf') == 1 and vim.wo[prompt_win].winfixbuf
+    if fixed then
+      vim.wo[prompt_win].winfixbuf = false
     end
-  end)
+    vim.api.nvim_win_set_buf(prompt_win, promptwin.prompt_bufnr(on_submit))
+    if fixed then
+      vim.wo[prompt_win].winfixbuf = true
+    end
+    M.prompt_keys()
+  end
+end
+
+-- prompt_keys maps the active conversation's prompt buffer's keys: Shift-Tab (the next mode),
+-- Tab after a / (the commands).
+function M.prompt_keys()
   for _, m in ipairs({ 'i', 'n' }) do
     vim.api.nvim_buf_set_keymap(promptwin.prompt_bufnr(), m, '<S-Tab>', '', {
       noremap = true,
       silent = true,
       desc = "pid: the session's next mode",
       callback = function()
+        state.focus()
         pickers.next_mode()
       end,
     })
@@ -49,6 +81,7 @@ function M.chat()
     silent = true,
     desc = "pid: complete the session's /commands",
     callback = function()
+      state.focus()
       if not slash.tab() then
         vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Tab>', true, false, true), 'n', false)
       end
@@ -72,11 +105,11 @@ local function ask_with_input(o, fn)
   if o.args ~= nil and o.args ~= '' then
     return fn(o.args)
   end
-  vim.ui.input({ prompt = 'pid> ' }, function(text)
+  vim.ui.input({ prompt = 'pid> ' }, state.bind(function(text)
     if text ~= nil and text ~= '' then
       fn(text)
     end
-  end)
+  end))
 end
 
 -- cmd_ask runs :[range]PidAsk[!] [text]: with a range, the lines go with the prompt as a
@@ -107,9 +140,15 @@ local function cmd_queue(fn)
   end
 end
 
--- create (re)defines the :Pid* commands (plugin/pid.lua and setup call it).
+-- create (re)defines the :Pid* commands (plugin/pid.lua and setup call it). Each is for the
+-- conversation of where it is typed (state.focus): the chat or prompt window's, the tab page's.
 function M.create()
-  local c = vim.api.nvim_create_user_command
+  local c = function(name, fn, opts)
+    vim.api.nvim_create_user_command(name, function(o)
+      state.focus()
+      return fn(o)
+    end, opts)
+  end
   c('PidAsk', cmd_ask, { nargs = '*', range = true, bang = true, desc = 'pid: run a prompt (with a range: the selection goes with it; with !: the diagnostics)' })
   c('Pid', function(o) slash.run(o.args) end, { nargs = '*', complete = slash.complete, desc = 'pid: run one of the session\'s /commands (:Pid /plan, :Pid /compact focus); without one, a picker' })
   c('PidChat', function() M.chat() end, { nargs = 0, desc = 'pid: the chat and its prompt window' })
@@ -117,7 +156,13 @@ function M.create()
   c('PidFollowUp', cmd_queue(prompt.follow_up), { nargs = '*', desc = 'pid: a message taken when the running prompt would stop' })
   c('PidApproval', function() M.approval_focus() end, { nargs = 0, desc = "pid: go to the open approval's window" })
   c('PidCancel', function() prompt.cancel() end, { nargs = 0, desc = 'pid: cancel the running prompt' })
-  c('PidNew', function() lifecycle.new_session() end, { nargs = 0, desc = 'pid: start a new session' })
+  c('PidNew', function(o)
+    if o.bang then
+      M.new_chat()
+    else
+      lifecycle.new_session()
+    end
+  end, { nargs = 0, bang = true, desc = 'pid: start a new session (with !: in a second chat, this one going on)' })
   c('PidSessions', function() pickers.sessions() end, { nargs = 0, desc = 'pid: resume a saved session' })
   c('PidModel', function() pickers.pick_model() end, { nargs = 0, desc = "pid: pick the session's model" })
   c('PidMode', function(o)

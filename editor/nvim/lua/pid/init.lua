@@ -82,6 +82,17 @@ M.create_commands = commands.create
 M.mode = modes.current
 M.mode_label = modes.label
 
+-- The functions above act for the conversation of where they are called (state.focus: the
+-- chat or prompt window's, the tab page's, else the one active last), as the commands do.
+for _, name in ipairs({ 'ask', 'steer', 'follow_up', 'cancel', 'new_session', 'load_session', 'resume', 'sessions', 'models', 'set_model',
+  'pick_model', 'set_mode', 'pick_mode', 'rewind', 'show', 'chat' }) do
+  local fn = M[name]
+  M[name] = function(...)
+    state.focus()
+    return fn(...)
+  end
+end
+
 -- bufnr returns the chat buffer (pid://chat).
 function M.bufnr()
   return view.bufnr()

@@ -34,12 +34,6 @@ local function flush(list, err)
   end
 end
 
--- fail_waiters ends every wait: for pid to start and for a session.
-local function fail_waiters(err)
-  flush('init_waiters', err)
-  flush('waiters', err)
-end
-
 -- exited handles the end of the pid process of token: a start that waited for it goes on; if
 -- it was the current one (not stopped by :PidStop), the chat and a notification say so, and
 -- its session is remembered for :PidResume when pid saved it.
@@ -58,27 +52,40 @@ local function exited(token, code, signal)
   if S.token ~= token then
     return -- stopped by :PidStop: nothing else is waiting for it
   end
-  local lost = S.session_id
+  local lost = {}
+  for _, c in ipairs(state.convs) do
+    lost[c] = c.session_id
+  end
   S.stderr = S.client and S.client.stderr_tail() or S.stderr
   state.forget_process()
-  modes.refresh() -- the mode stays (a resume loads it), said to be of a stopped pid
   S.crashed = true
   approval.withdraw(nil, true)
   local how = (signal ~= nil and signal ~= 0) and ('killed by signal ' .. tostring(signal)) or ('exit code ' .. tostring(code))
-  local msg
-  if lost ~= nil and S.saves_sessions then
-    S.resume_id = lost
-    msg = string.format('pid stopped; the session was saved: :PidResume (or the next prompt) continues it (%s)', how)
-  else
-    msg = string.format('pid stopped (%s); the next prompt starts it again', how)
+  flush('init_waiters', 'pid stopped (' .. how .. ')')
+  local said
+  -- Each conversation is told, in its chat; its session is kept for :PidResume.
+  for _, c in ipairs(state.convs) do
+    state.with(c, function()
+      modes.refresh() -- the mode stays (a resume loads it), said to be of a stopped pid
+      local msg
+      if lost[c] ~= nil and S.saves_sessions then
+        S.resume_id = lost[c]
+        msg = string.format('pid stopped; the session was saved: :PidResume (or the next prompt) continues it (%s)', how)
+      else
+        msg = string.format('pid stopped (%s); the next prompt starts it again', how)
+      end
+      flush('waiters', msg)
+      if S.run ~= nil then
+        chat.finish_run(nil, msg, 'pid stopped before it ended')
+      elseif lost[c] ~= nil or c == state.active or not c.chat.empty then
+        view.append('[exit] ' .. msg)
+      end
+      if c == state.active or said == nil then
+        said = msg
+      end
+    end)
   end
-  fail_waiters(msg)
-  if S.run ~= nil then
-    chat.finish_run(nil, msg, 'pid stopped before it ended')
-  else
-    view.append('[exit] ' .. msg)
-  end
-  notify(msg, vim.log.levels.ERROR)
+  notify(said, vim.log.levels.ERROR)
 end
 
 -- make_handlers returns the rpc handlers of one pid process; token tells that process apart
@@ -94,12 +101,21 @@ local function make_handlers(token)
     if fn == nil then
       return
     end
-    if not chat.GLOBAL[method] and not chat.ours(params) then
-      -- A running child's (subagent's) notifications go under its task's card.
-      children.route(method, params)
+    -- Routed by session: shown in the chat of the conversation it is of (a child's: of its
+    -- task's); one of no session in the active one; one of a session no chat shows, nowhere.
+    local sid = type(params) == 'table' and params.sessionId or nil
+    local conv = state.of_session(sid)
+    if sid ~= nil and conv == nil and not chat.GLOBAL[method] then
       return
     end
-    fn(params or {})
+    state.with(conv, function()
+      if not chat.GLOBAL[method] and not chat.ours(params) then
+        -- A running child's (subagent's) notifications go under its task's card.
+        children.route(method, params)
+        return
+      end
+      fn(params or {})
+    end)
   end
 
   -- pid withdraws a request it sent (the prompt was cancelled).
@@ -115,7 +131,9 @@ local function make_handlers(token)
     if S.token ~= token then
       return respond(nil, { code = -32603, message = 'pid.nvim: stale process' })
     end
-    requests.answer(method, params, respond, id)
+    -- Asked in the conversation of its session (a subagent's: of its parent's).
+    local p = type(params) == 'table' and params or {}
+    state.with(state.of_session(p.sessionId) or state.of_session(p.parentSessionId), requests.answer, method, params, respond, id)
   end
 
   function h.exit(code, signal)
@@ -134,7 +152,7 @@ function M.ensure_started(cb)
   if S.client ~= nil and S.initialized then
     return cb(nil)
   end
-  table.insert(S.init_waiters, cb)
+  table.insert(S.init_waiters, state.bind(cb))
   if S.starting then
     return
   end
@@ -219,6 +237,9 @@ local function load(id, summary, cb)
     local previous = S.session_id
     S.session_id = res.sessionId
     S.resume_id = nil
+    if summary and type(summary.title) == 'string' then
+      state.active.title = summary.title:sub(1, 60)
+    end
     if previous ~= nil and previous ~= res.sessionId then
       client.request('session/close', { sessionId = previous }, function(ce)
         if ce ~= nil then
@@ -260,6 +281,7 @@ local function create(client)
       return
     end
     S.session_id = res.sessionId
+    S.prompts = {}
     modes.from_result(res.modes)
     S.region = { start = S.region_pending or view.count(), session = res.sessionId }
     S.region_pending = nil
@@ -320,6 +342,7 @@ function M.new_session(opts)
   end
   S.session_id = nil
   S.resume_id = nil
+  state.active.title = nil
   modes.forget()
   return true
 end
@@ -396,13 +419,18 @@ function M.stop()
   -- Forget this process now: the next prompt starts a new one. A running prompt still gets
   -- its answer (pid cancels it and answers before it answers shutdown).
   state.forget_process()
-  modes.forget()
   S.stopping = token
   S.crashed = false
-  fail_waiters('pid was stopped')
+  flush('init_waiters', 'pid was stopped')
   approval.withdraw(nil, true)
-  if S.run ~= nil then
-    chat.finish_run(nil, 'pid was stopped', 'pid was stopped before it ended')
+  for _, c in ipairs(state.convs) do
+    state.with(c, function()
+      modes.forget()
+      flush('waiters', 'pid was stopped')
+      if S.run ~= nil then
+        chat.finish_run(nil, 'pid was stopped', 'pid was stopped before it ended')
+      end
+    end)
   end
   local ok = client.request('shutdown', nil, function()
     client.notify('exit', nil)

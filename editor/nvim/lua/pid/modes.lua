@@ -128,15 +128,50 @@ function M.label()
   return s
 end
 
--- statusline is the chat window's status line: its name, the mode, the context meter (and the
--- cost) once pid said them, and how to change the mode (cut first when the window is narrow).
-function M.statusline()
-  local meter = require('pid.plan').meter_label()
-  local s = ' pid://chat  ' .. M.label():gsub('%%', '%%%%')
-  if meter ~= nil then
-    s = s .. '  ' .. meter:gsub('%%', '%%%%')
+-- statusline is the chat window's status line, made to fit width columns (nil: any): the mode,
+-- the context meter and the cost once pid said them, the chat's name, and how to change the
+-- mode. Narrower, the hint goes, then the name, then the word "context", then the meter, then
+-- the word "mode:": what shows is never cut in the middle.
+function M.statusline(width)
+  local esc = function(x)
+    return (x:gsub('%%', '%%%%'))
   end
-  return s .. ' %<%=:PidMode changes it '
+  local label = M.label()
+  local meter = require('pid.plan').meter_label()
+  local name = require('pid.view').chat_name()
+  local hint = ':PidMode changes it'
+  local short_label = label:gsub('^mode: ', '')
+  local short_meter = meter and meter:gsub('^context ', ''):gsub(' %((%d+%%)%)', ' %1') or nil
+  local tries = {
+    { name, label, meter, hint },
+    { name, label, meter },
+    { label, meter },
+    { label, short_meter },
+    { label },
+    { short_label },
+  }
+  for _, try in ipairs(tries) do
+    local left, right = {}, nil
+    for i = 1, 4 do
+      local p = try[i]
+      if p ~= nil then
+        if p == hint then
+          right = p
+        else
+          table.insert(left, p)
+        end
+      end
+    end
+    local text = ' ' .. table.concat(left, '  ')
+    local w = vim.fn.strdisplaywidth(text) + (right and (vim.fn.strdisplaywidth(right) + 3) or 1)
+    if width == nil or w <= width or try == tries[#tries] then
+      local out = {}
+      for _, l in ipairs(left) do
+        table.insert(out, esc(l))
+      end
+      return ' ' .. table.concat(out, '  ') .. '%=' .. (right and (esc(right) .. ' ') or '')
+    end
+  end
 end
 
 -- refresh shows the mode in every window that shows the chat: its status line (its winbar
@@ -146,11 +181,23 @@ function M.refresh()
   if buf == nil or not vim.api.nvim_buf_is_valid(buf) then
     return
   end
-  local line = M.statusline()
   local opt = (vim.fn.has('nvim-0.8') == 1 and vim.o.laststatus == 3) and 'winbar' or 'statusline'
+  -- Made for the window's width: again when windows change size (WinResized on 0.9+).
+  local group = vim.api.nvim_create_augroup('pid_statusline', { clear = true })
+  vim.api.nvim_create_autocmd(vim.fn.exists('##WinResized') == 1 and { 'VimResized', 'WinResized' } or { 'VimResized' }, {
+    group = group,
+    callback = function()
+      local conversations = require('pid.state')
+      for _, c in ipairs(conversations.convs) do
+        if c.chat.buf ~= nil and vim.api.nvim_buf_is_valid(c.chat.buf) then
+          conversations.with(c, M.refresh)
+        end
+      end
+    end,
+  })
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf then
-      pcall(vim.api.nvim_win_set_option, win, opt, line)
+      pcall(vim.api.nvim_win_set_option, win, opt, M.statusline(vim.api.nvim_win_get_width(win)))
     end
   end
   pcall(vim.cmd, 'redrawstatus!')

@@ -6,6 +6,7 @@
 -- /revoke). The state is state.lua's.
 
 local state = require('pid.state')
+local chats = require('pid.chats')
 local view = require('pid.view')
 local sessions = require('pid.sessions')
 local lifecycle = require('pid.lifecycle')
@@ -97,7 +98,9 @@ function M.sessions(opts)
         notify(lerr, vim.log.levels.ERROR)
         return done(lerr)
       end
-      if #list == 0 then
+      -- The live conversations first (when there are several): choosing one goes to its chat.
+      local live = chats.several() and chats.live() or {}
+      if #list == 0 and #live == 0 then
         notify('pid has no saved sessions yet')
         return done(nil, nil)
       end
@@ -107,16 +110,27 @@ function M.sessions(opts)
         current = S.session_id,
         workspace = S.workspace,
       }
+      local items = {}
+      for _, c in ipairs(live) do
+        table.insert(items, { live = c })
+      end
+      vim.list_extend(items, list)
       local prompt = more and string.format('Resume which session? (the newest %d)', #list) or 'Resume which session?'
-      vim.ui.select(list, {
+      state.select(items, {
         prompt = prompt,
         kind = 'pid.session',
         format_item = function(x)
-          return sessions.format_item(x, fmt)
+          return x.live and ('live: ' .. chats.label(x.live)) or sessions.format_item(x, fmt)
         end,
       }, function(choice)
         if choice == nil then
           return done(nil, nil)
+        end
+        -- A live conversation, or a saved session one of them holds: its chat, not a second load.
+        local conv = choice.live or (chats.several() and chats.of_session(choice.sessionId)) or nil
+        if conv ~= nil then
+          chats.jump(conv)
+          return done(nil, { sessionId = conv.session_id, live = true })
         end
         if not lifecycle.load_session(choice.sessionId, { summary = choice, on_done = done }) then
           done('the session was not loaded: a prompt runs or another session is loading')
@@ -197,7 +211,7 @@ function M.pick_model(opts)
       return done(msg)
     end
     local now = res.current and model_label(res.current) or 'none'
-    vim.ui.select(list, {
+    state.select(list, {
       prompt = 'Model (now: ' .. now .. ')',
       kind = 'pid.model',
       format_item = function(m)
@@ -275,7 +289,7 @@ function M.pick_mode(opts)
       table.insert(list, modes.entry(id))
     end
     local now = modes.current()
-    vim.ui.select(list, {
+    state.select(list, {
       prompt = 'Mode (now: ' .. (now and modes.name(now) or '?') .. ')',
       kind = 'pid.mode',
       format_item = function(m)
@@ -339,7 +353,7 @@ function M.permissions(opts)
         notify('pid remembers no "always" answers')
         return done(nil, nil)
       end
-      vim.ui.select(list, { prompt = 'Revoke which remembered answer?', kind = 'pid.permission', format_item = permission_label }, function(choice)
+      state.select(list, { prompt = 'Revoke which remembered answer?', kind = 'pid.permission', format_item = permission_label }, function(choice)
         if choice == nil then
           return done(nil, nil)
         end

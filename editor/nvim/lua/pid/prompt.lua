@@ -26,7 +26,8 @@ function M.ask(text, opts)
     return false
   end
   if S.run ~= nil then
-    notify('a prompt is running: :PidSteer or :PidFollowUp add to it, :PidCancel stops it', vim.log.levels.WARN)
+    -- A prompt runs: what was typed is not lost, it goes to the run if the person says how.
+    M.offer_queue(text, opts)
     return false
   end
   if S.loading then
@@ -41,6 +42,8 @@ function M.ask(text, opts)
   end
   local run = { text = text, on_done = opts.on_done, cards = {} }
   S.run = run
+  local conv = state.active
+  conv.title = conv.title or view.lines_of(text)[1]:sub(1, 60)
   chat.show()
   local function header()
     view.header(text)
@@ -116,6 +119,32 @@ local function queue(method, tag, text, opts)
     end
   end)
   return true
+end
+
+-- QUEUE_CHOICES are what offer_queue offers for a text typed while a prompt runs.
+M.QUEUE_CHOICES = {
+  { label = 'steer: pid reads it after the tools it runs now', fn = 'steer' },
+  { label = 'follow-up: pid reads it when it would stop', fn = 'follow_up' },
+  { label = 'keep it for later: nothing is sent (:PidAsk again once the run ended)', fn = nil },
+}
+
+-- offer_queue asks (vim.ui.select, kind 'pid.queue') what to do with text typed as a prompt
+-- while one runs: send it as a steer or a follow-up (with what goes with it), or not.
+function M.offer_queue(text, opts)
+  local short = view.lines_of(text)[1]
+  state.select(M.QUEUE_CHOICES, {
+    prompt = string.format('A prompt is running: "%s"', vim.fn.strchars(short) > 50 and (vim.fn.strcharpart(short, 0, 47) .. '...') or short),
+    kind = 'pid.queue',
+    format_item = function(c)
+      return c.label
+    end,
+  }, function(c)
+    if c == nil or c.fn == nil then
+      notify('not sent: ' .. text)
+      return
+    end
+    M[c.fn](text, opts)
+  end)
 end
 
 -- steer gives the running prompt a message taken after its current tools; follow_up one

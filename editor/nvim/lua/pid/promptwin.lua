@@ -3,8 +3,9 @@
 
 local view = require('pid.view')
 
--- The prompt buffer's state (its fields are documented in state.lua).
-local state = require('pid.state').chat
+-- The active conversation's prompt buffer's state (its fields are documented in state.lua).
+local conversations = require('pid.state')
+local state = conversations.chat
 
 local M = {}
 
@@ -22,8 +23,10 @@ function M.prompt_bufnr(on_submit)
   vim.bo[buf].buftype = 'prompt'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
-  pcall(vim.api.nvim_buf_set_name, buf, view.prompt_name)
+  pcall(vim.api.nvim_buf_set_name, buf, view.prompt_buf_name())
   vim.fn.prompt_setprompt(buf, 'pid> ')
+  -- What is typed here goes to this buffer's conversation, whichever is active.
+  on_submit = conversations.bind(on_submit)
   vim.fn.prompt_setcallback(buf, function(text)
     -- Keep only the new, empty prompt line: what was sent shows in the chat.
     vim.schedule(function()
@@ -64,11 +67,59 @@ function M.open_prompt(open_cmd, on_submit)
     vim.wo[pwin].number = false
     vim.wo[pwin].relativenumber = false
     vim.wo[pwin].winfixheight = true
+    M.keep(pwin)
   end
   vim.api.nvim_set_current_win(pwin)
   vim.bo[pbuf].modified = false
   vim.cmd('startinsert!')
   return pwin
+end
+
+-- keep keeps the prompt window for its prompt: on Neovim 0.10+ 'winfixbuf' refuses :e (and
+-- any other buffer) there; before, a buffer opened there goes to the window the person came
+-- from (or one split above) and the prompt comes back, with a word why.
+function M.keep(pwin)
+  vim.w[pwin].pid_prompt = vim.api.nvim_win_get_buf(pwin)
+  if vim.fn.exists('+winfixbuf') == 1 then
+    vim.wo[pwin].winfixbuf = true
+    return
+  end
+  local group = vim.api.nvim_create_augroup('pid_prompt_win_' .. pwin, { clear = true })
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    group = group,
+    callback = function(ev)
+      if not vim.api.nvim_win_is_valid(pwin) then
+        pcall(vim.api.nvim_del_augroup_by_id, group)
+        return
+      end
+      if vim.api.nvim_win_get_buf(pwin) ~= ev.buf then
+        return -- another window
+      end
+      if conversations.of_buf(ev.buf) ~= nil then
+        vim.w[pwin].pid_prompt = ev.buf -- a conversation's prompt (:PidNew! puts the next one's here)
+        return
+      end
+      local prompt_buf = vim.w[pwin].pid_prompt
+      if prompt_buf == nil or not vim.api.nvim_buf_is_valid(prompt_buf) then
+        return
+      end
+      vim.schedule(function()
+        if not vim.api.nvim_win_is_valid(pwin) or vim.api.nvim_win_get_buf(pwin) ~= ev.buf then
+          return
+        end
+        local back = vim.fn.win_getid(vim.fn.winnr('#'))
+        if back == 0 or back == pwin or conversations.of_buf(vim.api.nvim_win_get_buf(back)) ~= nil then
+          vim.api.nvim_set_current_win(pwin)
+          vim.cmd('aboveleft split')
+          back = vim.api.nvim_get_current_win()
+        end
+        vim.api.nvim_win_set_buf(back, ev.buf)
+        vim.api.nvim_win_set_buf(pwin, prompt_buf)
+        vim.api.nvim_set_current_win(back)
+        vim.notify('pid: the prompt window keeps its prompt: ' .. vim.fn.bufname(ev.buf) .. ' opened in another window', vim.log.levels.INFO)
+      end)
+    end,
+  })
 end
 
 return M

@@ -86,7 +86,7 @@ function M.answer(method, params, respond, id)
     for _, a in ipairs(params.actions or {}) do
       table.insert(titles, tostring(a.title))
     end
-    vim.ui.select(titles, { prompt = tostring(params.message or 'pid') .. ': ', kind = 'pid.message' }, function(choice, idx)
+    state.select(titles, { prompt = tostring(params.message or 'pid') .. ': ', kind = 'pid.message' }, function(choice, idx)
       respond(idx and params.actions[idx] or vim.NIL)
     end)
   elseif method == 'elicitation/create' then

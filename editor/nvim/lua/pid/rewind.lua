@@ -60,15 +60,80 @@ local function files_text(n)
   return string.format('%d file%s', n, n == 1 and '' or 's')
 end
 
+-- SAFETY starts the prompt of a rewind's own checkpoint (the state it replaced).
+M.SAFETY = 'Before rewinding to: '
+
+-- typed returns a prompt as the person typed it: a `/NAME args` command of this conversation's
+-- as typed (S.typed: pid keeps the prompt it made of it), else as it is. prompt may be cut
+-- (a checkpoint keeps 200 characters): the prompt it begins is looked for then.
+function M.typed(prompt)
+  prompt = tostring(prompt or '')
+  local typed = S.typed or {}
+  if typed[prompt] ~= nil then
+    return typed[prompt]
+  end
+  for sent, t in pairs(typed) do
+    if #prompt >= 80 and sent:sub(1, #prompt) == prompt then
+      return t
+    end
+  end
+  return prompt
+end
+
+-- gone marks the checkpoints whose prompt is no longer in the conversation (a rewind of the
+-- conversation took it out; pid still lists its checkpoint), given prompts, the texts of the
+-- conversation's user messages, oldest first: the messages are matched from the newest back,
+-- each to the newest checkpoint older than the ones matched after it with its text; the other
+-- checkpoints (but a rewind's own) are gone. It returns a set of checkpoint ids.
+function M.gone(cps, prompts)
+  local function cut(t)
+    return vim.fn.strcharpart(tostring(t), 0, 200)
+  end
+  local limit = #cps + 1
+  local kept = {}
+  for i = #(prompts or {}), 1, -1 do
+    for j = limit - 1, 1, -1 do
+      if cps[j].prompt == cut(prompts[i]) then
+        kept[cps[j].id] = true
+        limit = j
+        break
+      end
+    end
+  end
+  local out = {}
+  for _, cp in ipairs(cps) do
+    if not kept[cp.id] and tostring(cp.prompt):sub(1, #M.SAFETY) ~= M.SAFETY then
+      out[cp.id] = true
+    end
+  end
+  return out
+end
+
 -- item_label is one checkpoint as a line of the picker:
---   "fix the test in parse.go" | 5 minutes ago | 2 files[ | incomplete: why]
-function M.item_label(cp, now)
+--   "fix the test in parse.go" | 5 minutes ago | 2 files[ | incomplete: why][ | rewound away]
+-- (a command as typed; gone: a rewind took its prompt out of the conversation).
+function M.item_label(cp, now, gone)
   local n = type(cp.files) == 'table' and #cp.files or 0
-  local s = string.format('"%s" | %s | %s', oneline(cp.prompt, 70), sessions.relative_time(cp.timestamp, now), files_text(n))
+  local prompt = tostring(cp.prompt or '')
+  local text
+  if prompt:sub(1, #M.SAFETY) == M.SAFETY then
+    text = 'undo the rewind to "' .. oneline(M.typed(prompt:sub(#M.SAFETY + 1)), 60) .. '"'
+  else
+    text = '"' .. oneline(M.typed(prompt), 70) .. '"'
+  end
+  local s = string.format('%s | %s | %s', text, sessions.relative_time(cp.timestamp, now), files_text(n))
   if cp.incomplete then
     s = s .. ' | incomplete: ' .. oneline(cp.reason or 'some changes were not recorded', 80)
   end
+  if gone then
+    s = s .. ' | rewound away: no longer in the conversation'
+  end
   return s
+end
+
+-- skip_text is why a rewind leaves a file as it is, in Neovim's words (no protocol field).
+function M.skip_text(reason)
+  return (tostring(reason or 'no reason given'):gsub('%s*%(pass force to restore it anyway%)', ''))
 end
 
 -- float_lines are the float's lines (filetype diff): the prompt, the files changed since
@@ -89,8 +154,16 @@ function M.float_lines(cp, files, root, now, unsaved)
     table.insert(lines, 'No file changed since then: restoring the files changes nothing.')
   else
     table.insert(lines, string.format('Since then (%s):', files_text(#files)))
+    local left = 0
     for _, f in ipairs(files) do
-      table.insert(lines, string.format('  %-9s %s', tostring(f.change), M.rel(f.path, root)))
+      -- Said before the choice: a file the rewind would leave as it is, and why.
+      local skip = type(f.skip) == 'string' and f.skip ~= '' and ('  left as it is: ' .. M.skip_text(f.skip)) or ''
+      left = left + (skip ~= '' and 1 or 0)
+      table.insert(lines, string.format('  %-9s %s%s', tostring(f.change), M.rel(f.path, root), skip))
+    end
+    if left > 0 then
+      table.insert(lines, string.format('Restoring the files leaves %s as %s, as said; :PidRewind! restores %s too (over the changes).',
+        left == 1 and 'one' or tostring(left), left == 1 and 'it is' or 'they are', left == 1 and 'it' or 'them'))
     end
   end
   if unsaved ~= nil and #unsaved > 0 then
@@ -130,7 +203,7 @@ function M.report_lines(cp, restore, result, root)
   local removed = type(result.removed) == 'table' and result.removed or {}
   local skipped = type(result.skipped) == 'table' and result.skipped or {}
   local what = { files = 'the files', conversation = 'the conversation', both = 'the files and the conversation' }
-  local out = { string.format('[rewind] %s, back to before "%s"', what[restore] or restore, oneline(cp.prompt, 70)) }
+  local out = { string.format('[rewind] %s, back to before "%s"', what[restore] or restore, oneline(M.typed(cp.prompt), 70)) }
   if restore ~= 'conversation' then
     table.insert(out, string.format('[rewind] %d restored, %d removed, %d skipped', #restored, #removed, #skipped))
   end
@@ -142,7 +215,7 @@ function M.report_lines(cp, restore, result, root)
   end
   for _, x in ipairs(skipped) do
     if type(x) == 'table' then
-      table.insert(out, string.format('[rewind] skipped %s: %s', M.rel(x.path, root), tostring(x.reason or 'no reason given')))
+      table.insert(out, string.format('[rewind] skipped %s: %s', M.rel(x.path, root), M.skip_text(x.reason)))
     end
   end
   if #skipped > 0 then
@@ -153,7 +226,7 @@ function M.report_lines(cp, restore, result, root)
   end
   if result.safetyCheckpointId ~= nil then
     -- pid keeps what the rewind took away in a checkpoint of its own, listed by that name.
-    table.insert(out, string.format('[rewind] undo: :PidRewind, then "Before rewinding to: %s"', oneline(cp.prompt, 60)))
+    table.insert(out, string.format('[rewind] undo: :PidRewind, then "undo the rewind to "%s""', oneline(M.typed(cp.prompt), 60)))
   end
   return out
 end
@@ -270,11 +343,16 @@ function M.rewind(opts)
         return done(nil, nil)
       end
       local now = os.time()
-      vim.ui.select(list, {
+      local oldest_first = {}
+      for i = #list, 1, -1 do
+        table.insert(oldest_first, list[i])
+      end
+      local gone = M.gone(oldest_first, S.prompts)
+      state.select(list, {
         prompt = 'Rewind to before which prompt? (newest first)',
         kind = 'pid.checkpoint',
         format_item = function(cp)
-          return M.item_label(cp, now)
+          return M.item_label(cp, now, gone[cp.id])
         end,
       }, function(cp)
         if cp == nil then

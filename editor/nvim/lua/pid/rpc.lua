@@ -198,7 +198,8 @@ function M.start(cmd, handlers, opts)
     if not send({ id = id, method = method, params = params }) then
       return false, nil
     end
-    callbacks[id] = cb or function() end
+    -- The answer is handled for the conversation that asked (state.lua's bind).
+    callbacks[id] = cb and require('pid.state').bind(cb) or function() end
     return true, id
   end
 

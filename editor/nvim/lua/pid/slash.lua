@@ -104,14 +104,14 @@ function M.pick()
     end
     M.refresh(function()
       local list = M.list()
-      vim.ui.select(list, { prompt = 'pid command', kind = 'pid.command', format_item = M.entry_label }, function(c)
+      state.select(list, { prompt = 'pid command', kind = 'pid.command', format_item = M.entry_label }, function(c)
         if c == nil then
           return
         end
         if c.hint == nil then
           return M.run('/' .. c.name)
         end
-        vim.ui.input({ prompt = '/' .. c.name .. ' [' .. c.hint .. ']: ' }, function(input)
+        state.input({ prompt = '/' .. c.name .. ' [' .. c.hint .. ']: ' }, function(input)
           if input == nil then
             return
           end

@@ -23,9 +23,22 @@ M.prompt_name = 'pid://prompt'
 
 local ns = vim.api.nvim_create_namespace('pid_cards')
 local ns_hl = vim.api.nvim_create_namespace('pid_card_status')
+M.ns, M.ns_hl = ns, ns_hl
 
--- The chat buffer's state (its fields are documented in state.lua).
-local state = require('pid.state').chat
+-- The active conversation's chat buffer's state (its fields are documented in state.lua).
+local conversations = require('pid.state')
+local state = conversations.chat
+
+-- chat_name and prompt_buf_name name the active conversation's buffers: pid://chat and
+-- pid://prompt for the first, pid://chat/N and pid://prompt/N for the N-th.
+function M.chat_name(base)
+  local n = conversations.active.n
+  return (base or M.name) .. (n == 1 and '' or ('/' .. n))
+end
+
+function M.prompt_buf_name()
+  return M.chat_name(M.prompt_name)
+end
 
 local function valid(buf)
   return buf ~= nil and vim.api.nvim_buf_is_valid(buf)
@@ -39,6 +52,7 @@ M.status_hl = {
   error = 'PidFailed',
   queued = 'PidRunning',
   cancelled = 'PidCancelled',
+  ['kept planning'] = 'PidWaiting',
 }
 
 local function define_syntax(buf)
@@ -73,7 +87,7 @@ function M.bufnr()
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   -- A stale buffer may still own the name (after :bwipeout of ours it does not); keep going.
-  pcall(vim.api.nvim_buf_set_name, buf, M.name)
+  pcall(vim.api.nvim_buf_set_name, buf, M.chat_name())
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].modifiable = false
   pcall(define_syntax, buf)
@@ -81,9 +95,9 @@ function M.bufnr()
     noremap = true,
     silent = true,
     desc = 'pid: the whole output of the tool call on this line',
-    callback = function()
+    callback = conversations.bind(function()
       M.open_output(vim.api.nvim_win_get_cursor(0)[1] - 1)
-    end,
+    end),
   })
   state.buf, state.empty, state.text, state.cards = buf, true, nil, {}
   return buf
@@ -127,6 +141,8 @@ function M.show(open_cmd)
   end
   local cur = vim.api.nvim_get_current_win()
   local mode = vim.api.nvim_get_mode().mode
+  -- The tab page where a conversation first shows is its own (:PidChat there finds it).
+  conversations.active.tab = conversations.active.tab or vim.api.nvim_get_current_tabpage()
   vim.cmd(open_cmd)
   win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
@@ -184,6 +200,10 @@ local function set(first, last, lines)
   end
   vim.bo[buf].modifiable = false
   M.follow()
+end
+
+M.set = function(...)
+  return set(...)
 end
 
 local function count()
@@ -301,113 +321,11 @@ function M.latest_line(s, width)
   return last
 end
 
-local function render_card(c)
-  local buf = M.bufnr()
-  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})
-  local row = pos[1]
-  if row == nil then
-    return
+-- The cards (cards.lua): card_start, under, card_set, card and open_output are its.
+for _, name in ipairs({ 'card_start', 'under', 'card_set', 'card', 'open_output' }) do
+  M[name] = function(...)
+    return require('pid.cards')[name](...)
   end
-  -- The status is text of the line (so a long line wraps and it stays visible), after the
-  -- head, which never changes: only that tail is replaced, and the card's extmark (at column
-  -- 0) keeps its place.
-  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
-  local suffix = '  ' .. c.status
-  if c.latest ~= nil and c.latest ~= '' then
-    suffix = suffix .. ' · ' .. c.latest
-  end
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_text(buf, row, #c.head, row, #line, { suffix })
-  vim.bo[buf].modifiable = false
-  c.hl = vim.api.nvim_buf_set_extmark(buf, ns_hl, row, #c.head + 2, {
-    id = c.hl,
-    end_row = row,
-    end_col = #c.head + 2 + #c.status,
-    hl_group = M.status_hl[c.status] or 'Comment',
-  })
-  -- A call that ran outside the sandbox: that mark, after the status, stands out too.
-  local outside = require('pid.escalation').RAN_OUTSIDE
-  if c.latest ~= nil and c.latest:find(outside, 1, true) == 1 then
-    local col = #c.head + 2 + #c.status + #' · '
-    c.hl_mark = vim.api.nvim_buf_set_extmark(buf, ns_hl, row, col, { id = c.hl_mark, end_row = row, end_col = col + #outside, hl_group = 'PidWaiting' })
-  elseif c.hl_mark ~= nil then
-    vim.api.nvim_buf_del_extmark(buf, ns_hl, c.hl_mark)
-    c.hl_mark = nil
-  end
-end
-
--- card_start appends the card line head for the tool call key (unique in the chat; a later
--- card with the same key replaces the earlier one in the index) with status (default
--- "running"); with under (a card's key), it goes under that card instead (see under).
-function M.card_start(key, head, status, under)
-  local line
-  local nested = under ~= nil and state.cards[under] ~= nil
-  if nested then
-    line = M.under(under, { head })
-  else
-    local n = count()
-    set(n, n, { head })
-    line = count() - 1
-  end
-  local mark = vim.api.nvim_buf_set_extmark(M.bufnr(), ns, line, 0, {})
-  local c = { mark = mark, status = status or 'running', latest = '', output = nil, head = head, nest = nested and under or nil }
-  state.cards[key] = c
-  render_card(c)
-  return c
-end
-
--- under inserts lines under the card key, after the lines already put under it (a task's
--- steps, an edit's problems), and returns the row (0-based) of the first; nil for an unknown
--- card. A streaming text region below moves down with them.
-function M.under(key, lines)
-  local c = state.cards[key]
-  local buf = M.bufnr()
-  local pos = c and vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.tail or c.mark, {})
-  if pos == nil or pos[1] == nil then
-    return nil
-  end
-  local row = pos[1] + 1
-  set(row, row, lines)
-  local t = state.text
-  if t ~= nil and t.start >= row then
-    t.start = t.start + #lines
-  end
-  c.tail = vim.api.nvim_buf_set_extmark(buf, ns, row + #lines - 1, 0, { id = c.tail })
-  -- Lines under a card that is itself under another are under that one too.
-  local p = c.nest and state.cards[c.nest]
-  local ppos = p and vim.api.nvim_buf_get_extmark_by_id(buf, ns, p.tail or p.mark, {})
-  if ppos ~= nil and ppos[1] ~= nil and ppos[1] < row + #lines - 1 then
-    p.tail = vim.api.nvim_buf_set_extmark(buf, ns, row + #lines - 1, 0, { id = p.tail })
-  end
-  return row
-end
-
--- card_set changes a card's status and/or latest output line (nil keeps it) and, with output,
--- the whole output <CR> shows. Unknown keys are ignored.
-function M.card_set(key, status, latest, output)
-  local c = state.cards[key]
-  if c == nil then
-    return
-  end
-  c.status = status or c.status
-  if latest ~= nil then
-    c.latest = latest
-  end
-  if output ~= nil then
-    c.output = output
-  end
-  render_card(c)
-end
-
--- card returns what the card key shows: {status, latest, line (1-based), output, head,
--- command (a bash call's, set by chat.lua)} or nil.
-function M.card(key)
-  local c = state.cards[key]
-  if c == nil then
-    return nil
-  end
-  local pos = vim.api.nvim_buf_get_extmark_by_id(M.bufnr(), ns, c.mark, {})
-  return { status = c.status, latest = c.latest, line = pos[1] and pos[1] + 1, output = c.output, head = c.head, command = c.command }
 end
 
 -- lines returns the chat's lines (for tests and scripts), cards with their status as shown
@@ -415,29 +333,6 @@ end
 -- virtual text).
 function M.lines(_)
   return vim.api.nvim_buf_get_lines(M.bufnr(), 0, -1, false)
-end
-
--- open_output shows the whole output of the card on line row (0-based) in a split.
-function M.open_output(row)
-  local buf = M.bufnr()
-  local found = nil
-  for _, c in pairs(state.cards) do
-    local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})
-    if pos[1] == row then
-      found = c
-    end
-  end
-  if found == nil then
-    return false
-  end
-  local out = vim.api.nvim_create_buf(false, true)
-  vim.bo[out].bufhidden = 'wipe'
-  vim.api.nvim_buf_set_lines(out, 0, -1, false, vim.list_extend({ found.head, '' }, lines_of(found.output or '(no output yet)')))
-  vim.bo[out].modifiable = false
-  vim.cmd('belowright split')
-  vim.api.nvim_win_set_buf(0, out)
-  vim.api.nvim_buf_set_keymap(out, 'n', 'q', '<cmd>close<CR>', { noremap = true, silent = true })
-  return true
 end
 
 -- count returns how many lines the chat holds (0 when it is empty): where the next line goes.

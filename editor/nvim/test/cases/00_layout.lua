@@ -75,9 +75,11 @@ return function(t)
   local undocumented, fields = {}, 0
   local inside = false
   for n, l in ipairs(lines) do
-    if l:match('^M%.[%w_]+ = {$') and not l:match('^M%.defaults') then
+    -- The tables of state.lua: M.NAME = {, M.S = setmetatable({ (the process's), and CONV
+    -- (a conversation's fields of S).
+    if (l:match('^M%.[%w_]+ = {$') or l:match('^M%.[%w_]+ = setmetatable%({$') or l == 'local CONV = {') and not l:match('^M%.defaults') then
       inside = true
-    elseif l == '}' then
+    elseif l:match('^}') then
       inside = false
     elseif inside then
       local field = l:match('^  ([%w_]+) = ')

@@ -36,7 +36,7 @@ return function(t)
   local tl = table.concat(tq[1].lines, '\n')
   check(tl:find(tws, 1, true) and tl:find(ignored, 1, true),
     'the trust question should name the folder and the ignored rule: %q', tl)
-  check(has_line('[trust] ' .. tws .. ' is not trusted; its .pid/settings.json would enable: ' .. ignored), 'the run buffer shows the question')
+  check(has_line('[trust] ' .. tws .. ' is not trusted; pid leaves out what its .pid/settings.json would enable: ' .. ignored), 'the run buffer shows the question')
   local aq = of_kind('approval')
   eq(#aq, 1, 'approvals: the write asked')
   eq(aq[1].keys.A, 'always allow: write calls on the path `notes/a.txt` in this workspace', 'the always key says its scope')

@@ -69,7 +69,7 @@ return function(t)
     '[rewind] skipped notes.txt: changed since pid last wrote it',
     '[rewind] skipped files are as they were; :PidRewind! restores them too (over their changes)',
     '[rewind] the conversation goes on from before that prompt',
-    '[rewind] undo: :PidRewind, then "Before rewinding to: fix the test in parse.go"',
+    '[rewind] undo: :PidRewind, then "undo the rewind to "fix the test in parse.go""',
   }, 'the report of a rewind of both')
   eq(R.report_lines(cp, 'conversation', { restored = {}, removed = {}, skipped = {} }, root), {
     '[rewind] the conversation, back to before "fix the test in parse.go"',
@@ -158,7 +158,7 @@ return function(t)
     '[rewind] restored rw_greet.txt',
     '[rewind] removed rw_new.txt',
     '[rewind] the conversation goes on from before that prompt',
-    '[rewind] undo: :PidRewind, then "Before rewinding to: first: add and greet"',
+    '[rewind] undo: :PidRewind, then "undo the rewind to "first: add and greet""',
   }, 'the report, at the end of the chat')
   check(not t.contains(lines, '>>> first: add and greet') and not t.contains(lines, '>>> second: greet again'), 'the rewound prompts are gone from the chat')
   check(t.has_line_prefix('[session] rewound: ' .. sid .. ' (0 messages)'), 'the chat shows the session again from session/load')
@@ -212,7 +212,7 @@ return function(t)
   pid.rewind({ on_done = function(err, r) done = { err = err, res = r } end })
   wait_for('the undo', function() return done ~= nil end)
   eq(done.err, nil, 'undo error')
-  check(selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1]:find('^"Before rewinding to: fourth: greet once more" | just now | 1 file'), 'the newest checkpoint is the rewind\'s own: %s', selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1])
+  check(selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1]:find('^undo the rewind to "fourth: greet once more" | just now | 1 file'), 'the newest checkpoint is the rewind\'s own: %s', selects('pid.checkpoint')[#selects('pid.checkpoint')].shown[1])
   eq(vim.fn.readfile(ws .. '/rw_greet.txt'), { 'howdy, by hand' }, 'the undo put the change back')
   eq(vim.api.nvim_buf_get_lines(gbuf, 0, -1, false), { 'howdy, by hand' }, 'in the buffer too')
   check(t.contains(t.asked[1].lines, 'Unsaved changes in Neovim: rw_greet.txt. Restoring the files replaces them (u in the buffer brings them back).'),

@@ -25,7 +25,7 @@ class FakeEditor implements ProblemSource {
 		this.listeners.add(l);
 		return { dispose: () => this.listeners.delete(l) };
 	}
-	async open(absPath: string) {
+	async open(absPath: string): Promise<void | (() => void)> {
 		this.opened.push(absPath);
 	}
 	set(absPath: string, diags: Diagnostic[]): void {
@@ -71,6 +71,130 @@ test('ProblemWatcher: a written file waits for its next report; an unwritten one
 	ed.set('/w/b.json', [problem('/w/b.json', 1, 'b problem')]);
 	assert.deepEqual((await w.answer({ sessionId: 's', paths: [], waitMs: 10 })).map((d) => d.message).sort(), ['b problem', 'new problem']);
 	w.dispose();
+});
+
+/** LangEditor is FakeEditor with languages: each file's language by its extension, and the languages something checks. */
+class LangEditor extends FakeEditor {
+	readonly closed: string[] = [];
+	constructor(readonly checked: readonly string[]) {
+		super();
+	}
+	languageOf(absPath: string): string | undefined {
+		return { '.ts': 'typescript', '.txt': 'plaintext', '.md': 'markdown', '.py': 'python', '.json': 'json' }[path.extname(absPath)];
+	}
+	async language(absPath: string) {
+		return this.languageOf(absPath);
+	}
+	checks(languageId: string): boolean {
+		return this.checked.includes(languageId);
+	}
+	override async open(absPath: string): Promise<void | (() => void)> {
+		this.opened.push(absPath);
+		return () => {
+			this.closed.push(absPath);
+		};
+	}
+}
+
+/** settles runs the pending promise callbacks and reports whether p has settled. */
+async function settles(p: Promise<unknown>): Promise<boolean> {
+	let done = false;
+	void p.then(() => (done = true));
+	for (let i = 0; i < 10; i++) {
+		await new Promise((r) => setImmediate(r));
+	}
+	return done;
+}
+
+test("ProblemWatcher: plain text, Markdown and a language nothing checks are answered at once; a checked language's first report is waited up to firstWaitMs, and its file named as starting when it does not come", async (t) => {
+	t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+	const ed = new LangEditor(['typescript', 'json', 'markdown']);
+	const w = new ProblemWatcher(ed);
+	const ask = (p: string) => w.report({ sessionId: 's', paths: [p], waitMs: 1500, firstWaitMs: 8000 });
+
+	// Nothing checks them: at once, without opening anything (no time passes).
+	for (const p of ['/w/notes.txt', '/w/README.md', '/w/a.py']) {
+		w.noteWritten(p);
+		assert.equal(await settles(ask(p)), true, `${p} answered at once`);
+	}
+	assert.deepEqual(ed.opened, []);
+
+	// The first .ts file: no TypeScript report yet in this window, so up to firstWaitMs.
+	w.noteWritten('/w/a.ts');
+	const first = ask('/w/a.ts');
+	assert.equal(await settles(first), false);
+	assert.deepEqual(ed.opened, ['/w/a.ts'], 'shown to the language servers');
+	t.mock.timers.tick(1600);
+	assert.equal(await settles(first), false, 'still waiting after waitMs: the server may be starting');
+	t.mock.timers.tick(6500);
+	assert.deepEqual(await first, { diagnostics: [], starting: ['/w/a.ts'] }, 'no report in firstWaitMs: named as starting');
+	assert.deepEqual(ed.closed, ['/w/a.ts'], 'what was opened for it is closed once answered');
+
+	// The server reports during the first wait: answered then, not starting.
+	w.noteWritten('/w/b.ts');
+	const second = ask('/w/b.ts');
+	assert.equal(await settles(second), false);
+	t.mock.timers.tick(3000);
+	ed.set('/w/b.ts', [problem('/w/b.ts', 0, 'type error')]);
+	assert.deepEqual((await second).starting, undefined);
+	assert.deepEqual((await second).diagnostics.map((d) => d.message), ['type error']);
+
+	// TypeScript reported in this window: the next file waits waitMs only.
+	w.noteWritten('/w/c.ts');
+	const third = ask('/w/c.ts');
+	assert.equal(await settles(third), false);
+	t.mock.timers.tick(1600);
+	assert.deepEqual(await third, { diagnostics: [] });
+
+	// Markdown once something reported on it in this window: waited for like any language.
+	ed.set('/w/README.md', []);
+	w.noteWritten('/w/README.md');
+	const md = ask('/w/README.md');
+	assert.equal(await settles(md), false, 'a Markdown checker reported in this window: its report is awaited');
+	ed.set('/w/README.md', [problem('/w/README.md', 2, 'broken link')]);
+	assert.deepEqual((await md).diagnostics.map((d) => d.message), ['broken link']);
+	w.dispose();
+});
+
+test('against pid: a language server still starting is said in the answer, and the model reads that the problems may come later', T, async (t) => {
+	const ed = new LangEditor(['typescript']);
+	const w = new ProblemWatcher(ed);
+	let asked: unknown;
+	const h = start(t, {
+		workspace: true,
+		answer: () => 'Allow',
+		editorFiles: {
+			read: (p) => fs.readFileSync(p, 'utf8'),
+			write: async (p, content) => {
+				w.noteWritten(p);
+				fs.writeFileSync(p, content);
+			},
+		},
+		editorDiagnostics: (params, token) => {
+			asked = params;
+			return w.report(params, token);
+		},
+		session: {
+			diagnostics: { waitMs: 50, firstWaitMs: 200 },
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.ts', content: 'let x: number = "one";\n' } }] },
+					{ content: [{ type: 'text', text: 'done' }] },
+				],
+			},
+		},
+	});
+	const run = await h.c.ask('write a.ts');
+	assert.equal(run?.state, 'done', h.ui.lines.join('\n'));
+	assert.equal((asked as { firstWaitMs?: number }).firstWaitMs, 200, 'pid sends the session\'s firstWaitMs');
+	const result = (run?.result?.messages ?? []).find((m) => m.role === 'toolResult' && m.toolCallId === 'w1');
+	assert.ok(result && result.role === 'toolResult');
+	const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+	assert.match(text, /\nThe language server for a\.ts was still starting: problems may come later; call diagnostics before you finish\.$/, text);
+	assert.ok(h.ui.lines.some((l) => /^pid: the editor's problems of 1 file after \d+ ms: 0 problems, 0 errors; still starting: the language server for \/.*\/a\.ts$/.test(l)), h.ui.lines.join('\n'));
+	w.dispose();
+	await h.shutdown();
 });
 
 test('against pid: an edit that breaks a .json file gets the editor\'s error in its result (what the model reads next), and the card shows it', T, async (t) => {

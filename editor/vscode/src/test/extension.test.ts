@@ -907,3 +907,91 @@ test('extension.ts: "Rewind to here" on a message: the diff since is shown first
 	assert.deepEqual(fake.warnings, [], 'nothing was left as it was');
 	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
+
+test("extension.ts: tabs in the chat view: + opens a second conversation with its own session while the first one's question waits; the page gets the tab bar; the question in the tab not shown is said with the tab's name, and the keys show that tab before they answer", { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.model': { provider: 'script', turns: [
+			{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'one.txt', content: '1\n' } }] },
+			{ content: text('wrote one') },
+		] },
+	}, ws, {});
+	loadExtension(t, fake, tmp);
+	const run = (id: string) => Promise.resolve(fake.commands.get(id)?.());
+	const view = openView(fake);
+	type Posted = { type: string; tabs?: { id: string; name: string; status: string; shown: boolean }[]; items?: unknown[] };
+	const lastTabs = () => (view.posted as Posted[]).filter((p) => p.type === 'tabs' || p.type === 'reset').at(-1)?.tabs ?? [];
+
+	// One tab: no bar.
+	assert.deepEqual(lastTabs(), []);
+	view.send({ type: 'send', text: 'write one', mode: 'steer' });
+	await until(() => view.tools().get('w1')?.approval?.state === 'pending', "the first tab's approval");
+
+	// +: a second tab, shown (an empty chat), the first one's question still waiting.
+	view.send({ type: 'newTab' });
+	await until(() => lastTabs().length === 2, 'the tab bar');
+	assert.deepEqual(lastTabs().map((x) => [x.name, x.status, x.shown]), [['write one', 'approval', false], ['Chat 2', 'idle', true]]);
+	const reset = (view.posted as Posted[]).filter((p) => p.type === 'reset').at(-1);
+	assert.deepEqual(reset?.items, [], 'the new tab shows its own, empty chat');
+	await until(() => fake.infos.some((m) => m === 'pid is waiting for your approval in the chat "write one" (Ctrl+Alt+Y allows, Ctrl+Alt+Shift+N denies).'), `the notification naming the tab: ${JSON.stringify(fake.infos)}`);
+
+	// The second tab runs a command of its own session meanwhile.
+	view.send({ type: 'send', text: '/plan', mode: 'steer' });
+	await until(() => (view.posted as { ops?: { item?: { kind: string; text?: string } }[] }[]).some((p) => (p.ops ?? []).some((o) => o.item?.kind === 'command' && o.item.text === 'No plan yet.')), "the second tab's /plan");
+
+	// The keys: the question is in the tab not shown, which is shown; the next key answers it.
+	await run('pid.approval.allow');
+	assert.equal(fake.infos.at(-1), 'pid: the question waiting is in the chat "write one", shown now: the key answers it once you have read it.');
+	assert.deepEqual(lastTabs().map((x) => x.shown), [true, false]);
+	assert.ok(!fs.existsSync(path.join(ws, 'one.txt')), 'not answered unseen');
+	await run('pid.approval.allow');
+	await until(() => fs.existsSync(path.join(ws, 'one.txt')), 'the write, allowed');
+	await until(() => lastTabs()[0]?.status === 'idle', 'the first tab idle');
+
+	// ×: the second tab closed; one tab left, no bar.
+	const second = lastTabs()[1];
+	view.send({ type: 'closeTab', id: second.id });
+	await until(() => lastTabs().length === 0, 'the bar gone with the second tab');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+});
+
+test('extension.ts: "pid: Rewind to Here…" from the command palette lists the chat\'s messages newest first, as typed, and rewinds to the one picked', { timeout: 60_000 }, async (t) => {
+	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const answers: Answers = {};
+	const fake = fakeVscode({
+		'pid.path': PID_BIN,
+		'pid.session': { permissions: { default: 'allow' } },
+		'pid.model': { provider: 'script', turns: [
+			{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'one\n' } }] },
+			{ content: text('wrote one') },
+			{ content: [{ type: 'toolCall', id: 'w2', name: 'write', arguments: { path: 'a.txt', content: 'two\n' } }] },
+			{ content: text('wrote two') },
+		] },
+	}, ws, answers);
+	loadExtension(t, fake, tmp);
+	const view = openView(fake);
+	const run = (id: string) => Promise.resolve(fake.commands.get(id)?.());
+	// Nothing to rewind to yet: said so.
+	await run('pid.rewind');
+	assert.match(fake.infos.at(-1) ?? '', /^pid: no message of this chat can be rewound to/);
+	for (const p of ['write one', 'make it two']) {
+		answers.input = p;
+		await within(run('pid.ask'), 'pid.ask', STEP_TIMEOUT_MS);
+	}
+	const cps = () => (view.posted as { type: string; ops?: { item?: { kind: string; checkpointId?: string } }[] }[]).flatMap((p) => p.ops ?? []).filter((o) => o.item?.kind === 'user' && o.item.checkpointId).length;
+	await until(() => cps() >= 2, 'both messages with their checkpoint');
+	answers.pick = (list) => list.find((i) => i.label === 'write one') ?? list.find((i) => i.label === 'Files only');
+	await within(run('pid.rewind'), 'pid.rewind', STEP_TIMEOUT_MS);
+	const lists = fake.picks.map((l) => l.map((i) => i.label));
+	assert.deepEqual(lists.at(-2), ['make it two', 'write one'], 'the messages, newest first');
+	assert.deepEqual(lists.at(-1), ['Files and conversation', 'Files only', 'Conversation only']);
+	assert.ok(!fs.existsSync(path.join(ws, 'a.txt')), 'back to before "write one": the file it created is gone');
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
+});

@@ -156,3 +156,27 @@ test('a controller that replaces another (pid restarted for new settings) starts
 	assert.equal(h.c.modes.current, 'auto');
 	await h.shutdown();
 });
+
+test('against pid: before the first message the mode picker lists pid\'s own modes, bypassPermissions when the user settings allow it; picked, the first prompt runs in it', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		answer: () => {
+			throw new Error('nothing asks in bypassPermissions');
+		},
+		session: { model: { provider: 'script', turns: [{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'a\n' } }] }, { content: text('done') }] } },
+	});
+	fs.mkdirSync(path.join(h.xdg, 'config', 'pid'), { recursive: true });
+	fs.writeFileSync(path.join(h.xdg, 'config', 'pid', 'settings.json'), JSON.stringify({ allowBypassPermissions: true }));
+	assert.deepEqual(h.c.modes.available.map((m) => m.id), ['default', 'acceptEdits', 'plan', 'auto'], 'without a session: the modes every pid offers');
+	const offered = await within(h.c.offeredModes(), 'the modes pid offers', STEP_TIMEOUT_MS);
+	assert.ok(offered.available.some((m) => m.id === 'bypassPermissions'), JSON.stringify(offered));
+	assert.equal(offered.current, 'default');
+	assert.equal(h.c.chat.all().filter((i) => i.kind === 'user').length, 0, 'no message sent');
+	await h.c.setMode('bypassPermissions');
+	const run = await within(h.c.ask('write a'), 'the prompt', STEP_TIMEOUT_MS);
+	assert.equal(run?.state, 'done', h.ui.lines.join('\n'));
+	assert.equal(fs.readFileSync(path.join(h.ws, 'a.txt'), 'utf8'), 'a\n', 'the write ran without asking');
+	assert.equal(h.ui.asked.length, 0);
+	assert.equal(h.c.chat.state.title, 'write a', 'the session made for the picker is titled by its first message');
+	await h.shutdown();
+});

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { BUILTIN_COMMANDS, ChatModel, commandViews, usageText, type ChatItem } from '../chat';
+import { BUILTIN_COMMANDS, ChatModel, commandViews, usageText, viewOf, type ChatItem } from '../chat';
 import { start, until } from './harness';
 
 const T = { timeout: 60_000 };
@@ -144,5 +144,18 @@ test('against pid: the plan as a checklist after its todo_write, the meter with 
 	await h.c.resume(sessionId);
 	await until(() => chat.planCard()?.entries.length === 3, 'the plan after the resume');
 	assert.equal(chat.all().filter((i) => i.kind === 'plan').length, 1, 'one plan card');
+	await h.shutdown();
+});
+
+test('against pid: /help\'s output is rendered as Markdown on its card (its `code` as code, never raw backticks)', { timeout: 60_000 }, async (t) => {
+	const h = start(t, { session: { model: { provider: 'script', turns: [] } } });
+	const run = await h.c.ask('/help');
+	assert.equal(run?.state, 'done');
+	const out = h.c.chat.all().find((i) => i.kind === 'command');
+	assert.ok(out && out.kind === 'command' && out.name === 'help', JSON.stringify(h.c.chat.all()));
+	assert.ok(out.text.includes('`'), `pid's /help has code spans: ${out.text}`);
+	const html = viewOf(out).html ?? '';
+	assert.match(html, /<code>\/compact( \[focus\])?<\/code>|<code>[^<]*compact[^<]*<\/code>/, html);
+	assert.ok(!/`/.test(html.replace(/<code>[^<]*<\/code>/g, '')), `no raw backtick outside code: ${html}`);
 	await h.shutdown();
 });

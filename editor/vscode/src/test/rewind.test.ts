@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { ChatModel } from '../chat';
 import type { Checkpoint } from '../protocol';
-import { SAFETY_PREFIX, diffDocument, mapCheckpoints, promptMatches, rewindReport, skipReason, timeOf } from '../rewind';
+import { SAFETY_PREFIX, diffDocument, mapCheckpoints, promptMatches, rewindReport, skipReason, skipped, timeOf } from '../rewind';
 import { STEP_TIMEOUT_MS, start, text, within } from './harness';
 
 const T = { timeout: 60_000 };
@@ -142,5 +142,97 @@ test('against pid: each prompt\'s message gets its checkpoint; the diff since on
 	assert.deepEqual(r3.removed.map((p) => path.basename(p)), ['b.txt']);
 	assert.ok(!fs.existsSync(fileB));
 	assert.equal(fs.readFileSync(file, 'utf8'), 'one\n');
+	await h.shutdown();
+});
+
+test('against pid: a command template typed as `/greet bob` is one message shown as typed, with its checkpoint; redrawn after a rewind, and in the rewind\'s words, it is still `/greet bob`', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'hi.txt', content: 'hello bob\n' } }] },
+					{ content: text('greeted') },
+					{ content: text('second answer') },
+				],
+			},
+		},
+	});
+	fs.mkdirSync(path.join(h.xdg, 'config', 'pid', 'commands'), { recursive: true });
+	fs.writeFileSync(path.join(h.xdg, 'config', 'pid', 'commands', 'greet.md'), '---\ndescription: Greet someone\n---\nWrite a greeting for $ARGUMENTS into hi.txt.\n');
+	const ask = async (p: string) => assert.equal((await within(h.c.ask(p), `the prompt "${p}"`, STEP_TIMEOUT_MS))?.state, 'done', h.ui.lines.join('\n'));
+	await ask('/greet bob');
+	const users = () => h.c.chat.userItems();
+	assert.deepEqual(users().map((u) => [u.text, u.sent]), [['/greet bob', 'Write a greeting for bob into hi.txt.']], 'one message, as typed (pid\'s prompt made of it kept apart)');
+	assert.ok(users()[0].checkpointId, 'it has its checkpoint (which names the prompt pid made of it)');
+	await ask('and then?');
+	const plan = await h.c.rewindPlan(users()[1].id);
+	await h.c.rewind(plan, 'conversation');
+	assert.deepEqual(users().map((u) => u.text), ['/greet bob'], 'redrawn from session/load: still as typed');
+	const first = await h.c.rewindPlan(users()[0].id);
+	await h.c.rewind(first, 'files');
+	const notices = h.c.chat.all().filter((i) => i.kind === 'notice').map((i) => (i.kind === 'notice' ? i.text : ''));
+	assert.ok(notices.some((n) => n.startsWith('Rewound to before "/greet bob": removed hi.txt')), notices.join('\n'));
+	await h.shutdown();
+});
+
+test('against pid: a file changed by hand since pid wrote it is said before the choice (the plan\'s skip, the diff document), and the chat\'s report offers "Restore them anyway", which puts it back', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'pid a\n' } }, { type: 'toolCall', id: 'w2', name: 'write', arguments: { path: 'b.txt', content: 'pid b\n' } }] },
+					{ content: text('wrote both') },
+				],
+			},
+		},
+	});
+	assert.equal((await within(h.c.ask('write both'), 'the prompt', STEP_TIMEOUT_MS))?.state, 'done', h.ui.lines.join('\n'));
+	fs.writeFileSync(path.join(h.ws, 'b.txt'), 'by hand\n');
+	const plan = await h.c.rewindPlan(h.c.chat.userItems()[0].id);
+	const skips = Object.fromEntries(plan.files.map((f) => [path.basename(f.path), f.skip]));
+	assert.deepEqual(skips, { 'a.txt': undefined, 'b.txt': 'it changed since pid last wrote it (pass force to restore it anyway)' });
+	assert.equal(skipped(plan.files, h.ws), 'Left as it is: b.txt (it changed since pid last wrote it)');
+	assert.match(diffDocument(plan.checkpoint, plan.files, h.ws), /#   added b\.txt: LEFT AS IT IS \(it changed since pid last wrote it; "Restore them anyway" in the chat's report puts it back too\)/);
+
+	await h.c.rewind(plan, 'files');
+	assert.ok(!fs.existsSync(path.join(h.ws, 'a.txt')), 'a.txt, only pid\'s, removed');
+	assert.equal(fs.readFileSync(path.join(h.ws, 'b.txt'), 'utf8'), 'by hand\n');
+	const report = h.c.chat.all().filter((i) => i.kind === 'notice').pop();
+	assert.ok(report && report.kind === 'notice');
+	assert.deepEqual(report.actions, [{ label: 'Restore them anyway', action: 'restoreAnyway', arg: plan.checkpoint.id }], 'the button is in the chat');
+	const r = await h.c.restoreAnyway(plan.checkpoint.id);
+	assert.deepEqual(r.skipped, []);
+	assert.ok(!fs.existsSync(path.join(h.ws, 'b.txt')), 'b.txt, which pid added, removed once forced');
+	const last = h.c.chat.all().filter((i) => i.kind === 'notice').pop();
+	assert.ok(last && last.kind === 'notice' && last.actions.length === 0, 'no button after a forced rewind');
+	await h.shutdown();
+});
+
+test('against pid: the run\'s changed-files card lists what a command created too (the checkpoint\'s list), with pid\'s diff for Open diff and no Undo', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'w1', name: 'write', arguments: { path: 'a.txt', content: 'a\n' } }, { type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'printf "made\\n" > made.txt' } }] },
+					{ content: text('done') },
+				],
+			},
+		},
+	});
+	assert.equal((await within(h.c.ask('write and make'), 'the prompt', STEP_TIMEOUT_MS))?.state, 'done', h.ui.lines.join('\n'));
+	assert.equal(fs.readFileSync(path.join(h.ws, 'made.txt'), 'utf8'), 'made\n', h.ui.lines.join('\n'));
+	const card = h.c.chat.changesItem();
+	assert.ok(card, 'a changed-files card');
+	assert.deepEqual(card.files.map((f) => f.label), ['a.txt', 'made.txt']);
+	const made = card.files[1];
+	assert.deepEqual([made.created, made.untracked], [true, true], 'made by a command: from the checkpoint, no Undo');
+	const diff = await h.c.runFileDiff(made.path);
+	assert.match(diff ?? '', /\+made/, diff);
 	await h.shutdown();
 });

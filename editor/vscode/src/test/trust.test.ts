@@ -209,3 +209,27 @@ test('an "Always allow" answer is logged with what it covers, and kept exactly t
 	assert.equal(fs.readFileSync(path.join(h.ws, 'b.txt'), 'utf8'), '3\n');
 	await h.shutdown();
 });
+
+test('trustPrompt names what the folder really holds: an AGENTS.md alone is an instruction file, not a .pid/settings.json; skills and agents by name', () => {
+	const only = trustPrompt(q('/w', ['instructions: AGENTS.md'])).message;
+	assert.equal(only, 'pid: the workspace folder /w is not trusted, so pid does not give the model its instruction file AGENTS.md. Trust this folder to let it apply (a cloned repository can use its instructions to steer what the model does)?');
+	assert.ok(!only.includes('settings'), only);
+	const mixed = trustPrompt(q('/w', ['model', 'instructions: AGENTS.md', 'instructions: sub/CLAUDE.md', 'skill: deploy (.pid/skills/deploy/SKILL.md)'])).message;
+	assert.equal(
+		mixed,
+		'pid: the workspace folder /w is not trusted, so pid ignores what its .pid/settings.json would enable: model, and does not give the model its instruction files AGENTS.md, sub/CLAUDE.md, and leaves out its skill deploy (.pid/skills/deploy/SKILL.md). Trust this folder to let them apply (a cloned repository can use its settings to pick the model or allow commands, and its instructions to steer what the model does)?',
+	);
+});
+
+test('against pid: a folder that holds only AGENTS.md is asked about by its instruction file, and the log says so', { timeout: 60_000 }, async (t) => {
+	const h = start(t, { workspace: true, trust: () => false, session: { model: { provider: 'script', turns: [{ content: text('hi') }] } } });
+	fs.writeFileSync(path.join(h.ws, 'AGENTS.md'), '# Rules\nBe brief.\n');
+	await ask(h, 'hello');
+	await until(() => h.ui.trustAsked.length === 1, 'the trust question');
+	assert.deepEqual(h.ui.trustAsked[0].ignored, ['instructions: AGENTS.md']);
+	const m = trustPrompt(h.ui.trustAsked[0]).message;
+	assert.match(m, /so pid does not give the model its instruction file AGENTS\.md\. Trust this folder/);
+	assert.ok(!m.includes('.pid/settings.json'), m);
+	assert.ok(h.ui.lines.some((l) => l.endsWith('is not trusted, so pid does not give the model its instruction file AGENTS.md')), h.ui.lines.join('\n'));
+	await h.shutdown();
+});

@@ -20,6 +20,7 @@ type ApprovalChoiceLabel = import('../webviewProtocol').ApprovalChoiceLabel;
 type ToolStatus = import('../webviewProtocol').ToolStatus;
 type ErrorAction = import('../webviewProtocol').ErrorAction;
 type NoticeAction = import('../webviewProtocol').NoticeAction;
+type TabView = import('../webviewProtocol').TabView;
 /** An item of one kind, as the view receives it. */
 type ItemOf<K extends ItemView['kind']> = Extract<ItemView, { kind: K }>;
 
@@ -50,6 +51,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	const statusline = byId('statusline');
 	const meter = byId('meter');
 	const completions = byId('completions');
+	const tabsBar = byId('tabs');
 
 	const nodes = new Map<string, HTMLElement>();
 	let state: ChatState = { status: 'idle', running: false, context: [] };
@@ -702,7 +704,14 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			if (f.created) {
 				row.append(el('span', 'muted', ' (new)'));
 			}
-			if (f.state === 'undone') {
+			if (f.deleted) {
+				row.append(el('span', 'muted', ' (deleted)'));
+			}
+			if (f.untracked) {
+				// Changed by a command: pid's checkpoint lists it; Rewind to here takes it back.
+				row.append(el('span', 'muted', ' by a command'));
+				row.append(button('Open diff', 'secondary small', () => post({ type: 'openDiff', path: f.path }), "The file before this run's prompt ↔ now (pid's checkpoint)"));
+			} else if (f.state === 'undone') {
 				row.append(el('span', 'muted', f.created ? ' removed (undone)' : ' undone'));
 			} else {
 				row.append(button('Open diff', 'secondary small', () => post({ type: 'openDiff', path: f.path }), 'The file before this run ↔ now'));
@@ -740,11 +749,20 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		node.append(list);
 	}
 
-	/** renderCommand is what a `/NAME` command answered. */
+	/** renderCommand is what a `/NAME` command answered, rendered as Markdown (the extension's HTML, every tag escaped). */
 	function renderCommand(node: HTMLElement, item: ItemOf<'command'>): void {
 		node.replaceChildren();
 		node.className = `item command${item.isError ? ' is-error' : ''}`;
-		node.append(el('div', 'command-name', `/${item.name}${item.isError ? ' failed' : ''}`), el('pre', 'command-text', item.text));
+		node.append(el('div', 'command-name', `/${item.name}${item.isError ? ' failed' : ''}`));
+		if (item.html === undefined) {
+			node.append(el('pre', 'command-text', item.text));
+			return;
+		}
+		const md = el('div', 'command-text md');
+		// HTML rendered by the extension from the command's markdown with every tag escaped.
+		md.innerHTML = item.html;
+		decorate(md);
+		node.append(md);
 	}
 
 	/** renderCompaction is a compaction: running, then what the model now sees and what it kept word for word. */
@@ -864,6 +882,45 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		}
 	}
 
+	// --- tabs: one conversation each; the bar shows when there are several -----------------
+
+	/** The tab shown, and what was typed in the prompt box of each tab left (it comes back with the tab). */
+	let shownTab: string | undefined;
+	const drafts = new Map<string, string>();
+
+	const TAB_STATUS: Partial<Record<ChatState['status'], string>> = { starting: '◌', working: '◌', loading: '◌', approval: '●', stopped: '■' };
+
+	/** renderTabs draws the tab bar (none with one tab) and keeps each tab's draft in the prompt box. */
+	function renderTabs(tabs: readonly TabView[]): void {
+		const shown = tabs.find((t) => t.shown)?.id;
+		if (shown !== shownTab) {
+			if (shownTab !== undefined) {
+				drafts.set(shownTab, prompt.value);
+			}
+			if (shown !== undefined && shownTab !== undefined) {
+				prompt.value = drafts.get(shown) ?? '';
+				drafts.delete(shown);
+				refreshCompletions();
+			}
+			shownTab = shown;
+		}
+		tabsBar.hidden = tabs.length === 0;
+		document.body.classList.toggle('tabbed', tabs.length > 0);
+		tabsBar.replaceChildren(
+			...tabs.map((t) => {
+				const tab = el('div', `tab status-${t.status}${t.shown ? ' shown' : ''}`);
+				tab.setAttribute('role', 'tab');
+				tab.setAttribute('aria-selected', t.shown ? 'true' : 'false');
+				tab.dataset.tabId = t.id;
+				const mark = TAB_STATUS[t.status];
+				const name = button(`${mark ? `${mark} ` : ''}${t.name}`, 'tab-name', () => post({ type: 'showTab', id: t.id }), t.status === 'approval' ? `${t.name}: pid waits for your answer here` : t.status === 'working' ? `${t.name}: pid is working` : t.name);
+				tab.append(name, button('×', 'tab-close', () => post({ type: 'closeTab', id: t.id }), `Close ${t.name} (its session stays in Session History)`));
+				return tab;
+			}),
+			button('+', 'tab-new', () => post({ type: 'newTab' }), 'A new conversation in a tab of its own (pid: New Chat Tab)'),
+		);
+	}
+
 	// --- state, composer ---------------------------------------------------------------------
 
 	const STATUS: Record<ChatState['status'], string> = {
@@ -905,7 +962,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			meter.classList.toggle('high', pct >= 80);
 			child(meter, '.meter-fill').style.width = `${pct.toFixed(1)}%`;
 			child(meter, '.meter-text').textContent = usageText(s.usage);
-			meter.title = `Context: ${s.usage.used} of ${s.usage.size} tokens go to the model's next call${s.usage.cost ? `; this session cost ${s.usage.cost.amount} ${s.usage.cost.currency} so far` : ''}. pid compacts the conversation when it is nearly full.`;
+			meter.title = `Context: ${s.usage.used} of ${s.usage.size} tokens go to the model's next call. pid compacts the conversation when it is nearly full.${s.usage.cost ? `\nCost: ${s.usage.cost.amount} ${s.usage.cost.currency}, everything this session paid for so far: every model call, those a rewind took back and its subagents' included, at the prices in pid's settings.` : ''}`;
 		} else {
 			meter.hidden = true;
 		}
@@ -1072,6 +1129,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	function receive(m: ToView): void {
 		switch (m.type) {
 			case 'reset':
+				renderTabs(m.tabs || []);
 				log.replaceChildren();
 				queue.replaceChildren();
 				nodes.clear();
@@ -1096,6 +1154,9 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 				document.body.classList.toggle('empty', log.childElementCount === 0);
 				markKeyed();
 				follow();
+				break;
+			case 'tabs':
+				renderTabs(m.tabs);
 				break;
 			case 'focusPrompt':
 				// Only on the person's request (pid: Focus Chat). text: what they typed while the
