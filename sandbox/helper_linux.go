@@ -40,8 +40,13 @@ const helperFailed = 125
 func init() {
 	// Any binary that links this package (pid, and the tests of the packages that run bash)
 	// is its own helper: intercept before main, and before the tests' flags are parsed.
-	if len(os.Args) > 1 && os.Args[1] == HelperArg && os.Getenv(policyEnv) != "" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == HelperArg && os.Getenv(policyEnv) != "":
 		os.Exit(Main(os.Args[2:]))
+	case len(os.Args) > 2 && os.Args[1] == HelperArg && os.Args[2] == "--holder":
+		os.Exit(terminalMain(os.Args[2:])) // a command line run by an ACP client's terminal
+	case len(os.Args) > 1 && os.Args[1] == HolderArg && os.Getenv(holdEnv) != "":
+		os.Exit(holdMain())
 	}
 }
 
@@ -55,6 +60,9 @@ func init() {
 func Main(args []string) int {
 	if len(args) == 1 && args[0] == "--probe" {
 		return 0 // Probe's child: the namespaces could be made
+	}
+	if len(args) > 0 && args[0] == "--holder" {
+		return terminalMain(args) // a terminal's command line (Holder.TerminalArgv)
 	}
 	runtime.LockOSThread() // never unlocked: the restricted thread is the one that executes
 	report := os.NewFile(reportFD, "report")

@@ -8,10 +8,13 @@ package sandbox
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/pid-agent/pid/internal/procgroup"
 )
 
 const reason = "pid's sandbox needs Linux (Landlock and user namespaces)"
@@ -71,6 +74,47 @@ func (c *Cmd) Finish() (syscall.Signal, bool) { return 0, false }
 
 // Close is never reached here.
 func (c *Cmd) Close() {}
+
+// StartGroup is never reached here.
+func (c *Cmd) StartGroup() (*procgroup.Group, error) { return nil, errors.New(reason) }
+
+// Pid is never reached here.
+func (c *Cmd) Pid() int { return 0 }
+
+// HolderConfig is what a session's holder is made for; see the Linux version.
+type HolderConfig struct {
+	Network bool
+	Proxy   bool
+}
+
+// Holder is a session's namespace holder; there is none here.
+type Holder struct{}
+
+// StartHolder fails: there is no sandbox here.
+func StartHolder(HolderConfig) (*Holder, error) { return nil, errors.New(reason) }
+
+// Alive is never reached here.
+func (h *Holder) Alive() bool { return false }
+
+// NetworkNamespace is never reached here.
+func (h *Holder) NetworkNamespace() bool { return false }
+
+// ProxyListener is never reached here.
+func (h *Holder) ProxyListener() (net.Listener, string) { return nil, "" }
+
+// Prepare fails: there is no sandbox here.
+func (h *Holder) Prepare(Shape) (*Cmd, error) { return nil, errors.New(reason) }
+
+// Close is never reached here.
+func (h *Holder) Close() error { return nil }
+
+// ServeTerminals fails: there is no sandbox here.
+func (h *Holder) ServeTerminals(string) error { return errors.New(reason) }
+
+// TerminalArgv fails: there is no sandbox here.
+func (h *Holder) TerminalArgv(string, Policy, []string, string, []string) ([]string, error) {
+	return nil, errors.New(reason)
+}
 
 // Main fails: there is no helper here.
 func Main(args []string) int {

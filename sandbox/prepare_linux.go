@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/pid-agent/pid/internal/procgroup"
 )
 
 var probe struct {
@@ -97,8 +99,8 @@ const (
 	capSysAdmin = 21
 )
 
-// Cmd is a command that runs in the sandbox: start it (exec.Cmd.Start, or a wrapper such as
-// procgroup.StartGroup), give the helper its policy (SendPolicy, unless Prepare had it), then
+// Cmd is a command that runs in the sandbox: start it (StartGroup; or, for a Cmd of Prepare or
+// PrepareShape, exec.Cmd.Start or procgroup.StartGroup on its exec.Cmd), give the helper its policy (SendPolicy, unless Prepare had it), then
 // call Started.
 type Cmd struct {
 	*exec.Cmd
@@ -124,6 +126,8 @@ type Cmd struct {
 	r, w   *os.File   // the report pipe
 	pr, pw *os.File   // the policy pipe
 	policy *Policy    // Prepare's, sent by Started
+	holder *Holder    // the session's holder that starts the helper; nil: started directly
+	pid    int        // the helper's process id, once started
 }
 
 // Shape is what the helper must be started with, before its policy is known: whether the
@@ -154,23 +158,38 @@ func Prepare(pol Policy, argv []string, dir string, env []string) (*Cmd, error) 
 // helper's start, a few milliseconds, then overlaps the daemon's look at the protected
 // paths), or starts the helper ahead of any command (argv nil, given later with Retarget):
 // it gives the policy with SendPolicy, or AbortPolicy, after starting the helper and before
-// Started.
+// Started. The helper is started in new namespaces of its own (user, mount, PID and, with
+// the network off, network); Holder.Prepare starts it in a session's instead.
 func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, error) {
 	c := Probe()
 	if !c.Available {
 		return nil, errors.New(c.Reason)
 	}
-	cmd := &Cmd{shape: sh, abi: c.LandlockABI, argv: argv, dir: dir, env: env}
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
-	if c.PidNamespaces && !noPidNS {
+	pidNS := c.PidNamespaces && !noPidNS
+	if pidNS {
 		flags |= syscall.CLONE_NEWPID
-		cmd.PidNS = true
 	}
+	netNS := !sh.Network && c.NetworkNamespaces && !noNetNS
+	if netNS {
+		flags |= syscall.CLONE_NEWNET
+	}
+	cmd, err := newCmd(sh, c.LandlockABI, pidNS, netNS, argv, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	cmd.SysProcAttr = nsAttr(flags)
+	return cmd, nil
+}
+
+// newCmd returns a Cmd of shape sh whose helper is yet to be started, with its pipes and
+// (for root's commands) its cgroup: the exec.Cmd that starts it directly, which a Holder
+// uses only for its Stdout and Stderr.
+func newCmd(sh Shape, abi int, pidNS, netNS bool, argv []string, dir string, env []string) (*Cmd, error) {
+	cmd := &Cmd{shape: sh, abi: abi, argv: argv, dir: dir, env: env, PidNS: pidNS, netNS: netNS}
 	if !sh.Network {
-		cmd.netNS = c.NetworkNamespaces && !noNetNS
 		cmd.NetworkCut = "seccomp"
-		if cmd.netNS {
-			flags |= syscall.CLONE_NEWNET
+		if netNS {
 			cmd.NetworkCut = "namespace"
 		}
 	}
@@ -206,8 +225,38 @@ func PrepareShape(sh Shape, argv []string, dir string, env []string) (*Cmd, erro
 	cmd.Dir = "/"
 	cmd.Env = []string{policyEnv + "=fd"}
 	cmd.ExtraFiles = []*os.File{cmd.w, cmd.pr} // fds 3 and 4
-	cmd.SysProcAttr = nsAttr(flags)
 	return cmd, nil
+}
+
+// StartGroup starts the helper in a process group of its own that dies with pid (directly, or
+// through the session's Holder when Holder.Prepare made the Cmd), and returns the group.
+// Contract: called once, after the caller set Stdout and Stderr (*os.File for a Holder's
+// Cmd; Stdin is /dev/null there) and before Begin; on failure nothing started, and the
+// caller calls Close.
+func (c *Cmd) StartGroup() (*procgroup.Group, error) {
+	if c.holder != nil {
+		g, pid, err := c.holder.start(c)
+		if err != nil {
+			return nil, err
+		}
+		c.pid = pid
+		return g, nil
+	}
+	g, err := procgroup.StartGroup(c.Cmd)
+	if err != nil {
+		return nil, err
+	}
+	c.pid = c.Process.Pid
+	return g, nil
+}
+
+// Pid returns the helper's process id (the id of its process group), once started; 0
+// before.
+func (c *Cmd) Pid() int {
+	if c.pid == 0 && c.Cmd != nil && c.Process != nil {
+		return c.Process.Pid // started with exec.Cmd.Start
+	}
+	return c.pid
 }
 
 // Retarget sets the command a helper started ahead (PrepareShape with no argv) runs: argv
@@ -224,12 +273,13 @@ func (c *Cmd) Shape() Shape { return c.shape }
 // background: SendPolicy waits for the move, so the caller may make the policy meanwhile.
 // Contract: called at most once, right after the start, before SendPolicy.
 func (c *Cmd) Begin() {
-	if c.cgroup == "" || c.Process == nil || c.move != nil {
+	pid := c.Pid()
+	if c.cgroup == "" || pid == 0 || c.move != nil {
 		return
 	}
 	done := make(chan error, 1)
 	c.move = done
-	go func() { done <- moveToCgroup(c.cgroup, c.Process.Pid) }()
+	go func() { done <- moveToCgroup(c.cgroup, pid) }()
 }
 
 // joined waits for Begin's move, or makes it when Begin was not called.
@@ -237,8 +287,8 @@ func (c *Cmd) joined() error {
 	switch {
 	case c.move != nil:
 		return <-c.move
-	case c.cgroup != "" && c.Process != nil:
-		return moveToCgroup(c.cgroup, c.Process.Pid)
+	case c.cgroup != "" && c.Pid() != 0:
+		return moveToCgroup(c.cgroup, c.Pid())
 	}
 	return nil
 }

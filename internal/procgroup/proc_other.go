@@ -50,6 +50,15 @@ func (g *Group) Wait() error {
 	return err
 }
 
+// Status returns the leader's wait status once Wait has returned.
+func (g *Group) Status() (syscall.WaitStatus, bool) {
+	if g.cmd.ProcessState == nil {
+		return syscall.WaitStatus{}, false
+	}
+	st, ok := g.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return st, ok
+}
+
 // KillGroups kills every leader still running and returns how many there were.
 func KillGroups(time.Duration) int {
 	othersMu.Lock()

@@ -23,8 +23,13 @@ import (
 // group outlives the child when the child leaves processes running in the background; it
 // stays in the registry, and KillGroups ends it, until no process of it is left.
 type Group struct {
-	cmd  *exec.Cmd
-	pgid int
+	cmd *exec.Cmd
+	// remote, for a group another process started (Track), waits for its leader's end.
+	remote func() (syscall.WaitStatus, error)
+	pgid   int
+	// status is the leader's wait status once Wait returned (hasStatus).
+	status    syscall.WaitStatus
+	hasStatus bool
 	// waited and released are guarded by procs.mu: the leader has been waited for; the
 	// group is empty and forgotten (its id may belong to someone else now: never signal it).
 	waited   bool
@@ -61,6 +66,21 @@ func StartGroup(cmd *exec.Cmd) (*Group, error) {
 	return g, nil
 }
 
+// Track registers the process group pgid, whose leader a process other than pid started
+// for it and reaps (a sandbox holder's child: it is not pid's child, so pid cannot wait for
+// it), so that Signal, KillGroups and, should pid be killed, the watchdog end it as they end
+// StartGroup's groups. wait is called once, by Group.Wait, and returns once the leader has
+// ended, with its wait status (an error when that cannot be known: the process reaping it
+// went away).
+//
+// Contract: safe for concurrent use; the leader must lead the group pgid (its pid is pgid)
+// and must not have been reaped yet when Track is called (its id cannot be someone else's).
+func Track(pgid int, wait func() (syscall.WaitStatus, error)) *Group {
+	g := &Group{remote: wait, pgid: pgid}
+	procs.add(g)
+	return g
+}
+
 // Pid returns the leader's process id, which is also the group's id. Safe for concurrent use.
 func (g *Group) Pid() int { return g.pgid }
 
@@ -83,15 +103,36 @@ func (g *Group) Signal(sig syscall.Signal) {
 // Contract: called exactly once per Group, by whoever started it; it blocks until the leader
 // exits (signal the group to hurry it).
 func (g *Group) Wait() error {
-	err := g.cmd.Wait()
-	if g.spawned {
-		spawn.done()
+	var err error
+	var st syscall.WaitStatus
+	ok := false
+	if g.remote != nil {
+		st, err = g.remote()
+		ok = err == nil
+	} else {
+		err = g.cmd.Wait()
+		if g.cmd.ProcessState != nil {
+			st, ok = g.cmd.ProcessState.Sys().(syscall.WaitStatus)
+		}
+		if g.spawned {
+			spawn.done()
+		}
 	}
 	procs.mu.Lock()
+	g.status, g.hasStatus = st, ok
 	g.waited = true
 	procs.pruneLocked(false)
 	procs.mu.Unlock()
 	return err
+}
+
+// Status returns the leader's wait status, once Wait has returned and when it is known.
+// Contract: called after Wait, from the goroutine that called it (or one it synchronised
+// with).
+func (g *Group) Status() (syscall.WaitStatus, bool) {
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	return g.status, g.hasStatus
 }
 
 // KillGroups ends every process group that StartGroup started and that still has a
