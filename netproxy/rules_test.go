@@ -6,6 +6,7 @@ package netproxy
 import (
 	"encoding/json"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,9 +155,8 @@ func TestParseSettings(t *testing.T) {
 func mode(m Mode) *Mode { return &m }
 
 // TestResolve: the user's and the editor's settings add up (presets expanded, the editor's
-// mode winning, only the user's headers); an untrusted workspace changes nothing; a
-// trusted one only narrows: a stricter mode, more denied hosts, and an allowed list cut to
-// the hosts already allowed.
+// mode winning, only the user's headers); a workspace, trusted or not, only narrows: a
+// stricter mode, more denied hosts, and an allowed list cut to the hosts already allowed.
 func TestResolve(t *testing.T) {
 	user := Settings{AllowedHosts: []string{"*.pypi.org", "docs.example.com"}, AllowPresets: []string{"go"},
 		InjectHeaders: map[string]map[string]string{"API.example.com": {"Authorization": "env:T"}}}
@@ -165,35 +165,28 @@ func TestResolve(t *testing.T) {
 	workspace := Settings{Network: mode(ModeOn), AllowedHosts: []string{"files.pypi.org", "proxy.golang.org", "attacker.example"},
 		DeniedHosts: []string{"docs.example.com"}, InjectHeaders: map[string]map[string]string{"attacker.example": {"X": "env:OPENAI_API_KEY"}}}
 
-	got := Resolve(user, editor, workspace, false)
 	want := Resolved{
 		Mode:          ModeAllowlist,
-		Allowed:       []string{"*.pypi.org", "docs.example.com", "registry.npmjs.org", "proxy.golang.org", "sum.golang.org"},
-		Denied:        []string{"bad.example.com"},
+		Allowed:       []string{"files.pypi.org", "proxy.golang.org"},
+		Denied:        []string{"bad.example.com", "docs.example.com"},
 		InjectHeaders: map[string]map[string]string{"api.example.com": {"Authorization": "env:T"}},
 		Ignored: []string{
 			"sandbox.injectHeaders from the editor (only the user settings file may name them)",
-			"sandbox.network true (the folder is not trusted)",
-			"sandbox.allowedHosts (the folder is not trusted)",
-			"sandbox.deniedHosts (the folder is not trusted)",
-			"sandbox.injectHeaders (the folder is not trusted)",
+			"sandbox.network true (a workspace may only narrow)",
+			`sandbox.allowedHosts "attacker.example" (a workspace may only narrow: it cannot add a host)`,
+			"sandbox.injectHeaders (only the user settings file may name them)",
 		},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("untrusted (-want +got):\n%s", diff)
+	for _, trusted := range []bool{false, true} {
+		got := Resolve(user, editor, workspace, trusted)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("trusted %v (-want +got):\n%s", trusted, diff)
+		}
 	}
-
-	got = Resolve(user, editor, workspace, true)
-	want.Allowed = []string{"files.pypi.org", "proxy.golang.org"}
-	want.Denied = []string{"bad.example.com", "docs.example.com"}
-	want.Ignored = []string{
-		"sandbox.injectHeaders from the editor (only the user settings file may name them)",
-		"sandbox.network true (a workspace may only narrow)",
-		`sandbox.allowedHosts "attacker.example" (a workspace may only narrow: it cannot add a host)`,
-		"sandbox.injectHeaders (only the user settings file may name them)",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("trusted (-want +got):\n%s", diff)
+	// An untrusted folder may still turn the network off, and deny a host.
+	off := Resolve(user, editor, Settings{Network: mode(ModeOff), DeniedHosts: []string{"files.pypi.org"}}, false)
+	if off.Mode != ModeOff || !slices.Contains(off.Denied, "files.pypi.org") || len(off.Ignored) != 1 {
+		t.Errorf("an untrusted folder narrowing: %+v", off)
 	}
 
 	narrow := Resolve(Settings{Network: mode(ModeOn)}, Settings{}, Settings{Network: mode(ModeOff), AllowPresets: []string{"npm"}}, true)

@@ -135,11 +135,12 @@ type Resolved struct {
 // file's, editor the editor's (initializationOptions then session/new, merged with Over),
 // workspace the workspace folder's .pid/settings.json. The user's and the editor's add up
 // (the editor's mode wins); only the user's injectHeaders count (the editor's settings may
-// come from a workspace's .vscode folder). An untrusted workspace's settings change
-// nothing; a trusted workspace's may only narrow: a stricter mode, more denied hosts, and,
-// when it names allowedHosts or allowPresets, only those of its hosts the sources above
-// already allow stay allowed (so it can remove allowed hosts, never add one). Every source
-// is expected to have passed Validate; an entry that does not is ignored and said so. Pure.
+// come from a workspace's .vscode folder). A workspace's settings, trusted or not (trusted
+// changes nothing here), may only narrow: a stricter mode, more denied hosts, and, when it
+// names allowedHosts or allowPresets, only those of its hosts the sources above already
+// allow stay allowed (so it can remove allowed hosts, never add one); what it asks beyond
+// that is ignored and said in Ignored. Every source is expected to have passed Validate; an
+// entry that does not is ignored and said so. Pure.
 func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 	r := Resolved{Mode: ModeAllowlist}
 	top := user.Over(editor)
@@ -164,13 +165,9 @@ func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 		r.InjectHeaders[p.host] = maps.Clone(hs)
 	}
 
+	// Narrowing needs no trust: an untrusted folder may still turn the network off or deny
+	// more, as it may make the sandbox stricter in every other way.
 	ws := workspace
-	if !trusted {
-		for _, f := range ws.fieldsSet() {
-			r.Ignored = append(r.Ignored, fmt.Sprintf("sandbox.%s (the folder is not trusted)", f))
-		}
-		ws = Settings{}
-	}
 	if ws.Network != nil {
 		if ws.Network.openness() <= r.Mode.openness() {
 			r.Mode = *ws.Network

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/netproxy"
 	"github.com/pid-agent/pid/sandbox"
 	"go.uber.org/goleak"
 )
@@ -135,32 +136,43 @@ func TestHelperReportsASetupFailure(t *testing.T) {
 }
 
 func TestResolveNarrowsUntilTrusted(t *testing.T) {
-	on, off := true, false
-	user := sandbox.Settings{Network: &on, WritableRoots: []string{"/opt/x"}, DenyRead: []string{"/a"}}
-	wsSet := sandbox.Settings{Mode: sandbox.ModeOff, Network: &on, WritableRoots: []string{"/evil"}, DenyRead: []string{"/b"}}
-	r := sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeWorkspaceWrite, Network: &off}, sandbox.Settings{}, wsSet, false)
-	if r.Mode != sandbox.ModeWorkspaceWrite || r.Network || len(r.WritableRoots) != 0 || len(r.Ignored) != 3 {
+	on, off, list := netproxy.ModeOn, netproxy.ModeOff, netproxy.ModeAllowlist
+	net := func(m *netproxy.Mode) netproxy.Settings { return netproxy.Settings{Network: m} }
+	user := sandbox.Settings{Settings: net(&on), WritableRoots: []string{"/opt/x"}, DenyRead: []string{"/a"}}
+	wsSet := sandbox.Settings{Mode: sandbox.ModeOff, Settings: net(&on), WritableRoots: []string{"/evil"}, DenyRead: []string{"/b"}}
+	r := sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeWorkspaceWrite, Settings: net(&off)}, sandbox.Settings{}, wsSet, false)
+	if r.Mode != sandbox.ModeWorkspaceWrite || r.Network || r.Net.Mode != netproxy.ModeOff || len(r.WritableRoots) != 0 || len(r.Ignored) != 3 {
 		t.Errorf("untrusted workspace widened: %+v", r)
 	}
-	r = sandbox.Resolve(user, sandbox.Settings{}, sandbox.Settings{Mode: sandbox.ModeReadOnly, Network: &off, DenyRead: []string{"/b"}}, false)
-	if r.Mode != sandbox.ModeReadOnly || r.Network || strings.Join(r.DenyRead, ",") != "/a,/b" || len(r.Ignored) != 0 {
+	// An untrusted folder may still narrow: a stricter mode, the network off, more hidden.
+	r = sandbox.Resolve(user, sandbox.Settings{}, sandbox.Settings{Mode: sandbox.ModeReadOnly, Settings: net(&off), DenyRead: []string{"/b"}}, false)
+	if r.Mode != sandbox.ModeReadOnly || r.Network || r.Net.Mode != netproxy.ModeOff || strings.Join(r.DenyRead, ",") != "/a,/b" || len(r.Ignored) != 0 {
 		t.Errorf("narrowing refused: %+v", r)
 	}
+	// Trusted, it still cannot open the network: only the user and the editor can.
 	r = sandbox.Resolve(sandbox.Settings{}, sandbox.Settings{}, wsSet, true)
-	if r.Mode != sandbox.ModeWorkspaceWrite || !r.Network || len(r.WritableRoots) != 0 {
+	if r.Mode != sandbox.ModeWorkspaceWrite || r.Network || r.Net.Mode != netproxy.ModeAllowlist || len(r.WritableRoots) != 0 {
 		t.Errorf("trusted workspace: %+v", r)
 	}
-	r = sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeOff}, sandbox.Settings{Mode: sandbox.ModeReadOnly}, sandbox.Settings{}, false)
-	if r.Mode != sandbox.ModeReadOnly {
+	r = sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeOff}, sandbox.Settings{Mode: sandbox.ModeReadOnly, Settings: net(&on)}, sandbox.Settings{}, false)
+	if r.Mode != sandbox.ModeReadOnly || !r.Network {
 		t.Errorf("the editor's setting comes after the user's: %+v", r)
 	}
-	if d := sandbox.Default(); d.Mode != sandbox.ModeWorkspaceWrite || d.Network {
+	if d := sandbox.Default(); d.Mode != sandbox.ModeWorkspaceWrite || d.Network || d.Net.Mode != list {
 		t.Errorf("default %+v", d)
 	}
-	for _, bad := range []string{`{"mode":"none"}`, `{"writableRoots":["rel"]}`, `{"netwrk":true}`} {
+	for _, bad := range []string{`{"mode":"none"}`, `{"writableRoots":["rel"]}`, `{"netwrk":true}`, `{"network":"some"}`, `{"allowedHosts":["http://x.org/"]}`} {
 		if _, err := sandbox.Parse([]byte(bad)); err == nil {
 			t.Errorf("Parse(%s) accepted", bad)
 		}
+	}
+	s, err := sandbox.Parse([]byte(`{"mode":"read-only","network":"allowlist","allowedHosts":["registry.npmjs.org"],"allowPresets":["go"]}`))
+	if err != nil || s.Network == nil || *s.Network != list || len(s.AllowedHosts) != 1 || len(s.AllowPresets) != 1 {
+		t.Errorf("Parse: %+v %v", s, err)
+	}
+	r = sandbox.Resolve(s, sandbox.Settings{}, sandbox.Settings{}, true)
+	if want := []string{"registry.npmjs.org", "proxy.golang.org", "sum.golang.org"}; strings.Join(r.Net.Allowed, ",") != strings.Join(want, ",") {
+		t.Errorf("allowed hosts %q, want %q", r.Net.Allowed, want)
 	}
 }
 

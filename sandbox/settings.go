@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/pid-agent/pid/netproxy"
 )
 
 // The modes.
@@ -32,11 +34,14 @@ const (
 )
 
 // Settings is the "sandbox" object of a settings file, of initializationOptions or of
-// session/new: {"mode"?, "network"?, "writableRoots"?, "denyRead"?, "limits"?, "env"?}. A
-// field left out leaves the layer below in force.
+// session/new: {"mode"?, "network"?, "allowedHosts"?, "deniedHosts"?, "allowPresets"?,
+// "injectHeaders"?, "writableRoots"?, "denyRead"?, "limits"?, "env"?}. A field left out
+// leaves the layer below in force. The network's fields are netproxy's (embedded, so that
+// one object decodes with unknown fields refused): "network" is "allowlist" (the default:
+// pid's proxy, host by host), true (the host's network) or false (none).
 type Settings struct {
-	Mode          string   `json:"mode,omitempty"`
-	Network       *bool    `json:"network,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	netproxy.Settings
 	WritableRoots []string `json:"writableRoots,omitempty"`
 	DenyRead      []string `json:"denyRead,omitempty"`
 	Limits        *Limits  `json:"limits,omitempty"`
@@ -70,7 +75,10 @@ func Parse(raw json.RawMessage) (Settings, error) {
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return Settings{}, fmt.Errorf("sandbox must be {\"mode\"?, \"network\"?, \"writableRoots\"?, \"denyRead\"?, \"limits\"?, \"env\"?}: %v", err)
+		return Settings{}, fmt.Errorf("sandbox must be {\"mode\"?, \"network\"?, \"allowedHosts\"?, \"deniedHosts\"?, \"allowPresets\"?, \"injectHeaders\"?, \"writableRoots\"?, \"denyRead\"?, \"limits\"?, \"env\"?}: %v", err)
+	}
+	if err := s.Settings.Validate(); err != nil {
+		return Settings{}, err
 	}
 	switch s.Mode {
 	case "", ModeWorkspaceWrite, ModeReadOnly, ModeOff:
@@ -112,14 +120,12 @@ const (
 )
 
 // Over returns s with every field that over sets replaced by over's; denyRead lists add up
-// (a later source can only hide more).
+// (a later source can only hide more), and so do the host lists (netproxy.Settings.Over).
 func (s Settings) Over(over Settings) Settings {
 	if over.Mode != "" {
 		s.Mode = over.Mode
 	}
-	if over.Network != nil {
-		s.Network = over.Network
-	}
+	s.Settings = s.Settings.Over(over.Settings)
 	if over.WritableRoots != nil {
 		s.WritableRoots = over.WritableRoots
 	}
@@ -145,8 +151,14 @@ func (s Settings) Over(over Settings) Settings {
 
 // Resolved is the sandbox a session asks for, every source merged.
 type Resolved struct {
-	Mode          string
-	Network       bool
+	Mode string
+	// Network says commands use the host's network (sandbox.network true): Net.Mode is
+	// netproxy.ModeOn.
+	Network bool
+	// Net is the network the session asks for: its mode ("allowlist": a network namespace
+	// whose only way out is pid's proxy; ModeOff: a network namespace with the loopback
+	// only), the hosts the proxy lets through or refuses, the headers it adds.
+	Net           netproxy.Resolved
 	WritableRoots []string
 	DenyRead      []string
 	// MemoryMB and Processes are the limits of each command (never 0: DefaultLimits fills
@@ -158,11 +170,11 @@ type Resolved struct {
 	Ignored []string
 }
 
-// Default is what a session gets when no source says anything: workspace-write, network
-// off, the default limits.
+// Default is what a session gets when no source says anything: workspace-write, the
+// network through pid's proxy (allowlist) with no host allowed, the default limits.
 func Default() Resolved {
 	mem, procs := DefaultLimits()
-	return Resolved{Mode: ModeWorkspaceWrite, MemoryMB: mem, Processes: procs}
+	return Resolved{Mode: ModeWorkspaceWrite, Net: netproxy.Resolved{Mode: netproxy.ModeAllowlist}, MemoryMB: mem, Processes: procs}
 }
 
 // DefaultProcesses is the default of sandbox.limits.processes: far above what a build runs
@@ -184,19 +196,19 @@ func DefaultLimits() (memoryMB, processes int) {
 // Resolve merges the sources of a session's sandbox settings: user is the user settings
 // file's, editor the editor's (initializationOptions, then session/new, already merged with
 // Over), workspace the workspace folder's .pid/settings.json. A workspace's file may only
-// narrow until the folder is trusted (a stricter mode, network off, more denyRead); even
-// trusted, it cannot turn the sandbox off, name writableRoots, raise a limit nor let a
-// secret variable through (env.allow), which only the user and the editor may. Pure (but
-// for the machine's memory, read once for the default limit).
+// narrow until the folder is trusted (a stricter mode, more denyRead); even trusted, it
+// cannot turn the sandbox off, name writableRoots, raise a limit nor let a secret variable
+// through (env.allow), which only the user and the editor may. Its network settings, trusted
+// or not, may only narrow (netproxy.Resolve: a stricter network, more denied hosts, fewer
+// allowed ones). Pure (but for the machine's memory, read once for the default limit).
 func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 	s := Settings{}.Over(user).Over(editor)
 	r := Default()
 	if s.Mode != "" {
 		r.Mode = s.Mode
 	}
-	if s.Network != nil {
-		r.Network = *s.Network
-	}
+	r.Net = netproxy.Resolve(user.Settings, editor.Settings, workspace.Settings, trusted)
+	r.Network = r.Net.Mode == netproxy.ModeOn
 	r.WritableRoots = s.WritableRoots
 	r.DenyRead = s.DenyRead
 	if s.Limits != nil {
@@ -219,14 +231,6 @@ func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 			r.Mode = workspace.Mode
 		default:
 			r.Ignored = append(r.Ignored, fmt.Sprintf("sandbox.mode %q (the folder is not trusted: it may only narrow)", workspace.Mode))
-		}
-	}
-	if workspace.Network != nil {
-		switch {
-		case !*workspace.Network || trusted:
-			r.Network = *workspace.Network
-		default:
-			r.Ignored = append(r.Ignored, "sandbox.network true (the folder is not trusted: it may only narrow)")
 		}
 	}
 	if len(workspace.WritableRoots) > 0 {
@@ -254,6 +258,7 @@ func Resolve(user, editor, workspace Settings, trusted bool) Resolved {
 	if workspace.Env != nil && len(workspace.Env.Allow) > 0 {
 		r.Ignored = append(r.Ignored, "sandbox.env.allow (only the user or the editor may let secrets through)")
 	}
+	r.Ignored = append(r.Ignored, r.Net.Ignored...)
 	return r
 }
 

@@ -17,7 +17,7 @@ func TestSandboxSettingsMergeKeyByKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Mode != sandbox.ModeReadOnly || s.Network == nil || !*s.Network || len(s.DenyRead) != 2 || len(s.WritableRoots) != 1 {
+	if s.Mode != sandbox.ModeReadOnly || s.Network == nil || *s.Network != "on" || len(s.DenyRead) != 2 || len(s.WritableRoots) != 1 {
 		t.Errorf("merged %s", got.Sandbox)
 	}
 	// A malformed one is kept as it is, for session/new to refuse.
