@@ -123,9 +123,9 @@ export function buildVsix() {
 			}
 		}
 		const env = nodeEnv();
-		await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: buildDir, env });
+		await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: buildDir, env, timeoutMs: 480000 });
 		const vsix = path.join(buildDir, 'pid.vsix');
-		await run(vsceBin, ['package', '--out', vsix], { cwd: buildDir, env });
+		await run(vsceBin, ['package', '--out', vsix], { cwd: buildDir, env, timeoutMs: 480000 });
 		// Into place whole (a rename), so that a run starting meanwhile never installs half a file;
 		// builds of sources a day old go.
 		const tmp = `${cached}.${process.pid}.tmp`;
