@@ -4,6 +4,8 @@
 #   - neovim, ripgrep and fd-find from Debian (apt-get) when nvim, rg or fdfind/fd is not on PATH
 #   - the node tests' dependencies, exactly as pinned in their package-lock.json files (npm ci):
 #     test/clients, editor/vscode, test/acp, test/mcp (the reference MCP server among them)
+#   - Neovim 0.10 and the newest (Debian trixie's and sid's, with their C library beside them)
+#     under .cache/nvim/, for the plugin's headless test on them too (scripts/fetch-nvim.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,4 +40,6 @@ done
 (cd test/acp && npm ci --no-audit --no-fund)
 (cd test/mcp && npm ci --no-audit --no-fund)
 
-echo "install-test-deps: nvim $(nvim --version | head -n1 | sed 's/^NVIM //'), node $(node --version), npm $(npm --version)"
+bash scripts/fetch-nvim.sh
+
+echo "install-test-deps: nvim $(nvim --version | head -n1 | sed 's/^NVIM //'), node $(node --version), npm $(npm --version); also $(.cache/nvim/trixie/nvim --version | head -n1) and $(.cache/nvim/sid/nvim --version | head -n1) in .cache/nvim"

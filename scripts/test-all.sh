@@ -16,6 +16,21 @@ trap 'rm -f "$golog"' EXIT
 PID_REQUIRE_CORPUS_TOOLS=1 "$GO" test -race -count=1 ./... >"$golog" 2>&1 &
 gopid=$!
 
+# The Neovim plugin's headless test on the newer Neovims too (0.10 and the newest, fetched by
+# scripts/install-test-deps.sh): Debian here has 0.7.2, the plugin's floor, and most people run
+# 0.10+. They run one after the other beside the clients' lane (each mostly waits on pid).
+newer_nvims() {
+	set -e
+	for suite in trixie sid; do
+		echo "=== the Neovim plugin's headless test on $(.cache/nvim/$suite/nvim --version | head -n1) ==="
+		PATH="$PWD/.cache/nvim/$suite:$PATH" NVIM_TIMEOUT=300 bash editor/nvim/test/run.sh
+	done
+}
+nvimlog=$(mktemp)
+trap 'rm -f "$golog" "$nvimlog"' EXIT
+newer_nvims >"$nvimlog" 2>&1 &
+nvimpid=$!
+
 clients() {
 	set -e
 	bash test/clients/run.sh
@@ -28,11 +43,15 @@ clients() {
 (clients)
 clientsrc=$?
 
+wait "$nvimpid"
+nvimrc=$?
+echo
+cat "$nvimlog"
 wait "$gopid"
 gorc=$?
 echo
 echo "=== go test -race -count=1 ./... (run alongside the tests above) ==="
 cat "$golog"
 echo
-echo "=== make test: go test exit $gorc, clients and end-to-end exit $clientsrc ==="
-[ "$gorc" -eq 0 ] && [ "$clientsrc" -eq 0 ]
+echo "=== make test: go test exit $gorc, clients and end-to-end exit $clientsrc, Neovim 0.10 and newest exit $nvimrc ==="
+[ "$gorc" -eq 0 ] && [ "$clientsrc" -eq 0 ] && [ "$nvimrc" -eq 0 ]

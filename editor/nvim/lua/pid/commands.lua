@@ -48,15 +48,9 @@ end
 function M.new_chat()
   local _, prompt_win = chats.new()
   if prompt_win ~= nil and vim.api.nvim_win_is_valid(prompt_win) then
-    -- The prompt window keeps a prompt ('winfixbuf' on 0.10+): the new conversation's.
-    local fixed = vim.fn.exists('+winfixbuf') == 1 and vim.wo[prompt_win].winfixbuf
-    if fixed then
-      vim.wo[prompt_win].winfixbuf = false
-    end
+    -- The prompt window keeps a prompt: the new conversation's (promptwin.keep lets a
+    -- conversation's prompt in).
     vim.api.nvim_win_set_buf(prompt_win, promptwin.prompt_bufnr(on_submit))
-    if fixed then
-      vim.wo[prompt_win].winfixbuf = true
-    end
     M.prompt_keys()
   end
 end

@@ -75,15 +75,12 @@ function M.open_prompt(open_cmd, on_submit)
   return pwin
 end
 
--- keep keeps the prompt window for its prompt: on Neovim 0.10+ 'winfixbuf' refuses :e (and
--- any other buffer) there; before, a buffer opened there goes to the window the person came
--- from (or one split above) and the prompt comes back, with a word why.
+-- keep keeps the prompt window for its prompt: a buffer opened there (:e, a jump) goes to the
+-- window the person came from (or one split above) and the prompt comes back, with a word why.
+-- The same on every version: 0.10's 'winfixbuf' would refuse :e there with E1513 instead, an
+-- error where the person only wanted to open a file.
 function M.keep(pwin)
   vim.w[pwin].pid_prompt = vim.api.nvim_win_get_buf(pwin)
-  if vim.fn.exists('+winfixbuf') == 1 then
-    vim.wo[pwin].winfixbuf = true
-    return
-  end
   local group = vim.api.nvim_create_augroup('pid_prompt_win_' .. pwin, { clear = true })
   vim.api.nvim_create_autocmd('BufWinEnter', {
     group = group,
