@@ -13,7 +13,7 @@ BIN=${BIN:-$PWD/bin}
 golog=$(mktemp)
 trap 'rm -f "$golog"' EXIT
 
-PID_REQUIRE_CORPUS_TOOLS=1 "$GO" test -race -count=1 ./... >"$golog" 2>&1 &
+PID_REQUIRE_CORPUS_TOOLS=1 "$GO" test -race -count=1 -timeout 25m ./... >"$golog" 2>&1 &
 gopid=$!
 
 # The Neovim plugin's headless test on the newer Neovims too (0.10 and the newest, fetched by
