@@ -254,6 +254,20 @@ func (d *PartialJSON) atomComplete() bool {
 // of a valid JSON document. It is called from the first byte of the top-level value on.
 func (d *PartialJSON) validate(c byte) bool {
 	switch d.v {
+	case vString, vKeyString, vEscape, vHex:
+		return d.validateInString(c)
+	case vNumber, vLiteral:
+		return d.validateAtom(c)
+	}
+	if isSpace(c) {
+		return true
+	}
+	return d.validateStructure(c)
+}
+
+// validateInString is validate inside a string: its characters, escapes and \u digits.
+func (d *PartialJSON) validateInString(c byte) bool {
+	switch d.v {
 	case vString, vKeyString:
 		switch {
 		case c == '"':
@@ -286,6 +300,14 @@ func (d *PartialJSON) validate(c byte) bool {
 			d.v = d.escFrom
 		}
 		return true
+	}
+	return true
+}
+
+// validateAtom is validate inside a number or a literal (true, false, null): c belongs to it,
+// or ends it and is validated as what follows.
+func (d *PartialJSON) validateAtom(c byte) bool {
+	switch d.v {
 	case vNumber:
 		if d.numStep(c) {
 			return true
@@ -306,9 +328,12 @@ func (d *PartialJSON) validate(c byte) bool {
 		d.valueDone()
 		return d.validate(c)
 	}
-	if isSpace(c) {
-		return true
-	}
+	return true
+}
+
+// validateStructure is validate between values: c opens a value, names a key, or is the
+// punctuation the grammar expects next.
+func (d *PartialJSON) validateStructure(c byte) bool {
 	switch d.v {
 	case vValue, vValueOrEnd:
 		switch {
