@@ -105,13 +105,13 @@ bench-vs-pi:
 # (testdata/fuzz/ in each package, and the f.Add rows) run as ordinary tests in `make test`.
 # PACKAGE:TARGET pairs; the frame readers of both faces, the JSON scanner they share, the
 # tool-argument parser, the partial-JSON closer, the elision of long tool arguments,
-# permission and shell-rule matching, gitignore matching, path confinement, and the hunks of a
-# review and their undo (issue 35).
+# permission and shell-rule matching, sed's scripts (held to GNU sed), gitignore matching,
+# path confinement, and the hunks of a review and their undo (issue 35).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
 	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString ./internal/elide:FuzzElidedIsJSON \
-	./permissions:FuzzPathRules ./permissions:FuzzShellRules ./shellcmd:FuzzParse \
+	./permissions:FuzzPathRules ./permissions:FuzzShellRules ./shellcmd:FuzzParse ./shellcmd:FuzzSedScript \
 	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse \
 	./changes:FuzzUndo ./changes:FuzzUndoMyers
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -92,13 +95,8 @@ func TestRunTimeoutKillsTheGroup(t *testing.T) {
 		t.Fatalf("child pid %q", data)
 	}
 	// The background child went with the group (a zombie reaped by init counts as gone).
-	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if syscall.Kill(pid, 0) == nil {
-		t.Errorf("the hook's background child %d survived its timeout", pid)
-	}
+	proctest.WaitUntil(t, 5*time.Second, fmt.Sprintf("the hook's background child %d to end with its timeout", pid),
+		func() bool { return syscall.Kill(pid, 0) != nil })
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()

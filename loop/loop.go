@@ -9,8 +9,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
-	"unsafe"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
@@ -158,14 +158,37 @@ func (r *run) convert(i int) {
 }
 
 // sameMessage reports whether a and b are the same message: equal fields, slices sharing
-// their arrays, Details holding the same value (compared as the interface's two words, so
-// that no value of an uncomparable type is compared).
+// their arrays, Details the same value (sameDetails). A false answer is always safe: the
+// caller then keeps a converted copy.
 func sameMessage(a, b *llm.Message) bool {
 	return a.Role == b.Role && sameSlice(a.Content, b.Content) && a.StopReason == b.StopReason &&
 		a.Usage == b.Usage && a.ErrorMessage == b.ErrorMessage && a.ToolCallID == b.ToolCallID &&
 		a.ToolName == b.ToolName && a.IsError == b.IsError && sameSlice(a.AddedToolNames, b.AddedToolNames) &&
-		a.Timestamp == b.Timestamp &&
-		*(*[2]unsafe.Pointer)(unsafe.Pointer(&a.Details)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b.Details))
+		a.Timestamp == b.Timestamp && sameDetails(a.Details, b.Details)
+}
+
+// sameDetails reports whether two Details hold the same value without ever comparing values
+// Go cannot compare (== on two interfaces holding the same map type panics): comparable
+// values compare with ==, maps, slices and funcs by identity, anything else (a struct with
+// a slice in it) counts as different.
+func sameDetails(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Type() != vb.Type() {
+		return false
+	}
+	if va.Comparable() && vb.Comparable() {
+		return a == b
+	}
+	switch va.Kind() {
+	case reflect.Map, reflect.Func:
+		return va.Pointer() == vb.Pointer()
+	case reflect.Slice:
+		return va.Pointer() == vb.Pointer() && va.Len() == vb.Len()
+	}
+	return false
 }
 
 func sameSlice[T any](a, b []T) bool {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // serverBin is the test server (testdata/lspserver), built once by TestMain; buildErr says
@@ -46,17 +48,12 @@ func request(dir string, cfg *ServerConfig, paths ...string) Request {
 
 func waitState(t *testing.T, m *Manager, want string, restarts int) Status {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := m.Servers()
-		if len(st) == 1 && st[0].State == want && st[0].Restarts >= restarts {
-			return st[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("servers = %+v, want one %s", st, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var st []Status
+	proctest.WaitUntilState(t, 10*time.Second, fmt.Sprintf("one server %s, restarted %d times", want, restarts), func() (bool, string) {
+		st = m.Servers()
+		return len(st) == 1 && st[0].State == want && st[0].Restarts >= restarts, fmt.Sprintf("%+v", st)
+	})
+	return st[0]
 }
 
 // The client starts the server for a matching extension, tells it the file, and returns

@@ -5,14 +5,15 @@ package permissions_test
 // A git command allowed by a rule must not run a program the repository's configuration
 // names (issue 19: a workspace .git/config with core.fsmonitor = CMD made an allowed
 // `git status` run CMD). The repositories here are real ones made by git, and the first
-// test shows with git itself that the threat is real.
+// test shows with git itself that the threat is real. What makes a repository risky is
+// shellcmd's (its gitrepo_test.go); these tests are what the policy makes of a risk: an
+// allowed command asks, a deny rule sees the commands git would run.
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/pid-agent/pid/permissions"
@@ -122,127 +123,6 @@ func TestGitRepoCommandsMeetDenyRules(t *testing.T) {
 		if v := gitDecide(t, dir, cmd); v.Decision != permissions.Deny || !strings.Contains(v.Part, "git would run rm") {
 			t.Errorf("%q: %+v, want deny naming what git would run", cmd, v)
 		}
-	}
-}
-
-func TestGitRepoRisks(t *testing.T) {
-	cases := []struct {
-		config string
-		cmd    string
-		want   permissions.Decision
-	}{
-		{"", "git status", permissions.Allow},
-		{"[core]\n\tfsmonitor = false\n", "git status", permissions.Allow}, // a boolean names no program
-		{"[core]\n\tfsmonitor = true\n", "git status", permissions.Allow},
-		{"[core] fsmonitor = ./hook\n", "git status", permissions.Ask}, // a variable on the header's line
-		{"[CORE]\n\tFsMonitor = \"./h\"\\\n\"ook\"\n", "git status", permissions.Ask},
-		{"[core]\n\tpager = less\n", "git log", permissions.Ask},
-		{"[core]\n\tsshCommand = ssh -i k\n", "git status", permissions.Ask},
-		{"[core]\n\thooksPath = .githooks\n", "git status", permissions.Ask},
-		{"[diff \"pdf\"]\n\ttextconv = pdftotext\n", "git log", permissions.Ask},
-		{"[filter \"lfs\"]\n\tclean = x\n", "git status", permissions.Ask},
-		{"[include]\n\tpath = ../other.cfg\n", "git status", permissions.Ask},
-		{"[includeIf \"gitdir:/\"]\n\tpath = x\n", "git status", permissions.Ask},
-		{"[pager]\n\tlog = evil\n", "git log", permissions.Ask},
-		{"[pager]\n\tlog = true\n", "git log", permissions.Allow},
-		{"[alias]\n\tx = !echo hi\n", "git x", permissions.Ask},
-		{"[alias]\n\tx = log\n", "git x", permissions.Ask},             // any alias of the command: it can carry -c
-		{"[alias]\n\ty = !echo hi\n", "git status", permissions.Allow}, // an alias not used
-		{"[user]\n\tname = \"[core] fsmonitor = x\"\n", "git status", permissions.Allow},
-		{"[core\n", "git status", permissions.Ask},         // not readable as git reads it
-		{"fsmonitor = x\n", "git status", permissions.Ask}, // appended to git init's [core] section
-		{"[core]\n\tx = \"unclosed\n", "git status", permissions.Ask},
-		{"[core]\n\tfsmonitor = x\n", "git status > /dev/null", permissions.Ask},
-		{"[core]\n\tfsmonitor = x\n", "ls", permissions.Allow}, // no git
-		{"[core]\n\tfsmonitor = x\n", "/usr/bin/git status", permissions.Ask},
-	}
-	for _, c := range cases {
-		dir := newRepo(t, c.config)
-		if v := gitDecide(t, dir, c.cmd); v.Decision != c.want {
-			t.Errorf("config %q, %q: %+v, want %s", c.config, c.cmd, v, c.want)
-		}
-	}
-}
-
-// cd into another repository: that repository is checked too; a folder pid cannot tell asks.
-func TestGitAfterCd(t *testing.T) {
-	dir := newRepo(t, "")
-	inner := filepath.Join(dir, "vendor", "lib")
-	if err := os.MkdirAll(inner, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("git", "init", "-q", inner)
-	cmd.Env = gitEnv(dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	appendFile(t, filepath.Join(inner, ".git", "config"), "[core]\n\tfsmonitor = ./x\n")
-	cases := map[string]permissions.Decision{
-		"git status":                        permissions.Allow,
-		"cd vendor/lib && git status":       permissions.Ask,
-		"cd vendor && cd lib && git status": permissions.Ask, // a cd relative to the one before
-		"cd " + inner + " && git status":    permissions.Ask,
-		"cd vendor && git status":           permissions.Allow,
-		"cd $D && git status":               permissions.Ask,
-		"cd && git status":                  permissions.Ask,
-		"cd - && git status":                permissions.Ask,
-		"cd vendor/lib && ls":               permissions.Allow,
-	}
-	for cmd, want := range cases {
-		if v := gitDecide(t, dir, cmd); v.Decision != want {
-			t.Errorf("%q: %+v, want %s", cmd, v, want)
-		}
-	}
-}
-
-// A worktree's .git file and a bare repository are found as git finds them; a .git that is
-// a FIFO or a config that is one is refused without hanging.
-func TestGitRepoLayouts(t *testing.T) {
-	main := newRepo(t, "[core]\n\tfsmonitor = ./x\n")
-	wt, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(main, ".git")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if v := gitDecide(t, wt, "git status"); v.Decision != permissions.Ask {
-		t.Errorf("a .git file pointing at a risky repository: %+v, want ask", v)
-	}
-	bare, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("git", "init", "-q", "--bare", bare)
-	cmd.Env = gitEnv(bare)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v\n%s", err, out)
-	}
-	appendFile(t, filepath.Join(bare, "config"), "[core]\n\tfsmonitor = ./x\n")
-	if v := gitDecide(t, bare, "git status"); v.Decision != permissions.Ask {
-		t.Errorf("a bare repository as the folder: %+v, want ask", v)
-	}
-	fifo := newRepo(t, "")
-	cfg := filepath.Join(fifo, ".git", "config")
-	if err := os.Remove(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if v := gitDecide(t, fifo, "git status"); v.Decision != permissions.Ask || !strings.Contains(v.Part, "cannot read") {
-		t.Errorf("a config that is a FIFO: %+v, want ask saying pid cannot read it", v)
-	}
-	link := newRepo(t, "")
-	cfg = filepath.Join(link, ".git", "config")
-	if err := os.Remove(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/etc/hostname", cfg); err != nil {
-		t.Fatal(err)
-	}
-	if v := gitDecide(t, link, "git status"); v.Decision != permissions.Ask || !strings.Contains(v.Part, "symbolic link") {
-		t.Errorf("a config that is a link: %+v, want ask saying it is not followed", v)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/permissions/permtest"
+	"github.com/pid-agent/pid/shellcmd/shellcmdtest"
 )
 
 // checkScope verifies what every scope must satisfy: the store accepts it, an allow and a
@@ -133,8 +134,8 @@ func TestSuggestScopeDescriptions(t *testing.T) {
 // the store accepts and that covers the command.
 func TestSuggestScopeOverTheCorpus(t *testing.T) {
 	n := 0
-	for _, row := range corpus {
-		c := bashCall(row.cmd)
+	for _, row := range shellcmdtest.Corpus {
+		c := bashCall(row.Cmd)
 		s, ok := permissions.SuggestScope(c)
 		if !ok {
 			continue

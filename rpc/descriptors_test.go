@@ -12,9 +12,10 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // openFDs returns the descriptors open in process pid, each as "fd -> target".
@@ -57,13 +58,10 @@ func TestIdleSessionsHoldNoFileDescriptor(t *testing.T) {
 	}
 	// The file is synced and closed once it has been quiet for 50 ms (within a second):
 	// wait for that, up to the hang guard.
-	deadline := time.Now().Add(hangGuard)
-	for countJSONL(openFDs(t, d.pid)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("4 idle sessions still hold their files open:\n%s", strings.Join(openFDs(t, d.pid), "\n"))
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not ordering events
-	}
+	proctest.WaitUntilState(t, hangGuard, "4 idle sessions to close their files", func() (bool, string) {
+		fds := openFDs(t, d.pid)
+		return countJSONL(fds) == 0, "\n" + strings.Join(fds, "\n")
+	})
 	// A closed file is opened again for the next message, which is saved.
 	d.call("session/prompt", obj{"sessionId": sids[0], "text": "second"})
 	stopDaemon(t, d)

@@ -6,6 +6,7 @@
 package rpc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // diagSession starts a daemon whose editor declares diagnostics, in a folder with a.txt,
@@ -172,17 +175,12 @@ var lspConfig = obj{"test": obj{"command": []string{"lspserver"}, "extensions": 
 // waitServer polls lsp/servers until the test server is in state with at least restarts.
 func waitServer(t *testing.T, d *daemon, state string, restarts int64) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		s := d.call("lsp/servers", obj{}).Get("servers.0")
-		if s.Get("state").String() == state && s.Get("restarts").Int() >= restarts {
-			return s.Raw
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lsp/servers: %s, want %s", s.Raw, state)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var s gjson.Result
+	proctest.WaitUntilState(t, 15*time.Second, fmt.Sprintf("lsp/servers to show the server %s, restarted %d times", state, restarts), func() (bool, string) {
+		s = d.call("lsp/servers", obj{}).Get("servers.0")
+		return s.Get("state").String() == state && s.Get("restarts").Int() >= restarts, s.Raw
+	})
+	return s.Raw
 }
 
 // Without the editor's capability pid starts its own server for a matching extension: the
@@ -255,17 +253,10 @@ func TestOwnLanguageServerCrashError(t *testing.T) {
 	d.call("session/prompt", obj{"sessionId": sid, "text": "go"})
 	// Whichever state the restart has reached, the last failure's error stays until the
 	// server is ready again; poll for a state that shows it.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	proctest.WaitUntilState(t, 15*time.Second, "lsp/servers to show the server's stderr", func() (bool, string) {
 		s := d.call("lsp/servers", obj{}).Get("servers.0")
-		if strings.Contains(s.Get("error").String(), "crashing as asked") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lsp/servers never showed the stderr: %s", s.Raw)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(s.Get("error").String(), "crashing as asked"), s.Raw
+	})
 }
 
 // A workspace's own lsp starts nothing until the folder is trusted: the trust question lists
@@ -358,13 +349,10 @@ func TestLanguageServersStopWithTheDaemon(t *testing.T) {
 			} else {
 				d.kill()
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for len(running(bin)) > 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("the language server outlived the daemon: processes %v", running(bin))
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			proctest.WaitUntilState(t, 5*time.Second, "the language server to end with the daemon", func() (bool, string) {
+				ps := running(bin)
+				return len(ps) == 0, fmt.Sprint(ps)
+			})
 		})
 	}
 }

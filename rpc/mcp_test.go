@@ -349,12 +349,9 @@ func TestMCPCrashAndRestart(t *testing.T) {
 func TestMCPListChangedAndElicitation(t *testing.T) {
 	d, sid, _ := eagerSession(t, obj{"beforeToolCall": true}, obj{"mcpServers": testServers(obj{"load": "eager"}), "permissions": obj{"tools": obj{"mcp__t__*": "allow"}}})
 	wsExecute(t, d, sid, "", nil, wsCall("g1", "mcp__t__grow", obj{"name": "newcomer"}))
-	deadline := time.Now().Add(pollDeadline)
-	for !d.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__newcomer")`).Exists() {
-		if time.Now().After(deadline) {
-			t.Fatal("the tool grow added never showed in tools/list")
-		}
-	}
+	proctest.WaitUntil(t, pollDeadline, "the tool grow added to show in tools/list", func() bool {
+		return d.call("tools/list", obj{"sessionId": sid}).Get(`tools.#(name=="mcp__t__newcomer")`).Exists()
+	})
 	res := executeAnswering(t, d, sid, []obj{wsCall("a1", "mcp__t__ask", obj{"text": "Your name?"})}, func(m *wireMsg) any {
 		if m.method() != "elicitation/create" {
 			return obj{"decision": "allow"}

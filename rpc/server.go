@@ -15,7 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -260,93 +259,10 @@ func decodeAnswer(raw json.RawMessage, result any) error {
 	if result == nil || raw == nil {
 		return nil
 	}
-	if p, ok := result.(**beforeAnswer); ok {
-		if v, ok := decodeBeforeAnswer(raw); ok {
-			*p = v
-			return nil
-		}
-	}
 	if err := json.Unmarshal(raw, result); err != nil {
 		return fmt.Errorf("the editor's answer does not have the expected shape: %v", err)
 	}
 	return nil
-}
-
-// decodeBeforeAnswer decodes the usual answer to beforeToolCall, an object whose members are
-// "decision" and "reason" with plain strings, without encoding/json's reflection (an answer
-// is on the path of every approval). It reports false for anything else (other members,
-// escapes, null, bytes that are not UTF-8), which the caller then decodes with
-// encoding/json: so the outcome is always what encoding/json gives. raw has passed
-// rpcwire.Scan.
-func decodeBeforeAnswer(raw []byte) (*beforeAnswer, bool) {
-	a := &beforeAnswer{}
-	i := skipWS(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
-	i = skipWS(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return a, skipWS(raw, i+1) == len(raw)
-	}
-	for {
-		key, next, ok := plainString(raw, i)
-		if !ok {
-			return nil, false
-		}
-		i = skipWS(raw, next)
-		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		val, next, ok := plainString(raw, skipWS(raw, i+1))
-		if !ok {
-			return nil, false
-		}
-		switch string(key) {
-		case "decision":
-			a.Decision = string(val)
-		case "reason":
-			a.Reason = string(val)
-		default:
-			return nil, false
-		}
-		i = skipWS(raw, next)
-		switch {
-		case i < len(raw) && raw[i] == ',':
-			i = skipWS(raw, i+1)
-		case i < len(raw) && raw[i] == '}':
-			return a, skipWS(raw, i+1) == len(raw)
-		default:
-			return nil, false
-		}
-	}
-}
-
-// plainString returns the inside of the JSON string at b[i] and the index after it, and
-// reports false when there is none or it holds an escape or bytes that are not UTF-8.
-func plainString(b []byte, i int) (inner []byte, next int, ok bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, false
-	}
-	ascii := true
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			inner = b[i+1 : j]
-			return inner, j + 1, ascii || utf8.Valid(inner)
-		case c == '\\' || c < 0x20:
-			return nil, 0, false
-		case c >= 0x80:
-			ascii = false
-		}
-	}
-	return nil, 0, false
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // quickMethods run on the read goroutine: they never block (see methods).

@@ -9,10 +9,13 @@ package rpc
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 func TestTrustStartsAndRevokeStopsWorkspaceMCPServers(t *testing.T) {
@@ -48,13 +51,9 @@ func TestTrustStartsAndRevokeStopsWorkspaceMCPServers(t *testing.T) {
 	// Revoked: the server's process ends, the session lists it as untrusted again, and its
 	// tool no longer runs.
 	d.call("trust/revoke", obj{"folder": ws})
-	deadline := time.Now().Add(10 * time.Second)
-	for !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the MCP server (process %d) still runs 10s after trust/revoke", pid)
-		}
-		time.Sleep(10 * time.Millisecond) // polls for the process's end; orders nothing
-	}
+	proctest.WaitUntil(t, 10*time.Second, fmt.Sprintf("the MCP server (process %d) to end after trust/revoke", pid), func() bool {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	})
 	if st := status(); st != "untrusted" {
 		t.Errorf("after revoke, t is %q, want untrusted", st)
 	}

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/internal/proctest"
 )
 
 // pollDeadline bounds the polls of this file (a settings reload, a process going away).
@@ -579,22 +581,20 @@ func TestWorkspaceSettingsFile(t *testing.T) {
 	// Allowed now: it takes effect without a restart. Until the reload, writes are denied
 	// (never asked: no other policy may show in between).
 	writeAtomically(t, settings, `{"permissions":{"tools":{"write":"allow"}}}`)
-	deadline := time.Now().Add(pollDeadline)
-	for i := 1; ; i++ {
+	i := 0
+	proctest.WaitUntil(t, pollDeadline, "the changed settings file to apply", func() bool {
+		i++
 		id := fmt.Sprintf("w%d", i)
 		m, _ := wsOne(t, d, sid, nil, id, "write", obj{"path": id + ".txt", "content": "x"})
 		if !m.Get("isError").Bool() {
 			if !wsExists(filepath.Join(ws, id+".txt")) {
 				t.Fatalf("the allowed write did not create its file: %s", m.Raw)
 			}
-			break
+			return true
 		}
 		wsWantError(t, m, "denied by the permissions")
-		if time.Now().After(deadline) {
-			t.Fatalf("the changed settings file was not applied within %v", pollDeadline)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 
 	// Broken: reported to the editor with the path, the previous policy stays.
 	before := len(d.snapshot())
@@ -612,40 +612,35 @@ func TestWorkspaceSettingsFile(t *testing.T) {
 
 	// Fixed again, to deny: applied too (the watcher still runs after an error).
 	writeAtomically(t, settings, `{"permissions":{"tools":{"write":"deny"}}}`)
-	deadline = time.Now().Add(pollDeadline)
-	for i := 1; ; i++ {
+	i = 0
+	proctest.WaitUntil(t, pollDeadline, "the fixed settings file to apply", func() bool {
+		i++
 		id := fmt.Sprintf("d%d", i)
 		m, _ := wsOne(t, d, sid, nil, id, "write", obj{"path": id + ".txt", "content": "x"})
 		if m.Get("isError").Bool() {
 			wsWantError(t, m, "denied by the permissions", settings)
-			break
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fixed settings file was not applied within %v", pollDeadline)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // pollDecision repeats an ls call in session sid until its result is denied (want true) or
 // not (want false), failing after pollDeadline. ls is never asked about here.
 func pollDecision(t *testing.T, d *daemon, sid, prefix string, want bool) gjson.Result {
 	t.Helper()
-	deadline := time.Now().Add(pollDeadline)
-	for i := 1; ; i++ {
-		m, _ := wsOne(t, d, sid, nil, fmt.Sprintf("%s%d", prefix, i), "ls", obj{})
+	var m gjson.Result
+	i := 0
+	proctest.WaitUntilState(t, pollDeadline, fmt.Sprintf("ls denied=%v", want), func() (bool, string) {
+		i++
+		m, _ = wsOne(t, d, sid, nil, fmt.Sprintf("%s%d", prefix, i), "ls", obj{})
 		denied := m.Get("isError").Bool() && strings.Contains(wsText(m), "denied by the permissions")
 		if !denied && m.Get("isError").Bool() {
 			t.Fatalf("ls failed: %s", m.Raw)
 		}
-		if denied == want {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ls denied=%v still after %v: %s", denied, pollDeadline, m.Raw)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return denied == want, m.Raw
+	})
+	return m
 }
 
 func TestWorkspaceSettingsCreatedLater(t *testing.T) {
@@ -1095,7 +1090,7 @@ func TestWorkspaceAuditLog(t *testing.T) {
 func awaitWithin(t *testing.T, d *daemon, what string, pred func(*wireMsg) bool) *wireMsg {
 	t.Helper()
 	var found *wireMsg
-	wsPoll(t, what, func() bool {
+	proctest.WaitUntil(t, pollDeadline, what, func() bool {
 		for _, m := range d.snapshot() {
 			if pred(m) {
 				found = m
@@ -1130,18 +1125,6 @@ func markedProcesses(t *testing.T, marker string) []string {
 	return out
 }
 
-// wsPoll calls cond until it holds, failing after pollDeadline.
-func wsPoll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(pollDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", pollDeadline, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestWorkspaceBashAbort(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("needs /proc")
@@ -1155,7 +1138,7 @@ func TestWorkspaceBashAbort(t *testing.T) {
 	cmd := "sleep " + marker + "; echo marker-" + marker
 	id := d.request("tools/execute", obj{"sessionId": sid, "toolCalls": []obj{wsCall("s1", "bash", obj{"command": cmd})}})
 	d.notification("toolStart", func(m *wireMsg) bool { return m.get("params.toolCallId").String() == "s1" })
-	wsPoll(t, "the sleep process runs", func() bool { return len(markedProcesses(t, marker)) > 0 })
+	proctest.WaitUntil(t, pollDeadline, "the sleep process to run", func() bool { return len(markedProcesses(t, marker)) > 0 })
 
 	cancelled := time.Now()
 	d.cancel(id)
@@ -1171,8 +1154,9 @@ func TestWorkspaceBashAbort(t *testing.T) {
 		t.Errorf("messages %s, want one aborted error result", res.Get("messages").Raw)
 	}
 	d.notification("toolEnd", func(m *wireMsg) bool { return m.get("params.toolCallId").String() == "s1" })
-	wsPoll(t, "the sleep process is gone: "+strings.Join(markedProcesses(t, marker), "; "), func() bool {
-		return len(markedProcesses(t, marker)) == 0
+	proctest.WaitUntilState(t, pollDeadline, "the sleep process to end", func() (bool, string) {
+		ps := markedProcesses(t, marker)
+		return len(ps) == 0, strings.Join(ps, "; ")
 	})
 	if strings.Contains(wsText(msgs[0]), "marker-"+marker) {
 		t.Error("the command after sleep ran")

@@ -173,11 +173,8 @@ func TestGroupDiesWithItsStarter(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(proctest.Group(t, pgid)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of the group outlived their starter: %v", proctest.Group(t, pgid))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	proctest.WaitUntilState(t, 10*time.Second, "the group's processes to end with their starter", func() (bool, string) {
+		g := proctest.Group(t, pgid)
+		return len(g) == 0, fmt.Sprint(g)
+	})
 }

@@ -1,8 +1,7 @@
 // Package proctest is what tests see of processes through /proc (the live processes and
-// their groups, whether one is alive, the process's own inotify instances) and their bounded
-// wait for what another process or goroutine does, instead of a fixed sleep. Package
-// procgroup's, tools', mcp's, settings', session's, internal/watch's and cmd/pid's tests
-// use it.
+// their groups, whether one is alive, the process's own inotify instances) and the tests'
+// one polling loop, a bounded wait for what another process or goroutine does instead of a
+// fixed sleep (WaitUntil). The tests of most packages use it.
 package proctest
 
 import (
@@ -108,16 +107,34 @@ func InotifyInstances(t testing.TB) int {
 	return n
 }
 
-// WaitUntil polls cond every 2ms until it holds, and fails the test, naming what, when it
-// does not within the given time: a bounded wait for what another process or goroutine
-// does, never a fixed sleep.
+// WaitUntil polls cond until it holds, and fails the test, naming what, when it does not
+// within the given time: a bounded wait for what another process or goroutine does, never a
+// fixed sleep. The tests' one polling loop (WaitUntilState is the same, saying what it saw).
 func WaitUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	WaitUntilState(t, within, what, func() (bool, string) { return cond(), "" })
+}
+
+// WaitUntilState is WaitUntil for a condition that also says what it saw (a server's state,
+// a process list): the failure quotes the last one. It polls every 2 ms at first, backing
+// off to every 20 ms, so that a condition that costs a round trip to a daemon does not keep
+// the machine busy.
+func WaitUntilState(t testing.TB, within time.Duration, what string, cond func() (ok bool, seen string)) {
+	t.Helper()
 	deadline := time.Now().Add(within)
-	for !cond() {
+	pause := 2 * time.Millisecond
+	for {
+		ok, seen := cond()
+		if ok {
+			return
+		}
 		if time.Now().After(deadline) {
+			if seen != "" {
+				t.Fatalf("timed out after %v waiting for %s; last seen: %s", within, what, seen)
+			}
 			t.Fatalf("timed out after %v waiting for %s", within, what)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(pause) // polls a condition; orders nothing
+		pause = min(2*pause, 20*time.Millisecond)
 	}
 }

@@ -1,8 +1,9 @@
 // Package rpcconn is the JSON-RPC 2.0 connection both of pid's faces run on: package rpc (LSP
 // Content-Length framing) and package acp (one JSON message per line). A face gives a Codec,
 // which frames messages on the byte stream and checks each frame into a Message (rpcwire.Scan
-// and the face's own texts for what it refuses), and its method table; the Conn does the rest
-// of a connection, the same for both:
+// and the face's own texts for what it refuses), and its method table, whose typed entries
+// (QuickOf, LongOf; the MCP Go SDK's method table is the model) get their params decoded
+// once, by the face's one Decode; the Conn does the rest of a connection, the same for both:
 //
 //   - dispatch in arrival order: notifications and quick methods on the read goroutine, long
 //     methods on a goroutine each, with a context the face can cancel by request id
@@ -105,14 +106,70 @@ type Codec interface {
 // answered with a *NoAnswerError.
 type Work func(ctx context.Context, reply func(result any, err error))
 
-// Method is one entry of a face's method table: exactly one of Quick and Long is set.
-// Contract: both are called on the read goroutine, in arrival order, and must not block;
-// Quick answers at once; Long checks the request (an error is the answer) and returns the
-// Work to run. The Request has Method and Params; its ID is not set (the Conn answers the id
-// as written, which jsonrpc2.ID cannot always hold).
+// Method is one entry of a face's method table: either Quick or Long is set, or the entry is
+// typed (made by QuickOf or LongOf, whose handlers get their params decoded once, by the
+// face's Decode). Contract: every handler is called on the read goroutine, in arrival order,
+// and must not block; a quick one answers at once; a long one checks the request (an error
+// is the answer) and returns the Work to run. The Request has Method and Params; its ID is
+// not set (the Conn answers the id as written, which jsonrpc2.ID cannot always hold).
 type Method struct {
 	Quick func(*jsonrpc2.Request) (any, error)
 	Long  func(*jsonrpc2.Request) (Work, error)
+
+	// typedQuick and typedLong are a typed entry's handler, given the face's Decode and the
+	// request's params.
+	typedQuick func(decode Decode, params json.RawMessage) (any, error)
+	typedLong  func(decode Decode, params json.RawMessage) (Work, error)
+}
+
+// Decode decodes a request's params into v, a pointer to the params' type: absent or null
+// params leave v as it is (the zero value); what the face refuses (an array where it wants
+// an object, a field of the wrong type) is an error the face's ToWire maps (invalid params).
+// Contract: safe for concurrent use; it must not keep params.
+type Decode func(params json.RawMessage, v any) error
+
+// QuickOf returns a typed quick method: f gets the params decoded into a new P by the face's
+// Decode (a decoding error is the answer, and f is not called), and its result is the answer.
+func QuickOf[P, R any](f func(*P) (R, error)) Method {
+	return Method{typedQuick: func(decode Decode, params json.RawMessage) (any, error) {
+		p := new(P)
+		if err := decode(params, p); err != nil {
+			return nil, err
+		}
+		return f(p)
+	}}
+}
+
+// LongOf returns a typed long method: f gets the params decoded into a new P by the face's
+// Decode (a decoding error is the answer, and f is not called) and returns the Work to run.
+func LongOf[P any](f func(*P) (Work, error)) Method {
+	return Method{typedLong: func(decode Decode, params json.RawMessage) (Work, error) {
+		p := new(P)
+		if err := decode(params, p); err != nil {
+			return nil, err
+		}
+		return f(p)
+	}}
+}
+
+// handlers returns how many of the entry's handlers are set: a valid entry has one.
+func (m *Method) handlers() int {
+	n := 0
+	for _, set := range []bool{m.Quick != nil, m.Long != nil, m.typedQuick != nil, m.typedLong != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// DecodeJSON is a Decode for a face without rules of its own: absent or null params decode
+// to the zero value, anything else with encoding/json.
+func DecodeJSON(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	return json.Unmarshal(params, v)
 }
 
 // Face is what makes a Conn one face rather than the other.
@@ -122,6 +179,9 @@ type Face struct {
 
 	// Methods is the face's method table.
 	Methods map[string]Method
+	// Decode decodes the params of the typed entries of Methods (nil: DecodeJSON); its
+	// errors are answered through ToWire.
+	Decode Decode
 	// Admit decides whether a request is taken, before its method is looked up: nil, or the
 	// error to answer it with (lifecycle, unknown methods, and running reports whether a
 	// request with the same id key is still running). Contract: called on the read
@@ -290,19 +350,29 @@ func (c *Conn) request(ctx context.Context, m *Message) {
 		return
 	}
 	h, ok := c.face.Methods[m.Method]
-	if !ok || (h.Quick == nil) == (h.Long == nil) {
+	if !ok || h.handlers() != 1 {
 		c.answer(m.ID, nil, fmt.Errorf("no handler for %s", m.Method), false)
 		return
+	}
+	decode := c.face.Decode
+	if decode == nil {
+		decode = DecodeJSON
 	}
 	req := &jsonrpc2.Request{Method: m.Method}
 	if m.Params != nil {
 		p := m.Params
 		req.Params = &p
 	}
-	if h.Quick != nil {
+	if h.Quick != nil || h.typedQuick != nil {
 		var result any
 		var err error
-		if perr := c.guard(m.Method, func() { result, err = h.Quick(req) }); perr != nil {
+		if perr := c.guard(m.Method, func() {
+			if h.Quick != nil {
+				result, err = h.Quick(req)
+			} else {
+				result, err = h.typedQuick(decode, m.Params)
+			}
+		}); perr != nil {
 			result, err = nil, perr
 		}
 		c.answer(m.ID, result, err, false)
@@ -313,7 +383,13 @@ func (c *Conn) request(ctx context.Context, m *Message) {
 	}
 	var work Work
 	var err error
-	if perr := c.guard(m.Method, func() { work, err = h.Long(req) }); perr != nil {
+	if perr := c.guard(m.Method, func() {
+		if h.Long != nil {
+			work, err = h.Long(req)
+		} else {
+			work, err = h.typedLong(decode, m.Params)
+		}
+	}); perr != nil {
 		err = perr
 	}
 	req.Params, m.Params = nil, nil // the frame is not kept alive while the request runs

@@ -420,3 +420,67 @@ func TestWriteFailure(t *testing.T) {
 		t.Fatalf("a write after the failure: %v", err)
 	}
 }
+
+// Typed entries get their params decoded once, by the face's Decode: its refusal is the
+// answer (through ToWire) and the handler is not called; absent params are the zero value;
+// a typed handler's panic is an internal error like any other.
+func TestTypedMethods(t *testing.T) {
+	type addParams struct{ A, B int }
+	called := 0
+	gate := make(chan struct{})
+	p := start(t, Face{
+		Methods: map[string]Method{
+			"add": QuickOf(func(p *addParams) (int, error) { called++; return p.A + p.B, nil }),
+			"boom": QuickOf(func(*addParams) (any, error) {
+				panic("typed kaput")
+			}),
+			"later": LongOf(func(p *addParams) (Work, error) {
+				if p.A < 0 {
+					return nil, errors.New("a must not be negative")
+				}
+				return func(ctx context.Context, reply func(any, error)) { <-gate; reply(p.A*p.B, nil) }, nil
+			}),
+		},
+		Decode: func(params json.RawMessage, v any) error {
+			if len(params) > 0 && params[0] == '[' {
+				return &jsonrpc2.Error{Code: -32602, Message: "params must be an object"}
+			}
+			if err := DecodeJSON(params, v); err != nil {
+				return &jsonrpc2.Error{Code: -32602, Message: "invalid params: " + err.Error()}
+			}
+			return nil
+		},
+	}, nil)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"later","params":{"A":6,"B":7}}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"add","params":{"A":2,"B":3}}`)
+	if m := p.recv(); m.Get("id").Raw != `2` || m.Get("result").Raw != `5` {
+		t.Fatalf("add: %s", m.Raw)
+	}
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"add"}`)
+	if m := p.recv(); m.Get("id").Raw != `3` || m.Get("result").Raw != `0` {
+		t.Fatalf("add without params: %s", m.Raw)
+	}
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"add","params":[1,2]}`)
+	if m := p.recv(); m.Get("error.code").Int() != -32602 || m.Get("error.message").String() != "params must be an object" {
+		t.Fatalf("add with an array: %s", m.Raw)
+	}
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"add","params":{"A":"two"}}`)
+	if m := p.recv(); m.Get("error.code").Int() != -32602 || !strings.Contains(m.Get("error.message").String(), "invalid params") {
+		t.Fatalf("add with a string: %s", m.Raw)
+	}
+	if called != 2 {
+		t.Errorf("add's handler ran %d times, want 2 (never for params Decode refused)", called)
+	}
+	p.send(`{"jsonrpc":"2.0","id":6,"method":"boom"}`)
+	if m := p.recv(); m.Get("error.code").Int() != -32603 || !strings.Contains(m.Get("error.message").String(), "typed kaput") {
+		t.Fatalf("boom: %s", m.Raw)
+	}
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"later","params":{"A":-1}}`)
+	if m := p.recv(); m.Get("id").Raw != `7` || m.Get("error.message").String() != "a must not be negative" {
+		t.Fatalf("later, refused: %s", m.Raw)
+	}
+	close(gate)
+	if m := p.recv(); m.Get("id").Raw != `1` || m.Get("result").Raw != `42` {
+		t.Fatalf("later: %s", m.Raw)
+	}
+}
