@@ -146,26 +146,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 
 	if mime := imageType(head); mime != "" {
 		det.Kind, det.MimeType = "image", mime
-		if fi.Size() > ReadMaxImage {
-			if err := done(); err != nil {
-				return toolexec.Result{}, err
-			}
-			return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a %s image of %s, larger than the %s that can be shown.", shown, mime, size(fi.Size()), size(ReadMaxImage)))}, Details: det}, nil
-		}
-		data, err := io.ReadAll(br)
-		if err != nil {
-			return toolexec.Result{}, err
-		}
-		if err := done(); err != nil {
-			return toolexec.Result{}, err
-		}
-		return toolexec.Result{
-			Content: []llm.Content{
-				llm.Text(fmt.Sprintf("Image %s (%s, %s)", shown, mime, size(int64(len(data))))),
-				{Type: llm.ContentImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mime},
-			},
-			Details: det,
-		}, nil
+		return readImage(br, shown, fi.Size(), det, done)
 	}
 	if binary(head, complete) {
 		det.Kind = "binary"
@@ -187,44 +168,11 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		br = bufio.NewReaderSize(strings.NewReader(text), 64<<10)
 		det.Size = int64(len(text))
 	}
-	var out strings.Builder
-	total, shownLines, last := 0, 0, 0
-	full, cutForBytes := false, false
-	var ctxErr error
-	err = eachLine(br, ReadMaxLineBytes+4, func(line []byte, n int) bool {
-		total++
-		if total%readCheckEvery == 0 && ctx.Err() != nil {
-			ctxErr = ctx.Err()
-			return false
-		}
-		if total < offset {
-			return true
-		}
-		text := validText(cutRunes(line, ReadMaxLineBytes))
-		if n > ReadMaxLineBytes {
-			text += fmt.Sprintf(" … [line cut: %s in all]", size(int64(n)))
-			det.TruncatedLines++
-		}
-		entry := fmt.Sprintf("%6d\t%s\n", total, text)
-		if shownLines > 0 && out.Len()+len(entry) > ReadMaxBytes {
-			full, cutForBytes = true, true // this line is counted, not shown
-			return false
-		}
-		out.WriteString(entry)
-		shownLines++
-		last = total
-		if shownLines == limit {
-			full = true
-			return false
-		}
-		return true
-	})
-	if ctxErr != nil {
-		return toolexec.Result{}, ctxErr
-	}
+	w, err := readWindow(ctx, br, offset, limit, &det)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
+	out, total, last, full, cutForBytes := &w.out, w.total, w.last, w.full, w.cutForBytes
 	if full {
 		// The lines asked for are out: the rest is only counted, unless the stamp can
 		// stand for it (then it is not read at all).
@@ -243,11 +191,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	}
 	if det.Partial {
 		det.StartLine, det.EndLine, det.Truncated = offset, last, true
-		why := ""
-		if cutForBytes {
-			why = fmt.Sprintf(", output capped at %s", size(ReadMaxBytes))
-		}
-		fmt.Fprintf(&out, "\n[Showing lines %d-%d of %s (%s; read only this far, so its line count is not known)%s. Use offset=%d to read on.]\n", offset, last, shown, size(fi.Size()), why, last+1)
+		fmt.Fprintf(out, "\n[Showing lines %d-%d of %s (%s; read only this far, so its line count is not known)%s. Use offset=%d to read on.]\n", offset, last, shown, size(fi.Size()), cappedNote(cutForBytes), last+1)
 		return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
 	}
 	det.TotalLines = total
@@ -260,13 +204,99 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	det.StartLine, det.EndLine = offset, last
 	if last < total {
 		det.Truncated = true
-		why := ""
-		if cutForBytes {
-			why = fmt.Sprintf(", output capped at %s", size(ReadMaxBytes))
-		}
-		fmt.Fprintf(&out, "\n[Showing lines %d-%d of %d%s. Use offset=%d to read on.]\n", offset, last, total, why, last+1)
+		fmt.Fprintf(out, "\n[Showing lines %d-%d of %d%s. Use offset=%d to read on.]\n", offset, last, total, cappedNote(cutForBytes), last+1)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+}
+
+// cappedNote is what read's last line says when ReadMaxBytes, not the limit, ended the lines
+// shown ("" otherwise).
+func cappedNote(cutForBytes bool) string {
+	if !cutForBytes {
+		return ""
+	}
+	return fmt.Sprintf(", output capped at %s", size(ReadMaxBytes))
+}
+
+// readImage is read's answer for an image: the image itself, or a line saying it is too
+// large to show. done records what was seen (see read).
+func readImage(br *bufio.Reader, shown string, fileSize int64, det ReadDetails, done func() error) (toolexec.Result, error) {
+	mime := det.MimeType
+	if fileSize > ReadMaxImage {
+		if err := done(); err != nil {
+			return toolexec.Result{}, err
+		}
+		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a %s image of %s, larger than the %s that can be shown.", shown, mime, size(fileSize), size(ReadMaxImage)))}, Details: det}, nil
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return toolexec.Result{}, err
+	}
+	if err := done(); err != nil {
+		return toolexec.Result{}, err
+	}
+	return toolexec.Result{
+		Content: []llm.Content{
+			llm.Text(fmt.Sprintf("Image %s (%s, %s)", shown, mime, size(int64(len(data))))),
+			{Type: llm.ContentImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mime},
+		},
+		Details: det,
+	}, nil
+}
+
+// readLines is what readWindow took of a text: the lines shown, numbered as read shows
+// them, and how far it counted.
+type readLines struct {
+	out strings.Builder
+	// total is the lines counted (up to where reading stopped); shown those in out, last
+	// the number of the last one shown.
+	total, shown, last int
+	// full reports whether reading stopped with lines left (limit or ReadMaxBytes reached);
+	// cutForBytes whether ReadMaxBytes stopped it.
+	full, cutForBytes bool
+}
+
+// readWindow reads br's lines, keeping those from offset on: at most limit of them, and
+// ReadMaxBytes of output (the first always). Lines over ReadMaxLineBytes are cut and counted
+// in det.TruncatedLines. It stops with ctx's error once ctx ends.
+func readWindow(ctx context.Context, br *bufio.Reader, offset, limit int, det *ReadDetails) (*readLines, error) {
+	w := &readLines{}
+	var ctxErr error
+	err := eachLine(br, ReadMaxLineBytes+4, func(line []byte, n int) bool {
+		w.total++
+		if w.total%readCheckEvery == 0 && ctx.Err() != nil {
+			ctxErr = ctx.Err()
+			return false
+		}
+		if w.total < offset {
+			return true
+		}
+		text := validText(cutRunes(line, ReadMaxLineBytes))
+		if n > ReadMaxLineBytes {
+			text += fmt.Sprintf(" … [line cut: %s in all]", size(int64(n)))
+			det.TruncatedLines++
+		}
+		entry := fmt.Sprintf("%6d\t%s\n", w.total, text)
+		if w.shown > 0 && w.out.Len()+len(entry) > ReadMaxBytes {
+			w.full, w.cutForBytes = true, true // this line is counted, not shown
+			return false
+		}
+		w.out.WriteString(entry)
+		w.shown++
+		w.last = w.total
+		if w.shown == limit {
+			w.full = true
+			return false
+		}
+		return true
+	})
+	if ctxErr != nil {
+		return nil, ctxErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // readSource is what read reads a file through: it hashes every byte it passes on and
