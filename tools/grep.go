@@ -137,62 +137,15 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 	}
 
 	limit := a.limit
-	var out strings.Builder
-	var notes strings.Builder
-	var det GrepDetails
-	full := false
-	var halt atomic.Bool // set once the result is full: searches still running stop
-	quit := func() bool { return halt.Load() || ctx.Err() != nil }
+	c := &grepCollector{ws: ws, limit: limit}
+	quit := func() bool { return c.halt.Load() || ctx.Err() != nil }
 	prog := startProgress(onUpdate, "searched")
 	defer prog.end()
-	// take adds what searching the file at real found, in walk order.
-	take := func(real string, res *grepResult) error {
-		if res.err != nil {
-			return nil // an unreadable file, or one that is no longer regular, is skipped
-		}
-		if res.binary {
-			det.BinarySkipped++
-			return nil
-		}
-		det.FilesSearched++
-		shown := ws.display(real)
-		n := 0
-		for _, l := range res.lines {
-			if det.Matches == limit {
-				full = true
-				break
-			}
-			entry := shown + ":" + strconv.Itoa(l.no) + ": " + l.text + "\n"
-			if out.Len()+len(entry) > GrepMaxBytes {
-				full = true
-				break
-			}
-			out.WriteString(entry)
-			det.Matches++
-			n++
-		}
-		if n > 0 {
-			det.FilesWithMatches++
-		}
-		for _, no := range res.longLines {
-			det.LongLinesCut++
-			fmt.Fprintf(&notes, "[%s:%d is longer than %s: only its first %s was searched.]\n", shown, no, size(GrepMaxSearchedLineBytes), size(GrepMaxSearchedLineBytes))
-		}
-		if res.binaryLine > 0 {
-			det.BinaryStopped++
-			fmt.Fprintf(&notes, "[%s: search stopped at line %d, where a NUL byte shows binary content.]\n", shown, res.binaryLine)
-		}
-		if full {
-			halt.Store(true)
-			return fs.SkipAll
-		}
-		return nil
-	}
 	switch {
 	case fi.Mode().IsRegular():
-		_ = take(root, grepFile(r, nil, rel, root, m, limit+1, quit))
+		_ = c.take(root, grepFile(r, nil, rel, root, m, limit+1, quit))
 	case fi.IsDir():
-		det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{
+		c.det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{
 			// FIFOs, devices and links are skipped without being opened; one swapped in
 			// after the listing is opened without blocking and refused (grepFile).
 			want: func(n *walkNode) bool {
@@ -207,7 +160,7 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 				if res == nil {
 					return nil
 				}
-				return take(n.path(), res.(*grepResult))
+				return c.take(n.path(), res.(*grepResult))
 			},
 		})
 		if err != nil {
@@ -217,24 +170,89 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 		return toolexec.Result{}, &notRegularError{path: path, mode: fi.Mode()}
 	}
 
-	where := ws.display(root)
-	note := notes.String() + skippedNote(det.IgnoreFilesSkipped)
+	return c.answer(a.pattern, ws.display(root)), nil
+}
+
+// grepCollector gathers what grep's searches found, in walk order (take), up to limit
+// matches and GrepMaxBytes of output, and makes the answer. take is called from the walk's
+// visiting goroutine only; halt is read by the searches still running.
+type grepCollector struct {
+	ws    *Workspace
+	limit int
+	out   strings.Builder
+	notes strings.Builder
+	det   GrepDetails
+	// full reports whether the result is full (limit or GrepMaxBytes reached).
+	full bool
+	// halt is set once the result is full: searches still running stop.
+	halt atomic.Bool
+}
+
+// take adds what searching the file at real found; fs.SkipAll once the result is full.
+func (c *grepCollector) take(real string, res *grepResult) error {
+	if res.err != nil {
+		return nil // an unreadable file, or one that is no longer regular, is skipped
+	}
+	if res.binary {
+		c.det.BinarySkipped++
+		return nil
+	}
+	c.det.FilesSearched++
+	shown := c.ws.display(real)
+	n := 0
+	for _, l := range res.lines {
+		if c.det.Matches == c.limit {
+			c.full = true
+			break
+		}
+		entry := shown + ":" + strconv.Itoa(l.no) + ": " + l.text + "\n"
+		if c.out.Len()+len(entry) > GrepMaxBytes {
+			c.full = true
+			break
+		}
+		c.out.WriteString(entry)
+		c.det.Matches++
+		n++
+	}
+	if n > 0 {
+		c.det.FilesWithMatches++
+	}
+	for _, no := range res.longLines {
+		c.det.LongLinesCut++
+		fmt.Fprintf(&c.notes, "[%s:%d is longer than %s: only its first %s was searched.]\n", shown, no, size(GrepMaxSearchedLineBytes), size(GrepMaxSearchedLineBytes))
+	}
+	if res.binaryLine > 0 {
+		c.det.BinaryStopped++
+		fmt.Fprintf(&c.notes, "[%s: search stopped at line %d, where a NUL byte shows binary content.]\n", shown, res.binaryLine)
+	}
+	if c.full {
+		c.halt.Store(true)
+		return fs.SkipAll
+	}
+	return nil
+}
+
+// answer is grep's result for pattern searched in where: the matches with the notes, or
+// that there were none.
+func (c *grepCollector) answer(pattern, where string) toolexec.Result {
+	det := c.det
+	note := c.notes.String() + skippedNote(det.IgnoreFilesSkipped)
 	if det.Matches == 0 {
-		msg := fmt.Sprintf("No matches for %q in %s", a.pattern, where)
+		msg := fmt.Sprintf("No matches for %q in %s", pattern, where)
 		if det.BinarySkipped > 0 {
 			msg += fmt.Sprintf(" (%s skipped)", plural(det.BinarySkipped, "binary file"))
 		}
 		if note != "" {
 			msg += "\n" + note
 		}
-		return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
+		return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}
 	}
-	if full {
+	if c.full {
 		det.Truncated = true
-		fmt.Fprintf(&out, "\n[Stopped after %s (limit %d, or %s of output). Narrow the pattern, path or glob, or raise limit.]\n", plural(det.Matches, "match"), limit, size(GrepMaxBytes))
+		fmt.Fprintf(&c.out, "\n[Stopped after %s (limit %d, or %s of output). Narrow the pattern, path or glob, or raise limit.]\n", plural(det.Matches, "match"), c.limit, size(GrepMaxBytes))
 	}
 	if note != "" {
-		out.WriteString("\n" + note)
+		c.out.WriteString("\n" + note)
 	}
-	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+	return toolexec.Result{Content: []llm.Content{llm.Text(c.out.String())}, Details: det}
 }
