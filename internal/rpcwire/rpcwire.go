@@ -106,35 +106,12 @@ func Scan(msg []byte) (Envelope, error) {
 					st = stMember
 				}
 				continue
-			case c == '"':
-				end, _, err := scanString(msg, i)
+			default:
+				end, err := scanScalar(msg, i)
 				if err != nil {
 					return env, err
 				}
 				i = end
-			case c == 't':
-				if !hasLiteral(msg, i, "true") {
-					return env, &SyntaxError{i, "invalid literal (true was expected)"}
-				}
-				i += 4
-			case c == 'f':
-				if !hasLiteral(msg, i, "false") {
-					return env, &SyntaxError{i, "invalid literal (false was expected)"}
-				}
-				i += 5
-			case c == 'n':
-				if !hasLiteral(msg, i, "null") {
-					return env, &SyntaxError{i, "invalid literal (null was expected)"}
-				}
-				i += 4
-			case c == '-' || '0' <= c && c <= '9':
-				end, ok := scanNumber(msg, i)
-				if !ok {
-					return env, &SyntaxError{end, "invalid number"}
-				}
-				i = end
-			default:
-				return env, &SyntaxError{i, fmt.Sprintf("invalid character %s (a value was expected)", quoteChar(c))}
 			}
 			st = stAfter
 		case stMember:
@@ -194,6 +171,39 @@ func Scan(msg []byte) (Envelope, error) {
 				return env, &SyntaxError{i, fmt.Sprintf("invalid character %s (a comma or the end of the array or object was expected)", quoteChar(c))}
 			}
 		}
+	}
+}
+
+// scanScalar scans the string, literal or number that starts at msg[i] and returns where it
+// ends; a SyntaxError when it is none of them or is invalid.
+func scanScalar(msg []byte, i int) (int, error) {
+	switch c := msg[i]; {
+	case c == '"':
+		end, _, err := scanString(msg, i)
+		return end, err
+	case c == 't':
+		if !hasLiteral(msg, i, "true") {
+			return i, &SyntaxError{i, "invalid literal (true was expected)"}
+		}
+		return i + 4, nil
+	case c == 'f':
+		if !hasLiteral(msg, i, "false") {
+			return i, &SyntaxError{i, "invalid literal (false was expected)"}
+		}
+		return i + 5, nil
+	case c == 'n':
+		if !hasLiteral(msg, i, "null") {
+			return i, &SyntaxError{i, "invalid literal (null was expected)"}
+		}
+		return i + 4, nil
+	case c == '-' || '0' <= c && c <= '9':
+		end, ok := scanNumber(msg, i)
+		if !ok {
+			return end, &SyntaxError{end, "invalid number"}
+		}
+		return end, nil
+	default:
+		return i, &SyntaxError{i, fmt.Sprintf("invalid character %s (a value was expected)", quoteChar(c))}
 	}
 }
 
