@@ -112,174 +112,216 @@ func (r *shellReader) sed(words []Word, vouch int) int {
 // script is read both ways, and is risky if either way finds a risk.
 func sedScriptRisky(s string) bool { return sedRisky(s, false) || sedRisky(s, true) }
 
+// sedRisky is sedScriptRisky's reading of s, the BSD way when bsd.
 func sedRisky(s string, bsd bool) bool {
-	i := 0
-	skipSpace := func() {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-			i++
-		}
-	}
-	toEOL := func() {
-		for i < len(s) && s[i] != '\n' {
-			if s[i] == '\\' {
-				i++
-			}
-			i++
-		}
-	}
-	// bracket skips a bracket expression at s[i] ("[", "[^]a]", "[[:alpha:]/]").
-	bracket := func() bool {
-		i++
-		if i < len(s) && s[i] == '^' {
-			i++
-		}
-		if i < len(s) && s[i] == ']' {
-			i++
-		}
-		for i < len(s) {
-			switch {
-			case s[i] == ']':
-				i++
-				return true
-			case s[i] == '[' && i+1 < len(s) && (s[i+1] == ':' || s[i+1] == '.' || s[i+1] == '='):
-				end := strings.Index(s[i+2:], string(s[i+1])+"]")
-				if end < 0 {
-					return false
-				}
-				i += 2 + end + 2
-			default:
-				i++
-			}
-		}
-		return false
-	}
-	toEnd := func() { // a label: to ; or newline
-		for i < len(s) && s[i] != ';' && s[i] != '\n' {
-			i++
-		}
-	}
-	// delimited reads text up to an unescaped delimiter d.
-	delimited := func(d byte) bool {
-		for i < len(s) {
-			switch c := s[i]; {
-			case c == '\\':
-				i += 2
-				continue
-			case c == d:
-				i++
-				return true
-			case c == '[' && bsd:
-				if !bracket() {
-					return false
-				}
-				continue
-			}
-			i++
-		}
-		return false
-	}
-	address := func() bool {
-		if i >= len(s) {
-			return true
-		}
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '~') {
-				i++
-			}
-		case c == '$':
-			i++
-		case c == '/':
-			i++
-			if !delimited('/') {
-				return false
-			}
-		case c == '\\':
-			if i+1 >= len(s) {
-				return false
-			}
-			d := s[i+1]
-			i += 2
-			if !delimited(d) {
-				return false
-			}
-		default:
-			return true
-		}
-		for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
-			i++
-		}
-		return true
-	}
-	for i < len(s) {
-		switch s[i] {
+	p := &sedScanner{s: s, bsd: bsd}
+	for p.i < len(s) {
+		switch s[p.i] {
 		case ' ', '\t', '\n', ';', '{', '}':
-			i++
+			p.i++
 			continue
 		case '#':
-			toEOL()
+			p.toEOL()
 			continue
 		}
-		if !address() {
+		if !p.addresses() {
 			return true
 		}
-		skipSpace()
-		if i < len(s) && s[i] == ',' {
-			i++
-			skipSpace()
-			if i < len(s) && (s[i] == '+' || s[i] == '~') {
-				i++
-			}
-			if !address() {
-				return true
-			}
-			skipSpace()
-		}
-		for i < len(s) && (s[i] == '!' || s[i] == ' ') {
-			i++
-		}
-		if i >= len(s) {
+		if p.i >= len(s) {
 			return true
 		}
-		c := s[i]
-		i++
-		switch c {
-		case '{', '}':
-		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'l', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'q', 'Q':
-			skipSpace()
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
+		c := s[p.i]
+		p.i++
+		if p.commandRisky(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// sedScanner reads a sed script: s[i:] is what is left of it; bsd reads regular expressions
+// the BSD way (bracket expressions skipped before looking for the delimiter).
+type sedScanner struct {
+	s   string
+	i   int
+	bsd bool
+}
+
+func (p *sedScanner) skipSpace() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+// toEOL skips to the end of the line (escaped newlines included).
+func (p *sedScanner) toEOL() {
+	for p.i < len(p.s) && p.s[p.i] != '\n' {
+		if p.s[p.i] == '\\' {
+			p.i++
+		}
+		p.i++
+	}
+}
+
+// toEnd skips a label: to ; or newline.
+func (p *sedScanner) toEnd() {
+	for p.i < len(p.s) && p.s[p.i] != ';' && p.s[p.i] != '\n' {
+		p.i++
+	}
+}
+
+// bracket skips a bracket expression at s[i] ("[", "[^]a]", "[[:alpha:]/]") and reports
+// whether it was closed.
+func (p *sedScanner) bracket() bool {
+	s := p.s
+	p.i++
+	if p.i < len(s) && s[p.i] == '^' {
+		p.i++
+	}
+	if p.i < len(s) && s[p.i] == ']' {
+		p.i++
+	}
+	for p.i < len(s) {
+		switch {
+		case s[p.i] == ']':
+			p.i++
+			return true
+		case s[p.i] == '[' && p.i+1 < len(s) && (s[p.i+1] == ':' || s[p.i+1] == '.' || s[p.i+1] == '='):
+			end := strings.Index(s[p.i+2:], string(s[p.i+1])+"]")
+			if end < 0 {
+				return false
 			}
-		case ':', 'b', 't', 'T', 'v':
-			toEnd()
-		case 'a', 'i', 'c', 'r', 'R':
-			toEOL()
-		case 's', 'y':
-			if i >= len(s) || s[i] == '\n' || s[i] == '\\' {
+			p.i += 2 + end + 2
+		default:
+			p.i++
+		}
+	}
+	return false
+}
+
+// delimited reads text up to an unescaped delimiter d and reports whether it found it.
+func (p *sedScanner) delimited(d byte) bool {
+	for p.i < len(p.s) {
+		switch c := p.s[p.i]; {
+		case c == '\\':
+			p.i += 2
+			continue
+		case c == d:
+			p.i++
+			return true
+		case c == '[' && p.bsd:
+			if !p.bracket() {
+				return false
+			}
+			continue
+		}
+		p.i++
+	}
+	return false
+}
+
+// address reads one address (a line, $, /re/ or \cREc, with I and M flags), if there is
+// one, and reports whether it could be read.
+func (p *sedScanner) address() bool {
+	s := p.s
+	if p.i >= len(s) {
+		return true
+	}
+	switch c := s[p.i]; {
+	case c >= '0' && c <= '9':
+		for p.i < len(s) && (s[p.i] >= '0' && s[p.i] <= '9' || s[p.i] == '~') {
+			p.i++
+		}
+	case c == '$':
+		p.i++
+	case c == '/':
+		p.i++
+		if !p.delimited('/') {
+			return false
+		}
+	case c == '\\':
+		if p.i+1 >= len(s) {
+			return false
+		}
+		d := s[p.i+1]
+		p.i += 2
+		if !p.delimited(d) {
+			return false
+		}
+	default:
+		return true
+	}
+	for p.i < len(s) && (s[p.i] == 'I' || s[p.i] == 'M') {
+		p.i++
+	}
+	return true
+}
+
+// addresses reads a command's addresses (none, one, or a range) and its negations, and
+// reports whether they could be read.
+func (p *sedScanner) addresses() bool {
+	s := p.s
+	if !p.address() {
+		return false
+	}
+	p.skipSpace()
+	if p.i < len(s) && s[p.i] == ',' {
+		p.i++
+		p.skipSpace()
+		if p.i < len(s) && (s[p.i] == '+' || s[p.i] == '~') {
+			p.i++
+		}
+		if !p.address() {
+			return false
+		}
+		p.skipSpace()
+	}
+	for p.i < len(s) && (s[p.i] == '!' || s[p.i] == ' ') {
+		p.i++
+	}
+	return true
+}
+
+// commandRisky reads the rest of command c (its arguments) and reports whether it may write
+// a file or run a command, or cannot be read.
+func (p *sedScanner) commandRisky(c byte) bool {
+	s := p.s
+	switch c {
+	case '{', '}':
+	case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'l', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'q', 'Q':
+		p.skipSpace()
+		for p.i < len(s) && s[p.i] >= '0' && s[p.i] <= '9' {
+			p.i++
+		}
+	case ':', 'b', 't', 'T', 'v':
+		p.toEnd()
+	case 'a', 'i', 'c', 'r', 'R':
+		p.toEOL()
+	case 's', 'y':
+		if p.i >= len(s) || s[p.i] == '\n' || s[p.i] == '\\' {
+			return true
+		}
+		d := s[p.i]
+		p.i++
+		for range 2 { // the expression, then the replacement (s) or the second list (y)
+			if !p.delimited(d) {
 				return true
 			}
-			d := s[i]
-			i++
-			for range 2 { // the expression, then the replacement (s) or the second list (y)
-				if !delimited(d) {
+		}
+		if c == 's' {
+			for p.i < len(s) && s[p.i] != ';' && s[p.i] != '\n' && s[p.i] != '}' {
+				switch f := s[p.i]; {
+				case f == 'w' || f == 'W' || f == 'e':
+					return true
+				case f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' || f == ' ' || f == '\t' || f >= '0' && f <= '9':
+				default:
 					return true
 				}
+				p.i++
 			}
-			if c == 's' {
-				for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
-					switch f := s[i]; {
-					case f == 'w' || f == 'W' || f == 'e':
-						return true
-					case f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' || f == ' ' || f == '\t' || f >= '0' && f <= '9':
-					default:
-						return true
-					}
-					i++
-				}
-			}
-		default: // w, W, e, and commands pid does not know
-			return true
 		}
+	default: // w, W, e, and commands pid does not know
+		return true
 	}
 	return false
 }
