@@ -6,7 +6,8 @@
 // model's markdown through markdown.ts (no HTML of the model's own), and never takes focus by
 // itself: an approval arriving is shown, not focused. Asked for (pid: Focus Chat) before its
 // page has loaded, it keeps what is typed meanwhile in an input box and moves it into the
-// prompt box.
+// prompt box. What the prompt box holds unsent (the page says it as it changes) outlives a
+// reload of the page or of the window: the page loaded again gets it back.
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
@@ -26,12 +27,18 @@ const FLUSH_MS = 40;
  */
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
 	static readonly viewId = 'pid.chat';
+	/** The workspace state's key of the shown chat's unsent text (see keepDraftsIn). */
+	static readonly draftKey = 'pid.chat.draft';
 	private view: vscode.WebviewView | undefined;
 	private ready = false;
 	/** Changes not yet sent: item ids to upsert (in order), removals and a state. */
 	private ops: ({ op: 'upsert'; id: string } | { op: 'remove'; id: string } | { op: 'state' })[] = [];
 	private timer: NodeJS.Timeout | undefined;
 	private readonly subs: vscode.Disposable[] = [];
+	/** What each chat's prompt box holds unsent (the page's draft messages; a tab's comes back with it). */
+	private readonly drafts = new WeakMap<ChatModel, string>();
+	/** Where the shown chat's draft outlives the extension host (a window reload), once keepDraftsIn. */
+	private draftStore: vscode.Memento | undefined;
 
 	constructor(
 		private readonly extensionUri: vscode.Uri,
@@ -59,6 +66,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		clearTimeout(this.timer);
 		this.timer = undefined;
 		this.sendAll();
+		this.storeDraft(this.drafts.get(this.chat()) ?? '');
+	}
+
+	/**
+	 * keepDraftsIn keeps the shown chat's unsent text in store (the workspace's state) as it
+	 * changes, and gives the text kept there (the window was reloaded) to the chat shown now.
+	 */
+	keepDraftsIn(store: vscode.Memento): void {
+		this.draftStore = store;
+		const kept = store.get<unknown>(ChatViewProvider.draftKey);
+		if (typeof kept === 'string' && kept !== '' && !this.drafts.has(this.chat())) {
+			this.drafts.set(this.chat(), kept);
+		}
+	}
+
+	/** draftChanged takes the page's word for what the shown chat's prompt box holds. */
+	private draftChanged(text: string): void {
+		const chat = this.chat();
+		if (text === '') {
+			this.drafts.delete(chat);
+		} else {
+			this.drafts.set(chat, text);
+		}
+		this.storeDraft(text);
+	}
+
+	private storeDraft(text: string): void {
+		if (this.draftStore && (this.draftStore.get<unknown>(ChatViewProvider.draftKey) ?? '') !== text) {
+			void this.draftStore.update(ChatViewProvider.draftKey, text === '' ? undefined : text);
+		}
 	}
 
 	/** tabsChanged sends the page the tabs (one added or closed, a status or a title changed). */
@@ -209,8 +246,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		view.webview.html = this.html(view.webview, media, script, this.focusWhenReady);
 		this.subs.push(
 			view.webview.onDidReceiveMessage((m: FromView) => {
+				if (m?.type === 'draft') {
+					this.draftChanged(typeof m.text === 'string' ? m.text : '');
+					return;
+				}
 				if (m?.type === 'ready') {
 					this.ready = true;
+					// A page just loaded: the text its prompt box held before (a reload) goes back in.
 					this.sendAll();
 					const typed = this.closeBridge();
 					if (this.focusWhenReady || typed !== undefined) {
@@ -299,10 +341,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		}
 	}
 
+	/** sendAll sends the shown chat whole, with what its prompt box held unsent. */
 	private sendAll(): void {
 		this.ops = [];
 		const chat = this.chat();
-		this.post({ type: 'reset', items: chat.all().map(viewOf), state: chat.state, tabs: this.tabs() });
+		this.post({ type: 'reset', items: chat.all().map(viewOf), state: chat.state, tabs: this.tabs(), draft: this.drafts.get(chat) ?? '' });
 	}
 
 	private changed(e: ChatEvent): void {

@@ -150,6 +150,10 @@ export function activate(context: vscode.ExtensionContext): void {
 		},
 		() => (chats.all().length > 1 ? chats.views() : []),
 	);
+	// What the prompt box holds unsent outlives a reload of the window (the workspace's state).
+	if (context.workspaceState) {
+		view.keepDraftsIn(context.workspaceState);
+	}
 	context.subscriptions.push(view, vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, view, { webviewOptions: { retainContextWhenHidden: true } }));
 
 	const actions = new ChatActions(vscode, docs, view, snapshots, () => chats.shown.chat, () => chats.shown.controller, current, (err) => report(err));
@@ -449,7 +453,8 @@ export function activate(context: vscode.ExtensionContext): void {
 				await closeTab(String(m.id));
 				break;
 			case 'ready':
-				// The view handles it (chatview.ts).
+			case 'draft':
+				// The view handles them (chatview.ts).
 				break;
 			default:
 				// A message of the page's that nothing here handles: typecheck fails here when FromView gains one.

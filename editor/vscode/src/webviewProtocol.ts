@@ -355,6 +355,8 @@ export type ViewCommand = 'newSession' | 'history' | 'model' | 'mode' | 'permiss
 /** What the view's page sends to the extension. */
 export type FromView =
 	| { type: 'ready' }
+	/** The prompt box's text not yet sent (the shown tab's), each time it changes: kept through a reload. */
+	| { type: 'draft'; text: string }
 	| { type: 'send'; text: string; mode: QueueMode }
 	| { type: 'cancel' }
 	/** mode: with Allow on a plan, the mode to go on in (one of its planModes). */
@@ -386,8 +388,12 @@ export type ViewOp = { op: 'upsert'; item: ItemView } | { op: 'remove'; id: stri
 
 /** What the view's page receives from the extension. */
 export type ToView =
-	/** The shown tab's chat, whole (a tab shown, the page loaded), and the tabs. */
-	| { type: 'reset'; items: ItemView[]; state: ChatState; tabs: TabView[] }
+	/**
+	 * The shown tab's chat, whole (a tab shown, the page loaded), and the tabs. draft: what its
+	 * prompt box held unsent (the page's draft messages), for a page just loaded (a reload of
+	 * the page or of the window) and a tab shown again.
+	 */
+	| { type: 'reset'; items: ItemView[]; state: ChatState; tabs: TabView[]; draft: string }
 	/** The tabs changed (one added, closed, its status or title changed). */
 	| { type: 'tabs'; tabs: TabView[] }
 	| { type: 'batch'; ops: ViewOp[] }

@@ -346,7 +346,7 @@ type Ext = typeof import('../extension');
  * loadExtension loads a fresh extension.ts against fake (its `vscode` import resolves to it),
  * with pid's XDG folders in tmp, and activates it; everything is undone after the test.
  */
-function loadExtension(t: import('node:test').TestContext, fake: ReturnType<typeof fakeVscode>, tmp: string): Ext {
+function loadExtension(t: import('node:test').TestContext, fake: ReturnType<typeof fakeVscode>, tmp: string, context: Partial<import('vscode').ExtensionContext> = {}): Ext {
 	// The extension starts pid with this process's environment: keep pid's files in tmp.
 	const saved = { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME };
 	process.env.XDG_CONFIG_HOME = path.join(tmp, 'config');
@@ -371,8 +371,25 @@ function loadExtension(t: import('node:test').TestContext, fake: ReturnType<type
 		}
 		fs.rmSync(tmp, { recursive: true, force: true });
 	});
-	ext.activate({ subscriptions: [], extensionUri: { fsPath: path.join(__dirname, '../..') } } as unknown as import('vscode').ExtensionContext);
+	ext.activate({ subscriptions: [], extensionUri: { fsPath: path.join(__dirname, '../..') }, ...context } as unknown as import('vscode').ExtensionContext);
 	return ext;
+}
+
+/** fakeMemento stands in for an ExtensionContext's workspaceState (it outlives the extension, as VS Code's does a window reload). */
+function fakeMemento() {
+	const values = new Map<string, unknown>();
+	return {
+		values,
+		keys: () => [...values.keys()],
+		get: <T>(key: string, def?: T) => (values.has(key) ? (values.get(key) as T) : def),
+		update: async (key: string, value: unknown) => {
+			if (value === undefined) {
+				values.delete(key);
+			} else {
+				values.set(key, value);
+			}
+		},
+	};
 }
 
 test('extension.ts with a stand-in vscode: pid: Ask runs a prompt, its approval is answered in the chat view (never a modal), deactivate stops pid', { timeout: 60_000 }, async (t) => {
@@ -746,6 +763,59 @@ test('extension.ts: Enter in the input box of a chat still loading sends the tex
 	assert.ok(fake.output.includes('> say heard'), fake.output.join('\n'));
 	const view = openView(fake);
 	assert.ok(!view.posted.some((p) => p.type === 'focusPrompt' && p.text), 'nothing left to move into the prompt box');
+});
+
+test('extension.ts: what the prompt box holds unsent outlives a reload: of the chat\'s page (the page loaded again gets it back, each tab its own) and of the window (kept in the workspace\'s state); a message sent leaves nothing', { timeout: 60_000 }, async (t) => {
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({ 'pid.path': PID_BIN, 'pid.model': { provider: 'script', turns: [{ content: text('heard') }] } }, ws, {});
+	const workspaceState = fakeMemento();
+	const ext = loadExtension(t, fake, tmp, { workspaceState } as unknown as Partial<import('vscode').ExtensionContext>);
+	type Posted = { type: string; draft?: string; tabs?: { id: string; shown: boolean }[] };
+	const resets = (v: FakeView) => (v.posted as Posted[]).filter((p) => p.type === 'reset');
+	const view = openView(fake);
+	assert.equal(resets(view)[0]?.draft, '', 'nothing typed yet');
+	// The person types; the page says so as the box changes.
+	view.send({ type: 'draft', text: 'fix the fla' });
+	view.send({ type: 'draft', text: 'fix the flaky test' });
+	// The page reloads (its document is made again): its first reset brings the text back.
+	const again = openView(fake);
+	assert.equal(resets(again)[0]?.draft, 'fix the flaky test', 'the page loaded again gets the text back');
+	// Each tab its own: a second tab starts empty, the first one's text comes back with it.
+	again.send({ type: 'newTab' });
+	await until(() => (resets(again).at(-1)?.tabs ?? []).length === 2, 'the second tab shown');
+	assert.equal(resets(again).at(-1)?.draft, '', 'a new tab: an empty box');
+	again.send({ type: 'draft', text: 'in tab two' });
+	const first = resets(again).at(-1)?.tabs?.[0]?.id ?? '';
+	const second = resets(again).at(-1)?.tabs?.[1]?.id ?? '';
+	again.send({ type: 'showTab', id: first });
+	await until(() => resets(again).at(-1)?.tabs?.[0]?.shown === true, 'the first tab shown again');
+	assert.equal(resets(again).at(-1)?.draft, 'fix the flaky test');
+	again.send({ type: 'showTab', id: second });
+	await until(() => resets(again).at(-1)?.tabs?.[1]?.shown === true, 'the second tab shown again');
+	assert.equal(resets(again).at(-1)?.draft, 'in tab two');
+	assert.equal(workspaceState.get('pid.chat.draft'), 'in tab two', "the shown tab's text is in the workspace's state");
+	again.send({ type: 'showTab', id: first });
+	await until(() => resets(again).at(-1)?.tabs?.[0]?.shown === true, 'the first tab shown');
+
+	// The window reloads: a fresh extension host; the shown tab's text comes back from the workspace's state.
+	await within(ext.deactivate(), 'deactivate to stop pid', STEP_TIMEOUT_MS);
+	delete require.cache[require.resolve('../extension')];
+	delete require.cache[require.resolve('../chatview')];
+	const ext2 = require('../extension') as Ext;
+	t.after(() => ext2.deactivate());
+	ext2.activate({ subscriptions: [], extensionUri: { fsPath: path.join(__dirname, '../..') }, workspaceState } as unknown as import('vscode').ExtensionContext);
+	const reloaded = openView(fake);
+	assert.equal(resets(reloaded)[0]?.draft, 'fix the flaky test', 'after a window reload the box holds what it held');
+
+	// Sent: the page clears its box and says so; nothing comes back at the next reload.
+	reloaded.send({ type: 'send', text: 'fix the flaky test', mode: 'steer' });
+	reloaded.send({ type: 'draft', text: '' });
+	await until(() => fake.output.includes('\nheard\n'), `the answer:\n${fake.output.join('\n')}`);
+	assert.equal(resets(openView(fake))[0]?.draft, '');
+	assert.deepEqual(workspaceState.keys(), [], "nothing left in the workspace's state");
+	assert.deepEqual(fake.errors, [], fake.output.join('\n'));
 });
 
 test('extension.ts: after a restart the chat view offers the workspace\'s last session, naming it; its Resume loads it into the chat', { timeout: 60_000 }, async (t) => {

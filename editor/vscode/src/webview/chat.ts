@@ -884,26 +884,16 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 
 	// --- tabs: one conversation each; the bar shows when there are several -----------------
 
-	/** The tab shown, and what was typed in the prompt box of each tab left (it comes back with the tab). */
+	/** The tab shown (its prompt box's text comes back with it: the extension keeps each tab's draft). */
 	let shownTab: string | undefined;
-	const drafts = new Map<string, string>();
 
 	const TAB_STATUS: Partial<Record<ChatState['status'], string>> = { starting: '◌', working: '◌', loading: '◌', approval: '●', stopped: '■' };
 
-	/** renderTabs draws the tab bar (none with one tab) and keeps each tab's draft in the prompt box. */
-	function renderTabs(tabs: readonly TabView[]): void {
+	/** renderTabs draws the tab bar (none with one tab); it reports whether another tab is shown now. */
+	function renderTabs(tabs: readonly TabView[]): boolean {
 		const shown = tabs.find((t) => t.shown)?.id;
-		if (shown !== shownTab) {
-			if (shownTab !== undefined) {
-				drafts.set(shownTab, prompt.value);
-			}
-			if (shown !== undefined && shownTab !== undefined) {
-				prompt.value = drafts.get(shown) ?? '';
-				drafts.delete(shown);
-				refreshCompletions();
-			}
-			shownTab = shown;
-		}
+		const switched = shown !== shownTab && shown !== undefined && shownTab !== undefined;
+		shownTab = shown;
 		tabsBar.hidden = tabs.length === 0;
 		document.body.classList.toggle('tabbed', tabs.length > 0);
 		tabsBar.replaceChildren(
@@ -919,6 +909,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			}),
 			button('+', 'tab-new', () => post({ type: 'newTab' }), 'A new conversation in a tab of its own (pid: New Chat Tab)'),
 		);
+		return switched;
 	}
 
 	// --- state, composer ---------------------------------------------------------------------
@@ -1030,6 +1021,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		shownCommands = [];
 		completions.hidden = true;
 		selected = 0;
+		saveDraft();
 		if (sendIt && c && !c.hint) {
 			send('steer');
 		}
@@ -1043,6 +1035,22 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		post({ type: 'send', text, mode });
 		prompt.value = '';
 		refreshCompletions();
+		saveDraft();
+	}
+
+	/** The prompt box's text the extension was last told of. */
+	let draftSaid = '';
+	/**
+	 * saveDraft tells the extension what the prompt box holds whenever it changes, so that it
+	 * outlives a reload of this page or of the window (the extension keeps it, and the
+	 * workspace's state), and each tab keeps its own.
+	 */
+	function saveDraft(): void {
+		// (Until the first reset, the extension's word is the one that counts: see receive.)
+		if (loaded && prompt.value !== draftSaid) {
+			draftSaid = prompt.value;
+			post({ type: 'draft', text: draftSaid });
+		}
 	}
 
 	prompt.addEventListener('keydown', (ev) => {
@@ -1091,6 +1099,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			prompt.selectionStart = prompt.selectionEnd = at - 1;
 			post({ type: 'addContext', kind: 'file' });
 		}
+		saveDraft();
 	});
 	sendBtn.addEventListener('click', () => send('steer'));
 	stopBtn.addEventListener('click', () => post({ type: 'cancel' }));
@@ -1125,11 +1134,31 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		true,
 	);
 
+	/** Whether the first reset came (the page's chat and its prompt box's text from before a reload). */
+	let loaded = false;
+
 	/** receive handles one message of the extension. */
 	function receive(m: ToView): void {
 		switch (m.type) {
-			case 'reset':
-				renderTabs(m.tabs || []);
+			case 'reset': {
+				const switched = renderTabs(m.tabs || []);
+				const draft = typeof m.draft === 'string' ? m.draft : '';
+				if (!loaded) {
+					// This page was just loaded (a reload): the text its box held before goes back
+					// in, before what was typed since the page came.
+					loaded = true;
+					draftSaid = draft;
+					if (draft !== '') {
+						prompt.value = draft + prompt.value;
+						prompt.selectionStart = prompt.selectionEnd = prompt.value.length;
+					}
+					saveDraft();
+					refreshCompletions();
+				} else if (switched) {
+					// Another tab: its own text.
+					prompt.value = draftSaid = draft;
+					refreshCompletions();
+				}
 				log.replaceChildren();
 				queue.replaceChildren();
 				nodes.clear();
@@ -1141,6 +1170,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 				stick = true;
 				follow();
 				break;
+			}
 			case 'batch':
 				for (const o of m.ops) {
 					if (o.op === 'upsert') {
@@ -1163,6 +1193,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 				// page loaded (before what the page itself caught, which was typed after it).
 				if (typeof m.text === 'string' && m.text !== '') {
 					prompt.value = m.text + prompt.value;
+					saveDraft();
 				}
 				prompt.focus();
 				prompt.selectionStart = prompt.selectionEnd = prompt.value.length;
