@@ -161,6 +161,7 @@ show_next = function()
     return
   end
   vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
   vim.wo[win].cursorline = true
   if q.warn ~= nil then
     -- A question that needs care (leaving the sandbox): its border and its warning lines stand

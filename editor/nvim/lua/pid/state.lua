@@ -148,6 +148,9 @@ M.S = setmetatable({
   -- holding pid's sandbox note, {command, lines = the output's last lines before the note,
   -- note}, shown when that session asks to run a command outside the sandbox (escalation.lua).
   refusals = {},
+  -- Neovim's 'breakat' view.lua replaced while a chat is shown (it breaks lines at blanks only
+  -- then); nil: not replaced.
+  breakat_was = nil,
 }, {
   __index = function(_, k)
     if CONV[k] then

@@ -99,8 +99,65 @@ function M.bufnr()
       M.open_output(vim.api.nvim_win_get_cursor(0)[1] - 1)
     end),
   })
+  -- Whatever window shows the chat (its own, or one of the person's through :buffer, a tab
+  -- page of theirs, :PidSessions), its lines wrap between words: card lines are long.
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    buffer = buf,
+    desc = "pid: the chat's lines wrap between words in any window",
+    callback = function()
+      M.wrap_words()
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWinLeave', {
+    buffer = buf,
+    desc = "pid: 'breakat' back as it was once no chat is shown",
+    callback = function()
+      -- (The window still shows the chat now: look once it is gone.)
+      vim.schedule(M.unwrap_words)
+    end,
+  })
   state.buf, state.empty, state.text, state.cards = buf, true, nil, {}
   return buf
+end
+
+-- BREAKAT_DEFAULT is Neovim's own 'breakat': with it, 'linebreak' also breaks after . / - : @
+-- and so cuts paths, file and command names (a card's "../outside.|txt"). WORDS_ONLY breaks
+-- between words only.
+local BREAKAT_DEFAULT, WORDS_ONLY = ' \t!@*-+;:,./?', ' \t'
+
+-- wrap_words makes the current window wrap the chat's lines between words, a wrapped line's
+-- rest indented as its start ('linebreak', 'breakindent'). It sets them for the chat there
+-- only (:setlocal): a file shown in that window later keeps the window's own. 'breakat' is
+-- global (no window or buffer value in any Neovim): while a chat is shown it breaks at blanks
+-- only, unless the person set one of their own, which is left alone; unwrap_words gives
+-- Neovim's back once no chat is shown.
+function M.wrap_words()
+  vim.opt_local.wrap = true
+  vim.opt_local.linebreak = true
+  vim.opt_local.breakindent = true
+  if conversations.S.breakat_was == nil and vim.o.breakat == BREAKAT_DEFAULT then
+    conversations.S.breakat_was = vim.o.breakat
+    vim.o.breakat = WORDS_ONLY
+  end
+end
+
+-- unwrap_words gives 'breakat' back as wrap_words found it once no window shows a chat
+-- (unless the person changed it meanwhile).
+function M.unwrap_words()
+  if conversations.S.breakat_was == nil then
+    return
+  end
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    local c = conversations.of_buf(buf)
+    if c ~= nil and c.chat.buf == buf then
+      return
+    end
+  end
+  if vim.o.breakat == WORDS_ONLY then
+    vim.o.breakat = conversations.S.breakat_was
+  end
+  conversations.S.breakat_was = nil
 end
 
 -- window returns a window of the current tab that shows the chat, or nil.
@@ -148,6 +205,8 @@ function M.show(open_cmd)
   vim.api.nvim_win_set_buf(win, buf)
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
+  vim.wo[win].breakindent = true
+  vim.api.nvim_win_call(win, M.wrap_words)
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
   vim.wo[win].conceallevel = 0
