@@ -258,6 +258,8 @@ func toWire(err error) *rpcError {
 	switch {
 	case errors.As(err, &re):
 		return re
+	case authError(err) != nil:
+		return authError(err)
 	case errors.Is(err, session.ErrUnknownSession):
 		return &rpcError{Code: codeNotFound, Message: "Resource not found: " + err.Error()}
 	case errors.Is(err, session.ErrLocked):

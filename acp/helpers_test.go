@@ -119,7 +119,7 @@ func validate(t testing.TB, name string, raw []byte) error {
 // Which $defs the params and results of each method must satisfy.
 var (
 	requestDefs = map[string]string{
-		"initialize": "InitializeRequest", "session/new": "NewSessionRequest", "session/prompt": "PromptRequest",
+		"initialize": "InitializeRequest", "authenticate": "AuthenticateRequest", "session/new": "NewSessionRequest", "session/prompt": "PromptRequest",
 		"session/load": "LoadSessionRequest", "session/resume": "ResumeSessionRequest", "session/list": "ListSessionsRequest",
 		"session/close": "CloseSessionRequest", "session/delete": "DeleteSessionRequest",
 		"session/request_permission": "RequestPermissionRequest",
@@ -129,7 +129,7 @@ var (
 		"session/set_mode":          "SetSessionModeRequest",
 	}
 	responseDefs = map[string]string{
-		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
+		"initialize": "InitializeResponse", "authenticate": "AuthenticateResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
 		"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "session/list": "ListSessionsResponse",
 		"session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
 		"session/request_permission": "RequestPermissionResponse",

@@ -24,7 +24,9 @@ type initializeParams struct {
 			ReadTextFile  bool `json:"readTextFile"`
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
-		Terminal bool `json:"terminal"`
+		Terminal bool            `json:"terminal"`
+		Auth     json.RawMessage `json:"auth"`
+		Meta     json.RawMessage `json:"_meta"`
 		Session  *struct {
 			Notices    json.RawMessage `json:"notices"`
 			Compaction json.RawMessage `json:"compaction"`
@@ -44,7 +46,7 @@ type implementation struct {
 type initializeResult struct {
 	ProtocolVersion   int               `json:"protocolVersion"`
 	AgentCapabilities agentCapabilities `json:"agentCapabilities"`
-	AuthMethods       []struct{}        `json:"authMethods"`
+	AuthMethods       []authMethod      `json:"authMethods"`
 	AgentInfo         implementation    `json:"agentInfo"`
 }
 
@@ -101,7 +103,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	s.mu.Unlock()
 	res := &initializeResult{
 		ProtocolVersion: ProtocolVersion,
-		AuthMethods:     []struct{}{},
+		AuthMethods:     authMethods(terminalAuth(cc.Auth, cc.Meta)),
 		AgentInfo:       implementation{Name: "pid", Title: "pid", Version: s.opts.Version},
 	}
 	// Images go to the model as image blocks; embedded text resources become context in
@@ -124,11 +126,6 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 // declared reports whether a client capability object is present (not absent nor null).
 func declared(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
-}
-
-// authenticate: pid advertises no authentication method, so there is none to use.
-func (s *server) authenticate(json.RawMessage) (any, error) {
-	return nil, errorf(codeInvalidParams, "Invalid params: pid has no authentication methods (it reads the model's API key from its environment or settings)")
 }
 
 type sessionNewParams struct {
@@ -210,6 +207,13 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := keyProblem(ss); err != nil {
+		// auth_required now rather than at the first prompt; the session goes.
+		if cerr := s.host.CloseSession(ss.ID()); cerr != nil {
+			s.log.Warn("closing a session refused for want of a key", "session", ss.ID(), "err", cerr)
+		}
+		return nil, err
+	}
 	st := &sessionState{srv: s, ss: ss, mcpOwn: servers}
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
@@ -269,8 +273,6 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		case t.cancelled() || ctx.Err() != nil:
 			// ACP: a cancelled turn answers "cancelled", even if cancelling made something fail.
 			result, err = &promptResult{StopReason: "cancelled"}, nil
-		case errors.Is(err, session.ErrNoModel):
-			err = errorf(codeInternalError, "Internal error: %v", err)
 		case err != nil:
 		default:
 			var reason string

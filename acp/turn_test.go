@@ -66,12 +66,12 @@ func TestPromptWithoutModel(t *testing.T) {
 	c := start(t)
 	c.initialize(nil)
 	sid := c.newSession(t.TempDir(), "")
-	m := c.wantError(c.prompt(sid, "hi"), codeInternalError)
+	m := c.wantError(c.prompt(sid, "hi"), codeAuthRequired)
 	if !strings.Contains(m.Error.Message, "no model") {
 		t.Errorf("message %q", m.Error.Message)
 	}
 	// The session is free again.
-	c.wantError(c.prompt(sid, "hi"), codeInternalError)
+	c.wantError(c.prompt(sid, "hi"), codeAuthRequired)
 }
 
 func TestUserMessageFromContentBlocks(t *testing.T) {
@@ -587,7 +587,7 @@ func TestWorkspaceSettingsOfTheCwd(t *testing.T) {
 		t.Errorf("bash: %s", final.Raw)
 	}
 	other := c.newSession(t.TempDir(), "")
-	m := c.wantError(c.prompt(other, "go"), codeInternalError)
+	m := c.wantError(c.prompt(other, "go"), codeAuthRequired)
 	if !strings.Contains(m.Error.Message, "no model") {
 		t.Errorf("a session elsewhere saw the settings: %s", m.raw)
 	}

@@ -127,7 +127,7 @@ func TestInitializeVersionsAndCapabilities(t *testing.T) {
 		checks := map[string]string{
 			"agentInfo.name": "pid", "agentInfo.version": "test", "agentCapabilities.loadSession": "true",
 			"agentCapabilities.promptCapabilities.audio": "false", "agentCapabilities.mcpCapabilities.http": "true",
-			"agentCapabilities.mcpCapabilities.sse": "false", "authMethods.#": "0",
+			"agentCapabilities.mcpCapabilities.sse": "false", "authMethods.#": "1", "authMethods.0.type": "agent",
 		}
 		for path, want := range checks {
 			if got := res.Get(path).String(); got != want {
