@@ -8,6 +8,7 @@ package acp
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/pid-agent/pid/session"
 )
@@ -93,7 +94,11 @@ func authError(err error) *rpcError {
 		if se.Reason == session.SetupUntrustedSetting && !errors.Is(err, session.ErrNoModel) {
 			return nil
 		}
-		return &rpcError{Code: codeAuthRequired, Message: "Authentication required: " + se.Error(), Data: se.Data()}
+		msg := "Authentication required: " + se.Error()
+		if !strings.Contains(msg, "pid login") {
+			msg += " Or run pid login in a terminal: it saves a key and a default model."
+		}
+		return &rpcError{Code: codeAuthRequired, Message: msg, Data: se.Data()}
 	}
 	return nil
 }

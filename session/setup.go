@@ -112,7 +112,7 @@ func (s *Session) noModelError() error {
 // settings file).
 func noModel(user string) error {
 	return &SetupError{Reason: SetupNoModel, Setting: "model", File: user, kind: ErrNoModel,
-		msg: fmt.Sprintf(`pid has no model for this session: run pid login in a terminal, or set "model" in %s, e.g. %s (its key is read from ANTHROPIC_API_KEY, or OPENAI_API_KEY for "openai", in the environment pid starts in), or choose a model in your editor.`,
+		msg: fmt.Sprintf(`pid has no model for this session: set "model" in %s, e.g. %s (its key is read from ANTHROPIC_API_KEY, or OPENAI_API_KEY for "openai", in the environment pid starts in), or choose a model in your editor.`,
 			user, modelExample)}
 }
 
