@@ -180,6 +180,7 @@ func init() {
 		"session/list":   (*server).sessionList,
 		"session/close":  (*server).sessionClose,
 		"session/delete": (*server).sessionDelete,
+		"session/fork":   (*server).sessionFork,
 		// pid's extension methods (docs/acp.md).
 		"_pid/checkpoints/diff": (*server).checkpointsDiff,
 		"_pid/session/rewind":   (*server).sessionRewind,

@@ -127,6 +127,10 @@ var (
 		"elicitation/create":        "CreateElicitationRequest",
 		"session/set_config_option": "SetSessionConfigOptionRequest",
 		"session/set_mode":          "SetSessionModeRequest",
+		// session/fork is unstable: the stable schema has no $defs for it. Its request has
+		// the members of ResumeSessionRequest (sessionId, cwd, additionalDirectories,
+		// mcpServers, _meta), its response those of NewSessionResponse.
+		"session/fork": "ResumeSessionRequest",
 	}
 	responseDefs = map[string]string{
 		"initialize": "InitializeResponse", "authenticate": "AuthenticateResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
@@ -137,6 +141,7 @@ var (
 		"elicitation/create":        "CreateElicitationResponse",
 		"session/set_config_option": "SetSessionConfigOptionResponse",
 		"session/set_mode":          "SetSessionModeResponse",
+		"session/fork":              "NewSessionResponse",
 	}
 	notificationDefs = map[string]string{
 		"session/update": "SessionNotification", "session/cancel": "CancelNotification",

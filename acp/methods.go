@@ -71,6 +71,23 @@ type sessionCapabilities struct {
 	Resume *struct{} `json:"resume,omitempty"`
 	Close  *struct{} `json:"close,omitempty"`
 	Delete *struct{} `json:"delete,omitempty"`
+	// Fork is session/fork (unstable in ACP's schema).
+	Fork *struct{} `json:"fork,omitempty"`
+	// AdditionalDirectories: session/new, load, resume and fork take additionalDirectories.
+	AdditionalDirectories *struct{} `json:"additionalDirectories,omitempty"`
+}
+
+// additionalFolders checks a request's additionalDirectories (each absolute, as ACP asks)
+// and returns them clean; the session layer checks that each is a folder.
+func additionalFolders(dirs []string) ([]string, error) {
+	out := make([]string, 0, len(dirs))
+	for i, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return nil, errorf(codeInvalidParams, "Invalid params: additionalDirectories[%d] must be an absolute path, not %q", i, d)
+		}
+		out = append(out, filepath.Clean(d))
+	}
+	return out, nil
 }
 
 // initialize records the client's capabilities and answers with protocol version 1,
@@ -115,7 +132,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
 	res.AgentCapabilities.MCPCapabilities.HTTP = true
 	sc := &res.AgentCapabilities.SessionCapabilities
-	sc.Close = &struct{}{}
+	sc.Close, sc.AdditionalDirectories, sc.Fork = &struct{}{}, &struct{}{}, &struct{}{}
 	if s.host.SavesSessions() {
 		res.AgentCapabilities.LoadSession = true
 		sc.List, sc.Resume, sc.Delete = &struct{}{}, &struct{}{}, &struct{}{}
@@ -131,7 +148,9 @@ func declared(raw json.RawMessage) bool {
 type sessionNewParams struct {
 	Cwd        *string           `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
-	Meta       struct {
+	// AdditionalDirectories are workspace folders besides the cwd (folders).
+	AdditionalDirectories []string `json:"additionalDirectories"`
+	Meta                  struct {
 		PID *session.Config `json:"pid"`
 		// SystemPrompt is a string that replaces pid's system prompt, or {append: string}
 		// that adds to it (what acpx's --system-prompt and --append-system-prompt send).
@@ -202,8 +221,12 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	cfg.MCPServers = servers
+	folders, err := additionalFolders(p.AdditionalDirectories)
+	if err != nil {
+		return nil, err
+	}
 	id := session.NewID()
-	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged})
+	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged, Folders: folders})
 	if err != nil {
 		return nil, err
 	}

@@ -134,9 +134,9 @@ func TestInitializeVersionsAndCapabilities(t *testing.T) {
 				t.Errorf("%s = %q, want %q", path, got, want)
 			}
 		}
-		// Saved sessions: list, resume, close and delete; nothing pid cannot do (no
-		// additionalDirectories, no config options).
-		if got := res.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"list":{},"resume":{},"close":{},"delete":{}}` {
+		// Saved sessions: list, resume, close and delete; fork (unstable) and
+		// additionalDirectories.
+		if got := res.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"list":{},"resume":{},"close":{},"delete":{},"fork":{},"additionalDirectories":{}}` {
 			t.Errorf("sessionCapabilities %s", got)
 		}
 		// initialize again (as the SDK's agents allow) gives the same answer.
