@@ -242,6 +242,11 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
 	s.commandsAfterNew(st)
+	s.afterReply = append(s.afterReply, func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.trustNotice()
+	})
 	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, nil
 }
 

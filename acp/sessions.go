@@ -172,6 +172,8 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		}
 		if !fresh {
 			s.keepsServers(st, method, requested)
+		} else {
+			st.trustNotice()
 		}
 		if replay {
 			st.replay(st.ss.Items())

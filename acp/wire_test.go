@@ -107,10 +107,10 @@ func TestWireExtensionAndUnknownMethods(t *testing.T) {
 	// Before initialize, unknown methods are still "method not found".
 	c.wantError(c.request("_zed/whatever", map[string]any{"x": 1}), codeMethodNotFound)
 	c.initialize(nil)
-	for _, m := range []string{"_pid/ping", "_", "session/fork", "terminal/create", "nope"} {
+	for _, m := range []string{"_pid/ping", "_", "session/branch", "terminal/create", "nope"} {
 		c.wantError(c.request(m, map[string]any{}), codeMethodNotFound)
 	}
-	// authenticate exists but pid has no method to authenticate with.
+	// authenticate exists; a method pid does not offer is invalid.
 	c.wantError(c.request("authenticate", map[string]any{"methodId": "x"}), codeInvalidParams)
 }
 
