@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -48,7 +49,30 @@ func TestMain(m *testing.M) {
 // holding bin as its pid, the others a stand-in) and SHA256SUMS.
 func makeDist(t *testing.T, bin []byte) string {
 	t.Helper()
-	dist := t.TempDir()
+	return makeDistIn(t, t.TempDir(), bin)
+}
+
+var (
+	realDistOnce sync.Once
+	realDist     string
+)
+
+// pidDist is a dist folder whose archive for this machine holds the real pid, made once and
+// shared (read-only) by the tests: each writes its entry elsewhere.
+func pidDist(t *testing.T) string {
+	t.Helper()
+	pid := realPid(t)
+	realDistOnce.Do(func() {
+		realDist = makeDistIn(t, filepath.Join(filepath.Dir(pidBin), "dist"), pid)
+	})
+	return realDist
+}
+
+func makeDistIn(t *testing.T, dist string, bin []byte) string {
+	t.Helper()
+	if err := os.MkdirAll(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var lines []string
 	for _, p := range platforms {
 		data := []byte("not this machine's binary")
@@ -65,7 +89,7 @@ func makeDist(t *testing.T, bin []byte) string {
 			archive = b.Bytes()
 		} else {
 			var b bytes.Buffer
-			gz := gzip.NewWriter(&b)
+			gz, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 			tw := tar.NewWriter(gz)
 			tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: p.binary, Mode: 0o755, Size: int64(len(data))})
 			tw.Write(data)
@@ -98,8 +122,8 @@ func realPid(t *testing.T) []byte {
 }
 
 func TestWriteThenCheck(t *testing.T) {
-	dist := makeDist(t, realPid(t))
-	dir, err := write(testVersion, dist, DefaultReleaseURL, filepath.Join(dist, "registry"))
+	dist := pidDist(t)
+	dir, err := write(testVersion, dist, DefaultReleaseURL, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +158,6 @@ func TestWriteThenCheck(t *testing.T) {
 }
 
 func TestCheckFailsBrokenEntries(t *testing.T) {
-	pid := realPid(t)
 	for _, tc := range []struct {
 		name string
 		bin  []byte                 // this machine's binary (nil: the real pid)
@@ -179,12 +202,11 @@ func TestCheckFailsBrokenEntries(t *testing.T) {
 			want: "no auth method of type agent or terminal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bin := tc.bin
-			if bin == nil {
-				bin = pid
+			dist := pidDist(t)
+			if tc.bin != nil {
+				dist = makeDist(t, tc.bin)
 			}
-			dist := makeDist(t, bin)
-			dir, err := write(testVersion, dist, DefaultReleaseURL, filepath.Join(dist, "registry"))
+			dir, err := write(testVersion, dist, DefaultReleaseURL, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,8 +233,8 @@ func TestCheckFailsBrokenEntries(t *testing.T) {
 		})
 	}
 	// scripts/registry-check exits 1 on a broken entry.
-	dist := makeDist(t, pid)
-	dir, _ := write(testVersion, dist, DefaultReleaseURL, filepath.Join(dist, "registry"))
+	dist := pidDist(t)
+	dir, _ := write(testVersion, dist, DefaultReleaseURL, t.TempDir())
 	os.WriteFile(filepath.Join(dir, "icon.svg"), []byte(`<svg width="16" height="16"><path fill="red"/></svg>`), 0o644)
 	cmd := exec.Command("../../scripts/registry-check", "-dist", dist, dir)
 	out, err := cmd.CombinedOutput()
