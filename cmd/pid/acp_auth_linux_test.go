@@ -56,3 +56,22 @@ func TestACPLoginAndAuthRequired(t *testing.T) {
 		t.Errorf("session/new without a key: %s", m)
 	}
 }
+
+// A client running the terminal method appends its args (login) to the agent's command
+// line (pid --acp): that is pid login, in the terminal, saving the key.
+func TestACPTerminalMethodRunsLogin(t *testing.T) {
+	env, config := loginEnv(t)
+	r := startPty(t, env, "--acp", "login")
+	r.expect("Choose 1-3: ")
+	r.typeIn("1\r")
+	r.expect("it is not shown): ")
+	r.typeIn(typedKey + "\r")
+	r.expect("Choose 1-4 [1]: ")
+	r.typeIn("1\r")
+	if code := r.wait(); code != 0 {
+		t.Fatalf("pid --acp login exited %d:\n%s", code, r.output())
+	}
+	if _, err := os.Stat(filepath.Join(config, "pid", "credentials.json")); err != nil {
+		t.Errorf("pid --acp login saved no credentials: %v\n%s", err, r.output())
+	}
+}
