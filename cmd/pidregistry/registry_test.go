@@ -1,7 +1,9 @@
 // Tests of pidregistry: write makes an entry from a dist folder that check passes, with the
 // real pid as the auth check's binary; each way an entry can break the registry's rules
 // (a missing OS, a version that is not the entry's, a wrong sha256, a colored icon, a binary
-// that offers no auth method) makes check fail, and scripts/registry-check says so too.
+// that offers no auth method) makes check fail, and scripts/registry-check says so too. The
+// broken entries carry a stand-in binary (a shell script answering initialize), so that
+// each fails for its one fault only.
 
 package main
 
@@ -157,7 +159,17 @@ func TestWriteThenCheck(t *testing.T) {
 	}
 }
 
+// standIn answers initialize as pid does for the registry's validator, in a few bytes: the
+// broken entries below are each wrong in one way only, and cost no 16 MB archive.
+const standIn = "#!/bin/sh\nread line\necho '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":1,\"authMethods\":[{\"id\":\"pid-login\",\"name\":\"Log in\",\"type\":\"terminal\",\"args\":[\"login\"]}]}}'\n"
+
 func TestCheckFailsBrokenEntries(t *testing.T) {
+	// The stand-in passes: what fails below is what each case broke.
+	good := makeDist(t, []byte(standIn))
+	gdir, _ := write(testVersion, good, DefaultReleaseURL, t.TempDir())
+	if problems := check(gdir, good, testVersion); len(problems) != 0 {
+		t.Fatalf("the stand-in's entry fails:\n%s", strings.Join(problems, "\n"))
+	}
 	for _, tc := range []struct {
 		name string
 		bin  []byte                 // this machine's binary (nil: the real pid)
@@ -202,10 +214,11 @@ func TestCheckFailsBrokenEntries(t *testing.T) {
 			want: "no auth method of type agent or terminal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dist := pidDist(t)
-			if tc.bin != nil {
-				dist = makeDist(t, tc.bin)
+			bin := tc.bin
+			if bin == nil {
+				bin = []byte(standIn)
 			}
+			dist := makeDist(t, bin)
 			dir, err := write(testVersion, dist, DefaultReleaseURL, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
@@ -233,7 +246,7 @@ func TestCheckFailsBrokenEntries(t *testing.T) {
 		})
 	}
 	// scripts/registry-check exits 1 on a broken entry.
-	dist := pidDist(t)
+	dist := good
 	dir, _ := write(testVersion, dist, DefaultReleaseURL, t.TempDir())
 	os.WriteFile(filepath.Join(dir, "icon.svg"), []byte(`<svg width="16" height="16"><path fill="red"/></svg>`), 0o644)
 	cmd := exec.Command("../../scripts/registry-check", "-dist", dist, dir)
