@@ -43,6 +43,18 @@ COMMIT ?=
 dist:
 	$(GO) run ./cmd/piddist -go "$(GO)" -version "$(VERSION)" -commit "$(COMMIT)" -out "$(DIST)" -targets "$(RELEASE_TARGETS)"
 
+# The ACP Registry's entry: `make registry VERSION=x.y.z`, after `make dist VERSION=x.y.z`,
+# writes $(REGISTRY)/pid/agent.json and icon.svg (cmd/pidregistry; the archives' URLs from
+# RELEASE_URL, {version} and {file} filled in, their sha256 from $(DIST)/SHA256SUMS), then
+# checks them as the registry's CI does (scripts/registry-check).
+REGISTRY ?= $(DIST)/registry
+RELEASE_URL ?= https://github.com/pid-agent/pid/releases/download/v{version}/{file}
+
+.PHONY: registry
+registry:
+	$(GO) run ./cmd/pidregistry write -version "$(VERSION)" -dist "$(DIST)" -release-url "$(RELEASE_URL)" -out "$(REGISTRY)"
+	./scripts/registry-check -dist "$(DIST)" -version "$(VERSION)" "$(REGISTRY)/pid"
+
 # Hygiene checked in make test: go.mod and go.sum are what `go mod tidy` makes them, and
 # staticcheck (a pinned version, fetched through the module proxy) reports nothing.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2

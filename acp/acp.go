@@ -180,6 +180,7 @@ func init() {
 		"session/list":   (*server).sessionList,
 		"session/close":  (*server).sessionClose,
 		"session/delete": (*server).sessionDelete,
+		"session/fork":   (*server).sessionFork,
 		// pid's extension methods (docs/acp.md).
 		"_pid/checkpoints/diff": (*server).checkpointsDiff,
 		"_pid/session/rewind":   (*server).sessionRewind,
@@ -258,6 +259,8 @@ func toWire(err error) *rpcError {
 	switch {
 	case errors.As(err, &re):
 		return re
+	case authError(err) != nil:
+		return authError(err)
 	case errors.Is(err, session.ErrUnknownSession):
 		return &rpcError{Code: codeNotFound, Message: "Resource not found: " + err.Error()}
 	case errors.Is(err, session.ErrLocked):

@@ -276,7 +276,7 @@ func (s *server) Ask(ctx context.Context, ss *session.Session, q session.Approva
 	params := permissionParams{
 		SessionID: sid,
 		ToolCall: toolCallUpdate{
-			ToolCallID: call.ID, Title: title, Kind: tc.Kind, Status: "pending",
+			ToolCallID: call.ID, Title: title, Name: tc.Name, Kind: tc.Kind, Status: "pending",
 			RawInput: tc.RawInput, Locations: tc.Locations,
 		},
 		Options: permissionOptions(q.Always),

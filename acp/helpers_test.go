@@ -119,7 +119,7 @@ func validate(t testing.TB, name string, raw []byte) error {
 // Which $defs the params and results of each method must satisfy.
 var (
 	requestDefs = map[string]string{
-		"initialize": "InitializeRequest", "session/new": "NewSessionRequest", "session/prompt": "PromptRequest",
+		"initialize": "InitializeRequest", "authenticate": "AuthenticateRequest", "session/new": "NewSessionRequest", "session/prompt": "PromptRequest",
 		"session/load": "LoadSessionRequest", "session/resume": "ResumeSessionRequest", "session/list": "ListSessionsRequest",
 		"session/close": "CloseSessionRequest", "session/delete": "DeleteSessionRequest",
 		"session/request_permission": "RequestPermissionRequest",
@@ -127,9 +127,13 @@ var (
 		"elicitation/create":        "CreateElicitationRequest",
 		"session/set_config_option": "SetSessionConfigOptionRequest",
 		"session/set_mode":          "SetSessionModeRequest",
+		// session/fork is unstable: the stable schema has no $defs for it. Its request has
+		// the members of ResumeSessionRequest (sessionId, cwd, additionalDirectories,
+		// mcpServers, _meta), its response those of NewSessionResponse.
+		"session/fork": "ResumeSessionRequest",
 	}
 	responseDefs = map[string]string{
-		"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
+		"initialize": "InitializeResponse", "authenticate": "AuthenticateResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
 		"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "session/list": "ListSessionsResponse",
 		"session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
 		"session/request_permission": "RequestPermissionResponse",
@@ -137,6 +141,7 @@ var (
 		"elicitation/create":        "CreateElicitationResponse",
 		"session/set_config_option": "SetSessionConfigOptionResponse",
 		"session/set_mode":          "SetSessionModeResponse",
+		"session/fork":              "NewSessionResponse",
 	}
 	notificationDefs = map[string]string{
 		"session/update": "SessionNotification", "session/cancel": "CancelNotification",

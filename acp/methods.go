@@ -24,7 +24,9 @@ type initializeParams struct {
 			ReadTextFile  bool `json:"readTextFile"`
 			WriteTextFile bool `json:"writeTextFile"`
 		} `json:"fs"`
-		Terminal bool `json:"terminal"`
+		Terminal bool            `json:"terminal"`
+		Auth     json.RawMessage `json:"auth"`
+		Meta     json.RawMessage `json:"_meta"`
 		Session  *struct {
 			Notices    json.RawMessage `json:"notices"`
 			Compaction json.RawMessage `json:"compaction"`
@@ -44,7 +46,7 @@ type implementation struct {
 type initializeResult struct {
 	ProtocolVersion   int               `json:"protocolVersion"`
 	AgentCapabilities agentCapabilities `json:"agentCapabilities"`
-	AuthMethods       []struct{}        `json:"authMethods"`
+	AuthMethods       []authMethod      `json:"authMethods"`
 	AgentInfo         implementation    `json:"agentInfo"`
 }
 
@@ -69,6 +71,23 @@ type sessionCapabilities struct {
 	Resume *struct{} `json:"resume,omitempty"`
 	Close  *struct{} `json:"close,omitempty"`
 	Delete *struct{} `json:"delete,omitempty"`
+	// Fork is session/fork (unstable in ACP's schema).
+	Fork *struct{} `json:"fork,omitempty"`
+	// AdditionalDirectories: session/new, load, resume and fork take additionalDirectories.
+	AdditionalDirectories *struct{} `json:"additionalDirectories,omitempty"`
+}
+
+// additionalFolders checks a request's additionalDirectories (each absolute, as ACP asks)
+// and returns them clean; the session layer checks that each is a folder.
+func additionalFolders(dirs []string) ([]string, error) {
+	out := make([]string, 0, len(dirs))
+	for i, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return nil, errorf(codeInvalidParams, "Invalid params: additionalDirectories[%d] must be an absolute path, not %q", i, d)
+		}
+		out = append(out, filepath.Clean(d))
+	}
+	return out, nil
 }
 
 // initialize records the client's capabilities and answers with protocol version 1,
@@ -101,7 +120,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	s.mu.Unlock()
 	res := &initializeResult{
 		ProtocolVersion: ProtocolVersion,
-		AuthMethods:     []struct{}{},
+		AuthMethods:     authMethods(terminalAuth(cc.Auth, cc.Meta)),
 		AgentInfo:       implementation{Name: "pid", Title: "pid", Version: s.opts.Version},
 	}
 	// Images go to the model as image blocks; embedded text resources become context in
@@ -113,7 +132,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
 	res.AgentCapabilities.MCPCapabilities.HTTP = true
 	sc := &res.AgentCapabilities.SessionCapabilities
-	sc.Close = &struct{}{}
+	sc.Close, sc.AdditionalDirectories, sc.Fork = &struct{}{}, &struct{}{}, &struct{}{}
 	if s.host.SavesSessions() {
 		res.AgentCapabilities.LoadSession = true
 		sc.List, sc.Resume, sc.Delete = &struct{}{}, &struct{}{}, &struct{}{}
@@ -126,15 +145,12 @@ func declared(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-// authenticate: pid advertises no authentication method, so there is none to use.
-func (s *server) authenticate(json.RawMessage) (any, error) {
-	return nil, errorf(codeInvalidParams, "Invalid params: pid has no authentication methods (it reads the model's API key from its environment or settings)")
-}
-
 type sessionNewParams struct {
 	Cwd        *string           `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
-	Meta       struct {
+	// AdditionalDirectories are workspace folders besides the cwd (folders).
+	AdditionalDirectories []string `json:"additionalDirectories"`
+	Meta                  struct {
 		PID *session.Config `json:"pid"`
 		// SystemPrompt is a string that replaces pid's system prompt, or {append: string}
 		// that adds to it (what acpx's --system-prompt and --append-system-prompt send).
@@ -205,9 +221,20 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	cfg.MCPServers = servers
-	id := session.NewID()
-	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged})
+	folders, err := additionalFolders(p.AdditionalDirectories)
 	if err != nil {
+		return nil, err
+	}
+	id := session.NewID()
+	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged, Folders: folders})
+	if err != nil {
+		return nil, err
+	}
+	if err := keyProblem(ss); err != nil {
+		// auth_required now rather than at the first prompt; the session goes.
+		if cerr := s.host.CloseSession(ss.ID()); cerr != nil {
+			s.log.Warn("closing a session refused for want of a key", "session", ss.ID(), "err", cerr)
+		}
 		return nil, err
 	}
 	st := &sessionState{srv: s, ss: ss, mcpOwn: servers}
@@ -215,6 +242,11 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
 	s.commandsAfterNew(st)
+	s.afterReply = append(s.afterReply, func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.trustNotice()
+	})
 	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, nil
 }
 
@@ -269,8 +301,6 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		case t.cancelled() || ctx.Err() != nil:
 			// ACP: a cancelled turn answers "cancelled", even if cancelling made something fail.
 			result, err = &promptResult{StopReason: "cancelled"}, nil
-		case errors.Is(err, session.ErrNoModel):
-			err = errorf(codeInternalError, "Internal error: %v", err)
 		case err != nil:
 		default:
 			var reason string

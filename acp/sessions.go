@@ -64,6 +64,9 @@ type activateParams struct {
 	SessionID  string            `json:"sessionId"`
 	Cwd        *string           `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
+	// AdditionalDirectories are the session's workspace folders besides its cwd from now
+	// on (a live session keeps its own).
+	AdditionalDirectories []string `json:"additionalDirectories"`
 	// Meta is _meta: of pid's own settings, a load takes mcpServers only (the session
 	// keeps the others it was saved with).
 	Meta struct {
@@ -138,10 +141,14 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 	if err != nil {
 		return nil, err
 	}
+	folders, err := additionalFolders(p.AdditionalDirectories)
+	if err != nil {
+		return nil, err
+	}
 	return s.lifecycle(func() (any, error) {
 		// A big session is read, and replayed, with the GC target lowered (see leangc.Lower).
 		defer leangc.Lower()()
-		st, fresh, err := s.activeState(method, id, asked, requested, servers)
+		st, fresh, err := s.activeState(method, id, asked, requested, folders, servers)
 		if err != nil {
 			return nil, err
 		}
@@ -165,6 +172,8 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		}
 		if !fresh {
 			s.keepsServers(st, method, requested)
+		} else {
+			st.trustNotice()
 		}
 		if replay {
 			st.replay(st.ss.Items())
@@ -190,7 +199,7 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 // its saved cwd, running the request's MCP servers: requested, converted for the cwd asked,
 // or servers(cwd) when the session works in another folder. Contract: called by lifecycle
 // work only (so that no other load, close or delete runs meanwhile).
-func (s *server) activeState(method, id, asked string, requested json.RawMessage, servers func(cwd string) (json.RawMessage, error)) (st *sessionState, fresh bool, err error) {
+func (s *server) activeState(method, id, asked string, requested json.RawMessage, folders []string, servers func(cwd string) (json.RawMessage, error)) (st *sessionState, fresh bool, err error) {
 	s.mu.Lock()
 	st = s.sessions[id]
 	s.mu.Unlock()
@@ -217,7 +226,7 @@ func (s *server) activeState(method, id, asked string, requested json.RawMessage
 			return nil, false, err
 		}
 	}
-	ss, _, err := s.host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested, ModeChanged: s.modeChanged})
+	ss, _, err := s.host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested, ModeChanged: s.modeChanged, Folders: folders})
 	if err != nil {
 		return nil, false, sessionError(id, err)
 	}

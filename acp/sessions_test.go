@@ -559,7 +559,7 @@ func TestWithoutASessionsFolder(t *testing.T) {
 	if got := caps.Get("agentCapabilities.loadSession").Raw; got != "false" {
 		t.Errorf("loadSession %s without a sessions folder", got)
 	}
-	if got := caps.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"close":{}}` {
+	if got := caps.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"close":{},"fork":{},"additionalDirectories":{}}` {
 		t.Errorf("sessionCapabilities %s without a sessions folder", got)
 	}
 	dir := t.TempDir()

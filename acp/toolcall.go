@@ -22,13 +22,16 @@ type (
 	}
 	// toolCallStart is the tool_call update.
 	toolCallStart struct {
-		SessionUpdate string          `json:"sessionUpdate"`
-		ToolCallID    string          `json:"toolCallId"`
-		Title         string          `json:"title"`
-		Kind          string          `json:"kind"`
-		Status        string          `json:"status"`
-		RawInput      json.RawMessage `json:"rawInput,omitempty"`
-		Locations     []location      `json:"locations,omitempty"`
+		SessionUpdate string `json:"sessionUpdate"`
+		ToolCallID    string `json:"toolCallId"`
+		Title         string `json:"title"`
+		// Name is the tool's own name (ACP 1.22's tool call name): read, bash,
+		// mcp__SERVER__TOOL.
+		Name      string          `json:"name"`
+		Kind      string          `json:"kind"`
+		Status    string          `json:"status"`
+		RawInput  json.RawMessage `json:"rawInput,omitempty"`
+		Locations []location      `json:"locations,omitempty"`
 	}
 	// toolCallUpdate is the tool_call_update update, and the toolCall of a permission
 	// request (without sessionUpdate).
@@ -36,6 +39,7 @@ type (
 		SessionUpdate string          `json:"sessionUpdate,omitempty"`
 		ToolCallID    string          `json:"toolCallId"`
 		Title         string          `json:"title,omitempty"`
+		Name          string          `json:"name,omitempty"`
 		Kind          string          `json:"kind,omitempty"`
 		Status        string          `json:"status,omitempty"`
 		Content       []any           `json:"content,omitempty"`
@@ -83,7 +87,7 @@ type callSite interface {
 // past elide.MaxArgs) and the files it touches, as its tool describes them.
 func (s *server) toolCall(ss callSite, id, name string, args json.RawMessage) toolCallStart {
 	v := ss.ToolView(name, args, nil)
-	tc := toolCallStart{SessionUpdate: "tool_call", ToolCallID: id, Status: "pending", Title: v.Title, Kind: string(v.Kind)}
+	tc := toolCallStart{SessionUpdate: "tool_call", ToolCallID: id, Status: "pending", Title: v.Title, Name: name, Kind: string(v.Kind)}
 	if json.Valid(args) {
 		tc.RawInput = elide.Args(args)
 	}

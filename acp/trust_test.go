@@ -76,7 +76,7 @@ func TestCwdModelOnlyWhenTrusted(t *testing.T) {
 	c := start(t)
 	c.initialize(nil)
 	sid := c.newSession(dir, "")
-	if m := c.wantError(c.prompt(sid, "go"), codeInternalError); !strings.Contains(m.Error.Message, "no model") {
+	if m := c.wantError(c.prompt(sid, "go"), codeAuthRequired); !strings.Contains(m.Error.Message, "no model") {
 		t.Errorf("an untrusted cwd's model was used: %s", m.raw)
 	}
 	os.MkdirAll(filepath.Join(config, "pid"), 0o755)

@@ -66,12 +66,12 @@ func TestPromptWithoutModel(t *testing.T) {
 	c := start(t)
 	c.initialize(nil)
 	sid := c.newSession(t.TempDir(), "")
-	m := c.wantError(c.prompt(sid, "hi"), codeInternalError)
+	m := c.wantError(c.prompt(sid, "hi"), codeAuthRequired)
 	if !strings.Contains(m.Error.Message, "no model") {
 		t.Errorf("message %q", m.Error.Message)
 	}
 	// The session is free again.
-	c.wantError(c.prompt(sid, "hi"), codeInternalError)
+	c.wantError(c.prompt(sid, "hi"), codeAuthRequired)
 }
 
 func TestUserMessageFromContentBlocks(t *testing.T) {
@@ -220,6 +220,10 @@ func TestBuiltinToolsPermissionAndDiff(t *testing.T) {
 		if m.get("params.sessionId").String() != sid || m.get("params.toolCall.title").String() == "" {
 			t.Errorf("request_permission %s", m.raw)
 		}
+		// ACP's tool call name: the tool's own, in the question too.
+		if name, want := m.get("params.toolCall.name").String(), map[string]string{"e1": "edit", "w1": "write", "b1": "bash"}[ids[len(ids)-1]]; name != want {
+			t.Errorf("request_permission names the tool %q, want %q", name, want)
+		}
 	}
 	if strings.Join(ids, ",") != "e1,w1,b1" {
 		t.Errorf("asked about %v", ids)
@@ -239,6 +243,10 @@ func TestBuiltinToolsPermissionAndDiff(t *testing.T) {
 		first := byCall[id][0]
 		if first.Get("sessionUpdate").String() != "tool_call" || first.Get("kind").String() != w[0] || first.Get("title").String() != w[1] {
 			t.Errorf("%s starts with %s, want kind %s title %q", id, first.Raw, w[0], w[1])
+		}
+		// ACP 1.22's tool call name is the tool's own (read, ls, grep, edit, write, bash).
+		if name := first.Get("name").String(); name != map[string]string{"r1": "read", "l1": "ls", "g1": "grep", "e1": "edit", "w1": "write", "b1": "bash"}[id] {
+			t.Errorf("%s: tool_call name %q: %s", id, name, first.Raw)
 		}
 	}
 	if loc := byCall["r1"][0].Get("locations.0.path").String(); loc != file {
@@ -587,7 +595,7 @@ func TestWorkspaceSettingsOfTheCwd(t *testing.T) {
 		t.Errorf("bash: %s", final.Raw)
 	}
 	other := c.newSession(t.TempDir(), "")
-	m := c.wantError(c.prompt(other, "go"), codeInternalError)
+	m := c.wantError(c.prompt(other, "go"), codeAuthRequired)
 	if !strings.Contains(m.Error.Message, "no model") {
 		t.Errorf("a session elsewhere saw the settings: %s", m.raw)
 	}

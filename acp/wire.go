@@ -31,6 +31,8 @@ const (
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 	codeNotFound       = -32002 // ACP "Resource not found": an unknown session
+	// codeAuthRequired is ACP's auth_required: no model, or no usable key for it (auth.go).
+	codeAuthRequired = -32000
 	// codeRequestFailed is LSP's RequestFailed (ACP takes -32800 from the same range): a
 	// valid request that cannot be done now, for the reason its message gives (a session
 	// another pid holds).

@@ -107,10 +107,10 @@ func TestWireExtensionAndUnknownMethods(t *testing.T) {
 	// Before initialize, unknown methods are still "method not found".
 	c.wantError(c.request("_zed/whatever", map[string]any{"x": 1}), codeMethodNotFound)
 	c.initialize(nil)
-	for _, m := range []string{"_pid/ping", "_", "session/fork", "terminal/create", "nope"} {
+	for _, m := range []string{"_pid/ping", "_", "session/branch", "terminal/create", "nope"} {
 		c.wantError(c.request(m, map[string]any{}), codeMethodNotFound)
 	}
-	// authenticate exists but pid has no method to authenticate with.
+	// authenticate exists; a method pid does not offer is invalid.
 	c.wantError(c.request("authenticate", map[string]any{"methodId": "x"}), codeInvalidParams)
 }
 
@@ -127,16 +127,16 @@ func TestInitializeVersionsAndCapabilities(t *testing.T) {
 		checks := map[string]string{
 			"agentInfo.name": "pid", "agentInfo.version": "test", "agentCapabilities.loadSession": "true",
 			"agentCapabilities.promptCapabilities.audio": "false", "agentCapabilities.mcpCapabilities.http": "true",
-			"agentCapabilities.mcpCapabilities.sse": "false", "authMethods.#": "0",
+			"agentCapabilities.mcpCapabilities.sse": "false", "authMethods.#": "1", "authMethods.0.type": "agent",
 		}
 		for path, want := range checks {
 			if got := res.Get(path).String(); got != want {
 				t.Errorf("%s = %q, want %q", path, got, want)
 			}
 		}
-		// Saved sessions: list, resume, close and delete; nothing pid cannot do (no
-		// additionalDirectories, no config options).
-		if got := res.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"list":{},"resume":{},"close":{},"delete":{}}` {
+		// Saved sessions: list, resume, close and delete; fork (unstable) and
+		// additionalDirectories.
+		if got := res.Get("agentCapabilities.sessionCapabilities").Raw; got != `{"list":{},"resume":{},"close":{},"delete":{},"fork":{},"additionalDirectories":{}}` {
 			t.Errorf("sessionCapabilities %s", got)
 		}
 		// initialize again (as the SDK's agents allow) gives the same answer.

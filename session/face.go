@@ -172,6 +172,12 @@ type Options struct {
 	// settings' shape), in place of those saved with it: the editor gives them again, with
 	// the secrets the file does not keep (see headerOf).
 	MCPServers json.RawMessage
+	// Folders, with HostOptions.OwnFolders, are workspace folders of the session besides its
+	// cwd (ACP's additionalDirectories): absolute paths of existing folders. The file tools
+	// and the sandbox reach them as they reach the cwd, and each one's .pid/settings.json
+	// is read as a workspace folder's, counting only once that folder is trusted (trust is
+	// per folder). Without OwnFolders they are ignored: the editor's folders are the host's.
+	Folders []string
 	// child, set by a task call, makes the session that call's subagent (subagent.go).
 	child *childSpec
 	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an

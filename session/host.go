@@ -336,8 +336,9 @@ func WorkspaceRoots(uris []string) ([]string, error) {
 
 // workspace returns a session's workspace: its cwd (default: the first workspace folder,
 // else pid's own working folder) confined to the editor's folders (default: the cwd), or
-// with OwnFolders to the cwd, then one of the host's folders.
-func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
+// with OwnFolders to the cwd and the session's extra folders (Options.Folders), each then
+// one of the host's folders.
+func (h *Host) workspace(cwd string, extra []string) (*tools.Workspace, error) {
 	if cwd == "" {
 		cwd = h.defaultCwd()
 	}
@@ -348,7 +349,21 @@ func (h *Host) workspace(cwd string) (*tools.Workspace, error) {
 	roots := h.folders()
 	if h.opts.OwnFolders {
 		roots = []string{cwd}
-		h.addFolder(cwd)
+		for _, f := range extra {
+			if !filepath.IsAbs(f) {
+				return nil, invalid("additional folder %q is not an absolute path", f)
+			}
+			f = filepath.Clean(f)
+			if fi, err := os.Stat(f); err != nil || !fi.IsDir() {
+				return nil, invalid("additional folder %q is not a folder", f)
+			}
+			if !slices.Contains(roots, f) {
+				roots = append(roots, f)
+			}
+		}
+		for _, r := range roots {
+			h.addFolder(r)
+		}
 	}
 	ws, err := tools.NewWorkspace(cwd, roots)
 	if err != nil {

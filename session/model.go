@@ -117,6 +117,29 @@ func (s *Session) modelProblem() error {
 	return nil
 }
 
+// ModelProblem returns why the session cannot call its model now, as a SetupError: no
+// model (noModel, or untrustedSetting when an untrusted workspace folder names one), or a
+// model whose API key is neither in pid's environment nor saved by pid login
+// (apiKeyMissing); nil when it can. A key saved since the session was made counts (the
+// model is made again). Contract: safe for concurrent use; it reads the credentials file
+// and never calls the model.
+func (s *Session) ModelProblem() error { return s.modelProblem() }
+
+// UserModelProblem returns why a session the user's settings alone configure could not
+// call its model now, as a SetupError: no model in the user settings (noModel), a model
+// that is not usable (invalidModel), or one whose API key is neither in pid's environment
+// nor saved by pid login (apiKeyMissing); nil when it could. It is what an editor's
+// "authenticate" asks after the person ran pid login. Contract: safe for concurrent use;
+// it reads the credentials file and never calls the model.
+func (h *Host) UserModelProblem() error {
+	m, src := h.settingsModel("")
+	if m == nil {
+		return noModel(userSettingsFile())
+	}
+	_, err := makeModel(h.fillModel("", m), src, 0, 0, true)
+	return err
+}
+
 // SetModel makes the model raw describes (session/new's model shape) the session's model
 // from its next model call on: a call under way finishes on the model it started with. A
 // model named by provider and id that is an entry of the settings' "models" list gets that

@@ -251,7 +251,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	ws, err := h.workspace(cfg.Cwd)
+	ws, err := h.workspace(cfg.Cwd, o.Folders)
 	if err != nil {
 		return nil, err
 	}

@@ -264,11 +264,15 @@ func (s *Session) closeInterrupted() {
 	_ = s.agent.Restore(t)
 }
 
+// ForkAll is the count of Host.Fork that forks the whole conversation.
+const ForkAll = -1
+
 // Fork makes a new session whose transcript is the first count items of the given one (a
-// live session of this daemon, or a saved one), with the model in force at that point; the
-// original is untouched. count must leave no tool call without its result (ErrInvalid names
-// the nearest valid counts). The new session's id is o.ID when set (a face that needs it
-// before the session exists picks it with store.NewID), else a new one.
+// live session of this daemon, or a saved one; ForkAll: all of them), with the model in
+// force at that point; the original is untouched. count must leave no tool call without
+// its result (ErrInvalid names the nearest valid counts). The new session's id is o.ID when
+// set (a face that needs it before the session exists picks it with store.NewID), else a
+// new one.
 func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	if id == "" {
 		return nil, nil, invalid("sessionId is required")
@@ -292,6 +296,9 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		loaded.Branch = store.SourceOrder(loaded.Branch)
 	}
 	branch := loaded.Branch
+	if count == ForkAll {
+		count = store.ItemCount(branch)
+	}
 	if n := store.ItemCount(branch); count < 0 || count > n {
 		return nil, nil, invalid("messageCount %d is out of range: the session has %d messages (compactions included)", count, n)
 	}

@@ -105,6 +105,12 @@ func (s *Session) noModelError() error {
 			}
 		}
 	}
+	return noModel(user)
+}
+
+// noModel is the SetupError of a session whose settings name no model (user is the user
+// settings file).
+func noModel(user string) error {
 	return &SetupError{Reason: SetupNoModel, Setting: "model", File: user, kind: ErrNoModel,
 		msg: fmt.Sprintf(`pid has no model for this session: set "model" in %s, e.g. %s (its key is read from ANTHROPIC_API_KEY, or OPENAI_API_KEY for "openai", in the environment pid starts in), or choose a model in your editor.`,
 			user, modelExample)}

@@ -63,6 +63,11 @@ func run(args []string) int {
 		case "--acp", "-acp":
 			// The Agent Client Protocol (newline-delimited JSON-RPC) on stdin/stdout.
 			serveACP = true
+			if len(args) > 1 && args[1] == "login" {
+				// ACP's terminal authentication appends the method's args (login) to the
+				// agent's command line (pid --acp): it is pid login.
+				return login(args[2:])
+			}
 		case "--version", "-version", "version":
 			fmt.Println(versionLine())
 			return 0

@@ -311,8 +311,9 @@ test(`SDK ${SDK_VERSION}: initialize, a parallel batch with permissions and an e
 		const init = await initialize(ctx);
 		assert.equal(init.agentInfo.name, 'pid');
 		assert.equal(init.agentCapabilities.loadSession, true);
-		assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, close: {}, delete: {} });
-		assert.deepEqual(init.authMethods, []);
+		assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} });
+		// No auth.terminal declared: the agent-type pid login method (docs/acp.md#logging-in).
+		assert.deepEqual(init.authMethods.map((m) => [m.id, m.type]), [['pid-login', 'agent']]);
 
 		const meta = {
 			model: {
@@ -533,7 +534,7 @@ test(`SDK ${SDK_VERSION}: a session saved by one pid is listed, loaded with its 
 	await within(second.app.connectWith(second.stream, async (ctx) => {
 		const init = await initialize(ctx);
 		assert.equal(init.agentCapabilities.loadSession, true);
-		assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, close: {}, delete: {} });
+		assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} });
 
 		const list = await within(ctx.request(acp.methods.agent.session.list, { cwd }), 'session/list');
 		assert.deepEqual(list.sessions.map((s) => s.sessionId), [sessionId]);
