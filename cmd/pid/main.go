@@ -7,6 +7,7 @@
 //	pid doctor          say what this machine gives pid (the sandbox for bash, saved keys)
 //	pid login           save an API key and a default model (login.go); --check says what is set
 //	pid logout [NAME]   remove a key pid login saved
+//	pid exec PROMPT     run one prompt headless in the current folder (exec.go)
 //	pid sandbox-exec    internal: the sandbox's helper, which pid starts for each bash call
 //	pid --version       print the version: pid VERSION (COMMIT, GO VERSION, OS/ARCH)
 //
@@ -77,10 +78,13 @@ func run(args []string) int {
 			return doctor(os.Stdout)
 		case "login":
 			return login(args[1:])
+		case "exec":
+			ver, _ := buildVersion()
+			return runExec(args[1:], ver)
 		case "logout":
 			return logout(args[1:])
 		case "-h", "--help", "help":
-			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor     what this machine gives pid (the sandbox for bash, saved keys)\n       pid login      save an API key and a default model (asks in the terminal); pid login --check says what is set\n       pid logout [NAME] remove a key pid login saved (every one without NAME)\n       pid --version")
+			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor     what this machine gives pid (the sandbox for bash, saved keys)\n       pid login      save an API key and a default model (asks in the terminal); pid login --check says what is set\n       pid logout [NAME] remove a key pid login saved (every one without NAME)\n       pid exec [--json] [--mode MODE] [--model PROVIDER/ID] [--resume SESSION] [--max-turns N] PROMPT\n                      run one prompt headless in the current folder (PROMPT - reads stdin)\n       pid --version")
 			return 0
 		default:
 			fmt.Fprintf(os.Stderr, "pid: unknown argument %q (try pid --help)\n", args[0])
