@@ -1,16 +1,21 @@
 // This file is `pid doctor`: what this machine gives pid, for a person: the sandbox bash
 // runs in, the same facts initialize reports as capabilities.experimental.pid.sandbox, and
-// the keys pid login saved (their names only).
+// the keys pid login saved (their names only); `pid doctor --json` says the same and the
+// model's key variable and the folder's trust as one JSON object, for a client's health check.
 
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/pid-agent/pid/credentials"
+	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/trust"
 )
 
 // doctor prints what the kernel offers for the sandbox and returns the exit code: 0 when
@@ -66,4 +71,86 @@ func credentialsLine(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "saved keys:          %s (%s; pid login --check says more)\n", strings.Join(f.Names(), ", "), path)
 	}
+}
+
+// doctorReport is what `pid doctor --json` prints, for a client's health check (Neovim's
+// :checkhealth pid): no key is ever in it, only whether one is there.
+type doctorReport struct {
+	Version string             `json:"version"`
+	Sandbox sandbox.Capability `json:"sandbox"`
+	// SavedKeys are the names of the keys pid login saved; SavedKeysError why the file was
+	// not read.
+	SavedKeys      []string `json:"savedKeys"`
+	SavedKeysError string   `json:"savedKeysError,omitempty"`
+	// Model is the user settings' model (nil: none), Settings the file it was read from.
+	Model    *doctorModel `json:"model"`
+	Settings string       `json:"settings"`
+	// ModelError says why the settings could not be read.
+	ModelError string `json:"modelError,omitempty"`
+	// Folder is the current folder and whether the user trusts it (trust.json).
+	Folder doctorFolder `json:"folder"`
+}
+
+type doctorModel struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	// KeyVariable is the environment variable its key is read from; KeySet whether it is set
+	// (not empty); KeySource where the key that will be used comes from ("" for none needed),
+	// KeyError why there is none. Scripted models have none of these.
+	KeyVariable string `json:"keyVariable,omitempty"`
+	KeySet      bool   `json:"keySet"`
+	KeySource   string `json:"keySource,omitempty"`
+	KeyError    string `json:"keyError,omitempty"`
+}
+
+type doctorFolder struct {
+	Path    string `json:"path"`
+	Trusted bool   `json:"trusted"`
+	// TrustError says why trust.json could not be read (nothing is trusted then).
+	TrustError string `json:"trustError,omitempty"`
+}
+
+// doctorJSON prints the doctorReport as one JSON object; the exit code is doctor's.
+func doctorJSON(w io.Writer) int {
+	r := doctorReport{Sandbox: sandbox.Probe(), SavedKeys: []string{}}
+	r.Version, _ = buildVersion()
+	if f, err := credentials.Current(); err != nil {
+		r.SavedKeysError = err.Error()
+	} else {
+		r.SavedKeys = append(r.SavedKeys, f.Names()...)
+	}
+	cfg, where, err := userModel()
+	r.Settings = where
+	switch {
+	case err != nil:
+		r.ModelError = err.Error()
+	case cfg != nil:
+		m := &doctorModel{Provider: cfg.Provider, ID: cfg.ID}
+		if cfg.Provider == provider.OpenAI || cfg.Provider == provider.Anthropic {
+			m.KeyVariable = (&provider.Model{Provider: cfg.Provider, APIKeyEnv: cfg.APIKeyEnv}).KeyVariable()
+			m.KeySet = strings.TrimSpace(os.Getenv(m.KeyVariable)) != ""
+			if from, err := provider.KeySource(*cfg); err != nil {
+				m.KeyError = err.Error()
+			} else {
+				m.KeySource = from
+			}
+		}
+		r.Model = m
+	}
+	r.Folder.Path, _ = os.Getwd()
+	if st, err := trust.Open(""); err != nil {
+		r.Folder.TrustError = err.Error()
+	} else {
+		r.Folder.Trusted = st.Trusted(r.Folder.Path)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pid doctor:", err)
+		return 1
+	}
+	fmt.Fprintf(w, "%s\n", b)
+	if !r.Sandbox.Available {
+		return 1
+	}
+	return 0
 }

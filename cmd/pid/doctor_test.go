@@ -2,11 +2,16 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/trust"
 )
 
 // pid doctor says what initialize's capabilities.experimental.pid.sandbox says, and its
@@ -41,5 +46,59 @@ func TestSandboxExecNeedsPid(t *testing.T) {
 	out, err := exec.Command(pidBin, "sandbox-exec", "--", "/bin/echo", "ran").CombinedOutput()
 	if err == nil || strings.Contains(string(out), "ran") || !strings.Contains(string(out), "no policy") {
 		t.Errorf("sandbox-exec without pid: err=%v\n%s", err, out)
+	}
+}
+
+// pid doctor --json gives a health check what it needs without any secret: the sandbox as
+// Probe says, the user settings' model, its key variable and whether it is set (never the
+// key), and whether the current folder is trusted.
+func TestDoctorJSON(t *testing.T) {
+	home := t.TempDir()
+	config, state, ws := filepath.Join(home, "config"), filepath.Join(home, "state", "pid"), filepath.Join(home, "ws")
+	for _, d := range []string{filepath.Join(config, "pid"), state, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(config, "pid", "settings.json"), []byte(`{"model": {"provider": "anthropic", "id": "claude-x", "apiKeyEnv": "PID_DOCTOR_TEST_KEY"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "sk-doctor-test-secret-value"
+	doctorIn := func(env ...string) gjson.Result {
+		t.Helper()
+		cmd := exec.Command(pidBin, "doctor", "--json")
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + config, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, env...)...)
+		out, _ := cmd.Output()
+		if strings.Contains(string(out), secret) {
+			t.Fatalf("pid doctor --json printed the key:\n%s", out)
+		}
+		if !gjson.ValidBytes(out) {
+			t.Fatalf("not JSON: %q", out)
+		}
+		return gjson.ParseBytes(out)
+	}
+	r := doctorIn("PID_DOCTOR_TEST_KEY=" + secret)
+	c := sandbox.Probe()
+	if r.Get("sandbox.available").Bool() != c.Available || int(r.Get("sandbox.landlockAbi").Int()) != c.LandlockABI {
+		t.Errorf("sandbox %s, Probe %+v", r.Get("sandbox").Raw, c)
+	}
+	if r.Get("model.provider").String() != "anthropic" || r.Get("model.id").String() != "claude-x" ||
+		r.Get("model.keyVariable").String() != "PID_DOCTOR_TEST_KEY" || !r.Get("model.keySet").Bool() {
+		t.Errorf("model %s", r.Get("model").Raw)
+	}
+	if r.Get("folder.trusted").Bool() || r.Get("folder.path").String() == "" {
+		t.Errorf("folder %s", r.Get("folder").Raw)
+	}
+	st, err := trust.Open(filepath.Join(state, "trust.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Grant(ws); err != nil {
+		t.Fatal(err)
+	}
+	r = doctorIn("PID_DOCTOR_TEST_KEY=")
+	if r.Get("model.keySet").Bool() || r.Get("model.keyError").String() == "" || !r.Get("folder.trusted").Bool() {
+		t.Errorf("without the key, in a trusted folder: %s", r.Raw)
 	}
 }

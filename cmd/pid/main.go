@@ -75,6 +75,9 @@ func run(args []string) int {
 		case "test":
 			return runFixtures(args[1:])
 		case "doctor":
+			if len(args) > 1 && (args[1] == "--json" || args[1] == "-json") {
+				return doctorJSON(os.Stdout)
+			}
 			return doctor(os.Stdout)
 		case "login":
 			return login(args[1:])
@@ -84,7 +87,7 @@ func run(args []string) int {
 		case "logout":
 			return logout(args[1:])
 		case "-h", "--help", "help":
-			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor     what this machine gives pid (the sandbox for bash, saved keys)\n       pid login      save an API key and a default model (asks in the terminal); pid login --check says what is set\n       pid logout [NAME] remove a key pid login saved (every one without NAME)\n       pid exec [--json] [--mode MODE] [--model PROVIDER/ID] [--resume SESSION] [--max-turns N] PROMPT\n                      run one prompt headless in the current folder (PROMPT - reads stdin)\n       pid --version")
+			fmt.Fprintln(os.Stderr, "usage: pid            serve JSON-RPC (LSP framing) on stdin/stdout\n       pid --acp      serve the Agent Client Protocol (ACP v1) on stdin/stdout\n       pid test FILE... replay fixtures against this binary\n       pid doctor [--json] what this machine gives pid (the sandbox for bash, saved keys, the model's key, the folder's trust)\n       pid login      save an API key and a default model (asks in the terminal); pid login --check says what is set\n       pid logout [NAME] remove a key pid login saved (every one without NAME)\n       pid exec [--json] [--mode MODE] [--model PROVIDER/ID] [--resume SESSION] [--max-turns N] PROMPT\n                      run one prompt headless in the current folder (PROMPT - reads stdin)\n       pid --version")
 			return 0
 		default:
 			fmt.Fprintf(os.Stderr, "pid: unknown argument %q (try pid --help)\n", args[0])
