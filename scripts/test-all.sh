@@ -38,6 +38,7 @@ clients() {
 	set -e
 	bash test/clients/run.sh
 	bash editor/nvim/test/run.sh
+	PID_BIN="$BIN/pid" bash editor/nvim/test/health.sh
 	(cd test/acp && PID_BIN="$BIN/pid" PID_TESTMCP_BIN="$BIN/pidtestmcp" timeout -k 5 120 node --test --test-reporter=spec)
 	(cd test/mcp && PID_BIN="$BIN/pid" timeout -k 5 120 node --test --test-reporter=spec)
 	(cd editor/vscode && npm run typecheck && PID_BIN="$BIN/pid" timeout -k 5 180 npm test)
