@@ -139,7 +139,9 @@ export class PidDaemon {
 				: {}),
 		});
 		const info = client.initializeResult?.serverInfo;
-		ui.appendLine(`pid: started ${this.opts.command}${info ? ` (${info.name} ${info.version ?? ''})` : ''}`);
+		const from = this.opts.commandSource;
+		const about = [info ? `${info.name} ${info.version ?? ''}`.trim() : '', from ?? ''].filter((w) => w !== '').join('; ');
+		ui.appendLine(`pid: started ${this.opts.command}${about ? ` (${about})` : ''}`);
 		this.current = client;
 		for (const c of [...this.conversations]) {
 			c.started(client);

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALLOW, ALWAYS_ALLOW, DENY } from './approval';
+import { pidVersion, resolvePid, sourceWords } from './binary';
 import { ChatModel } from './chat';
 import { ChatViewProvider, type FromView } from './chatview';
 import { errorText } from './client';
@@ -64,8 +65,10 @@ export function activate(context: vscode.ExtensionContext): void {
 		const cfg = vscode.workspace.getConfiguration('pid');
 		const folders = vscode.workspace.workspaceFolders ?? [];
 		const model = cfg.get<Record<string, unknown> | null>('model', null);
+		const bin = resolvePid(cfg.get<string>('path', ''), context.extensionUri?.fsPath);
 		return new PidDaemon({
-			command: cfg.get<string>('path', 'pid') || 'pid',
+			command: bin.command,
+			commandSource: sourceWords(bin.source),
 			args: cfg.get<string[]>('args', []),
 			cwd: folders[0]?.uri.scheme === 'file' ? folders[0].uri.fsPath : undefined,
 			workspaceFolders: folders.map((f) => ({ uri: f.uri.toString(), name: f.name })),
@@ -589,6 +592,23 @@ export function activate(context: vscode.ExtensionContext): void {
 			void view.reveal(false);
 		}),
 		vscode.commands.registerCommand('pid.showLog', () => out.show(true)),
+		// Which pid the window runs (pid.path, the bundled binary, or pid on PATH) and its version.
+		vscode.commands.registerCommand('pid.showVersion', async () => {
+			const bin = resolvePid(vscode.workspace.getConfiguration('pid').get<string>('path', ''), context.extensionUri?.fsPath);
+			try {
+				const line = await pidVersion(bin.command);
+				out.appendLine(`pid: ${line}: ${bin.command} (${sourceWords(bin.source)})`);
+				void vscode.window.showInformationMessage(`${line}: ${bin.command} (${sourceWords(bin.source)})`);
+			} catch (err) {
+				const msg = err instanceof Error ? err.message : String(err);
+				out.appendLine(`pid: ${msg} (${sourceWords(bin.source)})`);
+				void vscode.window.showErrorMessage(`${msg} (${sourceWords(bin.source)})`, 'Open Settings').then((a) => {
+					if (a) {
+						void vscode.commands.executeCommand('workbench.action.openSettings', 'pid.path');
+					}
+				});
+			}
+		}),
 		vscode.commands.registerCommand('pid.approval.allow', () => answerPending(ALLOW)),
 		vscode.commands.registerCommand('pid.approval.allowAlways', () => answerPending(ALWAYS_ALLOW)),
 		vscode.commands.registerCommand('pid.approval.deny', () => answerPending(DENY)),

@@ -53,6 +53,8 @@ export interface DaemonOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 
 	 */
 	editorDiagnostics?: (params: EditorDiagnosticsParams, token: rpc.CancellationToken) => Promise<Diagnostic[] | EditorDiagnosticsResult>;
 	ui: Ui;
+	/** Where `command` comes from, in words (binary.ts's sourceWords): the log says it when pid starts. */
+	commandSource?: string;
 	/**
 	 * pid is started only once this settles: the shutdown of the pid this controller replaces,
 	 * which holds its sessions' files until it exits (a new pid could not load them before).
