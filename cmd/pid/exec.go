@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/procgroup"
 	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/rpc"
@@ -243,6 +244,8 @@ func runExec(args []string, version string) int {
 		}
 	}()
 	code, res := execRun(ctx, o, version, os.Stdout, os.Stderr)
+	// The run is over; what its tools left running in the background goes with it.
+	procgroup.KillGroups(exitGrace)
 	select {
 	case <-gotSignal:
 		code = execInterrupted
