@@ -55,6 +55,14 @@ registry:
 	$(GO) run ./cmd/pidregistry write -version "$(VERSION)" -dist "$(DIST)" -release-url "$(RELEASE_URL)" -out "$(REGISTRY)"
 	./scripts/registry-check -dist "$(DIST)" -version "$(VERSION)" "$(REGISTRY)/pid"
 
+# VS Code packages: `make vsix VERSION=x.y.z` (after make dist) writes one VSIX per release
+# platform (vsce package --target linux-x64, linux-arm64, darwin-x64, darwin-arm64, win32-x64,
+# win32-arm64) into $(DIST)/vsix/, each carrying that platform's pid from its release archive
+# under bin/; scripts/vsix.sh says how.
+.PHONY: vsix
+vsix:
+	VERSION="$(VERSION)" DIST="$(DIST)" bash scripts/vsix.sh
+
 # Hygiene checked in make test: go.mod and go.sum are what `go mod tidy` makes them, and
 # staticcheck (a pinned version, fetched through the module proxy) reports nothing.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
