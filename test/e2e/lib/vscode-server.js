@@ -8,7 +8,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import { alive, cacheDir, isExecutable, node24Dir, processKey, processTree, repoRoot, safeName, tempDir, Tracker, waitFor } from './util.js';
+import { alive, cacheDir, isExecutable, node24Dir, pidBin, processKey, processTree, repoRoot, safeName, tempDir, Tracker, waitFor } from './util.js';
 
 const codeServerBin = path.join(cacheDir, 'code-server', 'node_modules', '.bin', 'code-server');
 const vsceBin = path.join(repoRoot, 'test', 'e2e', 'node_modules', '.bin', 'vsce');
@@ -28,10 +28,18 @@ export function chromiumBin() {
 	throw new Error('chromium is not installed: run scripts/e2e/install.sh (or make e2e)');
 }
 
-/** The environment code-server and its tools run in: Node 24 first on PATH. */
+/**
+ * The environment code-server and its tools run in: Node 24 first on PATH, and no folder that
+ * holds `go` or a `pid` (Go's own, GOPATH/bin): the extension finds no Go and no pid but the one
+ * its VSIX carries, as on a machine where a person installed the VSIX alone (issue 34).
+ */
 function nodeEnv(extra = {}) {
-	return { ...process.env, PATH: `${path.join(node24Dir, 'bin')}:${process.env.PATH}`, ...extra };
+	const kept = (process.env.PATH ?? '').split(':').filter((d) => d !== '' && !isExecutable(path.join(d, 'go')) && !isExecutable(path.join(d, 'pid')));
+	return { ...process.env, PATH: [path.join(node24Dir, 'bin'), ...kept].join(':'), ...extra };
 }
+
+/** The platform of the VSIX the e2e builds and installs (vsce package --target). */
+export const VSIX_TARGET = 'linux-x64';
 
 /**
  * run runs a program to its end and resolves with its output; it rejects, with the output, when
@@ -63,16 +71,17 @@ let vsixBuild;
 
 /**
  * sourceKey returns a hash of what a build of the extension is made from: editor/vscode's files
- * (names, contents, link targets; not node_modules, out or .vsix files) and test/e2e's lock
- * (vsce's version).
+ * (names, contents, link targets; not node_modules, out, bin or .vsix files), test/e2e's lock
+ * (vsce's version) and the pid binary it carries.
  */
 function sourceKey() {
 	const h = crypto.createHash('sha256');
 	h.update(fs.readFileSync(path.join(repoRoot, 'test', 'e2e', 'package-lock.json')));
+	h.update(fs.readFileSync(pidBin()));
 	const walk = (dir, rel) => {
 		for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
 			const r = rel ? `${rel}/${e.name}` : e.name;
-			if (!rel && (e.name === 'node_modules' || e.name === 'out' || e.name.endsWith('.vsix'))) {
+			if (!rel && (e.name === 'node_modules' || e.name === 'out' || e.name === 'bin' || e.name.endsWith('.vsix'))) {
 				continue;
 			}
 			const p = path.join(dir, e.name);
@@ -92,8 +101,9 @@ function sourceKey() {
 }
 
 /**
- * buildVsix builds pid's extension from editor/vscode's current files into a .vsix (with
- * `vsce package`) and returns its path. The sources are copied to a folder of this process
+ * buildVsix builds pid's extension from editor/vscode's current files into the linux-x64 .vsix
+ * (`vsce package --target linux-x64`, as `make vsix` does) carrying the pid under test
+ * (PID_BIN) as bin/pid, and returns its path. The sources are copied to a folder of this process
  * under .cache/e2e/build/ (removed when the process exits) and built there with their own
  * `npm ci`, so that editor/vscode's out/ and node_modules are left alone and two test runs at
  * once do not build in the same folder. The .vsix is kept as .cache/e2e/build/pid-KEY.vsix,
@@ -116,7 +126,7 @@ export function buildVsix() {
 		}
 		const buildDir = fs.mkdtempSync(path.join(buildRoot, 'vscode-'));
 		process.on('exit', () => fs.rmSync(buildDir, { recursive: true, force: true }));
-		const skip = new Set(['node_modules', 'out']);
+		const skip = new Set(['node_modules', 'out', 'bin']);
 		for (const name of fs.readdirSync(extensionSrc)) {
 			if (!skip.has(name) && !name.endsWith('.vsix')) {
 				fs.cpSync(path.join(extensionSrc, name), path.join(buildDir, name), { recursive: true });
@@ -124,8 +134,11 @@ export function buildVsix() {
 		}
 		const env = nodeEnv();
 		await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: buildDir, env, timeoutMs: 480000 });
+		fs.mkdirSync(path.join(buildDir, 'bin'));
+		fs.copyFileSync(pidBin(), path.join(buildDir, 'bin', 'pid'));
+		fs.chmodSync(path.join(buildDir, 'bin', 'pid'), 0o755);
 		const vsix = path.join(buildDir, 'pid.vsix');
-		await run(vsceBin, ['package', '--out', vsix], { cwd: buildDir, env, timeoutMs: 480000 });
+		await run(vsceBin, ['package', '--target', VSIX_TARGET, '--out', vsix], { cwd: buildDir, env, timeoutMs: 480000 });
 		// Into place whole (a rename), so that a run starting meanwhile never installs half a file;
 		// builds of sources a day old go.
 		const tmp = `${cached}.${process.pid}.tmp`;

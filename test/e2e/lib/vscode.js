@@ -95,6 +95,8 @@ after(async () => {
  *   files      {relativePath: content} written into the workspace folder before start
  *   env        more environment for pid (code-server and its extension host are shared)
  *   viewport   {width, height} of the page (default 1280x800)
+ *   bundled    leave pid.path unset: the extension runs the pid its VSIX carries (which runs
+ *              with code-server's environment and XDG folders, not this window's)
  *
  * pid runs as the extension starts it, through `pid.path`: a script of this window's that sets
  * XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_DATA_HOME and XDG_CACHE_HOME to folders of this window
@@ -161,7 +163,7 @@ async function openWindow(server, name, pid, options) {
 	const exports = Object.entries({ ...xdg, ...(options.env ?? {}) }).map(([k, v]) => `export ${k}=${shq(v)}\n`).join('');
 	fs.writeFileSync(pidPath, `#!/bin/sh\n# pid for the e2e window "${name}": its own XDG folders (test/e2e/lib/vscode.js).\n${exports}exec ${shq(pid)} "$@"\n`, { mode: 0o755 });
 
-	const settings = { ...quietSettings, 'pid.path': pidPath, ...(options.model ? { 'pid.model': options.model } : {}), ...(options.settings ?? {}) };
+	const settings = { ...quietSettings, ...(options.bundled ? {} : { 'pid.path': pidPath }), ...(options.model ? { 'pid.model': options.model } : {}), ...(options.settings ?? {}) };
 	server.resetUserData(settings);
 
 	const tracker = new Tracker({ exclude: server.baseline() });
