@@ -46,6 +46,8 @@ const (
 	Builtin   = "builtin"
 	User      = "user"
 	Workspace = "workspace"
+	// Skill is a skill's command (/NAME of a SKILL.md): the session layer adds those.
+	Skill = "skill"
 )
 
 // Limits of the person's own commands.
@@ -63,7 +65,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // Command is a command of the catalogue, with what running it needs.
 type Command struct {
 	Info
-	// Source is Builtin, User or Workspace.
+	// Source is Builtin, User, Workspace or Skill.
 	Source string
 	// Template is a prompt template's text (after its front matter); "" for a built-in one.
 	Template string

@@ -105,6 +105,8 @@ func Help(list []Command) string {
 			b.WriteString(" (yours)")
 		case Workspace:
 			b.WriteString(" (this workspace)")
+		case Skill:
+			b.WriteString(" (skill)")
 		}
 	}
 	return b.String()

@@ -307,6 +307,8 @@ func init() {
 		"checkpoints/diff": {(*Server).checkpointsDiff},
 		"session/rewind":   {(*Server).sessionRewind},
 		"commands/list":    {(*Server).commandsList},
+		"skills/list":      {(*Server).skillsList},
+		"agents/list":      {(*Server).agentsList},
 		"shutdown":         {(*Server).shutdownReq},
 	}
 }

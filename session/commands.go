@@ -39,7 +39,12 @@ func (s *Session) commands() []commands.Command {
 	if !s.host.commandsTrusted(root) {
 		root = ""
 	}
-	return commands.List(root, func(key, msg string) { s.host.reportOnce(key, nil, msg) })
+	list := commands.List(root, func(key, msg string) { s.host.reportOnce(key, nil, msg) })
+	if s.builtin[SkillName] {
+		// Each skill in use is a command too, after the person's own (which win).
+		list = append(list, skillCommands(s.Skills(), list)...)
+	}
+	return list
 }
 
 // commandsTrusted reports whether a workspace folder's own commands may be used: it is one
@@ -86,6 +91,14 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 	switch call.Command.Source {
 	case commands.User, commands.Workspace:
 		text = commands.Expand(call.Command.Template, call.Args)
+	case commands.Skill:
+		// The skill's body as it is now, then the person's text.
+		t, ok := s.skillCommandText(call.Name, call.Args)
+		if !ok {
+			out.Output, out.IsError = fmt.Sprintf("The skill %s is no longer in use (%s).", call.Name, call.Command.Path), true
+			return out, nil
+		}
+		text = t
 	default:
 		switch call.Name {
 		case "init":

@@ -423,7 +423,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range append(tools.New(ws), todoWriteTool(nil), taskToolSpec(), exitPlanToolSpec()) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), taskToolSpec(), exitPlanToolSpec()) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

@@ -62,12 +62,17 @@ func (s *Session) requestFor(req *llm.Request) *llm.Request {
 		// given again.
 		s.subInstr.Reset(t[last.firstKept:])
 	}
-	if instr == "" {
+	// The skills in use, read again at each call: the same bytes while none changes.
+	skillsBlock := s.skillsBlock()
+	if instr == "" && skillsBlock == "" {
 		return req
 	}
 	out := *req
 	// The section starts with a blank line: the prompt's own last newline would make two.
 	out.SystemPrompt = strings.TrimRight(out.SystemPrompt, "\n") + instr
+	if skillsBlock != "" {
+		out.SystemPrompt = strings.TrimRight(out.SystemPrompt, "\n") + "\n\n" + skillsBlock + "\n"
+	}
 	return &out
 }
 

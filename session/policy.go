@@ -24,6 +24,9 @@ func (s *Session) readOnly(tool string) bool {
 	if tool == TodoWriteName && s.builtin[tool] {
 		return true // it changes the session's plan, nothing outside the session
 	}
+	if tool == SkillName && s.builtin[tool] {
+		return true // it reads the person's skills
+	}
 	if tool == TaskName && s.builtin[tool] {
 		return true // it starts a subagent, whose own calls are decided one by one
 	}

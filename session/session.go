@@ -316,7 +316,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	initial := sc.Initial
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
-	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(ws), todoWriteTool(s))) {
+	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(ws), todoWriteTool(s), skillTool(s))) {
 		if t.Name == tools.NameBash && o.child != nil && o.child.agent == "explore" {
 			t = exploreBash(t)
 		}

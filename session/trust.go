@@ -50,6 +50,8 @@ func (h *Host) TrustQuestion(s *Session) (TrustQuestion, bool) {
 	}
 	// The workspace's instruction files (instructions.go), left out until it is trusted.
 	ignored = append(ignored, s.ignoredInstructions()...)
+	// Its skills and agent files (skills.go), left out until it is trusted.
+	ignored = append(ignored, s.ignoredSkillsAndAgents()...)
 	if len(ignored) == 0 {
 		return TrustQuestion{}, false
 	}

@@ -1,0 +1,188 @@
+// This file gives a session the person's skills and agent files (packages skills and
+// agents find them): skills/list and agents/list, the skill tool, the skills' lines of the
+// system prompt, and their /NAME commands. A workspace folder's skills and agents count
+// only once the folder is trusted; an untrusted folder's are listed as ignored and named in
+// its trust question.
+
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pid-agent/pid/agents"
+	"github.com/pid-agent/pid/commands"
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/mdfile"
+	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/skills"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// SkillName is the built-in tool that gives the model a skill's instructions.
+const SkillName = "skill"
+
+// Skill is one skill of skills/list.
+type Skill = skills.Skill
+
+// Agent is one agent of agents/list.
+type Agent = agents.Agent
+
+// mdFolders returns the workspace folders whose skills and agents the session reads, with
+// whether each is trusted: the session's own folders (a child's are its parent's: a child
+// working in a worktree reads the person's folders, not the worktree's copy).
+func (s *Session) mdFolders() []mdfile.Folder {
+	if c := s.sub.child; c != nil {
+		return c.parent.mdFolders()
+	}
+	roots := s.ws.Roots()
+	out := make([]mdfile.Folder, len(roots))
+	for i, r := range roots {
+		out[i] = mdfile.Folder{Path: r, Trusted: s.host.instructionsTrusted(r)}
+	}
+	return out
+}
+
+// Skills returns the session's skills, read now: those in use and those left out, with why
+// (see skills.Find). Problems with whole folders are reported once.
+//
+// Contract: safe for concurrent use; it reads the skill folders.
+func (s *Session) Skills() []Skill {
+	list, notes := skills.Find(s.mdFolders(), skills.UserDirs())
+	for _, n := range notes {
+		s.host.reportOnce(n, nil, n)
+	}
+	if list == nil {
+		list = []Skill{}
+	}
+	return list
+}
+
+// Agents returns the session's agent files, read now: those in use and those left out,
+// with why (see agents.Find). Problems with whole folders are reported once.
+//
+// Contract: safe for concurrent use; it reads the agent folders.
+func (s *Session) Agents() []Agent {
+	list, notes := agents.Find(s.mdFolders(), agents.UserDirs())
+	for _, n := range notes {
+		s.host.reportOnce(n, nil, n)
+	}
+	if list == nil {
+		list = []Agent{}
+	}
+	return list
+}
+
+// ignoredSkillsAndAgents lists, for the trust question of the session's workspace folder,
+// its skills and agents left out because the folder is not trusted.
+func (s *Session) ignoredSkillsAndAgents() []string {
+	root := s.root()
+	if s.host.instructionsTrusted(root) {
+		return nil
+	}
+	sk, _ := skills.Find([]mdfile.Folder{{Path: root}}, nil)
+	ag, _ := agents.Find([]mdfile.Folder{{Path: root}}, nil)
+	return append(skills.TrustItems(sk, root), agents.TrustItems(ag, root)...)
+}
+
+// skillSchema is the skill tool's parameters. No enum of names: the tool definitions (and
+// the provider's prompt cache) stay the same when a skill is added.
+const skillSchema = `{"type": "object", "properties": {
+  "name": {"type": "string", "minLength": 1, "description": "The skill's name, as the system prompt lists it."}
+}, "required": ["name"], "additionalProperties": false}`
+
+// skillTool returns the skill tool; s may be nil for a description only (BuiltinTools).
+func skillTool(s *Session) toolexec.Tool {
+	t := toolexec.Tool{
+		Name: SkillName,
+		Description: "Load a skill: instructions for a particular kind of task that the user keeps, listed by name and description in the system prompt. " +
+			"It returns the skill's instructions and the files in its folder, which you read with read when the instructions call for them.",
+		Parameters: json.RawMessage(skillSchema),
+		View: func(args json.RawMessage, _ any) toolexec.View {
+			var a struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(args, &a)
+			return toolexec.View{Kind: toolexec.KindRead, Title: "Skill: " + mdfile.OneLine(a.Name, 64)}
+		},
+	}
+	if s != nil {
+		t.Execute = s.runSkill
+	}
+	return t
+}
+
+// runSkill is the skill tool's Execute: the skill's body and the files beside it, or an
+// error result naming the skills in use.
+func (s *Session) runSkill(_ context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := call.Decode(&a); err != nil {
+		return toolexec.Result{}, err
+	}
+	list := s.Skills()
+	sk, ok := skills.Lookup(list, strings.TrimPrefix(strings.TrimSpace(a.Name), "/"))
+	if !ok {
+		var names []string
+		for _, x := range list {
+			if x.Used() {
+				names = append(names, x.Name)
+			}
+		}
+		if len(names) == 0 {
+			return toolexec.Result{}, taskFailure(fmt.Sprintf("There is no skill %q: no skill is in use.", mdfile.OneLine(a.Name, 64)))
+		}
+		return toolexec.Result{}, taskFailure(fmt.Sprintf("There is no skill %q. The skills in use: %s.", mdfile.OneLine(a.Name, 64), strings.Join(names, ", ")))
+	}
+	return toolexec.Result{Content: []llm.Content{llm.Text(skills.ToolText(sk))},
+		Details: map[string]string{"name": sk.Name, "path": sk.Path}}, nil
+}
+
+// skillsBlock returns the system prompt's lines for the skills in use; "" when the session
+// has no skill tool or no skill is in use.
+func (s *Session) skillsBlock() string {
+	if !s.builtin[SkillName] {
+		return ""
+	}
+	return skills.PromptBlock(s.Skills())
+}
+
+// skillCommands returns a command for each skill in use whose name no other command has
+// (have: the built-in ones and the person's command files win).
+func skillCommands(list []Skill, have []commands.Command) []commands.Command {
+	var out []commands.Command
+	for _, sk := range list {
+		if !sk.Used() {
+			continue
+		}
+		taken := false
+		for _, c := range have {
+			taken = taken || c.Name == sk.Name
+		}
+		for _, c := range out {
+			taken = taken || c.Name == sk.Name
+		}
+		if taken {
+			continue
+		}
+		out = append(out, commands.Command{
+			Info:     commands.Info{Name: sk.Name, Description: mdfile.OneLine(sk.Description, 100), Input: &commands.Input{Hint: "what to do (optional)"}},
+			Source:   commands.Skill,
+			Template: skills.CommandText(sk, ""),
+			Path:     sk.Path,
+		})
+	}
+	return out
+}
+
+// skillCommandText returns the prompt of a skill's /NAME command with args after it.
+func (s *Session) skillCommandText(name, args string) (string, bool) {
+	sk, ok := skills.Lookup(s.Skills(), name)
+	if !ok {
+		return "", false
+	}
+	return skills.CommandText(sk, args), true
+}
