@@ -335,6 +335,10 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		// An explore child sees only the read-only tools and bash.
 		initial = slices.DeleteFunc(initial, func(n string) bool { return !slices.Contains(exploreTools, n) })
 	}
+	if o.child != nil && o.child.def != nil {
+		// A defined agent's child has exactly the tools its file gives it.
+		initial = slices.DeleteFunc(initial, func(n string) bool { return !slices.Contains(o.child.tools, n) })
+	}
 	box, err := toolexec.NewToolbox(append(all, sc.Tools...)...)
 	if err != nil {
 		return nil, invalid("scriptedTools: %v", err)
@@ -369,7 +373,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		inner = s.mcp
 	}
 	cat := modeCatalog{s: s, inner: inner}
-	if o.child == nil || o.child.agent != "explore" {
+	if o.child == nil || o.child.agent != "explore" && (o.child.def == nil || slices.Contains(o.child.tools, ExitPlanModeName)) {
 		t := s.exitPlanTool()
 		cat.exitPlan = &t
 	}

@@ -15,11 +15,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pid-agent/pid/agents"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/worktree"
 )
 
 // TaskName is the subagent tool's name.
@@ -103,6 +105,14 @@ type childSpec struct {
 	toolCallID  string
 	description string
 	agent       string
+	// def is the agent file of a defined agent (nil for explore and general); tools are
+	// the only tools its child has (def.ToolSet of the parent's).
+	def   *agents.Agent
+	tools []string
+	// model is a defined agent's own model (nil: the parent's).
+	model *ModelConfig
+	// worktree, when set, is the git worktree the child works in (worktrees.go).
+	worktree *worktree.Tree
 }
 
 // subagentState is a session's part in subagents. The fields above mu are set by build and
@@ -159,6 +169,9 @@ func (s *Session) taskTool() (toolexec.Tool, bool) {
 	}
 	s.sub.slots = toolexec.NewSlots(n)
 	t := taskToolSpec()
+	if defs := s.usedAgents(); len(defs) > 0 {
+		t = withAgents(t, defs)
+	}
 	t.Slots, t.Execute = s.sub.slots, s.runTask
 	return t, true
 }
@@ -226,9 +239,28 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	if a.Agent == "" {
 		a.Agent = "explore"
 	}
-	child, err := s.newChild(childSpec{parent: s, toolCallID: call.ID, description: a.Description, agent: a.Agent})
+	spec := childSpec{parent: s, toolCallID: call.ID, description: a.Description, agent: a.Agent}
+	var notes []string
+	if a.Agent != "explore" && a.Agent != "general" {
+		def, n, err := s.agentFor(a.Agent)
+		if err != nil {
+			return toolexec.Result{}, err
+		}
+		spec.def, notes = def, n
+		spec.tools, n = def.ToolSet(s.activeToolNames())
+		notes = append(notes, n...)
+		var warn string
+		if spec.model, warn = s.agentModel(def); warn != "" {
+			notes = append(notes, warn)
+		}
+	}
+	child, err := s.newChild(spec)
 	if err != nil {
 		return toolexec.Result{}, fmt.Errorf("the subagent could not be started: %v", err)
+	}
+	for _, n := range notes {
+		s.host.log.Info("subagent", "agent", a.Agent, "note", n)
+		onUpdate(event.Result{Content: []llm.Content{llm.Text(n)}, Details: map[string]any{"childSessionId": child.id, "step": n}})
 	}
 	defer func() {
 		s.releaseFiles(child)
@@ -350,6 +382,12 @@ func (s *Session) newChild(spec childSpec) (*Session, error) {
 		}
 	}
 	cfg.Mode = s.Mode()
+	if def := spec.def; def != nil {
+		cfg.AppendSystemPrompt = joinPrompt(cfg.AppendSystemPrompt, def.Prompt)
+		if spec.model != nil {
+			cfg.Model = spec.model
+		}
+	}
 	if cfg.Mode == ModeBypass && (s.host.loader == nil || !s.host.loader.AllowBypassPermissions()) {
 		cfg.Mode = ModeDefault
 	}

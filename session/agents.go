@@ -1,0 +1,115 @@
+// This file gives task the person's agent files (package agents finds them): the agents
+// in use join explore and general in task's enum, each described in its description; a
+// task call naming one runs a child with the agent's tools (from the parent's, never
+// more), model (from the person's models list, else the parent's) and prompt (after
+// pid's subagent prompt).
+
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pid-agent/pid/agents"
+	"github.com/pid-agent/pid/internal/mdfile"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// usedAgents returns the agents in use now (for task's enum: the tool list is fixed for
+// the session's life, so an agent added later is there in the next session).
+func (s *Session) usedAgents() []agents.Agent {
+	var out []agents.Agent
+	for _, a := range s.Agents() {
+		if a.Used() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// withAgents returns task with the defined agents in its agent enum and description.
+func withAgents(t toolexec.Tool, defs []agents.Agent) toolexec.Tool {
+	var sch map[string]any
+	if json.Unmarshal(t.Parameters, &sch) != nil {
+		return t
+	}
+	props, _ := sch["properties"].(map[string]any)
+	agent, _ := props["agent"].(map[string]any)
+	if agent == nil {
+		return t
+	}
+	enum := []string{"explore", "general"}
+	var lines strings.Builder
+	for _, d := range defs {
+		enum = append(enum, d.Name)
+		fmt.Fprintf(&lines, "\n%s: %s", d.Name, mdfile.OneLine(d.Description, 200))
+	}
+	agent["enum"] = enum
+	agent["description"] = agent["description"].(string) + " The user's own agents:" + lines.String()
+	if raw, err := json.Marshal(sch); err == nil {
+		t.Parameters = raw
+	}
+	t.Description += " The user's own agents (named in agent) do what their descriptions say, with the tools they are given."
+	return t
+}
+
+// agentFor returns the agent in use named name, read again now; an error result when it
+// is gone since the session started.
+func (s *Session) agentFor(name string) (*agents.Agent, []string, error) {
+	list := s.Agents()
+	if def, ok := agents.Lookup(list, name); ok {
+		return &def, nil, nil
+	}
+	for _, a := range list {
+		if a.Name == name {
+			return nil, nil, taskFailure(fmt.Sprintf("The agent %s is no longer defined (%s): %s.", name, a.Path, a.Ignored))
+		}
+	}
+	return nil, nil, taskFailure(fmt.Sprintf("The agent %s is no longer defined.", name))
+}
+
+// activeToolNames returns the names of the session's active tools, in its order.
+func (s *Session) activeToolNames() []string {
+	var out []string
+	for _, t := range s.Tools() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// agentModel returns the model configuration of a defined agent's child: nil for the
+// parent's (the file names none, inherit, or a model not in the person's list: warning
+// then says so).
+func (s *Session) agentModel(def *agents.Agent) (*ModelConfig, string) {
+	cur := s.currentModel()
+	if cur == nil || cur.cfg == nil {
+		return nil, ""
+	}
+	parent := agents.Model{Provider: cur.cfg.Provider, ID: cur.cfg.ID}
+	list, err := s.host.ModelList(s.id, nil)
+	if err != nil {
+		return nil, ""
+	}
+	models := make([]agents.Model, len(list.Models))
+	for i, m := range list.Models {
+		models[i] = agents.Model{Provider: m.Provider, ID: m.ID, Name: m.Name}
+	}
+	m, warn := def.ResolveModel(models, parent)
+	if m == parent {
+		return nil, warn
+	}
+	return s.host.fillModel(s.ws.Cwd(), &ModelConfig{Provider: m.Provider, ID: m.ID}), warn
+}
+
+// joinPrompt joins two parts of a prompt with a blank line ("" parts left out).
+func joinPrompt(a, b string) string {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
