@@ -10,6 +10,8 @@ type (
 	SubagentStart struct {
 		ParentSessionID, ToolCallID, ChildSessionID string
 		Description, Agent                          string
+		// Worktree is the git worktree the child works in ("" for none).
+		Worktree string
 	}
 	// SubagentEnd: the child session ended with StopReason ("stop", "error", "aborted", or
 	// "maxTurns" when it ran out of turns).

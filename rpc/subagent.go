@@ -15,6 +15,7 @@ type subagentParams struct {
 	ChildSessionID string `json:"childSessionId"`
 	Description    string `json:"description,omitempty"`
 	Agent          string `json:"agent,omitempty"`
+	Worktree       string `json:"worktree,omitempty"`
 	StopReason     string `json:"stopReason,omitempty"`
 }
 
@@ -23,7 +24,7 @@ func (s *Server) emitSubagent(_ *session.Session, ev event.Event) bool {
 	switch e := ev.(type) {
 	case event.SubagentStart:
 		s.notify("subagentStart", &subagentParams{SessionID: e.ParentSessionID, ToolCallID: e.ToolCallID, ChildSessionID: e.ChildSessionID,
-			Description: e.Description, Agent: e.Agent})
+			Description: e.Description, Agent: e.Agent, Worktree: e.Worktree})
 	case event.SubagentEnd:
 		s.notify("subagentEnd", &subagentParams{SessionID: e.ParentSessionID, ToolCallID: e.ToolCallID, ChildSessionID: e.ChildSessionID,
 			StopReason: e.StopReason})

@@ -82,6 +82,9 @@ func (s *Session) openCheckpoints(r *restoring, files *EditorFiles) {
 	if files != nil {
 		s.checkpts.write = files.Write
 	}
+	if c := s.sub.child; c != nil && c.worktree != nil {
+		return // its writes are in its worktree: the merge records them in the parent's
+	}
 	if c := s.sub.child; c != nil {
 		// A subagent records into its parent's checkpoint: rewinding the parent's prompt
 		// takes back what its task calls' children changed too.

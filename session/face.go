@@ -180,6 +180,9 @@ type Options struct {
 	Folders []string
 	// child, set by a task call, makes the session that call's subagent (subagent.go).
 	child *childSpec
+	// ws, set for a child working in its own worktree, is its workspace (else the host
+	// makes one on its cwd and the host's folders).
+	ws *tools.Workspace
 	// ModeChanged, if set, hears of every change of the session's mode (SetMode, an
 	// approved exit_plan_mode), after it took effect. Contract: called from the goroutine
 	// that changed it (a face's request, or a batch's prepare pass), holding no lock of the

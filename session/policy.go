@@ -113,7 +113,7 @@ func (s *Session) verdictOn(call llm.ToolCall) permissions.Verdict {
 	h := s.host
 	var base *permissions.Policy
 	if h.loader != nil {
-		base = h.loader.Policy(s.ws.Cwd())
+		base = h.loader.Policy(s.policyCwd())
 	}
 	pol := base.With(s.readOnly, permissions.Layer{Source: "session", Spec: s.spec})
 	c := permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()}
@@ -180,6 +180,7 @@ type decision struct {
 // decide is beforeToolCall's body.
 func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
 	name := in.Call.Name
+	s.noteWriters(in)
 	if b := s.taskOverCap(in); b != nil {
 		return b, decision{"deny", fmt.Sprintf("at most %d task calls per message", maxTaskCalls)}
 	}

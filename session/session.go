@@ -251,9 +251,11 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	ws, err := h.workspace(cfg.Cwd, o.Folders)
-	if err != nil {
-		return nil, err
+	ws := o.ws
+	if ws == nil {
+		if ws, err = h.workspace(cfg.Cwd, o.Folders); err != nil {
+			return nil, err
+		}
 	}
 	ok := false
 	defer func() {

@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/worktree"
@@ -68,6 +69,10 @@ var exploreTools = []string{tools.NameRead, tools.NameGrep, tools.NameFind, tool
 type SubagentSettings struct {
 	MaxConcurrent int `json:"maxConcurrent,omitempty"`
 	MaxTurns      int `json:"maxTurns,omitempty"`
+	// Isolation says when a writing child works in a git worktree of its own: "auto" (the
+	// default: when two or more writing task calls run in one batch), "worktree" (always)
+	// or "none" (never). See worktrees.go.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // over returns s with the keys over sets replaced by over's.
@@ -77,6 +82,9 @@ func (s SubagentSettings) over(over SubagentSettings) SubagentSettings {
 	}
 	if over.MaxTurns > 0 {
 		s.MaxTurns = over.MaxTurns
+	}
+	if over.Isolation != "" {
+		s.Isolation = over.Isolation
 	}
 	return s
 }
@@ -113,6 +121,8 @@ type childSpec struct {
 	model *ModelConfig
 	// worktree, when set, is the git worktree the child works in (worktrees.go).
 	worktree *worktree.Tree
+	// id is the child session's id (made before its worktree, which is named after it).
+	id string
 }
 
 // subagentState is a session's part in subagents. The fields above mu are set by build and
@@ -129,8 +139,11 @@ type subagentState struct {
 	// slots caps the task calls executing at once.
 	slots *toolexec.Slots
 
-	// mu guards owners and observer.
+	// mu guards owners, observer and parallel.
 	mu sync.Mutex
+	// parallel holds the task calls (by call ID) of a batch with two or more writing
+	// children, noted by the Before hook for runTask (worktrees.go).
+	parallel map[string]bool
 	// owners maps each file a running child changed to that child (a parent's).
 	owners map[string]*Session
 	// observer, on a child, hears each event of its run (the task call's progress).
@@ -227,6 +240,8 @@ type TaskDetails struct {
 	ToolCalls      int       `json:"toolCalls"`
 	Usage          llm.Usage `json:"usage"`
 	StopReason     string    `json:"stopReason"`
+	// Worktree is what became of the child's worktree (nil when it had none).
+	Worktree *worktree.Result `json:"worktree,omitempty"`
 }
 
 // runTask is task's Execute: it makes the child session, runs its prompt, and returns its
@@ -254,8 +269,18 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 			notes = append(notes, warn)
 		}
 	}
+	spec.id = store.NewID()
+	if s.isolate(call.ID, spec) {
+		var why string
+		if spec.worktree, why = s.makeWorktree(ctx, spec.id); why != "" {
+			notes = append(notes, why)
+		}
+	}
 	child, err := s.newChild(spec)
 	if err != nil {
+		if spec.worktree != nil {
+			_ = spec.worktree.Discard(context.WithoutCancel(ctx))
+		}
 		return toolexec.Result{}, fmt.Errorf("the subagent could not be started: %v", err)
 	}
 	for _, n := range notes {
@@ -313,7 +338,11 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 		}
 	}
 	child.sub.mu.Unlock()
-	s.face.Emit(child, event.SubagentStart{ParentSessionID: s.id, ToolCallID: call.ID, ChildSessionID: child.id, Description: a.Description, Agent: a.Agent})
+	start := event.SubagentStart{ParentSessionID: s.id, ToolCallID: call.ID, ChildSessionID: child.id, Description: a.Description, Agent: a.Agent}
+	if spec.worktree != nil {
+		start.Worktree = spec.worktree.Path
+	}
+	s.face.Emit(child, start)
 	stop := "error"
 	var res loopResult
 	if err = child.Begin(); err == nil {
@@ -337,11 +366,18 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	}
 	stop = det.StopReason
 	s.face.Emit(child, event.SubagentEnd{ParentSessionID: s.id, ToolCallID: call.ID, ChildSessionID: child.id, StopReason: stop})
+	merged := ""
+	if spec.worktree != nil {
+		det.Worktree, merged = s.mergeWorktree(ctx, spec.worktree)
+	}
 	done := fmt.Sprintf("The subagent (session %s) took %d turns and %d tool calls", child.id, det.Turns, det.ToolCalls)
 	if last != "" {
 		done += "; its last answer:\n\n" + last
 	} else {
 		done += " and gave no answer."
+	}
+	if merged != "" {
+		done += "\n\n" + merged
 	}
 	switch {
 	case limited:
@@ -359,6 +395,9 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	}
 	if last == "" {
 		last = "(The subagent gave no answer.)"
+	}
+	if merged != "" {
+		last += "\n\n" + merged
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(last)}, Details: det}, nil
 }
@@ -397,7 +436,17 @@ func (s *Session) newChild(spec childSpec) (*Session, error) {
 		cfg.Mode = ModeAuto
 		cfg.ScriptedTools = nil
 	}
-	child, err := s.host.build(cfg, Options{Face: s.face, Files: s.sub.files, ModeChanged: s.modeChanged, child: &spec}, nil)
+	o := Options{ID: spec.id, Face: s.face, Files: s.sub.files, ModeChanged: s.modeChanged, child: &spec}
+	if t := spec.worktree; t != nil {
+		// The child works in its worktree: its confinement, stale guard and sandbox's
+		// writable root are the worktree; the editor does not have its files open.
+		ws, err := tools.NewWorkspace(t.Folder, []string{t.Folder})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Cwd, o.Files, o.ws = t.Folder, nil, ws
+	}
+	child, err := s.host.build(cfg, o, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -437,8 +486,8 @@ func (s *Session) releaseFiles(child *Session) {
 // other running task that changed it; nil when the change may go on (or s is no child).
 func (s *Session) conflict(path string) error {
 	c := s.sub.child
-	if c == nil {
-		return nil
+	if c == nil || c.worktree != nil {
+		return nil // a child in its own worktree changes only its own files
 	}
 	other := c.parent.claimFile(path, s)
 	if other == nil {
