@@ -53,6 +53,15 @@ func (w *Watcher) Watch(root string) {
 	if user, err := UserFolder(); err == nil {
 		dirs = append(dirs, filepath.Dir(user), user)
 	}
+	w.WatchDirs(dirs...)
+}
+
+// WatchDirs adds folders to the watch (the skill folders, whose skills are commands too):
+// a change in one (not in its subfolders) is told as a change of the commands. A folder
+// that does not exist yet is added after a change.
+//
+// Contract: safe for concurrent use.
+func (w *Watcher) WatchDirs(dirs ...string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {

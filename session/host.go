@@ -162,7 +162,11 @@ func NewHost(opts HostOptions) *Host {
 		h.opts.Report = func(string, bool) {}
 	}
 	if opts.CommandsChanged != nil {
-		h.commands = commands.NewWatcher(opts.CommandsChanged, h.log)
+		changed := opts.CommandsChanged
+		h.commands = commands.NewWatcher(func() {
+			h.watchSkills() // a skill folder made since is watched from now on
+			changed()
+		}, h.log)
 	}
 	return h
 }

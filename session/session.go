@@ -430,6 +430,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if h.commands != nil {
 		// Watched before the face tells its client the list: a change made then is seen.
 		h.commands.Watch(s.root())
+		h.commands.WatchDirs(s.skillDirs()...)
 	}
 	h.mu.Lock()
 	if h.sessions[s.id] != nil {

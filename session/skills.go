@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/pid-agent/pid/agents"
@@ -185,4 +186,37 @@ func (s *Session) skillCommandText(name, args string) (string, bool) {
 		return "", false
 	}
 	return skills.CommandText(sk, args), true
+}
+
+// skillDirs returns the folders whose changes may change the skills (for the commands'
+// watch): each skill folder of the session's workspace folders and of the person's, its
+// parent, and each skill's own folder found now.
+func (s *Session) skillDirs() []string {
+	var dirs []string
+	for _, f := range s.mdFolders() {
+		for _, d := range skills.WorkspaceDirs {
+			dirs = append(dirs, filepath.Join(f.Path, filepath.Dir(filepath.FromSlash(d))), filepath.Join(f.Path, filepath.FromSlash(d)))
+		}
+	}
+	for _, d := range skills.UserDirs() {
+		dirs = append(dirs, filepath.Dir(d), d)
+	}
+	for _, sk := range s.Skills() {
+		dirs = append(dirs, filepath.Dir(sk.Path))
+	}
+	return dirs
+}
+
+// watchSkills adds the skill folders of every open session to the commands' watch (a skill
+// folder made since the session started included). Called by the watch after a change.
+func (h *Host) watchSkills() {
+	h.mu.Lock()
+	open := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		open = append(open, s)
+	}
+	h.mu.Unlock()
+	for _, s := range open {
+		h.commands.WatchDirs(s.skillDirs()...)
+	}
 }

@@ -37,9 +37,9 @@ const FileName = "SKILL.md"
 // MaxBytes caps SKILL.md: a longer one is left out.
 const MaxBytes = mdfile.MaxBytes
 
-// workspaceDirs are where a workspace folder's skills are, in the order that decides
+// WorkspaceDirs are where a workspace folder's skills are, in the order that decides
 // between two of one name.
-var workspaceDirs = []string{".agents/skills", ".claude/skills", ".opencode/skills"}
+var WorkspaceDirs = []string{".agents/skills", ".claude/skills", ".opencode/skills"}
 
 // nameRE is what a skill's name may be: a command name (/NAME), so no path separators,
 // dots or spaces, at most 64 characters.
@@ -102,7 +102,7 @@ func UserDirs() []string {
 func Find(folders []Folder, userDirs []string) (list []Skill, notes []string) {
 	for _, f := range folders {
 		root := mdfile.RealRoot(f.Path)
-		for _, d := range workspaceDirs {
+		for _, d := range WorkspaceDirs {
 			l, n := findIn(filepath.Join(f.Path, filepath.FromSlash(d)), SourceWorkspace, root, f.Trusted)
 			list, notes = append(list, l...), append(notes, n...)
 		}
