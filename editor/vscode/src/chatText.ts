@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { relativeLabel } from './context';
 import { renderMarkdown } from './markdown';
+import { LOCAL_COMMANDS } from './skills';
 import type { CommandInfo, Diagnostic, InstructionFile, ToolAnnotations } from './protocol';
 import type { ChatItem, CommandView, InstructionFileView, ItemView, ProblemView } from './webviewProtocol';
 
@@ -21,6 +22,7 @@ export const BUILTIN_COMMANDS: CommandView[] = [
 	{ name: 'mcp', description: "The MCP servers' status" },
 	{ name: 'rewind', description: 'Files and conversation back to before the previous prompt' },
 	{ name: 'help', description: 'List the commands' },
+	...LOCAL_COMMANDS,
 ];
 
 /** commandViews turns commands/list's entries into the completion's. */

@@ -13,6 +13,9 @@ import type {
 	CheckpointsListResult,
 	CommandInfo,
 	CommandsListResult,
+	SkillInfo,
+	SkillsListResult,
+	AgentsListResult,
 	EditorCapabilities,
 	EditorDiagnosticsParams,
 	EditorDiagnosticsResult,
@@ -324,6 +327,18 @@ export class PidClient {
 	async listCommands(sessionId: string): Promise<CommandInfo[]> {
 		const r = await this.connection.sendRequest<CommandsListResult | null>('commands/list', { sessionId });
 		return Array.isArray(r?.commands) ? r.commands.filter((c) => c && typeof c.name === 'string' && c.name !== '') : [];
+	}
+
+	/** The session's skills (skills/list): those in use and those left out, with why. */
+	async listSkills(sessionId: string): Promise<SkillInfo[]> {
+		const r = await this.connection.sendRequest<SkillsListResult | null>('skills/list', { sessionId });
+		return Array.isArray(r?.skills) ? r.skills.filter((x) => x && typeof x.name === 'string') : [];
+	}
+
+	/** The session's agent files (agents/list): those in use and those left out, with why. */
+	async listAgents(sessionId: string): Promise<SkillInfo[]> {
+		const r = await this.connection.sendRequest<AgentsListResult | null>('agents/list', { sessionId });
+		return Array.isArray(r?.agents) ? r.agents.filter((x) => x && typeof x.name === 'string') : [];
 	}
 
 	/** The models the settings list (models/list), and the session's current one. */

@@ -10,6 +10,7 @@ import { METHOD_NOT_FOUND, errorCode, errorText, type PidClient } from './client
 import { friendlyError, type ErrorAction } from './errors';
 import { DEFAULT_MODES, modeView, nextMode, readModes } from './modes';
 import type { ModelEntry, ModelsListResult, RememberedPermission, SessionMode, TrustedFolder } from './protocol';
+import { LOCAL_COMMANDS } from './skills';
 import { BusyError, ChatError, LOADING, type ControllerState } from './state';
 
 /**
@@ -37,7 +38,8 @@ export function refreshCommands(s: ControllerState, client: PidClient, sessionId
 	client.listCommands(sessionId).then(
 		(list) => {
 			if (s.sessionId === sessionId && list.length > 0) {
-				s.chat.setState({ commands: commandViews(list) });
+				const views = commandViews(list);
+				s.chat.setState({ commands: [...views, ...LOCAL_COMMANDS.filter((l) => !views.some((v) => v.name === l.name))] });
 			}
 		},
 		(err) => {

@@ -14,6 +14,7 @@ import { load, showInstructions } from './history';
 import { modelParam, noticeAction, refreshCommands, showModel, showModes } from './picks';
 import type { PromptBlock, SessionNewParams } from './protocol';
 import { Run } from './run';
+import { listFor, localCommand } from './skills';
 import { BusyError, ChatError, type ControllerState, type Current } from './state';
 
 /** The notifications about the session as a whole (in a run or not): the chat takes them from one listener (controller.ts). */
@@ -29,6 +30,11 @@ export const SESSION_WIDE = new Set(['planUpdate', 'usageUpdate', 'commandOutput
  * pid cannot be started, the session cannot be created or loaded.
  */
 export async function ask(s: ControllerState, text: string, context: readonly ContextChip[] = []): Promise<Run | undefined> {
+	const local = localCommand(text);
+	if (local && context.length === 0) {
+		await runLocal(s, local);
+		return undefined;
+	}
 	const sent: { itemId?: string; run?: number } = {};
 	const run = await runPrompt(s, text, context, sent);
 	// The prompt's message now has its checkpoint: "Rewind to here" can go back to it, and the
@@ -40,6 +46,31 @@ export async function ask(s: ControllerState, text: string, context: readonly Co
 		}
 	}
 	return run;
+}
+
+/**
+ * runLocal runs one of the extension's own commands (`/skills`, `/agents`): it asks pid for
+ * the session's list (making the session first, as a prompt would) and shows it as a
+ * command's output; nothing goes to the model.
+ */
+async function runLocal(s: ControllerState, kind: 'skills' | 'agents'): Promise<void> {
+	s.assertIdle();
+	let client: PidClient;
+	try {
+		client = await s.daemon.ensureClient();
+		await ensureSession(s, client, `/${kind}`);
+	} catch (err) {
+		if (err instanceof ChatError) {
+			throw err;
+		}
+		const f = friendlyError(err, 'start');
+		s.chat.notice('error', f.message, f.actions.map(noticeAction));
+		throw new ChatError(f.message, f.actions);
+	}
+	const sessionId = s.sessionId as string;
+	const out = await listFor(client, sessionId, kind);
+	s.chat.handle('commandOutput', { sessionId, name: kind, text: out.text, isError: out.isError });
+	s.log(`pid: /${kind}${out.isError ? ' failed' : ''}: ${out.text}`);
 }
 
 /**

@@ -30,6 +30,8 @@ export const METHODS = {
 		'trust/grant',
 		'trust/revoke',
 		'commands/list',
+		'skills/list',
+		'agents/list',
 	],
 	/** Notifications the extension sends to pid. */
 	notificationsSent: ['initialized', 'exit'],
@@ -329,6 +331,27 @@ export interface CommandInfo {
 	name: string;
 	description: string;
 	input?: { hint: string };
+}
+
+/** One entry of skills/list or agents/list: a SKILL.md skill or an agent file, in use or left out (ignored says why). */
+export interface SkillInfo {
+	name: string;
+	description: string;
+	/** The SKILL.md file (or the agent's file). */
+	path: string;
+	source: 'workspace' | 'user';
+	ignored?: string;
+	warnings?: string[];
+}
+
+/** skills/list's result. */
+export interface SkillsListResult {
+	skills: SkillInfo[];
+}
+
+/** agents/list's result (its entries have a skill's shape). */
+export interface AgentsListResult {
+	agents: SkillInfo[];
 }
 
 /** commands/list's result. */
