@@ -25,6 +25,11 @@ function M.ask(text, opts)
     notify('nothing to ask', vim.log.levels.WARN)
     return false
   end
+  local own = require('pid.skills').kind(text)
+  if own ~= nil and S.run == nil and opts.content == nil then
+    -- /skills, /agents: the plugin's own, answered from pid's lists (skills.lua).
+    return require('pid.skills').run(own, opts.on_done)
+  end
   if S.run ~= nil then
     -- A prompt runs: what was typed is not lost, it goes to the run if the person says how.
     M.offer_queue(text, opts)

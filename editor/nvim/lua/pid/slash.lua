@@ -16,14 +16,25 @@ local M = {}
 M.BUILTIN = { 'compact', 'init', 'review', 'plan', 'mode', 'model', 'mcp', 'rewind', 'help' }
 
 -- list returns the current session's commands ({name, description?, input?}), pid's built-in
--- names when it has not said them yet.
+-- names when it has not said them yet, then the plugin's own (/skills, /agents).
 function M.list()
-  if S.commands ~= nil and S.commands.session == S.session_id then
-    return S.commands.list
-  end
   local out = {}
-  for _, n in ipairs(M.BUILTIN) do
-    table.insert(out, { name = n })
+  if S.commands ~= nil and S.commands.session == S.session_id then
+    out = vim.list_slice(S.commands.list, 1, #S.commands.list)
+  else
+    for _, n in ipairs(M.BUILTIN) do
+      table.insert(out, { name = n })
+    end
+  end
+  -- The plugin's own (/skills, /agents: skills.lua), unless pid has commands of those names.
+  for _, l in ipairs(require('pid.skills').LOCAL) do
+    local taken = false
+    for _, c in ipairs(out) do
+      taken = taken or c.name == l.name
+    end
+    if not taken then
+      table.insert(out, { name = l.name, description = l.description })
+    end
   end
   return out
 end
