@@ -191,3 +191,53 @@ func TestSkillsNative(t *testing.T) {
 		t.Errorf("/help:\n%s", out)
 	}
 }
+
+// TestSkillFilesReadable: once the model loaded a skill, read reads the files of its folder
+// although it is outside the workspace folders (that folder only); write there, and read of
+// another skill's folder not loaded, stay refused.
+func TestSkillFilesReadable(t *testing.T) {
+	env, home, _ := homeEnv(t)
+	lint := filepath.Join(home, ".claude", "skills", "lint")
+	wsWriteFile(t, filepath.Join(lint, "SKILL.md"), skillFile("description: Lints", "Read reference.md first."))
+	wsWriteFile(t, filepath.Join(lint, "reference.md"), "THE REFERENCE\n")
+	other := filepath.Join(home, ".claude", "skills", "other")
+	wsWriteFile(t, filepath.Join(other, "SKILL.md"), skillFile("description: Another", "body"))
+	wsWriteFile(t, filepath.Join(other, "secret.md"), "NOT LOADED\n")
+	_, ws := newWorkspaceDir(t, nil)
+	ref := filepath.Join(lint, "reference.md")
+	model := scriptModel(
+		turn(toolCall("r0", "read", obj{"path": ref})),
+		turn(toolCall("s1", "skill", obj{"name": "lint"})),
+		turn(toolCall("r1", "read", obj{"path": ref}), toolCall("r2", "read", obj{"path": filepath.Join(other, "secret.md")})),
+		turn(toolCall("w1", "write", obj{"path": filepath.Join(lint, "new.md"), "content": "x"})),
+		turn(text("done")))
+	d := startProcess(t, processOptions{Env: env})
+	initWorkspace(d, obj{"beforeToolCall": true}, ws)
+	sid := d.newSession(obj{"cwd": ws, "model": model, "mode": "acceptEdits"})
+	prompt := d.request("session/prompt", obj{"sessionId": sid, "text": "lint"})
+	// The write outside the workspace asks; allowed, the tool itself refuses it.
+	asks := awaitApprovals(d, 1)
+	if asks[0].get("params.toolCallId").String() != "w1" {
+		t.Fatalf("only the write should ask: %s", asks[0])
+	}
+	d.answer(asks[0], obj{"decision": "allow"})
+	if r := d.result(prompt); r.Get("stopReason").String() != "stop" {
+		t.Fatalf("prompt: %s", r.Raw)
+	}
+	res := func(id string) (string, bool) {
+		r := taskResult(d, sid, id)
+		return r.Get("result.content.0.text").String(), r.Get("isError").Bool()
+	}
+	if txt, isErr := res("r0"); !isErr || !strings.Contains(txt, "outside the workspace") {
+		t.Errorf("read before the skill was loaded: %q", txt)
+	}
+	if txt, isErr := res("r1"); isErr || !strings.Contains(txt, "THE REFERENCE") {
+		t.Errorf("read of the loaded skill's file: %q (error %v)", txt, isErr)
+	}
+	if txt, isErr := res("r2"); !isErr || strings.Contains(txt, "NOT LOADED") {
+		t.Errorf("read of another skill's file: %q", txt)
+	}
+	if _, isErr := res("w1"); !isErr || wsExists(filepath.Join(lint, "new.md")) {
+		t.Errorf("write into the skill's folder must be refused")
+	}
+}

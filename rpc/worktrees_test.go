@@ -165,4 +165,19 @@ func TestWorktreesConflict(t *testing.T) {
 	if got := taskResult(d, sid, "t2").Get("result.details.worktree.applied.0.path").String(); got != filepath.Join(ws, "f.txt") {
 		t.Errorf("t2's merge: %s", taskResult(d, sid, "t2").Raw)
 	}
+	// Deleting the session removes the kept worktree and its branch.
+	d.call("session/delete", obj{"sessionId": sid})
+	if wsExists(kept) || wsExists(filepath.Join(state, "pid", "worktrees", sid)) {
+		t.Errorf("the kept worktree outlived its session")
+	}
+	if wl := gitIn(t, ws, "worktree", "list"); strings.Count(strings.TrimSpace(wl), "\n") != 0 {
+		t.Errorf("git worktree list after the delete:\n%s", wl)
+	}
+	if br := gitIn(t, ws, "branch", "--list", "pid/*"); strings.TrimSpace(br) != "" {
+		t.Errorf("branches left after the delete: %s", br)
+	}
+	// A bad isolation is refused.
+	if code, _ := d.callErr("session/new", obj{"cwd": ws, "subagents": obj{"isolation": "sometimes"}}); code != -32602 {
+		t.Errorf("subagents.isolation sometimes: code %d, want -32602", code)
+	}
 }

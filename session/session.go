@@ -282,6 +282,11 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err := h.useSandbox(ws, cfg); err != nil {
 		return nil, err
 	}
+	switch cfg.Subagents.Isolation {
+	case "", IsolationAuto, IsolationWorktree, IsolationNone:
+	default:
+		return nil, invalid("subagents.isolation must be %q, %q or %q, not %q", IsolationAuto, IsolationWorktree, IsolationNone, cfg.Subagents.Isolation)
+	}
 	cfg.Subagents = h.subagentSettings(ws.Cwd(), cfg.Subagents)
 	savedMode := ""
 	if r != nil {

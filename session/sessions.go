@@ -529,6 +529,7 @@ func (h *Host) DeleteSession(id string) error {
 		return fmt.Errorf("%w: %q", ErrUnknownSession, id)
 	}
 	h.deleteCheckpoints(id)
+	h.deleteWorktrees(id)
 	if err := h.files.Delete(id); err != nil {
 		if errors.Is(err, store.ErrNotFound) && live {
 			return nil // never saved: it had no message

@@ -138,6 +138,7 @@ func (s *Session) runSkill(_ context.Context, call toolexec.Call, _ func(event.R
 		}
 		return toolexec.Result{}, taskFailure(fmt.Sprintf("There is no skill %q. The skills in use: %s.", mdfile.OneLine(a.Name, 64), strings.Join(names, ", ")))
 	}
+	s.allowSkillReads(sk)
 	return toolexec.Result{Content: []llm.Content{llm.Text(skills.ToolText(sk))},
 		Details: map[string]string{"name": sk.Name, "path": sk.Path}}, nil
 }
@@ -185,7 +186,19 @@ func (s *Session) skillCommandText(name, args string) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	s.allowSkillReads(sk)
 	return skills.CommandText(sk, args), true
+}
+
+// allowSkillReads lets read read the files of the skill's folder, outside the workspace
+// folders too (that folder only, read-only), once the model was given the skill.
+func (s *Session) allowSkillReads(sk Skill) {
+	if sk.Dir == "" {
+		return
+	}
+	if err := s.ws.AllowRead(sk.Dir); err != nil {
+		s.host.log.Warn("the skill's files cannot be read", "skill", sk.Name, "dir", sk.Dir, "err", err)
+	}
 }
 
 // skillDirs returns the folders whose changes may change the skills (for the commands'

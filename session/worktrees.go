@@ -172,3 +172,25 @@ func (s *Session) policyCwd() string {
 	}
 	return s.ws.Cwd()
 }
+
+// deleteWorktrees removes the worktrees a deleted session's children kept (a conflict left
+// them for the person), with their branches, and the session's folder of them.
+func (h *Host) deleteWorktrees(id string) {
+	dir, err := worktreeDir(id)
+	if err != nil {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if err := worktree.DiscardDir(context.Background(), filepath.Join(dir, e.Name())); err != nil {
+			h.log.Warn("a kept worktree of the deleted session was not removed", "path", filepath.Join(dir, e.Name()), "err", err)
+		}
+	}
+	_ = os.Remove(dir)
+}

@@ -37,6 +37,9 @@ func (w *Workspace) at(p string) (*os.Root, string, error) {
 		}
 	}
 	if best == nil {
+		best = w.readOnlyRoot(p) // read's read-only folders (readroots.go): only read resolves into them
+	}
+	if best == nil {
 		return nil, "", &outsideError{msg: fmt.Sprintf("path %s is outside the workspace folders: %s", p, w.rootList())}
 	}
 	rel := strings.TrimPrefix(p[len(best.real):], "/")

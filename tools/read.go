@@ -95,7 +95,7 @@ func readTool(ws *Workspace) toolexec.Tool {
 // then neither counted nor hashed, so reading the start of a huge file costs the lines
 // asked. Through the editor (EditorFiles) a text file is the editor's whole text.
 func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (toolexec.Result, error) {
-	real, err := ws.Resolve(path)
+	real, err := ws.resolveRead(path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}

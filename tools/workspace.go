@@ -42,6 +42,9 @@ type Workspace struct {
 	mu sync.Mutex
 	// swept holds the real paths of the folders already cleared of stale temporary files.
 	swept map[string]bool
+	// readOnly are the folders outside the workspace folders that read may read
+	// (readroots.go).
+	readOnly []root
 }
 
 // EditorFiles is the editor's own view of files, for editors that offer one (an ACP client
@@ -185,6 +188,7 @@ func (w *Workspace) Close() error {
 	err := w.seen.close()
 	if !w.closed.Swap(true) {
 		w.closeRoots()
+		w.closeReadOnly()
 	}
 	w.closeBox()
 	return err
