@@ -331,7 +331,7 @@ export class ChatModel extends ChatCards {
 					break;
 				}
 				const t = this.tools.get(a.toolCallId) ?? this.toolStart(a.toolCallId, 'task', { description: a.description, agent: a.agent });
-				t.subagent = { childSessionId: a.childSessionId, description: String(a.description ?? ''), agent: String(a.agent ?? 'explore'), state: 'running', steps: 0 };
+				t.subagent = { childSessionId: a.childSessionId, description: String(a.description ?? ''), agent: String(a.agent ?? 'explore'), state: 'running', steps: 0, ...(typeof a.worktree === 'string' && a.worktree !== '' ? { worktree: a.worktree } : {}) };
 				this.children.set(a.childSessionId, t);
 				this.update(t);
 				break;

@@ -10,6 +10,7 @@ import { ChatItems } from './chatItems';
 import { claimsText, lastLine, obj, planTitle, problemViews, toolTitle } from './chatText';
 import { formContent, formFields } from './elicit';
 import { escalated, refusal } from './escalation';
+import { worktreeConflicts } from './skills';
 import { DEFAULT_MODES, modeView } from './modes';
 import { contentText, type BeforeToolCallParams, type ElicitationParams, type ElicitationResult, type Message } from './protocol';
 import type { ElicitationItem, ToolItem } from './webviewProtocol';
@@ -160,6 +161,10 @@ export class ChatCards extends ChatItems {
 		}
 		if (escalated(details)) {
 			t.escalated = true;
+		}
+		const conflicts = worktreeConflicts(details);
+		if (t.subagent && conflicts.length > 0) {
+			t.subagent.conflicts = conflicts;
 		}
 		if (isError && text === RESULT_ABORTED) {
 			t.status = 'cancelled';

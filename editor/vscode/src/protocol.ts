@@ -397,6 +397,8 @@ export interface SubagentStartParams {
 	childSessionId: string;
 	description: string;
 	agent: string;
+	/** The git worktree the child works in, when it has one. */
+	worktree?: string;
 }
 
 /** subagentEnd's params: the child ended (stopReason: stop, error, aborted or maxTurns). */

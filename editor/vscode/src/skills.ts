@@ -56,6 +56,15 @@ function oneLine(s: string): string {
 	return String(s ?? '').replace(/\s*\n\s*/g, ' ');
 }
 
+/** worktreeConflicts returns the files a task's merge left unapplied (its details.worktree.conflicts' paths). */
+export function worktreeConflicts(details: unknown): string[] {
+	const w = (details as { worktree?: { conflicts?: unknown } } | undefined)?.worktree;
+	if (!w || !Array.isArray(w.conflicts)) {
+		return [];
+	}
+	return w.conflicts.map((c) => (c as { path?: unknown })?.path).filter((p): p is string => typeof p === 'string' && p !== '');
+}
+
 /** listFor asks pid for the session's skills or agents and returns the command's output, and whether it failed. */
 export async function listFor(client: PidClient, sessionId: string, kind: 'skills' | 'agents'): Promise<{ text: string; isError: boolean }> {
 	try {

@@ -152,6 +152,10 @@ export interface SubagentView {
 	state: string;
 	/** How many tool calls the child made so far. */
 	steps: number;
+	/** The git worktree it works in (subagentStart's worktree), when it has one. */
+	worktree?: string;
+	/** The files whose merge from its worktree conflicted (task's details.worktree.conflicts). */
+	conflicts?: string[];
 }
 
 /** One problem the editor reported after an edit, 1-based as a status bar shows it. */

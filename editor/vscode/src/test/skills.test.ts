@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { BUILTIN_COMMANDS, type ChatItem } from '../chat';
-import { listText, localCommand } from '../skills';
+import { BUILTIN_COMMANDS, ChatModel, type ChatItem } from '../chat';
+import { listText, localCommand, worktreeConflicts } from '../skills';
 import { start, until } from './harness';
 
 const T = { timeout: 60_000 };
@@ -33,6 +33,19 @@ test('listText: those in use with their notes, then those left out with why; loc
 	assert.equal(localCommand('/agents'), 'agents');
 	assert.equal(localCommand('/skills deploy'), undefined);
 	assert.ok(BUILTIN_COMMANDS.some((c) => c.name === 'skills') && BUILTIN_COMMANDS.some((c) => c.name === 'agents'));
+});
+
+test("a task's card: its child works in a worktree, and the files its merge left unapplied", () => {
+	const chat = new ChatModel();
+	chat.handle('toolStart', { sessionId: 's', toolCallId: 't1', toolName: 'task', args: { description: 'one', agent: 'general' } });
+	chat.handle('subagentStart', { sessionId: 's', toolCallId: 't1', childSessionId: 'c1', description: 'one', agent: 'general', worktree: '/state/pid/worktrees/s/c1' });
+	const details = { worktree: { path: '/state/pid/worktrees/s/c1', applied: [], conflicts: [{ path: '/w/f.txt', reason: 'same lines', hunks: [] }] } };
+	chat.handle('toolEnd', { sessionId: 's', toolCallId: 't1', toolName: 'task', result: { content: [{ type: 'text', text: 'edited' }], details }, isError: false });
+	const card = chat.all().find((i) => i.kind === 'tool') as Extract<ChatItem, { kind: 'tool' }>;
+	assert.equal(card.subagent?.worktree, '/state/pid/worktrees/s/c1');
+	assert.deepEqual(card.subagent?.conflicts, ['/w/f.txt']);
+	assert.deepEqual(worktreeConflicts({ worktree: { conflicts: [{ path: 'a' }, { nope: 1 }] } }), ['a']);
+	assert.deepEqual(worktreeConflicts(undefined), []);
 });
 
 test('against pid: /skills and /agents show the lists as command output without calling the model; the completion keeps them with the skills\' own commands', T, async (t) => {

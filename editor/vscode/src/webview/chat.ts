@@ -574,8 +574,29 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			}
 			const sa = item.subagent;
 			const running = sa.state === 'running';
-			child(sub, 'summary').textContent = `${sa.agent} subagent: ${sa.description} · ${sa.steps} step${sa.steps === 1 ? '' : 's'} · ${running ? 'running' : sa.state === 'stop' ? 'done' : sa.state}`;
+			child(sub, 'summary').textContent = `${sa.agent} subagent: ${sa.description} · ${sa.steps} step${sa.steps === 1 ? '' : 's'} · ${running ? 'running' : sa.state === 'stop' ? 'done' : sa.state}${sa.worktree ? ' · in its own worktree' : ''}`;
+			sub.title = sa.worktree ? `It works in the git worktree ${sa.worktree}; its changes are merged into your files when it ends.` : '';
 			sub.dataset.state = sa.state;
+			// The files its merge could not apply, each with Open.
+			let conf = node.querySelector<HTMLElement>(':scope > .conflicts');
+			if (sa.conflicts && sa.conflicts.length > 0) {
+				if (!conf) {
+					conf = el('div', 'conflicts');
+					node.insertBefore(conf, sub.nextSibling);
+				}
+				conf.replaceChildren(
+					el('div', 'conflicts-head', 'Not merged (conflicts; the subagent\'s worktree is kept):'),
+					...sa.conflicts.map((p) => {
+						const row = el('div', 'conflict', `${p} `);
+						const open = el('button', 'open', 'Open');
+						open.addEventListener('click', () => post({ type: 'openFile', path: p }));
+						row.append(open);
+						return row;
+					}),
+				);
+			} else if (conf) {
+				conf.remove();
+			}
 		} else if (sub) {
 			sub.remove();
 		}
