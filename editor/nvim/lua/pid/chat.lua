@@ -300,6 +300,7 @@ M.notifications['toolEnd'] = function(p)
   escalation.remember(p.sessionId, p.toolName, card and card.command, M.text_of(r.content))
   view.card_set(M.card_key(p, p.toolCallId), status, latest, full)
   require('pid.diagnostics').show_problems(M.card_key(p, p.toolCallId), p.toolName, r.details)
+  require('pid.children').show_worktree(M.card_key(p, p.toolCallId), p.toolName, r.details)
   if p.toolName ~= 'read' and p.toolName ~= 'grep' and p.toolName ~= 'find' and p.toolName ~= 'ls' then
     M.reload_buffers()
   end

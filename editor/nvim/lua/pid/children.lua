@@ -28,7 +28,7 @@ local function step(c, text)
 end
 
 -- on_start: subagentStart {sessionId (the parent's), toolCallId, childSessionId, description,
--- agent}.
+-- agent, worktree?}.
 function M.on_start(p)
   if type(p.childSessionId) ~= 'string' then
     return
@@ -36,6 +36,41 @@ function M.on_start(p)
   local c = { parent = chat.card_key(p, p.toolCallId), session = p.sessionId, description = tostring(p.description or ''), agent = tostring(p.agent or 'explore'), tool_call = p.toolCallId }
   S.children[p.childSessionId] = c
   step(c, string.format('%s subagent started (session %s)', c.agent, p.childSessionId))
+  if type(p.worktree) == 'string' and p.worktree ~= '' then
+    step(c, 'it works in its own git worktree: ' .. p.worktree)
+  end
+end
+
+-- worktree_lines says what became of a task's worktree (its result's details.worktree): how
+-- many files were merged, each file that was not (a conflict) with why, and where the
+-- worktree is kept. {} when the task had none.
+function M.worktree_lines(details)
+  local w = type(details) == 'table' and details.worktree or nil
+  if type(w) ~= 'table' then
+    return {}
+  end
+  local applied = type(w.applied) == 'table' and #w.applied or 0
+  local out = { string.format('worktree: %d file%s merged into your files', applied, applied == 1 and '' or 's') }
+  local conflicts = type(w.conflicts) == 'table' and w.conflicts or {}
+  for _, c in ipairs(conflicts) do
+    if type(c) == 'table' and type(c.path) == 'string' then
+      table.insert(out, string.format('not merged: %s (%s)', c.path, tostring(c.reason or 'a conflict')))
+    end
+  end
+  if #conflicts > 0 and type(w.path) == 'string' then
+    table.insert(out, 'the worktree is kept at ' .. w.path)
+  end
+  return out
+end
+
+-- show_worktree puts worktree_lines under a task call's card (key) when it ended.
+function M.show_worktree(key, tool, details)
+  if tool ~= 'task' then
+    return
+  end
+  for _, l in ipairs(M.worktree_lines(details)) do
+    view.under(key, { view.STEP .. l })
+  end
 end
 
 -- on_end: subagentEnd {sessionId, toolCallId, childSessionId, stopReason}.

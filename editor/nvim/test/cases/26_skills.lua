@@ -35,4 +35,13 @@ return function(t)
   eq(vim.fn.getcompletion('Pid /sk', 'cmdline'), { '/skills' }, '/skills completes')
   eq(vim.fn.getcompletion('Pid /de', 'cmdline'), { '/deploy' }, "the skill's command completes")
   say('ok - /skills and /agents list what pid found; the skill is a /NAME command')
+
+  -- A task's worktree under its card: what was merged, what was not, where it is kept.
+  local children = require('pid.children')
+  eq(children.worktree_lines({ worktree = { path = '/s/w/c1', applied = {}, conflicts = { { path = '/w/f.txt', reason = 'same lines' } } } }),
+    { 'worktree: 0 files merged into your files', 'not merged: /w/f.txt (same lines)', 'the worktree is kept at /s/w/c1' }, 'a conflict')
+  eq(children.worktree_lines({ worktree = { path = '/s/w/c2', applied = { { path = '/w/f.txt', change = 'modified' } }, conflicts = {} } }),
+    { 'worktree: 1 file merged into your files' }, 'a clean merge')
+  eq(children.worktree_lines({ turns = 1 }), {}, 'no worktree')
+  say('ok - a task card says what its worktree merged and what it kept')
 end
