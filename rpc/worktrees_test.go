@@ -9,6 +9,7 @@
 package rpc
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/worktree"
 )
 
 // gitRepo makes ws a git repository whose one commit holds files.
@@ -179,5 +182,38 @@ func TestWorktreesConflict(t *testing.T) {
 	// A bad isolation is refused.
 	if code, _ := d.callErr("session/new", obj{"cwd": ws, "subagents": obj{"isolation": "sometimes"}}); code != -32602 {
 		t.Errorf("subagents.isolation sometimes: code %d, want -32602", code)
+	}
+}
+
+// TestWorktreesSweptAtStart: a kept worktree of a session whose file is gone (deleted while
+// no pid ran) is removed, with its branch, when the next pid starts.
+func TestWorktreesSweptAtStart(t *testing.T) {
+	env := sessionEnv(t)
+	state := strings.TrimPrefix(env[1], "XDG_STATE_HOME=")
+	_, ws := newWorkspaceDir(t, nil)
+	gitRepo(t, ws, map[string]string{"f.txt": "a\n"})
+	kept := filepath.Join(state, "pid", "worktrees", "0gonesession", "0child")
+	t.Setenv("XDG_STATE_HOME", state)
+	tree, err := worktree.Create(context.Background(), worktree.Options{Folder: ws, Dir: kept, ID: "0child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsWriteFile(t, filepath.Join(tree.Path, "f.txt"), "changed in the kept worktree\n")
+	if wl := gitIn(t, ws, "worktree", "list"); strings.Count(strings.TrimSpace(wl), "\n") != 1 {
+		t.Fatalf("the kept worktree is not there to sweep:\n%s", wl)
+	}
+	d := startProcess(t, processOptions{Env: env})
+	initWorkspace(d, obj{}, ws)
+	if wsExists(kept) || wsExists(filepath.Dir(kept)) {
+		t.Errorf("the kept worktree of a gone session is left after the start")
+	}
+	if wl := gitIn(t, ws, "worktree", "list"); strings.Count(strings.TrimSpace(wl), "\n") != 0 {
+		t.Errorf("git worktree list after the start:\n%s", wl)
+	}
+	if br := gitIn(t, ws, "branch", "--list", "pid/*"); strings.TrimSpace(br) != "" {
+		t.Errorf("branches left after the start: %s", br)
+	}
+	if got := wsReadFile(t, filepath.Join(ws, "f.txt")); got != "a\n" {
+		t.Errorf("the main tree changed: %q", got)
 	}
 }

@@ -239,6 +239,8 @@ func (h *Host) SetUp(roots []string) {
 	if h.files, err = store.Open(""); err != nil {
 		h.files = nil
 		h.opts.Report(fmt.Sprintf("sessions are not saved (they live until pid stops): %v", err), false)
+	} else {
+		h.sweepWorktrees()
 	}
 	h.openCheckpoints()
 	if h.audit, err = audit.Open(""); err != nil {

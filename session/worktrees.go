@@ -21,6 +21,7 @@ import (
 	"github.com/pid-agent/pid/agents"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/worktree"
@@ -193,4 +194,26 @@ func (h *Host) deleteWorktrees(id string) {
 		}
 	}
 	_ = os.Remove(dir)
+}
+
+// sweepWorktrees removes, at the daemon's start, the kept worktrees of sessions whose file
+// is gone (deleted while no pid ran, or never saved). Called by SetUp once the store is
+// open.
+func (h *Host) sweepWorktrees() {
+	dir, err := xdg.StateDir()
+	if err != nil {
+		return
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "worktrees"))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := h.files.ReadHeader(e.Name()); errors.Is(err, store.ErrNotFound) {
+			h.deleteWorktrees(e.Name())
+		}
+	}
 }
