@@ -217,3 +217,34 @@ func TestWorktreesSweptAtStart(t *testing.T) {
 		t.Errorf("the main tree changed: %q", got)
 	}
 }
+
+// TestWorktreeChildInstructions: with "isolation": "worktree" a single general child works in
+// a worktree, and gets the repository's AGENTS.md (its worktree's copy) as a child in the
+// trusted folder would.
+func TestWorktreeChildInstructions(t *testing.T) {
+	_, ws := newWorkspaceDir(t, nil)
+	gitRepo(t, ws, map[string]string{"AGENTS.md": "REPO RULES: tabs only.\n", "f.txt": "a\n"})
+	srv := newFakeOpenAI(t,
+		callsAnswer([3]string{"t1", "task", `{"description":"one","prompt":"look","agent":"general"}`}),
+		sseAnswer(textAnswer("looked")...),
+		sseAnswer(textAnswer("done")...),
+	)
+	d := startProcess(t, processOptions{Env: append(sessionEnv(t), e2eEnv...)})
+	initWorkspace(d, obj{}, ws)
+	d.call("trust/grant", obj{"folder": ws})
+	sid := d.newSession(obj{"cwd": ws, "model": e2eModel(srv), "subagents": obj{"isolation": "worktree"}})
+	if r := d.call("session/prompt", obj{"sessionId": sid, "text": "go"}); r.Get("stopReason").String() != "stop" {
+		t.Fatalf("prompt: %s", r.Raw)
+	}
+	starts := subagentNotes(d, sid, "subagentStart")
+	if len(starts) != 1 || starts[0].Get("worktree").String() == "" {
+		t.Fatalf("the child must work in a worktree: %v", starts)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if sys := gjson.GetBytes(reqs[1].body, "messages.0.content").String(); !strings.Contains(sys, "REPO RULES: tabs only.") {
+		t.Errorf("the worktree child's system prompt lacks the repository's AGENTS.md:\n%s", sys)
+	}
+}

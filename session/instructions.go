@@ -38,7 +38,13 @@ func (s *Session) Instructions() []InstructionFile {
 // instructionsPlace is where the session's instruction files are.
 func (s *Session) instructionsPlace() prompt.Place {
 	root := s.root()
-	return prompt.Place{Root: root, Cwd: s.ws.Cwd(), Trusted: s.host.instructionsTrusted(root), Nonce: s.host.markerNonce()}
+	trusted := s.host.instructionsTrusted(root)
+	if c := s.sub.child; c != nil && c.worktree != nil {
+		// A child in its worktree reads the worktree's copy of the files: trusted as its
+		// parent's folder is.
+		trusted = s.host.instructionsTrusted(c.parent.root())
+	}
+	return prompt.Place{Root: root, Cwd: s.ws.Cwd(), Trusted: trusted, Nonce: s.host.markerNonce()}
 }
 
 // instructionLost logs an instruction file that could not be read (gone or swapped since its
