@@ -171,7 +171,7 @@ func FuzzFrameReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, prefix []byte) {
 		input := append(append([]byte(nil), prefix...), sentinelFrame("s1")+sentinelFrame("s2")...)
 		run := runReader(t, input)
-		if indexFold(prefix, contentLengthHeader) >= 0 {
+		if containsHeaderName(prefix) {
 			return
 		}
 		if len(run.dispatched) == 0 || string(run.dispatched[len(run.dispatched)-1].ID) != `"s2"` {
@@ -242,4 +242,17 @@ func FuzzFrameBody(f *testing.F) {
 			t.Fatalf("the good frame after it was not dispatched: %v %v", next, err)
 		}
 	})
+}
+
+// containsHeaderName reports whether b holds "content-length:" in any ASCII case: the input
+// may then frame the good frames after it differently.
+func containsHeaderName(b []byte) bool {
+	lower := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return bytes.Contains(lower, []byte("content-length:"))
 }
