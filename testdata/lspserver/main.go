@@ -3,7 +3,10 @@
 // contains BROKEN, and a warning (severity 2) on each line that contains WARN, with
 // textDocument/publishDiagnostics after each didOpen and didChange (or, when started with
 // PIDTESTLSP_PULL=1, only through textDocument/diagnostic). A document that contains CRASH
-// makes it write a line on stderr and exit with status 3, for the tests of restarts.
+// makes it write a line on stderr and exit with status 3, for the tests of restarts; one that
+// contains GARBAGE makes it write, before its diagnostics, a line outside any frame, a frame
+// that is not JSON and one that is no JSON-RPC message, for the tests of a client that
+// answers or skips a bad frame and reads on.
 //
 // Build: go build -o lspserver ./testdata/lspserver
 package main
@@ -98,6 +101,12 @@ func changed(uri string, version int, text string) {
 	if strings.Contains(text, "CRASH") {
 		fmt.Fprintln(os.Stderr, "pidtestlsp: crashing as asked")
 		os.Exit(3)
+	}
+	if strings.Contains(text, "GARBAGE") {
+		fmt.Fprintf(out, "this is not a frame\r\n")
+		fmt.Fprintf(out, "Content-Length: 9\r\n\r\n{not json")
+		fmt.Fprintf(out, "Content-Length: 17\r\n\r\n{\"jsonrpc\":\"2.0\"}")
+		out.Flush()
 	}
 	docs[uri] = text
 	if pull {
