@@ -66,9 +66,6 @@ type server struct {
 	// list, close, delete) has been answered; see lifecycle.
 	lifeTail chan struct{}
 
-	// afterReply holds work a quick method leaves for after its answer (commands.go). Only
-	// the read loop touches it.
-	afterReply []func()
 	// commandsSent holds, by session id, the commands of the last
 	// available_commands_update sent ([]session.CommandInfo; commands.go).
 	commandsSent sync.Map
@@ -110,7 +107,6 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 		Marshal:      marshal,
 		CancelMethod: "$/cancel_request",
 		CancelField:  "requestId",
-		AfterQuick:   s.runAfterReply,
 	}, w)}
 	s.host = session.NewHost(session.HostOptions{
 		Log: s.log, OwnFolders: true, Version: opts.Version,

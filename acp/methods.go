@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -241,13 +242,13 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
-	s.commandsAfterNew(st)
-	s.afterReply = append(s.afterReply, func() {
+	commands := commandsAfter(st)
+	return rpcconn.Then(&sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, func() {
+		commands()
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		st.trustNotice()
-	})
-	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, nil
+	}), nil
 }
 
 type promptParams struct {
