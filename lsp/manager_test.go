@@ -255,3 +255,26 @@ func TestGarbledFramesAreSkipped(t *testing.T) {
 		t.Errorf("servers = %+v, want the one server ready, never restarted", st)
 	}
 }
+
+// The server's requests are answered from pid's method table: workspace/configuration with
+// one null per item, a method pid does not know with -32601.
+func TestServerRequestsAnswered(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	os.WriteFile(f, []byte("ok\n"), 0o644)
+	cfg := &ServerConfig{Command: []string{testServer(t)}, Extensions: []string{".tst"}, Env: map[string]string{"PIDTESTLSP_ASK": "1"}}
+	m := NewManager(Options{})
+	defer m.Close()
+	ds, err := m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Message)
+	}
+	want := []string{`answer "cfg": [null,null]`, `answer "odd": {"code":-32601,"message":"pid does not answer pidtest/unknown"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("the server saw %q, want %q", got, want)
+	}
+}
