@@ -7,9 +7,6 @@ package rpc
 
 import "github.com/pid-agent/pid/internal/lspframe"
 
-// frameStream is the native face's rpcconn.Codec.
-type frameStream = lspframe.Stream
-
 // newFrameStream returns the native face's codec reading r.
 var newFrameStream = lspframe.NewStream
 
