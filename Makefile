@@ -131,7 +131,7 @@ bench-vs-pi:
 # path confinement, and the hunks of a review and their undo (issue 35).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
-	./rpc:FuzzFrameReader ./rpc:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
+	./internal/lspframe:FuzzFrameReader ./internal/lspframe:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
 	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString ./internal/elide:FuzzElidedIsJSON \
 	./permissions:FuzzPathRules ./permissions:FuzzShellRules ./shellcmd:FuzzParse ./shellcmd:FuzzSedScript \
 	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse \

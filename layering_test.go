@@ -22,14 +22,15 @@ const module = "github.com/pid-agent/pid"
 // import, each with why. Everything else a face needs, package session hands out as its own
 // names: a face that reaches past it is coupled to how the core is built.
 var faceAllowed = map[string]string{
-	"session":          "the core the faces stand on: sessions, what they share, and the names of what they hand out",
-	"event":            "the closed set of events a run emits, which each face renders on its wire",
-	"llm":              "messages and content blocks, which both wires carry as they are",
-	"internal/rpcconn": "the one JSON-RPC connection core both faces run on (house style 3)",
-	"internal/rpcwire": "the JSON scanner and id keys of that core, which each face's framing uses",
-	"internal/elide":   "the elision of long tool arguments a face shows a person",
-	"internal/title":   "the short lines (one line, cut; Markdown code) a face writes for a person",
-	"internal/leangc":  "the lower GC target a face holds while it encodes a big session",
+	"session":           "the core the faces stand on: sessions, what they share, and the names of what they hand out",
+	"event":             "the closed set of events a run emits, which each face renders on its wire",
+	"llm":               "messages and content blocks, which both wires carry as they are",
+	"internal/rpcconn":  "the one JSON-RPC connection core both faces run on (house style 3)",
+	"internal/rpcwire":  "the JSON scanner and id keys of that core, which each face's framing uses",
+	"internal/lspframe": "the LSP framing of that core (the native face's, and the language servers')",
+	"internal/elide":    "the elision of long tool arguments a face shows a person",
+	"internal/title":    "the short lines (one line, cut; Markdown code) a face writes for a person",
+	"internal/leangc":   "the lower GC target a face holds while it encodes a big session",
 }
 
 // lowerAllowed are, for the packages at the bottom of the stack, the packages of pid's they

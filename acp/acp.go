@@ -66,9 +66,6 @@ type server struct {
 	// list, close, delete) has been answered; see lifecycle.
 	lifeTail chan struct{}
 
-	// afterReply holds work a quick method leaves for after its answer (commands.go). Only
-	// the read loop touches it.
-	afterReply []func()
 	// commandsSent holds, by session id, the commands of the last
 	// available_commands_update sent ([]session.CommandInfo; commands.go).
 	commandsSent sync.Map
@@ -110,7 +107,6 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 		Marshal:      marshal,
 		CancelMethod: "$/cancel_request",
 		CancelField:  "requestId",
-		AfterQuick:   s.runAfterReply,
 	}, w)}
 	s.host = session.NewHost(session.HostOptions{
 		Log: s.log, OwnFolders: true, Version: opts.Version,
@@ -233,46 +229,23 @@ func params(req *jsonrpc2.Request) json.RawMessage {
 // included) with -32601, anything but initialize before initialize with -32600.
 func (s *server) admit(method string, running bool) error {
 	if running {
-		return errorf(codeInvalidRequest, "Invalid request: a request with this id is still running; give every request an id of its own")
+		return fmt.Errorf("%w: a request with this id is still running; give every request an id of its own", errInvalidRequest)
 	}
 	_, isQuick := quickMethods[method]
 	_, isLong := longMethods[method]
 	if !isQuick && !isLong {
-		what := "Method not found"
 		if strings.HasPrefix(method, "_") {
-			what = "Method not found (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff and _pid/session/rewind)"
+			return fmt.Errorf("%w (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff and _pid/session/rewind): %s", errMethodNotFound, method)
 		}
-		return errorf(codeMethodNotFound, "%s: %s", what, method)
+		return fmt.Errorf("%w: %s", errMethodNotFound, method)
 	}
 	s.mu.Lock()
 	initialized := s.initialized
 	s.mu.Unlock()
 	if method != "initialize" && !initialized {
-		return errorf(codeInvalidRequest, "Invalid request: send initialize first")
+		return fmt.Errorf("%w: send initialize first", errInvalidRequest)
 	}
 	return nil
-}
-
-// toWire maps an error to the JSON-RPC error sent to the client; no error has code 0.
-func toWire(err error) *rpcError {
-	var re *rpcError
-	switch {
-	case errors.As(err, &re):
-		return re
-	case authError(err) != nil:
-		return authError(err)
-	case errors.Is(err, session.ErrUnknownSession):
-		return &rpcError{Code: codeNotFound, Message: "Resource not found: " + err.Error()}
-	case errors.Is(err, session.ErrLocked):
-		return &rpcError{Code: codeRequestFailed, Message: "Session in use: " + strings.TrimPrefix(err.Error(), session.ErrLocked.Error()+": ")}
-	case errors.Is(err, session.ErrInvalid):
-		return &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + strings.TrimPrefix(err.Error(), session.ErrInvalid.Error()+": ")}
-	case errors.Is(err, session.ErrBusy):
-		return &rpcError{Code: codeRequestFailed, Message: "Session busy: a prompt is running in this session; wait for it to end or cancel it (session/cancel)"}
-	case errors.Is(err, session.ErrUnavailable), errors.Is(err, session.ErrFailed):
-		return &rpcError{Code: codeRequestFailed, Message: "Request failed: " + err.Error()}
-	}
-	return &rpcError{Code: codeInternalError, Message: "Internal error: " + err.Error()}
 }
 
 // notification handles one notification on the read loop; none is ever answered, and none
@@ -316,10 +289,10 @@ func decodeParams(raw json.RawMessage, v any) error {
 		b = "{}"
 	}
 	if b[0] != '{' {
-		return errorf(codeInvalidParams, "Invalid params: params must be an object")
+		return fmt.Errorf("%w: params must be an object", errInvalidParams)
 	}
 	if err := json.Unmarshal([]byte(b), v); err != nil {
-		return errorf(codeInvalidParams, "Invalid params: %s", describeJSONError(err))
+		return fmt.Errorf("%w: %s", errInvalidParams, describeJSONError(err))
 	}
 	return nil
 }

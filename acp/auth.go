@@ -8,6 +8,7 @@ package acp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/pid-agent/pid/session"
@@ -73,7 +74,7 @@ func (s *server) authenticate(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if p.MethodID != authMethodID {
-		return nil, errorf(codeInvalidParams, "Invalid params: unknown authentication method %q; pid's one method is %q", p.MethodID, authMethodID)
+		return nil, fmt.Errorf("%w: unknown authentication method %q; pid's one method is %q", errInvalidParams, p.MethodID, authMethodID)
 	}
 	if err := s.host.UserModelProblem(); err != nil {
 		return nil, err
@@ -84,7 +85,7 @@ func (s *server) authenticate(params json.RawMessage) (any, error) {
 // authError returns the auth_required error err stands for: a SetupError saying that there
 // is no model (noModel, untrustedSetting) or no key for it (apiKeyMissing), all of which
 // pid login fixes; nil for any other error. Its data is the SetupError's.
-func authError(err error) *rpcError {
+func authError(err error) error {
 	var se *session.SetupError
 	if !errors.As(err, &se) {
 		return nil
@@ -94,11 +95,11 @@ func authError(err error) *rpcError {
 		if se.Reason == session.SetupUntrustedSetting && !errors.Is(err, session.ErrNoModel) {
 			return nil
 		}
-		msg := "Authentication required: " + se.Error()
+		msg := se.Error()
 		if !strings.Contains(msg, "pid login") {
 			msg += " Or run pid login in a terminal: it saves a key and a default model."
 		}
-		return &rpcError{Code: codeAuthRequired, Message: msg, Data: se.Data()}
+		return &withData{err: fmt.Errorf("%w: %s", errAuthRequired, msg), data: se.Data()}
 	}
 	return nil
 }

@@ -58,24 +58,14 @@ func (s *server) commandsChanged() {
 	}
 }
 
-// commandsAfterNew has session/new's available_commands_update sent right after its
-// answer: the client knows the session only once it has the answer. Contract: called by
-// sessionNew on the read loop.
-func (s *server) commandsAfterNew(st *sessionState) {
-	s.afterReply = append(s.afterReply, func() {
+// commandsAfter returns what sends session/new's available_commands_update, to run right
+// after its answer (rpcconn.Then): the client knows the session only once it has the answer.
+func commandsAfter(st *sessionState) func() {
+	return func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		st.sendCommands(true)
-	})
-}
-
-// runAfterReply runs the work quick methods left for after their answer (rpcconn's
-// AfterQuick, on the read loop).
-func (s *server) runAfterReply() {
-	for _, f := range s.afterReply {
-		f()
 	}
-	s.afterReply = s.afterReply[:0]
 }
 
 // commandDone is _meta.pid.command of a prompt's answer that ran a command.

@@ -8,6 +8,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/pid-agent/pid/internal/title"
@@ -156,7 +157,7 @@ type setModeParams struct {
 // another gets.
 func (s *server) liveState(id string) (*sessionState, error) {
 	if id == "" {
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}
 	s.mu.Lock()
 	st := s.sessions[id]
@@ -195,7 +196,7 @@ func (s *server) setMode(st *sessionState, id string) error {
 	for _, m := range st.ss.Modes().AvailableModes {
 		ids = append(ids, m.ID)
 	}
-	return errorf(codeInvalidParams, "Invalid params: modeId must be one of the session's availableModes (%s), not %q", strings.Join(ids, ", "), id)
+	return fmt.Errorf("%w: modeId must be one of the session's availableModes (%s), not %q", errInvalidParams, strings.Join(ids, ", "), id)
 }
 
 type setConfigOptionParams struct {
@@ -222,7 +223,7 @@ func (s *server) sessionSetConfigOption(params json.RawMessage) (any, error) {
 	}
 	var value string
 	if err := json.Unmarshal(p.Value, &value); err != nil {
-		return nil, errorf(codeInvalidParams, "Invalid params: value must be the id of one of the option's values (a string)")
+		return nil, fmt.Errorf("%w: value must be the id of one of the option's values (a string)", errInvalidParams)
 	}
 	switch p.ConfigID {
 	case modeID:
@@ -239,13 +240,13 @@ func (s *server) sessionSetConfigOption(params json.RawMessage) (any, error) {
 			known = known || v.Value == value
 		}
 		if !known {
-			return nil, errorf(codeInvalidParams, `Invalid params: %s is "off", "low", "medium" or "high", not %q`, thoughtLevelID, value)
+			return nil, fmt.Errorf(`%w: %s is "off", "low", "medium" or "high", not %q`, errInvalidParams, thoughtLevelID, value)
 		}
 		if err := st.ss.SetThinking(value); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, errorf(codeInvalidParams, "Invalid params: pid has no configuration option %q (it has %s, %s and %s)", p.ConfigID, modeID, modelID, thoughtLevelID)
+		return nil, fmt.Errorf("%w: pid has no configuration option %q (it has %s, %s and %s)", errInvalidParams, p.ConfigID, modeID, modelID, thoughtLevelID)
 	}
 	return &setConfigOptionResult{ConfigOptions: configOptions(st.srv.host, st.ss)}, nil
 }
@@ -263,7 +264,7 @@ func setModel(st *sessionState, value string) error {
 		for _, v := range opt.Options {
 			vals = append(vals, v.Value)
 		}
-		return errorf(codeInvalidParams, "Invalid params: %s must be one of the option's values (%s), not %q", modelID, strings.Join(vals, ", "), value)
+		return fmt.Errorf("%w: %s must be one of the option's values (%s), not %q", errInvalidParams, modelID, strings.Join(vals, ", "), value)
 	}
 	provider, id, _ := strings.Cut(value, "/")
 	raw, err := json.Marshal(map[string]string{"provider": provider, "id": id})

@@ -7,6 +7,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 
 	"github.com/pid-agent/pid/session"
@@ -43,11 +44,11 @@ func (s *server) sessionFork(_ json.RawMessage, params json.RawMessage) (func(co
 	}
 	switch {
 	case p.SessionID == "":
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	case p.Cwd == nil || *p.Cwd == "":
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd is required (an absolute path)")
+		return nil, fmt.Errorf("%w: cwd is required (an absolute path)", errInvalidParams)
 	case !filepath.IsAbs(*p.Cwd):
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+		return nil, fmt.Errorf("%w: cwd must be an absolute path, not %q", errInvalidParams, *p.Cwd)
 	}
 	folders, err := additionalFolders(p.AdditionalDirectories)
 	if err != nil {
@@ -59,7 +60,7 @@ func (s *server) sessionFork(_ json.RawMessage, params json.RawMessage) (func(co
 		own = p.Meta.PID.MCPServers
 		if p.Meta.PID.MessageCount != nil {
 			if count = *p.Meta.PID.MessageCount; count < 0 {
-				return nil, errorf(codeInvalidParams, "Invalid params: _meta.pid.messageCount must be 0 or more, not %d", count)
+				return nil, fmt.Errorf("%w: _meta.pid.messageCount must be 0 or more, not %d", errInvalidParams, count)
 			}
 		}
 	}

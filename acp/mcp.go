@@ -58,7 +58,7 @@ func mcpServersConfig(entries []json.RawMessage, own json.RawMessage, cwd string
 	out := map[string]json.RawMessage{}
 	if o := bytes.TrimSpace(own); len(o) > 0 && string(o) != "null" {
 		if err := json.Unmarshal(o, &out); err != nil || out == nil {
-			return nil, errorf(codeInvalidParams, `Invalid params: _meta.pid.mcpServers must be an object of NAME: {"command": ...} or NAME: {"url": ...}`)
+			return nil, fmt.Errorf(`%w: _meta.pid.mcpServers must be an object of NAME: {"command": ...} or NAME: {"url": ...}`, errInvalidParams)
 		}
 	}
 	fromMeta := make(map[string]bool, len(out))
@@ -73,15 +73,15 @@ func mcpServersConfig(entries []json.RawMessage, own json.RawMessage, cwd string
 		}
 		where := entryName(i, name)
 		if j, dup := seen[name]; dup {
-			return nil, errorf(codeInvalidParams, "Invalid params: %s: mcpServers[%d] has the same name; give every server a name of its own", where, j)
+			return nil, fmt.Errorf("%w: %s: mcpServers[%d] has the same name; give every server a name of its own", errInvalidParams, where, j)
 		}
 		if fromMeta[name] {
-			return nil, errorf(codeInvalidParams, "Invalid params: %s: _meta.pid.mcpServers has a server of the same name; keep one of the two", where)
+			return nil, fmt.Errorf("%w: %s: _meta.pid.mcpServers has a server of the same name; keep one of the two", errInvalidParams, where)
 		}
 		seen[name] = i
 		b, err := json.Marshal(cfg)
 		if err != nil {
-			return nil, errorf(codeInvalidParams, "Invalid params: %s: %v", where, err)
+			return nil, fmt.Errorf("%w: %s: %v", errInvalidParams, where, err)
 		}
 		out[name] = b
 	}
@@ -93,11 +93,11 @@ func mcpServersConfig(entries []json.RawMessage, own json.RawMessage, cwd string
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return nil, errorf(codeInvalidParams, "Invalid params: mcpServers: %v", err)
+		return nil, fmt.Errorf("%w: mcpServers: %v", errInvalidParams, err)
 	}
 	// The session layer parses the same object: an error here is one it would give.
 	if err := session.CheckMCPServers(b); err != nil {
-		return nil, errorf(codeInvalidParams, "Invalid params: %v", err)
+		return nil, fmt.Errorf("%w: %v", errInvalidParams, err)
 	}
 	return b, nil
 }
@@ -114,10 +114,10 @@ func entryName(i int, name string) string {
 func convertServer(i int, raw json.RawMessage, cwd string) (string, settingsServer, error) {
 	var e acpMCPServer
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return "", settingsServer{}, errorf(codeInvalidParams, `Invalid params: mcpServers[%d] must be an object: {"name", "command", "args", "env"} for a stdio server or {"type": "http", "name", "url", "headers"} for an HTTP one`, i)
+		return "", settingsServer{}, fmt.Errorf(`%w: mcpServers[%d] must be an object: {"name", "command", "args", "env"} for a stdio server or {"type": "http", "name", "url", "headers"} for an HTTP one`, errInvalidParams, i)
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return "", settingsServer{}, errorf(codeInvalidParams, "Invalid params: mcpServers[%d]: %s", i, describeJSONError(err))
+		return "", settingsServer{}, fmt.Errorf("%w: mcpServers[%d]: %s", errInvalidParams, i, describeJSONError(err))
 	}
 	name := ""
 	if e.Name != nil {
@@ -125,7 +125,7 @@ func convertServer(i int, raw json.RawMessage, cwd string) (string, settingsServ
 	}
 	where := entryName(i, name)
 	bad := func(format string, args ...any) (string, settingsServer, error) {
-		return "", settingsServer{}, errorf(codeInvalidParams, "Invalid params: %s: %s", where, fmt.Sprintf(format, args...))
+		return "", settingsServer{}, fmt.Errorf("%w: %s: %s", errInvalidParams, where, fmt.Sprintf(format, args...))
 	}
 	if strings.TrimSpace(name) == "" {
 		return bad("a server needs a name (its tools are offered as mcp__NAME__TOOL)")

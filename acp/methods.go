@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -83,7 +84,7 @@ func additionalFolders(dirs []string) ([]string, error) {
 	out := make([]string, 0, len(dirs))
 	for i, d := range dirs {
 		if !filepath.IsAbs(d) {
-			return nil, errorf(codeInvalidParams, "Invalid params: additionalDirectories[%d] must be an absolute path, not %q", i, d)
+			return nil, fmt.Errorf("%w: additionalDirectories[%d] must be an absolute path, not %q", errInvalidParams, i, d)
 		}
 		out = append(out, filepath.Clean(d))
 	}
@@ -100,10 +101,10 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if p.ProtocolVersion == nil {
-		return nil, errorf(codeInvalidParams, "Invalid params: protocolVersion is required")
+		return nil, fmt.Errorf("%w: protocolVersion is required", errInvalidParams)
 	}
 	if v, err := p.ProtocolVersion.Int64(); err != nil || v < 0 || v > 65535 {
-		return nil, errorf(codeInvalidParams, "Invalid params: protocolVersion must be an integer from 0 to 65535, not %s", p.ProtocolVersion.String())
+		return nil, fmt.Errorf("%w: protocolVersion must be an integer from 0 to 65535, not %s", errInvalidParams, p.ProtocolVersion.String())
 	}
 	s.setUp.Do(func() { s.host.SetUp(nil) })
 	s.mu.Lock()
@@ -180,7 +181,7 @@ func metaSystemPrompt(raw json.RawMessage, cfg *session.Config) error {
 		Append *string `json:"append"`
 	}
 	if json.Unmarshal(raw, &add) != nil || add.Append == nil {
-		return errorf(codeInvalidParams, `Invalid params: _meta.systemPrompt is a string (it replaces pid's system prompt) or {"append": string} (added to it)`)
+		return fmt.Errorf(`%w: _meta.systemPrompt is a string (it replaces pid's system prompt) or {"append": string} (added to it)`, errInvalidParams)
 	}
 	cfg.AppendSystemPrompt = *add.Append
 	return nil
@@ -201,9 +202,9 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	}
 	switch {
 	case p.Cwd == nil || *p.Cwd == "":
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd is required (an absolute path)")
+		return nil, fmt.Errorf("%w: cwd is required (an absolute path)", errInvalidParams)
 	case !filepath.IsAbs(*p.Cwd):
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+		return nil, fmt.Errorf("%w: cwd must be an absolute path, not %q", errInvalidParams, *p.Cwd)
 	}
 	var cfg session.Config
 	if p.Meta.PID != nil {
@@ -214,7 +215,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	}
 	cfg.Cwd = filepath.Clean(*p.Cwd)
 	if fi, err := os.Stat(cfg.Cwd); err != nil || !fi.IsDir() {
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd %q is not a folder", cfg.Cwd)
+		return nil, fmt.Errorf("%w: cwd %q is not a folder", errInvalidParams, cfg.Cwd)
 	}
 	servers, err := mcpServersConfig(p.MCPServers, cfg.MCPServers, cfg.Cwd)
 	if err != nil {
@@ -241,13 +242,13 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	s.sessions[ss.ID()] = st
 	s.mu.Unlock()
-	s.commandsAfterNew(st)
-	s.afterReply = append(s.afterReply, func() {
+	commands := commandsAfter(st)
+	return rpcconn.Then(&sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, func() {
+		commands()
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		st.trustNotice()
-	})
-	return &sessionNewResult{SessionID: ss.ID(), Modes: modes(ss), ConfigOptions: configOptions(s.host, ss)}, nil
+	}), nil
 }
 
 type promptParams struct {
@@ -267,7 +268,7 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		return nil, err
 	}
 	if p.SessionID == "" {
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}
 	s.mu.Lock()
 	st := s.sessions[p.SessionID]
@@ -284,7 +285,7 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		return nil, notFound(p.SessionID, "session %s is being closed", p.SessionID)
 	}
 	if err != nil {
-		return nil, errorf(codeInvalidRequest, "Invalid request: a prompt is already running in session %s; cancel it with session/cancel or wait for its answer", p.SessionID)
+		return nil, fmt.Errorf("%w: a prompt is already running in session %s; cancel it with session/cancel or wait for its answer", errInvalidRequest, p.SessionID)
 	}
 	return func(ctx context.Context, reply func(any, error)) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -292,7 +293,7 @@ func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(
 		t.setCancel(cancel)
 		// The turn closes and the prompt is answered whatever happens, a panic included.
 		var result any
-		err := error(errorf(codeInternalError, "Internal error: the turn ended abnormally (see pid's log)"))
+		err := error(fmt.Errorf("%w: the turn ended abnormally (see pid's log)", errInternal))
 		defer func() { st.finish(t, func() { reply(result, err) }) }()
 		var res session.PromptResult
 		var cmd *commandDone
@@ -327,7 +328,7 @@ func stopReason(r llm.StopReason, msgs []llm.Message) (string, error) {
 				break
 			}
 		}
-		return "", errorf(codeInternalError, "Internal error: %s", msg)
+		return "", fmt.Errorf("%w: %s", errInternal, msg)
 	}
 	// stop, and toolUse when a terminating batch ended the run.
 	return "end_turn", nil
@@ -354,31 +355,31 @@ type contentBlock struct {
 // resource as a context block with its URI.
 func userMessage(prompt []json.RawMessage) (llm.Message, error) {
 	if len(prompt) == 0 {
-		return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt must hold at least one content block")
+		return llm.Message{}, fmt.Errorf("%w: prompt must hold at least one content block", errInvalidParams)
 	}
 	content := make([]llm.Content, 0, len(prompt))
 	for i, raw := range prompt {
 		var b contentBlock
 		if err := json.Unmarshal(raw, &b); err != nil {
-			return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: %s", i, describeJSONError(err))
+			return llm.Message{}, fmt.Errorf("%w: prompt[%d]: %s", errInvalidParams, i, describeJSONError(err))
 		}
 		switch b.Type {
 		case "text":
 			content = append(content, llm.Text(b.Text))
 		case "image":
 			if b.Data == "" || b.MimeType == "" {
-				return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: an image needs data and mimeType", i)
+				return llm.Message{}, fmt.Errorf("%w: prompt[%d]: an image needs data and mimeType", errInvalidParams, i)
 			}
 			content = append(content, llm.Content{Type: llm.ContentImage, Data: b.Data, MimeType: b.MimeType})
 		case "resource_link":
 			if b.URI == "" {
-				return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: a resource_link needs a uri", i)
+				return llm.Message{}, fmt.Errorf("%w: prompt[%d]: a resource_link needs a uri", errInvalidParams, i)
 			}
 			content = append(content, llm.Text(fmt.Sprintf("[@%s](%s)", linkName(b.Name, b.URI), b.URI)))
 		case "resource":
 			r := b.Resource
 			if r == nil || r.URI == "" {
-				return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: a resource needs resource.uri", i)
+				return llm.Message{}, fmt.Errorf("%w: prompt[%d]: a resource needs resource.uri", errInvalidParams, i)
 			}
 			if r.Text == nil {
 				// A binary resource: the model gets the reference, not the bytes.
@@ -387,9 +388,9 @@ func userMessage(prompt []json.RawMessage) (llm.Message, error) {
 			}
 			content = append(content, llm.Text(fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.URI, *r.Text)))
 		case "audio":
-			return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: pid does not take audio (promptCapabilities.audio is false)", i)
+			return llm.Message{}, fmt.Errorf("%w: prompt[%d]: pid does not take audio (promptCapabilities.audio is false)", errInvalidParams, i)
 		default:
-			return llm.Message{}, errorf(codeInvalidParams, "Invalid params: prompt[%d]: unknown content block type %q", i, b.Type)
+			return llm.Message{}, fmt.Errorf("%w: prompt[%d]: unknown content block type %q", errInvalidParams, i, b.Type)
 		}
 	}
 	return llm.Message{Role: llm.RoleUser, Content: content, Timestamp: llm.Now()}, nil

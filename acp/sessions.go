@@ -38,22 +38,8 @@ func (s *server) lifecycle(f func() (any, error)) func(context.Context, func(any
 	}
 }
 
-// unavailable is the error of the saved-session methods when pid cannot use its sessions
-// folder (initialize then does not advertise them).
-func unavailable(method string) *rpcError {
-	return errorf(codeMethodNotFound, "Method not found: %s is not available: pid cannot use its sessions folder (see its log), so sessions are not saved", method)
-}
-
-// notFound is the error for a session id that names no session: ACP's "Resource not found"
-// with data {sessionId}.
-func notFound(id, format string, args ...any) *rpcError {
-	e := errorf(codeNotFound, "Resource not found: "+format, args...)
-	e.Data = map[string]string{"sessionId": id}
-	return e
-}
-
 // sessionError maps the session layer's error about session id to the wire.
-func sessionError(id string, err error) *rpcError {
+func sessionError(id string, err error) error {
 	if errors.Is(err, session.ErrUnknownSession) {
 		return notFound(id, "%s", strings.TrimPrefix(err.Error(), session.ErrUnknownSession.Error()+": "))
 	}
@@ -117,11 +103,11 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 	}
 	switch {
 	case p.SessionID == "":
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	case p.Cwd == nil || *p.Cwd == "":
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd is required (an absolute path)")
+		return nil, fmt.Errorf("%w: cwd is required (an absolute path)", errInvalidParams)
 	case !filepath.IsAbs(*p.Cwd):
-		return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+		return nil, fmt.Errorf("%w: cwd must be an absolute path, not %q", errInvalidParams, *p.Cwd)
 	}
 	id, asked := p.SessionID, filepath.Clean(*p.Cwd)
 	var own json.RawMessage
@@ -157,7 +143,7 @@ func (s *server) activate(method string, params json.RawMessage, replay bool) (f
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if replay && st.cur != nil {
-			return nil, errorf(codeInvalidRequest, "Invalid request: a prompt is running in session %s; wait for its answer or cancel it (session/cancel), then load the session", id)
+			return nil, fmt.Errorf("%w: a prompt is running in session %s; wait for its answer or cancel it (session/cancel), then load the session", errInvalidRequest, id)
 		}
 		cwd := st.ss.Cwd()
 		if !sameFolder(asked, cwd) {
@@ -215,10 +201,10 @@ func (s *server) activeState(method, id, asked string, requested json.RawMessage
 	case errors.Is(err, session.ErrUnknownSession):
 		return nil, false, notFound(id, "no saved session has the id %q (session/list shows the saved ones)", id)
 	case err != nil:
-		return nil, false, errorf(codeRequestFailed, "Session cannot be read: %v", err)
+		return nil, false, fmt.Errorf("%w: %v", errSessionUnreadable, err)
 	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, false, errorf(codeRequestFailed, "Session folder missing: session %s works in %s, which is no longer a folder; restore that folder to continue the session, or delete it with session/delete", id, cwd)
+		return nil, false, fmt.Errorf("%w: session %s works in %s, which is no longer a folder; restore that folder to continue the session, or delete it with session/delete", errFolderMissing, id, cwd)
 	}
 	if !sameFolder(asked, cwd) {
 		// A relative command is found in the folder the server will run in.
@@ -305,7 +291,7 @@ func (s *server) sessionList(_ json.RawMessage, params json.RawMessage) (func(co
 	var cwd, cursor string
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
-			return nil, errorf(codeInvalidParams, "Invalid params: cwd must be an absolute path, not %q", *p.Cwd)
+			return nil, fmt.Errorf("%w: cwd must be an absolute path, not %q", errInvalidParams, *p.Cwd)
 		}
 		cwd = filepath.Clean(*p.Cwd)
 	}
@@ -342,7 +328,7 @@ func (s *server) sessionClose(_ json.RawMessage, params json.RawMessage) (func(c
 		return nil, err
 	}
 	if p.SessionID == "" {
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}
 	return s.lifecycle(func() (any, error) {
 		s.mu.Lock()
@@ -362,7 +348,7 @@ func (s *server) sessionDelete(_ json.RawMessage, params json.RawMessage) (func(
 		return nil, err
 	}
 	if p.SessionID == "" {
-		return nil, errorf(codeInvalidParams, "Invalid params: sessionId is required")
+		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}
 	return s.lifecycle(func() (any, error) {
 		s.mu.Lock()

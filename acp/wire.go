@@ -23,28 +23,12 @@ import (
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
-// JSON-RPC error codes pid answers with (ACP's ErrorCode lists them).
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
-	codeNotFound       = -32002 // ACP "Resource not found": an unknown session
-	// codeAuthRequired is ACP's auth_required: no model, or no usable key for it (auth.go).
-	codeAuthRequired = -32000
-	// codeRequestFailed is LSP's RequestFailed (ACP takes -32800 from the same range): a
-	// valid request that cannot be done now, for the reason its message gives (a session
-	// another pid holds).
-	codeRequestFailed = -32803
-)
-
 // maxLine bounds one incoming message, line end included. A longer line is answered with
 // -32700 as soon as it is longer, and the rest of it is skipped without being kept.
 const maxLine = 64 << 20
 
-// rpcError is an error with its JSON-RPC code; it is what a handler returns to answer a
-// request with a specific code. Other errors become -32603.
+// rpcError is a JSON-RPC error as it goes on the wire: what toWire makes of an error
+// (errors.go), and what the client answered one of pid's requests with.
 type rpcError struct {
 	Code    int64  `json:"code"`
 	Message string `json:"message"`
@@ -64,10 +48,6 @@ func (e *rpcError) wire() *jsonrpc2.Error {
 		}
 	}
 	return w
-}
-
-func errorf(code int64, format string, args ...any) *rpcError {
-	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // message is one incoming JSON-RPC message. Absent members are nil; a member that is
@@ -93,16 +73,16 @@ const (
 // or the error response to send (with the id it can answer, "null" when there is none) for
 // a line that is no JSON-RPC message; a malformed notification is returned as nil with no
 // error: it is dropped, never answered. The message's members are slices of line.
-func classify(line []byte) (*message, kind, json.RawMessage, *rpcError) {
+func classify(line []byte) (*message, kind, json.RawMessage, error) {
 	null := json.RawMessage("null")
 	env, err := rpcwire.Scan(line)
 	var se *rpcwire.SyntaxError
 	if errors.As(err, &se) {
-		return nil, 0, null, errorf(codeParseError, "Parse error: %v", se)
+		return nil, 0, null, fmt.Errorf("%w: %v", errParse, se)
 	}
 	tooDeep := errors.Is(err, rpcwire.ErrTooDeep)
 	if env.Top != '{' {
-		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: a message must be a JSON object (ACP does not use batches)")
+		return nil, 0, null, fmt.Errorf("%w: a message must be a JSON object (ACP does not use batches)", errInvalidRequest)
 	}
 	msg := &message{ID: env.ID, Params: env.Params, Result: env.Result, Error: env.Error}
 	idOK := msg.ID == nil || validID(msg.ID)
@@ -116,18 +96,18 @@ func classify(line []byte) (*message, kind, json.RawMessage, *rpcError) {
 			// result nested too deep then fails to decode there).
 			return msg, kindResponse, nil, nil
 		}
-		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: a message needs a method (request or notification) or an id with a result or error (response)")
+		return nil, 0, answerID, fmt.Errorf("%w: a message needs a method (request or notification) or an id with a result or error (response)", errInvalidRequest)
 	}
 	method, ok := rpcwire.String(env.Method)
 	if !ok {
-		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: method must be a string")
+		return nil, 0, answerID, fmt.Errorf("%w: method must be a string", errInvalidRequest)
 	}
 	msg.Method = method
 	if v, ok := rpcwire.String(env.JSONRPC); !ok || v != "2.0" {
 		if msg.ID == nil {
 			return nil, 0, nil, nil // a bad notification: dropped, never answered
 		}
-		return nil, 0, answerID, errorf(codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`)
+		return nil, 0, answerID, fmt.Errorf(`%w: jsonrpc must be "2.0"`, errInvalidRequest)
 	}
 	if msg.ID == nil {
 		if tooDeep {
@@ -136,10 +116,10 @@ func classify(line []byte) (*message, kind, json.RawMessage, *rpcError) {
 		return msg, kindNotification, nil, nil
 	}
 	if !idOK {
-		return nil, 0, null, errorf(codeInvalidRequest, "Invalid request: id must be a string, a number or null")
+		return nil, 0, null, fmt.Errorf("%w: id must be a string, a number or null", errInvalidRequest)
 	}
 	if tooDeep {
-		return nil, 0, answerID, errorf(codeInvalidRequest, "Invalid request: %v, pid's limit", rpcwire.ErrTooDeep)
+		return nil, 0, answerID, fmt.Errorf("%w: %v, pid's limit", errInvalidRequest, rpcwire.ErrTooDeep)
 	}
 	return msg, kindRequest, nil, nil
 }
@@ -188,14 +168,14 @@ var errLineTooLong = errors.New("line too long")
 func (c *lines) Read() (*rpcconn.Message, error) {
 	line, err := c.readLine()
 	if errors.Is(err, errLineTooLong) {
-		return nil, &rpcconn.Reject{Err: errorf(codeParseError, "Parse error: the message is longer than %d bytes", c.maxLine).wire()}
+		return nil, &rpcconn.Reject{Err: toWire(fmt.Errorf("%w: the message is longer than %d bytes", errParse, c.maxLine)).wire()}
 	}
 	if err != nil {
 		return nil, err
 	}
 	msg, k, answerID, perr := classify(line)
 	if perr != nil {
-		return nil, &rpcconn.Reject{ID: answerID, Err: perr.wire()}
+		return nil, &rpcconn.Reject{ID: answerID, Err: toWire(perr).wire()}
 	}
 	if msg == nil {
 		return nil, &rpcconn.Reject{} // dropped
@@ -365,17 +345,13 @@ func (c conn) roundTrip(ctx context.Context, method string, params, result any, 
 	var me *rpcconn.MalformedError
 	switch {
 	case errors.As(err, &je):
-		e := &rpcError{Code: je.Code, Message: je.Message}
-		if je.Data != nil {
-			e.Data = *je.Data
-		}
-		return e
+		return clientError(je)
 	case errors.As(err, &me):
-		return &rpcError{Code: codeInternalError, Message: me.Error()}
+		return malformedAnswer(me.Error())
 	case err != nil:
 		return err
 	case raw == nil:
-		return &rpcError{Code: codeInternalError, Message: "the response has neither result nor error"}
+		return malformedAnswer("the response has neither result nor error")
 	case result == nil:
 		return nil
 	}

@@ -231,3 +231,50 @@ func TestPartialFailure(t *testing.T) {
 		t.Errorf("diagnostics = %+v, want a.tst's", ds)
 	}
 }
+
+// A server that writes garbage (a line outside any frame, a frame that is not JSON, one that
+// is no JSON-RPC message) is answered for each and read on: its diagnostics after the garbage
+// arrive, and the connection serves the next change too.
+func TestGarbledFramesAreSkipped(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	os.WriteFile(f, []byte("GARBAGE\nBROKEN\n"), 0o644)
+	cfg := &ServerConfig{Command: []string{testServer(t)}, Extensions: []string{".tst"}}
+	m := NewManager(Options{})
+	defer m.Close()
+	ds, err := m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	if err != nil || len(ds) != 1 || ds[0].Range.Start.Line != 1 || ds[0].Severity != 1 {
+		t.Fatalf("diagnostics after the garbage = %+v, %v; want the BROKEN error on line 1", ds, err)
+	}
+	os.WriteFile(f, []byte("GARBAGE\nWARN\n"), 0o644)
+	ds, err = m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	if err != nil || len(ds) != 1 || ds[0].Severity != 2 {
+		t.Fatalf("diagnostics of the next change = %+v, %v; want the WARN warning", ds, err)
+	}
+	if st := m.Servers(); len(st) != 1 || st[0].State != StateReady || st[0].Restarts != 0 {
+		t.Errorf("servers = %+v, want the one server ready, never restarted", st)
+	}
+}
+
+// The server's requests are answered from pid's method table: workspace/configuration with
+// one null per item, a method pid does not know with -32601.
+func TestServerRequestsAnswered(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.tst")
+	os.WriteFile(f, []byte("ok\n"), 0o644)
+	cfg := &ServerConfig{Command: []string{testServer(t)}, Extensions: []string{".tst"}, Env: map[string]string{"PIDTESTLSP_ASK": "1"}}
+	m := NewManager(Options{})
+	defer m.Close()
+	ds, err := m.Diagnostics(t.Context(), request(dir, cfg, f), time.Now().Add(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Message)
+	}
+	want := []string{`answer "cfg": [null,null]`, `answer "odd": {"code":-32601,"message":"pid does not answer pidtest/unknown"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("the server saw %q, want %q", got, want)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/internal/procgroup"
+	"github.com/pid-agent/pid/internal/rpcconn"
 )
 
 // The states of a server, as lsp/servers says them.
@@ -132,10 +133,10 @@ func (s *server) startLocked() {
 		if err == nil {
 			var g *procgroup.Group
 			if g, err = procgroup.StartGroup(cmd); err == nil {
-				c := newConn(stdin, s.notified, s.requested)
+				c := newConn(stdin, stdout, s.m.opts.Log, s.notified, s.methods())
 				exited := make(chan struct{})
 				s.conn, s.group, s.exited = c, g, exited
-				if s.m.spawn(func() { c.read(stdout) }) && s.m.spawn(func() { s.watch(g, c, tail, exited) }) && s.m.spawn(func() { s.initialize(c, ready) }) {
+				if s.m.spawn(c.serve) && s.m.spawn(func() { s.watch(g, c, tail, exited) }) && s.m.spawn(func() { s.initialize(c, ready) }) {
 					return
 				}
 				// Close has ended the Manager's goroutines: nothing may start. (Unreachable
@@ -333,21 +334,25 @@ func (s *server) notified(method string, params json.RawMessage) {
 	}
 }
 
-// requested answers the server's requests: what a client without settings says.
-func (s *server) requested(method string, params json.RawMessage) (any, *rpcError) {
-	switch method {
-	case "workspace/configuration":
-		var p struct {
-			Items []json.RawMessage `json:"items"`
-		}
-		_ = json.Unmarshal(params, &p)
-		return make([]any, len(p.Items)), nil
-	case "client/registerCapability", "client/unregisterCapability", "window/workDoneProgress/create", "window/showMessageRequest":
-		return nil, nil
-	case "workspace/workspaceFolders":
-		return []protocol.WorkspaceFolder{{URI: string(FileURI(s.folder)), Name: s.folder}}, nil
+// methods answers the server's requests: what a client without settings says. Anything
+// else is answered -32601 (the connection's Admit).
+func (s *server) methods() map[string]rpcconn.Method {
+	type configurationParams struct {
+		Items []json.RawMessage `json:"items"`
 	}
-	return nil, &rpcError{Code: -32601, Message: "pid does not answer " + method}
+	none := rpcconn.QuickOf(func(*json.RawMessage) (any, error) { return nil, nil })
+	return map[string]rpcconn.Method{
+		"workspace/configuration": rpcconn.QuickOf(func(p *configurationParams) ([]any, error) {
+			return make([]any, len(p.Items)), nil
+		}),
+		"client/registerCapability":      none,
+		"client/unregisterCapability":    none,
+		"window/workDoneProgress/create": none,
+		"window/showMessageRequest":      none,
+		"workspace/workspaceFolders": rpcconn.QuickOf(func(*json.RawMessage) ([]protocol.WorkspaceFolder, error) {
+			return []protocol.WorkspaceFolder{{URI: string(FileURI(s.folder)), Name: s.folder}}, nil
+		}),
+	}
 }
 
 // errNotReady is why a server gave no diagnostics: it is starting still, or failed.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -69,6 +70,6 @@ func (s *Server) sessionRewind(req *jsonrpc2.Request) (func(context.Context) (an
 		if err != nil {
 			return nil, err
 		}
-		return &rewound{RewindResult: &res, after: s.planChanged(ss, before)}, nil
+		return rpcconn.Then(&res, s.planChanged(ss, before)), nil // the plan, if the rewind changed it
 	}, nil
 }

@@ -7,7 +7,6 @@
 package rpc
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -96,16 +95,6 @@ func (m *wireMsg) id() string { return m.msg.ID() }
 func (m *wireMsg) String() string { return string(m.raw) }
 
 func compactJSON(s string) string { return pidtest.CompactJSON(s) }
-
-// readStrictFrame reads one Content-Length frame holding JSON (pidtest.ReadFrame's
-// strictness, and the body checked).
-func readStrictFrame(br *bufio.Reader) ([]byte, error) {
-	body, err := pidtest.ReadFrame(br)
-	if err == nil && !json.Valid(body) {
-		return nil, fmt.Errorf("a frame that is not JSON: %q", body)
-	}
-	return body, err
-}
 
 // pipeClient is the editor's side of one connection: a pidtest.Conn (LSP framing, every
 // message kept) whose failed waits and writes fail the test.

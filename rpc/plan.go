@@ -26,17 +26,6 @@ type usageParams struct {
 	Cost      *event.Cost `json:"cost,omitempty"`
 }
 
-// afterReplier is a long method's result with work for after its answer is written.
-type afterReplier interface{ afterReply() }
-
-// afterReply sends the loaded session's plan after session/load's (or fork's) answer, as
-// the last planUpdate the session sent.
-func (r *loadedResult) afterReply() {
-	if r.after != nil {
-		r.after()
-	}
-}
-
 // emitSession sends the notification of a session-wide event, and reports whether ev was
 // one.
 func (s *Server) emitSession(ss *session.Session, ev event.Event) bool {
@@ -66,18 +55,6 @@ func (s *Server) planAfter(ss *session.Session) func() {
 		return nil
 	}
 	return func() { s.sendPlan(ss.ID(), entries) }
-}
-
-// rewound is session/rewind's result, with the planUpdate to send after it.
-type rewound struct {
-	*session.RewindResult
-	after func()
-}
-
-func (r *rewound) afterReply() {
-	if r.after != nil {
-		r.after()
-	}
 }
 
 // planChanged returns what sends the session's plan when it is no longer before (a rewind of

@@ -45,11 +45,6 @@ type Server struct {
 	bgCancel context.CancelFunc
 	bgWG     sync.WaitGroup
 
-	// afterReply holds work a quick method leaves for after its reply is written (a question
-	// to the editor that must not come before the answer it follows). Only the read
-	// goroutine touches it.
-	afterReply []func()
-
 	// mu guards the fields below it.
 	mu           sync.Mutex
 	initialized  bool
@@ -80,7 +75,6 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 		Methods:      s.methods(),
 		Admit:        s.admit,
 		Notification: s.notification,
-		AfterQuick:   s.runAfterReply,
 		ToWire:       toWire,
 		Marshal:      json.Marshal,
 		CancelMethod: "$/cancelRequest",
@@ -136,24 +130,10 @@ func (s *Server) methods() map[string]rpcconn.Method {
 			if err != nil {
 				return nil, err
 			}
-			return func(ctx context.Context, reply func(any, error)) {
-				res, err := start(ctx)
-				reply(res, err)
-				if a, ok := res.(afterReplier); ok && err == nil {
-					a.afterReply() // notifications that must follow the answer (plan.go)
-				}
-			}, nil
+			return func(ctx context.Context, reply func(any, error)) { reply(start(ctx)) }, nil
 		}}
 	}
 	return m
-}
-
-// runAfterReply runs the work quick methods left for after their reply.
-func (s *Server) runAfterReply() {
-	for _, f := range s.afterReply {
-		f()
-	}
-	s.afterReply = s.afterReply[:0]
 }
 
 // admit applies the lifecycle (nothing before initialize, nothing after shutdown), refuses

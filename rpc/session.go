@@ -18,6 +18,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/leangc"
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -35,10 +36,11 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	res := &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes(), Instructions: ss.Instructions()}
 	if q, ok := s.host.TrustQuestion(ss); ok {
-		s.afterReply = append(s.afterReply, func() { s.askTrust(q) })
+		return rpcconn.Then(res, func() { s.askTrust(q) }), nil // the question names the session the answer gives
 	}
-	return &sessionNewResult{SessionID: ss.ID(), Tools: ss.Tools(), Modes: ss.Modes(), Instructions: ss.Instructions()}, nil
+	return res, nil
 }
 
 // sessionPrompt runs session/prompt: text and content blocks become one user message
@@ -303,8 +305,6 @@ type loadedResult struct {
 	Unsaved []session.Unsaved `json:"unsaved,omitempty"`
 	// Instructions are the instruction files the model gets (absent: none).
 	Instructions []session.InstructionFile `json:"instructions,omitempty"`
-	// after, if set, runs once the answer is written: the session's plan (plan.go).
-	after func()
 }
 
 func (s *Server) sessionList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
@@ -354,10 +354,10 @@ func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any,
 			return nil, err
 		}
 		res, err := loaded(ss, items)
-		if err == nil {
-			res.after = s.planAfter(ss)
+		if err != nil {
+			return nil, err
 		}
-		return res, err
+		return rpcconn.Then(res, s.planAfter(ss)), nil // the plan follows the answer (plan.go)
 	}, nil
 }
 
@@ -453,10 +453,10 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 			return nil, err
 		}
 		res, err := loaded(ss, items)
-		if err == nil {
-			res.after = s.planAfter(ss)
+		if err != nil {
+			return nil, err
 		}
-		return res, err
+		return rpcconn.Then(res, s.planAfter(ss)), nil // the plan follows the answer (plan.go)
 	}, nil
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/pid-agent/pid/internal/lspframe"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
 
@@ -281,7 +282,7 @@ func TestContentLengthValues(t *testing.T) {
 func TestOversizedFrameClosesConnection(t *testing.T) {
 	for name, value := range map[string]string{
 		"2^62":            "4611686018427387904",
-		"just over 64 MB": itoa(maxFrame + 1),
+		"just over 64 MB": itoa(lspframe.MaxFrame + 1),
 		"many digits":     strings.Repeat("9", 40),
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -191,9 +191,6 @@ type Face struct {
 	// calls CancelRequest). It returns true to end the connection (exit). Contract: called
 	// on the read goroutine, in arrival order; must not block.
 	Notification func(method string, params json.RawMessage) (stop bool)
-	// AfterQuick, if set, is called on the read goroutine after each quick method's answer
-	// has been queued: work that must follow that answer on the wire.
-	AfterQuick func()
 	// ToWire is the face's one mapping of errors to JSON-RPC errors. Contract: it never
 	// returns nil nor code 0, and is safe for concurrent use.
 	ToWire func(error) *jsonrpc2.Error
@@ -206,6 +203,19 @@ type Face struct {
 	// SealOn names the method whose successful answer is the last message pid starts: from
 	// then on only answers are written ("" for none).
 	SealOn string
+}
+
+// Then returns a handler's result with work to run once its answer is queued: the one way
+// for what must follow an answer on the wire (a notification about what the answer named).
+// The Conn runs after right after queueing the answer, on the goroutine that answered (the
+// read goroutine for a quick method, the request's own for a long one), and not at all when
+// the answer is an error; after may be nil.
+func Then(result any, after func()) any { return &thenResult{result: result, after: after} }
+
+// thenResult is Then's result.
+type thenResult struct {
+	result any
+	after  func()
 }
 
 // PanicError is the answer to a request whose handler panicked.
@@ -376,9 +386,6 @@ func (c *Conn) request(ctx context.Context, m *Message) {
 			result, err = nil, perr
 		}
 		c.answer(m.ID, result, err, false)
-		if c.face.AfterQuick != nil {
-			c.face.AfterQuick()
-		}
 		return
 	}
 	var work Work
@@ -463,6 +470,10 @@ func (c *Conn) Drain() (cancelAndWait func()) {
 // answer queues the response to the request with id: its result, or its error mapped by the
 // face. last seals the connection (Face.SealOn).
 func (c *Conn) answer(id json.RawMessage, result any, err error, last bool) {
+	var after func()
+	if t, ok := result.(*thenResult); ok {
+		result, after = t.result, t.after
+	}
 	if err == nil {
 		rb, merr := c.face.Marshal(result)
 		if merr == nil {
@@ -473,6 +484,9 @@ func (c *Conn) answer(id json.RawMessage, result any, err error, last bool) {
 			body = append(body, '}')
 			if werr := c.out.send(body, true, last); werr != nil {
 				c.log.Debug("reply failed", "err", werr)
+			}
+			if after != nil {
+				after()
 			}
 			return
 		}

@@ -484,3 +484,41 @@ func TestTypedMethods(t *testing.T) {
 		t.Fatalf("later: %s", m.Raw)
 	}
 }
+
+// Then's work runs once the answer is queued, so what it sends follows the answer on the
+// wire, for a quick and a long method alike; an error answer runs none.
+func TestThenFollowsTheAnswer(t *testing.T) {
+	var p *peer
+	after := func(what string) func() { return func() { p.conn.Notify("after", what) } }
+	p = start(t, Face{Methods: map[string]Method{
+		"quick": QuickOf(func(*struct{}) (any, error) { return Then("q", after("quick")), nil }),
+		"long": LongOf(func(*struct{}) (Work, error) {
+			return func(ctx context.Context, reply func(any, error)) { reply(Then("l", after("long")), nil) }, nil
+		}),
+		"fails": QuickOf(func(*struct{}) (any, error) { return Then("x", after("fails")), errors.New("no") }),
+		"nilAfter": QuickOf(func(*struct{}) (any, error) { return Then("n", nil), nil }),
+	}}, nil)
+	for _, c := range []struct{ method, result, note string }{
+		{"quick", "q", "quick"}, {"long", "l", "long"}, {"fails", "", ""}, {"nilAfter", "n", ""},
+	} {
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"` + c.method + `"}`)
+		m := p.recv()
+		if c.result == "" {
+			if m.Get("error.message").String() != "no" {
+				t.Fatalf("%s: %s, want the error", c.method, m.Raw)
+			}
+		} else if m.Get("id").Raw != "1" || m.Get("result").String() != c.result {
+			t.Fatalf("%s: %s, want the answer first", c.method, m.Raw)
+		}
+		if c.note != "" {
+			if n := p.recv(); n.Get("method").String() != "after" || n.Get("params").String() != c.note {
+				t.Fatalf("%s: %s, want the notification after the answer", c.method, n.Raw)
+			}
+		}
+	}
+	// Nothing else was sent: the next answer comes next.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"nilAfter"}`)
+	if m := p.recv(); m.Get("id").Raw != "2" {
+		t.Fatalf("after the error and the nil work: %s, want the next answer", m.Raw)
+	}
+}

@@ -3,7 +3,13 @@
 // contains BROKEN, and a warning (severity 2) on each line that contains WARN, with
 // textDocument/publishDiagnostics after each didOpen and didChange (or, when started with
 // PIDTESTLSP_PULL=1, only through textDocument/diagnostic). A document that contains CRASH
-// makes it write a line on stderr and exit with status 3, for the tests of restarts.
+// makes it write a line on stderr and exit with status 3, for the tests of restarts; one that
+// contains GARBAGE makes it write, before its diagnostics, a line outside any frame, a frame
+// that is not JSON and one that is no JSON-RPC message, for the tests of a client that
+// answers or skips a bad frame and reads on. Started with PIDTESTLSP_ASK=1, it asks its
+// client workspace/configuration (two items) and an unknown method once initialized, and
+// reports each answer as it came as a diagnostic (severity 3, message "answer ID: RAW") on
+// the first line of every document.
 //
 // Build: go build -o lspserver ./testdata/lspserver
 package main
@@ -23,17 +29,22 @@ type msg struct {
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
 }
 
 var (
 	out  = bufio.NewWriter(os.Stdout)
 	pull = os.Getenv("PIDTESTLSP_PULL") == "1"
+	ask  = os.Getenv("PIDTESTLSP_ASK") == "1"
 	docs = map[string]string{}
+	// answers are the client's answers to the server's requests (PIDTESTLSP_ASK), in order.
+	answers []string
+	in      = bufio.NewReader(os.Stdin)
 )
 
 func main() {
 	fmt.Fprintln(os.Stderr, "pidtestlsp: started")
-	in := bufio.NewReader(os.Stdin)
 	for {
 		m, err := read(in)
 		if err != nil {
@@ -44,7 +55,39 @@ func main() {
 }
 
 func handle(m *msg) {
+	if m.Method == "" && (m.Result != nil || m.Error != nil) {
+		if string(m.ID) != "null" {
+			raw := m.Result
+			if m.Error != nil {
+				raw = m.Error
+			}
+			answers = append(answers, "answer "+string(m.ID)+": "+string(raw))
+		}
+		return
+	}
 	switch m.Method {
+	case "initialized":
+		if ask {
+			write(map[string]any{"jsonrpc": "2.0", "id": "cfg", "method": "workspace/configuration", "params": map[string]any{"items": []any{map[string]any{"section": "a"}, map[string]any{"section": "b"}}}})
+			write(map[string]any{"jsonrpc": "2.0", "id": "odd", "method": "pidtest/unknown", "params": map[string]any{}})
+			// Wait for both answers, keeping what else comes meanwhile for after them, so
+			// that the first document's diagnostics already carry them.
+			var later []*msg
+			for len(answers) < 2 {
+				m, err := read(in)
+				if err != nil {
+					os.Exit(1)
+				}
+				if m.Method == "" {
+					handle(m)
+				} else {
+					later = append(later, m)
+				}
+			}
+			for _, m := range later {
+				handle(m)
+			}
+		}
 	case "initialize":
 		caps := map[string]any{"textDocumentSync": map[string]any{"openClose": true, "change": 1, "save": true}}
 		if pull {
@@ -99,6 +142,12 @@ func changed(uri string, version int, text string) {
 		fmt.Fprintln(os.Stderr, "pidtestlsp: crashing as asked")
 		os.Exit(3)
 	}
+	if strings.Contains(text, "GARBAGE") {
+		fmt.Fprintf(out, "this is not a frame\r\n")
+		fmt.Fprintf(out, "Content-Length: 9\r\n\r\n{not json")
+		fmt.Fprintf(out, "Content-Length: 17\r\n\r\n{\"jsonrpc\":\"2.0\"}")
+		out.Flush()
+	}
 	docs[uri] = text
 	if pull {
 		return
@@ -108,6 +157,12 @@ func changed(uri string, version int, text string) {
 
 func diagnose(text string) []map[string]any {
 	ds := []map[string]any{}
+	for _, a := range answers {
+		ds = append(ds, map[string]any{
+			"range":    map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": 1}},
+			"severity": 3, "message": a, "source": "pidtestlsp",
+		})
+	}
 	for i, line := range strings.Split(text, "\n") {
 		for _, w := range []struct {
 			word     string

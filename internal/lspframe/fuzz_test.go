@@ -1,9 +1,9 @@
-// This file holds the fuzz targets of the frame reader (make fuzz runs them; their seeds,
-// here and in testdata/fuzz/, run with every go test): whatever bytes an editor sends, the
-// reader never panics or hangs, each frame is either dispatched or answered with an error at
-// once, and reading resumes on the next good frame.
+package lspframe
 
-package rpc
+// The fuzz targets of the frame reader (make fuzz runs them; their seeds, here and in
+// testdata/fuzz/, run with every go test): whatever bytes an editor or a language server
+// sends, the reader never panics or hangs, each frame is either dispatched or answered with an
+// error at once, and reading resumes on the next good frame.
 
 import (
 	"bufio"
@@ -15,8 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sourcegraph/jsonrpc2"
 	"github.com/tidwall/gjson"
 
+	"github.com/pid-agent/pid/internal/pidtest"
 	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
@@ -42,7 +44,7 @@ type readerRun struct {
 func runReader(t *testing.T, input []byte) readerRun {
 	t.Helper()
 	var out bytes.Buffer
-	s := newFrameStream(bytes.NewReader(input))
+	s := NewStream(bytes.NewReader(input))
 	var run readerRun
 	for calls := 0; ; calls++ {
 		if calls > len(input)+2 {
@@ -85,7 +87,7 @@ func runReader(t *testing.T, input []byte) readerRun {
 
 // readMessage reads the next message with s as the connection does: a rejected frame is
 // answered on out (and nil returned), unless it ends the reading (its Reject is returned).
-func readMessage(s *frameStream, out *bytes.Buffer) (*rpcconn.Message, error) {
+func readMessage(s *Stream, out *bytes.Buffer) (*rpcconn.Message, error) {
 	m, err := s.Read()
 	var rej *rpcconn.Reject
 	if errors.As(err, &rej) {
@@ -114,7 +116,7 @@ func checkAnswers(t *testing.T, out []byte) int {
 		n++
 		code := gjson.GetBytes(body, "error.code").Int()
 		id := gjson.GetBytes(body, "id")
-		if gjson.GetBytes(body, "jsonrpc").String() != "2.0" || (code != codeParseError && code != codeInvalidRequest) ||
+		if gjson.GetBytes(body, "jsonrpc").String() != "2.0" || (code != jsonrpc2.CodeParseError && code != jsonrpc2.CodeInvalidRequest) ||
 			gjson.GetBytes(body, "error.message").String() == "" || !id.Exists() {
 			t.Fatalf("not an error answer: %s", body)
 		}
@@ -211,7 +213,7 @@ func FuzzFrameBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		input := fmt.Sprintf("Content-Length: %d\r\n\r\n%s%s", len(body), body, sentinelFrame("next"))
 		var out bytes.Buffer
-		s := newFrameStream(strings.NewReader(input))
+		s := NewStream(strings.NewReader(input))
 		m, err := readMessage(s, &out)
 		if err != nil {
 			t.Fatalf("reading a well-framed body failed: %v", err)
@@ -230,7 +232,7 @@ func FuzzFrameBody(f *testing.F) {
 			answer, _ := readStrictFrame(bufio.NewReader(&out))
 			id := gjson.GetBytes(answer, "id").Raw
 			code := gjson.GetBytes(answer, "error.code").Int()
-			if code == codeParseError && json.Valid(body) {
+			if code == jsonrpc2.CodeParseError && json.Valid(body) {
 				t.Fatalf("valid JSON answered -32700: %q", body)
 			}
 			if id != "null" && (scanErr != nil && !errors.Is(scanErr, rpcwire.ErrTooDeep) || id != string(env.ID)) {
@@ -242,4 +244,13 @@ func FuzzFrameBody(f *testing.F) {
 			t.Fatalf("the good frame after it was not dispatched: %v %v", next, err)
 		}
 	})
+}
+
+// readStrictFrame reads one Content-Length frame holding JSON.
+func readStrictFrame(br *bufio.Reader) ([]byte, error) {
+	body, err := pidtest.ReadFrame(br)
+	if err == nil && !json.Valid(body) {
+		return nil, fmt.Errorf("a frame that is not JSON: %q", body)
+	}
+	return body, err
 }
