@@ -39,7 +39,8 @@ func tooManyFiles() error {
 type Snapshot struct {
 	c     *cp
 	files map[string]cached
-	snap  int64 // the command's number in the journal (0: not recorded)
+	snap  int64  // the command's number in the journal (0: not recorded)
+	by    string // the tool that ran the command (BeforeBashBy)
 }
 
 // snapshot walks the workspace folders and returns each file's state, keeping the content
@@ -161,6 +162,12 @@ func (s *Session) scanOne(f tools.ScanFile, old map[string]cached) (c cached, ok
 // command starts; it returns promptly when ctx ends (the checkpoint then says it is
 // incomplete). Pass what it returns to AfterBash.
 func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
+	return s.BeforeBashBy(ctx, "")
+}
+
+// BeforeBashBy is BeforeBash for the tool named tool (changes/list's "by"), which AfterBash
+// records with each change it finds.
+func (s *Session) BeforeBashBy(ctx context.Context, tool string) *Snapshot {
 	s.mu.Lock()
 	c := s.cur
 	s.mu.Unlock()
@@ -176,7 +183,7 @@ func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
 		s.mu.Unlock()
 		return nil
 	}
-	snap := &Snapshot{c: c, files: files}
+	snap := &Snapshot{c: c, files: files, by: tool}
 	// The snapshot itself is kept (a blob, the same as the last one when nothing changed),
 	// and named in the journal before the command starts, so that what a command pid is
 	// killed during changed is found when the session is opened again.
@@ -248,12 +255,12 @@ func (s *Session) recover(ctx context.Context) {
 				default:
 					s.noteLocked(c, path, b)
 				}
-				s.afterLocked(c, path, a.st)
+				s.afterLocked(c, path, a.st, "bash")
 			}
 			for path, b := range before {
 				if _, still := now[path]; !still {
 					s.noteLocked(c, path, b)
-					s.afterLocked(c, path, Absent)
+					s.afterLocked(c, path, Absent, "bash")
 				}
 			}
 		} else if c != nil {
@@ -296,12 +303,12 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 			default:
 				s.noteLocked(c, path, b.st)
 			}
-			s.afterLocked(c, path, a.st)
+			s.afterLocked(c, path, a.st, before.by)
 		}
 		for path, b := range before.files {
 			if _, still := after[path]; !still {
 				s.noteLocked(c, path, b.st)
-				s.afterLocked(c, path, Absent)
+				s.afterLocked(c, path, Absent, before.by)
 			}
 		}
 	}

@@ -306,6 +306,9 @@ func init() {
 		"tools/execute":    {(*Server).toolsExecute},
 		"checkpoints/diff": {(*Server).checkpointsDiff},
 		"session/rewind":   {(*Server).sessionRewind},
+		"changes/list":     {(*Server).changesList},
+		"changes/undo":     {(*Server).changesUndo},
+		"changes/keep":     {(*Server).changesKeep},
 		"commands/list":    {(*Server).commandsList},
 		"shutdown":         {(*Server).shutdownReq},
 	}
