@@ -71,8 +71,8 @@ type KeepResult struct {
 
 // changesState is the review of a session's changes. A subagent shares its parent's (its
 // changes are recorded in the parent's checkpoints, and its parent's changesUpdate names
-// them). Its own mutexes guard it; none is held while calling out but emitMu, held while
-// the list is made and sent (so two updates go out in the order of their lists).
+// them). Its own mutexes guard it; none is held while calling out but emit.mu, held while
+// the list is made and sent.
 type changesState struct {
 	// root is the session whose face and id the notifications carry.
 	root *Session
@@ -90,10 +90,14 @@ type changesState struct {
 	writing map[string]int
 	bashing int
 
-	// emitMu is held from reading the generation to sending the update; gen is the
-	// checkpoints' generation the last update was made at.
-	emitMu sync.Mutex
-	gen    uint64
+	// emit orders the updates.
+	emit struct {
+		// mu guards gen, and is held from reading the generation to sending the update
+		// (so two updates go out in the order of their lists).
+		mu sync.Mutex
+		// gen is the checkpoints' generation the last update was made at.
+		gen uint64
+	}
 }
 
 // openChanges sets up the session's review: a subagent's is its parent's; a loaded session's
@@ -173,11 +177,11 @@ func (s *Session) startChanges(cp string) string {
 		return ""
 	}
 	rec := s.checkpts.rec
-	c.emitMu.Lock()
+	c.emit.mu.Lock()
 	if rec != nil {
-		c.gen = rec.Generation()
+		c.emit.gen = rec.Generation()
 	}
-	c.emitMu.Unlock()
+	c.emit.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cp != "" {
@@ -212,13 +216,13 @@ func (s *Session) changesAfterTool() {
 	if c == nil || rec == nil {
 		return
 	}
-	c.emitMu.Lock()
-	defer c.emitMu.Unlock()
+	c.emit.mu.Lock()
+	defer c.emit.mu.Unlock()
 	g := rec.Generation()
-	if g == c.gen {
+	if g == c.emit.gen {
 		return
 	}
-	c.gen = g
+	c.emit.gen = g
 	c.mu.Lock()
 	cp := c.open
 	c.mu.Unlock()
@@ -230,15 +234,15 @@ func (s *Session) changesAfterTool() {
 // sendChanges sends changesUpdate for checkpoint cp (after an undo or a keep).
 func (s *Session) sendChanges(cp string) {
 	c := s.changes
-	c.emitMu.Lock()
-	defer c.emitMu.Unlock()
+	c.emit.mu.Lock()
+	defer c.emit.mu.Unlock()
 	if rec := c.root.checkpts.rec; rec != nil {
-		c.gen = rec.Generation()
+		c.emit.gen = rec.Generation()
 	}
 	c.sendLocked(cp)
 }
 
-// sendLocked lists checkpoint cp and sends changesUpdate. Caller holds emitMu.
+// sendLocked lists checkpoint cp and sends changesUpdate. Caller holds emit.mu.
 func (c *changesState) sendLocked(cp string) {
 	root := c.root
 	list, err := root.listChanges(cp)
