@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,8 +96,12 @@ type changesState struct {
 		// mu guards gen, and is held from reading the generation to sending the update
 		// (so two updates go out in the order of their lists).
 		mu sync.Mutex
-		// gen is the checkpoints' generation the last update was made at.
-		gen uint64
+		// gen is the checkpoints' generation the last update was made at; sent the
+		// files of the last update of a run (nil after an undo or a keep), so that a
+		// call that changed nothing the list shows (an edit of an editor's buffer only)
+		// sends none.
+		gen  uint64
+		sent []event.ChangedFile
 	}
 }
 
@@ -181,6 +186,7 @@ func (s *Session) startChanges(cp string) string {
 	if rec != nil {
 		c.emit.gen = rec.Generation()
 	}
+	c.emit.sent = []event.ChangedFile{}
 	c.emit.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -227,7 +233,7 @@ func (s *Session) changesAfterTool() {
 	cp := c.open
 	c.mu.Unlock()
 	if cp != "" {
-		c.sendLocked(cp)
+		c.sendLocked(cp, true)
 	}
 }
 
@@ -239,11 +245,12 @@ func (s *Session) sendChanges(cp string) {
 	if rec := c.root.checkpts.rec; rec != nil {
 		c.emit.gen = rec.Generation()
 	}
-	c.sendLocked(cp)
+	c.sendLocked(cp, false)
 }
 
-// sendLocked lists checkpoint cp and sends changesUpdate. Caller holds emit.mu.
-func (c *changesState) sendLocked(cp string) {
+// sendLocked lists checkpoint cp and sends changesUpdate; after a tool (run), not when the
+// list is the one sent last. Caller holds emit.mu.
+func (c *changesState) sendLocked(cp string, run bool) {
 	root := c.root
 	list, err := root.listChanges(cp)
 	if err != nil {
@@ -253,6 +260,13 @@ func (c *changesState) sendLocked(cp string) {
 	for _, f := range list {
 		n := f.file.Count()
 		files = append(files, event.ChangedFile{Path: n.Path, Change: n.Change, Added: n.Added, Removed: n.Removed, Pending: n.Pending})
+	}
+	if run && c.emit.sent != nil && slices.Equal(files, c.emit.sent) {
+		return
+	}
+	c.emit.sent = files
+	if !run {
+		c.emit.sent = nil
 	}
 	root.face.Emit(root, event.ChangesUpdate{CheckpointID: cp, Files: files})
 }
@@ -279,7 +293,7 @@ func defaultCheckpoint(rec *checkpoint.Session) string {
 }
 
 // listChanges returns the files checkpoint cp's run (and the runs after it) changed that
-// differ now from before, cut into hunks, their states marked.
+// differ now from before, cut into hunks, their states marked, sorted by path.
 func (s *Session) listChanges(cp string) ([]listed, error) {
 	rec := s.checkpts.rec
 	befores, err := rec.Befores(cp)
@@ -301,6 +315,9 @@ func (s *Session) listChanges(cp string) ([]listed, error) {
 		s.changes.mu.Unlock()
 		out = append(out, l)
 	}
+	// By path: the order the files were first changed in depends on which of a batch's
+	// parallel calls got there first.
+	slices.SortFunc(out, func(a, b listed) int { return strings.Compare(a.file.Path, b.file.Path) })
 	return out, nil
 }
 
