@@ -216,3 +216,44 @@ func TestReviewChangesHunkByHunk(t *testing.T) {
 
 // quote returns s as a JSON string.
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+func TestUndoRefusedWhileBashRuns(t *testing.T) {
+	_, ws := newWorkspaceDir(t, map[string]string{"keep.txt": "same\n"})
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{}, ws)
+	sid := d.newSession(obj{"cwd": ws, "permissions": obj{"default": "allow"}, "model": scriptModel(
+		turn(toolCall("w1", "write", obj{"path": "a.txt", "content": "written\n"})),
+		turn(toolCall("b1", "bash", obj{"command": "echo waiting; while [ ! -e go ]; do sleep 0.05; done"})),
+		turn(text("done")),
+	)})
+	id := d.request("session/prompt", obj{"sessionId": sid, "text": "write, then wait"})
+	d.notification("$/toolUpdate", func(m *wireMsg) bool { return strings.Contains(m.String(), "waiting") })
+
+	// While the command runs: the list and a keep work, an undo is refused.
+	list := d.call("changes/list", obj{"sessionId": sid})
+	files := changedFiles(list)
+	if len(files) != 1 || files["a.txt"].Get("change").String() != "added" {
+		t.Fatalf("changes/list during the prompt: %s", list.Raw)
+	}
+	aPath := files["a.txt"].Get("path").String()
+	cp := list.Get("checkpointId").String()
+	if k := d.call("changes/keep", obj{"sessionId": sid, "checkpointId": cp, "path": aPath}); len(k.Get("kept").Array()) != 1 {
+		t.Errorf("changes/keep during the prompt: %s", k.Raw)
+	}
+	if code, msg := d.callErr("changes/undo", obj{"sessionId": sid, "checkpointId": cp, "path": aPath}); code != -32803 {
+		t.Errorf("undo while bash runs: code %d (%s), want -32803", code, msg)
+	}
+	if got := readState(t, filepath.Join(ws, "a.txt")).data; got != "written\n" {
+		t.Errorf("the refused undo changed a.txt: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.result(id); r.Get("stopReason").String() != "stop" {
+		t.Fatalf("prompt: %s", r.Raw)
+	}
+	u := d.call("changes/undo", obj{"sessionId": sid, "checkpointId": cp, "path": aPath})
+	if len(u.Get("undone").Array()) != 1 || !readState(t, filepath.Join(ws, "a.txt")).absent {
+		t.Errorf("undo once the prompt ended: %s", u.Raw)
+	}
+}
