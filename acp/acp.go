@@ -184,6 +184,9 @@ func init() {
 		// pid's extension methods (docs/acp.md).
 		"_pid/checkpoints/diff": (*server).checkpointsDiff,
 		"_pid/session/rewind":   (*server).sessionRewind,
+		"_pid/changes/list":     (*server).changesList,
+		"_pid/changes/undo":     (*server).changesUndo,
+		"_pid/changes/keep":     (*server).changesKeep,
 	}
 }
 
@@ -240,7 +243,7 @@ func (s *server) admit(method string, running bool) error {
 	if !isQuick && !isLong {
 		what := "Method not found"
 		if strings.HasPrefix(method, "_") {
-			what = "Method not found (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff and _pid/session/rewind)"
+			what = "Method not found (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff, _pid/session/rewind and _pid/changes/list, _pid/changes/undo, _pid/changes/keep)"
 		}
 		return errorf(codeMethodNotFound, "%s: %s", what, method)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/pid-agent/pid/tools"
@@ -275,12 +276,16 @@ func (s *Session) recover(ctx context.Context) {
 }
 
 // AfterBash takes a snapshot again and records, in the checkpoint open when before was
-// taken, each file the command added, changed or deleted, with its state before. Contract:
-// called once the command ended, from the same goroutine as BeforeBash; nil does nothing.
-func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
+// taken, each file the command added, changed or deleted, with its state before; it
+// returns those files, sorted by path. Contract: called once the command ended, from the
+// same goroutine as BeforeBash; nil does nothing.
+func (s *Session) AfterBash(ctx context.Context, before *Snapshot) (changed []Changed) {
 	if before == nil {
-		return
+		return nil
 	}
+	defer func() {
+		slices.SortFunc(changed, func(a, b Changed) int { return strings.Compare(a.Path, b.Path) })
+	}()
 	s.writing.Lock()
 	after, err := s.snapshot(context.WithoutCancel(ctx))
 	s.writing.Unlock()
@@ -289,7 +294,7 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 	c := before.c
 	if err != nil {
 		s.incompleteLocked(c, fmt.Sprintf("the snapshot after a bash command failed (%v): what it changed is not recorded", err))
-		return
+		return nil
 	}
 	// A snapshot that found nothing changed returns the map it started from.
 	if !sameFiles(after, before.files) {
@@ -304,11 +309,16 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 				s.noteLocked(c, path, b.st)
 			}
 			s.afterLocked(c, path, a.st, before.by)
+			changed = append(changed, Changed{Path: path, Before: before.files[path].st, After: a.st})
+			if !had {
+				changed[len(changed)-1].Before = Absent
+			}
 		}
 		for path, b := range before.files {
 			if _, still := after[path]; !still {
 				s.noteLocked(c, path, b.st)
 				s.afterLocked(c, path, Absent, before.by)
+				changed = append(changed, Changed{Path: path, Before: b.st, After: Absent})
 			}
 		}
 	}
@@ -318,6 +328,24 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 			s.j.apply(&done, s.byID)
 		}
 	}
+	return changed
+}
+
+// Changed is a file a bash command changed: its state before the command and after.
+type Changed struct {
+	Path          string
+	Before, After State
+}
+
+// Content returns the content of a regular file's state as a snapshot kept it: ok is false
+// when it was not kept (larger than the snapshot's bound, unreadable, evicted), or the
+// state is not a regular file's.
+func (s *Session) Content(st State) (data []byte, ok bool) {
+	if st.Kind != "file" || st.Hash == "" {
+		return nil, false
+	}
+	data, err := s.st.get(st.Hash)
+	return data, err == nil
 }
 
 // reads the current state of the file at path, for a rewind.

@@ -90,6 +90,9 @@ type changesState struct {
 	// running (any of them may change any file).
 	writing map[string]int
 	bashing int
+	// callFiles holds, per tool call id, the files a bash call (or a task call's
+	// subagent's bash calls) changed, until the call's ToolEnd takes them.
+	callFiles map[string][]event.FileText
 
 	// emit orders the updates.
 	emit struct {
@@ -112,7 +115,7 @@ func (s *Session) openChanges(r *restoring) {
 		s.changes = c.parent.changes
 		return
 	}
-	s.changes = &changesState{root: s, writing: map[string]int{}}
+	s.changes = &changesState{root: s, writing: map[string]int{}, callFiles: map[string][]event.FileText{}}
 	if r == nil {
 		return
 	}
@@ -546,4 +549,74 @@ func (s *Session) appendReview(r store.Review) {
 	if _, err := f.Append(store.Entry{Kind: store.KindReview, Timestamp: time.Now().UTC(), Review: &r}); err != nil {
 		s.saveFailedLocked(err)
 	}
+}
+
+// Bounds of the files a call's end carries (event.ToolEnd.Files): the text of at most
+// maxCallTexts files of at most maxCallText bytes a side; past those, paths only, at most
+// maxCallFiles of them.
+const (
+	maxCallText  = 64 << 10
+	maxCallTexts = 64
+	maxCallFiles = 1000
+)
+
+// noteBashFiles keeps the files bash call id changed, for its ToolEnd (and, in a subagent,
+// for its parent's task call's end too).
+func (s *Session) noteBashFiles(rec *checkpoint.Session, id string, changed []checkpoint.Changed) {
+	if len(changed) == 0 {
+		return
+	}
+	out := make([]event.FileText, 0, min(len(changed), maxCallFiles))
+	texts := 0
+	for _, ch := range changed {
+		if len(out) == maxCallFiles {
+			break
+		}
+		f := event.FileText{Path: ch.Path}
+		if texts < maxCallTexts {
+			old, okOld := textOf(rec, ch.Before)
+			now, okNew := textOf(rec, ch.After)
+			if okOld && okNew {
+				f.Old, f.New, f.Known = old, now, true
+				texts++
+			}
+		}
+		out = append(out, f)
+	}
+	c := s.changes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.callFiles[id] = append(c.callFiles[id], out...)
+	if sub := s.sub.child; sub != nil && len(c.callFiles[sub.toolCallID]) < maxCallFiles {
+		c.callFiles[sub.toolCallID] = append(c.callFiles[sub.toolCallID], out...)
+	}
+}
+
+// textOf returns a state's text for a diff: nil for no file; ok is false when it is not
+// text within maxCallText, or its content was not kept.
+func textOf(rec *checkpoint.Session, st checkpoint.State) (*string, bool) {
+	switch st.Kind {
+	case "none":
+		return nil, true
+	case "file":
+		if st.Size > maxCallText {
+			return nil, false
+		}
+		data, ok := rec.Content(st)
+		if !ok || len(data) > maxCallText || !changes.IsText(data) {
+			return nil, false
+		}
+		t := string(data)
+		return &t, true
+	}
+	return nil, false
+}
+
+// takeCallFiles returns (and forgets) the files call id changed that its ToolEnd carries.
+func (c *changesState) takeCallFiles(id string) []event.FileText {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fs := c.callFiles[id]
+	delete(c.callFiles, id)
+	return fs
 }

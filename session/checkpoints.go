@@ -145,7 +145,7 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			}
 			defer s.changes.running("")()
 			snap := rec.BeforeBashBy(ctx, changes.Changer(t.Name, s.sub.child != nil))
-			defer rec.AfterBash(ctx, snap)
+			defer func() { s.noteBashFiles(rec, call.ID, rec.AfterBash(ctx, snap)) }()
 			return inner(ctx, call, onUpdate)
 		}
 	}

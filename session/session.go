@@ -673,6 +673,12 @@ func (s *Session) sink(save bool) event.Sink {
 			if save && e.Message != nil {
 				s.saveResult(e.Message)
 			}
+			if s.changes != nil {
+				if fs := s.changes.takeCallFiles(e.ToolCallID); fs != nil {
+					e.Files = fs
+					ev = e
+				}
+			}
 		case event.MessageEnd:
 			if save {
 				s.saveMessage(e.Message)
