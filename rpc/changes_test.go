@@ -257,3 +257,37 @@ func TestUndoRefusedWhileBashRuns(t *testing.T) {
 		t.Errorf("undo once the prompt ended: %s", u.Raw)
 	}
 }
+
+func TestReviewNamesTaskForASubagentsChanges(t *testing.T) {
+	_, ws := newWorkspaceDir(t, map[string]string{"b.txt": "one\n"})
+	d := startProcess(t, processOptions{Env: sessionEnv(t)})
+	initWorkspace(d, obj{}, ws)
+	model := scriptModel(turn(toolCall("t1", "task", obj{"description": "one", "prompt": "change two files", "agent": "general"})), turn(text("done")))
+	model["subagents"] = obj{"one": scriptModel(
+		turn(toolCall("w", "write", obj{"path": "w.txt", "content": "by the child\n"})),
+		turn(toolCall("b", "bash", obj{"command": "printf 'two\\n' >> b.txt"})),
+		turn(text("changed")))}
+	sid := d.newSession(obj{"cwd": ws, "model": model, "permissions": obj{"default": "allow"}})
+	if r := d.call("session/prompt", obj{"sessionId": sid, "text": "delegate"}); r.Get("stopReason").String() != "stop" {
+		t.Fatalf("prompt: %s", r.Raw)
+	}
+	// The child's changes reach the parent's changesUpdate before the task call ends.
+	var order []string
+	for _, m := range d.notes(sid) {
+		switch {
+		case m.method() == "toolEnd" && m.get("params.toolCallId").String() == "t1":
+			order = append(order, "end:t1")
+		case m.method() == "changesUpdate":
+			order = append(order, fmt.Sprintf("changes:%d", len(m.get("params.files").Array())))
+		}
+	}
+	if want := []string{"changes:1", "changes:2", "end:t1"}; !slices.Equal(order, want) {
+		t.Errorf("the parent's changesUpdate and the task's end: %q, want %q", order, want)
+	}
+	files := changedFiles(d.call("changes/list", obj{"sessionId": sid}))
+	for _, name := range []string{"w.txt", "b.txt"} {
+		if got := compactJSON(files[name].Get("by").Raw); got != `["task"]` {
+			t.Errorf("%s's by: %s, want [\"task\"] (a subagent's change, whatever its tool)", name, got)
+		}
+	}
+}
