@@ -73,3 +73,34 @@ func TestBashCallEndsWithDiffsAndChangesMethods(t *testing.T) {
 	}
 	c.wantError(c.request("_pid/changes/undo", map[string]any{"sessionId": sid, "checkpointId": "nope", "path": aPath}), codeInvalidParams)
 }
+
+func TestTaskCallEndsWithItsSubagentsBashDiffs(t *testing.T) {
+	c := start(t)
+	c.initialize(nil)
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	child := `{"provider":"script","turns":[` + toolTurn(call("b1", "bash", `{"command":"printf 'child\\n' >> a.txt"}`)) + `,` + textTurn("changed") + `]}`
+	sid := c.newSession(cwd, `{"model":{"provider":"script","subagents":{"one":`+child+`},"turns":[`+
+		toolTurn(call("t1", "task", `{"description":"one","prompt":"change a.txt","agent":"general"}`))+`,`+textTurn("done")+`]},"permissions":{"default":"allow"}}`)
+	r, msgs := c.result(c.prompt(sid, "delegate"), nil)
+	if r.Get("stopReason").String() != "end_turn" {
+		t.Fatalf("prompt: %s", r.Raw)
+	}
+	var last gjson.Result
+	for _, u := range updates(t, sid, msgs) {
+		if u.Get("sessionUpdate").String() == "tool_call_update" && u.Get("toolCallId").String() == "t1" && u.Get("status").String() == "completed" {
+			last = u
+		}
+	}
+	found := false
+	for _, b := range last.Get("content").Array() {
+		if b.Get("type").String() == "diff" && b.Get("path").String() == filepath.Join(cwd, "a.txt") && b.Get("oldText").String() == "old\n" && b.Get("newText").String() == "old\nchild\n" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the task call's last tool_call_update has no diff of what its subagent's bash changed: %s", last.Raw)
+	}
+}

@@ -90,8 +90,9 @@ type changesState struct {
 	// running (any of them may change any file).
 	writing map[string]int
 	bashing int
-	// callFiles holds, per tool call id, the files a bash call (or a task call's
-	// subagent's bash calls) changed, until the call's ToolEnd takes them.
+	// callFiles holds, per "SESSION/CALL" (a call id is its session's own), the files a
+	// bash call (or a task call's subagent's bash calls) changed, until the call's ToolEnd
+	// takes them.
 	callFiles map[string][]event.FileText
 
 	// emit orders the updates.
@@ -586,9 +587,14 @@ func (s *Session) noteBashFiles(rec *checkpoint.Session, id string, changed []ch
 	c := s.changes
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.callFiles[id] = append(c.callFiles[id], out...)
-	if sub := s.sub.child; sub != nil && len(c.callFiles[sub.toolCallID]) < maxCallFiles {
-		c.callFiles[sub.toolCallID] = append(c.callFiles[sub.toolCallID], out...)
+	key := s.id + "/" + id
+	c.callFiles[key] = append(c.callFiles[key], out...)
+	if sub := s.sub.child; sub != nil {
+		// The parent's task call: its key is the parent's (call ids are a session's own).
+		pk := sub.parent.id + "/" + sub.toolCallID
+		if len(c.callFiles[pk]) < maxCallFiles {
+			c.callFiles[pk] = append(c.callFiles[pk], out...)
+		}
 	}
 }
 
@@ -612,11 +618,13 @@ func textOf(rec *checkpoint.Session, st checkpoint.State) (*string, bool) {
 	return nil, false
 }
 
-// takeCallFiles returns (and forgets) the files call id changed that its ToolEnd carries.
-func (c *changesState) takeCallFiles(id string) []event.FileText {
+// takeCallFiles returns (and forgets) the files call id of session sid changed that its
+// ToolEnd carries.
+func (c *changesState) takeCallFiles(sid, id string) []event.FileText {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fs := c.callFiles[id]
-	delete(c.callFiles, id)
+	key := sid + "/" + id
+	fs := c.callFiles[key]
+	delete(c.callFiles, key)
 	return fs
 }

@@ -674,7 +674,7 @@ func (s *Session) sink(save bool) event.Sink {
 				s.saveResult(e.Message)
 			}
 			if s.changes != nil {
-				if fs := s.changes.takeCallFiles(e.ToolCallID); fs != nil {
+				if fs := s.changes.takeCallFiles(s.id, e.ToolCallID); fs != nil {
 					e.Files = fs
 					ev = e
 				}
