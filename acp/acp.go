@@ -180,6 +180,9 @@ func init() {
 		// pid's extension methods (docs/acp.md).
 		"_pid/checkpoints/diff": (*server).checkpointsDiff,
 		"_pid/session/rewind":   (*server).sessionRewind,
+		"_pid/changes/list":     (*server).changesList,
+		"_pid/changes/undo":     (*server).changesUndo,
+		"_pid/changes/keep":     (*server).changesKeep,
 	}
 }
 
@@ -235,7 +238,7 @@ func (s *server) admit(method string, running bool) error {
 	_, isLong := longMethods[method]
 	if !isQuick && !isLong {
 		if strings.HasPrefix(method, "_") {
-			return fmt.Errorf("%w (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff and _pid/session/rewind): %s", errMethodNotFound, method)
+			return fmt.Errorf("%w (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff, _pid/session/rewind and _pid/changes/list, _pid/changes/undo, _pid/changes/keep): %s", errMethodNotFound, method)
 		}
 		return fmt.Errorf("%w: %s", errMethodNotFound, method)
 	}

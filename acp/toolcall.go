@@ -118,7 +118,8 @@ func resultContent(cs []llm.Content) []any {
 
 // finalUpdate is a call's last tool_call_update, from its end (see resultUpdate).
 func (s *server) finalUpdate(ss callSite, e event.ToolEnd, c *callState) toolCallUpdate {
-	return s.resultUpdate(ss, e.ToolCallID, e.ToolName, c.args, e.Result.Content, e.Result.Details, e.IsError)
+	u := s.resultUpdate(ss, e.ToolCallID, e.ToolName, c.args, e.Result.Content, e.Result.Details, e.IsError)
+	return withFileTexts(u, e.Files) // what bash changed (changes.go)
 }
 
 // resultUpdate is the last tool_call_update of call id (name, arguments args) from its

@@ -140,6 +140,9 @@ type comparison struct {
 // span is a run of lines of a, [a0, a1), and of b, [b0, b1).
 type span struct{ a0, a1, b0, b1 int }
 
+// IsText reports whether data is text as Compare tells it: valid UTF-8 without NUL.
+func IsText(data []byte) bool { return isText(data) }
+
 // isText reports whether data is text: valid UTF-8 without NUL.
 func isText(data []byte) bool {
 	return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0

@@ -1,7 +1,7 @@
 // This file plays the scenario on real files, recorded by a real checkpoint (package
 // checkpoint) around real writes and a real sh: a prompt that edits one file in two places,
 // writes a new one, and runs a command that changes a third and deletes a fourth; then the
-// review of its changes, hunk by hunk, done as the wiring will do it (docs/review-design.md).
+// review of its changes, hunk by hunk, done as the session does it (session/changes.go).
 
 package changes_test
 
@@ -45,8 +45,8 @@ func lines(prefix string, n int, repl map[int]string) string {
 
 // journalBefores returns, for checkpoint cp of session id in store st, each path's state
 // before the prompt: its content (nil when there was no file) and mode. It reads the
-// journal and the blobs as they lie on disk, standing for the accessor the wiring will add
-// to package checkpoint (docs/review-design.md).
+// journal and the blobs as they lie on disk, independently of checkpoint.Session.Befores
+// (which session/changes.go uses), so that the two read the same journal alike.
 func journalBefores(t *testing.T, st *checkpoint.Store, id, cp string) map[string]changes.Side {
 	t.Helper()
 	f, err := os.Open(filepath.Join(st.Dir(), "sessions", id+".jsonl"))

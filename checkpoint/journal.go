@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -72,6 +73,10 @@ type record struct {
 	// stopped during: its changes are found when the session is opened again.
 	Manifest string `json:"manifest,omitempty"`
 	Snap     int64  `json:"snap,omitempty"`
+	// By is, for "after", the tool that made the change (changes/list's "by"): "edit",
+	// "write", "bash", "task" for a subagent's, an MCP tool's full name; "" for a rewind's
+	// or an undo's own, and in journals written before it was recorded.
+	By string `json:"by,omitempty"`
 }
 
 // fileRec is what a checkpoint knows of one file.
@@ -79,6 +84,8 @@ type fileRec struct {
 	path   string
 	before State
 	after  *State // nil until the change ended (or when pid stopped during it)
+	// by names the tools that changed it in this checkpoint, each once, in order.
+	by []string
 }
 
 // cp is one checkpoint.
@@ -166,6 +173,9 @@ func (j *journal) apply(r *record, byID map[string]*cp) {
 		if f := c.files[r.Path]; f != nil && r.State != nil {
 			st := *r.State
 			f.after = &st
+			if r.By != "" && !slices.Contains(f.by, r.By) {
+				f.by = append(f.by, r.By)
+			}
 		}
 	case "incomplete":
 		c.incomplete = append(c.incomplete, r.Reason)

@@ -424,7 +424,7 @@ func (s *Session) restore(t *fileRec, force bool, write Writer) (reason string, 
 	after, _, _, err := s.current(t.path)
 	if err == nil {
 		s.mu.Lock()
-		s.afterLocked(s.cur, t.path, after)
+		s.afterLocked(s.cur, t.path, after, "")
 		s.mu.Unlock()
 	}
 	return "", removed, nil

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,9 @@ type Session struct {
 	warmed bool
 	// manifest is the blob of the cache as last kept (keepManifest); "" once it changed.
 	manifest string
+
+	// gen counts the changes recorded (Generation).
+	gen atomic.Uint64
 
 	// bg guards the goroutines the session starts (Warm's snapshot, End's eviction pass):
 	// Close cancels them and waits for them, so that none outlives the session or uses its
@@ -264,16 +268,18 @@ func (s *Session) incompleteLocked(c *cp, reason string) {
 	c.incomplete = append(c.incomplete, reason)
 }
 
-// afterLocked records a file's state after a change recorded in the open checkpoint.
-func (s *Session) afterLocked(c *cp, path string, after State) {
+// afterLocked records a file's state after a change recorded in checkpoint c, made by the
+// tool named by ("" for a rewind's or an undo's own), and moves the generation on.
+func (s *Session) afterLocked(c *cp, path string, after State, by string) {
 	if c == nil || c.files[path] == nil {
 		return
 	}
-	r := record{T: "after", CP: c.id, Path: path, State: &after}
+	r := record{T: "after", CP: c.id, Path: path, State: &after, By: by}
 	if s.writeLocked(r) == nil {
 		s.j.apply(&r, s.byID)
 		st := after
 		s.last[path] = &st
+		s.gen.Add(1)
 	}
 }
 
@@ -307,17 +313,26 @@ func (s *Session) BeforeFile(path string) {
 // bash calls of the same batch wait, so that they never see the change half done.
 // Contract: the returned function is called exactly once, from any goroutine.
 func (s *Session) Writing(path string) (done func()) {
+	return s.WritingBy(path, "")
+}
+
+// WritingBy is Writing for the tool named tool (changes/list's "by": the session passes
+// changes.Changer's name), recorded with the change.
+func (s *Session) WritingBy(path, tool string) (done func()) {
 	s.writing.RLock()
 	s.BeforeFile(path)
 	return func() {
-		s.AfterFile(path)
+		s.afterFile(path, tool)
 		s.writing.RUnlock()
 	}
 }
 
 // AfterFile records the state of the file at path after a tool changed it. Contract:
 // called after BeforeFile for the same path, once the tool returned.
-func (s *Session) AfterFile(path string) {
+func (s *Session) AfterFile(path string) { s.afterFile(path, "") }
+
+// afterFile is AfterFile for the tool named by.
+func (s *Session) afterFile(path, by string) {
 	s.mu.Lock()
 	c := s.cur
 	s.mu.Unlock()
@@ -326,7 +341,7 @@ func (s *Session) AfterFile(path string) {
 	}
 	st := s.stateAt(path, maxToolFileBytes, false)
 	s.mu.Lock()
-	s.afterLocked(c, path, st)
+	s.afterLocked(c, path, st, by)
 	s.mu.Unlock()
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/pid-agent/pid/tools"
@@ -39,7 +40,8 @@ func tooManyFiles() error {
 type Snapshot struct {
 	c     *cp
 	files map[string]cached
-	snap  int64 // the command's number in the journal (0: not recorded)
+	snap  int64  // the command's number in the journal (0: not recorded)
+	by    string // the tool that ran the command (BeforeBashBy)
 }
 
 // snapshot walks the workspace folders and returns each file's state, keeping the content
@@ -161,6 +163,12 @@ func (s *Session) scanOne(f tools.ScanFile, old map[string]cached) (c cached, ok
 // command starts; it returns promptly when ctx ends (the checkpoint then says it is
 // incomplete). Pass what it returns to AfterBash.
 func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
+	return s.BeforeBashBy(ctx, "")
+}
+
+// BeforeBashBy is BeforeBash for the tool named tool (changes/list's "by"), which AfterBash
+// records with each change it finds.
+func (s *Session) BeforeBashBy(ctx context.Context, tool string) *Snapshot {
 	s.mu.Lock()
 	c := s.cur
 	s.mu.Unlock()
@@ -176,7 +184,7 @@ func (s *Session) BeforeBash(ctx context.Context) *Snapshot {
 		s.mu.Unlock()
 		return nil
 	}
-	snap := &Snapshot{c: c, files: files}
+	snap := &Snapshot{c: c, files: files, by: tool}
 	// The snapshot itself is kept (a blob, the same as the last one when nothing changed),
 	// and named in the journal before the command starts, so that what a command pid is
 	// killed during changed is found when the session is opened again.
@@ -248,12 +256,12 @@ func (s *Session) recover(ctx context.Context) {
 				default:
 					s.noteLocked(c, path, b)
 				}
-				s.afterLocked(c, path, a.st)
+				s.afterLocked(c, path, a.st, "bash")
 			}
 			for path, b := range before {
 				if _, still := now[path]; !still {
 					s.noteLocked(c, path, b)
-					s.afterLocked(c, path, Absent)
+					s.afterLocked(c, path, Absent, "bash")
 				}
 			}
 		} else if c != nil {
@@ -268,12 +276,16 @@ func (s *Session) recover(ctx context.Context) {
 }
 
 // AfterBash takes a snapshot again and records, in the checkpoint open when before was
-// taken, each file the command added, changed or deleted, with its state before. Contract:
-// called once the command ended, from the same goroutine as BeforeBash; nil does nothing.
-func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
+// taken, each file the command added, changed or deleted, with its state before; it
+// returns those files, sorted by path. Contract: called once the command ended, from the
+// same goroutine as BeforeBash; nil does nothing.
+func (s *Session) AfterBash(ctx context.Context, before *Snapshot) (changed []Changed) {
 	if before == nil {
-		return
+		return nil
 	}
+	defer func() {
+		slices.SortFunc(changed, func(a, b Changed) int { return strings.Compare(a.Path, b.Path) })
+	}()
 	s.writing.Lock()
 	after, err := s.snapshot(context.WithoutCancel(ctx))
 	s.writing.Unlock()
@@ -282,7 +294,7 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 	c := before.c
 	if err != nil {
 		s.incompleteLocked(c, fmt.Sprintf("the snapshot after a bash command failed (%v): what it changed is not recorded", err))
-		return
+		return nil
 	}
 	// A snapshot that found nothing changed returns the map it started from.
 	if !sameFiles(after, before.files) {
@@ -296,12 +308,17 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 			default:
 				s.noteLocked(c, path, b.st)
 			}
-			s.afterLocked(c, path, a.st)
+			s.afterLocked(c, path, a.st, before.by)
+			changed = append(changed, Changed{Path: path, Before: before.files[path].st, After: a.st})
+			if !had {
+				changed[len(changed)-1].Before = Absent
+			}
 		}
 		for path, b := range before.files {
 			if _, still := after[path]; !still {
 				s.noteLocked(c, path, b.st)
-				s.afterLocked(c, path, Absent)
+				s.afterLocked(c, path, Absent, before.by)
+				changed = append(changed, Changed{Path: path, Before: b.st, After: Absent})
 			}
 		}
 	}
@@ -311,6 +328,24 @@ func (s *Session) AfterBash(ctx context.Context, before *Snapshot) {
 			s.j.apply(&done, s.byID)
 		}
 	}
+	return changed
+}
+
+// Changed is a file a bash command changed: its state before the command and after.
+type Changed struct {
+	Path          string
+	Before, After State
+}
+
+// Content returns the content of a regular file's state as a snapshot kept it: ok is false
+// when it was not kept (larger than the snapshot's bound, unreadable, evicted), or the
+// state is not a regular file's.
+func (s *Session) Content(st State) (data []byte, ok bool) {
+	if st.Kind != "file" || st.Hash == "" {
+		return nil, false
+	}
+	data, err := s.st.get(st.Hash)
+	return data, err == nil
 }
 
 // reads the current state of the file at path, for a rewind.

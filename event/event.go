@@ -76,6 +76,15 @@ type (
 	}
 )
 
+// FileText is a file a call changed, with its text before and now when both are known:
+// Old is nil for a file the call made, New nil for one it deleted. Known is false for a
+// file whose text is not given (binary, larger than the bound, not kept): its path alone.
+type FileText struct {
+	Path     string
+	Old, New *string
+	Known    bool
+}
+
 // Sink receives events.
 //
 // Contract: called synchronously, never concurrently (see the package comment). It must not
@@ -153,6 +162,10 @@ type (
 		// file). It may be kept (it does not change); it is nil from senders that build no
 		// message.
 		Message *llm.Message
+		// Files are the files the call changed that its result does not describe: a bash
+		// call's, and a task call's (what its subagent's bash calls changed), filled by the
+		// session layer (nil from the pipeline). Read it during the call only.
+		Files []FileText
 	}
 	// Warning reports something an operator should know that did not stop the run: a
 	// failing hook (C2), an unknown name in addedToolNames.

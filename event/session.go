@@ -3,7 +3,8 @@
 // cost (UsageUpdate). They come from the session layer, on the loop's goroutine, in the
 // run's order: PlanUpdate right after the ToolEnd of the todo_write call that changed the
 // plan, UsageUpdate right after the MessageEnd of each assistant message (and after a
-// compaction, whose summary is a model call too).
+// compaction, whose summary is a model call too), and the files a prompt changed so far
+// (ChangesUpdate).
 
 package event
 
@@ -45,5 +46,27 @@ type CompactionKept struct {
 	Files       []string `json:"files"`
 }
 
-func (PlanUpdate) isEvent()  {}
-func (UsageUpdate) isEvent() {}
+// ChangedFile is one file of a ChangesUpdate: its change ("added", "modified" or
+// "deleted"), the lines its hunks add and remove, and how many of its hunks the person has
+// not kept yet.
+type ChangedFile struct {
+	Path    string `json:"path"`
+	Change  string `json:"change"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Pending int    `json:"pending"`
+}
+
+// ChangesUpdate carries the whole list of the files a prompt changed so far (CheckpointID is
+// its checkpoint), each time it changes: right after the ToolEnd of a call that changed
+// files (a subagent's calls included: the parent's session sends it, with its own
+// checkpoint), and after an undo or a keep of the review. Files is the sender's: read it
+// during the call only.
+type ChangesUpdate struct {
+	CheckpointID string
+	Files        []ChangedFile
+}
+
+func (PlanUpdate) isEvent()    {}
+func (UsageUpdate) isEvent()   {}
+func (ChangesUpdate) isEvent() {}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/xdg"
@@ -134,7 +135,8 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			if rec == nil {
 				return inner(ctx, call, onUpdate)
 			}
-			done := rec.Writing(p)
+			defer s.changes.running(p)()
+			done := rec.WritingBy(p, changes.Changer(t.Name, s.sub.child != nil))
 			defer done()
 			return inner(ctx, call, onUpdate)
 		}
@@ -144,8 +146,9 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			if rec == nil {
 				return inner(ctx, call, onUpdate)
 			}
-			snap := rec.BeforeBash(ctx)
-			defer rec.AfterBash(ctx, snap)
+			defer s.changes.running("")()
+			snap := rec.BeforeBashBy(ctx, changes.Changer(t.Name, s.sub.child != nil))
+			defer func() { s.noteBashFiles(rec, call.ID, rec.AfterBash(ctx, snap)) }()
 			return inner(ctx, call, onUpdate)
 		}
 	}
@@ -153,23 +156,24 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 }
 
 // checkpointPrompt opens the checkpoint of a prompt and marks it in the session file, right
-// before the prompt's user message; the function it returns closes it. Called by Prompt.
-func (s *Session) checkpointPrompt(prompts []llm.Message) func() {
+// before the prompt's user message; it returns its id ("" when none) and the function that
+// closes it. Called by Prompt.
+func (s *Session) checkpointPrompt(prompts []llm.Message) (string, func()) {
 	rec := s.checkpts.rec
 	if rec == nil || s.checkpts.shared {
-		return func() {}
+		return "", func() {}
 	}
 	id := store.NewID()
 	text := prompt.TextOf(prompts)
 	if err := rec.Begin(id, text); err != nil {
 		s.face.Warn(s, fmt.Sprintf("this prompt has no checkpoint (a rewind cannot take back what it changes): %v", err))
-		return func() {}
+		return "", func() {}
 	}
 	s.markCheckpoint(id, text, "")
 	if s.builtin[tools.NameBash] {
 		rec.Warm()
 	}
-	return rec.End
+	return id, rec.End
 }
 
 // markCheckpoint appends checkpoint id's mark to the session file, at the conversation's

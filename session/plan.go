@@ -56,6 +56,9 @@ func (s *Session) Plan() ([]event.PlanEntry, bool) {
 func (s *Session) afterEvent(ev event.Event, save bool) {
 	switch e := ev.(type) {
 	case event.ToolEnd:
+		if save || s.sub.child != nil {
+			s.changesAfterTool()
+		}
 		if e.ToolName != TodoWriteName || !s.builtin[TodoWriteName] {
 			return
 		}

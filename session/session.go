@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/audit"
+	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/hooks"
@@ -92,8 +93,11 @@ type Session struct {
 	sampling   samplingState
 	mode       modeState
 	checkpts   checkpointState
-	hooks      hookState
-	sub        subagentState
+	// changes is the review of the prompts' changes (changes.go): set by build, a
+	// subagent's is its parent's; it locks itself.
+	changes *changesState
+	hooks   hookState
+	sub     subagentState
 	// instr is what was last read of the instruction files (instructions.go); subInstr the
 	// subfolders' files given in tool results (subinstructions.go). Both lock themselves.
 	instr    prompt.Instructions
@@ -232,6 +236,10 @@ type restoring struct {
 	notes map[int]string
 	// marks maps each checkpoint of the file to its mark's entry id (checkpoints.go).
 	marks map[string]string
+	// reviews are the file's review entries, undone the changes undone since its last
+	// prompt began (changes.go).
+	reviews []store.Review
+	undone  []changes.Undone
 }
 
 // New makes a session from its settings (already merged with the client's defaults). It is
@@ -368,6 +376,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		s.id = store.NewID()
 	}
 	s.openCheckpoints(r, o.Files)
+	s.openChanges(r)
 	s.openMCP(servers, untrusted, cfg.MCPServers)
 	defer func() {
 		if !ok {
@@ -614,7 +623,9 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResu
 	if err != nil {
 		return PromptResult{}, err
 	}
-	defer s.checkpointPrompt(prompts)()
+	cp, end := s.checkpointPrompt(prompts)
+	defer end()
+	prompts = withUndoneNote(prompts, s.startChanges(cp))
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
 	out := PromptResult{Messages: res.Messages, StopReason: res.StopReason, Terminated: res.Terminated}
 	if errors.Is(err, loop.ErrNoProvider) {
@@ -673,6 +684,12 @@ func (s *Session) sink(save bool) event.Sink {
 		case event.ToolEnd:
 			if save && e.Message != nil {
 				s.saveResult(e.Message)
+			}
+			if s.changes != nil {
+				if fs := s.changes.takeCallFiles(s.id, e.ToolCallID); fs != nil {
+					e.Files = fs
+					ev = e
+				}
 			}
 		case event.MessageEnd:
 			if save {

@@ -172,6 +172,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 	}
 	if f != nil {
 		r.marks = store.Marks(loaded.Entries)
+		r.reviews, r.undone = reviewsOf(loaded.Entries)
 	}
 	if f == nil {
 		// A fork: the entries are written to its own file, ids of its own.

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/llm"
 	"github.com/tidwall/gjson"
 )
@@ -75,6 +76,11 @@ const (
 	// rewound to, so that the branch through it leaves out everything after that point
 	// (every line stays in the file).
 	KindRewind = "rewind"
+	// KindReview records a keep or an undo of the review of a prompt's changes
+	// (changes/keep, changes/undo): the hunks of one file now kept, and the changes an
+	// undo took back, which the model is told of at the next prompt. It is appended at
+	// the conversation's end, and read back from every branch (a review is of the files).
+	KindReview = "review"
 )
 
 // Entry is one line after the header. Kind ("type" on the wire) is KindMessage,
@@ -93,6 +99,7 @@ type Entry struct {
 	Mode       string          // Kind "mode": the new mode's id
 	Checkpoint *Checkpoint     // Kind "checkpoint"
 	Rewind     *Rewind         // Kind "rewind"
+	Review     *Review         // Kind "review"
 }
 
 // branchSum is what the branch from the root to an entry holds, as far as session/list
@@ -148,6 +155,14 @@ type Checkpoint struct {
 type Rewind struct {
 	CheckpointID string `json:"checkpointId"`
 	Restore      string `json:"restore"` // "conversation" or "both"
+}
+
+// Review is a keep or an undo of one file of a checkpoint's changes: Kept replaces the ids
+// of the hunks kept before (package changes' Entry); Undone are the changes an undo took
+// back, for the model's note at the next prompt.
+type Review struct {
+	changes.Entry
+	Undone []changes.Undone `json:"undone,omitempty"`
 }
 
 // Unsaved is a hole in a session file: saving failed for Reason, and the messages the
@@ -310,6 +325,11 @@ func appendLine(b []byte, e *Entry, sum *branchSum) ([]byte, error) {
 		c, err = json.Marshal(e.Rewind)
 		b = append(b, `,"rewind":`...)
 		b = append(b, c...)
+	case KindReview:
+		var c []byte
+		c, err = json.Marshal(e.Review)
+		b = append(b, `,"review":`...)
+		b = append(b, c...)
 	}
 	if err != nil {
 		return b[:start], fmt.Errorf("store: entry %s cannot be written as JSON: %w", e.ID, err)
@@ -363,8 +383,12 @@ func checkEntry(e *Entry) error {
 		if e.Rewind == nil || e.Rewind.CheckpointID == "" {
 			return errors.New("store: a rewind entry without its checkpoint id")
 		}
+	case KindReview:
+		if e.Review == nil || e.Review.CheckpointID == "" || e.Review.Path == "" {
+			return errors.New("store: a review entry without its checkpoint id and path")
+		}
 	default:
-		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model, mode, unsaved, checkpoint or rewind)", e.Kind)
+		return fmt.Errorf("store: unknown entry kind %q (want message, compaction, model, mode, unsaved, checkpoint, rewind or review)", e.Kind)
 	}
 	return nil
 }
@@ -382,6 +406,7 @@ type wireEntry struct {
 	Mode       *string         `json:"mode"`
 	Checkpoint *Checkpoint     `json:"checkpoint"`
 	Rewind     *Rewind         `json:"rewind"`
+	Review     *Review         `json:"review"`
 }
 
 // parsed is a file read by parse.
@@ -666,6 +691,8 @@ func ownEntry(e *Entry, line string) {
 		e.Kind = KindCheckpoint
 	case KindRewind:
 		e.Kind = KindRewind
+	case KindReview:
+		e.Kind = KindReview
 	default:
 		c(&e.Kind)
 	}
@@ -758,6 +785,11 @@ func decodeEntry(line []byte, decode bool) (e Entry, msgRaw string, err error) {
 			return Entry{}, "", errors.New("a rewind entry without its checkpoint id")
 		}
 		e.Rewind = w.Rewind
+	case KindReview:
+		if w.Review == nil || w.Review.CheckpointID == "" || w.Review.Path == "" {
+			return Entry{}, "", errors.New("a review entry without its checkpoint id and path")
+		}
+		e.Review = w.Review
 	default:
 		return Entry{}, "", fmt.Errorf("%w %s (written by a newer pid?)", errUnknownType, strconv.Quote(w.Type))
 	}

@@ -221,7 +221,7 @@ func summaryFromTail(r io.ReaderAt, path, id string, size int64) (Summary, bool,
 // knownKind reports whether kind is an entry kind this pid reads.
 func knownKind(kind string) bool {
 	switch kind {
-	case KindMessage, KindCompaction, KindModel, KindMode, KindUnsaved, KindCheckpoint, KindRewind:
+	case KindMessage, KindCompaction, KindModel, KindMode, KindUnsaved, KindCheckpoint, KindRewind, KindReview:
 		return true
 	}
 	return false

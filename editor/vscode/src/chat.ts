@@ -18,6 +18,7 @@ import {
 	contentText,
 	type AssistantMessage,
 	type CommandOutputParams,
+	type ChangesUpdateParams,
 	type CompactionEndParams,
 	type CompactionItem,
 	type InstructionFile,
@@ -33,7 +34,8 @@ import {
 	type ToolUpdateParams,
 	type UsageUpdateParams,
 } from './protocol';
-import type { AssistantItem, ChangesFileView, ChangesItem, CommandItem, CompactionView, InstructionsItem, NoticeAction, PlanEntryView, PlanItem, QueueMode, UserItem, ChipView } from './webviewProtocol';
+import { summary } from './review';
+import type { AssistantItem, ChangesFileView, ChangesItem, CommandItem, CompactionView, InstructionsItem, NoticeAction, PlanEntryView, PlanItem, QueueMode, ReviewView, UserItem, ChipView } from './webviewProtocol';
 
 // The chat's items and state are what the view receives: their types live with the view's messages.
 export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, InstructionFileView, InstructionsItem, ItemView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
@@ -312,6 +314,9 @@ export class ChatModel extends ChatCards {
 			case 'planUpdate':
 				this.plan((params as PlanUpdateParams).entries);
 				break;
+			case 'changesUpdate':
+				this.reviewUpdate(params as ChangesUpdateParams);
+				break;
 			case 'usageUpdate': {
 				const u = params as UsageUpdateParams;
 				if (typeof u.used === 'number' && typeof u.size === 'number') {
@@ -518,7 +523,34 @@ export class ChatModel extends ChatCards {
 		if (!p || p.files.length === 0 || (this.changes && this.changes.run === p.run)) {
 			return;
 		}
-		this.changes = this.add<ChangesItem>({ kind: 'changes', id: this.id('c'), run: p.run, files: p.files, current: true });
+		this.changes = this.add<ChangesItem>({ kind: 'changes', id: this.id('c'), run: p.run, files: p.files, current: true, ...(this.reviewView ? { review: this.reviewView } : {}) });
+	}
+
+	/** The last changesUpdate, as the changed-files card shows it. */
+	private reviewView: ReviewView | undefined;
+
+	/**
+	 * reviewUpdate follows changesUpdate: the changed-files card's "N files changed · Review"
+	 * line and each file's +/- and pending counts, live.
+	 */
+	reviewUpdate(p: ChangesUpdateParams): void {
+		if (!Array.isArray(p?.files)) {
+			return;
+		}
+		this.reviewView = p.files.length === 0 ? undefined : summary(p.files, this.folder);
+		if (this.changes) {
+			if (this.reviewView) {
+				this.changes.review = this.reviewView;
+			} else {
+				delete this.changes.review;
+			}
+			this.update(this.changes);
+		}
+	}
+
+	/** The review line the chat shows now (the last changesUpdate), if any. */
+	reviewItem(): ReviewView | undefined {
+		return this.reviewView;
 	}
 
 	/**

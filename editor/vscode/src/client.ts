@@ -9,6 +9,9 @@ import type {
 	BeforeToolCallParams,
 	Checkpoint,
 	CheckpointDiffResult,
+	ChangesKeepResult,
+	ChangesListResult,
+	ChangesUndoResult,
 	CheckpointFileDiff,
 	CheckpointsListResult,
 	CommandInfo,
@@ -420,6 +423,24 @@ export class PidClient {
 	async checkpointDiff(sessionId: string, checkpointId: string): Promise<CheckpointFileDiff[]> {
 		const r = await this.connection.sendRequest<CheckpointDiffResult | null>('checkpoints/diff', { sessionId, checkpointId });
 		return Array.isArray(r?.files) ? r.files : [];
+	}
+
+	/** The changes of a prompt (changes/list; checkpointId undefined: the latest prompt's), cut into hunks. */
+	async listChanges(sessionId: string, checkpointId?: string): Promise<ChangesListResult> {
+		const r = await this.connection.sendRequest<ChangesListResult | null>('changes/list', { sessionId, ...(checkpointId ? { checkpointId } : {}) });
+		return { checkpointId: typeof r?.checkpointId === 'string' ? r.checkpointId : '', files: Array.isArray(r?.files) ? r.files : [] };
+	}
+
+	/** Undoes hunks of a file (changes/undo; hunkIds undefined: all of them). -32803 while a running tool may be changing it. */
+	async undoChanges(sessionId: string, checkpointId: string, path: string, hunkIds?: string[], force = false): Promise<ChangesUndoResult> {
+		const r = await this.connection.sendRequest<ChangesUndoResult | null>('changes/undo', { sessionId, checkpointId, path, ...(hunkIds ? { hunkIds } : {}), ...(force ? { force } : {}) });
+		return { path, undone: r?.undone ?? [], skipped: r?.skipped ?? [], safetyCheckpointId: r?.safetyCheckpointId ?? '' };
+	}
+
+	/** Marks hunks as kept (changes/keep; path undefined: every file; hunkIds undefined: all of the file's). */
+	async keepChanges(sessionId: string, checkpointId: string, path?: string, hunkIds?: string[]): Promise<string[]> {
+		const r = await this.connection.sendRequest<ChangesKeepResult | null>('changes/keep', { sessionId, checkpointId, ...(path ? { path } : {}), ...(hunkIds ? { hunkIds } : {}) });
+		return Array.isArray(r?.kept) ? r.kept : [];
 	}
 
 	/**

@@ -21,15 +21,19 @@ import * as history from './history';
 import * as picks from './picks';
 import * as prompting from './prompting';
 import * as requests from './requests';
+import * as review from './review';
 import { DEFAULT_MODES, modeView } from './modes';
 import type {
 	BeforeToolCallAnswer,
 	BeforeToolCallParams,
+	ChangesListResult,
+	ChangesUndoResult,
 	ElicitationParams,
 	ElicitationResult,
 	ModelEntry,
 	ModelsListResult,
 	RememberedPermission,
+	ReviewFile,
 	RewindRestore,
 	RewindResult,
 	SessionLoadResult,
@@ -274,6 +278,38 @@ export class PidController implements Conversation {
 	/** revokeTrust stops trusting a folder (trust/revoke), starting pid if needed. */
 	revokeTrust(folder: string): Promise<void> {
 		return picks.revokeTrust(this.s, folder);
+	}
+
+	// --- review of a prompt's changes (review.ts) ----------------------------------------------
+
+	/** reviewList lists the latest prompt's changes, cut into hunks (see review.list). */
+	reviewList(): Promise<ChangesListResult> {
+		return review.list(this.s);
+	}
+
+	/** reviewed is the file of the review shown at absPath (see review.reviewed). */
+	reviewed(absPath: string): ReviewFile | undefined {
+		return review.reviewed(this.s, absPath);
+	}
+
+	/** reviewFiles are the files of the review shown. */
+	reviewFiles(): readonly ReviewFile[] {
+		return this.s.review?.files ?? [];
+	}
+
+	/** reviewUndo undoes hunks of a file (all of them when hunkIds is undefined; see review.undo). */
+	reviewUndo(absPath: string, hunkIds?: string[], force = false): Promise<ChangesUndoResult> {
+		return review.undo(this.s, absPath, hunkIds, force);
+	}
+
+	/** reviewKeep keeps hunks of a file, or every file's (see review.keep). */
+	reviewKeep(absPath?: string, hunkIds?: string[]): Promise<string[]> {
+		return review.keep(this.s, absPath, hunkIds);
+	}
+
+	/** reviewBefore is a reviewed file's text before the prompt (see review.before). */
+	reviewBefore(absPath: string): Promise<string | undefined> {
+		return review.before(this.s, absPath);
 	}
 
 	// --- rewind (checkpoints.ts) --------------------------------------------------------------

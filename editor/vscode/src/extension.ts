@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { registerReview } from './reviewEditor';
 import { ALLOW, ALWAYS_ALLOW, DENY } from './approval';
 import { pidVersion, resolvePid, sourceWords } from './binary';
 import { ChatModel } from './chat';
@@ -416,6 +417,9 @@ export function activate(context: vscode.ExtensionContext): void {
 			case 'undo':
 				await actions.undo(String(m.path));
 				break;
+			case 'reviewChanges':
+				await vscode.commands.executeCommand('pid.reviewChanges');
+				break;
 			case 'openFile':
 				if (typeof m.path === 'string' && path.isAbsolute(m.path)) {
 					await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true }).then(undefined, (err) => report(err));
@@ -498,6 +502,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	// --- commands ---------------------------------------------------------------------------
 
+	registerReview(context, current, report);
 	context.subscriptions.push(
 		vscode.commands.registerCommand('pid.ask', async () => {
 			const c = current();

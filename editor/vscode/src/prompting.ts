@@ -18,7 +18,7 @@ import { listFor, localCommand } from './skills';
 import { BusyError, ChatError, type ControllerState, type Current } from './state';
 
 /** The notifications about the session as a whole (in a run or not): the chat takes them from one listener (controller.ts). */
-export const SESSION_WIDE = new Set(['planUpdate', 'usageUpdate', 'commandOutput']);
+export const SESSION_WIDE = new Set(['planUpdate', 'usageUpdate', 'changesUpdate', 'commandOutput']);
 
 /**
  * ask runs one prompt: starts pid and a session if needed (after a crash, or when the

@@ -26,6 +26,9 @@ export const METHODS = {
 		'checkpoints/list',
 		'checkpoints/diff',
 		'session/rewind',
+		'changes/list',
+		'changes/undo',
+		'changes/keep',
 		'trust/list',
 		'trust/grant',
 		'trust/revoke',
@@ -51,6 +54,7 @@ export const METHODS = {
 		'modeUpdate',
 		'planUpdate',
 		'usageUpdate',
+		'changesUpdate',
 		'commandOutput',
 		'subagentStart',
 		'subagentEnd',
@@ -662,6 +666,71 @@ export interface CheckpointFileDiff {
 /** checkpoints/diff's result. */
 export interface CheckpointDiffResult {
 	files: CheckpointFileDiff[];
+}
+
+/** A hunk's review state (changes/list). */
+export type HunkState = 'pending' | 'kept';
+
+/** One hunk of a changed file (changes/list): its lines before (old) and now (new), as a unified diff counts them. */
+export interface ChangeHunk {
+	id: string;
+	oldStart: number;
+	oldLines: number;
+	newStart: number;
+	newLines: number;
+	header: string;
+	state: HunkState;
+}
+
+/** One file of changes/list: its change since before the prompt, cut into hunks, and the tools that made it. */
+export interface ReviewFile {
+	path: string;
+	change: FileChangeKind;
+	binary?: boolean;
+	reviewed: boolean;
+	hunks: ChangeHunk[];
+	by: string[];
+}
+
+/** changes/list's result. */
+export interface ChangesListResult {
+	checkpointId: string;
+	files: ReviewFile[];
+}
+
+/** One hunk an undo left as it is, and why (changes/undo's skipped). */
+export interface SkippedHunk {
+	hunkId: string;
+	reason: string;
+}
+
+/** changes/undo's result: safetyCheckpointId is the undo's own checkpoint ("" when nothing was undone). */
+export interface ChangesUndoResult {
+	path: string;
+	undone: string[];
+	skipped: SkippedHunk[];
+	safetyCheckpointId: string;
+}
+
+/** changes/keep's result. */
+export interface ChangesKeepResult {
+	kept: string[];
+}
+
+/** One file of changesUpdate: its change, the lines its hunks add and remove, the hunks not kept. */
+export interface ChangeCount {
+	path: string;
+	change: FileChangeKind;
+	added: number;
+	removed: number;
+	pending: number;
+}
+
+/** changesUpdate's params: the whole list of the prompt's changed files so far. */
+export interface ChangesUpdateParams {
+	sessionId: string;
+	checkpointId: string;
+	files: ChangeCount[];
 }
 
 /** What session/rewind puts back: the files, the conversation (it goes on from just before the prompt), or both. */

@@ -14,7 +14,7 @@ import type { ChangeTracker, FileAccess } from './changes';
 import type { ClientOptions, PidClient } from './client';
 import type { ErrorAction } from './errors';
 import type { PidDaemon } from './daemon';
-import type { BeforeToolCallParams, Checkpoint, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, RewindRestore, SessionMode, SessionNewParams, SessionSummary } from './protocol';
+import type { BeforeToolCallParams, ChangesListResult, Checkpoint, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, RewindRestore, SessionMode, SessionNewParams, SessionSummary } from './protocol';
 import type { Run } from './run';
 
 export interface Ui {
@@ -154,6 +154,8 @@ export class ControllerState {
 	runCheckpoint: { sessionId: string; id: string; run: number } | undefined;
 	/** The last rewind (its message, checkpoint and what it restored): the report's "Restore them anyway" repeats it with force. */
 	lastRewind: { sessionId: string; itemId: string; checkpoint: Checkpoint; restore: RewindRestore } | undefined;
+	/** The review shown (review.ts): the last changes/list of the session's prompt, its files cut into hunks. */
+	review: ({ sessionId: string } & ChangesListResult) | undefined;
 	/** The sessions pid said have no checkpoints (settings, or an older pid): no more asking. */
 	readonly checkpointsOff = new Set<string>();
 

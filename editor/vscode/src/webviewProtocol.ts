@@ -292,6 +292,15 @@ export interface ChangesItem {
 	files: ChangesFileView[];
 	/** False once a later run started: its Undo could overwrite that run's work. */
 	current: boolean;
+	/** pid's review of the prompt's changes (changesUpdate): "N files changed · Review" and each file's counts. */
+	review?: ReviewView;
+}
+
+/** The chat's line of a prompt's changes (changesUpdate), whose Review opens them in the multi-file diff editor. */
+export interface ReviewView {
+	title: string;
+	files: string[];
+	pending: number;
 }
 
 /** One instruction file the model gets, as the chat names it. */
@@ -377,6 +386,7 @@ export type FromView =
 	| { type: 'action'; action: ViewAction; arg?: string }
 	| { type: 'openDiff'; path: string }
 	| { type: 'undo'; path: string }
+	| { type: 'reviewChanges' }
 	| { type: 'openFile'; path: string }
 	| { type: 'openLink'; href: string }
 	| { type: 'command'; command: ViewCommand }

@@ -212,6 +212,7 @@ function M.finish_run(result, err, why)
     local reason = type(result) == 'table' and result.stopReason or '?'
     view.append(M.done_line(reason, type(result) == 'table' and result.terminated))
   end
+  require('pid.review').run_ended()
   words.caller(run)(err, result)
 end
 
@@ -339,6 +340,11 @@ end
 
 M.notifications['usageUpdate'] = function(p)
   require('pid.plan').on_usage(p)
+end
+
+-- The files a prompt changed so far (changesUpdate): review.lua.
+M.notifications['changesUpdate'] = function(p)
+  require('pid.review').on_update(p)
 end
 
 M.notifications['commandOutput'] = function(p)

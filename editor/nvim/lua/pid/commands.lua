@@ -167,6 +167,7 @@ function M.create()
     end
   end, { nargs = '?', complete = function(arglead) return modes.complete(arglead) end, desc = "pid: the session's mode (without an argument: a picker)" })
   c('PidRewind', function(o) rewind.rewind({ force = o.bang }) end, { nargs = 0, bang = true, desc = "pid: go back to before one of the session's prompts (files, conversation or both)" })
+  c('PidReview', function() require('pid.review').review() end, { nargs = 0, desc = "pid: review the latest prompt's changes hunk by hunk (quickfix; gk keep, gu undo, ]h/[h)" })
   c('PidPermissions', function() pickers.permissions() end, { nargs = 0, desc = 'pid: list and revoke remembered "always" answers' })
   c('PidResume', function() lifecycle.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
   c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })

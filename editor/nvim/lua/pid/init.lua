@@ -17,6 +17,7 @@
 --   :PidModel           pick the session's model (models/list, session/setModel)
 --   :PidMode [id]       the session's mode (default, acceptEdits, plan, auto); no id: a picker
 --   :PidRewind[!]       back to before one of the session's prompts: files, conversation or both
+--   :PidReview          the latest prompt's changes, hunk by hunk: quickfix, diff, gk keep, gu undo
 --   :PidPermissions     list the remembered "always" answers and revoke one
 --   :PidResume          after pid stopped unexpectedly: start it again, same session
 --   :PidShow            show the chat

@@ -77,6 +77,15 @@ local CONV = {
   usage = true,
   -- The plan: the last planUpdate's entries ({content, status, priority}); nil: none yet.
   plan = true,
+  -- The review of a prompt's changes shown (review.lua): {client, sid, checkpointId, files =
+  -- {path -> changes/list's file}, diffed = the buffer in diff mode}; nil: none.
+  review = true,
+  -- The window of the file before the prompt beside a reviewed file (review.lua); nil: none.
+  review_before = true,
+  -- The autocommand group of :PidReview (review.lua); nil until the first :PidReview.
+  review_group = true,
+  -- The last changesUpdate of the running prompt, shown at its end (review.lua); nil: none.
+  changes = true,
   -- Its session's /commands: {session = its id, list = {{name, description, input?}}} from
   -- commands/list; nil: not asked yet.
   commands = true,

@@ -192,13 +192,18 @@ function fakeVscode(settings: Record<string, unknown>, folder: string, answers: 
 		ThemeColor: class { constructor(readonly id: string) {} },
 		ThemeIcon: class { constructor(readonly id: string) {} },
 		Disposable: class { constructor(readonly dispose: () => void) {} },
+		EventEmitter: class {
+			readonly event = () => ({ dispose() {} });
+			fire(): void {}
+			dispose(): void {}
+		},
 		Uri: {
 			joinPath: (base: { fsPath: string }, ...parts: string[]) => fakeUri(path.join(base.fsPath, ...parts)),
 			file: (p: string) => fakeUri(p),
 			from: (c: { scheme: string; path: string; query?: string }) => ({ ...c, fsPath: c.path, toString: () => `${c.scheme}:${c.path}?${c.query ?? ''}` }),
 			parse: (s: string) => ({ toString: () => s }),
 		},
-		languages: { getDiagnostics: () => [], onDidChangeDiagnostics: () => ({ dispose() {} }) },
+		languages: { getDiagnostics: () => [], onDidChangeDiagnostics: () => ({ dispose() {} }), registerCodeLensProvider: () => ({ dispose() {} }) },
 		env: { openExternal: async () => true },
 		window: {
 			registerWebviewViewProvider: (id: string, provider: { resolveWebviewView(v: unknown): void }) => {

@@ -716,6 +716,14 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		node.replaceChildren();
 		node.className = `item changes${item.current ? '' : ' old'}`;
 		node.append(el('div', 'changes-title', item.files.length === 1 ? 'File changed in this run' : `${item.files.length} files changed in this run`));
+		if (item.review) {
+			// pid's review of the prompt's changes (changesUpdate): every change, bash's too.
+			const line = el('div', 'changes-review');
+			const open = button(item.review.title, 'secondary small', () => post({ type: 'reviewChanges' }), 'Open the changes in the multi-file diff editor (before the prompt | now): keep or undo each hunk');
+			line.append(open);
+			line.append(el('span', 'muted', ` ${item.review.files.join(', ')}`));
+			node.append(line);
+		}
 		for (const f of item.files) {
 			const row = el('div', `file state-${f.state}`);
 			const name = el('span', 'file-name link', f.label);
