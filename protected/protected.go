@@ -33,6 +33,8 @@ var Names = []Entry{
 	{".idea", true, "JetBrains IDEs run configurations and startup tasks from there"},
 	{".zed", true, "Zed runs tasks.json tasks, and settings.json names the language servers it starts"},
 	{".claude", true, "Claude Code runs the hooks of settings.json, and reads commands, skills and agents there"},
+	{".agents", true, "agents that share it (Codex, opencode, Gemini CLI, Zed, pid) load skills from .agents/skills and agent definitions, with the tools and permissions they grant, from .agents/agents"},
+	{".opencode", true, "opencode loads its agents (with their permissions), commands, skills and plugins (code it runs) from there"},
 	{".devcontainer", true, "devcontainer.json's initializeCommand runs on the host when the folder is opened in a container"},
 	{".envrc", false, "direnv runs it in the person's shell on entering the folder (once allowed)"},
 	{".mcp.json", false, "MCP clients (Claude Code, other agents) start the servers it lists"},
