@@ -45,6 +45,8 @@ func (s *Server) emitSession(ss *session.Session, ev event.Event) bool {
 		s.sendPlan(ss.ID(), e.Entries)
 	case event.UsageUpdate:
 		s.notify("usageUpdate", &usageParams{SessionID: ss.ID(), Used: e.Used, Size: e.Size, Cost: e.Cost})
+	case event.JobUpdate:
+		s.sendJob(ss, e)
 	default:
 		return false
 	}

@@ -285,6 +285,7 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"models/list":        (*Server).modelsList,
 	"checkpoints/list":   (*Server).checkpointsList,
 	"hooks/list":         (*Server).hooksList,
+	"jobs/list":          (*Server).jobsList,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy
@@ -309,6 +310,7 @@ func init() {
 		"commands/list":    {(*Server).commandsList},
 		"skills/list":      {(*Server).skillsList},
 		"agents/list":      {(*Server).agentsList},
+		"jobs/kill":        {(*Server).jobsKill},
 		"shutdown":         {(*Server).shutdownReq},
 	}
 }
