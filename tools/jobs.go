@@ -74,7 +74,7 @@ type JobDetails struct {
 }
 
 // JobState is what JobCheckpoints compares the workspace against: a snapshot of it, opaque
-// to the jobs.
+// to the jobs, of a comparable type (a pointer): Observe compares two of them.
 type JobState any
 
 // JobCheckpoints records what background jobs change in the workspace into the session's
@@ -271,10 +271,12 @@ func (j *Jobs) Observe(ctx context.Context) {
 	if j.base == nil {
 		return
 	}
-	j.base = snaps.JobSeen(ctx, j.base)
-	if !running {
-		// Nothing of a job runs any more (it ended before this look): what it changed
-		// has been seen; nothing to watch until the next job.
+	prev := j.base
+	j.base = snaps.JobSeen(ctx, prev)
+	if !running && j.base != prev {
+		// Nothing of a job runs any more (it ended before this look) and what it changed
+		// has been recorded: nothing to watch until the next job. (The same state back
+		// means no checkpoint was open: the next look records it.)
 		j.base = nil
 	}
 }
