@@ -461,13 +461,15 @@ type jobRead struct {
 // readOut returns the job's output since its last read (the last 2000 lines and 50 KB of
 // it, or of its last tail lines when tail > 0, behind a note of what was cut or dropped), and
 // the line that says how it stands; it moves the read mark. While the job runs, an
-// unfinished last line (up to 4 KB) is left for the next read.
+// unfinished last line (up to 4 KB) is left for the next read, unless waitFor matched (a
+// ready line may come without its line break yet: a Python print unbuffered writes the two
+// apart).
 func (j *Jobs) readOut(jb *job, head string, matched *bool, tail int, withSandbox bool) jobRead {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	ended := jb.ended
 	data, dropped, _, _ := jb.out.since(jb.readAt)
-	if !ended {
+	if !ended && (matched == nil || !*matched) {
 		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && len(data)-(i+1) <= jobHoldBack {
 			data = data[:i+1]
 		} else if i < 0 && len(data) <= jobHoldBack {
