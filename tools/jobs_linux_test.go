@@ -294,11 +294,16 @@ func TestJobEndsWithTheSession(t *testing.T) {
 	// The shell's own command line names the token only in pieces ("$t"Z).
 	token += "Z"
 	t0 := strings.TrimSuffix(token, "Z")
-	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "t=" + t0 + "; (exec -a \"$t\"Z-a sleep 3000) & (setsid sh -c \"exec -a ${t}Z-b sleep 3000\" &) ; echo up; wait",
+	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "t=" + t0 + "; (exec -a \"$t\"Z-a sleep 3000) & (setsid bash -c \"exec -a ${t}Z-b sleep 3000\" &) ; echo up; wait",
 		"background": true, "waitFor": "up", "waitMs": 60000}))
 	mustOK(t, r)
+	// The setsid one may start after "up": wait for the state (both running).
+	limit := time.Now().Add(30 * time.Second)
+	for len(procsWith(t, token)) != 2 && time.Now().Before(limit) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if p := procsWith(t, token); len(p) != 2 {
-		t.Fatalf("want the two sleepers running, got %v", p)
+		t.Fatalf("want the two sleepers running, got %v\n%s", p, call(t, ws, "job_output", `{"jobId":"job-1"}`).text)
 	}
 	ws.Close()
 	if left := procsWith(t, token); len(left) > 0 {
