@@ -1,5 +1,5 @@
-// This file holds the background jobs' methods and notification: jobs/list, jobs/kill and
-// jobUpdate (docs/protocol.md, "Background jobs").
+// This file holds the background jobs' methods and notification: jobs/list, jobs/output,
+// jobs/kill and jobUpdate (docs/protocol.md, "Background jobs").
 
 package rpc
 
@@ -49,6 +49,30 @@ func (s *Server) jobsKill(req *jsonrpc2.Request) (func(context.Context) (any, er
 			Job session.JobInfo `json:"job"`
 		}{info}, nil
 	}, nil
+}
+
+// jobsOutput runs jobs/output: what a job printed (the last 2000 lines and 50 KB kept,
+// secrets redacted) for the person, and the job.
+func (s *Server) jobsOutput(req *jsonrpc2.Request) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		JobID     string `json:"jobId"`
+	}
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.host.Get(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	text, info, err := ss.JobOutput(p.JobID)
+	if err != nil {
+		return nil, err
+	}
+	return &struct {
+		Output string          `json:"output"`
+		Job    session.JobInfo `json:"job"`
+	}{text, info}, nil
 }
 
 // jobParams are jobUpdate's params.

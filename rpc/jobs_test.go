@@ -128,6 +128,12 @@ func TestJobsThroughTheDaemon(t *testing.T) {
 		t.Errorf("/jobs: %q", out)
 	}
 
+	// jobs/output shows the person what it printed, the model's read mark unmoved.
+	out := d.call("jobs/output", obj{"sessionId": sid, "jobId": "job-1"})
+	if o := out.Get("output").String(); !strings.Contains(o, "Serving on port") || !strings.Contains(o, `"GET /hello.txt HTTP/1.0" 200`) || !out.Get("job.running").Bool() {
+		t.Errorf("jobs/output: %s", out.Raw)
+	}
+
 	// jobs/kill ends it: the answer, jobUpdate, and no process.
 	if code, _ := d.callErr("jobs/kill", obj{"sessionId": sid, "jobId": "job-7"}); code != -32602 {
 		t.Errorf("jobs/kill of an unknown job: code %d, want -32602", code)

@@ -286,6 +286,7 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"checkpoints/list":   (*Server).checkpointsList,
 	"hooks/list":         (*Server).hooksList,
 	"jobs/list":          (*Server).jobsList,
+	"jobs/output":        (*Server).jobsOutput,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy

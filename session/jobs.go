@@ -68,6 +68,20 @@ func (s *Session) KillJob(id string) (JobInfo, error) {
 	return info, nil
 }
 
+// JobOutput returns what the job id printed, as jobs/output shows it to the person (the last
+// 2000 lines and 50 KB that are kept, secrets redacted), and the job. An unknown id is an
+// invalid-params error naming the session's jobs. Safe for concurrent use.
+func (s *Session) JobOutput(id string) (string, JobInfo, error) {
+	text, info, err := s.ws.Jobs().Output(id)
+	if err != nil {
+		return "", JobInfo{}, invalid("%s", strings.TrimSpace(err.Error()))
+	}
+	if r := s.host.redactor; r != nil {
+		text, _ = r.Redact(text)
+	}
+	return text, info, nil
+}
+
 // jobsCommand is /jobs: the session's jobs, one a line.
 func (s *Session) jobsCommand() string {
 	list := s.Jobs()

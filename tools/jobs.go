@@ -205,6 +205,27 @@ func (j *Jobs) Kill(id string) (JobInfo, error) {
 	return jb.infoLocked(), nil
 }
 
+// Output returns, for the person (jobs/output), the last 2000 lines and 50 KB of what the
+// job id printed that is still kept (behind a note of what was cut or dropped), and the job
+// as jobs/list shows it; the model's read mark does not move. An unknown id is an error
+// whose text names the session's jobs. The text is not redacted: the caller redacts it.
+func (j *Jobs) Output(id string) (string, JobInfo, error) {
+	jb, err := j.find(id)
+	if err != nil {
+		return "", JobInfo{}, err
+	}
+	data, dropped, _, _ := jb.out.since(0)
+	t := newTail()
+	t.write(data)
+	text, _ := t.snapshot()
+	if dropped > 0 {
+		text = fmt.Sprintf("[%s of older output were dropped: a job keeps the last %s of its output.]\n", size(dropped), size(JobOutputBytes)) + text
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return text, jb.infoLocked(), nil
+}
+
 // ended reports whether jb has ended.
 func (j *Jobs) ended(jb *job) bool {
 	j.mu.Lock()
