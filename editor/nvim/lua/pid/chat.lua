@@ -341,6 +341,10 @@ M.notifications['usageUpdate'] = function(p)
   require('pid.plan').on_usage(p)
 end
 
+M.notifications['jobUpdate'] = function(p)
+  require('pid.jobs').on_update(p)
+end
+
 M.notifications['commandOutput'] = function(p)
   require('pid.slash').on_output(p)
 end
