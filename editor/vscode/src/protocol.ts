@@ -32,6 +32,9 @@ export const METHODS = {
 		'commands/list',
 		'skills/list',
 		'agents/list',
+		'jobs/list',
+		'jobs/kill',
+		'jobs/output',
 	],
 	/** Notifications the extension sends to pid. */
 	notificationsSent: ['initialized', 'exit'],
@@ -52,6 +55,7 @@ export const METHODS = {
 		'planUpdate',
 		'usageUpdate',
 		'commandOutput',
+		'jobUpdate',
 		'subagentStart',
 		'subagentEnd',
 		'window/logMessage',
