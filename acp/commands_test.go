@@ -61,7 +61,7 @@ func addCommand(t *testing.T, dir, name, text string) {
 	}
 }
 
-var builtinCommandNames = []string{"compact", "init", "review", "plan", "mode", "model", "mcp", "rewind", "help"}
+var builtinCommandNames = []string{"compact", "init", "review", "plan", "mode", "model", "mcp", "rewind", "jobs", "help"}
 
 func TestCommandsACP(t *testing.T) {
 	userSettings(t, `{"models": [{"provider": "openai", "id": "other", "name": "Other", "apiKeyEnv": "HOME", "baseUrl": "http://127.0.0.1:9/v1"}]}`)

@@ -83,6 +83,7 @@ var Builtins = []Info{
 	{Name: "model", Description: "Show the models, or switch to one", Input: &Input{Hint: "PROVIDER/ID"}},
 	{Name: "mcp", Description: "Show the MCP servers and their status"},
 	{Name: "rewind", Description: "Take files and conversation back to before the previous prompt"},
+	{Name: "jobs", Description: "List the background jobs and whether they still run"},
 	{Name: "help", Description: "List the commands"},
 }
 

@@ -41,7 +41,7 @@ func lastUserText(body []byte) string {
 	return ""
 }
 
-var builtinNames = []string{"compact", "init", "review", "plan", "mode", "model", "mcp", "rewind", "help"}
+var builtinNames = []string{"compact", "init", "review", "plan", "mode", "model", "mcp", "rewind", "jobs", "help"}
 
 func TestCommandsNative(t *testing.T) {
 	srv := newFakeOpenAI(t,

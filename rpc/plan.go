@@ -36,6 +36,8 @@ func (s *Server) emitSession(ss *session.Session, ev event.Event) bool {
 		s.notify("usageUpdate", &usageParams{SessionID: ss.ID(), Used: e.Used, Size: e.Size, Cost: e.Cost})
 	case event.ChangesUpdate:
 		s.sendChanges(ss.ID(), e)
+	case event.JobUpdate:
+		s.sendJob(ss, e)
 	default:
 		return false
 	}

@@ -265,6 +265,8 @@ var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 	"models/list":        (*Server).modelsList,
 	"checkpoints/list":   (*Server).checkpointsList,
 	"hooks/list":         (*Server).hooksList,
+	"jobs/list":          (*Server).jobsList,
+	"jobs/output":        (*Server).jobsOutput,
 }
 
 // longMethod validates its request on the read goroutine (so that errors such as a busy
@@ -292,6 +294,7 @@ func init() {
 		"commands/list":    {(*Server).commandsList},
 		"skills/list":      {(*Server).skillsList},
 		"agents/list":      {(*Server).agentsList},
+		"jobs/kill":        {(*Server).jobsKill},
 		"shutdown":         {(*Server).shutdownReq},
 	}
 }

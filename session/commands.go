@@ -123,6 +123,9 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 		case "rewind":
 			out.Output, out.IsError = s.rewindCommand(ctx)
 			return out, nil
+		case "jobs":
+			out.Output = s.jobsCommand()
+			return out, nil
 		default: // help
 			out.Output = commands.Help(s.commands())
 			return out, nil

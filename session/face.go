@@ -17,7 +17,8 @@ import (
 // Face is what a session needs from the protocol face that serves it.
 type Face interface {
 	// Emit receives the events of the session's runs, in the loop's order (see package
-	// event); event.Warning is for the client's log. Contract: called synchronously, never
+	// event); event.Warning is for the client's log; event.JobUpdate comes from a job's
+	// goroutine at any time, outside runs too. Contract: called synchronously, never
 	// concurrently within one run (a batch run while a prompt runs may interleave with
 	// it); must not block for long and must not call back into the session.
 	Emit(s *Session, ev event.Event)

@@ -31,7 +31,8 @@ func (s *Session) readOnly(tool string) bool {
 		return true // it starts a subagent, whose own calls are decided one by one
 	}
 	if s.builtin[tool] {
-		return tools.ReadOnly(tool)
+		// job_kill too: it stops only what the session itself started.
+		return tools.ReadOnly(tool) || tools.RunsWithoutAsking(tool)
 	}
 	if tool == ToolSearchName {
 		return true // it searches the session's own list of tools

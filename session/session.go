@@ -377,6 +377,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	s.openCheckpoints(r, o.Files)
 	s.openChanges(r)
+	s.wireJobs()
 	s.openMCP(servers, untrusted, cfg.MCPServers)
 	defer func() {
 		if !ok {
@@ -626,6 +627,8 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResu
 	cp, end := s.checkpointPrompt(prompts)
 	defer end()
 	prompts = withUndoneNote(prompts, s.startChanges(cp))
+	// What the jobs changed meanwhile goes into this prompt's checkpoint, before it closes.
+	defer s.ws.Jobs().Observe(ctx)
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
 	out := PromptResult{Messages: res.Messages, StopReason: res.StopReason, Terminated: res.Terminated}
 	if errors.Is(err, loop.ErrNoProvider) {

@@ -67,9 +67,12 @@ var bashSchema = schema(`{
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "The command, run by bash -c in the cwd."},
-    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed. Default 120."},
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed. Default 120. Not for background jobs."},
     "unsandboxed": {"type": "boolean", "description": "Run outside the sandbox (writes anywhere, network on). Only when the sandbox refused something the task needs; the user is always asked. Needs justification."},
-    "justification": {"type": "string", "description": "With unsandboxed: why the command must run outside the sandbox, for the user who is asked."}
+    "justification": {"type": "string", "description": "With unsandboxed: why the command must run outside the sandbox, for the user who is asked."},
+    "background": {"type": "boolean", "description": "Start the command as a background job (a dev server, a watcher, a test runner in watch mode): the call returns once its output matches waitFor, after waitMs, or when it exits, with the job's id and its output so far. The job runs until it exits, job_kill stops it, or the session ends; timeout does not apply. Read its output with job_output."},
+    "waitFor": {"type": "string", "minLength": 1, "description": "With background: a regular expression (RE2) matched against each line of the output; the call returns at the first match (e.g. \"Listening on|Serving\")."},
+    "waitMs": {"type": "number", "minimum": 0, "maximum": 120000, "description": "With background: the longest wait for waitFor, in milliseconds. Default 10000."}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -77,7 +80,9 @@ var bashSchema = schema(`{
 
 // ProcessSlots caps how many bash commands run at once in this process, across batches and
 // sessions: twice the number of CPUs, or $PID_MAX_PROCESSES when it is a positive number.
-// A batch of many commands queues the rest in source order (toolexec.Slots).
+// A batch of many commands queues the rest in source order (toolexec.Slots). A background
+// job holds a slot only while its call waits for it; once the call has returned, the job
+// holds none.
 var ProcessSlots = toolexec.NewSlots(MaxProcesses())
 
 // MaxProcesses returns ProcessSlots' size: $PID_MAX_PROCESSES when it is a positive
@@ -87,6 +92,17 @@ func MaxProcesses() int {
 		return n
 	}
 	return 2 * runtime.NumCPU()
+}
+
+// bashArgs are a bash call's arguments.
+type bashArgs struct {
+	Command       string   `json:"command"`
+	Timeout       *float64 `json:"timeout"`
+	Unsandboxed   bool     `json:"unsandboxed"`
+	Justification string   `json:"justification"`
+	Background    bool     `json:"background"`
+	WaitFor       *string  `json:"waitFor"`
+	WaitMs        *float64 `json:"waitMs"`
 }
 
 func bashTool(ws *Workspace) toolexec.Tool {
@@ -99,114 +115,126 @@ func bashTool(ws *Workspace) toolexec.Tool {
 		Description: "Run a shell command (bash -c) in the cwd, stdin empty, stdout and stderr together. " +
 			"You get the last 2000 lines (at most 50KB) of the output, and the exit code; a non-zero exit is an error. " +
 			"The command is killed, with every process it started, after timeout seconds (default 120) or when the user aborts. " +
-			"A process left running in the background (cmd &) is not waited for and its output is not captured: redirect it to a file. " +
+			"A process left running in the background (cmd &) is not waited for, its output is not captured, and in the sandbox it ends with the command: to keep a server or a watcher running, use background: true (with waitFor its ready line), which starts a job you read with job_output and stop with job_kill (at most 8 running at once). " +
+			"A server a job starts on 127.0.0.1 is reachable by your later commands of this session, and by nothing else. " +
 			"Unless the user turned the sandbox off, the command runs in it: it may write only in the workspace folders and $TMPDIR, and has no network unless the user allowed it. " +
 			"If the sandbox refuses something the task needs, call again with unsandboxed: true and a justification; the user is asked.",
 		Parameters: bashSchema,
 		Slots:      ProcessSlots,
 		Execute: func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
-			var a struct {
-				Command       string   `json:"command"`
-				Timeout       *float64 `json:"timeout"`
-				Unsandboxed   bool     `json:"unsandboxed"`
-				Justification string   `json:"justification"`
-			}
+			var a bashArgs
 			if err := decodeArgs(call, &a); err != nil {
 				return toolexec.Result{}, err
 			}
 			if a.Unsandboxed && strings.TrimSpace(a.Justification) == "" {
 				return toolexec.Result{}, failf("unsandboxed: true needs a justification: say why the command must run outside the sandbox; the user reads it.")
 			}
-			timeout := BashDefaultTimeout
-			if a.Timeout != nil {
-				timeout = time.Duration(*a.Timeout * float64(time.Second))
+			if !a.Background && (a.WaitFor != nil || a.WaitMs != nil) {
+				return toolexec.Result{}, failf("waitFor and waitMs go with background: true (a job); a command without it is waited for until it exits or its timeout.")
 			}
 			if err := ctx.Err(); err != nil {
 				return toolexec.Result{}, err
 			}
-			argv := []string{shell, "-c", a.Command}
-			r := ws.sandboxSettings()
-			if a.Unsandboxed || r.Mode == sandbox.ModeOff {
-				cmd := exec.Command(shell, "-c", a.Command)
-				cmd.Env = ws.commandEnv(nil, false)
-				cmd.Dir = ws.cwd
-				det := &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: a.Unsandboxed}
-				return runBash(ctx, bashRun{cmd: cmd, details: det}, timeout, onUpdate)
+			if a.Background {
+				return ws.jobs.startJob(ctx, shell, a)
 			}
-			sb, err := ws.prepareSandboxed(r, argv)
+			timeout := BashDefaultTimeout
+			if a.Timeout != nil {
+				timeout = time.Duration(*a.Timeout * float64(time.Second))
+			}
+			l, err := ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{command: a.Command})
 			if err != nil {
 				return toolexec.Result{}, err
 			}
-			return runBash(ctx, bashRun{cmd: sb.cmd.Cmd, box: sb, details: &sb.details}, timeout, onUpdate)
+			return runBash(ctx, l, timeout, onUpdate)
 		},
 	}
 }
 
-// bashRun is one command to run: the shell, or the sandbox's helper that executes it.
-type bashRun struct {
-	cmd     *exec.Cmd
+// launched is a command started: its process group (whose leader is the shell, or the
+// sandbox's helper that runs it), the read end of its output, and how it is contained.
+type launched struct {
+	group   *procgroup.Group
+	out     *os.File
 	box     *sandboxed // nil when unsandboxed
 	details *SandboxDetails
+	began   time.Time
+}
+
+// launch starts a bash call's command: outside the sandbox when the call escalates
+// (unsandboxed) or the settings turn it off, else in the sandbox, through the session's
+// holder. It returns once the command runs (sandboxed: once the helper has set the sandbox
+// up), or the failure result; an abort (ctx) meanwhile kills it. Safe for concurrent use.
+func (w *Workspace) launch(ctx context.Context, shell, command string, unsandboxed bool, who caller) (*launched, error) {
+	began := time.Now()
+	r := w.sandboxSettings()
+	if unsandboxed || r.Mode == sandbox.ModeOff {
+		cmd := exec.Command(shell, "-c", command)
+		set := []string(nil)
+		if who.job {
+			set = append(set, "PYTHONUNBUFFERED=1")
+		}
+		cmd.Env = w.commandEnv(set, false)
+		cmd.Dir = w.cwd
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = pw, pw
+		group, err := procgroup.StartGroup(cmd)
+		pw.Close() // the children hold their copies
+		if err != nil {
+			pr.Close()
+			return nil, fmt.Errorf("cannot start %s: %v", cmd.Path, err)
+		}
+		return &launched{group: group, out: pr, details: &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: unsandboxed}, began: began}, nil
+	}
+	sb, err := w.prepareSandboxed(r, []string{shell, "-c", command}, who)
+	if err != nil {
+		return nil, err
+	}
+	// The helper is started already: it waits for its policy and command.
+	group, pr := sb.proc.group, sb.proc.out
+	fail := func(err error) (*launched, error) {
+		group.Wait()
+		pr.Close()
+		sb.cmd.Close()
+		sb.spare()
+		return nil, err
+	}
+	// The policy is made (a look at the protected paths) while the helper starts, if it
+	// was not started ahead. Without one it runs nothing and exits.
+	if err := sb.sendPolicy(); err != nil {
+		return fail(err)
+	}
+	// Nothing runs until the helper has set the sandbox up; if it could not, it exits. An
+	// abort meanwhile kills it (which ends Started's wait).
+	started := make(chan error, 1)
+	go func() { started <- sb.cmd.Started() }()
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		group.Signal(syscall.SIGKILL)
+		<-started
+		err = ctx.Err()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		return fail(sandboxFailure(err))
+	}
+	return &launched{group: group, out: pr, box: sb, details: &sb.details, began: began}, nil
 }
 
 // runBash runs the command and returns its result; see the tool's description. onUpdate is
 // called only from this goroutine, at most once per BashUpdateInterval, and never after
 // runBash returns.
-func runBash(ctx context.Context, run bashRun, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
-	cmd := run.cmd
-	began := time.Now()
-	var group *procgroup.Group
-	var pr *os.File
+func runBash(ctx context.Context, run *launched, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
+	began, group, pr := run.began, run.group, run.out
 	if run.box != nil {
-		// The helper is started already: it waits for its policy and command.
-		group, pr = run.box.proc.group, run.box.proc.out
 		defer run.box.spare()
-	} else {
-		var pw *os.File
-		var err error
-		if pr, pw, err = os.Pipe(); err != nil {
-			return toolexec.Result{}, err
-		}
-		cmd.Stdout, cmd.Stderr = pw, pw
-		group, err = procgroup.StartGroup(cmd)
-		pw.Close() // the children hold their copies
-		if err != nil {
-			pr.Close()
-			return toolexec.Result{}, fmt.Errorf("cannot start %s: %v", cmd.Path, err)
-		}
 	}
-	if run.box != nil {
-		// The policy is made (a look at the protected paths) while the helper starts, if
-		// it was not started ahead. Without one it runs nothing and exits.
-		if err := run.box.sendPolicy(); err != nil {
-			group.Wait()
-			pr.Close()
-			run.box.cmd.Close()
-			return toolexec.Result{}, err
-		}
-		// Nothing runs until the helper has set the sandbox up; if it could not, it exits.
-		// An abort meanwhile kills it (which ends Started's wait).
-		started := make(chan error, 1)
-		go func() { started <- run.box.cmd.Started() }()
-		var err error
-		select {
-		case err = <-started:
-		case <-ctx.Done():
-			group.Signal(syscall.SIGKILL)
-			<-started
-			err = ctx.Err()
-		}
-		if err != nil {
-			group.Wait()
-			pr.Close()
-			run.box.cmd.Close()
-			if ctx.Err() != nil {
-				return toolexec.Result{}, ctx.Err()
-			}
-			return toolexec.Result{}, sandboxFailure(err)
-		}
-	}
-
 	out := newTail()
 	readDone := make(chan struct{})
 	go func() {
@@ -279,26 +307,13 @@ loop:
 
 	text, det := out.snapshot()
 	det.DurationMs = time.Since(began).Milliseconds()
-	det.ExitCode = -1
-	if cmd.ProcessState != nil {
-		det.ExitCode = cmd.ProcessState.ExitCode()
-	}
-	st, hasStatus := processStatus(cmd)
-	signaled := hasStatus && st.Signaled()
-	sig := syscall.Signal(0)
-	if signaled {
-		sig = st.Signal()
-	}
+	code, signaled, sig := exitOf(run)
+	det.ExitCode = code
 	shown := text
 	if shown == "" {
 		shown = "(no output)"
 	}
 	if run.box != nil {
-		// The helper, as the init of the command's PID namespace, exits with 128+N when
-		// signal N ended the command, and says so.
-		if s, ok := run.box.cmd.Finish(); ok {
-			signaled, sig, det.ExitCode = true, s, -1
-		}
 		shown += run.box.checkAfter()
 	}
 	det.Sandbox = run.details
@@ -318,7 +333,7 @@ loop:
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return toolexec.Result{}, fmt.Errorf("%s\n\nWaiting for the command failed: %v", shown, waitErr)
+		return toolexec.Result{}, fail("%s\n\nWaiting for the command failed: %v", shown, waitErr)
 	}
 	note := ""
 	if run.box != nil {
@@ -426,12 +441,25 @@ func (t *tail) snapshot() (string, BashDetails) {
 	return text, det
 }
 
-// processStatus returns the shell's wait status, when there is one.
-func processStatus(cmd *exec.Cmd) (syscall.WaitStatus, bool) {
-	var st syscall.WaitStatus
-	if cmd.ProcessState == nil {
-		return st, false
+// exitOf returns how a command that has been waited for ended: its exit code (-1 when a
+// signal ended it, or nobody knows), and the signal. For a sandboxed command it releases
+// the helper's report pipe (the helper, as the init of the command's PID namespace, exits
+// with 128+N when signal N ended the command, and says so on it).
+//
+// Contract: called once per command, after its group's Wait.
+func exitOf(run *launched) (code int, signaled bool, sig syscall.Signal) {
+	code = -1
+	st, ok := run.group.Status()
+	if ok {
+		code = st.ExitStatus()
+		if st.Signaled() {
+			signaled, sig = true, st.Signal()
+		}
 	}
-	st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	return st, ok
+	if run.box != nil {
+		if s, ok := run.box.cmd.Finish(); ok {
+			signaled, sig, code = true, s, -1
+		}
+	}
+	return code, signaled, sig
 }

@@ -1,6 +1,6 @@
 // This file holds how a workspace's bash commands are contained (the sandbox package does
-// the containing): the session's sandbox settings, its temporary folder, the environment a
-// command gets (the model's key and secret-looking variables left out), the check after each
+// the containing): the session's sandbox settings, its temporary folder, its namespace
+// holders (one network for all its commands), the environment a command gets (the model's key and secret-looking variables left out), the check after each
 // command that puts the protected paths back, and the words of the results (the note after
 // a refusal, the refusal when the kernel cannot give the sandbox).
 
@@ -75,13 +75,20 @@ type box struct {
 	// warmers counts the goroutines starting a spare helper (sandboxhelper.go).
 	warmers sync.WaitGroup
 
+	// holdMu is held while a holder starts (one at a time, outside mu).
+	holdMu sync.Mutex
+
 	// mu guards the fields below it.
 	mu      sync.Mutex
 	cfg     *SandboxConfig // nil: the default (workspace-write, network off)
 	tmp     string         // the session's temporary folder, made at the first command
 	spare   *helperProc    // a helper started ahead for the next command
 	warming chan struct{}  // closed once the spare helper being started is there (nil: none)
-	closed  bool           // the workspace is closed: no more spare helpers
+	closed  bool           // the workspace is closed: no more spare helpers nor holders
+	// holders are the session's namespace holders, by whether they give the host's network
+	// (sandbox.network true) or one of the session's own (loopback only); each made at the
+	// first command that needs it.
+	holders map[bool]*sandbox.Holder
 }
 
 // UseSandbox sets how the workspace's bash commands are contained. Without it they run in
@@ -147,16 +154,58 @@ func (w *Workspace) sandboxTmp() (string, error) {
 	return w.box.tmp, nil
 }
 
-// closeBox ends the spare helper and removes the session's temporary folder.
+// closeBox ends the spare helper and the session's holders (every sandboxed process of the
+// session with them, and its network), and removes the session's temporary folder.
 func (w *Workspace) closeBox() {
 	w.closeSpare()
 	w.box.guard.Close()
+	w.box.holdMu.Lock() // no holder is being started
+	w.box.mu.Lock()
+	holders := w.box.holders
+	w.box.holders = nil
+	w.box.mu.Unlock()
+	w.box.holdMu.Unlock()
+	for _, h := range holders {
+		h.Close()
+	}
 	w.box.mu.Lock()
 	defer w.box.mu.Unlock()
 	if w.box.tmp != "" {
 		sandbox.RemoveTemp(w.box.tmp)
 		w.box.tmp = ""
 	}
+}
+
+// holderFor returns the session's namespace holder for commands whose network is the
+// host's (network true) or the session's own, starting it at the first command that needs
+// it, or again when the one there has died (its commands died with it). Safe for
+// concurrent use.
+func (w *Workspace) holderFor(network bool) (*sandbox.Holder, error) {
+	w.box.holdMu.Lock()
+	defer w.box.holdMu.Unlock()
+	w.box.mu.Lock()
+	h, closed := w.box.holders[network], w.box.closed
+	w.box.mu.Unlock()
+	if closed {
+		return nil, errors.New("the session is closed")
+	}
+	if h != nil && h.Alive() {
+		return h, nil
+	}
+	if h != nil {
+		h.Close()
+	}
+	h, err := sandbox.StartHolder(sandbox.HolderConfig{Network: network})
+	if err != nil {
+		return nil, err
+	}
+	w.box.mu.Lock()
+	if w.box.holders == nil {
+		w.box.holders = map[bool]*sandbox.Holder{}
+	}
+	w.box.holders[network] = h
+	w.box.mu.Unlock()
+	return h, nil
 }
 
 // commandEnv returns pid's environment without the model keys, with TMPDIR and the caches
@@ -192,8 +241,10 @@ func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
 
 // sandboxed is a command prepared to run in the sandbox.
 type sandboxed struct {
-	cmd     *sandbox.Cmd
-	proc    *helperProc // the started helper: its process group and output
+	cmd  *sandbox.Cmd
+	proc *helperProc // the started helper: its process group and output
+	// mu guards details, which a job's reads copy while its end fills them.
+	mu      sync.Mutex
 	details SandboxDetails
 	// spare starts the next command's helper; called once this one is done.
 	spare func()
@@ -209,10 +260,19 @@ type sandboxed struct {
 	before *sandbox.Watched
 }
 
+// caller is who runs a command: the shell command, and whether it is a background job.
+type caller struct {
+	command string
+	// job says the command is a background job (its Python output unbuffered, so that
+	// waitFor sees a line when it is printed).
+	job bool
+}
+
 // prepareSandboxed returns the command that runs argv in the sandbox the settings r ask for
-// (not off), its helper started (ahead, when one was), or a failure saying what is missing
-// and which setting to change. Its policy is made by sendPolicy, while the helper starts.
-func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandboxed, error) {
+// (not off), its helper started through the session's holder (ahead, when one was), or a
+// failure saying what is missing and which setting to change. Its policy is made by
+// sendPolicy, while the helper starts.
+func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string, who caller) (*sandboxed, error) {
 	tmp, err := w.sandboxTmp()
 	if err != nil {
 		return nil, sandboxFailure(fmt.Errorf("cannot make its temporary folder: %v", err))
@@ -223,9 +283,17 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	} else if p.Cache, err = cacheDir(); err != nil {
 		return nil, sandboxFailure(err)
 	}
-	env := w.commandEnv(append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...), true)
+	holder, err := w.holderFor(r.Network)
+	if err != nil {
+		return nil, sandboxFailure(err)
+	}
+	set := append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...)
+	if who.job {
+		set = append(set, "PYTHONUNBUFFERED=1")
+	}
+	env := w.commandEnv(set, true)
 	shape := sandbox.Shape{Network: r.Network, Processes: r.Processes}
-	h, err := w.helperFor(shape)
+	h, err := w.helperFor(holder, shape)
 	if err != nil {
 		return nil, sandboxFailure(err)
 	}
@@ -233,8 +301,8 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string) (*sandbo
 	cmd.Retarget(argv, w.cwd, env)
 	det := SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp",
 		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
-	s := &sandboxed{cmd: cmd, proc: h, guard: &w.box.guard, details: det, command: argv[len(argv)-1],
-		spare: func() { w.startSpare(shape) }}
+	s := &sandboxed{cmd: cmd, proc: h, guard: &w.box.guard, details: det, command: who.command,
+		spare: func() { w.startSpare(holder, shape) }}
 	s.build = func() (sandbox.Policy, *sandbox.Watched, error) {
 		p.Home, _ = os.UserHomeDir()
 		p.ConfigDir, _ = xdg.ConfigDir()
@@ -270,6 +338,15 @@ func (s *sandboxed) sendPolicy() error {
 	return nil
 }
 
+// detailsCopy returns the command's details as they are now.
+func (s *sandboxed) detailsCopy() SandboxDetails {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.details
+	d.Reverted = slices.Clone(d.Reverted)
+	return d
+}
+
 // checkAfter is the check after every sandboxed command: it puts the protected paths back
 // as they were before the command (sandbox.Guard.Check), records what it found in the
 // details, and returns the note for the result ("" when nothing was found).
@@ -290,7 +367,9 @@ func (s *sandboxed) checkAfter() string {
 	var b strings.Builder
 	b.WriteString("\n\n[pid: this command ")
 	for i, r := range found {
+		s.mu.Lock()
 		s.details.Reverted = append(s.details.Reverted, r.Path)
+		s.mu.Unlock()
 		if i > 0 {
 			b.WriteString("; ")
 		}

@@ -26,13 +26,16 @@ const (
 	NameGrep  = "grep"
 	NameFind  = "find"
 	NameLs    = "ls"
+	// NameJobOutput and NameJobKill are the background jobs' tools (jobtools.go).
+	NameJobOutput = "job_output"
+	NameJobKill   = "job_kill"
 	// NameDiagnostics is the session's tool reporting the language servers' problems
 	// (package session), read-only like the tools above.
 	NameDiagnostics = "diagnostics"
 )
 
 // New returns the built-in tools acting in ws, in this order: read, write, edit, bash, grep,
-// find, ls.
+// find, ls, job_output, job_kill.
 //
 // Contract: called once per session, after NewWorkspace; the tools may then run concurrently
 // (read, write and edit declare the real path they touch as their resource, so calls on one
@@ -46,19 +49,29 @@ func New(ws *Workspace) []toolexec.Tool {
 		grepTool(ws),
 		findTool(ws),
 		lsTool(ws),
+		jobOutputTool(ws),
+		jobKillTool(ws),
 	}, ws.Cwd())
 }
 
 // ReadOnly reports whether the built-in tool named name only looks at the workspace (read,
-// grep, find, ls) rather than changing it (write, edit, bash). Unknown names (MCP tools,
-// say) are not read-only. The permission layer calls it to allow read-only tools by
-// default; it is pure and safe for concurrent use.
+// grep, find, ls, job_output) rather than changing it (write, edit, bash, job_kill).
+// Unknown names (MCP tools, say) are not read-only. The permission layer calls it to allow
+// read-only tools by default (plan mode included); it is pure and safe for concurrent use.
 func ReadOnly(name string) bool {
 	switch name {
-	case NameRead, NameGrep, NameFind, NameLs, NameDiagnostics:
+	case NameRead, NameGrep, NameFind, NameLs, NameDiagnostics, NameJobOutput:
 		return true
 	}
 	return false
+}
+
+// RunsWithoutAsking reports whether the built-in tool named name acts only on what the
+// session itself started, so that the permission layer lets it run without asking, in
+// every mode: job_output (reading a job's output) and job_kill (stopping a job). Pure and
+// safe for concurrent use.
+func RunsWithoutAsking(name string) bool {
+	return name == NameJobOutput || name == NameJobKill
 }
 
 // failure is a tool's error written as prose for the model and the person: whole sentences,

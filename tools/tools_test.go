@@ -25,7 +25,7 @@ func TestToolSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tb.Names(); !slices.Equal(got, []string{"read", "write", "edit", "bash", "grep", "find", "ls"}) {
+	if got := tb.Names(); !slices.Equal(got, []string{"read", "write", "edit", "bash", "grep", "find", "ls", "job_output", "job_kill"}) {
 		t.Errorf("names %v", got)
 	}
 	for _, tool := range ts {

@@ -38,6 +38,7 @@ type Workspace struct {
 	editor  EditorFiles // set before the first call, then only read
 	closed  atomic.Bool // set by Close: the roots are closed
 	box     box         // how bash commands are contained (sandbox.go)
+	jobs    Jobs        // the background jobs (jobs.go)
 
 	mu sync.Mutex
 	// swept holds the real paths of the folders already cleared of stale temporary files.
@@ -90,6 +91,7 @@ func NewWorkspace(cwd string, roots []string) (*Workspace, error) {
 		return nil, fmt.Errorf("tools: cwd %q is not an absolute path", cwd)
 	}
 	w := &Workspace{cwd: filepath.Clean(cwd), seen: newTracker(), swept: make(map[string]bool)}
+	w.jobs.ws = w
 	real, _, err := realDir(w.cwd)
 	if err != nil {
 		return nil, fmt.Errorf("tools: cwd: %w", err)
@@ -178,13 +180,19 @@ func (w *Workspace) Roots() []string {
 	return out
 }
 
-// Close gives up the workspace's share of the process's file watcher (internal/watch) and
-// closes the workspace folders' descriptors. From then on the file tools fail, saying the workspace is closed, and
+// Jobs returns the session's background jobs (bash with background: true).
+func (w *Workspace) Jobs() *Jobs { return &w.jobs }
+
+// Close ends the session's background jobs (each killed and reaped) and its sandbox (its
+// namespace holders, with every process in them, its network and its proxy), gives up the
+// workspace's share of the process's file watcher (internal/watch) and closes the workspace
+// folders' descriptors. From then on the file tools fail, saying the workspace is closed, and
 // ChangedFiles returns nil; a call already under way finishes or fails cleanly.
 //
 // Contract: called once by the session owner when the session ends; safe to call again.
 // It returns the watcher's close error, if any.
 func (w *Workspace) Close() error {
+	w.jobs.Close()
 	err := w.seen.close()
 	if !w.closed.Swap(true) {
 		w.closeRoots()

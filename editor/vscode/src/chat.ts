@@ -35,10 +35,10 @@ import {
 	type UsageUpdateParams,
 } from './protocol';
 import { summary } from './review';
-import type { AssistantItem, ChangesFileView, ChangesItem, CommandItem, CompactionView, InstructionsItem, NoticeAction, PlanEntryView, PlanItem, QueueMode, ReviewView, UserItem, ChipView } from './webviewProtocol';
+import type { AssistantItem, ChangesFileView, ChangesItem, CommandItem, CompactionView, InstructionsItem, JobView, NoticeAction, PlanEntryView, PlanItem, QueueMode, ReviewView, UserItem, ChipView } from './webviewProtocol';
 
 // The chat's items and state are what the view receives: their types live with the view's messages.
-export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, InstructionFileView, InstructionsItem, ItemView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
+export type { ApprovalState, ApprovalView, AssistantItem, ChangesFileView, ChangesItem, ChatItem, ChatState, ChatStatus, ChipView, CommandItem, CommandView, CompactionView, ElicitationItem, ElicitationState, InstructionFileView, InstructionsItem, ItemView, JobView, ModeView, NoticeAction, NoticeItem, PlanItem, ProblemView, QueueMode, SubagentView, ToolItem, ToolStatus, UsageView, UserItem } from './webviewProtocol';
 export { BUILTIN_COMMANDS, typedCommands, typedText, claimsText, commandViews, instructionViews, instructionsLine, lastLine, planTitle, problemViews, sizeText, toolTitle, usageText, viewOf } from './chatText';
 export { ChatItems, type ChatEvent } from './chatItems';
 export { ChatCards, type ApprovalChoice } from './chatCards';
@@ -63,6 +63,20 @@ function samePath(a: string, b: string): boolean {
  * host's one thread; its methods never throw on odd input from pid (unknown ids, missing fields
  * are shown as best they can be or skipped).
  */
+/** jobViews keeps jobs/list's running jobs, in the view's shape (entries that are not jobs are left out). */
+export function jobViews(jobs: unknown): JobView[] {
+	if (!Array.isArray(jobs)) {
+		return [];
+	}
+	const out: JobView[] = [];
+	for (const j of jobs) {
+		if (j && typeof j === 'object' && typeof j.jobId === 'string' && j.jobId !== '' && j.running === true) {
+			out.push({ jobId: j.jobId, command: String(j.command ?? ''), startedAt: String(j.startedAt ?? ''), outputBytes: typeof j.outputBytes === 'number' ? j.outputBytes : 0 });
+		}
+	}
+	return out;
+}
+
 export class ChatModel extends ChatCards {
 	/** The assistant message streaming now, with its blocks by contentIndex. */
 	private streaming: { item: AssistantItem; text: Map<number, string>; thinking: Map<number, string> } | undefined;

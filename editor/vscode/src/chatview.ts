@@ -309,6 +309,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <div id="queue" aria-label="Messages waiting for pid"></div>
 <div id="composer">
 <div id="statusline" aria-live="polite"></div>
+<div id="jobs" aria-label="Background jobs" hidden></div>
 <div id="meter" hidden><span class="meter-bar"><span class="meter-fill"></span></span><span class="meter-text"></span></div>
 <div id="chips"></div>
 <div id="completions" role="listbox" aria-label="pid's commands" hidden></div>

@@ -11,7 +11,7 @@
 
 import * as fs from 'node:fs';
 import type * as rpc from 'vscode-jsonrpc/node';
-import { ChatModel, BUILTIN_COMMANDS, type QueueMode } from './chat';
+import { ChatModel, BUILTIN_COMMANDS, jobViews, type QueueMode } from './chat';
 import { ChangeTracker, type FileAccess } from './changes';
 import { describeExit, errorText, type Exit, type PidClient } from './client';
 import type { ContextChip } from './context';
@@ -346,6 +346,38 @@ export class PidController implements Conversation {
 		return typeof sessionId === 'string' && (sessionId === this.s.sessionId || sessionId === this.s.current?.run?.sessionId || this.s.chat.isChild(sessionId));
 	}
 
+	/** refreshJobs shows the session's running jobs under the chat (jobs/list); a failure leaves them as they were, in the log. */
+	async refreshJobs(client: PidClient, sessionId: string): Promise<void> {
+		try {
+			const r = await client.connection.sendRequest<{ jobs?: unknown } | null>('jobs/list', { sessionId });
+			if (this.s.client === client && this.s.sessionId === sessionId) {
+				this.s.chat.setState({ jobs: jobViews(r?.jobs) });
+			}
+		} catch (err) {
+			this.s.log(`! pid: jobs/list failed: ${errorText(err)}`);
+		}
+	}
+
+	/** stopJob stops a job of the session (jobs/kill: SIGTERM, SIGKILL 2 s later); its jobUpdate takes it off the list. */
+	async stopJob(jobId: string): Promise<void> {
+		const { client, sessionId } = this.s;
+		if (client === undefined || sessionId === undefined) {
+			return;
+		}
+		await client.connection.sendRequest('jobs/kill', { sessionId, jobId });
+	}
+
+	/** jobOutput returns what a job printed, for the person (jobs/output: the last 2000 lines pid keeps, redacted), headed by the job's id and command. */
+	async jobOutput(jobId: string): Promise<string> {
+		const { client, sessionId } = this.s;
+		if (client === undefined || sessionId === undefined) {
+			return '';
+		}
+		const r = await client.connection.sendRequest<{ output?: unknown; job?: { command?: unknown; running?: unknown; exitCode?: unknown } } | null>('jobs/output', { sessionId, jobId });
+		const how = r?.job?.running === true ? 'running' : `ended (exit code ${String(r?.job?.exitCode)})`;
+		return `${jobId}: ${String(r?.job?.command ?? '')} (${how})\n\n${typeof r?.output === 'string' ? r.output : ''}`;
+	}
+
 	/** Reports whether a prompt of this conversation runs. */
 	get running(): boolean {
 		return this.s.current?.run !== undefined;
@@ -366,6 +398,10 @@ export class PidController implements Conversation {
 					const c = params as { name?: unknown; text?: unknown; isError?: unknown };
 					s.log(`pid: /${String(c.name)}${c.isError === true ? ' failed' : ''}: ${String(c.text)}`);
 				}
+			}
+			// A job of the session started or ended (in a run or not): the running ones again.
+			if (method === 'jobUpdate' && s.client === client && (params as { sessionId?: unknown } | undefined)?.sessionId === s.sessionId && s.sessionId !== undefined) {
+				void this.refreshJobs(client, s.sessionId);
 			}
 			// The mode changes by session/setMode and by an approved plan, in a run or not.
 			if (method === 'modeUpdate') {

@@ -40,6 +40,8 @@ let stale = false;
 export function activate(context: vscode.ExtensionContext): void {
 	const out = vscode.window.createOutputChannel('pid');
 	context.subscriptions.push(out);
+	// A background job's output (Show output under the chat), one channel per job id.
+	const jobChannels = new Map<string, vscode.OutputChannel>();
 
 	// The editor's documents and problems for pid (editor/diagnostics).
 	const docs = new EditorDocuments(vscode);
@@ -442,6 +444,25 @@ export function activate(context: vscode.ExtensionContext): void {
 			}
 			case 'rewind':
 				await actions.rewindHere(String(m.id));
+				break;
+			case 'job':
+				try {
+					if (m.action === 'stop') {
+						await current().stopJob(String(m.jobId));
+					} else {
+						const text = await current().jobOutput(String(m.jobId));
+						let ch = jobChannels.get(String(m.jobId));
+						if (ch === undefined) {
+							ch = vscode.window.createOutputChannel(`pid: ${String(m.jobId)}`);
+							jobChannels.set(String(m.jobId), ch);
+							context.subscriptions.push(ch);
+						}
+						ch.replace(text);
+						ch.show(true);
+					}
+				} catch (err) {
+					report(err);
+				}
 				break;
 			case 'cycleMode':
 				try {

@@ -35,6 +35,9 @@ export const METHODS = {
 		'commands/list',
 		'skills/list',
 		'agents/list',
+		'jobs/list',
+		'jobs/kill',
+		'jobs/output',
 	],
 	/** Notifications the extension sends to pid. */
 	notificationsSent: ['initialized', 'exit'],
@@ -56,6 +59,7 @@ export const METHODS = {
 		'usageUpdate',
 		'changesUpdate',
 		'commandOutput',
+		'jobUpdate',
 		'subagentStart',
 		'subagentEnd',
 		'window/logMessage',

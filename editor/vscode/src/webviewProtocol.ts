@@ -340,6 +340,17 @@ export interface ChatState {
 	usage?: UsageView;
 	/** The commands the prompt box completes after `/`. */
 	commands?: CommandView[];
+	/** The session's running background jobs (jobs/list, asked again at each jobUpdate), shown under the chat. */
+	jobs?: JobView[];
+}
+
+/** A running background job under the chat (jobs/list's entry). */
+export interface JobView {
+	jobId: string;
+	command: string;
+	/** When it started (RFC 3339): the view shows how long it runs. */
+	startedAt: string;
+	outputBytes: number;
 }
 
 /** A tab of the chat view: one conversation, its own pid session. */
@@ -378,6 +389,7 @@ export type FromView =
 	| { type: 'cycleMode' }
 	/** "Rewind to here" on a message of the person's (its item id). */
 	| { type: 'rewind'; id: string }
+	| { type: 'job'; action: 'stop' | 'output'; jobId: string }
 	| { type: 'review'; toolCallId: string }
 	| { type: 'reason'; toolCallId: string; text: string }
 	| { type: 'elicit'; id: string; action: 'accept' | 'decline'; values: Record<string, string | boolean> }

@@ -347,6 +347,10 @@ M.notifications['changesUpdate'] = function(p)
   require('pid.review').on_update(p)
 end
 
+M.notifications['jobUpdate'] = function(p)
+  require('pid.jobs').on_update(p)
+end
+
 M.notifications['commandOutput'] = function(p)
   require('pid.slash').on_output(p)
 end

@@ -170,6 +170,7 @@ function M.create()
   c('PidReview', function() require('pid.review').review() end, { nargs = 0, desc = "pid: review the latest prompt's changes hunk by hunk (quickfix; gk keep, gu undo, ]h/[h)" })
   c('PidPermissions', function() pickers.permissions() end, { nargs = 0, desc = 'pid: list and revoke remembered "always" answers' })
   c('PidResume', function() lifecycle.resume() end, { nargs = 0, desc = 'pid: start pid again and continue the session it held' })
+  c('PidJobs', function() require('pid.jobs').open() end, { nargs = 0, desc = "pid: the session's background jobs (K kills one, <CR> shows its output)" })
   c('PidShow', function() M.show() end, { nargs = 0, desc = 'pid: show the chat' })
   c('PidStop', function() lifecycle.stop() end, { nargs = 0, desc = 'pid: shut pid down' })
 end

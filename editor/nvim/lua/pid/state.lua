@@ -305,6 +305,14 @@ M.questions = {
   float = { win = nil, buf = nil, q = nil, back = nil },
 }
 
+-- jobs is :PidJobs's list (jobs.lua).
+M.jobs = {
+  list_buf = nil, -- the list's buffer (pid://jobs), made by the first :PidJobs
+  out_buf = nil, -- the output's buffer (pid://job-output), made by the first <CR>
+  sid = nil, -- the session the list shows
+  shown = {}, -- its jobs as jobs/list gave them, by line
+}
+
 -- stamps[buf] is what the plugin knows of buffer buf's file (files.lua): the file's stamp when
 -- Neovim last read or wrote it, false (there was no file), or {changed = true, told = stamp or
 -- false or nil} (the disk changed and the buffer, which has unsaved changes, was not

@@ -82,7 +82,7 @@ return function(t)
     local S = require('pid.state').S
     return S.commands ~= nil and S.commands.session == pid.status().session_id
   end)
-  eq(vim.fn.getcompletion('Pid /', 'cmdline'), { '/compact', '/init', '/review', '/plan', '/mode', '/model', '/mcp', '/rewind', '/help', '/greet', '/skills', '/agents' }, 'every command')
+  eq(vim.fn.getcompletion('Pid /', 'cmdline'), { '/compact', '/init', '/review', '/plan', '/mode', '/model', '/mcp', '/rewind', '/jobs', '/help', '/greet', '/skills', '/agents' }, 'every command')
   eq(vim.fn.getcompletion('Pid /g', 'cmdline'), { '/greet' }, "the user's command")
   eq(vim.fn.getcompletion('Pid p', 'cmdline'), { '/plan' }, 'a name typed without its /')
   eq(vim.fn.getcompletion('Pid /mode a', 'cmdline'), { 'acceptEdits', 'auto' }, "/mode's argument")

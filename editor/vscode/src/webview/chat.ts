@@ -50,6 +50,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	const modeBtn = byId<HTMLButtonElement>('mode');
 	const statusline = byId('statusline');
 	const meter = byId('meter');
+	const jobsBar = byId('jobs');
 	const completions = byId('completions');
 	const tabsBar = byId('tabs');
 
@@ -986,6 +987,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		} else {
 			meter.hidden = true;
 		}
+		renderJobs(s.jobs || []);
 		refreshCompletions();
 		chips.replaceChildren();
 		for (const c of s.context || []) {
@@ -995,6 +997,25 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 			chips.append(chip);
 		}
 		document.body.classList.toggle('empty', log.childElementCount === 0);
+	}
+
+	/** renderJobs shows the session's running background jobs: command, how long it runs, Show output and Stop. */
+	function renderJobs(jobs: NonNullable<ChatState['jobs']>): void {
+		jobsBar.replaceChildren();
+		jobsBar.hidden = jobs.length === 0;
+		for (const j of jobs) {
+			const row = el('div', 'job');
+			row.dataset.jobId = j.jobId;
+			const started = Date.parse(j.startedAt);
+			const secs = Number.isNaN(started) ? -1 : Math.max(0, Math.round((Date.now() - started) / 1000));
+			const since = secs < 0 ? '' : secs < 60 ? ` · ${secs}s` : ` · ${Math.floor(secs / 60)}m ${secs % 60}s`;
+			row.append(
+				el('span', 'job-label', `${j.jobId}: ${j.command}${since}`),
+				button('Show output', 'secondary job-output', () => post({ type: 'job', action: 'output', jobId: j.jobId }), `Open what ${j.jobId} printed in an output channel`),
+				button('Stop', 'secondary job-stop', () => post({ type: 'job', action: 'stop', jobId: j.jobId }), `Stop ${j.jobId} (SIGTERM, then SIGKILL after 2 s)`),
+			);
+			jobsBar.append(row);
+		}
 	}
 
 	/** usageText is the meter in words (as chat.ts's usageText): `48.2k / 200k tokens (24%) · $0.19`. */
