@@ -250,14 +250,9 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 
 // build makes a new session, or re-creates a saved one when r is set.
 func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
-	switch cfg.ToolExecution {
-	case "", string(toolexec.Parallel), string(toolexec.Sequential):
-	default:
-		return nil, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, cfg.ToolExecution)
-	}
-	spec, err := permissions.ParseSpec(cfg.Permissions)
+	spec, err := checkConfig(cfg)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, err
 	}
 	ws := o.ws
 	if ws == nil {
@@ -271,29 +266,12 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 			ws.Close()
 		}
 	}()
-	// The model: the session's own, else the settings'; a new session's named by provider
-	// and id gets the rest from the settings' "models" list. A saved session's is as saved.
-	src, calls, summaries := modelSource{}, 0, 0
-	if r != nil {
-		src.Saved, calls, summaries = true, r.calls, r.summaries
-	}
-	if cfg.Model == nil {
-		cfg.Model, src = h.settingsModel(ws.Cwd())
-	}
-	if r == nil {
-		cfg.Model = h.fillModel(ws.Cwd(), cfg.Model)
-	}
-	model, err := makeModel(cfg.Model, src, calls, summaries, false)
+	model, err := h.buildModel(ws.Cwd(), &cfg, r)
 	if err != nil {
 		return nil, err
 	}
 	if err := h.useSandbox(ws, cfg); err != nil {
 		return nil, err
-	}
-	switch cfg.Subagents.Isolation {
-	case "", IsolationAuto, IsolationWorktree, IsolationNone:
-	default:
-		return nil, invalid("subagents.isolation must be %q, %q or %q, not %q", IsolationAuto, IsolationWorktree, IsolationNone, cfg.Subagents.Isolation)
 	}
 	cfg.Subagents = h.subagentSettings(ws.Cwd(), cfg.Subagents)
 	savedMode := ""
@@ -323,15 +301,117 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	case r != nil:
 		s.sub.parentID = r.header.ParentSessionID
 	}
-	sc, err := scripted.Build(cfg.ScriptedTools, s.gates)
+	box, initial, err := s.buildTools(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	servers, untrusted, err := h.mcpServers(ws.Cwd(), cfg.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		initial = savedTools(r.header.Tools, box)
+	}
+	if s.id = o.ID; s.id == "" {
+		s.id = store.NewID()
+	}
+	s.openCheckpoints(r, o.Files)
+	s.openChanges(r)
+	s.wireJobs()
+	s.openMCP(servers, untrusted, cfg.MCPServers)
+	defer func() {
+		if !ok {
+			s.closeMCP(true)
+			s.closeCheckpoints()
+		}
+	}()
+	box = box.WithCatalog(s.buildCatalog(o))
+	ws.ForceReadOnlySandbox(mode == ModePlan)
+	sysPrompt, started := s.buildPrompt(cfg, o, r, mode, hasDeferred(servers))
+	// The loop always has a provider: it calls the session's model of the moment (which
+	// SetModel may change between two calls); Prompt refuses to run without one.
+	if s.hooks.own, err = hooks.Parse(cfg.Hooks, "session"); err != nil {
+		return nil, invalid("%v", err)
+	}
+	acfg := loop.AgentConfig{
+		Provider: &compactingProvider{s: s}, SystemPrompt: sysPrompt, Toolbox: box, InitialTools: initial,
+		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.withSubInstructions(s.afterHook(o.After)),
+		TransformContext: s.transformContext,
+		Screen:           s.preToolUse, ScreenWhen: s.screens, BeforeStop: s.beforeStop,
+	}
+	if s.agent, err = loop.NewAgent(acfg); err != nil {
+		return nil, invalid("%v", err)
+	}
+	if err := s.startFile(cfg, o, r, initial, mode, started); err != nil {
+		return nil, err
+	}
+	if h.commands != nil {
+		// Watched before the face tells its client the list: a change made then is seen.
+		h.commands.Watch(s.root())
+		h.commands.WatchDirs(s.skillDirs()...)
+	}
+	if err := h.register(s); err != nil {
+		return nil, err
+	}
+	ok = true
+	source := "startup"
+	if r != nil {
+		source = "load"
+	}
+	s.startSessionHooks(source)
+	return s, nil
+}
+
+// checkConfig checks what of a session's configuration can be checked alone, and returns its
+// permission rules.
+func checkConfig(cfg Config) (*permissions.Spec, error) {
+	switch cfg.ToolExecution {
+	case "", string(toolexec.Parallel), string(toolexec.Sequential):
+	default:
+		return nil, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, cfg.ToolExecution)
+	}
+	switch cfg.Subagents.Isolation {
+	case "", IsolationAuto, IsolationWorktree, IsolationNone:
+	default:
+		return nil, invalid("subagents.isolation must be %q, %q or %q, not %q", IsolationAuto, IsolationWorktree, IsolationNone, cfg.Subagents.Isolation)
+	}
+	spec, err := permissions.ParseSpec(cfg.Permissions)
 	if err != nil {
 		return nil, invalid("%v", err)
+	}
+	return spec, nil
+}
+
+// buildModel makes a session's model: the session's own, else the settings'; a new session's
+// named by provider and id gets the rest from the settings' "models" list. A saved session's
+// (r) is as saved. It sets cfg.Model to the model's configuration.
+func (h *Host) buildModel(cwd string, cfg *Config, r *restoring) (*sessionModel, error) {
+	src, calls, summaries := modelSource{}, 0, 0
+	if r != nil {
+		src.Saved, calls, summaries = true, r.calls, r.summaries
+	}
+	if cfg.Model == nil {
+		cfg.Model, src = h.settingsModel(cwd)
+	}
+	if r == nil {
+		cfg.Model = h.fillModel(cwd, cfg.Model)
+	}
+	return makeModel(cfg.Model, src, calls, summaries, false)
+}
+
+// buildTools makes the session's toolbox and the names of the tools it starts with: the
+// built-in ones first (a scripted tool of the same name replaces one), then task and the
+// scripted tools; an explore child and a defined agent's child start with their own sets.
+func (s *Session) buildTools(cfg Config, o Options) (*toolexec.Toolbox, []string, error) {
+	sc, err := scripted.Build(cfg.ScriptedTools, s.gates)
+	if err != nil {
+		return nil, nil, invalid("%v", err)
 	}
 	s.asks = sc.Asks
 	initial := sc.Initial
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
-	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(ws), todoWriteTool(s), skillTool(s))) {
+	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(s.ws), todoWriteTool(s), skillTool(s))) {
 		if t.Name == tools.NameBash && o.child != nil && o.child.agent == "explore" {
 			t = exploreBash(t)
 		}
@@ -356,35 +436,26 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	box, err := toolexec.NewToolbox(append(all, sc.Tools...)...)
 	if err != nil {
-		return nil, invalid("scriptedTools: %v", err)
+		return nil, nil, invalid("scriptedTools: %v", err)
 	}
-	servers, untrusted, err := h.mcpServers(ws.Cwd(), cfg.MCPServers)
-	if err != nil {
-		return nil, err
-	}
-	if r != nil {
-		// The tools the session started with, as saved; a tool that no longer exists is
-		// left out (the load reports it).
-		initial = initial[:0]
-		for _, name := range r.header.Tools {
-			if _, known := box.Tool(name); known {
-				initial = append(initial, name)
-			}
+	return box, initial, nil
+}
+
+// savedTools are the tools a loaded session started with, as saved; a tool that no longer
+// exists is left out (the load reports it).
+func savedTools(saved []string, box *toolexec.Toolbox) []string {
+	initial := make([]string, 0, len(saved))
+	for _, name := range saved {
+		if _, known := box.Tool(name); known {
+			initial = append(initial, name)
 		}
 	}
-	if s.id = o.ID; s.id == "" {
-		s.id = store.NewID()
-	}
-	s.openCheckpoints(r, o.Files)
-	s.openChanges(r)
-	s.wireJobs()
-	s.openMCP(servers, untrusted, cfg.MCPServers)
-	defer func() {
-		if !ok {
-			s.closeMCP(true)
-			s.closeCheckpoints()
-		}
-	}()
+	return initial
+}
+
+// buildCatalog makes the session's catalog of tools beyond its toolbox (modeCatalog: its MCP
+// tools, and exit_plan_mode unless an explore child or an agent without it) and keeps it.
+func (s *Session) buildCatalog(o Options) modeCatalog {
 	var inner toolexec.Catalog
 	if s.mcp != nil {
 		inner = s.mcp
@@ -395,15 +466,17 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		cat.exitPlan = &t
 	}
 	s.catalog = cat
-	box = box.WithCatalog(cat)
-	ws.ForceReadOnlySandbox(mode == ModePlan)
-	// The prompt is made once, from the day the session started (a loaded one's own), so
-	// that every model call sends the same bytes.
+	return cat
+}
+
+// buildPrompt makes the session's system prompt once, from the day it started (a loaded
+// one's own), so that every model call sends the same bytes; it returns that day too.
+func (s *Session) buildPrompt(cfg Config, o Options, r *restoring, mode string, deferred bool) (string, time.Time) {
 	started := time.Now().UTC()
 	if r != nil {
 		started = r.header.CreatedAt
 	}
-	facts := prompt.FactsFor(h.markerNonce(), ws.Cwd(), ws.Roots(), started, hasDeferred(servers))
+	facts := prompt.FactsFor(s.host.markerNonce(), s.ws.Cwd(), s.ws.Roots(), started, deferred)
 	if c := o.child; c != nil {
 		if c.agent == "explore" {
 			facts.CanChange = false
@@ -411,22 +484,13 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 			facts.Mode, facts.ModeSection = mode, prompt.ModeText(mode)
 		}
 	}
-	sysPrompt := prompt.System(cfg.SystemPrompt, cfg.AppendSystemPrompt, facts, o.child != nil)
-	// The loop always has a provider: it calls the session's model of the moment (which
-	// SetModel may change between two calls); Prompt refuses to run without one.
-	if s.hooks.own, err = hooks.Parse(cfg.Hooks, "session"); err != nil {
-		return nil, invalid("%v", err)
-	}
-	acfg := loop.AgentConfig{
-		Provider: &compactingProvider{s: s}, SystemPrompt: sysPrompt, Toolbox: box, InitialTools: initial,
-		ToolExecution: toolexec.Mode(cfg.ToolExecution), Before: s.beforeToolCall, After: s.withSubInstructions(s.afterHook(o.After)),
-		TransformContext: s.transformContext,
-		Screen:           s.preToolUse, ScreenWhen: s.screens, BeforeStop: s.beforeStop,
-	}
-	if s.agent, err = loop.NewAgent(acfg); err != nil {
-		return nil, invalid("%v", err)
-	}
-	s.saved.header = headerOf(s.id, ws.Cwd(), cfg, initial)
+	return prompt.System(cfg.SystemPrompt, cfg.AppendSystemPrompt, facts, o.child != nil), started
+}
+
+// startFile sets up the session file's header (a loaded session's as its file says, with
+// what the file holds) and gives a loaded session's transcript to its agent.
+func (s *Session) startFile(cfg Config, o Options, r *restoring, initial []string, mode string, started time.Time) error {
+	s.saved.header = headerOf(s.id, s.ws.Cwd(), cfg, initial)
 	s.saved.header.Mode = mode
 	if c := o.child; c != nil {
 		s.saved.header.ParentSessionID, s.saved.header.ParentToolCallID = c.parent.id, c.toolCallID
@@ -438,29 +502,22 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		s.saved.header.CreatedAt, s.saved.header.ForkedFrom = r.header.CreatedAt, r.header.ForkedFrom
 		s.saved.file, s.saved.entryIDs, s.saved.compactions, s.saved.modelChanges = r.file, r.entryIDs, r.compactions, r.modelChanges
 		if err := s.agent.Restore(r.transcript); err != nil {
-			return nil, err
+			return err
 		}
 		s.subInstr.Reset(r.transcript[keptFrom(r.compactions):])
 	}
-	if h.commands != nil {
-		// Watched before the face tells its client the list: a change made then is seen.
-		h.commands.Watch(s.root())
-		h.commands.WatchDirs(s.skillDirs()...)
-	}
+	return nil
+}
+
+// register adds s to the host's open sessions; an error when one of its id is open.
+func (h *Host) register(s *Session) error {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.sessions[s.id] != nil {
-		h.mu.Unlock()
-		return nil, invalid("session %s is already open", s.id)
+		return invalid("session %s is already open", s.id)
 	}
 	h.sessions[s.id] = s
-	h.mu.Unlock()
-	ok = true
-	source := "startup"
-	if r != nil {
-		source = "load"
-	}
-	s.startSessionHooks(source)
-	return s, nil
+	return nil
 }
 
 // ID returns the session's id.

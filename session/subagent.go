@@ -254,27 +254,9 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	if a.Agent == "" {
 		a.Agent = "explore"
 	}
-	spec := childSpec{parent: s, toolCallID: call.ID, description: a.Description, agent: a.Agent}
-	var notes []string
-	if a.Agent != "explore" && a.Agent != "general" {
-		def, n, err := s.agentFor(a.Agent)
-		if err != nil {
-			return toolexec.Result{}, err
-		}
-		spec.def, notes = def, n
-		spec.tools, n = def.ToolSet(s.activeToolNames())
-		notes = append(notes, n...)
-		var warn string
-		if spec.model, warn = s.agentModel(def); warn != "" {
-			notes = append(notes, warn)
-		}
-	}
-	spec.id = store.NewID()
-	if s.isolate(call.ID, spec) {
-		var why string
-		if spec.worktree, why = s.makeWorktree(ctx, spec.id); why != "" {
-			notes = append(notes, why)
-		}
+	spec, notes, err := s.childSpecFor(ctx, call.ID, a)
+	if err != nil {
+		return toolexec.Result{}, err
 	}
 	child, err := s.newChild(spec)
 	if err != nil {
@@ -319,13 +301,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 			step = e.ToolName + " -> " + title.Result(e.Result.Content, e.IsError)
 		case event.MessageEnd:
 			if m := e.Message; m != nil && m.Role == llm.RoleAssistant {
-				if m.Usage != nil {
-					det.Usage.Input += m.Usage.Input
-					det.Usage.Output += m.Usage.Output
-					det.Usage.CacheRead += m.Usage.CacheRead
-					det.Usage.CacheWrite += m.Usage.CacheWrite
-					det.Usage.Total += m.Usage.Total
-				}
+				addUsage(&det.Usage, m.Usage)
 				if t := strings.TrimSpace(m.Text()); t != "" {
 					last = t
 					step = "says: " + title.First(t)
@@ -344,15 +320,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	}
 	s.face.Emit(child, start)
 	stop := "error"
-	var res loopResult
-	if err = child.Begin(); err == nil {
-		r, perr := child.Prompt(cctx, []llm.Message{llm.NewUser(a.Prompt)})
-		child.End()
-		res, err = loopResult{stop: string(r.StopReason)}, perr
-		if n := len(r.Messages); n > 0 {
-			res.msg = r.Messages[n-1].ErrorMessage
-		}
-	}
+	res, err := runChild(cctx, child, a.Prompt)
 	mu.Lock()
 	defer mu.Unlock()
 	det.StopReason = res.stop
@@ -370,15 +338,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	if spec.worktree != nil {
 		det.Worktree, merged = s.mergeWorktree(ctx, spec.worktree)
 	}
-	done := fmt.Sprintf("The subagent (session %s) took %d turns and %d tool calls", child.id, det.Turns, det.ToolCalls)
-	if last != "" {
-		done += "; its last answer:\n\n" + last
-	} else {
-		done += " and gave no answer."
-	}
-	if merged != "" {
-		done += "\n\n" + merged
-	}
+	done := taskSummary(child.id, det, last, merged)
 	switch {
 	case limited:
 		return toolexec.Result{}, taskFailure(fmt.Sprintf("The subagent stopped after %d turns, its limit (subagents.maxTurns). ", maxTurns) + done)
@@ -400,6 +360,76 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 		last += "\n\n" + merged
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(last)}, Details: det}, nil
+}
+
+// childSpecFor makes the spec of the child a task call (callID, arguments a) starts: a
+// defined agent's tools and model, its own id, and a worktree when it is to be isolated. The
+// notes say what was left out or could not be had; an error for an unknown agent.
+func (s *Session) childSpecFor(ctx context.Context, callID string, a taskArgs) (childSpec, []string, error) {
+	spec := childSpec{parent: s, toolCallID: callID, description: a.Description, agent: a.Agent}
+	var notes []string
+	if a.Agent != "explore" && a.Agent != "general" {
+		def, n, err := s.agentFor(a.Agent)
+		if err != nil {
+			return childSpec{}, nil, err
+		}
+		spec.def, notes = def, n
+		spec.tools, n = def.ToolSet(s.activeToolNames())
+		notes = append(notes, n...)
+		var warn string
+		if spec.model, warn = s.agentModel(def); warn != "" {
+			notes = append(notes, warn)
+		}
+	}
+	spec.id = store.NewID()
+	if s.isolate(callID, spec) {
+		var why string
+		if spec.worktree, why = s.makeWorktree(ctx, spec.id); why != "" {
+			notes = append(notes, why)
+		}
+	}
+	return spec, notes, nil
+}
+
+// addUsage adds u (nil for none) to sum.
+func addUsage(sum *llm.Usage, u *llm.Usage) {
+	if u == nil {
+		return
+	}
+	sum.Input += u.Input
+	sum.Output += u.Output
+	sum.CacheRead += u.CacheRead
+	sum.CacheWrite += u.CacheWrite
+	sum.Total += u.Total
+}
+
+// taskSummary says what a child did for a failed task's result: its turns and calls, its last
+// answer, and what its worktree's merge said.
+func taskSummary(childID string, det TaskDetails, last, merged string) string {
+	done := fmt.Sprintf("The subagent (session %s) took %d turns and %d tool calls", childID, det.Turns, det.ToolCalls)
+	if last != "" {
+		done += "; its last answer:\n\n" + last
+	} else {
+		done += " and gave no answer."
+	}
+	if merged != "" {
+		done += "\n\n" + merged
+	}
+	return done
+}
+
+// runChild runs the child's one prompt and returns how its run ended.
+func runChild(ctx context.Context, child *Session, prompt string) (loopResult, error) {
+	if err := child.Begin(); err != nil {
+		return loopResult{}, err
+	}
+	r, err := child.Prompt(ctx, []llm.Message{llm.NewUser(prompt)})
+	child.End()
+	res := loopResult{stop: string(r.StopReason)}
+	if n := len(r.Messages); n > 0 {
+		res.msg = r.Messages[n-1].ErrorMessage
+	}
+	return res, err
 }
 
 // loopResult is what runTask keeps of the child's run.
