@@ -62,7 +62,8 @@ type Rule struct {
 }
 
 // DefaultArgument returns the gjson path a rule without "path" looks at for a tool, and
-// whether the tool has one: bash -> command; read, write, edit, grep, find, ls -> path.
+// whether the tool has one: bash -> command; read, write, edit, grep, find, ls -> path;
+// network (the pseudo-tool of remembered answers about hosts) -> host.
 // Pure: safe for concurrent use, never fails.
 func DefaultArgument(tool string) (string, bool) {
 	switch tool {
@@ -70,6 +71,8 @@ func DefaultArgument(tool string) (string, bool) {
 		return "command", true
 	case "read", "write", "edit", "grep", "find", "ls":
 		return "path", true
+	case "network":
+		return "host", true
 	}
 	return "", false
 }

@@ -57,6 +57,7 @@ type Server struct {
 	clientWrite  bool           // the editor answers fs/write_text_file
 	clientDiag   bool           // the editor answers editor/diagnostics (diagnostics.go)
 	clientUsage  bool           // the editor wants usageUpdate (plan.go)
+	clientNet    bool           // the editor answers network/allowHost (network.go)
 	defaults     session.Config // initializationOptions
 }
 
@@ -323,6 +324,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.clientRead, s.clientWrite = caps.readFile, caps.writeFile
 	s.clientDiag = caps.diagnostics
 	s.clientUsage = caps.usage
+	s.clientNet = caps.networkApproval
 	s.defaults = defaults
 	s.mu.Unlock()
 	return &protocol.InitializeResult{
@@ -344,10 +346,11 @@ type clientCaps struct {
 	readFile, writeFile  bool
 	diagnostics          bool
 	usage                bool
+	networkApproval      bool
 }
 
-// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall,trust} and
-// .fs.{readTextFile,writeTextFile}.
+// declared reads capabilities.experimental.pid.{beforeToolCall,afterToolCall,trust,
+// diagnostics,usage,networkApproval} and .fs.{readTextFile,writeTextFile}.
 func declared(exp any) clientCaps {
 	m, _ := exp.(map[string]any)
 	pid, _ := m["pid"].(map[string]any)
@@ -357,6 +360,7 @@ func declared(exp any) clientCaps {
 	c.trust, _ = pid["trust"].(bool)
 	c.diagnostics, _ = pid["diagnostics"].(bool)
 	c.usage, _ = pid["usage"].(bool)
+	c.networkApproval, _ = pid["networkApproval"].(bool)
 	fs, _ := pid["fs"].(map[string]any)
 	c.readFile, _ = fs["readTextFile"].(bool)
 	c.writeFile, _ = fs["writeTextFile"].(bool)

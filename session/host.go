@@ -266,6 +266,7 @@ func (h *Host) Close() {
 		s.closeFile()
 		s.closeMCP(false)
 		s.closeCheckpoints()
+		s.net.close()
 		s.ws.Close()
 	}
 	h.mu.Lock()
@@ -313,12 +314,21 @@ func (h *Host) Revoke(id string) error {
 	if h.store == nil {
 		return fmt.Errorf("%w: remembered permissions (see pid's log)", ErrUnavailable)
 	}
+	var revoked permissions.Remembered
+	if l, err := h.store.List(); err == nil {
+		for _, e := range l.Permissions {
+			if e.ID == id {
+				revoked = e
+			}
+		}
+	}
 	if err := h.store.Revoke(id); err != nil {
 		if errors.Is(err, permissions.ErrUnknownID) {
 			return invalid("%v", err)
 		}
 		return err
 	}
+	h.forgetHost(revoked)
 	return nil
 }
 
@@ -429,7 +439,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), taskToolSpec(), exitPlanToolSpec()) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), fetchToolSpec(), taskToolSpec(), exitPlanToolSpec()) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/webfetch"
 )
 
 // readOnly reports whether a tool of the session only reads: built-in read-only tools, and
@@ -29,6 +30,9 @@ func (s *Session) readOnly(tool string) bool {
 	}
 	if tool == TaskName && s.builtin[tool] {
 		return true // it starts a subagent, whose own calls are decided one by one
+	}
+	if tool == webfetch.Name && s.builtin[tool] {
+		return true // it reads the web; its question is the network's (network.go)
 	}
 	if s.builtin[tool] {
 		// job_kill too: it stops only what the session itself started.

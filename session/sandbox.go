@@ -19,11 +19,12 @@ import (
 )
 
 // useSandbox sets ws's sandbox from the sources for a session in ws's cwd whose editor
-// settings are cfg (its model already chosen). It fails when cfg's "sandbox" is malformed.
-func (h *Host) useSandbox(ws *tools.Workspace, cfg Config) error {
+// settings are cfg (its model already chosen), and returns the settings. It fails when
+// cfg's "sandbox" is malformed.
+func (h *Host) useSandbox(ws *tools.Workspace, cfg Config) (sandbox.Resolved, error) {
 	editor, err := sandbox.Parse(cfg.Sandbox)
 	if err != nil {
-		return invalid("%v", err)
+		return sandbox.Resolved{}, invalid("%v", err)
 	}
 	var user, workspace sandbox.Settings
 	trusted := true
@@ -35,7 +36,7 @@ func (h *Host) useSandbox(ws *tools.Workspace, cfg Config) error {
 		h.log.Warn("a workspace's sandbox settings were ignored", "folder", ws.Cwd(), "ignored", r.Ignored)
 	}
 	ws.UseSandbox(tools.SandboxConfig{Settings: r, DropEnv: h.keyVariables(ws.Cwd(), cfg.Model)})
-	return nil
+	return r, nil
 }
 
 // keyVariables returns the environment variables that may hold a model key for a session in

@@ -79,6 +79,9 @@ type Session struct {
 	// will run, until the audit hook reads it or the call ends; starts the calls' start
 	// times for the audit log; gates the scripted tools' waits for a call's end.
 	memory *permissions.Store
+	// net is the session's network outside its commands: the Asker of unknown hosts and
+	// fetch's proxy (network.go).
+	net *sessionNet
 	// escalations keeps the "always" answers to bash calls asking to leave the sandbox,
 	// apart from every other answer (sandbox.go).
 	escalations escalationMemory
@@ -270,9 +273,19 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.useSandbox(ws, cfg); err != nil {
+	resolved, err := h.useSandbox(ws, cfg)
+	if err != nil {
 		return nil, err
 	}
+	network, err := h.newSessionNet(resolved)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !ok {
+			network.close()
+		}
+	}()
 	cfg.Subagents = h.subagentSettings(ws.Cwd(), cfg.Subagents)
 	savedMode := ""
 	if r != nil {
@@ -283,7 +296,8 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{host: h, face: o.Face, modeChanged: o.ModeChanged, mode: modeState{cur: mode}, spec: spec, builtin: map[string]bool{}, ws: ws,
-		starts: audit.NewStarts(), gates: scripted.NewGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}}
+		starts: audit.NewStarts(), gates: scripted.NewGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}, net: network}
+	network.asker.s.Store(s)
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
 	}
@@ -411,7 +425,7 @@ func (s *Session) buildTools(cfg Config, o Options) (*toolexec.Toolbox, []string
 	initial := sc.Initial
 	// Built-in tools first; a scripted tool of the same name replaces the built-in one.
 	var all []toolexec.Tool
-	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(s.ws), todoWriteTool(s), skillTool(s))) {
+	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(s.ws), todoWriteTool(s), skillTool(s), s.net.fetchTool())) {
 		if t.Name == tools.NameBash && o.child != nil && o.child.agent == "explore" {
 			t = exploreBash(t)
 		}

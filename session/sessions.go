@@ -506,6 +506,7 @@ func (h *Host) CloseSession(id string) error {
 	s.closeFile()
 	s.closeMCP(true)
 	s.closeCheckpoints()
+	s.net.close()
 	s.ws.Close()
 	return nil
 }

@@ -1,0 +1,248 @@
+// This file is a session's network outside its commands' sandbox (issue 37): the Asker of
+// the hosts the allow-list does not know (network/allowHost to an editor that declared it,
+// a refusal in auto mode or when the editor cannot ask, the workspace's remembered
+// "allowAlways" answers), the proxy the fetch tool goes through, and the resolver a test
+// may map names with.
+
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/pid-agent/pid/netproxy"
+	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/webfetch"
+)
+
+// NetworkTool is the pseudo-tool name of a remembered answer about a host: a
+// permissions/list entry {tool: "network", pattern: HOST, decision: "allow"} lets every
+// sandboxed command and fetch call of the workspace reach HOST without asking.
+const NetworkTool = "network"
+
+// HostQuestion is network/allowHost's question: a command (or a fetch call) of the
+// session wants to reach a host the allow-list does not know; its connection waits.
+type HostQuestion struct {
+	// ToolCallID is the call whose command connects (a job's id for a background job).
+	ToolCallID string
+	Host       string
+	Port       int
+	// Command is what the person reads: the command line, or "fetch URL".
+	Command string
+}
+
+// HostAsker is what a face implements when it can put a HostQuestion to the person. A
+// face without it (or whose CanAskHost is false) gets every unknown host refused, the
+// host named in the tool's result.
+type HostAsker interface {
+	// CanAskHost reports whether the client declared it can be asked about hosts
+	// (capabilities.experimental.pid.networkApproval). Contract: any goroutine; never
+	// blocks.
+	CanAskHost() bool
+	// AskHost asks the person and returns "allow", "allowAlways" or "deny" (anything
+	// else denies). Contract: called from the proxy's goroutines, concurrently for
+	// different hosts; must return once ctx ends (at most 60 s after the question); must
+	// not call back into the session but for its ID. An error refuses the host.
+	AskHost(ctx context.Context, s *Session, q HostQuestion) (string, error)
+}
+
+// Refusal reasons the model reads (after "not in the allowed hosts").
+const (
+	reasonAuto = netproxy.ReasonNotAllowed + "; auto mode does not ask: the person can allow it by adding it to " +
+		`"sandbox": {"allowedHosts": [...]} in their settings, or by leaving auto mode, so that they are asked`
+	reasonCannotAsk = netproxy.ReasonNotAllowed + "; this editor cannot ask (experimental.pid.networkApproval): the person can add it to " +
+		`"sandbox": {"allowedHosts": [...]} in their settings`
+)
+
+// hostAsker is a session's netproxy.Asker. The session is set once it is built; before
+// that, no command runs.
+type hostAsker struct {
+	s atomic.Pointer[Session]
+}
+
+// AskHost implements netproxy.Asker (contract there): a host the workspace remembered as
+// allowed always is let through without asking; in auto mode, or with a face that cannot
+// ask, the host is refused at once with a reason saying how the person can allow it;
+// otherwise the face asks, and an allowAlways answer is remembered for the workspace.
+func (a *hostAsker) AskHost(ctx context.Context, q netproxy.Question) (netproxy.Answer, error) {
+	s := a.s.Load()
+	if s == nil {
+		return netproxy.Answer{Decision: netproxy.Deny}, nil
+	}
+	if s.rememberedHost(q.Host) {
+		return netproxy.Answer{Decision: netproxy.AllowAlways}, nil
+	}
+	if s.Mode() == ModeAuto {
+		return netproxy.Answer{Decision: netproxy.Deny, Reason: reasonAuto}, nil
+	}
+	ask, ok := s.face.(HostAsker)
+	if !ok || !ask.CanAskHost() {
+		return netproxy.Answer{Decision: netproxy.Deny, Reason: reasonCannotAsk}, nil
+	}
+	d, err := ask.AskHost(ctx, s, HostQuestion{ToolCallID: q.Caller.ID, Host: q.Host, Port: q.Port, Command: q.Caller.Command})
+	if err != nil {
+		return netproxy.Answer{}, err
+	}
+	switch netproxy.Decision(d) {
+	case netproxy.Allow:
+		return netproxy.Answer{Decision: netproxy.Allow}, nil
+	case netproxy.AllowAlways:
+		s.rememberHost(q.Host)
+		return netproxy.Answer{Decision: netproxy.AllowAlways}, nil
+	}
+	return netproxy.Answer{Decision: netproxy.Deny, Reason: netproxy.ReasonNotAllowed + "; the person refused it"}, nil
+}
+
+// rememberedHost reports whether the workspace remembered host as allowed always (in the
+// store, or this session's memory when the store is unavailable). Exact names only.
+func (s *Session) rememberedHost(host string) bool {
+	scope := permissions.Scope(s.root())
+	hit := func(e permissions.Remembered) bool {
+		return e.Tool == NetworkTool && e.Scope == scope && e.Pattern == host && e.Decision == permissions.Allow
+	}
+	if st := s.host.store; st != nil {
+		if l, err := st.List(); err == nil && slices.ContainsFunc(l.Permissions, hit) {
+			return true
+		}
+	}
+	l, _ := s.memory.List()
+	return slices.ContainsFunc(l.Permissions, hit)
+}
+
+// rememberHost keeps an allowAlways answer about host for the workspace: in the store
+// (listed and revocable in permissions/list), else in the session's memory.
+func (s *Session) rememberHost(host string) {
+	if st := s.host.store; st != nil {
+		_, err := st.Remember(s.root(), NetworkTool, "", host, permissions.Allow)
+		if err == nil {
+			return
+		}
+		s.face.Warn(s, fmt.Sprintf("could not store the answer allowing %s always, kept for this session only: %v", host, err))
+	}
+	if _, err := s.memory.Remember(s.root(), NetworkTool, "", host, permissions.Allow); err != nil {
+		s.face.Warn(s, fmt.Sprintf("the answer allowing %s applied to this session only: %v", host, err))
+	}
+}
+
+// sessionNet is a session's network outside its commands: the Asker (also given to the
+// commands' proxy) and the proxy and Fetcher of the fetch tool.
+type sessionNet struct {
+	asker   *hostAsker
+	proxy   *netproxy.Proxy
+	fetcher *webfetch.Fetcher
+}
+
+// newSessionNet makes a session's network from its resolved sandbox settings r. fetch runs
+// in pid itself, outside any sandbox, so it always goes through a Proxy: with the sandbox
+// off it may reach any host but the denied ones (never a private address), with the
+// network off none.
+func (h *Host) newSessionNet(r sandbox.Resolved) (*sessionNet, error) {
+	n := &sessionNet{asker: &hostAsker{}}
+	set := r.Net
+	if r.Mode == sandbox.ModeOff {
+		set.Mode = netproxy.ModeOn
+	}
+	p, err := netproxy.New(netproxy.Config{Network: set, Asker: n.asker, Resolver: debugResolver(), Logf: h.proxyLog})
+	if err != nil {
+		return nil, invalid("sandbox: %v", err)
+	}
+	n.proxy = p
+	n.fetcher = webfetch.New(webfetch.Config{Proxy: p, Redactor: h.redactor})
+	return n, nil
+}
+
+// proxyLog is the proxies' log: one line per refusal and per problem.
+func (h *Host) proxyLog(format string, args ...any) {
+	h.log.Info("network proxy: " + fmt.Sprintf(format, args...))
+}
+
+// close ends fetch's proxy (its connections and questions).
+func (n *sessionNet) close() {
+	if n != nil {
+		n.proxy.Close()
+	}
+}
+
+// forget undoes a remembered host for the session's live proxies: the person revoked it.
+func (n *sessionNet) forget(host string) {
+	if n != nil {
+		n.proxy.ForgetHost(host)
+	}
+}
+
+// fetchTool returns the fetch tool of the session.
+func (n *sessionNet) fetchTool() toolexec.Tool { return n.fetcher.Tool() }
+
+// fetchToolSpec is fetch's name, description and parameters, for BuiltinTools.
+func fetchToolSpec() toolexec.Tool {
+	p, err := netproxy.New(netproxy.Config{Network: netproxy.Resolved{Mode: netproxy.ModeOff}})
+	if err != nil {
+		panic(err) // a constant configuration
+	}
+	defer p.Close()
+	t := webfetch.New(webfetch.Config{Proxy: p}).Tool()
+	t.Execute = nil
+	return t
+}
+
+// forgetHost is called after a remembered answer was revoked: when it was about a host,
+// the live sessions of its workspace stop letting it through (their open connections go
+// on).
+func (h *Host) forgetHost(e permissions.Remembered) {
+	if e.Tool != NetworkTool || e.Pattern == "" {
+		return
+	}
+	h.mu.Lock()
+	var live []*Session
+	for _, s := range h.sessions {
+		live = append(live, s)
+	}
+	h.mu.Unlock()
+	for _, s := range live {
+		if permissions.Scope(s.root()) == e.Scope {
+			s.net.forget(e.Pattern)
+		}
+	}
+}
+
+// debugEnvResolve maps names to addresses for the proxies' resolver, for tests that stand
+// a local server in for a registry: "name=ip,name=ip". Names not listed resolve as usual.
+const debugEnvResolve = "PID_DEBUG_RESOLVE"
+
+// debugResolver returns the resolver PID_DEBUG_RESOLVE asks for, nil (the system's) when
+// it is unset or malformed.
+func debugResolver() netproxy.Resolver {
+	v := os.Getenv(debugEnvResolve)
+	if v == "" {
+		return nil
+	}
+	m := map[string]netip.Addr{}
+	for _, kv := range strings.Split(v, ",") {
+		name, ip, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		a, err := netip.ParseAddr(ip)
+		if !ok || err != nil {
+			return nil
+		}
+		m[strings.ToLower(name)] = a
+	}
+	return mapResolver(m)
+}
+
+// mapResolver answers the names it lists, and asks the system about the others.
+type mapResolver map[string]netip.Addr
+
+// LookupNetIP implements netproxy.Resolver.
+func (m mapResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := m[strings.ToLower(strings.TrimSuffix(host, "."))]; ok {
+		return []netip.Addr{a}, nil
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, network, host)
+}
