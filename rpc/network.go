@@ -48,4 +48,5 @@ func (s *Server) AskHost(ctx context.Context, ss *session.Session, q session.Hos
 	}
 	return a.Decision, nil
 }
+
 var _ session.HostAsker = (*Server)(nil)

@@ -77,7 +77,9 @@ func netAnswer(decision string, asked *[]gjson.Result) wsAnswerer {
 	}
 }
 
-func fetchURL(port int, host, path string) string { return fmt.Sprintf("http://%s:%d%s", host, port, path) }
+func fetchURL(port int, host, path string) string {
+	return fmt.Sprintf("http://%s:%d%s", host, port, path)
+}
 
 func TestNetworkFetchAskRemember(t *testing.T) {
 	port, hits := netServer(t)
