@@ -334,7 +334,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 				"protocolVersion": ProtocolVersion,
 				"sessions":        true,
 				"tools":           session.BuiltinTools(),
-				"sandbox":         session.SandboxStatus(),
+				"sandbox":         s.host.SandboxReport(defaults.Sandbox),
 			}},
 		},
 	}, nil

@@ -8,6 +8,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -245,4 +246,33 @@ func (m mapResolver) LookupNetIP(ctx context.Context, network, host string) ([]n
 		return []netip.Addr{a}, nil
 	}
 	return net.DefaultResolver.LookupNetIP(ctx, network, host)
+}
+
+// SandboxReport is initialize's capabilities.experimental.pid.sandbox: what the kernel
+// gives the sandbox, and the network the settings give commands: Network is
+// "allowlist", true or false as the settings write it, Proxy says commands reach the
+// outside only through pid's proxy (allowlist, with a sandbox and a network namespace).
+type SandboxReport struct {
+	SandboxCapability
+	Network netproxy.Mode `json:"network"`
+	Proxy   bool          `json:"proxy"`
+}
+
+// SandboxReport reports the sandbox for the user's settings and the editor's "sandbox"
+// settings (initializationOptions; nil for none), before any workspace narrows them.
+// Contract: safe for concurrent use; a malformed editor value counts as absent.
+func (h *Host) SandboxReport(editor json.RawMessage) SandboxReport {
+	c := SandboxStatus()
+	var user sandbox.Settings
+	if h.loader != nil {
+		user, _, _ = h.loader.Sandbox("")
+	}
+	ed, _ := sandbox.Parse(editor)
+	r := sandbox.Resolve(user, ed, sandbox.Settings{}, true)
+	rep := SandboxReport{SandboxCapability: c, Network: r.Net.Mode}
+	if r.Mode == sandbox.ModeOff {
+		rep.Network = netproxy.ModeOn
+	}
+	rep.Proxy = c.Available && c.NetworkNamespaces && r.Mode != sandbox.ModeOff && r.Net.Mode == netproxy.ModeAllowlist
+	return rep
 }

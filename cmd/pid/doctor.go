@@ -1,7 +1,9 @@
 // This file is `pid doctor`: what this machine gives pid, for a person: the sandbox bash
 // runs in, the same facts initialize reports as capabilities.experimental.pid.sandbox, and
-// the keys pid login saved (their names only); `pid doctor --json` says the same and the
-// model's key variable and the folder's trust as one JSON object, for a client's health check.
+// the network commands get (the proxy and the hosts of the user settings), and the keys
+// pid login saved (their names only); `pid doctor --json` says the sandbox, the saved keys,
+// the model's key variable and the folder's trust as one JSON object, for a client's health
+// check.
 
 package main
 
@@ -9,12 +11,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pid-agent/pid/credentials"
+	"github.com/pid-agent/pid/netproxy"
 	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/settings"
 	"github.com/pid-agent/pid/trust"
 )
 
@@ -49,6 +55,7 @@ func doctor(w io.Writer) int {
 	if c.Reason != "" {
 		fmt.Fprintf(w, "  why not:           %s\n", c.Reason)
 	}
+	networkLines(w, c)
 	credentialsLine(w)
 	if !c.Available {
 		fmt.Fprintln(w, "\nbash refuses to run commands until the kernel gives the sandbox, or your settings say\n"+
@@ -153,4 +160,57 @@ func doctorJSON(w io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// networkLines says what network the user settings give sandboxed commands: the mode, and
+// for the allow-list, pid's proxy with the allowed and denied hosts (the presets' hosts
+// included) and the names of the headers it adds (never their values).
+func networkLines(w io.Writer, c sandbox.Capability) {
+	var user sandbox.Settings
+	path, err := settings.UserPath()
+	if err == nil {
+		data, rerr := os.ReadFile(path)
+		switch {
+		case rerr == nil:
+			f, perr := settings.Parse(data)
+			if perr == nil {
+				user, perr = sandbox.Parse(f.Sandbox)
+			}
+			if perr != nil {
+				fmt.Fprintf(w, "network for bash:    NOT read (%s: %v)\n", path, perr)
+				return
+			}
+		case !os.IsNotExist(rerr):
+			fmt.Fprintf(w, "network for bash:    NOT read (%v)\n", rerr)
+			return
+		}
+	}
+	r := sandbox.Resolve(user, sandbox.Settings{}, sandbox.Settings{}, true)
+	switch {
+	case r.Mode == sandbox.ModeOff:
+		fmt.Fprintln(w, "network for bash:    the host's (the sandbox is off)")
+		return
+	case r.Net.Mode == netproxy.ModeOn:
+		fmt.Fprintln(w, "network for bash:    the host's (sandbox.network true)")
+		return
+	case r.Net.Mode == netproxy.ModeOff:
+		fmt.Fprintln(w, "network for bash:    off (sandbox.network false)")
+		return
+	}
+	if c.Available && !c.NetworkNamespaces {
+		fmt.Fprintln(w, "network for bash:    off: \"allowlist\" needs a network namespace, which this kernel does not give")
+		return
+	}
+	fmt.Fprintln(w, "network for bash:    allowlist, through pid's proxy (HTTP and SOCKS5 on the session's own 127.0.0.1)")
+	list := func(hosts []string, none string) string {
+		if len(hosts) == 0 {
+			return none
+		}
+		return strings.Join(hosts, ", ")
+	}
+	fmt.Fprintf(w, "  allowed hosts:     %s\n", list(r.Net.Allowed, "none (others are asked about, or refused)"))
+	fmt.Fprintf(w, "  denied hosts:      %s\n", list(r.Net.Denied, "none"))
+	for _, host := range slices.Sorted(maps.Keys(r.Net.InjectHeaders)) {
+		fmt.Fprintf(w, "  headers added:     %s: %s (plain http only)\n", host, strings.Join(slices.Sorted(maps.Keys(r.Net.InjectHeaders[host])), ", "))
+	}
 }

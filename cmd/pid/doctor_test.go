@@ -102,3 +102,37 @@ func TestDoctorJSON(t *testing.T) {
 		t.Errorf("without the key, in a trusted folder: %s", r.Raw)
 	}
 }
+
+// pid doctor says what network the user settings give commands: the proxy, the allowed
+// hosts (a preset's included), the denied ones, and the names of injected headers, never
+// where their values come from.
+func TestDoctorReportsTheProxy(t *testing.T) {
+	c := sandbox.Probe()
+	config := t.TempDir()
+	settings := `{"sandbox": {"allowPresets": ["go"], "allowedHosts": ["docs.example.org"], "deniedHosts": ["evil.example"],
+		"injectHeaders": {"api.example.com": {"Authorization": "env:PID_DOCTOR_SECRET_VAR"}}}}`
+	if err := os.MkdirAll(filepath.Join(config, "pid"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(config, "pid", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(pidBin, "doctor")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+config)
+	out, _ := cmd.CombinedOutput()
+	text := string(out)
+	want := []string{"network for bash:    allowlist, through pid's proxy",
+		"allowed hosts:     docs.example.org, proxy.golang.org, sum.golang.org", "denied hosts:      evil.example",
+		"headers added:     api.example.com: Authorization"}
+	if c.Available && !c.NetworkNamespaces {
+		want = []string{`network for bash:    off: "allowlist" needs a network namespace`}
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("pid doctor lacks %q:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, "PID_DOCTOR_SECRET_VAR") {
+		t.Errorf("pid doctor names where a header's value comes from:\n%s", text)
+	}
+}
