@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pid-agent/pid/sandbox"
 )
 
 // netServer is a local HTTP server on 127.0.0.2 standing in for the web, and its port.
@@ -188,7 +190,12 @@ func TestNetworkWithoutApprovalOrFromWorkspace(t *testing.T) {
 	_, ws := newWorkspaceDir(t, map[string]string{".pid/settings.json": mustJSON(obj{"sandbox": obj{"allowedHosts": []string{"ws.test", "127.0.0.2"}}})})
 	env := netEnv(t, obj{"allowedHosts": []string{"docs.test", "127.0.0.2"}})
 	d := startProcess(t, processOptions{Env: env})
-	initWorkspace(d, obj{}, ws) // no networkApproval
+	res := initWorkspace(d, obj{}, ws) // no networkApproval
+	sb := res.Get("capabilities.experimental.pid.sandbox")
+	c := sandbox.Probe()
+	if sb.Get("network").String() != "allowlist" || sb.Get("proxy").Bool() != (c.Available && c.NetworkNamespaces) {
+		t.Errorf("capabilities.experimental.pid.sandbox = %s, want network \"allowlist\" and proxy %v", sb.Raw, c.Available && c.NetworkNamespaces)
+	}
 	sid := d.newSession(obj{})
 	m, b := wsOne(t, d, sid, nil, "h1", "fetch", obj{"url": fetchURL(port, "ws.test", "/doc")})
 	wsWantError(t, m, "pid's proxy refused: ws.test:", "this editor cannot ask")
