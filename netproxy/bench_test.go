@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,5 +136,65 @@ func cpuPerOp(b *testing.B) func() {
 func cpuTime() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkCurlFirstConnection is a command's first connection as a command makes it: one
+// curl process per op, fetching from the server on 127.0.0.2 directly, through the proxy's
+// HTTP side (an http:// URL, as HTTP_PROXY) and its SOCKS5 side (socks5h://, as
+// ALL_PROXY), the proxy on 127.0.0.1 TCP. Needs curl on PATH.
+func BenchmarkCurlFirstConnection(b *testing.B) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		b.Fatalf("this benchmark runs curl: %v", err)
+	}
+	srv := newServer(&testing.T{}, "127.0.0.2", "registry", false)
+	defer srv.Close()
+	p, err := New(Config{
+		Network:  Resolved{Allowed: []string{"registry.test", "127.0.0.2"}},
+		Resolver: newResolver(map[string]string{"registry.test": "127.0.0.2"}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go p.Serve(l)
+	token := p.Register(Caller{ID: "bench"}).Token()
+	run := func(b *testing.B, args ...string) {
+		defer cpuChildrenPerOp(b)()
+		for b.Loop() {
+			out, err := exec.Command(curl, append([]string{"-sS", "-o", "/dev/null", "-w", "%{http_code}"}, args...)...).CombinedOutput()
+			if err != nil || string(out) != "200" {
+				b.Fatalf("curl: %v %s", err, out)
+			}
+		}
+	}
+	b.Run("direct", func(b *testing.B) {
+		run(b, "--noproxy", "*", fmt.Sprintf("http://127.0.0.2:%d/x", srv.port()))
+	})
+	b.Run("http-proxy", func(b *testing.B) {
+		run(b, "-x", "http://"+token+"@"+l.Addr().String(), fmt.Sprintf("http://registry.test:%d/x", srv.port()))
+	})
+	b.Run("socks5h", func(b *testing.B) {
+		run(b, "-x", "socks5h://"+token+"@"+l.Addr().String(), fmt.Sprintf("http://registry.test:%d/x", srv.port()))
+	})
+}
+
+// cpuChildrenPerOp reports the CPU time of this process and its waited-for children (curl)
+// per op.
+func cpuChildrenPerOp(b *testing.B) func() {
+	start := cpuTime() + childCPUTime()
+	return func() {
+		b.ReportMetric(float64(cpuTime()+childCPUTime()-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func childCPUTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
