@@ -229,26 +229,6 @@ func patternStrings(ps []pattern) []string {
 	return out
 }
 
-// fieldsSet returns the names of the fields s sets.
-func (s Settings) fieldsSet() []string {
-	var out []string
-	if s.Network != nil {
-		out = append(out, "network "+modeText(*s.Network))
-	}
-	if len(s.AllowedHosts) > 0 {
-		out = append(out, "allowedHosts")
-	}
-	if len(s.DeniedHosts) > 0 {
-		out = append(out, "deniedHosts")
-	}
-	if len(s.AllowPresets) > 0 {
-		out = append(out, "allowPresets")
-	}
-	if len(s.InjectHeaders) > 0 {
-		out = append(out, "injectHeaders")
-	}
-	return out
-}
 
 // modeText is a mode as settings write it.
 func modeText(m Mode) string {
