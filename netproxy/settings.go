@@ -229,7 +229,6 @@ func patternStrings(ps []pattern) []string {
 	return out
 }
 
-
 // modeText is a mode as settings write it.
 func modeText(m Mode) string {
 	b, err := m.MarshalJSON()
