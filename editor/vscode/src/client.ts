@@ -36,6 +36,8 @@ import type {
 	ReadTextFileParams,
 	ReadTextFileResult,
 	RememberedPermission,
+	AllowHostAnswer,
+	AllowHostParams,
 	RequestTrustAnswer,
 	RequestTrustParams,
 	RewindParams,
@@ -85,6 +87,13 @@ export interface ClientOptions {
 	 * (shutdown).
 	 */
 	onRequestTrust?: (params: RequestTrustParams, token: rpc.CancellationToken) => Promise<RequestTrustAnswer> | RequestTrustAnswer;
+	/**
+	 * Answers pid's network/allowHost requests (a host the allow-list does not know). When
+	 * set, initialize declares capabilities.experimental.pid.networkApproval; when unset, pid
+	 * refuses such hosts and names them in the result. A throw answers {decision: "deny"}; the
+	 * token is cancelled when pid stops waiting (60 s).
+	 */
+	onAllowHost?: (params: AllowHostParams, token: rpc.CancellationToken) => Promise<AllowHostAnswer> | AllowHostAnswer;
 	/**
 	 * Files through the editor: when both are set, initialize declares
 	 * capabilities.experimental.pid.fs {readTextFile, writeTextFile} and pid's file tools read
@@ -200,6 +209,16 @@ export class PidClient {
 					return { trusted: a?.trusted === true } satisfies RequestTrustAnswer;
 				} catch {
 					return { trusted: false } satisfies RequestTrustAnswer;
+				}
+			});
+		}
+		const onHost = opts.onAllowHost;
+		if (onHost) {
+			this.connection.onRequest('network/allowHost', async (params: AllowHostParams, token: rpc.CancellationToken) => {
+				try {
+					return await onHost(params, token);
+				} catch {
+					return { decision: 'deny' } satisfies AllowHostAnswer;
 				}
 			});
 		}
@@ -526,6 +545,9 @@ function declared(opts: ClientOptions): EditorCapabilities {
 	}
 	if (opts.onRequestTrust) {
 		pid.trust = true;
+	}
+	if (opts.onAllowHost) {
+		pid.networkApproval = true;
 	}
 	if (opts.onReadTextFile && opts.onWriteTextFile) {
 		pid.fs = { readTextFile: true, writeTextFile: true };

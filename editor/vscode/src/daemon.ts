@@ -13,7 +13,7 @@ import { sliceLines } from './context';
 import { insideAny } from './sessions';
 import { realPath, type DaemonOptions } from './state';
 import { withheld, withheldText } from './trust';
-import type { BeforeToolCallAnswer, BeforeToolCallParams, EditorDiagnosticsParams, EditorDiagnosticsResult, ElicitationParams, ElicitationResult, RequestTrustAnswer, RequestTrustParams } from './protocol';
+import type { AllowHostAnswer, AllowHostParams, BeforeToolCallAnswer, BeforeToolCallParams, EditorDiagnosticsParams, EditorDiagnosticsResult, ElicitationParams, ElicitationResult, RequestTrustAnswer, RequestTrustParams } from './protocol';
 
 /**
  * A conversation attached to the daemon (PidController): what the daemon asks of it. Called on
@@ -110,6 +110,7 @@ export class PidDaemon {
 				return to.approve(params, token);
 			},
 			onRequestTrust: ui.askTrust ? (params, token) => this.trust(params, token) : undefined,
+			onAllowHost: ui.askHost ? (params, token) => this.allowHost(params, token) : undefined,
 			onStderr: (text) => this.stderr(text),
 			onElicitation: (params, token) => {
 				const to = this.owner(params?._meta?.pid?.sessionId);
@@ -186,6 +187,19 @@ export class PidDaemon {
 		const errors = r.filter((d) => d?.severity === 1).length;
 		const starting = a.starting?.length ? `; still starting: the language server for ${a.starting.join(', ')}` : '';
 		this.opts.ui.appendLine(`pid: the editor's problems of ${n === 0 ? 'every file' : `${n} file${n === 1 ? '' : 's'}`} after ${Date.now() - t0} ms: ${r.length} problem${r.length === 1 ? '' : 's'}, ${errors} error${errors === 1 ? '' : 's'}${starting}${token.isCancellationRequested ? ' (pid stopped waiting)' : ''}`);
+		return a;
+	}
+
+	/** allowHost puts a network/allowHost question to the UI and logs it and its answer. */
+	private async allowHost(params: AllowHostParams, token: rpc.CancellationToken): Promise<AllowHostAnswer> {
+		const what = `${String(params?.host)}:${String(params?.port)} for \`${String(params?.command)}\``;
+		let a: AllowHostAnswer = { decision: 'deny' };
+		try {
+			a = (await this.opts.ui.askHost?.(params, token)) ?? a;
+		} catch (err) {
+			this.opts.ui.appendLine(`! pid: could not ask about ${what}: ${errorText(err)}`);
+		}
+		this.opts.ui.appendLine(`pid: network ${what}: ${token.isCancellationRequested ? 'no answer in time (refused)' : a.decision}`);
 		return a;
 	}
 

@@ -22,9 +22,10 @@ import { PidDaemon } from './daemon';
 import { EditorDocuments, Snapshots } from './editorFiles';
 import { pickMode, pickModel, rememberedAnswers, resumeSession, trustedFolders } from './pickers';
 import { safeLink } from './markdown';
-import type { SessionNewParams } from './protocol';
+import type { AllowHostParams, SessionNewParams } from './protocol';
 import { ResumeError } from './sessions';
 import { ChatTabs, tabName, type Tab } from './tabs';
+import { HostAsker } from './network';
 import { TrustAsker } from './trust';
 
 /** The window's pid, shared by the chat's tabs. */
@@ -58,9 +59,14 @@ export function activate(context: vscode.ExtensionContext): void {
 		show: async (p) => vscode.window.showWarningMessage(p.message, ...p.choices),
 	});
 
+	// pid's network questions: a non-modal warning; the command's connection waits for it
+	// (at most 60 s, then pid refuses and the token is cancelled).
+	const hosts = new HostAsker({ show: async (p) => vscode.window.showWarningMessage(p.message, ...p.choices) });
+
 	const ui = {
 		appendLine: (line: string) => out.appendLine(line),
 		askTrust: (params: { folder: string; ignored: string[] }) => trust.ask(params),
+		askHost: (params: AllowHostParams, token: { isCancellationRequested: boolean }) => hosts.ask(params, token),
 	};
 
 	/** makeDaemon is the window's pid, started at the first need once startAfter (the pid it replaces stopping) settled. */

@@ -138,6 +138,8 @@ export interface EditorCapabilities {
 	diagnostics?: boolean;
 	/** The editor wants usageUpdate after each model call (the context meter). */
 	usage?: boolean;
+	/** The editor answers network/allowHost (a host the allow-list does not know). */
+	networkApproval?: boolean;
 }
 
 /** The parts of initialize's params (LSP's InitializeParams) that pid reads. */
@@ -558,6 +560,24 @@ export interface RequestTrustParams {
 
 export interface RequestTrustAnswer {
 	trusted: boolean;
+}
+
+/**
+ * network/allowHost's params: a sandboxed command (or a fetch call) of the session wants to
+ * reach a host the allow-list does not know; its connection waits (at most 60 s).
+ */
+export interface AllowHostParams {
+	sessionId: string;
+	/** The call whose command connects (a job's id for a background job). */
+	toolCallId: string;
+	host: string;
+	port: number;
+	/** The command line, or `fetch URL`. */
+	command: string;
+}
+
+export interface AllowHostAnswer {
+	decision: 'allow' | 'allowAlways' | 'deny';
 }
 
 /** trust/list's result. */

@@ -14,7 +14,7 @@ import type { ChangeTracker, FileAccess } from './changes';
 import type { ClientOptions, PidClient } from './client';
 import type { ErrorAction } from './errors';
 import type { PidDaemon } from './daemon';
-import type { BeforeToolCallParams, ChangesListResult, Checkpoint, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, RewindRestore, SessionMode, SessionNewParams, SessionSummary } from './protocol';
+import type { AllowHostAnswer, AllowHostParams, BeforeToolCallParams, ChangesListResult, Checkpoint, Diagnostic, EditorDiagnosticsParams, EditorDiagnosticsResult, ModelEntry, RequestTrustParams, RewindRestore, SessionMode, SessionNewParams, SessionSummary } from './protocol';
 import type { Run } from './run';
 
 export interface Ui {
@@ -34,6 +34,12 @@ export interface Ui {
 	 * the question up (shutdown); the answer is then ignored.
 	 */
 	askTrust?(params: RequestTrustParams, token: rpc.CancellationToken): Promise<boolean>;
+	/**
+	 * Decides about a host the allow-list does not know (network/allowHost). Optional:
+	 * without it pid refuses such hosts and names them in the result. A rejection denies; the
+	 * token is cancelled when pid stops waiting (60 s), and the answer is then ignored.
+	 */
+	askHost?(params: AllowHostParams, token: rpc.CancellationToken): Promise<AllowHostAnswer>;
 }
 
 /** The editor's own view of files: open documents with their unsaved changes. */
@@ -45,7 +51,7 @@ export interface EditorFiles {
 }
 
 /** What starting pid takes (daemon.ts): the client's options without its handlers, and the editor's answers to pid's requests. */
-export interface DaemonOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onStderr' | 'onReadTextFile' | 'onWriteTextFile' | 'onElicitation' | 'onDiagnostics'> {
+export interface DaemonOptions extends Omit<ClientOptions, 'onBeforeToolCall' | 'onRequestTrust' | 'onAllowHost' | 'onStderr' | 'onReadTextFile' | 'onWriteTextFile' | 'onElicitation' | 'onDiagnostics'> {
 	/**
 	 * When set, pid asks the editor for the problems of the files a batch changed
 	 * (editor/diagnostics; initialize declares capabilities.experimental.pid.diagnostics):
