@@ -77,6 +77,7 @@ t.perm_answers = {} -- {pick = fn(items) -> index or nil}
 t.mode_answers = {} -- {pick = fn(items) -> index or nil}
 t.checkpoint_answers = {} -- {pick = fn(items) -> index or nil}
 t.command_answers = {} -- {pick = fn(items) -> index or nil}: the /command picker (:Pid)
+t.host_answers = {} -- {pick = fn(items) -> index or nil}: network/allowHost's choice (network.lua)
 t.inputs = {} -- the texts vim.ui.input answers, in turn
 t.asked = {}
 t.asked_select = {} -- each vim.ui.select: {items, shown, prompt, kind}; each vim.ui.input: {input = true, prompt}
@@ -135,7 +136,7 @@ vim.ui.select = function(items, opts, on_choice)
   table.insert(t.asked_select, { items = items, shown = shown, prompt = opts.prompt, kind = kind })
   local list = kind == 'pid.model' and t.model_answers or kind == 'pid.permission' and t.perm_answers
     or kind == 'pid.mode' and t.mode_answers or kind == 'pid.checkpoint' and t.checkpoint_answers
-    or kind == 'pid.command' and t.command_answers or t.session_answers
+    or kind == 'pid.command' and t.command_answers or kind == 'pid.host' and t.host_answers or t.session_answers
   local a = table.remove(list, 1)
   if a == nil then
     table.insert(t.select_errors, 'unexpected select: ' .. tostring(opts.prompt))

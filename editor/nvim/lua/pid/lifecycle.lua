@@ -181,7 +181,8 @@ start_process = function()
   local uri = vim.uri_from_fname(cwd)
   -- usage: usageUpdate for the context meter; diagnostics: editor/diagnostics answered from
   -- vim.diagnostic (diagnostics.lua), unless setup{diagnostics = false}.
-  local caps = { beforeToolCall = true, trust = true, usage = true }
+  -- networkApproval: network/allowHost answered in vim.ui.select (network.lua).
+  local caps = { beforeToolCall = true, trust = true, usage = true, networkApproval = true }
   if config.buffers then
     caps.fs = { readTextFile = true, writeTextFile = true }
   end

@@ -1,5 +1,6 @@
 -- pid's requests to the editor, answered: approvals (beforeToolCall) and workspace trust in
--- the float (approval.lua), files through the buffers (files.lua), the problems after an edit
+-- the float (approval.lua), hosts the allow-list does not know (network/allowHost:
+-- network.lua), files through the buffers (files.lua), the problems after an edit
 -- (editor/diagnostics: diagnostics.lua), pid's message questions in
 -- vim.ui.select; MCP servers' questions are declined, anything else is "method not found".
 -- lifecycle.lua hands them over only from the pid process that runs now.
@@ -15,6 +16,7 @@ local words = require('pid.words')
 local children = require('pid.children')
 local diagnostics = require('pid.diagnostics')
 local escalation = require('pid.escalation')
+local network = require('pid.network')
 
 local S = state.S
 
@@ -65,6 +67,9 @@ function M.answer(method, params, respond, id)
       or outside and ('pid asks to run a command OUTSIDE the sandbox' .. (asker and (' for ' .. asker) or '') .. ': :PidApproval to answer')
       or ('pid asks before running ' .. tostring(params.toolName) .. (asker and (' for ' .. asker) or '') .. ': :PidApproval to answer'),
       outside and vim.log.levels.WARN or nil)
+  elseif method == 'network/allowHost' then
+    network.ask(params, respond)
+    words.notify(('pid asks whether a command may reach %s (it waits at most 60 s)'):format(tostring(params.host)), vim.log.levels.WARN)
   elseif method == 'editor/diagnostics' then
     diagnostics.answer(params, respond, id)
   elseif method == 'workspace/requestTrust' then
