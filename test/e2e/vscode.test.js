@@ -35,7 +35,7 @@ test('VS Code: pid: Ask from the Command Palette shows the scripted answer in th
 			const prompt = lines.indexOf('> say hello');
 			assert.ok(prompt >= 0, `the log shows the prompt line "> say hello":\n${text}`);
 			// The built-in tools, and diagnostics: the extension answers editor/diagnostics.
-			assert.match(flat(lines.slice(0, prompt).join('\n')), /^pid: started \S+ \(pid [^)]+\) pid: new session \S+ \(14 tools: read, write, edit, bash, grep, find, ls, job_output, job_kill, todo_write, skill, diagnostics, task, exit_plan_mode\)$/);
+			assert.match(flat(lines.slice(0, prompt).join('\n')), /^pid: started \S+ \(pid [^)]+\) pid: new session \S+ \(15 tools: read, write, edit, bash, grep, find, ls, job_output, job_kill, todo_write, skill, fetch, diagnostics, task, exit_plan_mode\)$/);
 			const after = flat(lines.slice(prompt + 1).join('\n'));
 			assert.equal(after, `${answer} — done (stop) —`, 'the answer, then the end of the run, follow the prompt');
 			// The whole channel, as VS Code logged it, holds the same run line for line.
