@@ -27,8 +27,12 @@ func TestInitializeReportsTheSandbox(t *testing.T) {
 		t.Fatalf("capabilities.experimental.pid.sandbox: %q", got.Raw)
 	}
 	json.Unmarshal(want, &w)
-	if len(g) != len(w) || g["available"] != w["available"] || g["landlockAbi"] != w["landlockAbi"] || g["userNamespaces"] != w["userNamespaces"] {
-		t.Errorf("initialize says %s, the probe %s", got.Raw, want)
+	// The probe's fields, and the network the settings give commands (issue 37): the
+	// default allowlist, through the proxy when the kernel gives a network namespace.
+	c := sandbox.Probe()
+	if len(g) != len(w)+2 || g["available"] != w["available"] || g["landlockAbi"] != w["landlockAbi"] || g["userNamespaces"] != w["userNamespaces"] ||
+		g["network"] != "allowlist" || g["proxy"] != (c.Available && c.NetworkNamespaces) {
+		t.Errorf("initialize says %s, the probe %s (and network \"allowlist\", proxy %v)", got.Raw, want, c.Available && c.NetworkNamespaces)
 	}
 }
 
