@@ -68,7 +68,7 @@ func (m Mode) openness() int {
 
 // presets are the hosts each allowPresets name stands for: the hosts the package managers'
 // default configurations download from, exact names only (no wildcard), so that a preset
-// does not open a whole cloud storage service. docs/network-design.md lists them too.
+// does not open a whole cloud storage service. docs/permissions.md lists them too.
 var presets = map[string][]string{
 	// npm and yarn: the registry's metadata and tarballs.
 	"npm": {"registry.npmjs.org", "registry.yarnpkg.com"},

@@ -145,8 +145,8 @@ type sessionNet struct {
 // in pid itself, outside any sandbox, so it always goes through a Proxy: with the sandbox
 // off it may reach any host but the denied ones (never a private address), with the
 // network off none.
-func (h *Host) newSessionNet(r sandbox.Resolved) (*sessionNet, error) {
-	n := &sessionNet{asker: &hostAsker{}}
+func (h *Host) newSessionNet(r sandbox.Resolved, asker *hostAsker) (*sessionNet, error) {
+	n := &sessionNet{asker: asker}
 	set := r.Net
 	if r.Mode == sandbox.ModeOff {
 		set.Mode = netproxy.ModeOn
@@ -210,6 +210,7 @@ func (h *Host) forgetHost(e permissions.Remembered) {
 	for _, s := range live {
 		if permissions.Scope(s.root()) == e.Scope {
 			s.net.forget(e.Pattern)
+			s.ws.ForgetHost(e.Pattern)
 		}
 	}
 }

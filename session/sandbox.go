@@ -19,9 +19,10 @@ import (
 )
 
 // useSandbox sets ws's sandbox from the sources for a session in ws's cwd whose editor
-// settings are cfg (its model already chosen), and returns the settings. It fails when
-// cfg's "sandbox" is malformed.
-func (h *Host) useSandbox(ws *tools.Workspace, cfg Config) (sandbox.Resolved, error) {
+// settings are cfg (its model already chosen), with asker deciding about the hosts the
+// allow-list does not know, and returns the settings. It fails when cfg's "sandbox" is
+// malformed.
+func (h *Host) useSandbox(ws *tools.Workspace, cfg Config, asker *hostAsker) (sandbox.Resolved, error) {
 	editor, err := sandbox.Parse(cfg.Sandbox)
 	if err != nil {
 		return sandbox.Resolved{}, invalid("%v", err)
@@ -35,7 +36,8 @@ func (h *Host) useSandbox(ws *tools.Workspace, cfg Config) (sandbox.Resolved, er
 	if len(r.Ignored) > 0 {
 		h.log.Warn("a workspace's sandbox settings were ignored", "folder", ws.Cwd(), "ignored", r.Ignored)
 	}
-	ws.UseSandbox(tools.SandboxConfig{Settings: r, DropEnv: h.keyVariables(ws.Cwd(), cfg.Model)})
+	ws.UseSandbox(tools.SandboxConfig{Settings: r, DropEnv: h.keyVariables(ws.Cwd(), cfg.Model),
+		Asker: asker, Resolver: debugResolver(), Logf: h.proxyLog})
 	return r, nil
 }
 

@@ -273,11 +273,12 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := h.useSandbox(ws, cfg)
+	asker := &hostAsker{}
+	resolved, err := h.useSandbox(ws, cfg, asker)
 	if err != nil {
 		return nil, err
 	}
-	network, err := h.newSessionNet(resolved)
+	network, err := h.newSessionNet(resolved, asker)
 	if err != nil {
 		return nil, err
 	}

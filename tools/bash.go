@@ -117,7 +117,7 @@ func bashTool(ws *Workspace) toolexec.Tool {
 			"The command is killed, with every process it started, after timeout seconds (default 120) or when the user aborts. " +
 			"A process left running in the background (cmd &) is not waited for, its output is not captured, and in the sandbox it ends with the command: to keep a server or a watcher running, use background: true (with waitFor its ready line), which starts a job you read with job_output and stop with job_kill (at most 8 running at once). " +
 			"A server a job starts on 127.0.0.1 is reachable by your later commands of this session, and by nothing else. " +
-			"Unless the user turned the sandbox off, the command runs in it: it may write only in the workspace folders and $TMPDIR, and has no network unless the user allowed it. " +
+			"Unless the user turned the sandbox off, the command runs in it: it may write only in the workspace folders and $TMPDIR, and reaches the network only through pid's proxy, to the hosts the user allowed (it sets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; a refused host is named in the result), or not at all, as the user set it. " +
 			"If the sandbox refuses something the task needs, call again with unsandboxed: true and a justification; the user is asked.",
 		Parameters: bashSchema,
 		Slots:      ProcessSlots,
@@ -142,7 +142,7 @@ func bashTool(ws *Workspace) toolexec.Tool {
 			if a.Timeout != nil {
 				timeout = time.Duration(*a.Timeout * float64(time.Second))
 			}
-			l, err := ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{command: a.Command})
+			l, err := ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{id: call.ID, command: a.Command})
 			if err != nil {
 				return toolexec.Result{}, err
 			}
@@ -315,6 +315,7 @@ loop:
 	}
 	if run.box != nil {
 		shown += run.box.checkAfter()
+		shown += run.box.proxyRefusals()
 	}
 	det.Sandbox = run.details
 	// A sandboxed command's failure keeps its details: details.sandbox.reverted says what

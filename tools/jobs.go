@@ -375,7 +375,7 @@ func (j *Jobs) startJob(ctx context.Context, shell string, a bashArgs) (toolexec
 		j.mu.Unlock()
 	}
 	j.before(ctx)
-	run, err := j.ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{command: a.Command, job: true})
+	run, err := j.ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{id: id, command: a.Command, job: true})
 	if err != nil {
 		unreserve()
 		return toolexec.Result{}, err
@@ -457,6 +457,7 @@ func (j *Jobs) await(jb *job) {
 	}
 	if jb.run.box != nil {
 		note += jb.run.box.checkAfter()
+		note += jb.run.box.proxyRefusals()
 	}
 	j.mu.Lock()
 	jb.ended, jb.exitCode = true, code

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/netproxy"
 	"github.com/pid-agent/pid/protected"
 	"github.com/pid-agent/pid/sandbox"
 )
@@ -29,6 +30,12 @@ type SandboxConfig struct {
 	// DropEnv names environment variables no command sees, besides ANTHROPIC_API_KEY and
 	// OPENAI_API_KEY (which are always left out): the model's apiKeyEnv.
 	DropEnv []string
+	// Asker, Resolver and Logf are the allowlist proxy's (network.go; netproxy.Config):
+	// who decides about hosts the allow-list does not know (nil refuses them), who resolves
+	// names (nil: the system), where its log lines go (nil: nowhere).
+	Asker    netproxy.Asker
+	Resolver netproxy.Resolver
+	Logf     func(format string, args ...any)
 }
 
 // alwaysDropped are the variables holding model keys, never in a command's environment.
@@ -38,8 +45,12 @@ var alwaysDropped = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
 type SandboxDetails struct {
 	// Mode is "workspace-write", "read-only" or "off" (an unsandboxed call: Escalated).
 	Mode string `json:"mode"`
-	// Network says the command could reach the network.
+	// Network says the command could reach the network directly (the host's network).
 	Network bool `json:"network"`
+	// Proxy says the command's only way out was pid's proxy (the allowlist network).
+	Proxy bool `json:"proxy,omitempty"`
+	// RefusedHosts are the destinations the proxy refused to the command's connections.
+	RefusedHosts []netproxy.Refusal `json:"refusedHosts,omitempty"`
 	// LoopbackCut says the network was cut without a network namespace (none could be
 	// made), with Landlock's TCP rules and a seccomp filter, which cut the sandbox's own
 	// loopback too.
@@ -89,6 +100,8 @@ type box struct {
 	// (sandbox.network true) or one of the session's own (loopback only); each made at the
 	// first command that needs it.
 	holders map[bool]*sandbox.Holder
+	// net is the allowlist network's proxy (network.go), with its own lock.
+	net netBox
 }
 
 // UseSandbox sets how the workspace's bash commands are contained. Without it they run in
@@ -168,6 +181,7 @@ func (w *Workspace) closeBox() {
 	for _, h := range holders {
 		h.Close()
 	}
+	w.closeProxy()
 	w.box.mu.Lock()
 	defer w.box.mu.Unlock()
 	if w.box.tmp != "" {
@@ -195,9 +209,13 @@ func (w *Workspace) holderFor(network bool) (*sandbox.Holder, error) {
 	if h != nil {
 		h.Close()
 	}
-	h, err := sandbox.StartHolder(sandbox.HolderConfig{Network: network})
+	h, err := sandbox.StartHolder(sandbox.HolderConfig{Network: network, Proxy: w.wantsProxy(network)})
 	if err != nil {
 		return nil, err
+	}
+	if err := w.serveProxy(h); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("the network proxy: %v", err)
 	}
 	w.box.mu.Lock()
 	if w.box.holders == nil {
@@ -218,6 +236,7 @@ func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
 	var allow []string
 	if w.box.cfg != nil {
 		drop = append(drop, w.box.cfg.DropEnv...)
+		drop = append(drop, injectedEnv(w.box.cfg.Settings.Net)...)
 		allow = w.box.cfg.Settings.EnvAllow
 	}
 	w.box.mu.Unlock()
@@ -251,6 +270,9 @@ type sandboxed struct {
 	guard *sandbox.Guard
 	// command is the shell command, for the note after a refusal.
 	command string
+	// client is the command's Client of the workspace's proxy (nil without one): its
+	// refusals are the command's (network.go).
+	client *netproxy.Client
 	// build makes the command's policy, the guard's look at the protected paths included;
 	// sendPolicy runs it while the helper starts.
 	build func() (sandbox.Policy, *sandbox.Watched, error)
@@ -260,9 +282,10 @@ type sandboxed struct {
 	before *sandbox.Watched
 }
 
-// caller is who runs a command: the shell command, and whether it is a background job.
+// caller is who runs a command: the tool call's id (a job's id for a job), the shell
+// command, and whether it is a background job.
 type caller struct {
-	command string
+	id, command string
 	// job says the command is a background job (its Python output unbuffered, so that
 	// waitFor sees a line when it is printed).
 	job bool
@@ -291,17 +314,26 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string, who call
 	if who.job {
 		set = append(set, "PYTHONUNBUFFERED=1")
 	}
+	var client *netproxy.Client
+	if !r.Network {
+		var proxyEnv []string
+		client, proxyEnv = w.proxyClient(who.id, who.command)
+		set = append(set, proxyEnv...)
+	}
 	env := w.commandEnv(set, true)
 	shape := sandbox.Shape{Network: r.Network, Processes: r.Processes}
 	h, err := w.helperFor(holder, shape)
 	if err != nil {
+		if client != nil {
+			client.Close()
+		}
 		return nil, sandboxFailure(err)
 	}
 	cmd := h.cmd
 	cmd.Retarget(argv, w.cwd, env)
-	det := SandboxDetails{Mode: r.Mode, Network: r.Network, LoopbackCut: cmd.NetworkCut == "seccomp",
+	det := SandboxDetails{Mode: r.Mode, Network: r.Network, Proxy: client != nil, LoopbackCut: cmd.NetworkCut == "seccomp",
 		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
-	s := &sandboxed{cmd: cmd, proc: h, guard: &w.box.guard, details: det, command: who.command,
+	s := &sandboxed{cmd: cmd, proc: h, guard: &w.box.guard, details: det, command: who.command, client: client,
 		spare: func() { w.startSpare(holder, shape) }}
 	s.build = func() (sandbox.Policy, *sandbox.Watched, error) {
 		p.Home, _ = os.UserHomeDir()
@@ -464,7 +496,10 @@ func sandboxNote(s *sandboxed, output string, failed bool) string {
 		fmt.Fprintf(&b, ". Besides them, %s look empty and are read-only here: use $TMPDIR", strings.Join(s.pol.Private, ", "))
 	}
 	b.WriteString(". ")
-	if !s.pol.Network {
+	switch {
+	case s.client != nil:
+		b.WriteString("The network goes through pid's proxy only, to the hosts the user allowed (a refused host is named above). ")
+	case !s.pol.Network:
 		b.WriteString("The network is off. ")
 	}
 	b.WriteString("If the command needs more, call bash again with unsandboxed: true and a justification; the user will be asked.]")
