@@ -63,7 +63,7 @@ return function(t)
   eq(L1[refused + 1]:match("^  touch: cannot touch '../outside%-esc.txt': (.*)$") ~= nil, true, 'the failed output: ' .. L1[refused + 1])
   eq(L1[refused + 2], '  Command exited with code 1.', "pid's line about it")
   check(L1[refused + 3]:find("  pid's sandbox (workspace-write) may have refused this. Writable: ", 1, true) == 1, 'the note: %s', L1[refused + 3])
-  check(L1[refused + 3]:find('The network is off.', 1, true) ~= nil, 'the note says the network is off: %s', L1[refused + 3])
+  check(L1[refused + 3]:find("The network goes through pid's proxy only", 1, true) ~= nil, 'the note says the network goes through the proxy: %s', L1[refused + 3])
   check(L1[refused + 3]:find('unsandboxed', 1, true) == nil, "the note's words for the model are left out: %s", L1[refused + 3])
   eq(L1[refused + 5], '$ ' .. one, 'the command')
   local always1 = 'exactly the bash command `' .. one .. '`, run outside the sandbox, for this session'

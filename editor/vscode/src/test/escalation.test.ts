@@ -91,7 +91,7 @@ test('against pid, in auto mode: the question to leave the sandbox (title, justi
 	assert.ok(esc.refused, 'what the sandbox refused before');
 	assert.equal(esc.refused.command, one);
 	assert.match(esc.refused.lines.join('\n'), /touch: cannot touch '\.\.\/outside\.txt': (Permission denied|Read-only file system)\nCommand exited with code 1\./);
-	assert.match(esc.refused.note, /^pid's sandbox \(workspace-write\) may have refused this\. Writable: .* The network is off\.$/);
+	assert.match(esc.refused.note, /^pid's sandbox \(workspace-write\) may have refused this\. Writable: .* The network goes through pid's proxy only, to the hosts the user allowed \(a refused host is named above\)\.$/);
 	assert.doesNotMatch(esc.refused.note, /unsandboxed|justification/, "the note's words for the model are left out");
 	const e2 = card('e2');
 	assert.equal(e2.approval?.always, q2.always?.description);
