@@ -853,7 +853,7 @@ test(`SDK ${SDK_VERSION}: available_commands_update after session/new, load and 
 	const commandsDir = path.join(pid.xdg, 'config', 'pid', 'commands');
 	fs.mkdirSync(commandsDir, { recursive: true });
 	fs.writeFileSync(path.join(commandsDir, 'greet.md'), '---\ndescription: Greet someone\n---\nSay hello to $ARGUMENTS.\n');
-	const builtins = ['compact', 'init', 'review', 'plan', 'mode', 'model', 'mcp', 'rewind', 'help'];
+	const builtins = ['compact', 'init', 'review', 'plan', 'mode', 'model', 'mcp', 'rewind', 'jobs', 'help'];
 	await within(pid.app.connectWith(pid.stream, async (ctx) => {
 		await initialize(ctx);
 		const meta = { pid: { model: { provider: 'script', turns: [turn(text('Hello, world!'))] } } };
