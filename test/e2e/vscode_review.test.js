@@ -3,7 +3,10 @@
 // changed-files card shows "1 file changed · Review" with the file's counts (changesUpdate);
 // a click on it opens VS Code's multi-file diff editor (the file before the prompt | now); the
 // cursor put on the first change in the diff editor's right side and Ctrl+Alt+U undoes that
-// hunk: on disk the first change goes back, the second stays, and the card's counts follow.
+// hunk: on disk the first change goes back, the second stays, and the card's counts follow;
+// then the second hunk's Keep CodeLens in the diff editor keeps it: nothing pending, no lens
+// left, the file as it is (CodeLenses show in a diff editor only with diffEditor.codeLens,
+// which the extension's configurationDefaults turn on).
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -25,7 +28,7 @@ const model = {
 	],
 };
 
-test('VS Code review: the chat opens the multi-file diff editor, Ctrl+Alt+U in it undoes one hunk, the other stays', { timeout: 150000 }, async () => {
+test('VS Code review: the chat opens the multi-file diff editor, Ctrl+Alt+U in it undoes one hunk, the other stays, its Keep lens keeps it', { timeout: 150000 }, async () => {
 	const settings = { 'pid.session': { permissions: { tools: { read: 'allow', edit: 'allow' } } } };
 	await withVSCode({ name: 'vscode-review', model, settings, files: { 'notes.txt': original } }, async (vs) => {
 		const disk = path.join(vs.dirs.workspace, 'notes.txt');
@@ -88,5 +91,25 @@ test('VS Code review: the chat opens the multi-file diff editor, Ctrl+Alt+U in i
 		assert.match(review(chat), /1 file changed · Review/);
 		await waitFor(async () => (await diff()).modified.includes('note 02'), { what: 'the diff editor to show the file now', describe: async () => JSON.stringify(await diff()) });
 		await vs.screenshot('vscode-review-undone');
+
+		// The other hunk's Keep CodeLens, in the diff editor's right side: kept, nothing pending, the file as it is.
+		/** lens clicks (with the mouse) the diff editor's CodeLens whose title starts with title; it reports whether there was one. */
+		const lens = async (title) => {
+			for (const a of await vs.page.$$('.part.editor .monaco-diff-editor .editor.modified .codelens-decoration a')) {
+				if ((await a.evaluate((e) => e.textContent.replace(/\u00a0/g, ' '))).startsWith(title)) {
+					await a.click();
+					return true;
+				}
+			}
+			return false;
+		};
+		const lenses = () => vs.page.evaluate(() => [...document.querySelectorAll('.part.editor .monaco-diff-editor .editor.modified .codelens-decoration a')].map((e) => e.textContent));
+		await waitFor(async () => (await lenses()).includes('Undo') && !(await lenses()).some((t) => t.includes('@@ -1,')), { what: 'the Keep and Undo lenses of the hunk left only', describe: async () => JSON.stringify(await lenses()) });
+		await vs.screenshot('vscode-review-lenses');
+		assert.ok(await lens('Keep @@ -15,6 +15,6 @@'), `a Keep lens on the second hunk: ${JSON.stringify(await lenses())}`);
+		chat = await vs.waitForChat((c) => /notes\.txt \+1 -1(?! \()/.test(review(c)) && c, { what: 'the card with nothing pending after the keep' });
+		assert.equal(fs.readFileSync(disk, 'utf8'), original.replace('note 18', 'NOTE EIGHTEEN'));
+		await waitFor(async () => (await lenses()).length === 0, { what: 'no lens left once every hunk is kept', describe: async () => JSON.stringify(await lenses()) });
+		await vs.screenshot('vscode-review-kept');
 	});
 });
