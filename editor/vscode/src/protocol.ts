@@ -42,7 +42,7 @@ export const METHODS = {
 	/** Notifications the extension sends to pid. */
 	notificationsSent: ['initialized', 'exit'],
 	/** Requests pid sends that the extension answers. */
-	requestsAnswered: ['beforeToolCall', 'workspace/requestTrust', 'fs/read_text_file', 'fs/write_text_file', 'elicitation/create', 'editor/diagnostics'],
+	requestsAnswered: ['beforeToolCall', 'workspace/requestTrust', 'fs/read_text_file', 'fs/write_text_file', 'elicitation/create', 'editor/diagnostics', 'network/allowHost'],
 	/** Notifications of pid's that the extension reads (it ignores the others). */
 	notifications: [
 		'messageStart',
