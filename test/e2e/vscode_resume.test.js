@@ -40,7 +40,9 @@ test('VS Code chat: after the window reloads, the empty chat offers the folder\'
 			assert.ok(sessionId);
 
 			// Developer: Reload Window, as a person does after installing something.
-			await vs.page.reload({ waitUntil: 'domcontentloaded' });
+			// (page.reload's 30 s wait for the new document ran out on a loaded machine: the
+			// command, as a person gives it, with a minute, as vscode_tabs does.)
+			await Promise.all([vs.page.waitForNavigation({ timeout: 60000 }), vs.runCommand('Developer: Reload Window')]);
 			// The sidebar comes back with pid's chat in it (not the explorer waitForReady looks for).
 			await waitFor(() => vs.page.evaluate(() => Boolean(document.querySelector('.monaco-workbench .part.statusbar'))), { timeout: 60000, what: 'the reloaded workbench' });
 			chat = await vs.waitForChat((c) => c.items.some((i) => i.kind === 'notice' && i.buttons.some((b) => b.startsWith('Resume'))) && c, { timeout: 60000, what: 'the offer to resume in the reloaded chat' });
