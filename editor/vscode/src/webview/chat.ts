@@ -922,7 +922,11 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 	/** renderTabs draws the tab bar (none with one tab); it reports whether another tab is shown now. */
 	function renderTabs(tabs: readonly TabView[]): boolean {
 		const shown = tabs.find((t) => t.shown)?.id;
-		const switched = shown !== shownTab && shown !== undefined && shownTab !== undefined;
+		// A switch is from a tab that is still there to another: the shown tab's id changing
+		// while the old one goes (the first tab taking its session's id) is the same
+		// conversation, and its box keeps what is being typed (the extension's copy of the
+		// draft may be a key or two behind).
+		const switched = shown !== shownTab && shown !== undefined && shownTab !== undefined && tabs.some((t) => t.id === shownTab);
 		shownTab = shown;
 		tabsBar.hidden = tabs.length === 0;
 		document.body.classList.toggle('tabbed', tabs.length > 0);
