@@ -495,7 +495,7 @@ func TestThenFollowsTheAnswer(t *testing.T) {
 		"long": LongOf(func(*struct{}) (Work, error) {
 			return func(ctx context.Context, reply func(any, error)) { reply(Then("l", after("long")), nil) }, nil
 		}),
-		"fails": QuickOf(func(*struct{}) (any, error) { return Then("x", after("fails")), errors.New("no") }),
+		"fails":    QuickOf(func(*struct{}) (any, error) { return Then("x", after("fails")), errors.New("no") }),
 		"nilAfter": QuickOf(func(*struct{}) (any, error) { return Then("n", nil), nil }),
 	}}, nil)
 	for _, c := range []struct{ method, result, note string }{
