@@ -18,6 +18,8 @@ import (
 
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/permissions/permtest"
+
+	"github.com/pid-agent/pid/shellcmd/shellcmdtest"
 )
 
 // gitPolicy allows git status, git log and git (any subcommand of the rule "git x"), and
@@ -30,42 +32,10 @@ const gitPolicy = `{"tools":{"bash":[
 	{"pattern":"cd","decision":"allow"},
 	{"pattern":"ls","decision":"allow"}]}}`
 
-// newRepo makes a git repository with git init and appends config to its .git/config.
-func newRepo(t *testing.T, config string) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatal("these tests need git")
-	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("git", "init", "-q", dir)
-	cmd.Env = gitEnv(dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	appendFile(t, filepath.Join(dir, ".git", "config"), config)
-	return dir
-}
-
-// gitEnv is an environment in which git reads no configuration of the user running the
-// tests.
-func gitEnv(home string) []string {
-	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-}
-
-func appendFile(t *testing.T, p, s string) {
-	t.Helper()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-}
+var (
+	newRepo = shellcmdtest.NewRepo
+	gitEnv  = shellcmdtest.GitEnv
+)
 
 func gitDecide(t *testing.T, dir, cmd string) permissions.Verdict {
 	t.Helper()
