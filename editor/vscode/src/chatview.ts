@@ -222,6 +222,40 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 		box.show();
 	}
 
+	/**
+	 * handOver gives the page just ready the focus and what was typed in the input box while it
+	 * loaded. No key may fall between the two. focused: the page took the focus as it loaded
+	 * (its prompt box has the keys typed since): the focus stays where it is (moving it to the
+	 * view again blurs the page for a moment, and keys typed then are lost). Otherwise the focus
+	 * moves to the view while the box is still open (it ignores losing the focus). Either way the
+	 * box's text is read only after a round trip to the workbench, which delivers every change
+	 * of its value made before (the workbench's messages come in order), and then it closes.
+	 */
+	private async handOver(view: vscode.WebviewView, focused: boolean): Promise<void> {
+		if (!this.focusWhenReady && !this.bridge && this.bridged === '') {
+			return;
+		}
+		this.focusWhenReady = false;
+		if (this.bridge || this.bridged !== '') {
+			if (focused) {
+				await vscode.commands.executeCommand('setContext', 'pid.chatOpening', false);
+			} else {
+				try {
+					await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+				} catch {
+					view.show(false);
+				}
+			}
+		}
+		if (this.view !== view || !this.ready) {
+			// The page went away meanwhile: the next one gets the focus and the text.
+			this.focusWhenReady = true;
+			return;
+		}
+		const typed = this.closeBridge();
+		this.post({ type: 'focusPrompt', ...(typed ? { text: typed } : {}) });
+	}
+
 	/** closeBridge closes the input box of openBridge and returns what was typed in it (undefined: no bridge, nothing kept). */
 	private closeBridge(): string | undefined {
 		const box = this.bridge;
@@ -254,15 +288,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 					this.ready = true;
 					// A page just loaded: the text its prompt box held before (a reload) goes back in.
 					this.sendAll();
-					const typed = this.closeBridge();
-					if (this.focusWhenReady || typed !== undefined) {
-						this.focusWhenReady = false;
-						if (typed !== undefined) {
-							// The focus was in the input box: back to the view, then into the prompt box.
-							view.show(false);
-						}
-						this.post({ type: 'focusPrompt', ...(typed ? { text: typed } : {}) });
-					}
+					void this.handOver(view, m.focused === true);
 					this.onReady?.();
 					return;
 				}

@@ -378,7 +378,8 @@ export type ViewCommand = 'newSession' | 'history' | 'model' | 'mode' | 'permiss
 
 /** What the view's page sends to the extension. */
 export type FromView =
-	| { type: 'ready' }
+	/** focused: the page holds the focus (its prompt box has it: it took it as it loaded). */
+	| { type: 'ready'; focused?: boolean }
 	/** The prompt box's text not yet sent (the shown tab's), each time it changes: kept through a reload. */
 	| { type: 'draft'; text: string }
 	| { type: 'send'; text: string; mode: QueueMode }

@@ -297,7 +297,8 @@ interface FakeView {
 }
 
 /** openView resolves the chat view with a stand-in webview (as VS Code does when the view is shown) and says it is ready. */
-function openView(fake: ReturnType<typeof fakeVscode>): FakeView {
+/** openView resolves pid's chat view as VS Code does and its page says ready (focused: holding the focus, as a page that took it while loading). */
+function openView(fake: ReturnType<typeof fakeVscode>, ready: { focused?: boolean } = {}): FakeView {
 	const provider = fake.views.get('pid.chat');
 	assert.ok(provider, 'the chat view is registered as pid.chat');
 	let onMessage: (m: unknown) => void = () => {};
@@ -319,7 +320,7 @@ function openView(fake: ReturnType<typeof fakeVscode>): FakeView {
 	const shows: boolean[] = [];
 	const view = { webview, visible: true, show: (preserveFocus?: boolean) => shows.push(preserveFocus === true), onDidDispose: () => ({ dispose() {} }) };
 	provider.resolveWebviewView(view);
-	onMessage({ type: 'ready' });
+	onMessage({ type: 'ready', ...ready });
 	return {
 		get html() {
 			return webview.html;
@@ -713,12 +714,20 @@ test('extension.ts: pid: Focus Chat before the chat\'s page is ready: an input b
 	assert.equal(box.ignoreFocusOut, true);
 	assert.match(box.prompt ?? '', /The chat is opening: what you type here moves into its prompt box/);
 	box.value = 'fix the flaky';
+	// The page is ready without the focus: the view takes it while the box is still open, and
+	// what reached the box until then (the workbench's word comes back with the command's) counts.
+	fake.hooks.onExecute = async (args) => {
+		if (args[0] === 'pid.chat.focus') {
+			assert.equal(box.disposed, false, 'the input box is still open while the focus moves to the view');
+			box.value = 'fix the flaky test';
+		}
+	};
 	const view = openView(fake);
 	assert.match(view.html, /<body data-focus-prompt="1">/);
-	assert.equal(box.disposed, true, 'the input box is gone once the page is ready');
-	assert.deepEqual(view.shows, [false], 'the view takes the focus back from the input box');
+	await until(() => box.disposed, 'the input box to close once the page is ready');
+	assert.deepEqual(fake.executed.filter((a) => String(a[0]).startsWith('pid.chat.')).map((a) => a[0]), ['pid.chat.open', 'pid.chat.focus'], 'the view takes the focus from the input box');
 	assert.deepEqual(view.posted.map((p) => p.type).slice(0, 2), ['reset', 'focusPrompt']);
-	assert.equal(view.posted[1].text, 'fix the flaky', 'what was typed moves into the prompt box');
+	assert.equal(view.posted[1].text, 'fix the flaky test', 'what was typed moves into the prompt box');
 	// Shown again without being asked for (a reload): no focus, no input box.
 	const again = openView(fake);
 	assert.match(again.html, /<body>/);
@@ -747,8 +756,31 @@ test('extension.ts: in a VS Code without <view>.open, pid: Focus Chat opens the 
 	assert.equal(fake.inputBoxes[1].shown, true);
 	assert.equal(fake.inputBoxes[1].value, 'fix', 'what was typed is carried over');
 	const view = openView(fake);
-	assert.equal(fake.inputBoxes[1].disposed, true);
+	await until(() => fake.inputBoxes[1].disposed, 'the input box to close once the page is ready');
 	assert.deepEqual(view.posted.filter((p) => p.type === 'focusPrompt').map((p) => p.text), ['fix']);
+});
+
+test('extension.ts: pid: Focus Chat, and the page took the focus as it loaded: the focus is left there (moving it again blurs the page and loses keys); what the input box got before moves into the prompt box', { timeout: 60_000 }, async (t) => {
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-vscode-ext-'));
+	const ws = path.join(tmp, 'ws');
+	fs.mkdirSync(ws);
+	const fake = fakeVscode({ 'pid.path': PID_BIN }, ws, {});
+	loadExtension(t, fake, tmp);
+	await fake.commands.get('pid.focusChat')?.();
+	const box = fake.inputBoxes[0];
+	box.value = 'fix the flaky t';
+	fake.hooks.onExecute = async (args) => {
+		if (args[0] === 'setContext' && args[1] === 'pid.chatOpening' && !box.disposed) {
+			box.value = 'fix the flaky te'; // a key the workbench had before the page took the focus
+		}
+	};
+	const before = fake.executed.length;
+	const view = openView(fake, { focused: true });
+	await until(() => box.disposed, 'the input box to close once the page is ready');
+	const after = fake.executed.slice(before).map((a) => a[0]);
+	assert.ok(!after.some((c) => String(c).startsWith('pid.chat.')), `no focus command: ${JSON.stringify(after)}`);
+	assert.deepEqual(view.shows, [], 'the view is not shown again (that would move the focus)');
+	assert.deepEqual(view.posted.filter((p) => p.type === 'focusPrompt').map((p) => p.text), ['fix the flaky te']);
 });
 
 test('extension.ts: Enter in the input box of a chat still loading sends the text as a message', { timeout: 60_000 }, async (t) => {

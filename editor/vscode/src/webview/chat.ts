@@ -1294,5 +1294,5 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		prompt.focus();
 	}
 
-	post({ type: 'ready' });
+	post({ type: 'ready', focused: document.hasFocus() && document.activeElement === prompt });
 })();
