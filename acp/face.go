@@ -58,6 +58,9 @@ type callState struct {
 	name   string
 	args   json.RawMessage
 	status string // the last status sent: pending, in_progress, completed or failed
+	// terminal is the client's terminal the call runs in (bash through terminal/create),
+	// shown in its content from the progress that named it.
+	terminal string
 }
 
 // errClosing is open's error for a session being closed or deleted.
@@ -239,6 +242,13 @@ func (s *server) Emit(ss *session.Session, ev event.Event) {
 		// Progress carries content only: the call went in_progress at its
 		// ToolExecutionStart, and each status is sent once.
 		u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: e.ToolCallID, Content: resultContent(e.Partial.Content)}
+		if c.terminal == "" {
+			c.terminal = ss.ToolView(c.name, c.args, e.Partial.Details).Terminal
+		}
+		if c.terminal != "" {
+			// The client shows the terminal live; progress text would only repeat it.
+			u.Content = []any{terminalContent{Type: "terminal", TerminalID: c.terminal}}
+		}
 		if c.status == "pending" {
 			c.status, u.Status = "in_progress", "in_progress"
 		}

@@ -73,7 +73,7 @@ func (s *server) sessionFork(_ json.RawMessage, params json.RawMessage) (func(co
 	}
 	return s.lifecycle(func() (any, error) {
 		id := session.NewID()
-		ss, _, err := s.host.Fork(p.SessionID, count, session.Options{Face: s, ID: id, Files: s.editorFiles(id),
+		ss, _, err := s.host.Fork(p.SessionID, count, session.Options{Face: s, ID: id, Files: s.editorFiles(id), Terminals: s.editorTerminals(id),
 			MCPServers: servers, ModeChanged: s.modeChanged, Folders: folders})
 		if err != nil {
 			return nil, sessionError(p.SessionID, err)

@@ -227,7 +227,7 @@ func (s *server) sessionNew(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	id := session.NewID()
-	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), ModeChanged: s.modeChanged, Folders: folders})
+	ss, err := s.host.New(cfg, session.Options{Face: s, ID: id, Files: s.editorFiles(id), Terminals: s.editorTerminals(id), ModeChanged: s.modeChanged, Folders: folders})
 	if err != nil {
 		return nil, err
 	}

@@ -212,7 +212,7 @@ func (s *server) activeState(method, id, asked string, requested json.RawMessage
 			return nil, false, err
 		}
 	}
-	ss, _, err := s.host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), MCPServers: requested, ModeChanged: s.modeChanged, Folders: folders})
+	ss, _, err := s.host.Load(id, session.Options{Face: s, Files: s.editorFiles(id), Terminals: s.editorTerminals(id), MCPServers: requested, ModeChanged: s.modeChanged, Folders: folders})
 	if err != nil {
 		return nil, false, sessionError(id, err)
 	}

@@ -51,6 +51,12 @@ type (
 		Path string `json:"path"`
 		Line *int   `json:"line,omitempty"`
 	}
+	// terminalContent is {type: "terminal", terminalId}: the client shows the terminal
+	// (its output as it comes, and after it ended).
+	terminalContent struct {
+		Type       string `json:"type"`
+		TerminalID string `json:"terminalId"`
+	}
 	// toolContent is {type: "content", content: ContentBlock}.
 	toolContent struct {
 		Type    string `json:"type"`
@@ -119,6 +125,10 @@ func resultContent(cs []llm.Content) []any {
 // finalUpdate is a call's last tool_call_update, from its end (see resultUpdate).
 func (s *server) finalUpdate(ss callSite, e event.ToolEnd, c *callState) toolCallUpdate {
 	u := s.resultUpdate(ss, e.ToolCallID, e.ToolName, c.args, e.Result.Content, e.Result.Details, e.IsError)
+	if c.terminal != "" {
+		// The terminal stays shown, before the result's text.
+		u.Content = append([]any{terminalContent{Type: "terminal", TerminalID: c.terminal}}, u.Content...)
+	}
 	return withFileTexts(u, e.Files) // what bash changed (changes.go)
 }
 

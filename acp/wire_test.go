@@ -107,9 +107,11 @@ func TestWireExtensionAndUnknownMethods(t *testing.T) {
 	// Before initialize, unknown methods are still "method not found".
 	c.wantError(c.request("_zed/whatever", map[string]any{"x": 1}), codeMethodNotFound)
 	c.initialize(nil)
-	for _, m := range []string{"_pid/ping", "_", "session/branch", "terminal/create", "nope"} {
+	for _, m := range []string{"_pid/ping", "_", "session/branch", "nope"} {
 		c.wantError(c.request(m, map[string]any{}), codeMethodNotFound)
 	}
+	// A client's method sent to pid (terminal/create is pid's to send).
+	c.wantError(c.request("terminal/create", map[string]any{"sessionId": "s", "command": "/bin/true"}), codeMethodNotFound)
 	// authenticate exists; a method pid does not offer is invalid.
 	c.wantError(c.request("authenticate", map[string]any{"methodId": "x"}), codeInvalidParams)
 }

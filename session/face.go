@@ -138,6 +138,15 @@ type Override struct {
 // that side to the disk. Contract: see tools.EditorFiles.
 type EditorFiles = tools.EditorFiles
 
+// Terminals are the editor's terminals. Contract: see tools.Terminals.
+type Terminals = tools.Terminals
+
+// TerminalExit is how a terminal's command exited (tools.TerminalExit).
+type TerminalExit = tools.TerminalExit
+
+// TerminalOutput is a terminal's output so far (tools.TerminalOutput).
+type TerminalOutput = tools.TerminalOutput
+
 // PromptResult is what a prompt's run did.
 type PromptResult struct {
 	// Messages are the messages the run added, in transcript order.
@@ -169,6 +178,12 @@ type Options struct {
 	// Files, if set, is the editor's view of files: the file tools read and write through
 	// it.
 	Files *EditorFiles
+	// Terminals, if set, are the editor's terminals (an ACP client's terminal/*): bash runs
+	// its foreground commands in them, in the sandbox still (the command line runs pid's
+	// binary, see tools.Workspace.UseTerminals). The session's subagents run theirs
+	// themselves. If the editor fails to create one, the face's Warn hears it once and
+	// the session's commands run as pid's own children from then on.
+	Terminals Terminals
 	// MCPServers, if not nil, are a loaded or forked session's own MCP servers (the
 	// settings' shape), in place of those saved with it: the editor gives them again, with
 	// the secrets the file does not keep (see headerOf).

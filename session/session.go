@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -301,6 +302,11 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	network.asker.s.Store(s)
 	if o.Files != nil {
 		ws.UseEditorFiles(*o.Files)
+	}
+	if o.Terminals != nil && o.child == nil {
+		if exe, err := os.Executable(); err == nil {
+			ws.UseTerminals(o.Terminals, exe, func(msg string) { s.face.Warn(s, msg) })
+		}
 	}
 	s.sub.cfg, s.sub.files, s.sub.child = cfg, o.Files, o.child
 	if r != nil {

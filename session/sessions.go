@@ -540,3 +540,7 @@ func (h *Host) DeleteSession(id string) error {
 	}
 	return nil
 }
+
+// UsesEditorTerminals reports whether the settings let bash run commands in an editor's
+// terminals when the editor offers them (the user's "acp": {"terminals": false} says no).
+func (h *Host) UsesEditorTerminals() bool { return h.loader == nil || !h.loader.ACP().NoTerminals }

@@ -137,6 +137,8 @@ type snapshot struct {
 	allowBypass bool
 	// checkpoints is the user settings' "checkpoints".
 	checkpoints Checkpoints
+	// acp is the user settings' "acp".
+	acp ACP
 	// userHooks is the user settings' "hooks"; rootHooks each root's (trusted or not: Hooks
 	// says which).
 	userHooks json.RawMessage
@@ -574,6 +576,7 @@ func (l *Loader) publish() {
 			s.userSandbox = f.good.Sandbox
 			s.allowBypass = f.good.AllowBypassPermissions
 			s.checkpoints = f.good.Checkpoints
+			s.acp = f.good.ACP
 			s.userHooks = f.good.Hooks
 			s.userLSP = f.good.LSP
 			s.userSubagents = f.good.Subagents

@@ -53,6 +53,8 @@ type File struct {
 	AllowBypassPermissions bool
 	// Checkpoints is "checkpoints" (checkpoints.go). Only the user's file counts.
 	Checkpoints Checkpoints
+	// ACP is "acp" (acp.go). Only the user's file counts.
+	ACP ACP
 	// Hooks is the raw "hooks" value, checked (nil when absent; package hooks reads it). A
 	// workspace's counts only once the folder is trusted: hooks start processes.
 	Hooks json.RawMessage
@@ -160,6 +162,9 @@ func Parse(data []byte) (*File, error) {
 		}
 	}
 	if s.Checkpoints, err = parseCheckpoints(top); err != nil {
+		return nil, err
+	}
+	if s.ACP, err = parseACP(top); err != nil {
 		return nil, err
 	}
 	if raw, ok := top["hooks"]; ok && string(raw) != "null" {

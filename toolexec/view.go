@@ -34,6 +34,9 @@ type View struct {
 	Locations []Location
 	// Changes are, in the view of a call that ended without error, the files it changed.
 	Changes []FileChange
+	// Terminal is the editor's terminal the call runs in (an ACP client's terminal id), as
+	// its progress or result details say; "" when it runs in none.
+	Terminal string
 }
 
 // Location is a file a call touches: an absolute path, and a 1-based line (0: none).

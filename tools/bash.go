@@ -52,6 +52,9 @@ type BashDetails struct {
 	DurationMs int64 `json:"durationMs"`
 	// Sandbox says how the command was contained; nil in progress updates.
 	Sandbox *SandboxDetails `json:"sandbox,omitempty"`
+	// TerminalID is the editor's terminal the command ran in (an ACP client's, see
+	// UseTerminals); "" when pid ran it.
+	TerminalID string `json:"terminalId,omitempty"`
 }
 
 // SandboxReverted returns details.sandbox.reverted: the protected paths the check after a
@@ -141,6 +144,13 @@ func bashTool(ws *Workspace) toolexec.Tool {
 			timeout := BashDefaultTimeout
 			if a.Timeout != nil {
 				timeout = time.Duration(*a.Timeout * float64(time.Second))
+			}
+			if t := ws.terminals(); t != nil {
+				res, err, ok := ws.runInTerminal(ctx, t, shell, a, caller{id: call.ID, command: a.Command}, timeout, onUpdate)
+				if ok {
+					return res, err
+				}
+				// The editor could not make a terminal: pid runs it (and the next ones).
 			}
 			l, err := ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{id: call.ID, command: a.Command})
 			if err != nil {
@@ -308,40 +318,69 @@ loop:
 	text, det := out.snapshot()
 	det.DurationMs = time.Since(began).Milliseconds()
 	code, signaled, sig := exitOf(run)
-	det.ExitCode = code
-	shown := text
+	var exitErr *exec.ExitError
+	if errors.As(waitErr, &exitErr) {
+		waitErr = nil // the exit code says it
+	}
+	return bashResult(ended{text: text, det: det, box: run.box, details: run.details, stop: stop, timeout: timeout,
+		code: code, signaled: signaled, sig: sig, waitErr: waitErr})
+}
+
+// ended is how a bash command ended, for bashResult.
+type ended struct {
+	text    string      // its output, as shown (the tail's snapshot)
+	det     BashDetails // the snapshot's counts, and its duration
+	box     *sandboxed  // nil when it ran unsandboxed
+	details *SandboxDetails
+	stop    string // why it was killed: "", "abort" or "timeout"
+	timeout time.Duration
+	// code is its exit code (-1 when a signal ended it, or nobody knows); signaled and sig
+	// say which signal.
+	code     int
+	signaled bool
+	sig      syscall.Signal
+	waitErr  error // waiting for it failed (not an exit status)
+}
+
+// bashResult is a finished command's result (an error result unless it exited with 0):
+// its output, with the check after a sandboxed command and the proxy's refusals, and
+// the note after a refusal of the sandbox. Contract: called once per command, after
+// every process the command started has ended (see sandboxed.checkAfter).
+func bashResult(e ended) (toolexec.Result, error) {
+	det := e.det
+	det.ExitCode = e.code
+	shown := e.text
 	if shown == "" {
 		shown = "(no output)"
 	}
-	if run.box != nil {
-		shown += run.box.checkAfter()
-		shown += run.box.proxyRefusals()
+	if e.box != nil {
+		shown += e.box.checkAfter()
+		shown += e.box.proxyRefusals()
 	}
-	det.Sandbox = run.details
+	det.Sandbox = e.details
 	// A sandboxed command's failure keeps its details: details.sandbox.reverted says what
 	// the check after it put back, whatever the outcome.
 	fail := failf
-	if run.box != nil {
+	if e.box != nil {
 		fail = func(format string, a ...any) error {
 			return &failure{text: fmt.Sprintf(format, a...), details: det}
 		}
 	}
-	switch stop {
+	switch e.stop {
 	case "abort":
 		return toolexec.Result{}, fail("the command was stopped and its processes killed.\n\nOutput before the abort:\n%s", shown)
 	case "timeout":
-		return toolexec.Result{}, fail("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, timeout)
+		return toolexec.Result{}, fail("%s\n\nCommand timed out after %s; it was killed with every process it started.", shown, e.timeout)
 	}
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return toolexec.Result{}, fail("%s\n\nWaiting for the command failed: %v", shown, waitErr)
+	if e.waitErr != nil {
+		return toolexec.Result{}, fail("%s\n\nWaiting for the command failed: %v", shown, e.waitErr)
 	}
 	note := ""
-	if run.box != nil {
-		note = sandboxNote(run.box, text, det.ExitCode != 0 || signaled)
+	if e.box != nil {
+		note = sandboxNote(e.box, e.text, det.ExitCode != 0 || e.signaled)
 	}
-	if signaled {
-		return toolexec.Result{}, fail("%s\n\nCommand was killed by signal %d (%v).%s", shown, int(sig), sig, note)
+	if e.signaled {
+		return toolexec.Result{}, fail("%s\n\nCommand was killed by signal %d (%v).%s", shown, int(e.sig), e.sig, note)
 	}
 	if det.ExitCode != 0 {
 		return toolexec.Result{}, fail("%s\n\nCommand exited with code %d.%s", shown, det.ExitCode, note)

@@ -8,6 +8,7 @@ package tools
 import (
 	"errors"
 	"os"
+	"syscall"
 )
 
 const openReadFlags = os.O_RDONLY
@@ -19,3 +20,5 @@ func dupFile(*os.File, string) (*os.File, error) { return nil, errors.ErrUnsuppo
 func processGone(int) bool { return false }
 
 func noHardLinks(error) bool { return true }
+
+func signalNamed(string) syscall.Signal { return 0 }

@@ -68,3 +68,6 @@ func noHardLinks(err error) bool {
 	}
 	return false
 }
+
+// signalNamed returns the signal named name ("SIGTERM"), 0 when unknown.
+func signalNamed(name string) syscall.Signal { return unix.SignalNum(name) }

@@ -231,12 +231,10 @@ func (w *Workspace) holderFor(network bool) (*sandbox.Holder, error) {
 // (sandboxed true), the variables that look like secrets (sandbox.SecretEnv) are left out
 // too, but for those the user lets through (sandbox.env.allow).
 func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
+	drop := w.droppedEnv()
 	w.box.mu.Lock()
-	drop := slices.Clone(alwaysDropped)
 	var allow []string
 	if w.box.cfg != nil {
-		drop = append(drop, w.box.cfg.DropEnv...)
-		drop = append(drop, injectedEnv(w.box.cfg.Settings.Net)...)
 		allow = w.box.cfg.Settings.EnvAllow
 	}
 	w.box.mu.Unlock()
@@ -258,6 +256,19 @@ func (w *Workspace) commandEnv(set []string, sandboxed bool) []string {
 	return append(env, set...)
 }
 
+// droppedEnv returns the variables no command gets: the model keys, and those the proxy
+// injects into requests.
+func (w *Workspace) droppedEnv() []string {
+	w.box.mu.Lock()
+	defer w.box.mu.Unlock()
+	drop := slices.Clone(alwaysDropped)
+	if w.box.cfg != nil {
+		drop = append(drop, w.box.cfg.DropEnv...)
+		drop = append(drop, injectedEnv(w.box.cfg.Settings.Net)...)
+	}
+	return drop
+}
+
 // sandboxed is a command prepared to run in the sandbox.
 type sandboxed struct {
 	cmd  *sandbox.Cmd
@@ -268,8 +279,9 @@ type sandboxed struct {
 	// spare starts the next command's helper; called once this one is done.
 	spare func()
 	guard *sandbox.Guard
-	// command is the shell command, for the note after a refusal.
-	command string
+	// command is the shell command, and dir the folder it runs in, for the note after a
+	// refusal.
+	command, dir string
 	// client is the command's Client of the workspace's proxy (nil without one): its
 	// refusals are the command's (network.go).
 	client *netproxy.Client
@@ -296,19 +308,45 @@ type caller struct {
 // failure saying what is missing and which setting to change. Its policy is made by
 // sendPolicy, while the helper starts.
 func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string, who caller) (*sandboxed, error) {
+	s, holder, env, err := w.planSandboxed(r, argv, who)
+	if err != nil {
+		return nil, err
+	}
+	shape := sandbox.Shape{Network: r.Network, Processes: r.Processes}
+	h, err := w.helperFor(holder, shape)
+	if err != nil {
+		if s.client != nil {
+			s.client.Close()
+		}
+		return nil, sandboxFailure(err)
+	}
+	cmd := h.cmd
+	cmd.Retarget(argv, w.cwd, env)
+	s.cmd, s.proc = cmd, h
+	s.details.LoopbackCut = cmd.NetworkCut == "seccomp"
+	s.details.Limits.ProcessesBy, s.details.Limits.PidNamespace = cmd.ProcessesBy, cmd.PidNS
+	s.spare = func() { w.startSpare(holder, shape) }
+	return s, nil
+}
+
+// planSandboxed makes all a sandboxed command needs but its helper: the session's holder
+// (started at the first command), the command's environment (its temporary folder, the
+// caches, the proxy's variables) and how its policy is made (build). The command's spare
+// is a no-op until prepareSandboxed sets it. It fails as prepareSandboxed does.
+func (w *Workspace) planSandboxed(r sandbox.Resolved, argv []string, who caller) (*sandboxed, *sandbox.Holder, []string, error) {
 	tmp, err := w.sandboxTmp()
 	if err != nil {
-		return nil, sandboxFailure(fmt.Errorf("cannot make its temporary folder: %v", err))
+		return nil, nil, nil, sandboxFailure(fmt.Errorf("cannot make its temporary folder: %v", err))
 	}
 	p := sandbox.Places{Roots: w.Roots(), Cwd: w.cwdReal, Tmp: tmp}
 	if r.Mode == sandbox.ModeReadOnly {
 		p.Cache = filepath.Join(tmp, "cache")
 	} else if p.Cache, err = cacheDir(); err != nil {
-		return nil, sandboxFailure(err)
+		return nil, nil, nil, sandboxFailure(err)
 	}
 	holder, err := w.holderFor(r.Network)
 	if err != nil {
-		return nil, sandboxFailure(err)
+		return nil, nil, nil, sandboxFailure(err)
 	}
 	set := append([]string{"TMPDIR=" + tmp}, sandbox.CacheEnv(p.Cache)...)
 	if who.job {
@@ -321,20 +359,9 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string, who call
 		set = append(set, proxyEnv...)
 	}
 	env := w.commandEnv(set, true)
-	shape := sandbox.Shape{Network: r.Network, Processes: r.Processes}
-	h, err := w.helperFor(holder, shape)
-	if err != nil {
-		if client != nil {
-			client.Close()
-		}
-		return nil, sandboxFailure(err)
-	}
-	cmd := h.cmd
-	cmd.Retarget(argv, w.cwd, env)
-	det := SandboxDetails{Mode: r.Mode, Network: r.Network, Proxy: client != nil, LoopbackCut: cmd.NetworkCut == "seccomp",
-		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit", ProcessesBy: cmd.ProcessesBy, PidNamespace: cmd.PidNS}}
-	s := &sandboxed{cmd: cmd, proc: h, guard: &w.box.guard, details: det, command: who.command, client: client,
-		spare: func() { w.startSpare(holder, shape) }}
+	det := SandboxDetails{Mode: r.Mode, Network: r.Network, Proxy: client != nil,
+		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit"}}
+	s := &sandboxed{guard: &w.box.guard, details: det, command: who.command, dir: w.cwd, client: client, spare: func() {}}
 	s.build = func() (sandbox.Policy, *sandbox.Watched, error) {
 		p.Home, _ = os.UserHomeDir()
 		p.ConfigDir, _ = xdg.ConfigDir()
@@ -351,7 +378,7 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string, who call
 		pol, err := sandbox.Build(r, p)
 		return pol, p.Watched, err
 	}
-	return s, nil
+	return s, holder, env, nil
 }
 
 // sendPolicy makes the command's policy and gives it to the helper, which has been started
@@ -479,7 +506,7 @@ func sandboxNote(s *sandboxed, output string, failed bool) string {
 		}
 	}
 	if !hit {
-		hit = deniedOutside(s.pol, s.cmd.Dir, output)
+		hit = deniedOutside(s.pol, s.dir, output)
 	}
 	if !hit && failed && s.pol.Mode == sandbox.ModeWorkspaceWrite && gitWord.MatchString(s.command) {
 		hit = true // git fails silently at times when .git is read-only (git stash)

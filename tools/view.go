@@ -54,6 +54,9 @@ func view(name, cwd string, a viewArgs, details any) toolexec.View {
 		if a.Command != "" {
 			v.Title = "Run " + title.Code(title.Line(a.Command, 80))
 		}
+		if d, ok := details.(BashDetails); ok {
+			v.Terminal = d.TerminalID
+		}
 	case NameGrep:
 		v.Kind, v.Title = toolexec.KindSearch, "Search for "+title.Code(title.Line(a.Pattern, 60))+in
 	case NameFind:

@@ -39,6 +39,7 @@ type Workspace struct {
 	closed  atomic.Bool // set by Close: the roots are closed
 	box     box         // how bash commands are contained (sandbox.go)
 	jobs    Jobs        // the background jobs (jobs.go)
+	terms   terms       // the editor's terminals, if bash uses them (terminal.go)
 
 	mu sync.Mutex
 	// swept holds the real paths of the folders already cleared of stale temporary files.

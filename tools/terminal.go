@@ -1,0 +1,288 @@
+// This file runs bash's foreground commands in the editor's own terminals (an ACP client's
+// terminal/*), when the face gives the workspace its Terminals: the client runs a command
+// line that puts the command in the session's sandbox (`pid sandbox-exec --holder ...`,
+// sandbox.Holder.TerminalArgv), so the person watches it in their terminal panel and the
+// sandbox still holds. A client that fails to create a terminal is not asked again: the
+// session's commands run as pid's own children from then on.
+
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/xdg"
+	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/toolexec"
+)
+
+// Terminals are the editor's terminals (ACP's terminal/* methods, on one session).
+//
+// Contract: called from tool calls' goroutines, possibly concurrently (for different
+// terminals, and Kill while WaitForExit waits on the same one); each must return promptly
+// once ctx ends. An error means the client did not do it; its text is shown to the model
+// and logged.
+type Terminals interface {
+	// Create starts command (an absolute path) with args in the folder cwd, with env set
+	// on top of the client's own environment, in a new terminal the person can watch, and
+	// returns its id. The client keeps at most limit bytes of its output (the last ones).
+	Create(ctx context.Context, command string, args []string, cwd string, env []string, limit int) (string, error)
+	// Output returns the terminal's output so far and, once the command has exited, how.
+	Output(ctx context.Context, id string) (TerminalOutput, error)
+	// WaitForExit returns once the command has exited, with how it exited.
+	WaitForExit(ctx context.Context, id string) (TerminalExit, error)
+	// Kill kills the command; the terminal stays (its output can still be read).
+	Kill(ctx context.Context, id string) error
+	// Release kills the command if it still runs and frees the terminal; a terminal shown
+	// in a tool call stays shown.
+	Release(ctx context.Context, id string) error
+}
+
+// TerminalExit is how a terminal's command exited: its exit code, or the signal (a name
+// such as "SIGKILL") that ended it.
+type TerminalExit struct {
+	Code   *int
+	Signal string
+}
+
+// TerminalOutput is a terminal's output so far. Truncated says its start was dropped
+// (the client keeps a limited amount); Exit is set once the command has exited.
+type TerminalOutput struct {
+	Output    string
+	Truncated bool
+	Exit      *TerminalExit
+}
+
+// terminalOutputLimit is the output the client is asked to keep for a command (bash shows
+// the last BashMaxBytes of it).
+const terminalOutputLimit = 4 * BashMaxBytes
+
+// terminalGrace bounds the calls made to the client once a command has ended or was
+// stopped (its output, its release), so that a client that does not answer cannot hold
+// the tool call.
+const terminalGrace = 5 * time.Second
+
+// terms is the workspace's use of the editor's terminals.
+type terms struct {
+	mu sync.Mutex
+	// t is nil when the editor has none, or after it failed to create one.
+	t Terminals
+	// pidPath is pid's binary, which the terminal's command line runs.
+	pidPath string
+	// dir is the folder the session's holders take terminals' commands in (under pid's
+	// state folder, which sandboxed commands cannot see); made at the first command.
+	dir string
+	// warn says, once, that the editor's terminals are no longer used, and why.
+	warn func(string)
+}
+
+// UseTerminals makes bash run its foreground commands in the editor's terminals t (the
+// command line runs pid's binary, pidPath, an absolute path). warn is told once if the
+// editor fails to create one (the commands then run as pid's own from then on).
+// Contract: called at most once, before the session's first tool call.
+func (w *Workspace) UseTerminals(t Terminals, pidPath string, warn func(string)) {
+	w.terms.mu.Lock()
+	defer w.terms.mu.Unlock()
+	w.terms.t, w.terms.pidPath, w.terms.warn = t, pidPath, warn
+}
+
+// terminals returns the editor's terminals, nil when bash runs commands itself.
+func (w *Workspace) terminals() Terminals {
+	w.terms.mu.Lock()
+	defer w.terms.mu.Unlock()
+	return w.terms.t
+}
+
+// dropTerminals stops using the editor's terminals after err, and says so once.
+func (w *Workspace) dropTerminals(err error) {
+	w.terms.mu.Lock()
+	warn := w.terms.warn
+	was := w.terms.t != nil
+	w.terms.t = nil
+	w.terms.mu.Unlock()
+	if was && warn != nil {
+		warn(fmt.Sprintf("the editor's terminals failed (%v): pid runs this session's commands itself from now on", err))
+	}
+}
+
+// terminalDir returns the folder the session's holders take terminals' commands in,
+// making it at the first call: pid's state folder/t/<random>, mode 0700.
+func (w *Workspace) terminalDir() (string, error) {
+	w.terms.mu.Lock()
+	defer w.terms.mu.Unlock()
+	if w.terms.dir != "" {
+		return w.terms.dir, nil
+	}
+	state, err := xdg.StateDir()
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Join(state, "t")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	d, err := os.MkdirTemp(base, "")
+	if err != nil {
+		return "", err
+	}
+	w.terms.dir = d
+	return d, nil
+}
+
+// terminalCommand returns the command line that runs the shell command in the editor's
+// terminal: in the sandbox (through the session's holder, box set) unless unsandboxed or
+// the settings turn it off.
+func (w *Workspace) terminalCommand(shell, command string, unsandboxed bool, who caller) (argv []string, box *sandboxed, details *SandboxDetails, err error) {
+	r := w.sandboxSettings()
+	if unsandboxed || r.Mode == sandbox.ModeOff {
+		// The client's own environment, less what pid keeps from every command (the model
+		// keys): env -u each.
+		envPath, err := exec.LookPath("env")
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("cannot run the command in the editor's terminal: %v", err)
+		}
+		argv = []string{envPath}
+		for _, name := range w.droppedEnv() {
+			argv = append(argv, "-u", name)
+		}
+		argv = append(argv, shell, "-c", command)
+		return argv, nil, &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: unsandboxed}, nil
+	}
+	argv = []string{shell, "-c", command}
+	s, holder, env, err := w.planSandboxed(r, argv, who)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) ([]string, *sandboxed, *SandboxDetails, error) {
+		if s.client != nil {
+			s.client.Close()
+		}
+		return nil, nil, nil, err
+	}
+	pol, watched, err := s.build()
+	if err != nil {
+		return fail(sandboxFailure(err))
+	}
+	s.pol, s.before = pol, watched
+	dir, err := w.terminalDir()
+	if err != nil {
+		return fail(fmt.Errorf("the terminals' folder: %w", err))
+	}
+	if err := holder.ServeTerminals(dir); err != nil {
+		return fail(fmt.Errorf("the sandbox cannot take the terminal's command: %w", err))
+	}
+	w.terms.mu.Lock()
+	pidPath := w.terms.pidPath
+	w.terms.mu.Unlock()
+	line, err := holder.TerminalArgv(pidPath, pol, argv, w.cwd, env)
+	if err != nil {
+		return fail(fmt.Errorf("the sandbox cannot take the terminal's command: %w", err))
+	}
+	return line, s, &s.details, nil
+}
+
+// runInTerminal runs a foreground bash call in the editor's terminal t: the first update
+// names the terminal (details.terminalId, which the face shows live), then the call waits
+// for the command's exit, the timeout or the abort (which kill it), reads its output,
+// releases the terminal and returns the result as runBash does. ok is false when the
+// terminal could not be created: nothing ran and the caller runs the command itself.
+func (w *Workspace) runInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller, timeout time.Duration, onUpdate func(event.Result)) (res toolexec.Result, err error, ok bool) {
+	began := time.Now()
+	line, box, details, err := w.terminalCommand(shell, a.Command, a.Unsandboxed, who)
+	if err != nil {
+		return toolexec.Result{}, err, true
+	}
+	var env []string
+	if box == nil {
+		env = []string{"PAGER=cat", "GIT_PAGER=cat"} // nobody answers a pager in a tool call
+	}
+	id, err := t.Create(ctx, line[0], line[1:], w.cwd, env, terminalOutputLimit)
+	if err != nil {
+		if box != nil && box.client != nil {
+			box.client.Close()
+		}
+		if ctx.Err() != nil {
+			return toolexec.Result{}, ctx.Err(), true
+		}
+		w.dropTerminals(err)
+		return toolexec.Result{}, nil, false
+	}
+	bg := context.WithoutCancel(ctx)
+	defer func() {
+		rctx, cancel := context.WithTimeout(bg, terminalGrace)
+		defer cancel()
+		_ = t.Release(rctx, id)
+	}()
+	if onUpdate != nil {
+		onUpdate(event.Result{Details: BashDetails{ExitCode: -1, TerminalID: id, Sandbox: details}})
+	}
+	type exitRes struct {
+		x   TerminalExit
+		err error
+	}
+	waitCtx, stopWait := context.WithCancel(bg)
+	defer stopWait()
+	exited := make(chan exitRes, 1)
+	go func() {
+		x, err := t.WaitForExit(waitCtx, id)
+		exited <- exitRes{x, err}
+	}()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var stop string
+	var x exitRes
+	select {
+	case x = <-exited:
+	case <-ctx.Done():
+		stop = "abort"
+	case <-deadline.C:
+		stop = "timeout"
+	}
+	if stop != "" {
+		kctx, cancel := context.WithTimeout(bg, terminalGrace)
+		kerr := t.Kill(kctx, id)
+		cancel()
+		// The command ends with the kill (sandbox-exec passes it on to the command's whole
+		// group); its end is waited for, within the grace.
+		select {
+		case x = <-exited:
+		case <-time.After(terminalGrace):
+			x.err = errors.Join(kerr, errors.New("the terminal did not report the end of the killed command"))
+		}
+	}
+	octx, cancel := context.WithTimeout(bg, terminalGrace)
+	out, oerr := t.Output(octx, id)
+	cancel()
+	tl := newTail()
+	if out.Truncated {
+		tl.write([]byte(fmt.Sprintf("[the editor's terminal kept only the last %d bytes of the output]\n", len(out.Output))))
+	}
+	tl.write([]byte(out.Output))
+	text, det := tl.snapshot()
+	det.DurationMs = time.Since(began).Milliseconds()
+	det.TerminalID = id
+	e := ended{text: text, det: det, box: box, details: details, stop: stop, timeout: timeout, code: -1}
+	if x.err == nil && out.Exit != nil && x.x.Code == nil && x.x.Signal == "" {
+		x.x = *out.Exit
+	}
+	switch {
+	case x.err != nil:
+		e.waitErr = fmt.Errorf("terminal/wait_for_exit: %v", x.err)
+	case x.x.Code != nil:
+		e.code = *x.x.Code
+	case x.x.Signal != "":
+		e.signaled, e.sig = true, signalNamed(x.x.Signal)
+	}
+	if oerr != nil && e.waitErr == nil && stop == "" {
+		e.waitErr = fmt.Errorf("terminal/output: %v", oerr)
+	}
+	res, err = bashResult(e)
+	return res, err, true
+}
