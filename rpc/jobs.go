@@ -57,6 +57,7 @@ func (s *Server) jobsOutput(req *jsonrpc2.Request) (any, error) {
 	var p struct {
 		SessionID string `json:"sessionId"`
 		JobID     string `json:"jobId"`
+		Tail      int    `json:"tail"`
 	}
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (s *Server) jobsOutput(req *jsonrpc2.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, info, err := ss.JobOutput(p.JobID)
+	text, info, err := ss.JobOutput(p.JobID, p.Tail)
 	if err != nil {
 		return nil, err
 	}

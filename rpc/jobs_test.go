@@ -133,6 +133,14 @@ func TestJobsThroughTheDaemon(t *testing.T) {
 	if o := out.Get("output").String(); !strings.Contains(o, "Serving on port") || !strings.Contains(o, `"GET /hello.txt HTTP/1.0" 200`) || !out.Get("job.running").Bool() {
 		t.Errorf("jobs/output: %s", out.Raw)
 	}
+	// tail: 1 is its last line only (the request's log line, the server's start not in it).
+	last := d.call("jobs/output", obj{"sessionId": sid, "jobId": "job-1", "tail": 1}).Get("output").String()
+	if strings.Contains(last, "\n") || !strings.Contains(last, `"GET /hello.txt HTTP/1.0" 200`) {
+		t.Errorf("jobs/output with tail 1: %q", last)
+	}
+	if code, _ := d.callErr("jobs/output", obj{"sessionId": sid, "jobId": "job-1", "tail": 5000}); code != -32602 {
+		t.Errorf("jobs/output with tail 5000: code %d, want -32602", code)
+	}
 
 	// jobs/kill ends it: the answer, jobUpdate, and no process.
 	if code, _ := d.callErr("jobs/kill", obj{"sessionId": sid, "jobId": "job-7"}); code != -32602 {

@@ -69,15 +69,27 @@ func (s *Session) KillJob(id string) (JobInfo, error) {
 }
 
 // JobOutput returns what the job id printed, as jobs/output shows it to the person (the last
-// 2000 lines and 50 KB that are kept, secrets redacted), and the job. An unknown id is an
-// invalid-params error naming the session's jobs. Safe for concurrent use.
-func (s *Session) JobOutput(id string) (string, JobInfo, error) {
+// 2000 lines and 50 KB that are kept, secrets redacted), and the job; tail > 0 keeps only
+// its last tail lines (an editor's glance at a running job), cut after the redaction so
+// that no part of a secret is left at the cut. An unknown id, or a tail out of 0..2000, is
+// an invalid-params error. Safe for concurrent use.
+func (s *Session) JobOutput(id string, tail int) (string, JobInfo, error) {
+	if tail < 0 || tail > 2000 {
+		return "", JobInfo{}, invalid("tail must be a number of lines from 1 to 2000, not %d", tail)
+	}
 	text, info, err := s.ws.Jobs().Output(id)
 	if err != nil {
 		return "", JobInfo{}, invalid("%s", strings.TrimSpace(err.Error()))
 	}
 	if r := s.host.redactor; r != nil {
 		text, _ = r.Redact(text)
+	}
+	if tail > 0 {
+		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+		if len(lines) > tail {
+			lines = lines[len(lines)-tail:]
+		}
+		text = strings.Join(lines, "\n")
 	}
 	return text, info, nil
 }

@@ -73,6 +73,10 @@ function daemonOptions(o: ControllerOptions): DaemonOptions {
 	return rest;
 }
 
+/** A running job's lines shown under the chat, and how often they are looked at again. */
+const JOB_LAST_LINES = 3;
+const JOB_POLL_MS = 2000;
+
 /**
  * PidController is one window's conversation with pid: see the file's comment. Used from the
  * extension host's one thread; its async methods may interleave (a Resume while a prompt runs
@@ -346,17 +350,40 @@ export class PidController implements Conversation {
 		return typeof sessionId === 'string' && (sessionId === this.s.sessionId || sessionId === this.s.current?.run?.sessionId || this.s.chat.isChild(sessionId));
 	}
 
-	/** refreshJobs shows the session's running jobs under the chat (jobs/list); a failure leaves them as they were, in the log. */
+	/**
+	 * refreshJobs shows the session's running jobs under the chat (jobs/list), each with its
+	 * last lines (jobs/output, tail JOB_LAST_LINES); while any runs it looks again every
+	 * JOB_POLL_MS. A failure leaves them as they were, in the log.
+	 */
 	async refreshJobs(client: PidClient, sessionId: string): Promise<void> {
+		clearTimeout(this.jobsTimer);
+		this.jobsTimer = undefined;
+		const current = () => !this.s.disposed && this.s.client === client && this.s.sessionId === sessionId;
 		try {
 			const r = await client.connection.sendRequest<{ jobs?: unknown } | null>('jobs/list', { sessionId });
-			if (this.s.client === client && this.s.sessionId === sessionId) {
-				this.s.chat.setState({ jobs: jobViews(r?.jobs) });
+			const jobs = jobViews(r?.jobs);
+			await Promise.all(
+				jobs.map(async (j) => {
+					const o = await client.connection.sendRequest<{ output?: unknown } | null>('jobs/output', { sessionId, jobId: j.jobId, tail: JOB_LAST_LINES }).catch(() => null);
+					if (typeof o?.output === 'string') {
+						j.last = o.output;
+					}
+				}),
+			);
+			if (current()) {
+				this.s.chat.setState({ jobs });
+				if (jobs.length > 0 && this.jobsTimer === undefined) {
+					this.jobsTimer = setTimeout(() => void this.refreshJobs(client, sessionId), JOB_POLL_MS);
+					this.jobsTimer.unref?.();
+				}
 			}
 		} catch (err) {
 			this.s.log(`! pid: jobs/list failed: ${errorText(err)}`);
 		}
 	}
+
+	/** The next look at the running jobs (refreshJobs), while any runs. */
+	private jobsTimer: ReturnType<typeof setTimeout> | undefined;
 
 	/** stopJob stops a job of the session (jobs/kill: SIGTERM, SIGKILL 2 s later); its jobUpdate takes it off the list. */
 	async stopJob(jobId: string): Promise<void> {
@@ -463,6 +490,8 @@ export class PidController implements Conversation {
 	 */
 	detach(): void {
 		this.s.disposed = true;
+		clearTimeout(this.jobsTimer);
+		this.jobsTimer = undefined;
 		this.cancel();
 		for (const sub of this.subs.splice(0)) {
 			sub.dispose();

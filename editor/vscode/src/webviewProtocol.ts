@@ -351,6 +351,8 @@ export interface JobView {
 	/** When it started (RFC 3339): the view shows how long it runs. */
 	startedAt: string;
 	outputBytes: number;
+	/** Its last lines (jobs/output with tail, redacted by pid), asked again while it runs. */
+	last?: string;
 }
 
 /** A tab of the chat view: one conversation, its own pid session. */

@@ -43,10 +43,34 @@ test('against pid: a running job under the chat, its output, Stop', T, async (t)
 	assert.equal(j?.jobId, 'job-1');
 	assert.equal(j?.command, 'echo ready-from-the-job; exec sleep 1000');
 	assert.ok(!Number.isNaN(Date.parse(j?.startedAt ?? '')), `startedAt ${j?.startedAt}`);
+	// Its last lines come with it (jobs/output, tail 3).
+	await until(() => chat.state.jobs?.[0]?.last === 'ready-from-the-job', `its last line under the chat: ${JSON.stringify(chat.state.jobs)}`);
 
 	const out = await h.c.jobOutput('job-1');
 	assert.match(out, /^job-1: echo ready-from-the-job; exec sleep 1000 \(running\)\n\nready-from-the-job/);
 
+	await h.c.stopJob('job-1');
+	await until(() => chat.state.jobs?.length === 0, 'the stopped job off the list');
+});
+
+test('against pid: the last lines of a running job are looked at again while it runs (every 2 s)', T, async (t) => {
+	const h = start(t, {
+		workspace: true,
+		session: {
+			mode: 'auto',
+			permissions: { default: 'allow' },
+			model: {
+				provider: 'script',
+				turns: [
+					{ content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'echo one; sleep 1; echo two; sleep 1; echo three; sleep 1; echo four; exec sleep 1000', background: true, waitFor: '^one', waitMs: 60000 } }] },
+					{ content: [{ type: 'text', text: 'The job runs.' }] },
+				],
+			},
+		},
+	});
+	const chat = h.c.chat;
+	await h.c.ask('start a job');
+	await until(() => chat.state.jobs?.[0]?.last === 'two\nthree\nfour', `the last three lines, later: ${JSON.stringify(chat.state.jobs)}`, 20_000);
 	await h.c.stopJob('job-1');
 	await until(() => chat.state.jobs?.length === 0, 'the stopped job off the list');
 });

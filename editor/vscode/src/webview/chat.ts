@@ -1003,22 +1003,43 @@ declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 		document.body.classList.toggle('empty', log.childElementCount === 0);
 	}
 
-	/** renderJobs shows the session's running background jobs: command, how long it runs, Show output and Stop. */
+	/** renderJobs shows the session's running background jobs: command, how long it runs (ticking), its last lines, Show output and Stop. */
 	function renderJobs(jobs: NonNullable<ChatState['jobs']>): void {
 		jobsBar.replaceChildren();
 		jobsBar.hidden = jobs.length === 0;
 		for (const j of jobs) {
 			const row = el('div', 'job');
 			row.dataset.jobId = j.jobId;
-			const started = Date.parse(j.startedAt);
-			const secs = Number.isNaN(started) ? -1 : Math.max(0, Math.round((Date.now() - started) / 1000));
-			const since = secs < 0 ? '' : secs < 60 ? ` · ${secs}s` : ` · ${Math.floor(secs / 60)}m ${secs % 60}s`;
+			const label = el('span', 'job-label', '');
+			label.dataset.jobId = j.jobId;
+			label.dataset.command = j.command;
+			label.title = `${j.jobId}: ${j.command}`;
+			label.dataset.startedAt = j.startedAt;
 			row.append(
-				el('span', 'job-label', `${j.jobId}: ${j.command}${since}`),
+				label,
 				button('Show output', 'secondary job-output', () => post({ type: 'job', action: 'output', jobId: j.jobId }), `Open what ${j.jobId} printed in an output channel`),
 				button('Stop', 'secondary job-stop', () => post({ type: 'job', action: 'stop', jobId: j.jobId }), `Stop ${j.jobId} (SIGTERM, then SIGKILL after 2 s)`),
 			);
+			if (j.last) {
+				row.append(el('pre', 'job-last', j.last));
+			}
 			jobsBar.append(row);
+		}
+		tickJobs();
+		clearInterval(jobsTicker);
+		jobsTicker = jobs.length > 0 ? setInterval(tickJobs, 1000) : undefined;
+	}
+
+	/** The timer that makes the running jobs' times tick, while any is shown. */
+	let jobsTicker: ReturnType<typeof setInterval> | undefined;
+
+	/** tickJobs writes each shown job's label with how long it runs now, before its command (which a narrow view cuts). */
+	function tickJobs(): void {
+		for (const label of Array.from(jobsBar.querySelectorAll<HTMLElement>('.job-label'))) {
+			const started = Date.parse(label.dataset.startedAt || '');
+			const secs = Number.isNaN(started) ? -1 : Math.max(0, Math.round((Date.now() - started) / 1000));
+			const since = secs < 0 ? '' : secs < 60 ? ` · ${secs}s` : ` · ${Math.floor(secs / 60)}m ${secs % 60}s`;
+			label.textContent = `${label.dataset.jobId || ''}${since} · ${label.dataset.command || ''}`;
 		}
 	}
 
