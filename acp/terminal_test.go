@@ -8,7 +8,6 @@ package acp
 // second one: the commands run as pid's own.
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -36,7 +35,7 @@ type terminalClient struct {
 
 type runningTerm struct {
 	cmd  *exec.Cmd
-	out  *bytes.Buffer // written by the child's pipes (exec's goroutines) until done
+	out  *syncBuffer   // written by the child's pipes (exec's goroutines) until done
 	done chan struct{} // closed once the command has exited
 	code int
 }
@@ -81,7 +80,7 @@ func (tc *terminalClient) handle(m *msg) bool {
 		for _, e := range m.get("params.env").Array() {
 			cmd.Env = append(cmd.Env, e.Get("name").String()+"="+e.Get("value").String())
 		}
-		rt := &runningTerm{cmd: cmd, out: &bytes.Buffer{}, done: make(chan struct{})}
+		rt := &runningTerm{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 		cmd.Stdout, cmd.Stderr = rt.out, rt.out
 		if err := cmd.Start(); err != nil {
 			tc.t.Errorf("the terminal's command does not start: %v", err)
@@ -104,8 +103,13 @@ func (tc *terminalClient) handle(m *msg) bool {
 		term.cmd.Process.Signal(syscall.SIGTERM)
 		tc.reply(m, map[string]any{})
 	case "terminal/output":
-		<-term.done // pid asks once the command has ended
-		tc.reply(m, map[string]any{"output": term.out.String(), "truncated": false, "exitStatus": map[string]any{"exitCode": term.code, "signal": nil}})
+		res := map[string]any{"output": term.out.String(), "truncated": false}
+		select {
+		case <-term.done:
+			res["exitStatus"] = map[string]any{"exitCode": term.code, "signal": nil}
+		default:
+		}
+		tc.reply(m, res)
 	case "terminal/release":
 		tc.reply(m, map[string]any{})
 	}
@@ -287,5 +291,60 @@ func TestUnsandboxedBashInTheClientsTerminalLosesTheModelKeys(t *testing.T) {
 	}
 	if text := final.Get("content.1.content.text").String(); !strings.Contains(text, "key=none") {
 		t.Errorf("the command saw the model key, or did not run: %s", final.Raw)
+	}
+}
+
+// A background job runs in the client's terminal too: its output is read from the terminal
+// (job_output sees what it printed later), job_kill kills it through terminal/kill, and the
+// call that started it shows the terminal.
+func TestJobRunsInTheClientsTerminal(t *testing.T) {
+	needKernelSandbox(t)
+	c := start(t)
+	c.initialize(map[string]any{"terminal": true})
+	dir := t.TempDir()
+	sid := c.newSession(dir, script(`"permissions":{"tools":{"bash":"allow"}}`,
+		toolTurn(call("b1", "bash", `{"command":"echo ready; sleep 0.5; echo second-line; exec sleep 1000","background":true,"waitFor":"^ready"}`)),
+		toolTurn(call("o1", "job_output", `{"jobId":"job-1","waitFor":"second-line","waitMs":20000}`)),
+		toolTurn(call("k1", "job_kill", `{"jobId":"job-1"}`)),
+		textTurn("finished")))
+	tc := newTerminalClient(c, t)
+	res, before := c.result(c.prompt(sid, "run it"), func(m *msg) {
+		if !tc.handle(m) {
+			t.Errorf("unexpected request %s", m.raw)
+		}
+	})
+	if res.Get("stopReason").String() != "end_turn" {
+		t.Fatalf("prompt answered %s", res.Raw)
+	}
+	tc.mu.Lock()
+	calls := strings.Join(tc.calls, " ")
+	created := len(tc.created)
+	tc.mu.Unlock()
+	if created != 1 || !strings.Contains(calls, "terminal/kill") {
+		t.Fatalf("terminal/create %d times; calls %s", created, calls)
+	}
+	if args := tc.created[0].get("params.args").Raw; !strings.Contains(args, "sandbox-exec") {
+		t.Errorf("the job's command line is not in pid's sandbox: %s", args)
+	}
+	select {
+	case <-tc.terms["term-1"].done:
+	default:
+		t.Error("the job's command still runs after job_kill")
+	}
+	ends := map[string]gjson.Result{}
+	for _, u := range updates(t, sid, before) {
+		if s := u.Get("status").String(); s == "completed" || s == "failed" {
+			ends[u.Get("toolCallId").String()] = u
+		}
+	}
+	if b1 := ends["b1"]; b1.Get("content.0.type").String() != "terminal" || b1.Get("content.0.terminalId").String() != "term-1" ||
+		!strings.Contains(b1.Get("content.1.content.text").String(), "Started job-1") || !strings.Contains(b1.Get("content.1.content.text").String(), "ready") {
+		t.Errorf("the call that started the job: %s", b1.Raw)
+	}
+	if o1 := ends["o1"].Get("content.0.content.text").String(); !strings.Contains(o1, "second-line") {
+		t.Errorf("job_output did not read what the job printed later: %q", o1)
+	}
+	if k1 := ends["k1"].Get("content.0.content.text").String(); !strings.Contains(k1, "stopped by job_kill") {
+		t.Errorf("job_kill: %q", k1)
 	}
 }

@@ -125,6 +125,9 @@ func resultContent(cs []llm.Content) []any {
 // finalUpdate is a call's last tool_call_update, from its end (see resultUpdate).
 func (s *server) finalUpdate(ss callSite, e event.ToolEnd, c *callState) toolCallUpdate {
 	u := s.resultUpdate(ss, e.ToolCallID, e.ToolName, c.args, e.Result.Content, e.Result.Details, e.IsError)
+	if c.terminal == "" {
+		c.terminal = ss.ToolView(e.ToolName, c.args, e.Result.Details).Terminal // a job's, named by its result
+	}
 	if c.terminal != "" {
 		// The terminal stays shown, before the result's text.
 		u.Content = append([]any{terminalContent{Type: "terminal", TerminalID: c.terminal}}, u.Content...)

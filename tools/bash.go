@@ -164,11 +164,31 @@ func bashTool(ws *Workspace) toolexec.Tool {
 // launched is a command started: its process group (whose leader is the shell, or the
 // sandbox's helper that runs it), the read end of its output, and how it is contained.
 type launched struct {
-	group   *procgroup.Group
+	group   *procgroup.Group // nil when it runs in the editor's terminal (term)
+	term    *termProc        // the editor's terminal it runs in (a job's), or nil
 	out     *os.File
 	box     *sandboxed // nil when unsandboxed
 	details *SandboxDetails
 	began   time.Time
+}
+
+// signal sends sig to the command's process group; in the editor's terminal any signal
+// kills it (terminal/kill).
+func (l *launched) signal(sig syscall.Signal) {
+	if l.term != nil {
+		l.term.kill()
+		return
+	}
+	l.group.Signal(sig)
+}
+
+// wait waits for the command's end (in the editor's terminal: its exit, and its output all
+// written to out).
+func (l *launched) wait() error {
+	if l.term != nil {
+		return l.term.wait()
+	}
+	return l.group.Wait()
 }
 
 // launch starts a bash call's command: outside the sandbox when the call escalates
@@ -489,6 +509,9 @@ func (t *tail) snapshot() (string, BashDetails) {
 // Contract: called once per command, after its group's Wait.
 func exitOf(run *launched) (code int, signaled bool, sig syscall.Signal) {
 	code = -1
+	if run.term != nil {
+		return run.term.exitCode()
+	}
 	st, ok := run.group.Status()
 	if ok {
 		code = st.ExitStatus()

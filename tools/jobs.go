@@ -71,6 +71,9 @@ type JobDetails struct {
 	Matched *bool `json:"matched,omitempty"`
 	// Sandbox says how the job is contained (a background call's result only).
 	Sandbox *SandboxDetails `json:"sandbox,omitempty"`
+	// TerminalID is the editor's terminal the job runs in (see UseTerminals); "" when pid
+	// runs it.
+	TerminalID string `json:"terminalId,omitempty"`
 }
 
 // JobState is what JobCheckpoints compares the workspace against: a snapshot of it, opaque
@@ -241,7 +244,7 @@ func (j *Jobs) stop(jb *job, grace time.Duration, by string) {
 		jb.killedBy = by
 	}
 	j.mu.Unlock()
-	jb.run.group.Signal(syscall.SIGTERM)
+	jb.run.signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -249,7 +252,7 @@ func (j *Jobs) stop(jb *job, grace time.Duration, by string) {
 		return
 	case <-t.C:
 	}
-	jb.run.group.Signal(syscall.SIGKILL)
+	jb.run.signal(syscall.SIGKILL)
 	<-jb.done
 }
 
@@ -375,7 +378,15 @@ func (j *Jobs) startJob(ctx context.Context, shell string, a bashArgs) (toolexec
 		j.mu.Unlock()
 	}
 	j.before(ctx)
-	run, err := j.ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{id: id, command: a.Command, job: true})
+	who := caller{id: id, command: a.Command, job: true}
+	var run *launched
+	var err error
+	if t := j.ws.terminals(); t != nil {
+		run, err = j.ws.launchInTerminal(ctx, t, shell, a, who)
+	}
+	if run == nil && err == nil {
+		run, err = j.ws.launch(ctx, shell, a.Command, a.Unsandboxed, who)
+	}
 	if err != nil {
 		unreserve()
 		return toolexec.Result{}, err
@@ -441,7 +452,7 @@ func (j *Jobs) read(jb *job) {
 // it, records how it ended and says so.
 func (j *Jobs) await(jb *job) {
 	defer j.wg.Done()
-	waitErr := jb.run.group.Wait()
+	waitErr := jb.run.wait()
 	// A process left holding the output (an unsandboxed job's): what is there is read,
 	// then the read stops.
 	_ = jb.run.out.SetReadDeadline(time.Now().Add(bashDrainGrace))
@@ -523,6 +534,9 @@ func (j *Jobs) readOut(jb *job, head string, matched *bool, tail int, withSandbo
 	}
 	b.WriteString(strings.TrimSuffix(text, "\n"))
 	det := JobDetails{JobID: jb.id, Running: !ended, Matched: matched}
+	if jb.run.term != nil {
+		det.TerminalID = jb.run.term.id
+	}
 	switch {
 	case !ended:
 		fmt.Fprintf(&b, "\n\n[%s is running. job_output reads what it prints next; job_kill stops it.]", jb.id)

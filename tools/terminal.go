@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pid-agent/pid/event"
@@ -285,4 +287,148 @@ func (w *Workspace) runInTerminal(ctx context.Context, t Terminals, shell string
 	}
 	res, err = bashResult(e)
 	return res, err, true
+}
+
+// termPoll is how often a job's output is read from the editor's terminal.
+const termPoll = 200 * time.Millisecond
+
+// termProc is a background job running in the editor's terminal: its output is read from the
+// terminal (terminal/output, every termPoll) into a pipe, as a job's output comes from
+// pid's own children; kill is terminal/kill, and its end is terminal/wait_for_exit.
+type termProc struct {
+	t  Terminals
+	id string
+	w  *os.File // the pipe's write end: what the terminal printed, in order
+	// done is closed once the command has exited, its last output is written and the
+	// terminal released; exit and err are set then.
+	done chan struct{}
+	exit TerminalExit
+	err  error
+	// seen is the output already written (the terminal's, as of the last read), to write
+	// only what is new.
+	seen string
+	// waitCtx is the wait for the command's exit; kill ends it terminalGrace later, so that
+	// a client that never reports the end cannot hold the job (nor the session's close).
+	waitCtx    context.Context
+	cancelWait context.CancelFunc
+}
+
+// launchInTerminal starts a job's command in the editor's terminal t, as launch starts it
+// among pid's own children; (nil, nil) when the terminal could not be created (the editor's
+// terminals are dropped: the caller launches it itself).
+func (w *Workspace) launchInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller) (*launched, error) {
+	began := time.Now()
+	line, box, details, err := w.terminalCommand(shell, a.Command, a.Unsandboxed, who)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	if box == nil {
+		env = []string{"PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1"}
+	}
+	id, err := t.Create(ctx, line[0], line[1:], w.cwd, env, JobOutputBytes)
+	if err != nil {
+		if box != nil && box.client != nil {
+			box.client.Close()
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		w.dropTerminals(err)
+		return nil, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		_ = t.Release(context.WithoutCancel(ctx), id)
+		return nil, err
+	}
+	p := &termProc{t: t, id: id, w: pw, done: make(chan struct{})}
+	p.waitCtx, p.cancelWait = context.WithCancel(context.Background())
+	go p.follow()
+	return &launched{term: p, out: pr, box: box, details: details, began: began}, nil
+}
+
+// follow copies the terminal's output into the pipe until the command has exited, then
+// its last output, closes the pipe and releases the terminal.
+func (p *termProc) follow() {
+	defer close(p.done)
+	defer p.w.Close()
+	defer p.cancelWait()
+	bg := context.Background()
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		p.exit, p.err = p.t.WaitForExit(p.waitCtx, p.id)
+	}()
+	tick := time.NewTicker(termPoll)
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-exited:
+			running = false
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(bg, terminalGrace)
+		out, err := p.t.Output(ctx, p.id)
+		cancel()
+		if err == nil {
+			p.write(out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(bg, terminalGrace)
+	_ = p.t.Release(ctx, p.id)
+	cancel()
+}
+
+// write writes what the terminal printed since the last read. When the terminal dropped
+// the start of its output, what is new is found after the end of what was seen (its last
+// 256 bytes); if that is gone too, all of it is written behind a note.
+func (p *termProc) write(out TerminalOutput) {
+	now := out.Output
+	var fresh string
+	switch {
+	case strings.HasPrefix(now, p.seen):
+		fresh = now[len(p.seen):]
+	case out.Truncated:
+		tail := p.seen[max(0, len(p.seen)-256):]
+		if i := strings.LastIndex(now, tail); tail != "" && i >= 0 {
+			fresh = now[i+len(tail):]
+		} else {
+			fresh = "\n[pid: the editor's terminal dropped output pid had not read yet]\n" + now
+		}
+	default:
+		fresh = now // the terminal's output started over: take it as it is
+	}
+	p.seen = now
+	if fresh != "" {
+		_, _ = p.w.WriteString(fresh)
+	}
+}
+
+// kill kills the command (terminal/kill); its end comes through wait.
+func (p *termProc) kill() {
+	ctx, cancel := context.WithTimeout(context.Background(), terminalGrace)
+	defer cancel()
+	_ = p.t.Kill(ctx, p.id)
+	time.AfterFunc(terminalGrace, p.cancelWait)
+}
+
+// wait returns once the command has exited and its output is all in the pipe.
+func (p *termProc) wait() error {
+	<-p.done
+	if p.err != nil {
+		return fmt.Errorf("terminal/wait_for_exit: %v", p.err)
+	}
+	return nil
+}
+
+// exitCode is how the command exited, as exitOf says it. Contract: after wait.
+func (p *termProc) exitCode() (code int, signaled bool, sig syscall.Signal) {
+	switch {
+	case p.exit.Code != nil:
+		return *p.exit.Code, false, 0
+	case p.exit.Signal != "":
+		return -1, true, signalNamed(p.exit.Signal)
+	}
+	return -1, false, 0
 }

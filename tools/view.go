@@ -54,7 +54,10 @@ func view(name, cwd string, a viewArgs, details any) toolexec.View {
 		if a.Command != "" {
 			v.Title = "Run " + title.Code(title.Line(a.Command, 80))
 		}
-		if d, ok := details.(BashDetails); ok {
+		switch d := details.(type) {
+		case BashDetails:
+			v.Terminal = d.TerminalID
+		case JobDetails:
 			v.Terminal = d.TerminalID
 		}
 	case NameGrep:
