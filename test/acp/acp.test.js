@@ -74,6 +74,9 @@ const REQUEST = {
 	'session/request_permission': 'RequestPermissionRequest', 'elicitation/create': 'CreateElicitationRequest',
 	'session/set_config_option': 'SetSessionConfigOptionRequest',
 	'session/set_mode': 'SetSessionModeRequest',
+	'terminal/create': 'CreateTerminalRequest', 'terminal/output': 'TerminalOutputRequest',
+	'terminal/wait_for_exit': 'WaitForTerminalExitRequest', 'terminal/kill': 'KillTerminalRequest',
+	'terminal/release': 'ReleaseTerminalRequest',
 };
 const RESPONSE = {
 	initialize: 'InitializeResponse', 'session/new': 'NewSessionResponse', 'session/prompt': 'PromptResponse',
@@ -82,21 +85,26 @@ const RESPONSE = {
 	'session/request_permission': 'RequestPermissionResponse', 'elicitation/create': 'CreateElicitationResponse',
 	'session/set_config_option': 'SetSessionConfigOptionResponse',
 	'session/set_mode': 'SetSessionModeResponse',
+	'terminal/create': 'CreateTerminalResponse', 'terminal/output': 'TerminalOutputResponse',
+	'terminal/wait_for_exit': 'WaitForTerminalExitResponse', 'terminal/kill': 'KillTerminalResponse',
+	'terminal/release': 'ReleaseTerminalResponse',
 };
 const NOTIFICATION = {
 	'session/update': 'SessionNotification', 'session/cancel': 'CancelNotification',
 	'$/cancel_request': 'CancelRequestNotification',
 };
-// What each side may send: the client never gets fs/* or terminal/* requests (it declared
-// neither), nor elicitation/create unless it declared elicitation.form (Tap's
-// elicitation), and pid sends no notification but session/update.
+// What each side may send: the client never gets fs/* requests (it declares none), nor
+// terminal/* unless it declared terminal (Tap's terminal), nor elicitation/create unless it
+// declared elicitation.form (Tap's elicitation), and pid sends no notification but
+// session/update.
 const AGENT_MAY_REQUEST = new Set(['session/request_permission']);
 const AGENT_MAY_NOTIFY = new Set(['session/update']);
 
 // Tap records and validates every line of one connection, in each direction's order.
 class Tap {
-	constructor({ elicitation = false } = {}) {
+	constructor({ elicitation = false, terminal = false } = {}) {
 		this.elicitation = elicitation; // the client declared elicitation.form
+		this.terminal = terminal; // the client declared terminal
 		this.lines = []; // {dir: 'in'|'out', msg} in the order seen ('in': from pid)
 		this.errors = [];
 		this.requests = { in: new Map(), out: new Map() }; // id -> method, per sender
@@ -121,7 +129,7 @@ class Tap {
 		const other = dir === 'in' ? 'out' : 'in';
 		if (typeof msg.method === 'string' && 'id' in msg) {
 			this.requests[dir].set(JSON.stringify(msg.id), msg.method);
-			const mayAsk = AGENT_MAY_REQUEST.has(msg.method) || (this.elicitation && msg.method === 'elicitation/create');
+			const mayAsk = AGENT_MAY_REQUEST.has(msg.method) || (this.elicitation && msg.method === 'elicitation/create') || (this.terminal && msg.method.startsWith('terminal/'));
 			if (dir === 'in' && !mayAsk) return fail(`pid must not send ${msg.method}`);
 			if (dir === 'out' && msg.method.startsWith('_')) return; // extension request: any params
 			if (!REQUEST[msg.method]) return fail(`no schema for request ${msg.method}`);
@@ -185,8 +193,10 @@ class Tap {
 // start spawns `pid --acp` with its settings and state in a temp folder (or in xdg, which
 // the caller owns: pids that share it share their saved sessions) and connects the SDK's
 // client to it through a tap. handlers: {permission(params, signal) -> response,
-// elicitation(params, signal) -> response}; with an elicitation handler the client may be
-// asked elicitation/create (it must then declare elicitation.form in initialize).
+// elicitation(params, signal) -> response, terminal: {create, output, waitForExit, kill,
+// release}(params) -> response}; with an elicitation handler the client may be asked
+// elicitation/create (it must then declare elicitation.form in initialize), with terminal
+// handlers terminal/* (it must then declare terminal).
 function start(t, handlers = {}, { xdg: shared } = {}) {
 	assert.ok(fs.existsSync(PID_BIN), `no pid binary at ${PID_BIN}: build it (go build -o bin/pid ./cmd/pid) or set PID_BIN`);
 	const xdg = shared ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-xdg-'));
@@ -201,7 +211,7 @@ function start(t, handlers = {}, { xdg: shared } = {}) {
 		child.on('error', reject);
 		child.on('exit', (code, signal) => resolve({ code, signal }));
 	});
-	const tap = new Tap({ elicitation: Boolean(handlers.elicitation) });
+	const tap = new Tap({ elicitation: Boolean(handlers.elicitation), terminal: Boolean(handlers.terminal) });
 	const fromPid = tap.splitter('in');
 	const toPid = tap.splitter('out');
 	const input = Readable.toWeb(child.stdout).pipeThrough(new TransformStream({
@@ -228,6 +238,12 @@ function start(t, handlers = {}, { xdg: shared } = {}) {
 			assert.ok(handlers.elicitation, `unexpected elicitation request: ${JSON.stringify(params)}`);
 			return handlers.elicitation(params, signal);
 		});
+	for (const [name, method] of Object.entries(acp.methods.client.terminal)) {
+		app.onRequest(method, async ({ params }) => {
+			assert.ok(handlers.terminal?.[name], `unexpected ${method}: ${JSON.stringify(params)}`);
+			return handlers.terminal[name](params);
+		});
+	}
 	t.after(async () => {
 		child.kill('SIGKILL');
 		await exited.catch(() => {});
@@ -949,4 +965,76 @@ test(`SDK ${SDK_VERSION}: todo_write's plan (no permission asked, every entry ea
 	}), 'the load', 60_000);
 	await ends(next);
 	next.finish();
+});
+
+test(`SDK ${SDK_VERSION}: a client with terminals runs pid's bash in them, in pid's sandbox; the tool call shows the terminal`, async (t) => {
+	const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-ws-')));
+	const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'pid-acp-outside-'));
+	t.after(() => {
+		fs.rmSync(cwd, { recursive: true, force: true });
+		fs.rmSync(outside, { recursive: true, force: true });
+	});
+	// The client's terminals: each runs its command as a child, its output kept whole.
+	const terms = new Map();
+	const created = [];
+	const exitOf = (term) => ({ exitCode: term.code, signal: term.signal });
+	const terminal = {
+		create(params) {
+			created.push(params);
+			const env = { ...process.env };
+			for (const e of params.env ?? []) env[e.name] = e.value;
+			const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+			const term = { output: '', code: null, signal: null };
+			term.exited = new Promise((resolve) => child.on('close', (code, signal) => { term.code = code; term.signal = signal; resolve(); }));
+			child.stdout.on('data', (d) => { term.output += d; });
+			child.stderr.on('data', (d) => { term.output += d; });
+			term.child = child;
+			const terminalId = `term-${created.length}`;
+			terms.set(terminalId, term);
+			return { terminalId };
+		},
+		async waitForExit({ terminalId }) {
+			const term = terms.get(terminalId);
+			await term.exited;
+			return exitOf(term);
+		},
+		output({ terminalId }) {
+			const term = terms.get(terminalId);
+			return { output: term.output, truncated: false, ...(term.code !== null || term.signal !== null ? { exitStatus: exitOf(term) } : {}) };
+		},
+		kill({ terminalId }) {
+			terms.get(terminalId).child.kill('SIGTERM');
+			return {};
+		},
+		release() {
+			return {};
+		},
+	};
+	const pid = start(t, { terminal });
+	const command = `echo from the terminal; echo x > ${path.join(outside, 'out')}; echo in > in`;
+	const meta = { permissions: { tools: { bash: 'allow' } }, model: { provider: 'script', turns: [turn(call('b1', 'bash', { command })), turn(text('Ran it.'))] } };
+	await within(pid.app.connectWith(pid.stream, async (ctx) => {
+		await within(ctx.request(acp.methods.agent.initialize, {
+			protocolVersion: acp.PROTOCOL_VERSION,
+			clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
+			clientInfo: { name: 'pid-acp-test', version: '1' },
+		}), 'initialize');
+		const { sessionId } = await within(ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], _meta: { pid: meta } }), 'session/new');
+		const res = await within(ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('run it')] }), 'session/prompt');
+		assert.equal(res.stopReason, 'end_turn');
+		assert.equal(created.length, 1, 'one terminal');
+		const [c] = created;
+		assert.ok(path.isAbsolute(c.command), c.command);
+		assert.deepEqual(c.args.slice(0, 2), ['sandbox-exec', '--holder'], `pid's sandbox runs the command: ${JSON.stringify(c.args)}`);
+		assert.equal(c.cwd, cwd);
+		assert.ok(!fs.existsSync(path.join(outside, 'out')), 'the write outside the workspace failed in the terminal');
+		assert.equal(fs.readFileSync(path.join(cwd, 'in'), 'utf8'), 'in\n', 'the write in the workspace was made');
+		const b1 = updatesOf(pid.updates, sessionId).filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 'b1');
+		assert.ok(b1.some((u) => u.content?.[0]?.type === 'terminal' && u.content[0].terminalId === 'term-1' && u.status !== 'completed'), `the terminal shown while it runs: ${JSON.stringify(b1)}`);
+		const end = b1.find((u) => u.status === 'completed');
+		assert.equal(end?.content?.[0]?.type, 'terminal');
+		assert.match(end.content[1].content.text, /from the terminal/);
+	}), 'the terminal', 60_000);
+	await ends(pid);
+	pid.finish();
 });
