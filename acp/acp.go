@@ -7,7 +7,8 @@
 // The entry point is Serve.
 //
 // This file holds the server: the face's side of the connection (package rpcconn runs it),
-// its method table and the lifecycle.
+// its method table (each method gets its params typed, decoded once by the face's
+// decodeParams) and the lifecycle.
 package acp
 
 import (
@@ -101,6 +102,7 @@ func newServer(r io.Reader, w io.Writer, opts Options) *server {
 		Codec:        newLines(r),
 		Log:          s.log,
 		Methods:      s.methods(),
+		Decode:       decodeParams,
 		Admit:        s.admit,
 		Notification: s.notification,
 		ToWire:       func(err error) *jsonrpc2.Error { return toWire(err).wire() },
@@ -147,84 +149,83 @@ func (s *server) serve(ctx context.Context, r io.Reader) int {
 	return 0
 }
 
-// A quick method runs on the read loop and never blocks for long.
-type quickMethod func(s *server, params json.RawMessage) (any, error)
+// A method is one entry of ACP's method table: given the server, the entry the connection
+// runs (package rpcconn), typed, so that its params are decoded once, by decodeParams (the
+// face's Decode), before the handler sees them.
+type method func(s *server) rpcconn.Method
 
-// A long method checks its request on the read loop (so errors such as a busy session are
-// answered in order) and returns the work to run on a goroutine of its own. The work
-// answers the request itself, through reply (exactly once).
-type longMethod func(s *server, id json.RawMessage, params json.RawMessage) (work func(ctx context.Context, reply func(result any, err error)), err error)
-
-var (
-	quickMethods map[string]quickMethod
-	longMethods  map[string]longMethod
-)
-
-func init() {
-	quickMethods = map[string]quickMethod{
-		"initialize":                (*server).initialize,
-		"authenticate":              (*server).authenticate,
-		"session/new":               (*server).sessionNew,
-		"session/set_config_option": (*server).sessionSetConfigOption,
-		"session/set_mode":          (*server).sessionSetMode,
-		"_pid/checkpoints/list":     (*server).checkpointsList,
-	}
-	longMethods = map[string]longMethod{
-		"session/prompt": (*server).sessionPrompt,
-		"session/load":   (*server).sessionLoad,
-		"session/resume": (*server).sessionResume,
-		"session/list":   (*server).sessionList,
-		"session/close":  (*server).sessionClose,
-		"session/delete": (*server).sessionDelete,
-		"session/fork":   (*server).sessionFork,
-		// pid's extension methods (docs/acp.md).
-		"_pid/checkpoints/diff": (*server).checkpointsDiff,
-		"_pid/session/rewind":   (*server).sessionRewind,
-		"_pid/changes/list":     (*server).changesList,
-		"_pid/changes/undo":     (*server).changesUndo,
-		"_pid/changes/keep":     (*server).changesKeep,
+// quick is a method that runs on the read loop and never blocks for long. A result of nil
+// is answered {}.
+func quick[P any](h func(s *server, p *P) (any, error)) method {
+	return func(s *server) rpcconn.Method {
+		return rpcconn.QuickOf(func(p *P) (any, error) { return orEmpty(h(s, p)) })
 	}
 }
 
-// methods is the face's method table for the connection (package rpcconn): notifications
-// and quick requests are handled on the read loop, in arrival order (so session/cancel
-// reaches a running prompt at once, and a prompt sent right after session/new finds its
-// session); long ones run on goroutines of their own. A result of nil is answered {}.
-func (s *server) methods() map[string]rpcconn.Method {
-	m := make(map[string]rpcconn.Method, len(quickMethods)+len(longMethods))
-	for name, h := range quickMethods {
-		m[name] = rpcconn.Method{Quick: func(req *jsonrpc2.Request) (any, error) {
-			result, err := h(s, params(req))
-			if err == nil && result == nil {
-				result = struct{}{}
-			}
-			return result, err
-		}}
-	}
-	for name, h := range longMethods {
-		m[name] = rpcconn.Method{Long: func(req *jsonrpc2.Request) (rpcconn.Work, error) {
-			work, err := h(s, nil, params(req))
+// long is a method that checks its request on the read loop (so errors such as a busy
+// session are answered in order) and returns the work to run on a goroutine of its own. The
+// work answers the request itself, through reply (exactly once); a result of nil is
+// answered {}.
+func long[P any](h func(s *server, p *P) (rpcconn.Work, error)) method {
+	return func(s *server) rpcconn.Method {
+		return rpcconn.LongOf(func(p *P) (rpcconn.Work, error) {
+			work, err := h(s, p)
 			if err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context, reply func(any, error)) {
-				work(ctx, func(result any, err error) {
-					if err == nil && result == nil {
-						result = struct{}{}
-					}
-					reply(result, err)
-				})
+				work(ctx, func(result any, err error) { reply(orEmpty(result, err)) })
 			}, nil
-		}}
+		})
 	}
-	return m
 }
 
-func params(req *jsonrpc2.Request) json.RawMessage {
-	if req.Params == nil {
-		return nil
+// orEmpty is a handler's answer with a nil result made {}: ACP's results are objects.
+func orEmpty(result any, err error) (any, error) {
+	if err == nil && result == nil {
+		result = struct{}{}
 	}
-	return *req.Params
+	return result, err
+}
+
+// methodTable is ACP's method table: every request method pid takes, each typed (quick or
+// long). admit answers the others.
+var methodTable map[string]method
+
+func init() {
+	methodTable = map[string]method{
+		"initialize":                quick((*server).initialize),
+		"authenticate":              quick((*server).authenticate),
+		"session/new":               quick((*server).sessionNew),
+		"session/set_config_option": quick((*server).sessionSetConfigOption),
+		"session/set_mode":          quick((*server).sessionSetMode),
+		"session/prompt":            long((*server).sessionPrompt),
+		"session/load":              long((*server).sessionLoad),
+		"session/resume":            long((*server).sessionResume),
+		"session/list":              long((*server).sessionList),
+		"session/close":             long((*server).sessionClose),
+		"session/delete":            long((*server).sessionDelete),
+		"session/fork":              long((*server).sessionFork),
+		// pid's extension methods (docs/acp.md).
+		"_pid/checkpoints/list": quick((*server).checkpointsList),
+		"_pid/checkpoints/diff": long((*server).checkpointsDiff),
+		"_pid/session/rewind":   long((*server).sessionRewind),
+		"_pid/changes/list":     long((*server).changesList),
+		"_pid/changes/undo":     long((*server).changesUndo),
+		"_pid/changes/keep":     long((*server).changesKeep),
+	}
+}
+
+// methods is the method table for the connection (package rpcconn): notifications and quick
+// requests are handled on the read loop, in arrival order (so session/cancel reaches a
+// running prompt at once, and a prompt sent right after session/new finds its session);
+// long ones run on goroutines of their own.
+func (s *server) methods() map[string]rpcconn.Method {
+	t := make(map[string]rpcconn.Method, len(methodTable))
+	for name, m := range methodTable {
+		t[name] = m(s)
+	}
+	return t
 }
 
 // admit answers the id of a request still running with -32600 (a $/cancel_request naming it
@@ -234,9 +235,7 @@ func (s *server) admit(method string, running bool) error {
 	if running {
 		return fmt.Errorf("%w: a request with this id is still running; give every request an id of its own", errInvalidRequest)
 	}
-	_, isQuick := quickMethods[method]
-	_, isLong := longMethods[method]
-	if !isQuick && !isLong {
+	if _, ok := methodTable[method]; !ok {
 		if strings.HasPrefix(method, "_") {
 			return fmt.Errorf("%w (pid's extension methods are _pid/checkpoints/list, _pid/checkpoints/diff, _pid/session/rewind and _pid/changes/list, _pid/changes/undo, _pid/changes/keep): %s", errMethodNotFound, method)
 		}
@@ -284,8 +283,9 @@ func (s *server) notification(method string, params json.RawMessage) bool {
 	return false
 }
 
-// decodeParams decodes a request's params, which must be an object (or absent when the
-// method has no required member).
+// decodeParams is the face's Decode (rpcconn.Decode): it decodes a request's params into v,
+// a pointer to the params' type. They must be an object; absent or null they are {} (for a
+// method with no required member). What it refuses is invalid params, saying why.
 func decodeParams(raw json.RawMessage, v any) error {
 	b := strings.TrimSpace(string(raw))
 	if b == "" || b == "null" {

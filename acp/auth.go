@@ -68,11 +68,7 @@ type authenticateParams struct {
 // authenticate answers {} when pid can call the model the user settings name (pid login
 // was run, or the key is in pid's environment), else auth_required saying what to do.
 // An unknown method is -32602.
-func (s *server) authenticate(params json.RawMessage) (any, error) {
-	var p authenticateParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) authenticate(p *authenticateParams) (any, error) {
 	if p.MethodID != authMethodID {
 		return nil, fmt.Errorf("%w: unknown authentication method %q; pid's one method is %q", errInvalidParams, p.MethodID, authMethodID)
 	}

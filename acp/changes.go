@@ -8,18 +8,14 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/session"
 )
 
 // changesList answers _pid/changes/list; it reads files, so it runs on a goroutine of its own.
-func (s *server) changesList(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p session.ChangesParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) changesList(p *session.ChangesParams) (rpcconn.Work, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -35,17 +31,13 @@ func (s *server) changesList(_ json.RawMessage, params json.RawMessage) (func(co
 }
 
 // changesUndo answers _pid/changes/undo.
-func (s *server) changesUndo(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p session.UndoParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) changesUndo(p *session.UndoParams) (rpcconn.Work, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, reply func(any, error)) {
-		out, err := st.ss.UndoChanges(ctx, p)
+		out, err := st.ss.UndoChanges(ctx, *p)
 		if err != nil {
 			reply(nil, err)
 			return
@@ -55,17 +47,13 @@ func (s *server) changesUndo(_ json.RawMessage, params json.RawMessage) (func(co
 }
 
 // changesKeep answers _pid/changes/keep.
-func (s *server) changesKeep(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p session.KeepParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) changesKeep(p *session.KeepParams) (rpcconn.Work, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	return func(_ context.Context, reply func(any, error)) {
-		out, err := st.ss.KeepChanges(p)
+		out, err := st.ss.KeepChanges(*p)
 		if err != nil {
 			reply(nil, err)
 			return

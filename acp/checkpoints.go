@@ -6,17 +6,13 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/session"
 )
 
 // checkpointsList answers _pid/checkpoints/list: a live session's checkpoints, oldest first.
-func (s *server) checkpointsList(params json.RawMessage) (any, error) {
-	var p session.CheckpointParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) checkpointsList(p *session.CheckpointParams) (any, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -32,11 +28,7 @@ func (s *server) checkpointsList(params json.RawMessage) (any, error) {
 
 // checkpointsDiff answers _pid/checkpoints/diff; it reads files, so it runs on a goroutine
 // of its own.
-func (s *server) checkpointsDiff(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p session.CheckpointParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) checkpointsDiff(p *session.CheckpointParams) (rpcconn.Work, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -55,11 +47,7 @@ func (s *server) checkpointsDiff(_ json.RawMessage, params json.RawMessage) (fun
 
 // sessionRewind answers _pid/session/rewind. The session is claimed on the read loop, so a
 // prompt sent after it is refused rather than raced.
-func (s *server) sessionRewind(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p session.RewindParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionRewind(p *session.RewindParams) (rpcconn.Work, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err

@@ -170,11 +170,7 @@ func (s *server) liveState(id string) (*sessionState, error) {
 
 // sessionSetMode switches a live session's mode (session/set_mode): an unknown mode, or one
 // the session is not offered, is invalid params. The next tool calls are decided in it.
-func (s *server) sessionSetMode(params json.RawMessage) (any, error) {
-	var p setModeParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionSetMode(p *setModeParams) (any, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -212,11 +208,7 @@ type setConfigOptionResult struct {
 // sessionSetConfigOption sets one of a live session's options and answers with all of them.
 // A mode change is heard as session/set_mode's is; the model and the thinking level apply
 // from the session's next model call on, a running prompt's call finishing as it started.
-func (s *server) sessionSetConfigOption(params json.RawMessage) (any, error) {
-	var p setConfigOptionParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionSetConfigOption(p *setConfigOptionParams) (any, error) {
 	st, err := s.liveState(p.SessionID)
 	if err != nil {
 		return nil, err

@@ -5,11 +5,11 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -37,11 +37,7 @@ type forkParams struct {
 // {sessionId, modes, configOptions}, without replaying the conversation (session/load of
 // the new id does that). A count that would cut a tool call from its result is -32602,
 // naming the nearest valid counts.
-func (s *server) sessionFork(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p forkParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionFork(p *forkParams) (rpcconn.Work, error) {
 	switch {
 	case p.SessionID == "":
 		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)

@@ -95,11 +95,7 @@ func additionalFolders(dirs []string) ([]string, error) {
 // whatever version the client asked for: it is the only one pid speaks. Like the ACP SDK's
 // own agents, pid takes initialize again later: the client's capabilities are replaced and
 // the answer is the same.
-func (s *server) initialize(params json.RawMessage) (any, error) {
-	var p initializeParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) initialize(p *initializeParams) (any, error) {
 	if p.ProtocolVersion == nil {
 		return nil, fmt.Errorf("%w: protocolVersion is required", errInvalidParams)
 	}
@@ -195,11 +191,7 @@ func metaSystemPrompt(raw json.RawMessage, cfg *session.Config) error {
 // session/new; _meta.systemPrompt replaces (a string) or extends ({append}) the system
 // prompt (_meta.pid.mode its mode). The answer has the session's modes and configOptions
 // (config.go).
-func (s *server) sessionNew(params json.RawMessage) (any, error) {
-	var p sessionNewParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionNew(p *sessionNewParams) (any, error) {
 	switch {
 	case p.Cwd == nil || *p.Cwd == "":
 		return nil, fmt.Errorf("%w: cwd is required (an absolute path)", errInvalidParams)
@@ -262,11 +254,7 @@ type promptResult struct {
 
 // sessionPrompt runs one turn loop. Its updates are written before its response and none
 // after it (see sessionState.finish).
-func (s *server) sessionPrompt(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p promptParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionPrompt(p *promptParams) (rpcconn.Work, error) {
 	if p.SessionID == "" {
 		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/pid-agent/pid/internal/leangc"
+	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -23,7 +24,7 @@ import (
 // been answered, and answers with f's result. Contract: called on the read loop, as the
 // last step of a long method that succeeded (the work must then run, or later lifecycle
 // requests would wait for it forever).
-func (s *server) lifecycle(f func() (any, error)) func(context.Context, func(any, error)) {
+func (s *server) lifecycle(f func() (any, error)) rpcconn.Work {
 	s.mu.Lock()
 	prev := s.lifeTail
 	mine := make(chan struct{})
@@ -77,12 +78,12 @@ type activateResult struct {
 	ConfigOptions []configOption `json:"configOptions"`
 }
 
-func (s *server) sessionLoad(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	return s.activate("session/load", params, true)
+func (s *server) sessionLoad(p *activateParams) (rpcconn.Work, error) {
+	return s.activate("session/load", p, true)
 }
 
-func (s *server) sessionResume(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	return s.activate("session/resume", params, false)
+func (s *server) sessionResume(p *activateParams) (rpcconn.Work, error) {
+	return s.activate("session/resume", p, false)
 }
 
 // activate is session/load (replay true) and session/resume: it makes a saved session live
@@ -96,11 +97,7 @@ func (s *server) sessionResume(_ json.RawMessage, params json.RawMessage) (func(
 // as session/new checks them, before anything is read. A session live in this pid already
 // (made by session/new or an earlier load) is taken as it is, servers included: when the
 // request names others, a warning says so.
-func (s *server) activate(method string, params json.RawMessage, replay bool) (func(context.Context, func(any, error)), error) {
-	var p activateParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) activate(method string, p *activateParams, replay bool) (rpcconn.Work, error) {
 	switch {
 	case p.SessionID == "":
 		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
@@ -283,11 +280,7 @@ type sessionInfo struct {
 
 // sessionList lists the saved sessions (of every folder, or of cwd), newest activity first,
 // session.PageSize at a time.
-func (s *server) sessionList(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionList(p *listParams) (rpcconn.Work, error) {
 	var cwd, cursor string
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -322,11 +315,7 @@ type sessionIDParams struct {
 
 // sessionClose ends a session live in this pid: its running prompt is cancelled (and
 // answers "cancelled" before the close does), then the session is unloaded; its file stays.
-func (s *server) sessionClose(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p sessionIDParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionClose(p *sessionIDParams) (rpcconn.Work, error) {
 	if p.SessionID == "" {
 		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}
@@ -342,11 +331,7 @@ func (s *server) sessionClose(_ json.RawMessage, params json.RawMessage) (func(c
 }
 
 // sessionDelete closes the session when it is live in this pid, and removes its file.
-func (s *server) sessionDelete(_ json.RawMessage, params json.RawMessage) (func(context.Context, func(any, error)), error) {
-	var p sessionIDParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func (s *server) sessionDelete(p *sessionIDParams) (rpcconn.Work, error) {
 	if p.SessionID == "" {
 		return nil, fmt.Errorf("%w: sessionId is required", errInvalidParams)
 	}
