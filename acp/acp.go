@@ -7,8 +7,8 @@
 // The entry point is Serve.
 //
 // This file holds the server: the face's side of the connection (package rpcconn runs it),
-// its method table (each method gets its params typed, decoded once by the face's
-// decodeParams) and the lifecycle.
+// its method and notification tables (each handler gets its params typed, decoded once by
+// the face's decodeParams) and the lifecycle.
 package acp
 
 import (
@@ -250,42 +250,72 @@ func (s *server) admit(method string, running bool) error {
 	return nil
 }
 
+// notificationTable is ACP's table of the notifications pid heeds; it ignores the others.
+var notificationTable map[string]func(s *server, method string, params json.RawMessage)
+
+func init() {
+	notificationTable = map[string]func(*server, string, json.RawMessage){
+		"session/cancel":   heed((*server).sessionCancel),
+		"$/cancel_request": heed((*server).cancelRequest),
+	}
+}
+
+// heed is a notification handler given its params typed, decoded as a request's are
+// (decodeParams); params it cannot decode are logged and the notification dropped.
+func heed[P any](h func(s *server, p *P)) func(*server, string, json.RawMessage) {
+	return func(s *server, method string, params json.RawMessage) {
+		p := new(P)
+		if err := decodeParams(params, p); err != nil {
+			s.log.Warn("bad "+method, "err", err)
+			return
+		}
+		h(s, p)
+	}
+}
+
 // notification handles one notification on the read loop; none is ever answered, and none
 // ends the connection.
 func (s *server) notification(method string, params json.RawMessage) bool {
-	switch method {
-	case "session/cancel":
-		var p struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err := decodeParams(params, &p); err != nil {
-			s.log.Warn("bad session/cancel", "err", err)
-			return false
-		}
-		s.mu.Lock()
-		st := s.sessions[p.SessionID]
-		s.mu.Unlock()
-		if st != nil {
-			st.cancelTurn()
-		}
-	case "$/cancel_request":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if err := decodeParams(params, &p); err != nil || p.RequestID == nil {
-			s.log.Warn("bad $/cancel_request", "err", err)
-			return false
-		}
-		s.conn.CancelRequest(idKey(p.RequestID))
-	default:
+	if h, ok := notificationTable[method]; ok {
+		h(s, method, params)
+	} else {
 		s.log.Debug("ignored notification", "method", method)
 	}
 	return false
 }
 
-// decodeParams is the face's Decode (rpcconn.Decode): it decodes a request's params into v,
-// a pointer to the params' type. They must be an object; absent or null they are {} (for a
-// method with no required member). What it refuses is invalid params, saying why.
+type cancelParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// sessionCancel cancels the running prompt of a live session (session/cancel), which then
+// answers "cancelled"; a session not live here is ignored.
+func (s *server) sessionCancel(p *cancelParams) {
+	s.mu.Lock()
+	st := s.sessions[p.SessionID]
+	s.mu.Unlock()
+	if st != nil {
+		st.cancelTurn()
+	}
+}
+
+type cancelRequestParams struct {
+	RequestID json.RawMessage `json:"requestId"`
+}
+
+// cancelRequest cancels the running request whose id is requestId ($/cancel_request).
+func (s *server) cancelRequest(p *cancelRequestParams) {
+	if p.RequestID == nil {
+		s.log.Warn("bad $/cancel_request: requestId is required")
+		return
+	}
+	s.conn.CancelRequest(idKey(p.RequestID))
+}
+
+// decodeParams is the face's Decode (rpcconn.Decode): it decodes a request's or a
+// notification's params into v, a pointer to the params' type. They must be an object;
+// absent or null they are {} (for a method with no required member). What it refuses is
+// invalid params, saying why.
 func decodeParams(raw json.RawMessage, v any) error {
 	b := strings.TrimSpace(string(raw))
 	if b == "" || b == "null" {
