@@ -1,6 +1,6 @@
 // Tests of the wire rules and the lifecycle: ids echoed exactly, parse errors, unknown and
-// extension methods, notifications never answered, initialize's versions and
-// capabilities, session/new's errors.
+// extension methods, every method's params decoded by the same rules, notifications never
+// answered, initialize's versions and capabilities, session/new's errors.
 
 package acp
 
@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +117,68 @@ func TestWireExtensionAndUnknownMethods(t *testing.T) {
 	c.wantError(c.request("terminal/create", map[string]any{"sessionId": "s", "command": "/bin/true"}), codeMethodNotFound)
 	// authenticate exists; a method pid does not offer is invalid.
 	c.wantError(c.request("authenticate", map[string]any{"methodId": "x"}), codeInvalidParams)
+}
+
+// Every method's params are decoded by ACP's one rule (decodeParams, the face's Decode), the
+// same for each method of the table: params that are no object are -32602 "params must be an
+// object", a member of the wrong type is -32602 naming it, and absent or null params are {}
+// (the method's own check answers). A notification's bad params are dropped unanswered.
+func TestWireParamsDecodedAlike(t *testing.T) {
+	c := start(t)
+	c.initialize(nil)
+	// A member of the wrong type for each method, and how the answer names it.
+	wrongType := map[string][2]string{
+		"initialize":   {`{"protocolVersion":1,"clientCapabilities":{"terminal":"yes"}}`, "clientCapabilities.terminal must not be a JSON string"},
+		"authenticate": {`{"methodId":1}`, "methodId must not be a JSON number"},
+		"session/new":  {`{"cwd":1}`, "cwd must not be a JSON number"},
+		"session/list": {`{"cwd":true}`, "cwd must not be a JSON bool"},
+	}
+	names := slices.Sorted(maps.Keys(methodTable))
+	if len(names) < 18 {
+		t.Fatalf("the method table has %d methods: %v", len(names), names)
+	}
+	n := 0
+	for _, name := range names {
+		for _, bad := range []string{`[]`, `[{"sessionId":"x"}]`, `"x"`, `7`, `true`} {
+			n++
+			id := strconv.Itoa(1000 + n)
+			c.requestID(id, name, json.RawMessage(bad))
+			if m, _ := c.until(json.RawMessage(id), nil); m.Error == nil || m.Error.Code != codeInvalidParams || m.Error.Message != "Invalid params: params must be an object" {
+				t.Errorf("%s with params %s: want -32602 \"Invalid params: params must be an object\", got %s", name, bad, m.raw)
+			}
+		}
+		wt, ok := wrongType[name]
+		if !ok {
+			wt = [2]string{`{"sessionId":1}`, "sessionId must not be a JSON number"}
+		}
+		n++
+		id := strconv.Itoa(1000 + n)
+		c.requestID(id, name, json.RawMessage(wt[0]))
+		if m, _ := c.until(json.RawMessage(id), nil); m.Error == nil || m.Error.Code != codeInvalidParams || m.Error.Message != "Invalid params: "+wt[1] {
+			t.Errorf("%s with params %s: want -32602 \"Invalid params: %s\", got %s", name, wt[0], wt[1], m.raw)
+		}
+	}
+	// Absent and null params are {}: session/prompt's own check answers.
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":"absent","method":"session/prompt"}`,
+		`{"jsonrpc":"2.0","id":"null","method":"session/prompt","params":null}`,
+	} {
+		c.send(line)
+		if m := c.next(); m.Error == nil || m.Error.Code != codeInvalidParams || m.Error.Message != "Invalid params: sessionId is required" {
+			t.Errorf("%s: want -32602 \"Invalid params: sessionId is required\", got %s", line, m.raw)
+		}
+	}
+	// Notifications with params that are no object, or of the wrong type: dropped, never
+	// answered, and the connection serves on.
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","method":"session/cancel","params":[1]}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":1}}`,
+		`{"jsonrpc":"2.0","method":"$/cancel_request","params":"x"}`,
+		`{"jsonrpc":"2.0","method":"$/cancel_request","params":{}}`,
+	} {
+		c.send(line)
+	}
+	ping(c)
 }
 
 func TestInitializeVersionsAndCapabilities(t *testing.T) {
