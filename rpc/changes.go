@@ -6,8 +6,6 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/session"
 )
@@ -29,11 +27,7 @@ func (s *Server) sendChanges(id string, e event.ChangesUpdate) {
 }
 
 // changesList runs changes/list (it reads and diffs files: a goroutine of its own).
-func (s *Server) changesList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p session.ChangesParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) changesList(p *session.ChangesParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -48,17 +42,13 @@ func (s *Server) changesList(req *jsonrpc2.Request) (func(context.Context) (any,
 }
 
 // changesUndo runs changes/undo.
-func (s *Server) changesUndo(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p session.UndoParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) changesUndo(p *session.UndoParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (any, error) {
-		out, err := ss.UndoChanges(ctx, p)
+		out, err := ss.UndoChanges(ctx, *p)
 		if err != nil {
 			return nil, err
 		}
@@ -67,17 +57,13 @@ func (s *Server) changesUndo(req *jsonrpc2.Request) (func(context.Context) (any,
 }
 
 // changesKeep runs changes/keep.
-func (s *Server) changesKeep(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p session.KeepParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) changesKeep(p *session.KeepParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	return func(context.Context) (any, error) {
-		out, err := ss.KeepChanges(p)
+		out, err := ss.KeepChanges(*p)
 		if err != nil {
 			return nil, err
 		}

@@ -6,15 +6,13 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/internal/rpcconn"
 	"github.com/pid-agent/pid/session"
 )
 
 // checkpointsList runs checkpoints/list: the session's checkpoints, oldest first.
-func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) checkpointsList(p *sessionParams) (any, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -29,11 +27,7 @@ func (s *Server) checkpointsList(req *jsonrpc2.Request) (any, error) {
 
 // checkpointsDiff runs checkpoints/diff: the diffs from before a checkpoint's prompt to the
 // files as they are now (it reads the files, so it runs on a goroutine of its own).
-func (s *Server) checkpointsDiff(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p session.CheckpointParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) checkpointsDiff(p *session.CheckpointParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -51,11 +45,7 @@ func (s *Server) checkpointsDiff(req *jsonrpc2.Request) (func(context.Context) (
 
 // sessionRewind runs session/rewind. The session is claimed on the read goroutine, so a
 // prompt sent after it is refused as busy rather than raced.
-func (s *Server) sessionRewind(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p session.RewindParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionRewind(p *session.RewindParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err

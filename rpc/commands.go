@@ -7,8 +7,6 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
 )
@@ -16,8 +14,8 @@ import (
 // commandsList answers commands/list {sessionId}: the session's commands, read again from
 // disk (a command file added since counts at once). It reads files, so it runs on a
 // goroutine of its own.
-func (s *Server) commandsList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) commandsList(p *sessionParams) (work, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}

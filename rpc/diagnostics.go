@@ -11,14 +11,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/session"
 )
-
-func init() {
-	quickMethods["lsp/servers"] = (*Server).lspServers
-}
 
 // ReportsDiagnostics implements session.DiagnosticsFace: whether the editor declared
 // capabilities.experimental.pid.diagnostics.
@@ -76,6 +70,6 @@ func (s *Server) Diagnostics(ctx context.Context, ss *session.Session, paths []s
 }
 
 // lspServers answers lsp/servers {} -> {servers: [{name, folder, state, error?}]}.
-func (s *Server) lspServers(*jsonrpc2.Request) (any, error) {
+func (s *Server) lspServers(*noParams) (any, error) {
 	return map[string]any{"servers": s.host.LanguageServers()}, nil
 }

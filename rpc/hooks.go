@@ -3,15 +3,13 @@
 package rpc
 
 import (
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/session"
 )
 
 // hooksList runs hooks/list {sessionId}: the hooks that apply to the session now, in the
 // order they run, with where each was configured.
-func (s *Server) hooksList(req *jsonrpc2.Request) (any, error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) hooksList(p *sessionParams) (any, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -6,15 +6,13 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/session"
 )
 
 // jobsList runs jobs/list: the session's jobs, running and ended, in the order they started.
-func (s *Server) jobsList(req *jsonrpc2.Request) (any, error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) jobsList(p *sessionParams) (any, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -23,16 +21,15 @@ func (s *Server) jobsList(req *jsonrpc2.Request) (any, error) {
 	}{ss.Jobs()}, nil
 }
 
+// jobKillParams are jobs/kill's params.
+type jobKillParams struct {
+	SessionID string `json:"sessionId"`
+	JobID     string `json:"jobId"`
+}
+
 // jobsKill runs jobs/kill: it stops a job (SIGTERM, SIGKILL 2 s later) and answers once it
 // ended, with the job as jobs/list shows it (on a goroutine of its own: it waits).
-func (s *Server) jobsKill(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		JobID     string `json:"jobId"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) jobsKill(p *jobKillParams) (work, error) {
 	if p.JobID == "" {
 		return nil, invalidParams("jobId is required")
 	}
@@ -51,17 +48,16 @@ func (s *Server) jobsKill(req *jsonrpc2.Request) (func(context.Context) (any, er
 	}, nil
 }
 
+// jobsOutputParams are jobs/output's params.
+type jobsOutputParams struct {
+	SessionID string `json:"sessionId"`
+	JobID     string `json:"jobId"`
+	Tail      int    `json:"tail"`
+}
+
 // jobsOutput runs jobs/output: what a job printed (the last 2000 lines and 50 KB kept,
 // secrets redacted) for the person, and the job.
-func (s *Server) jobsOutput(req *jsonrpc2.Request) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		JobID     string `json:"jobId"`
-		Tail      int    `json:"tail"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) jobsOutput(p *jobsOutputParams) (any, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err

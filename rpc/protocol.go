@@ -1,5 +1,6 @@
 // This file declares the wire shapes of pid's protocol (docs/protocol.md): request params and
-// results, notification payloads, and the editor-side requests for approvals.
+// results, notification payloads, and the editor-side requests for approvals; and it holds
+// decodeParams, the face's one decoding of request params.
 
 package rpc
 
@@ -7,8 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/session"
@@ -37,17 +36,9 @@ type modeUpdateParams struct {
 	CurrentModeID string `json:"currentModeId"`
 }
 
+// sessionParams are the params of the methods that name a session only ({sessionId}).
 type sessionParams struct {
 	SessionID string `json:"sessionId"`
-}
-
-// sessionOf decodes params that name a session only ({sessionId}) and returns that session.
-func (s *Server) sessionOf(req *jsonrpc2.Request) (*session.Session, error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	return s.host.Get(p.SessionID)
 }
 
 // promptParams are the params of session/prompt, session/steer and session/followUp: text,
@@ -136,14 +127,20 @@ type (
 	}
 )
 
-// decodeParams decodes params into v. Missing, null and [] params decode as {} (so all
-// optional fields take their zero values); anything else that does not fit v is an
-// invalid-params error naming the problem.
-func decodeParams(raw *json.RawMessage, v any) error {
-	if raw == nil {
+// noParams are the params of a method that takes none: decodeParams leaves them alone, so
+// such a method answers whatever params the request has (none are read).
+type noParams struct{}
+
+// decodeParams is the native face's Decode (rpcconn.Face.Decode), its one decoding of
+// request params: it decodes params into v, a pointer to the method's params type. Missing,
+// null and [] params decode as {} (so all optional fields take their zero values); anything
+// else that does not fit v is an invalid-params error naming the problem. A *noParams is
+// left alone whatever params are.
+func decodeParams(raw json.RawMessage, v any) error {
+	if _, ok := v.(*noParams); ok {
 		return nil
 	}
-	b := bytes.TrimSpace(*raw)
+	b := bytes.TrimSpace(raw)
 	if len(b) == 0 || string(b) == "null" {
 		return nil
 	}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcegraph/jsonrpc2"
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
 )
@@ -231,6 +230,61 @@ func TestWrongParams(t *testing.T) {
 	}
 	// After all that, the session still works.
 	d.call("tools/list", obj{"sessionId": sid})
+}
+
+func TestParamsDecodedForEveryMethod(t *testing.T) {
+	// Every method of the table gets its params through decodeParams before its handler runs:
+	// params that are an array (the only other kind the frame check lets through) are answered
+	// -32602 with exactly the same message, whatever the method, and nothing runs. The methods
+	// that take no params (*noParams) read none, so they answer whatever params come.
+	noParams := []string{"lsp/servers", "mcp/servers", "permissions/list", "trust/list"}
+	d := startInProcess(t)
+	d.initialize(nil)
+	var methods []string
+	for name := range methodTable {
+		// initialize was already received, shutdown would end the connection, and the
+		// tests' own methods are not pid's.
+		if name != "initialize" && name != "shutdown" && !strings.HasPrefix(name, "test/") {
+			methods = append(methods, name)
+		}
+	}
+	slices.Sort(methods)
+	if len(methods) < 30 {
+		t.Fatalf("only %d methods in the table: %v", len(methods), methods)
+	}
+	var answered []string
+	for _, method := range methods {
+		for _, tc := range []struct{ params, want string }{
+			{`[1]`, "invalid params: params must be an object"},
+			{`[{"sessionId":"s"}]`, "invalid params: params must be an object"},
+		} {
+			m := d.response(d.request(method, json.RawMessage(tc.params)))
+			if !m.get("error").Exists() {
+				if tc.params == `[1]` {
+					answered = append(answered, method)
+				}
+				continue
+			}
+			if slices.Contains(noParams, method) {
+				t.Errorf("%s %s: want a result (it reads no params), got %s", method, tc.params, m)
+				continue
+			}
+			if code, msg := m.get("error.code").Int(), m.get("error.message").String(); code != codeInvalidParams || msg != tc.want {
+				t.Errorf("%s %s: got %d %q, want %d %q", method, tc.params, code, msg, codeInvalidParams, tc.want)
+			}
+		}
+	}
+	if !slices.Equal(answered, noParams) {
+		t.Errorf("the methods that answered params [1] with a result: %v, want %v", answered, noParams)
+	}
+	// A method with a sessionId field refuses a number there, naming the field.
+	for _, method := range []string{"session/prompt", "jobs/output", "changes/list", "session/compact", "models/list"} {
+		code, msg := d.callErr(method, json.RawMessage(`{"sessionId":5}`))
+		if want := `invalid params: field "sessionId" must be a string, not number`; code != codeInvalidParams || msg != want {
+			t.Errorf("%s: got %d %q, want %d %q", method, code, msg, codeInvalidParams, want)
+		}
+	}
+	d.call("session/new", omit) // and the daemon serves on
 }
 
 func TestUnknownSession(t *testing.T) {
@@ -936,10 +990,10 @@ func TestExitMidPrompt(t *testing.T) {
 
 // Handlers that panic, registered for this test binary only (before any test runs).
 func init() {
-	quickMethods["test/panicQuick"] = func(*Server, *jsonrpc2.Request) (any, error) { panic("quick boom") }
-	longMethods["test/panicLong"] = longMethod{func(*Server, *jsonrpc2.Request) (func(context.Context) (any, error), error) {
+	methodTable["test/panicQuick"] = quick(func(*Server, *noParams) (any, error) { panic("quick boom") })
+	methodTable["test/panicLong"] = long(func(*Server, *noParams) (work, error) {
 		return func(context.Context) (any, error) { panic("long boom") }, nil
-	}}
+	})
 }
 
 func TestPanickingHandler(t *testing.T) {

@@ -74,6 +74,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 		Codec:        newFrameStream(r),
 		Log:          s.log,
 		Methods:      s.methods(),
+		Decode:       decodeParams,
 		Admit:        s.admit,
 		Notification: s.notification,
 		ToWire:       toWire,
@@ -117,22 +118,11 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) int {
 	return s.exitCode
 }
 
-// methods is the native face's method table: quick methods run on the read goroutine and
-// never block; long ones validate their request there (so that errors such as a busy session
-// are answered in order) and run on a goroutine of their own.
+// methods returns the server's rpcconn method table, made from methodTable.
 func (s *Server) methods() map[string]rpcconn.Method {
-	m := make(map[string]rpcconn.Method, len(quickMethods)+len(longMethods))
-	for name, h := range quickMethods {
-		m[name] = rpcconn.Method{Quick: func(req *jsonrpc2.Request) (any, error) { return h(s, req) }}
-	}
-	for name, h := range longMethods {
-		m[name] = rpcconn.Method{Long: func(req *jsonrpc2.Request) (rpcconn.Work, error) {
-			start, err := h.start(s, req)
-			if err != nil {
-				return nil, err
-			}
-			return func(ctx context.Context, reply func(any, error)) { reply(start(ctx)) }, nil
-		}}
+	m := make(map[string]rpcconn.Method, len(methodTable))
+	for name, entry := range methodTable {
+		m[name] = entry(s)
 	}
 	return m
 }
@@ -153,9 +143,7 @@ func (s *Server) admit(method string, running bool) error {
 	case running:
 		return fmt.Errorf("%w: a request with this id is still running; give every request an id of its own", errInvalidRequest)
 	}
-	_, quick := quickMethods[method]
-	_, long := longMethods[method]
-	if !quick && !long {
+	if _, ok := methodTable[method]; !ok {
 		return fmt.Errorf("%w: %s", errUnknownMethod, method)
 	}
 	return nil
@@ -175,7 +163,7 @@ func (s *Server) notification(method string, params json.RawMessage) bool {
 		var p struct {
 			ID json.RawMessage `json:"id"`
 		}
-		if err := decodeParams(&params, &p); err != nil {
+		if err := decodeParams(params, &p); err != nil {
 			s.log.Warn("bad $/cancelRequest", "err", err)
 			return false
 		}
@@ -246,65 +234,85 @@ func decodeAnswer(raw json.RawMessage, result any) error {
 	return nil
 }
 
-// quickMethods run on the read goroutine: they never block (see methods).
-var quickMethods = map[string]func(*Server, *jsonrpc2.Request) (any, error){
-	"initialize":         (*Server).initialize,
-	"session/new":        (*Server).sessionNew,
-	"session/steer":      (*Server).sessionSteer,
-	"session/followUp":   (*Server).sessionFollowUp,
-	"permissions/list":   (*Server).permissionsList,
-	"permissions/revoke": (*Server).permissionsRevoke,
-	"trust/list":         (*Server).trustList,
-	"trust/grant":        (*Server).trustGrant,
-	"trust/revoke":       (*Server).trustRevoke,
-	"tools/list":         (*Server).toolsList,
-	"session/close":      (*Server).sessionClose,
-	"mcp/servers":        (*Server).mcpServers,
-	"session/delete":     (*Server).sessionDelete,
-	"session/setModel":   (*Server).sessionSetModel,
-	"session/setMode":    (*Server).sessionSetMode,
-	"models/list":        (*Server).modelsList,
-	"checkpoints/list":   (*Server).checkpointsList,
-	"hooks/list":         (*Server).hooksList,
-	"jobs/list":          (*Server).jobsList,
-	"jobs/output":        (*Server).jobsOutput,
+// methodTable is the native face's method table, by method name: each entry makes the
+// method for a server (Serve makes them all at once, see methods), and admit answers a name
+// not in it as an unknown method. Every handler has one shape, func(s, *P), and gets its
+// params already decoded into a new P, by decodeParams (the face's Decode) on the read
+// goroutine: a decoding error is the answer and the handler is not called; a method that
+// takes no params takes *noParams, which nothing is decoded into. A quick handler runs on
+// the read goroutine, never blocks, and its result is the answer; a long one checks its
+// request there (so that errors such as a busy session are answered in order) and returns
+// the work to run on a goroutine of its own. Tests add methods to it in init functions.
+var methodTable = map[string]func(*Server) rpcconn.Method{
+	"initialize":         quick((*Server).initialize),
+	"session/new":        quick((*Server).sessionNew),
+	"session/steer":      quick((*Server).sessionSteer),
+	"session/followUp":   quick((*Server).sessionFollowUp),
+	"permissions/list":   quick((*Server).permissionsList),
+	"permissions/revoke": quick((*Server).permissionsRevoke),
+	"trust/list":         quick((*Server).trustList),
+	"trust/grant":        quick((*Server).trustGrant),
+	"trust/revoke":       quick((*Server).trustRevoke),
+	"tools/list":         quick((*Server).toolsList),
+	"session/close":      quick((*Server).sessionClose),
+	"mcp/servers":        quick((*Server).mcpServers),
+	"session/delete":     quick((*Server).sessionDelete),
+	"session/setModel":   quick((*Server).sessionSetModel),
+	"session/setMode":    quick((*Server).sessionSetMode),
+	"models/list":        quick((*Server).modelsList),
+	"checkpoints/list":   quick((*Server).checkpointsList),
+	"hooks/list":         quick((*Server).hooksList),
+	"jobs/list":          quick((*Server).jobsList),
+	"jobs/output":        quick((*Server).jobsOutput),
+	"lsp/servers":        quick((*Server).lspServers),
+
+	"session/prompt":   long((*Server).sessionPrompt),
+	"session/list":     long((*Server).sessionList),
+	"session/load":     long((*Server).sessionLoad),
+	"session/fork":     long((*Server).sessionFork),
+	"session/messages": long((*Server).sessionMessages),
+	"session/compact":  long((*Server).sessionCompact),
+	"tools/execute":    long((*Server).toolsExecute),
+	"checkpoints/diff": long((*Server).checkpointsDiff),
+	"session/rewind":   long((*Server).sessionRewind),
+	"changes/list":     long((*Server).changesList),
+	"changes/undo":     long((*Server).changesUndo),
+	"changes/keep":     long((*Server).changesKeep),
+	"commands/list":    long((*Server).commandsList),
+	"skills/list":      long((*Server).skillsList),
+	"agents/list":      long((*Server).agentsList),
+	"jobs/kill":        long((*Server).jobsKill),
+	"shutdown":         long((*Server).shutdownReq),
 }
 
-// longMethod validates its request on the read goroutine (so that errors such as a busy
-// session are answered in order) and returns the work to run on a goroutine of its own.
-type longMethod struct {
-	start func(*Server, *jsonrpc2.Request) (func(context.Context) (any, error), error)
-}
-
-var longMethods map[string]longMethod
-
-func init() {
-	longMethods = map[string]longMethod{
-		"session/prompt":   {(*Server).sessionPrompt},
-		"session/list":     {(*Server).sessionList},
-		"session/load":     {(*Server).sessionLoad},
-		"session/fork":     {(*Server).sessionFork},
-		"session/messages": {(*Server).sessionMessages},
-		"session/compact":  {(*Server).sessionCompact},
-		"tools/execute":    {(*Server).toolsExecute},
-		"checkpoints/diff": {(*Server).checkpointsDiff},
-		"session/rewind":   {(*Server).sessionRewind},
-		"changes/list":     {(*Server).changesList},
-		"changes/undo":     {(*Server).changesUndo},
-		"changes/keep":     {(*Server).changesKeep},
-		"commands/list":    {(*Server).commandsList},
-		"skills/list":      {(*Server).skillsList},
-		"agents/list":      {(*Server).agentsList},
-		"jobs/kill":        {(*Server).jobsKill},
-		"shutdown":         {(*Server).shutdownReq},
+// quick makes a quick method's entry: h gets the params decoded into a new P, and its
+// result is the answer.
+func quick[P any](h func(*Server, *P) (any, error)) func(*Server) rpcconn.Method {
+	return func(s *Server) rpcconn.Method {
+		return rpcconn.QuickOf(func(p *P) (any, error) { return h(s, p) })
 	}
 }
 
-func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
-	var p protocol.InitializeParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
+// work is a long method's work, run on a goroutine of its own with the request's context;
+// what it returns is the answer.
+type work func(context.Context) (any, error)
+
+// long makes a long method's entry: h gets the params decoded into a new P and checks the
+// request on the read goroutine (an error is the answer), and the work it returns runs on a
+// goroutine of its own.
+func long[P any](h func(*Server, *P) (work, error)) func(*Server) rpcconn.Method {
+	return func(s *Server) rpcconn.Method {
+		return rpcconn.LongOf(func(p *P) (rpcconn.Work, error) {
+			run, err := h(s, p)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, reply func(any, error)) { reply(run(ctx)) }, nil
+		})
 	}
+}
+
+func (s *Server) initialize(p *protocol.InitializeParams) (any, error) {
 	var defaults session.Config
 	if p.InitializationOptions != nil {
 		b, _ := json.Marshal(p.InitializationOptions)
@@ -313,7 +321,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 		}
 	}
 	caps := declared(p.Capabilities.Experimental)
-	roots, err := workspaceRoots(&p)
+	roots, err := workspaceRoots(p)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +380,7 @@ func declared(exp any) clientCaps {
 // an editor that has the shutdown reply knows nothing more is coming. Its reply seals the
 // connection (rpcconn.Face.SealOn), so that whatever part of pid still reports after it (a
 // settings file that changes) is logged but not sent.
-func (s *Server) shutdownReq(*jsonrpc2.Request) (func(context.Context) (any, error), error) {
+func (s *Server) shutdownReq(*noParams) (work, error) {
 	s.mu.Lock()
 	s.shutdown = true
 	s.mu.Unlock()

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/event"
@@ -23,13 +22,9 @@ import (
 	"github.com/pid-agent/pid/session"
 )
 
-func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
-	var p session.Config
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionNew(p *session.Config) (any, error) {
 	s.mu.Lock()
-	cfg := s.defaults.Merge(p)
+	cfg := s.defaults.Merge(*p)
 	s.mu.Unlock()
 	opts := s.sessionOptions(session.NewID())
 	ss, err := s.host.New(cfg, opts)
@@ -45,8 +40,8 @@ func (s *Server) sessionNew(req *jsonrpc2.Request) (any, error) {
 
 // sessionPrompt runs session/prompt: text and content blocks become one user message
 // (session.UserMessage), checked here so that a bad block is answered in order.
-func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	ss, msg, err := s.userMessage(req)
+func (s *Server) sessionPrompt(p *promptParams) (work, error) {
+	ss, msg, err := s.userMessage(p)
 	if err != nil {
 		return nil, err
 	}
@@ -70,13 +65,9 @@ func (s *Server) sessionPrompt(req *jsonrpc2.Request) (func(context.Context) (an
 	}, nil
 }
 
-// userMessage decodes the params of session/prompt, steer or followUp, and returns the
-// session and the user message they make.
-func (s *Server) userMessage(req *jsonrpc2.Request) (*session.Session, llm.Message, error) {
-	var p promptParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, llm.Message{}, err
-	}
+// userMessage returns the session the params of session/prompt, steer or followUp name and
+// the user message they make.
+func (s *Server) userMessage(p *promptParams) (*session.Session, llm.Message, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, llm.Message{}, err
@@ -88,8 +79,8 @@ func (s *Server) userMessage(req *jsonrpc2.Request) (*session.Session, llm.Messa
 	return ss, msg, nil
 }
 
-func (s *Server) queue(req *jsonrpc2.Request, add func(*session.Session, llm.Message)) (any, error) {
-	ss, msg, err := s.userMessage(req)
+func (s *Server) queue(p *promptParams, add func(*session.Session, llm.Message)) (any, error) {
+	ss, msg, err := s.userMessage(p)
 	if err != nil {
 		return nil, err
 	}
@@ -97,20 +88,16 @@ func (s *Server) queue(req *jsonrpc2.Request, add func(*session.Session, llm.Mes
 	return nil, nil
 }
 
-func (s *Server) sessionSteer(req *jsonrpc2.Request) (any, error) {
-	return s.queue(req, (*session.Session).SteerMessage)
+func (s *Server) sessionSteer(p *promptParams) (any, error) {
+	return s.queue(p, (*session.Session).SteerMessage)
 }
 
-func (s *Server) sessionFollowUp(req *jsonrpc2.Request) (any, error) {
-	return s.queue(req, (*session.Session).FollowUpMessage)
+func (s *Server) sessionFollowUp(p *promptParams) (any, error) {
+	return s.queue(p, (*session.Session).FollowUpMessage)
 }
 
 // sessionSetModel runs session/setModel: the session's next model call uses the model.
-func (s *Server) sessionSetModel(req *jsonrpc2.Request) (any, error) {
-	var p setModelParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionSetModel(p *setModelParams) (any, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -120,11 +107,7 @@ func (s *Server) sessionSetModel(req *jsonrpc2.Request) (any, error) {
 
 // sessionSetMode runs session/setMode: the session's next tool calls are decided in the
 // mode; modeUpdate goes out (before the answer) when it changed.
-func (s *Server) sessionSetMode(req *jsonrpc2.Request) (any, error) {
-	var p setModeParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionSetMode(p *setModeParams) (any, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -139,19 +122,15 @@ func (s *Server) modeChanged(ss *session.Session, mode string) {
 
 // modelsList runs models/list: the settings' models, and the session's model or the one a
 // new session would get (initializationOptions.model, else the settings').
-func (s *Server) modelsList(req *jsonrpc2.Request) (any, error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) modelsList(p *sessionParams) (any, error) {
 	s.mu.Lock()
 	def := s.defaults.Model
 	s.mu.Unlock()
 	return s.host.ModelList(p.SessionID, def)
 }
 
-func (s *Server) toolsList(req *jsonrpc2.Request) (any, error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) toolsList(p *sessionParams) (any, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +138,7 @@ func (s *Server) toolsList(req *jsonrpc2.Request) (any, error) {
 }
 
 // mcpServers answers mcp/servers: every MCP server of the sessions, with its status.
-func (s *Server) mcpServers(*jsonrpc2.Request) (any, error) {
+func (s *Server) mcpServers(*noParams) (any, error) {
 	return &struct {
 		Servers []session.ServerInfo `json:"servers"`
 	}{s.host.MCPServers()}, nil
@@ -174,11 +153,7 @@ func (s *Server) mcpStatus(st session.ServerInfo) {
 	}{st.Name, st.Status, st.Error})
 }
 
-func (s *Server) toolsExecute(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p executeParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) toolsExecute(p *executeParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -307,11 +282,7 @@ type loadedResult struct {
 	Instructions []session.InstructionFile `json:"instructions,omitempty"`
 }
 
-func (s *Server) sessionList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p listParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionList(p *listParams) (work, error) {
 	return func(context.Context) (any, error) {
 		page, next, err := s.host.List(p.Cwd, p.Cursor)
 		if err != nil {
@@ -337,14 +308,13 @@ func (s *Server) sessionOptions(id string) session.Options {
 	return opts
 }
 
-func (s *Server) sessionLoad(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p struct {
-		SessionID  string          `json:"sessionId"`
-		MCPServers json.RawMessage `json:"mcpServers"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+// loadParams are session/load's params.
+type loadParams struct {
+	SessionID  string          `json:"sessionId"`
+	MCPServers json.RawMessage `json:"mcpServers"`
+}
+
+func (s *Server) sessionLoad(p *loadParams) (work, error) {
 	return func(context.Context) (any, error) {
 		opts := s.sessionOptions(p.SessionID)
 		opts.MCPServers = p.MCPServers
@@ -398,14 +368,7 @@ func pageOf(items []session.Item, end int) (first int, page []json.RawMessage, e
 // sessionMessages is session/messages: the items of a live session before index before, a
 // page at a time (see loadPageBytes), for an editor whose session/load (or fork) answered
 // with firstIndex.
-func (s *Server) sessionMessages(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		Before    *int   `json:"before"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionMessages(p *messagesParams) (work, error) {
 	if p.Before == nil {
 		return nil, invalidParams("before is required (the firstIndex of the page you have)")
 	}
@@ -427,21 +390,26 @@ func (s *Server) sessionMessages(req *jsonrpc2.Request) (func(context.Context) (
 	}, nil
 }
 
+// messagesParams are session/messages' params.
+type messagesParams struct {
+	SessionID string `json:"sessionId"`
+	Before    *int   `json:"before"`
+}
+
 // messagesPage is session/messages' result.
 type messagesPage struct {
 	Messages   []json.RawMessage `json:"messages"`
 	FirstIndex int               `json:"firstIndex"`
 }
 
-func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p struct {
-		SessionID    string          `json:"sessionId"`
-		MessageCount *int            `json:"messageCount"`
-		MCPServers   json.RawMessage `json:"mcpServers"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+// forkParams are session/fork's params.
+type forkParams struct {
+	SessionID    string          `json:"sessionId"`
+	MessageCount *int            `json:"messageCount"`
+	MCPServers   json.RawMessage `json:"mcpServers"`
+}
+
+func (s *Server) sessionFork(p *forkParams) (work, error) {
 	if p.MessageCount == nil {
 		return nil, invalidParams("messageCount is required")
 	}
@@ -460,30 +428,21 @@ func (s *Server) sessionFork(req *jsonrpc2.Request) (func(context.Context) (any,
 	}, nil
 }
 
-func (s *Server) sessionClose(req *jsonrpc2.Request) (any, error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionClose(p *sessionParams) (any, error) {
 	return nil, s.host.CloseSession(p.SessionID)
 }
 
-func (s *Server) sessionDelete(req *jsonrpc2.Request) (any, error) {
-	var p sessionParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionDelete(p *sessionParams) (any, error) {
 	return nil, s.host.DeleteSession(p.SessionID)
 }
 
-func (s *Server) sessionCompact(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	var p struct {
-		SessionID    string `json:"sessionId"`
-		Instructions string `json:"instructions"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+// compactParams are session/compact's params.
+type compactParams struct {
+	SessionID    string `json:"sessionId"`
+	Instructions string `json:"instructions"`
+}
+
+func (s *Server) sessionCompact(p *compactParams) (work, error) {
 	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err

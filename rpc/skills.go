@@ -7,15 +7,13 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/session"
 )
 
 // skillsList answers skills/list {sessionId}: {skills: [...]}, read from disk now. It reads
 // files, so it runs on a goroutine of its own.
-func (s *Server) skillsList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) skillsList(p *sessionParams) (work, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -27,8 +25,8 @@ func (s *Server) skillsList(req *jsonrpc2.Request) (func(context.Context) (any, 
 }
 
 // agentsList answers agents/list {sessionId}: {agents: [...]}, read from disk now.
-func (s *Server) agentsList(req *jsonrpc2.Request) (func(context.Context) (any, error), error) {
-	ss, err := s.sessionOf(req)
+func (s *Server) agentsList(p *sessionParams) (work, error) {
+	ss, err := s.host.Get(p.SessionID)
 	if err != nil {
 		return nil, err
 	}

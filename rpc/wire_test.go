@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/pid-agent/pid/internal/lspframe"
 	"github.com/pid-agent/pid/internal/rpcwire"
 )
@@ -397,7 +395,7 @@ var lateWriter struct {
 }
 
 func init() {
-	quickMethods["test/late"] = func(s *Server, _ *jsonrpc2.Request) (any, error) {
+	methodTable["test/late"] = quick(func(s *Server, _ *noParams) (any, error) {
 		lateWriter.gate, lateWriter.done = make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(lateWriter.done)
@@ -407,7 +405,7 @@ func init() {
 			lateWriter.callErr = s.call(context.Background(), "beforeToolCall", []byte(`{}`), nil)
 		}()
 		return nil, nil
-	}
+	})
 }
 
 func TestNothingStartedAfterShutdownReply(t *testing.T) {

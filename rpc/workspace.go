@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/pid-agent/pid/session"
@@ -51,17 +50,16 @@ func (s *Server) report(msg string, severe bool) {
 	s.notify("window/showMessage", &protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: "pid " + msg})
 }
 
-func (s *Server) permissionsList(*jsonrpc2.Request) (any, error) {
+func (s *Server) permissionsList(*noParams) (any, error) {
 	return s.host.Permissions()
 }
 
-func (s *Server) permissionsRevoke(req *jsonrpc2.Request) (any, error) {
-	var p struct {
-		ID string `json:"id"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+// revokeParams are permissions/revoke's params.
+type revokeParams struct {
+	ID string `json:"id"`
+}
+
+func (s *Server) permissionsRevoke(p *revokeParams) (any, error) {
 	return nil, s.host.Revoke(p.ID)
 }
 
@@ -106,7 +104,7 @@ func (s *Server) askTrust(q session.TrustQuestion) {
 	}()
 }
 
-func (s *Server) trustList(*jsonrpc2.Request) (any, error) {
+func (s *Server) trustList(*noParams) (any, error) {
 	folders, err := s.host.TrustList()
 	if err != nil {
 		return nil, err
@@ -114,18 +112,10 @@ func (s *Server) trustList(*jsonrpc2.Request) (any, error) {
 	return &trustListResult{Folders: folders}, nil
 }
 
-func (s *Server) trustGrant(req *jsonrpc2.Request) (any, error) {
-	var p folderParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) trustGrant(p *folderParams) (any, error) {
 	return nil, s.host.Trust(p.Folder)
 }
 
-func (s *Server) trustRevoke(req *jsonrpc2.Request) (any, error) {
-	var p folderParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) trustRevoke(p *folderParams) (any, error) {
 	return nil, s.host.Untrust(p.Folder)
 }
