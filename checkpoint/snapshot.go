@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/search"
 )
 
 // hashOf returns the hex sha256 of data.
@@ -68,7 +68,7 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 	}
 	var changed atomic.Bool
 	files := 0 // the files seen, against MaxSnapshotFiles
-	err := s.ws.Scan(ctx, func(f tools.ScanFile) any {
+	err := search.Scan(ctx, s.ws, func(f search.ScanFile) *cached {
 		c, ok, reused := s.scanOne(f, old)
 		switch {
 		case !reused:
@@ -80,13 +80,12 @@ func (s *Session) snapshot(ctx context.Context) (map[string]cached, error) {
 			return &c
 		}
 		return nil
-	}, func(path string, res any) error {
+	}, func(path string, c *cached) error {
 		if files++; files > MaxSnapshotFiles {
 			return tooManyFiles()
 		}
-		c, ok := res.(*cached)
 		switch {
-		case !ok:
+		case c == nil:
 		case c == unchangedFile && next == nil:
 			seen = append(seen, path)
 		case c == unchangedFile:
@@ -129,7 +128,7 @@ func sameFiles(a, b map[string]cached) bool {
 // scanOne returns the cached state of one file a scan found: the cache's when its stat is
 // unchanged, else read again. ok is false for what a snapshot leaves out (a file gone
 // since its folder was listed, a socket, a device).
-func (s *Session) scanOne(f tools.ScanFile, old map[string]cached) (c cached, ok, reused bool) {
+func (s *Session) scanOne(f search.ScanFile, old map[string]cached) (c cached, ok, reused bool) {
 	// The stat the cache is checked with costs no allocation (one fstatat on Linux).
 	st, err := f.Lstat()
 	if err != nil {

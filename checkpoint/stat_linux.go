@@ -1,5 +1,5 @@
 // This file reads, on Linux, the stat fields the snapshot's cache compares besides mode,
-// size and mtime: the device, the inode and the status change time, as tools.ScanStat
+// size and mtime: the device, the inode and the status change time, as search.ScanStat
 // reports them here.
 
 package checkpoint

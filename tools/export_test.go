@@ -5,6 +5,8 @@ package tools
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/pid-agent/pid/internal/rootfile"
 )
 
 // SetWatchHook makes ws call f, from the watcher's goroutine, with each recorded file a
@@ -21,29 +23,6 @@ func UnifiedDiff(name, old, new string, created bool) (text string, added, remov
 	return fd.text, fd.added, fd.removed, fd.firstChangedLine
 }
 
-// Ignored reports whether rel (slash-separated, from the folder of a .gitignore holding
-// gitignore) is ignored.
-func Ignored(gitignore, rel string, isDir bool) bool {
-	s := ignoreStack{parseIgnore("/r", []byte(gitignore))}
-	return s.ignored("/r/"+rel, isDir)
-}
-
-// GlobMatch reports whether a find/grep glob matches rel.
-func GlobMatch(glob, rel string) (bool, error) {
-	g, err := newPathGlob(glob)
-	if err != nil {
-		return false, err
-	}
-	name := rel
-	for i := len(rel) - 1; i >= 0; i-- {
-		if rel[i] == '/' {
-			name = rel[i+1:]
-			break
-		}
-	}
-	return g.match(rel, name), nil
-}
-
 // PrepareEditArgs is the edit tool's prepareArguments.
 var PrepareEditArgs = prepareEditArgs
 
@@ -55,7 +34,7 @@ func OpenRegularIn(dir, name string) error {
 		return err
 	}
 	defer r.Close()
-	f, _, err := openRegular(r, name, name)
+	f, _, err := rootfile.OpenRegular(r, name, name)
 	if err != nil {
 		return err
 	}

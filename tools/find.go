@@ -1,16 +1,18 @@
 // This file holds the find tool: files and folders whose path matches a glob, respecting
-// ignore files.
+// ignore files; and the check that a path names a folder, which find and ls share.
 
 package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -63,7 +65,7 @@ func findTool(ws *Workspace) toolexec.Tool {
 
 // find runs the find tool; onUpdate (nil for none) gets progress on a long walk.
 func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, onUpdate func(event.Result)) (toolexec.Result, error) {
-	g, err := newPathGlob(pattern)
+	g, err := search.NewGlob(pattern)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -77,9 +79,9 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 	var out strings.Builder
 	var det FindDetails
 	prog := startProgress(onUpdate, "looked at")
-	det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{visit: func(n *walkNode, _ any) error {
+	det.IgnoreFilesSkipped, err = search.Walk(ctx, ws, root, search.Spec[struct{}]{Visit: func(n *search.Node, _ struct{}) error {
 		prog.files.Add(1)
-		if !g.matchEntry(n) {
+		if !g.MatchNode(n) {
 			return nil
 		}
 		if det.Count == limit {
@@ -87,8 +89,8 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 			return fs.SkipAll
 		}
 		det.Count++
-		out.WriteString(ws.display(n.path()))
-		if n.isDir {
+		out.WriteString(ws.display(n.Path()))
+		if n.IsDir() {
 			out.WriteByte('/')
 		}
 		out.WriteByte('\n')
@@ -113,4 +115,30 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 		out.WriteString("\n" + note)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
+}
+
+// folder resolves path ("" meaning the cwd) to an existing folder of the workspace, or fails
+// saying why; hint is added to the "not a folder" message.
+func (ws *Workspace) folder(path, hint string) (string, error) {
+	if path == "" {
+		path = "."
+	}
+	real, err := ws.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	r, rel, err := ws.at(real)
+	if err != nil {
+		return "", err
+	}
+	fi, err := r.Stat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("path not found: %s", path)
+	case err != nil:
+		return "", ws.explain(path, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("%s is not a folder%s", path, hint)
+	}
+	return real, nil
 }

@@ -1,15 +1,13 @@
 // This file routes the file tools' file-system access through the os.Root of the workspace
 // folder that holds each path, so that a symbolic link swapped in after Resolve checked the
-// path cannot lead outside: it opens files without blocking and refuses what is not a
-// regular file, reads the small files pid reads for itself under a size cap, and creates
-// and replaces files through temporary files of one recognisable name.
+// path cannot lead outside (opening a regular file without blocking is internal/rootfile's),
+// and creates and replaces files through temporary files of one recognisable name.
 
 package tools
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -67,92 +65,6 @@ func (w *Workspace) explain(path string, err error) error {
 		return fmt.Errorf("path %s changed while pid was using it: a symbolic link on the way led outside the workspace folders (or was absolute), so it was not followed; try again once it has settled", path)
 	}
 	return err
-}
-
-// notRegularError says that a path is not a regular file, and what it is instead.
-type notRegularError struct {
-	path string // as the model gave it, or as shown
-	mode fs.FileMode
-}
-
-func (e *notRegularError) Error() string {
-	return fmt.Sprintf("%s is not a regular file but %s; pid only opens regular files", e.path, kindOf(e.mode))
-}
-
-// kindOf names what a file of this mode is, for messages: "a folder", "a named pipe (FIFO)".
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "an irregular file"
-}
-
-// openRegular opens name in r for reading without blocking (a FIFO does not block the
-// open), and returns it with its FileInfo when what was opened is a regular file. Anything
-// else is closed again and refused with a *notRegularError naming shown. The caller closes
-// the file.
-func openRegular(r *os.Root, name, shown string) (*os.File, fs.FileInfo, error) {
-	f, err := r.OpenFile(name, openReadFlags, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &notRegularError{path: shown, mode: fi.Mode()}
-	}
-	if err == nil {
-		err = setBlocking(f)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
-
-// tooBigError says a file pid reads for itself is over its size cap.
-type tooBigError struct{ size, max int64 }
-
-func (e *tooBigError) Error() string {
-	if e.size > e.max+1 {
-		return fmt.Sprintf("it is larger than %s (%s)", size(e.max), size(e.size))
-	}
-	return fmt.Sprintf("it is larger than %s", size(e.max)) // it grew while being read
-}
-
-// readSmall returns the content of the regular file name in r (shown as shown), refusing
-// anything else (*notRegularError) and files larger than max bytes (*tooBigError, also
-// when one grows past max while being read).
-func readSmall(r *os.Root, name, shown string, max int64) ([]byte, error) {
-	f, fi, err := openRegular(r, name, shown)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Size() > max {
-		return nil, &tooBigError{size: fi.Size(), max: max}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, &tooBigError{size: int64(len(data)), max: max}
-	}
-	return data, nil
 }
 
 // Temporary files: pid writes new content to ".NAME.pid-tmp-PID-RAND" in the file's folder

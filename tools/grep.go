@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -22,14 +23,14 @@ import (
 const (
 	GrepDefaultLimit = 100
 	GrepMaxLimit     = 1000
-	GrepMaxLineBytes = 500      // a matching line is shown cut to this
-	GrepMaxBytes     = 50 << 10 // output per call, whatever the limit
+	GrepMaxLineBytes = search.MaxLineBytes // a matching line is shown cut to this
+	GrepMaxBytes     = 50 << 10            // output per call, whatever the limit
 	// GrepMaxSearchedLineBytes is how much of a line grep searches: the rest of a longer
 	// line is not searched, and the result says so.
-	GrepMaxSearchedLineBytes = 16 << 20
+	GrepMaxSearchedLineBytes = search.MaxSearchedLineBytes
 	// GrepMaxUTF16Bytes is the largest UTF-16 file (with a byte order mark) grep transcodes
 	// and searches; a larger one is skipped as binary.
-	GrepMaxUTF16Bytes = 16 << 20
+	GrepMaxUTF16Bytes = search.MaxUTF16Bytes
 )
 
 // GrepDetails are the details of a grep result.
@@ -107,13 +108,13 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 	if a.ignoreCase {
 		expr = "(?i)" + expr
 	}
-	m, err := newGrepMatcher(expr)
+	m, err := search.NewMatcher(expr)
 	if err != nil {
 		return toolexec.Result{}, fmt.Errorf("invalid regular expression %q: %v (the syntax is Go's RE2)", a.pattern, err)
 	}
-	var filter *pathGlob
+	var filter *search.Glob
 	if a.glob != "" {
-		if filter, err = newPathGlob(a.glob); err != nil {
+		if filter, err = search.NewGlob(a.glob); err != nil {
 			return toolexec.Result{}, err
 		}
 	}
@@ -143,35 +144,45 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 	defer prog.end()
 	switch {
 	case fi.Mode().IsRegular():
-		_ = c.take(root, grepFile(r, nil, rel, root, m, limit+1, quit))
+		if grepFileHook != nil {
+			grepFileHook(root)
+		}
+		_ = c.take(root, search.GrepFile(search.Dir{Root: r}, rel, root, m, limit+1, quit))
 	case fi.IsDir():
-		c.det.IgnoreFilesSkipped, err = ws.walk(ctx, root, walkSpec{
+		c.det.IgnoreFilesSkipped, err = search.Walk(ctx, ws, root, search.Spec[*search.FileMatches]{
 			// FIFOs, devices and links are skipped without being opened; one swapped in
-			// after the listing is opened without blocking and refused (grepFile).
-			want: func(n *walkNode) bool {
-				return n.e.typ.IsRegular() && (filter == nil || filter.matchEntry(n))
+			// after the listing is opened without blocking and refused (GrepFile).
+			Want: func(n *search.Node) bool {
+				return n.Type().IsRegular() && (filter == nil || filter.MatchNode(n))
 			},
-			work: func(dir *os.Root, n *walkNode) any {
-				res := grepFile(dir, n.parent.dirf, n.e.name, n.path(), m, limit+1, quit)
+			Work: func(d search.Dir, n *search.Node) *search.FileMatches {
+				if grepFileHook != nil {
+					grepFileHook(n.Path())
+				}
+				res := search.GrepFile(d, n.Name(), n.Path(), m, limit+1, quit)
 				prog.files.Add(1)
 				return res
 			},
-			visit: func(n *walkNode, res any) error {
+			Visit: func(n *search.Node, res *search.FileMatches) error {
 				if res == nil {
 					return nil
 				}
-				return c.take(n.path(), res.(*grepResult))
+				return c.take(n.Path(), res)
 			},
 		})
 		if err != nil {
 			return toolexec.Result{}, ws.explain(path, err)
 		}
 	default:
-		return toolexec.Result{}, &notRegularError{path: path, mode: fi.Mode()}
+		return toolexec.Result{}, &rootfile.NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 
 	return c.answer(a.pattern, ws.display(root)), nil
 }
+
+// grepFileHook, when set (by tests, before any search starts), is called with the real path
+// of each file grep is about to search, from the goroutine searching it.
+var grepFileHook func(real string)
 
 // grepCollector gathers what grep's searches found, in walk order (take), up to limit
 // matches and GrepMaxBytes of output, and makes the answer. take is called from the walk's
@@ -189,23 +200,23 @@ type grepCollector struct {
 }
 
 // take adds what searching the file at real found; fs.SkipAll once the result is full.
-func (c *grepCollector) take(real string, res *grepResult) error {
-	if res.err != nil {
+func (c *grepCollector) take(real string, res *search.FileMatches) error {
+	if res.Err != nil {
 		return nil // an unreadable file, or one that is no longer regular, is skipped
 	}
-	if res.binary {
+	if res.Binary {
 		c.det.BinarySkipped++
 		return nil
 	}
 	c.det.FilesSearched++
 	shown := c.ws.display(real)
 	n := 0
-	for _, l := range res.lines {
+	for _, l := range res.Lines {
 		if c.det.Matches == c.limit {
 			c.full = true
 			break
 		}
-		entry := shown + ":" + strconv.Itoa(l.no) + ": " + l.text + "\n"
+		entry := shown + ":" + strconv.Itoa(l.No) + ": " + l.Text + "\n"
 		if c.out.Len()+len(entry) > GrepMaxBytes {
 			c.full = true
 			break
@@ -217,13 +228,13 @@ func (c *grepCollector) take(real string, res *grepResult) error {
 	if n > 0 {
 		c.det.FilesWithMatches++
 	}
-	for _, no := range res.longLines {
+	for _, no := range res.LongLines {
 		c.det.LongLinesCut++
 		fmt.Fprintf(&c.notes, "[%s:%d is longer than %s: only its first %s was searched.]\n", shown, no, size(GrepMaxSearchedLineBytes), size(GrepMaxSearchedLineBytes))
 	}
-	if res.binaryLine > 0 {
+	if res.BinaryLine > 0 {
 		c.det.BinaryStopped++
-		fmt.Fprintf(&c.notes, "[%s: search stopped at line %d, where a NUL byte shows binary content.]\n", shown, res.binaryLine)
+		fmt.Fprintf(&c.notes, "[%s: search stopped at line %d, where a NUL byte shows binary content.]\n", shown, res.BinaryLine)
 	}
 	if c.full {
 		c.halt.Store(true)

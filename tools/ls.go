@@ -11,6 +11,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -79,12 +80,12 @@ func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
 			break
 		}
 		det.Count++
-		out.WriteString(e.name)
+		out.WriteString(e.Name)
 		switch {
-		case e.typ.IsDir():
+		case e.Type.IsDir():
 			out.WriteByte('/')
-		case e.typ&fs.ModeSymlink != 0:
-			if target, err := links.Readlink(e.name); err == nil {
+		case e.Type&fs.ModeSymlink != 0:
+			if target, err := links.Readlink(e.Name); err == nil {
 				out.WriteString(" -> " + target)
 			}
 		}
@@ -99,7 +100,7 @@ func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
 // listDir returns the entries of the folder at the real path real, sorted by name, read
 // through an os.Root opened on it from the workspace folder's root, which it also returns
 // (open, for reading links by name; the caller closes it).
-func (ws *Workspace) listDir(real string) ([]entry, *os.Root, error) {
+func (ws *Workspace) listDir(real string) ([]search.Entry, *os.Root, error) {
 	r, rel, err := ws.at(real)
 	if err != nil {
 		return nil, nil, err
@@ -108,7 +109,7 @@ func (ws *Workspace) listDir(real string) ([]entry, *os.Root, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	entries, err := listFolder(dir, real)
+	entries, err := search.List(dir)
 	if err != nil {
 		dir.Close()
 		return nil, nil, err

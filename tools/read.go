@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 )
@@ -105,7 +106,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		return toolexec.Result{}, err
 	}
 	// Stat first, through the root, for a clear message, and so that a FIFO or a device is
-	// not even opened in the usual case; openRegular checks again what it really opened.
+	// not even opened in the usual case; rootfile.OpenRegular checks again what it really opened.
 	fi, err := r.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -115,10 +116,10 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	case fi.IsDir():
 		return toolexec.Result{}, fmt.Errorf("%s is a folder, not a file; use ls to list it", path)
 	case !fi.Mode().IsRegular():
-		return toolexec.Result{}, &notRegularError{path: path, mode: fi.Mode()}
+		return toolexec.Result{}, &rootfile.NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	start := time.Now()
-	f, fi, err := openRegular(r, rel, path)
+	f, fi, err := rootfile.OpenRegular(r, rel, path)
 	if err != nil {
 		return toolexec.Result{}, ws.explain(path, err)
 	}

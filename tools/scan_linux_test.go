@@ -1,6 +1,6 @@
 package tools_test
 
-// Workspace.Scan, which the checkpoints' snapshots walk the workspace with: every file grep
+// search.Scan over a Workspace, which the checkpoints' snapshots walk it with: every file grep
 // would search and nothing else, in walk order, each with the stat os.Lstat gives (links
 // not followed), and a prompt stop when the context ends.
 
@@ -13,12 +13,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/search"
 )
 
 type scanned struct {
 	path string
-	st   tools.ScanStat
+	st   search.ScanStat
 	err  error
 }
 
@@ -37,13 +37,12 @@ func TestScanVisitsEachFileInWalkOrderWithItsLstat(t *testing.T) {
 	}
 
 	var got []string
-	err := ws.Scan(context.Background(), func(f tools.ScanFile) any {
+	err := search.Scan(context.Background(), ws, func(f search.ScanFile) *scanned {
 		st, err := f.Lstat()
-		return scanned{f.Path, st, err}
-	}, func(path string, res any) error {
-		s, ok := res.(scanned)
-		if !ok || s.path != path {
-			t.Errorf("visit of %s got %#v: not its own file's work", path, res)
+		return &scanned{f.Path, st, err}
+	}, func(path string, s *scanned) error {
+		if s == nil || s.path != path {
+			t.Errorf("visit of %s got %#v: not its own file's work", path, s)
 			return nil
 		}
 		if s.err != nil {
@@ -55,7 +54,7 @@ func TestScanVisitsEachFileInWalkOrderWithItsLstat(t *testing.T) {
 			t.Fatal(err)
 		}
 		sys := fi.Sys().(*syscall.Stat_t)
-		want := tools.ScanStat{Mode: fi.Mode(), Size: fi.Size(), MTime: fi.ModTime().UnixNano(),
+		want := search.ScanStat{Mode: fi.Mode(), Size: fi.Size(), MTime: fi.ModTime().UnixNano(),
 			CTime: int64(sys.Ctim.Sec)*1e9 + int64(sys.Ctim.Nsec), Dev: uint64(sys.Dev), Ino: uint64(sys.Ino)}
 		if s.st != want {
 			t.Errorf("%s: Lstat = %+v, os.Lstat says %+v", path, s.st, want)
@@ -86,7 +85,7 @@ func TestScanStopsWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	visits := 0
-	err := ws.Scan(ctx, func(tools.ScanFile) any { return nil }, func(string, any) error {
+	err := search.Scan(ctx, ws, func(search.ScanFile) struct{} { return struct{}{} }, func(string, struct{}) error {
 		visits++
 		cancel()
 		return nil

@@ -1,16 +1,19 @@
-// This file reports the progress of a grep or find on a big tree: how many files it has
-// searched (or entries it has looked at) so far, every SearchProgressInterval.
+// This file holds what grep's and find's results share: the progress of a search on a big
+// tree (how many files it has searched, or entries it has looked at, so far, every
+// SearchProgressInterval), and the note naming the ignore files it left out.
 
 package tools
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/search"
 )
 
 // SearchProgressInterval is how often a grep or find still running reports its progress.
@@ -61,4 +64,25 @@ func startProgress(onUpdate func(event.Result), what string) *searchProgress {
 func (p *searchProgress) end() {
 	close(p.stop)
 	p.wg.Wait()
+}
+
+// SkippedFile is a file a search left out, and why: an ignore file that is not a regular
+// file, leads outside the workspace or is too big.
+type SkippedFile = search.SkippedFile
+
+// maxSkippedListed is how many left-out files a result names in its text.
+const maxSkippedListed = 10
+
+// skippedNote returns the lines that tell the model and the user which ignore files were
+// left out, or "" when none was.
+func skippedNote(skipped []SkippedFile) string {
+	var sb strings.Builder
+	for i, s := range skipped {
+		if i == maxSkippedListed {
+			fmt.Fprintf(&sb, "[And %d more ignore files left out.]\n", len(skipped)-i)
+			break
+		}
+		fmt.Fprintf(&sb, "[%s was not applied: %s.]\n", s.Path, s.Reason)
+	}
+	return sb.String()
 }

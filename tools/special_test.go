@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -108,7 +109,7 @@ func TestGrepAndFindSkipSpecialFiles(t *testing.T) {
 // Every .gitignore pid reads must be a regular file of at most 1 MB, inside the workspace
 // (through a link or not); any other is left out, and the result says which and why.
 func TestIgnoreFilesMustBeSmallRegularFiles(t *testing.T) {
-	big := strings.Repeat("# padding\n", tools.MaxIgnoreFileBytes/10+1)
+	big := strings.Repeat("# padding\n", search.MaxIgnoreFileBytes/10+1)
 	cases := []struct {
 		name   string
 		setup  func(t *testing.T, dir string)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/internal/watch"
 	"github.com/pid-agent/pid/toolexec"
 )
@@ -371,7 +372,7 @@ func (w *Workspace) sameFile(p string, fp fingerprint) bool {
 	if err != nil {
 		return false
 	}
-	f, fi, err := openRegular(r, rel, p)
+	f, fi, err := rootfile.OpenRegular(r, rel, p)
 	if err != nil {
 		return false
 	}

@@ -15,11 +15,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/pid-agent/pid/search"
 )
 
 // ErrOutsideWorkspace is wrapped by the error Resolve returns for a path that leads outside
 // the workspace folders, so callers can tell it apart with errors.Is.
-var ErrOutsideWorkspace = errors.New("outside the workspace folders")
+// It is the search engine's search.ErrOutside, so that a Fence's refusals read the same.
+var ErrOutsideWorkspace = search.ErrOutside
 
 // Workspace is where one session's file tools may act: a cwd that relative paths start from,
 // and the workspace folders (roots) that every path must stay inside once symbolic links are

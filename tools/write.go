@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
@@ -127,7 +128,7 @@ func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, 
 	case fi.IsDir():
 		return observed{}, 0, false, fmt.Errorf("%s is a folder, not a file", path)
 	case !fi.Mode().IsRegular():
-		return observed{}, 0, false, &notRegularError{path: path, mode: fi.Mode()}
+		return observed{}, 0, false, &rootfile.NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	if ws.editor.Read != nil {
 		text, err := ws.editor.Read(ctx, real)
@@ -136,7 +137,7 @@ func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, 
 		}
 		cur = observed{content: text, sum: sumString(text)}
 	} else {
-		f, ofi, err := openRegular(r, rel, path)
+		f, ofi, err := rootfile.OpenRegular(r, rel, path)
 		if err != nil {
 			return observed{}, 0, false, ws.explain(path, err)
 		}

@@ -38,6 +38,7 @@ import (
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/session"
 	"github.com/pid-agent/pid/tools"
 )
@@ -248,7 +249,7 @@ func ratioStats(r []float64) stats {
 type treeResult struct {
 	Name string `json:"name"`
 	Dir  string `json:"dir"`
-	// Files is how many files a snapshot covers (Workspace.Scan); GitFiles is how many git
+	// Files is how many files a snapshot covers (search.Scan); GitFiles is how many git
 	// status looks at (tracked plus untracked not ignored).
 	Files    int `json:"files"`
 	GitFiles int `json:"gitFiles"`
@@ -258,7 +259,7 @@ type treeResult struct {
 	ColdEmpty stats `json:"coldEmptyStore"`
 	ColdKept  stats `json:"coldKeptStore"`
 	// Before and After are BeforeBash and AfterBash with a warm stat cache; Scan is the
-	// walk alone (Workspace.Scan doing nothing per file), for where the time goes.
+	// walk alone (search.Scan doing nothing per file), for where the time goes.
 	Before    stats `json:"beforeBash"`
 	After     stats `json:"afterBash"`
 	Scan      stats `json:"scanOnly"`
@@ -301,7 +302,7 @@ func gitFiles(dir string) int {
 
 func scanCount(ctx context.Context, ws *tools.Workspace) (int, error) {
 	n := 0
-	err := ws.Scan(ctx, func(tools.ScanFile) any { return nil }, func(string, any) error { n++; return nil })
+	err := search.Scan(ctx, ws, func(search.ScanFile) struct{} { return struct{}{} }, func(string, struct{}) error { n++; return nil })
 	return n, err
 }
 

@@ -4,7 +4,7 @@
 // and only the lines around a hit are matched. An expression with no such literal is
 // matched line by line (faster with Go's regexp than one run over the whole buffer).
 
-package tools
+package search
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"unicode/utf8"
 )
 
-// grepMatcher finds matching lines. A line is matched on its own, without its "\n" (a "\r"
+// Matcher finds matching lines. A line is matched on its own, without its "\n" (a "\r"
 // before it is part of the line, as in ripgrep).
-type grepMatcher struct {
+type Matcher struct {
 	re  *regexp.Regexp // the expression, matched against one line
 	lit *litFinder     // a literal every match contains, or nil
 	// exact says finding lit on a line is finding a match: the expression is that literal.
@@ -25,13 +25,13 @@ type grepMatcher struct {
 	perLine bool
 }
 
-// newGrepMatcher compiles expr (the pattern with "(?i)" in front for ignoreCase).
-func newGrepMatcher(expr string) (*grepMatcher, error) {
+// NewMatcher compiles expr (the pattern with "(?i)" in front for ignoreCase).
+func NewMatcher(expr string) (*Matcher, error) {
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, err
 	}
-	m := &grepMatcher{re: re}
+	m := &Matcher{re: re}
 	// Only the literals are taken from the parse; every line is matched by re on its own.
 	tree, err := syntax.Parse(expr, syntax.Perl&^syntax.OneLine)
 	if err != nil {
@@ -51,7 +51,7 @@ func newGrepMatcher(expr string) (*grepMatcher, error) {
 // next returns the bounds [start, end) of the first matching line of buf at or after pos,
 // which is the start of a line; end is at the line's "\n" or at len(buf). ok is false when
 // no line matches. A last line needs no "\n"; an empty one after the last "\n" is no line.
-func (m *grepMatcher) next(buf []byte, pos int) (start, end int, ok bool) {
+func (m *Matcher) next(buf []byte, pos int) (start, end int, ok bool) {
 	for pos < len(buf) {
 		if m.perLine {
 			end = lineEnd(buf, pos)

@@ -1,7 +1,7 @@
 // This file turns glob patterns (*, ?, [...], ** and, for find and grep, {a,b}) into regular
 // expressions over slash-separated relative paths.
 
-package tools
+package search
 
 import (
 	"fmt"
@@ -278,28 +278,28 @@ func (m *globMatcher) match(s string) bool {
 	return m.re.MatchString(s)
 }
 
-// pathGlob matches slash-separated paths relative to a search root against a find or grep
+// Glob matches slash-separated paths relative to a search root against a find or grep
 // glob: a glob without "/" is matched against the last element (at any depth), one with
 // "/" against the whole relative path. "**/x" where x has no "/" is matched as x.
-type pathGlob struct {
+type Glob struct {
 	alts []pathAlt
 }
 
-// pathAlt is one {a,b} alternative of a pathGlob.
+// pathAlt is one {a,b} alternative of a Glob.
 type pathAlt struct {
 	m globMatcher
 	// full says the alternative is matched against the whole relative path.
 	full bool
 }
 
-// newPathGlob compiles pat (with its {a,b} alternatives).
-func newPathGlob(pat string) (*pathGlob, error) {
+// NewGlob compiles pat (with its {a,b} alternatives).
+func NewGlob(pat string) (*Glob, error) {
 	alts, err := expandBraces(pat)
 	if err != nil {
 		return nil, err
 	}
 	full := strings.Contains(pat, "/")
-	g := &pathGlob{}
+	g := &Glob{}
 	for _, a := range alts {
 		a = strings.TrimPrefix(a, "./")
 		f := full
@@ -315,8 +315,8 @@ func newPathGlob(pat string) (*pathGlob, error) {
 	return g, nil
 }
 
-// match reports whether the relative path rel (whose last element is name) matches.
-func (g *pathGlob) match(rel, name string) bool {
+// Match reports whether the relative path rel (whose last element is name) matches.
+func (g *Glob) Match(rel, name string) bool {
 	for i := range g.alts {
 		a := &g.alts[i]
 		s := name
@@ -330,14 +330,14 @@ func (g *pathGlob) match(rel, name string) bool {
 	return false
 }
 
-// matchEntry reports whether the walk entry n matches, building its relative path only
+// MatchNode reports whether the walk entry n matches, building its relative path only
 // for an alternative that needs it.
-func (g *pathGlob) matchEntry(n *walkNode) bool {
+func (g *Glob) MatchNode(n *Node) bool {
 	for i := range g.alts {
 		a := &g.alts[i]
-		s := n.e.name
+		s := n.e.Name
 		if a.full {
-			s = n.relPath()
+			s = n.Rel()
 		}
 		if a.m.match(s) {
 			return true

@@ -2,7 +2,7 @@
 // .ignore, a repository's .git/info/exclude, and git's global excludes file; those of the
 // parents of the folder a search starts in; and which of them are left out, and why.
 
-package tools
+package search
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/internal/safefile"
 )
 
@@ -31,12 +32,13 @@ type ignoreSource struct {
 	pats []ignorePattern
 }
 
-// globalExcludesPath returns the path of git's global excludes file: core.excludesFile
+// GlobalExcludesPath returns the path of git's global excludes file: core.excludesFile
 // from the user's git configuration ($XDG_CONFIG_HOME/git/config, then ~/.gitconfig,
 // the later winning as in git), else $XDG_CONFIG_HOME/git/ignore (XDG_CONFIG_HOME
-// defaulting to ~/.config). It returns "" when there is no home folder to look in. Tests
-// replace it.
-var globalExcludesPath = func() string {
+// defaulting to ~/.config). It returns "" when there is no home folder to look in. The
+// tests of packages that walk replace it (before any walk), so that the user's own
+// excludes cannot change what they see.
+var GlobalExcludesPath = func() string {
 	home, _ := os.UserHomeDir()
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
@@ -90,7 +92,7 @@ func excludesFileSetting(cfg string) string {
 // loadGlobalExcludes reads git's global excludes file, or returns nil when there is none
 // or it cannot be read (it is the user's own configuration: nothing is reported).
 func loadGlobalExcludes() *ignoreSource {
-	p := globalExcludesPath()
+	p := GlobalExcludesPath()
 	if p == "" {
 		return nil
 	}
@@ -107,7 +109,7 @@ func loadGlobalExcludes() *ignoreSource {
 
 // repoTop returns the stack for the top folder (real path dir) of a git repository: the
 // outer repository's git ignore files dropped, the global excludes and the repository's
-// .git/info/exclude added. r is an os.Root on dir, or nil to go through the workspace.
+// .git/info/exclude added. r is an os.Root on dir, or nil to go through the fence.
 // It returns the exclude file left out, if any.
 func (w *walker) repoTop(stack ignoreStack, r *os.Root, dir string, gitIsDir bool) (ignoreStack, *SkippedFile) {
 	stack = stack.enterRepo()
@@ -119,15 +121,15 @@ func (w *walker) repoTop(stack ignoreStack, r *os.Root, dir string, gitIsDir boo
 	}
 	const rel = ".git/info/exclude"
 	p := filepath.Join(dir, rel)
-	shown := w.ws.display(p)
+	shown := w.fence.Display(p)
 	name := rel
 	if r == nil {
 		var err error
-		if r, name, err = w.ws.at(p); err != nil {
+		if r, name, err = w.fence.At(p); err != nil {
 			return stack, nil
 		}
 	}
-	data, err := readSmall(r, name, shown, MaxIgnoreFileBytes)
+	data, err := rootfile.ReadSmall(r, name, shown, MaxIgnoreFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return stack, nil
 	}
@@ -140,18 +142,18 @@ func (w *walker) repoTop(stack ignoreStack, r *os.Root, dir string, gitIsDir boo
 // folderIgnores returns the stack that applies to the entries of the folder n, whose
 // listing is entries: n's own stack with the folder's ignore files, after a repository's
 // top when the folder holds .git. The files left out are recorded in n.skipped.
-func (w *walker) folderIgnores(n *walkNode, entries []entry) ignoreStack {
+func (w *walker) folderIgnores(n *Node, entries []Entry) ignoreStack {
 	stack := n.stack
-	find := func(name string) (entry, bool) {
-		i, ok := slices.BinarySearchFunc(entries, name, func(e entry, name string) int { return strings.Compare(e.name, name) })
+	find := func(name string) (Entry, bool) {
+		i, ok := slices.BinarySearchFunc(entries, name, func(e Entry, name string) int { return strings.Compare(e.Name, name) })
 		if !ok {
-			return entry{}, false
+			return Entry{}, false
 		}
 		return entries[i], true
 	}
 	if e, ok := find(".git"); ok {
 		var sk *SkippedFile
-		stack, sk = w.repoTop(stack, n.root, n.real, e.typ.IsDir())
+		stack, sk = w.repoTop(stack, n.root, n.real, e.Type.IsDir())
 		if sk != nil {
 			n.skipped = append(n.skipped, *sk)
 		}
@@ -161,7 +163,7 @@ func (w *walker) folderIgnores(n *walkNode, entries []entry) ignoreStack {
 		rank ignoreRank
 	}{{gitignoreName, rankGitignore}, {dotIgnoreName, rankDotIgnore}} {
 		if e, ok := find(k.name); ok {
-			ig, sk := w.loadIgnore(n.root, n.real, k.name, e.typ, k.rank)
+			ig, sk := w.loadIgnore(n.root, n.real, k.name, e.Type, k.rank)
 			if sk != nil {
 				n.skipped = append(n.skipped, *sk)
 			}
@@ -179,7 +181,7 @@ func (w *walker) folderIgnores(n *walkNode, entries []entry) ignoreStack {
 // folder) holds .git. Files above the workspace folder are never read. The files left out
 // are recorded in w.skipped (it runs before the walk's goroutines start).
 func (w *walker) parentIgnores(start string) ignoreStack {
-	top := w.ws.rootOf(start)
+	top := w.fence.FolderOf(start)
 	if top == "" {
 		return nil
 	}
@@ -234,7 +236,7 @@ func gitAbove(dir string) string {
 // lstatType returns the type of what is at the real path p (a link counts, whatever it
 // points to), looking through the workspace folder's root, and whether there is anything.
 func (w *walker) lstatType(p string) (fs.FileMode, bool) {
-	r, rel, err := w.ws.at(p)
+	r, rel, err := w.fence.At(p)
 	if err != nil {
 		return 0, false
 	}
@@ -247,11 +249,11 @@ func (w *walker) lstatType(p string) (fs.FileMode, bool) {
 
 // readFailure says why an ignore file could not be read, for a "was not applied" note.
 func readFailure(err error) string {
-	var nr *notRegularError
-	var big *tooBigError
+	var nr *rootfile.NotRegularError
+	var big *rootfile.TooBigError
 	switch {
 	case errors.As(err, &nr):
-		return fmt.Sprintf("it is %s, not a regular file", kindOf(nr.mode))
+		return fmt.Sprintf("it is %s, not a regular file", rootfile.KindOf(nr.Mode))
 	case errors.As(err, &big):
 		return big.Error()
 	}
@@ -268,14 +270,14 @@ func readFailure(err error) string {
 // target is then read through the root of the folder holding it.
 func (w *walker) loadIgnore(dir *os.Root, dirReal, name string, typ fs.FileMode, rank ignoreRank) (*ignoreFile, *SkippedFile) {
 	p := filepath.Join(dirReal, name)
-	shown := w.ws.display(p)
+	shown := w.fence.Display(p)
 	skip := func(reason string) (*ignoreFile, *SkippedFile) {
 		return nil, &SkippedFile{Path: shown, Reason: reason}
 	}
 	r, rel := dir, name
 	if r == nil {
 		var err error
-		if r, rel, err = w.ws.at(p); err != nil {
+		if r, rel, err = w.fence.At(p); err != nil {
 			return nil, nil
 		}
 	}
@@ -291,14 +293,14 @@ func (w *walker) loadIgnore(dir *os.Root, dirReal, name string, typ fs.FileMode,
 	}
 	if typ&fs.ModeSymlink != 0 {
 		target, _ := r.Readlink(rel)
-		real, err := w.ws.Resolve(p)
+		real, err := w.fence.Resolve(p)
 		switch {
-		case errors.Is(err, ErrOutsideWorkspace):
+		case errors.Is(err, ErrOutside):
 			return skip(fmt.Sprintf("it is a symbolic link to %s, outside the workspace folders", target))
 		case err != nil:
 			return skip(fmt.Sprintf("it is a symbolic link that cannot be followed (%v)", err))
 		}
-		if r, rel, err = w.ws.at(real); err != nil {
+		if r, rel, err = w.fence.At(real); err != nil {
 			return nil, nil
 		}
 		if fi, err := r.Stat(rel); errors.Is(err, fs.ErrNotExist) {
@@ -306,40 +308,14 @@ func (w *walker) loadIgnore(dir *os.Root, dirReal, name string, typ fs.FileMode,
 		} else if err != nil {
 			return skip(fmt.Sprintf("it is a symbolic link to %s, which cannot be read (%v)", target, err))
 		} else if !fi.Mode().IsRegular() {
-			return skip(fmt.Sprintf("it is a symbolic link to %s, which is %s, not a regular file", target, kindOf(fi.Mode())))
+			return skip(fmt.Sprintf("it is a symbolic link to %s, which is %s, not a regular file", target, rootfile.KindOf(fi.Mode())))
 		}
 	} else if !typ.IsRegular() {
-		return skip(fmt.Sprintf("it is %s, not a regular file", kindOf(typ)))
+		return skip(fmt.Sprintf("it is %s, not a regular file", rootfile.KindOf(typ)))
 	}
-	data, err := readSmall(r, rel, shown, MaxIgnoreFileBytes)
+	data, err := rootfile.ReadSmall(r, rel, shown, MaxIgnoreFileBytes)
 	if err != nil {
 		return skip(readFailure(err))
 	}
 	return parseIgnoreRank(dirReal, data, rank), nil
-}
-
-// folder resolves path ("" meaning the cwd) to an existing folder of the workspace, or fails
-// saying why; hint is added to the "not a folder" message.
-func (ws *Workspace) folder(path, hint string) (string, error) {
-	if path == "" {
-		path = "."
-	}
-	real, err := ws.Resolve(path)
-	if err != nil {
-		return "", err
-	}
-	r, rel, err := ws.at(real)
-	if err != nil {
-		return "", err
-	}
-	fi, err := r.Stat(rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("path not found: %s", path)
-	case err != nil:
-		return "", ws.explain(path, err)
-	case !fi.IsDir():
-		return "", fmt.Errorf("%s is not a folder%s", path, hint)
-	}
-	return real, nil
 }

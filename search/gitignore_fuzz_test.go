@@ -1,4 +1,4 @@
-package tools_test
+package search_test
 
 // The fuzz target of .gitignore matching (gitignore.go): any file content and any path are
 // handled without a panic, and for simple patterns (letters, '.', '*', '?', '/', a leading
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/search"
 )
 
 func FuzzGitignore(f *testing.F) {
@@ -39,7 +39,7 @@ func FuzzGitignore(f *testing.F) {
 		f.Add(s.ignore, s.rel, s.dir)
 	}
 	f.Fuzz(func(t *testing.T, ignore, rel string, dir bool) {
-		got := tools.Ignored(ignore, rel, dir) // must not panic, whatever the input
+		got := search.Ignored(ignore, rel, dir) // must not panic, whatever the input
 		lines, ok := simpleIgnore(ignore)
 		if !ok || !simplePath(rel) {
 			return
@@ -213,11 +213,11 @@ func readSeeds(t *testing.T) []seed {
 func walkIgnored(ignore, rel string, dir bool) bool {
 	segs := strings.Split(rel, "/")
 	for i := 1; i < len(segs); i++ {
-		if tools.Ignored(ignore, strings.Join(segs[:i], "/"), true) {
+		if search.Ignored(ignore, strings.Join(segs[:i], "/"), true) {
 			return true
 		}
 	}
-	return tools.Ignored(ignore, rel, dir)
+	return search.Ignored(ignore, rel, dir)
 }
 
 // The simple seeds agree with the reference matcher and, when git is installed, with
@@ -235,7 +235,7 @@ func TestGitignoreSeedsAgreeWithGit(t *testing.T) {
 			continue
 		}
 		simple++
-		if got, want := tools.Ignored(s.ignore, s.rel, s.dir), refIgnored(lines, s.rel, s.dir); got != want {
+		if got, want := search.Ignored(s.ignore, s.rel, s.dir), refIgnored(lines, s.rel, s.dir); got != want {
 			t.Errorf(".gitignore %q, path %q (folder: %v): Ignored %v, reference %v", s.ignore, s.rel, s.dir, got, want)
 		}
 		if gitErr != nil {

@@ -5,7 +5,7 @@
 // follows git and ripgrep: .ignore files over .gitignore files over .git/info/exclude over
 // the global excludes file, and among files of one kind the deeper one wins.
 
-package tools
+package search
 
 import (
 	"path/filepath"

@@ -1,7 +1,7 @@
 // This file stats the files a Scan finds on Linux: one fstatat relative to the descriptor
 // of the folder the walk has open, without an allocation or a path looked up from the top.
 
-package tools
+package search
 
 import (
 	"io/fs"

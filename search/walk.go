@@ -1,16 +1,15 @@
-// This file walks a folder tree for grep and find: folders are listed, and files searched,
-// by a small pool of goroutines, while the caller sees every entry in one stable order
-// (depth first, in name order); it skips .git and what ignore files exclude, never follows
-// symbolic links, and goes through a directory handle (an os.Root) per folder so that the
-// walk cannot leave the workspace folder. It loads the ignore files (ignore.go), leaving out
-// (and reporting) any that is not a small regular file.
+// This file walks a folder tree (Walk) for grep, find and Scan: folders are listed, and
+// files searched, by a small pool of goroutines, while the caller sees every entry in one
+// stable order (depth first, in name order); it skips .git and what ignore files exclude,
+// never follows symbolic links, and goes through a directory handle (an os.Root) per folder
+// so that the walk cannot leave the workspace folder. It loads the ignore files (ignore.go),
+// leaving out (and reporting) any that is not a small regular file. List lists one folder.
 
-package tools
+package search
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"runtime"
@@ -19,47 +18,24 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/pid-agent/pid/internal/rootfile"
 )
 
 // unknownType stands for a file type not known yet.
 const unknownType = ^fs.FileMode(0)
 
-// SkippedFile is a file a tool left out, and why: an ignore file that is not a regular
-// file, leads outside the workspace or is too big.
-type SkippedFile struct {
-	Path   string `json:"path"` // as shown in results: relative to the cwd when inside it
-	Reason string `json:"reason"`
-}
-
-// maxSkippedListed is how many left-out files a result names in its text.
-const maxSkippedListed = 10
-
-// skippedNote returns the lines that tell the model and the user which ignore files were
-// left out, or "" when none was.
-func skippedNote(skipped []SkippedFile) string {
-	var sb strings.Builder
-	for i, s := range skipped {
-		if i == maxSkippedListed {
-			fmt.Fprintf(&sb, "[And %d more ignore files left out.]\n", len(skipped)-i)
-			break
-		}
-		fmt.Fprintf(&sb, "[%s was not applied: %s.]\n", s.Path, s.Reason)
-	}
-	return sb.String()
-}
-
-// entry is one entry of a folder: its name, and its type bits (0 for a regular file,
+// Entry is one entry of a folder: its name, and its type bits (0 for a regular file,
 // fs.ModeDir, fs.ModeSymlink...) as the folder records them, or from an lstat relative to
 // the folder when the file system does not record them.
-type entry struct {
-	name string
-	typ  fs.FileMode
+type Entry struct {
+	Name string
+	Type fs.FileMode
 }
 
-// listFolder returns the entries of the folder dir is open on (real is its real path),
-// sorted by name, without a stat per entry (readFolder); nothing here looks a path up
-// from the top.
-func listFolder(dir *os.Root, real string) ([]entry, error) {
+// List returns the entries of the folder dir is open on, sorted by name, without a stat
+// per entry (readFolder); nothing here looks a path up from the top.
+func List(dir *os.Root) ([]Entry, error) {
 	f, err := dir.Open(".")
 	if err != nil {
 		return nil, err
@@ -69,15 +45,15 @@ func listFolder(dir *os.Root, real string) ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // readFolderDup returns the entries of the open folder f, unsorted, read through a second
-// descriptor on it (see dupFile) so that no entry costs a stat.
-func readFolderDup(f *os.File) ([]entry, error) {
+// descriptor on it (see rootfile.Dup) so that no entry costs a stat.
+func readFolderDup(f *os.File) ([]Entry, error) {
 	rd := f
-	if g, err := dupFile(f, f.Name()); err == nil {
+	if g, err := rootfile.Dup(f, f.Name()); err == nil {
 		defer g.Close()
 		rd = g
 	}
@@ -85,23 +61,52 @@ func readFolderDup(f *os.File) ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]entry, len(des))
+	out := make([]Entry, len(des))
 	for i, d := range des {
-		out[i] = entry{name: d.Name(), typ: d.Type()} // never d.Info(): it would stat by path
+		out[i] = Entry{Name: d.Name(), Type: d.Type()} // never d.Info(): it would stat by path
 	}
 	return out, nil
 }
 
-// walkSpec says what a walk does besides listing.
+// Spec says what a walk does besides listing; R is what Work finds in a file.
+type Spec[R any] struct {
+	// Want reports whether Work should run for the entry (a file or anything but a folder);
+	// nil means never. Called from the walk's goroutines, concurrently.
+	Want func(n *Node) bool
+	// Work does the per-file work (grep's search) for an entry Want chose, in the folder d
+	// (valid during the call only), and returns what Visit gets. Called from the walk's
+	// goroutines, concurrently; it must return promptly once the walk's context is done.
+	Work func(d Dir, n *Node) R
+	// Inline runs Work for a folder's files in the goroutine that listed the folder, right
+	// after the listing, instead of as tasks of their own: for work as small as a stat,
+	// where a task's handoff between goroutines would cost more than the work.
+	Inline bool
+	// Visit is called for every entry the walk does not skip, in walk order (depth first,
+	// in name order; a folder before its content), on the caller's goroutine, one call at a
+	// time, with Work's result (R's zero value when Work did not run). Returning fs.SkipAll
+	// ends the walk without error; another error ends it with that error.
+	Visit func(n *Node, res R) error
+}
+
+// Dir is the folder holding a file Work runs for, valid during that call only.
+type Dir struct {
+	Root *os.Root // an os.Root on the folder
+	file *os.File // its open ".", when the walk keeps one (a walk that is not Inline)
+	fd   int      // its descriptor, when fdOK (inline work)
+	fdOK bool
+}
+
+// walkSpec is a Spec with Work's results held as any, so that the walk's own types are not
+// generic.
 type walkSpec struct {
 	// want reports whether work should run for the entry (a file or anything but a folder);
 	// nil means never. Called from the walk's goroutines, concurrently.
-	want func(n *walkNode) bool
+	want func(n *Node) bool
 	// work does the per-file work (grep's search) for an entry want chose, in dir (an
 	// os.Root on the folder holding it, valid during the call only), and returns what
 	// visit gets. Called from the walk's goroutines, concurrently; it must return promptly
 	// once the walk's context is done.
-	work func(dir *os.Root, n *walkNode) any
+	work func(d Dir, n *Node) any
 	// inline runs work for a folder's files in the goroutine that listed the folder, right
 	// after the listing, instead of as tasks of their own: for work as small as a stat,
 	// where a task's handoff between goroutines would cost more than the work.
@@ -110,16 +115,16 @@ type walkSpec struct {
 	// in name order; a folder before its content), on the caller's goroutine, one call at a
 	// time, with work's result (nil when work did not run). Returning fs.SkipAll ends the
 	// walk without error; another error ends it with that error.
-	visit func(n *walkNode, res any) error
+	visit func(n *Node, res any) error
 }
 
-// walkNode is one entry of the tree being walked. Folders and wanted files are tasks: run
+// Node is one entry of the tree being walked. Folders and wanted files are tasks: run
 // once, by a pool goroutine or by the consumer (which takes a task no goroutine has
 // started rather than wait for one), then done is closed.
-type walkNode struct {
-	parent    *walkNode
+type Node struct {
+	parent    *Node
 	real, rel string // a folder's (a file's are built on demand: path, relPath)
-	e         entry
+	e         Entry
 	isDir     bool
 	task      bool          // a folder, or a file work runs for
 	inline    bool          // a file work runs for in its folder's listing (walkSpec.inline)
@@ -127,7 +132,7 @@ type walkNode struct {
 	done      chan struct{} // closed when the task has run
 	tokened   bool          // run by a pool goroutine holding a run-ahead token
 	stack     ignoreStack   // a folder's: the ignore files that apply to its entries
-	children  []*walkNode   // a folder's entries, once listed, in name order
+	children  []*Node       // a folder's entries, once listed, in name order
 	skipped   []SkippedFile // a folder's ignore files left out
 	res       any           // a file's: what work returned
 	root      *os.Root      // a folder's handle, while tasks still need it
@@ -139,31 +144,40 @@ type walkNode struct {
 	fdOK bool
 }
 
-// path returns the entry's real path.
-func (n *walkNode) path() string {
+// Name returns the entry's name.
+func (n *Node) Name() string { return n.e.Name }
+
+// Type returns the entry's type bits as its folder records them (0 for a regular file).
+func (n *Node) Type() fs.FileMode { return n.e.Type }
+
+// IsDir reports whether the entry is a folder (a symbolic link never is).
+func (n *Node) IsDir() bool { return n.isDir }
+
+// Path returns the entry's real path.
+func (n *Node) Path() string {
 	if n.parent == nil || n.real != "" {
 		return n.real
 	}
 	if n.parent.real == "/" {
-		return "/" + n.e.name
+		return "/" + n.e.Name
 	}
-	return n.parent.real + "/" + n.e.name
+	return n.parent.real + "/" + n.e.Name
 }
 
-// relPath returns the entry's slash-separated path from the walk's start.
-func (n *walkNode) relPath() string {
+// Rel returns the entry's slash-separated path from the walk's start.
+func (n *Node) Rel() string {
 	if n.parent == nil || n.rel != "" {
 		return n.rel
 	}
 	if n.parent.rel == "" {
-		return n.e.name
+		return n.e.Name
 	}
-	return n.parent.rel + "/" + n.e.name
+	return n.parent.rel + "/" + n.e.Name
 }
 
 // walker is one walk's state.
 type walker struct {
-	ws      *Workspace
+	fence   Fence
 	ctx     context.Context
 	spec    walkSpec
 	global  *ignoreSource // git's global excludes file, or nil
@@ -175,9 +189,9 @@ type walker struct {
 	// mu guards the task stack and the folder handles still open.
 	mu    sync.Mutex
 	cond  *sync.Cond
-	tasks []*walkNode // LIFO: pushed in reverse name order, so popping follows walk order
+	tasks []*Node // LIFO: pushed in reverse name order, so popping follows walk order
 	shut  bool
-	open  map[*walkNode]struct{} // folders whose handles are open
+	open  map[*Node]struct{} // folders whose handles are open
 }
 
 // walkRunAhead bounds how many tasks the pool runs ahead of the consumer: the memory a
@@ -187,16 +201,28 @@ const walkRunAhead = 1024
 // walkWorkers is how many pool goroutines a walk starts.
 func walkWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 16)) }
 
-// walk visits everything under the folder start (a real path), as spec says. It skips .git
-// and entries ignored by the ignore files of start, of its subfolders and of its parents
-// (up to the workspace folder; see parentIgnores). Symbolic links are visited but not
+// Walk visits everything under the folder start (a real path inside f), as spec says. It
+// skips .git and entries ignored by the ignore files of start, of its subfolders and of its
+// parents (up to the folder of f holding it; see parentIgnores). Symbolic links are visited but not
 // followed; folders that cannot be read are skipped. Each folder is opened from its
 // parent's handle by name, and its files are opened from its own handle, so no path is
 // resolved again from the top and a link swapped in cannot lead the walk outside. It
 // returns the ignore files it left out, and stops with ctx's error when ctx is done. Every
 // goroutine it starts has ended when it returns.
-func (ws *Workspace) walk(ctx context.Context, start string, spec walkSpec) ([]SkippedFile, error) {
-	r, rel, err := ws.at(start)
+func Walk[R any](ctx context.Context, f Fence, start string, spec Spec[R]) ([]SkippedFile, error) {
+	ws := walkSpec{want: spec.Want, inline: spec.Inline, visit: func(n *Node, res any) error {
+		r, _ := res.(R) // the zero R when Work did not run
+		return spec.Visit(n, r)
+	}}
+	if spec.Work != nil {
+		ws.work = func(d Dir, n *Node) any { return spec.Work(d, n) }
+	}
+	return walk(ctx, f, start, ws)
+}
+
+// walk is Walk with Work's results as any.
+func walk(ctx context.Context, f Fence, start string, spec walkSpec) ([]SkippedFile, error) {
+	r, rel, err := f.At(start)
 	if err != nil {
 		return nil, err
 	}
@@ -204,11 +230,11 @@ func (ws *Workspace) walk(ctx context.Context, start string, spec walkSpec) ([]S
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{ws: ws, ctx: ctx, spec: spec, tokens: make(chan struct{}, walkRunAhead),
-		halt: make(chan struct{}), open: map[*walkNode]struct{}{}}
+	w := &walker{fence: f, ctx: ctx, spec: spec, tokens: make(chan struct{}, walkRunAhead),
+		halt: make(chan struct{}), open: map[*Node]struct{}{}}
 	w.cond = sync.NewCond(&w.mu)
 	w.global = loadGlobalExcludes()
-	top := &walkNode{real: start, isDir: true, task: true, done: make(chan struct{}), root: root}
+	top := &Node{real: start, isDir: true, task: true, done: make(chan struct{}), root: root}
 	w.open[top] = struct{}{}
 	top.stack = w.parentIgnores(start)
 	var wg sync.WaitGroup
@@ -262,7 +288,7 @@ func (w *walker) work() {
 
 // await returns once n's task has run, running it here when no goroutine has started it,
 // or ctx's error when ctx is done first.
-func (w *walker) await(n *walkNode) error {
+func (w *walker) await(n *Node) error {
 	if n.claimed.CompareAndSwap(false, true) {
 		w.run(n)
 	}
@@ -278,7 +304,7 @@ func (w *walker) await(n *walkNode) error {
 }
 
 // consume visits the entries of the folder n in walk order, descending into subfolders.
-func (w *walker) consume(n *walkNode) error {
+func (w *walker) consume(n *Node) error {
 	if err := w.await(n); err != nil {
 		return err
 	}
@@ -308,7 +334,7 @@ func (w *walker) consume(n *walkNode) error {
 }
 
 // run runs the task n: lists a folder or does a file's work.
-func (w *walker) run(n *walkNode) {
+func (w *walker) run(n *Node) {
 	defer close(n.done)
 	if w.stop.Load() || w.ctx.Err() != nil {
 		if n.parent != nil {
@@ -317,13 +343,13 @@ func (w *walker) run(n *walkNode) {
 		return
 	}
 	if !n.isDir {
-		n.res = w.spec.work(n.parent.root, n)
+		n.res = w.spec.work(Dir{Root: n.parent.root, file: n.parent.dirf}, n)
 		w.release(n.parent)
 		return
 	}
 	if n.parent != nil {
 		// OpenRoot refuses a link swapped in for the folder if it leads out of the parent.
-		root, err := n.parent.root.OpenRoot(n.e.name)
+		root, err := n.parent.root.OpenRoot(n.e.Name)
 		w.release(n.parent)
 		if err != nil {
 			n.rootErred = true
@@ -338,7 +364,7 @@ func (w *walker) run(n *walkNode) {
 }
 
 // release drops one use of the folder n's handle, closing it after the last.
-func (w *walker) release(n *walkNode) {
+func (w *walker) release(n *Node) {
 	if n.refs.Add(-1) != 0 {
 		return
 	}
@@ -349,7 +375,7 @@ func (w *walker) release(n *walkNode) {
 }
 
 // closeHandles closes the folder n's handles.
-func (n *walkNode) closeHandles() {
+func (n *Node) closeHandles() {
 	if n.dirf != nil {
 		n.dirf.Close()
 	}
@@ -357,7 +383,7 @@ func (n *walkNode) closeHandles() {
 }
 
 // list lists the folder n, applies its ignore files, and queues the tasks of its entries.
-func (w *walker) list(n *walkNode) {
+func (w *walker) list(n *Node) {
 	n.refs.Store(1)
 	defer w.release(n)
 	// O_NONBLOCK: an *os.File opened without it switches the descriptor to non-blocking
@@ -369,7 +395,7 @@ func (w *walker) list(n *walkNode) {
 	}
 	entries, err := readFolder(f, n.root)
 	if err == nil {
-		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+		slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	}
 	if err != nil {
 		f.Close()
@@ -382,21 +408,21 @@ func (w *walker) list(n *walkNode) {
 		defer f.Close()
 	}
 	stack := w.folderIgnores(n, entries)
-	slab := make([]walkNode, len(entries)) // one allocation for the folder's nodes
-	kids := make([]*walkNode, 0, len(entries))
+	slab := make([]Node, len(entries)) // one allocation for the folder's nodes
+	kids := make([]*Node, 0, len(entries))
 	tasks := 0
 	for _, e := range entries {
-		if e.name == ".git" {
+		if e.Name == ".git" {
 			continue
 		}
-		isDir := e.typ.IsDir() // false for a symbolic link, whatever it points to
-		if stack.ignoredIn(n.real, e.name, isDir) {
+		isDir := e.Type.IsDir() // false for a symbolic link, whatever it points to
+		if stack.ignoredIn(n.real, e.Name, isDir) {
 			continue
 		}
 		k := &slab[len(kids)]
 		k.parent, k.e, k.isDir = n, e, isDir
 		if isDir {
-			k.real, k.rel = k.path(), k.relPath()
+			k.real, k.rel = k.Path(), k.Rel()
 			k.task, k.stack = true, stack
 		} else if w.spec.want != nil && w.spec.want(k) {
 			k.task, k.inline = !w.spec.inline, w.spec.inline
@@ -427,7 +453,7 @@ func (w *walker) list(n *walkNode) {
 
 // inlineWork runs work, in this goroutine, for the files of the folder n (open as f) that
 // list marked; n.fd is f's descriptor meanwhile. It stops early when the walk stops.
-func (w *walker) inlineWork(n *walkNode, f *os.File, kids []*walkNode) {
+func (w *walker) inlineWork(n *Node, f *os.File, kids []*Node) {
 	each := func() {
 		for i, k := range kids {
 			if i%64 == 0 && (w.stop.Load() || w.ctx.Err() != nil) {
@@ -436,7 +462,7 @@ func (w *walker) inlineWork(n *walkNode, f *os.File, kids []*walkNode) {
 			if !k.inline {
 				continue
 			}
-			k.res = w.spec.work(n.root, k)
+			k.res = w.spec.work(Dir{Root: n.root, fd: n.fd, fdOK: n.fdOK}, k)
 		}
 	}
 	if rc, err := f.SyscallConn(); err == nil && rc.Control(func(fd uintptr) {

@@ -1,11 +1,11 @@
 //go:build !linux
 
 // This file lists a folder where getdents64 is not at hand, through a second descriptor on
-// it (see dupFile), so that no entry costs a stat.
+// it (see rootfile.Dup), so that no entry costs a stat.
 
-package tools
+package search
 
 import "os"
 
 // readFolder returns the entries of the open folder f (opened through dir), unsorted.
-func readFolder(f *os.File, _ *os.Root) ([]entry, error) { return readFolderDup(f) }
+func readFolder(f *os.File, _ *os.Root) ([]Entry, error) { return readFolderDup(f) }

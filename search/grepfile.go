@@ -3,77 +3,81 @@
 // around matches; it tells binary files (a NUL byte) from text, transcodes UTF-16 with a
 // byte order mark, and bounds the memory a long line can take.
 
-package tools
+package search
 
 import (
 	"bytes"
 	"io"
-	"os"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
+// The limits of a file's search.
+const (
+	MaxLineBytes = 500 // a matching line is shown cut to this
+	// MaxSearchedLineBytes is how much of a line is searched: the rest of a longer line is
+	// not searched, and the result says so (FileMatches.LongLines).
+	MaxSearchedLineBytes = 16 << 20
+	// MaxUTF16Bytes is the largest UTF-16 file (with a byte order mark) searched, transcoded;
+	// a larger one is skipped as binary.
+	MaxUTF16Bytes = 16 << 20
+)
+
 // grepChunk is the size of the buffers files are read in; a longer line grows its buffer,
-// up to GrepMaxSearchedLineBytes.
+// up to MaxSearchedLineBytes.
 const grepChunk = 256 << 10
 
 // grepBufs holds the grepChunk-sized buffers of finished searches, for reuse.
 var grepBufs = sync.Pool{New: func() any { b := make([]byte, grepChunk); return &b }}
 
-// grepFileHook, when set (by tests, before any search starts), is called with the real path
-// of each file grepFile is about to search, from the goroutine searching it.
-var grepFileHook func(real string)
-
-// grepResult is what searching one file found.
-type grepResult struct {
-	lines []grepLine
-	// binary says the file was skipped: a NUL byte came before any match.
-	binary bool
-	// binaryLine, when not 0, is the line where a NUL byte stopped the search after matches.
-	binaryLine int
-	// longLines are the lines longer than GrepMaxSearchedLineBytes, searched only that far.
-	longLines []int
-	// err is why the file could not be searched.
-	err error
+// FileMatches is what searching one file found.
+type FileMatches struct {
+	Lines []Line
+	// Binary says the file was skipped: a NUL byte came before any match.
+	Binary bool
+	// BinaryLine, when not 0, is the line where a NUL byte stopped the search after matches.
+	BinaryLine int
+	// LongLines are the lines longer than MaxSearchedLineBytes, searched only that far.
+	LongLines []int
+	// Err is why the file could not be searched.
+	Err error
 }
 
-// grepLine is one matching line: its 1-based number and its text as shown (cut to
-// GrepMaxLineBytes, with " …" when cut, invalid UTF-8 replaced).
-type grepLine struct {
-	no   int
-	text string
+// Line is one matching line: its 1-based number and its text as shown (cut to
+// MaxLineBytes, with " …" when cut, invalid UTF-8 replaced).
+type Line struct {
+	No   int
+	Text string
 }
 
-// grepFile searches the file name in dir (dirf is dir's open ".", or nil; real is the
-// file's real path) for lines m matches,
-// keeping at most max of them; it stops early when quit reports true. What is not a regular
-// file once opened (without blocking) is an error in the result.
-func grepFile(dir *os.Root, dirf *os.File, name, real string, m *grepMatcher, max int, quit func() bool) *grepResult {
-	if grepFileHook != nil {
-		grepFileHook(real)
-	}
-	r, size, closeFile, err := grepOpen(dir, dirf, name, real)
+// GrepFile searches the file name in the folder d (real is the file's real path; name may
+// be a relative path when d is not a walk's) for lines m matches, keeping at most max of
+// them; it stops early when quit reports true. What is not a regular file once opened
+// (without blocking) is an error in the result (Err).
+func GrepFile(d Dir, name, real string, m *Matcher, max int, quit func() bool) *FileMatches {
+	r, size, closeFile, err := grepOpen(d.Root, d.file, name, real)
 	if err != nil {
-		return &grepResult{err: err}
+		return &FileMatches{Err: err}
 	}
 	defer closeFile()
-	s := grepSearch{m: m, max: max, quit: quit, res: &grepResult{}, line: 1}
+	s := grepSearch{m: m, max: max, quit: quit, res: &FileMatches{}, line: 1}
 	s.run(r, size)
 	return s.res
 }
 
 // grepSearch is the state of one file's search.
 type grepSearch struct {
-	m    *grepMatcher
+	m    *Matcher
 	max  int
 	quit func() bool
-	res  *grepResult
+	res  *FileMatches
 	line int // number of the line the next searched byte is on
 }
 
 // done reports whether the search has what it needs or must stop.
-func (s *grepSearch) done() bool { return len(s.res.lines) >= s.max || s.quit() }
+func (s *grepSearch) done() bool { return len(s.res.Lines) >= s.max || s.quit() }
 
 // run searches r, whose size (from its stat) is size: it reads that much, or to its end.
 func (s *grepSearch) run(r io.Reader, size int64) {
@@ -97,7 +101,7 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 			case err == io.EOF || size > 0 && read >= size:
 				eof = true // a file that grew is read as far as its size when opened
 			case err != nil:
-				s.res.err = err
+				s.res.Err = err
 				return
 			}
 		}
@@ -121,10 +125,10 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 				s.search(data[:bytes.LastIndexByte(data[:nul], '\n')+1], false)
 			}
 			switch {
-			case !consumed || len(s.res.lines) == 0:
-				s.res = &grepResult{binary: true}
+			case !consumed || len(s.res.Lines) == 0:
+				s.res = &FileMatches{Binary: true}
 			case !s.done():
-				s.res.binaryLine = s.line
+				s.res.BinaryLine = s.line
 			}
 			return
 		}
@@ -149,15 +153,15 @@ func (s *grepSearch) run(r io.Reader, size int64) {
 		if !eof {
 			k := bytes.LastIndexByte(data, '\n')
 			if k < 0 {
-				if len(buf) < GrepMaxSearchedLineBytes {
-					nb := make([]byte, min(2*len(buf), GrepMaxSearchedLineBytes))
+				if len(buf) < MaxSearchedLineBytes {
+					nb := make([]byte, min(2*len(buf), MaxSearchedLineBytes))
 					copy(nb, data)
 					buf = nb
 					continue
 				}
 				// A line longer than the most searched: search its start, skip the rest.
 				s.search(data, false)
-				s.res.longLines = append(s.res.longLines, s.line)
+				s.res.LongLines = append(s.res.LongLines, s.line)
 				n, checked, skipping = 0, 0, true
 				continue
 			}
@@ -185,7 +189,7 @@ func (s *grepSearch) search(region []byte, last bool) {
 		}
 		s.line += bytes.Count(region[counted:st], []byte{'\n'})
 		counted = st
-		s.res.lines = append(s.res.lines, grepLine{no: s.line, text: shownLine(region[st:end])})
+		s.res.Lines = append(s.res.Lines, Line{No: s.line, Text: shownLine(region[st:end])})
 		pos = end + 1
 	}
 	if !last {
@@ -194,11 +198,11 @@ func (s *grepSearch) search(region []byte, last bool) {
 }
 
 // shownLine returns a matching line as grep shows it: without a "\r" at its end, cut to
-// GrepMaxLineBytes (then ending in " …"), invalid UTF-8 replaced.
+// MaxLineBytes (then ending in " …"), invalid UTF-8 replaced.
 func shownLine(b []byte) string {
 	b = bytes.TrimSuffix(b, []byte{'\r'})
-	t := validText(cutRunes(b, GrepMaxLineBytes))
-	if len(b) > GrepMaxLineBytes {
+	t := validText(cutRunes(b, MaxLineBytes))
+	if len(b) > MaxLineBytes {
 		t += " …"
 	}
 	return t
@@ -206,22 +210,22 @@ func shownLine(b []byte) string {
 
 // utf16 searches a file that starts with a UTF-16 byte order mark, head being what was read
 // of it so far: the whole file is transcoded to UTF-8 and searched, when it is at most
-// GrepMaxUTF16Bytes; a larger one is skipped as binary.
+// MaxUTF16Bytes; a larger one is skipped as binary.
 func (s *grepSearch) utf16(head []byte, r io.Reader, size int64, eof bool) {
-	if size > GrepMaxUTF16Bytes {
-		s.res = &grepResult{binary: true}
+	if size > MaxUTF16Bytes {
+		s.res = &FileMatches{Binary: true}
 		return
 	}
 	data := append([]byte{}, head...)
 	if !eof {
-		rest, err := io.ReadAll(io.LimitReader(r, GrepMaxUTF16Bytes+1-int64(len(data))))
+		rest, err := io.ReadAll(io.LimitReader(r, MaxUTF16Bytes+1-int64(len(data))))
 		if err != nil {
-			s.res.err = err
+			s.res.Err = err
 			return
 		}
 		data = append(data, rest...)
-		if len(data) > GrepMaxUTF16Bytes {
-			s.res = &grepResult{binary: true}
+		if len(data) > MaxUTF16Bytes {
+			s.res = &FileMatches{Binary: true}
 			return
 		}
 	}
@@ -239,8 +243,23 @@ func (s *grepSearch) utf16(head []byte, r io.Reader, size int64, eof bool) {
 		text = utf8.AppendRune(text, r)
 	}
 	if bytes.IndexByte(text, 0) >= 0 {
-		s.res = &grepResult{binary: true}
+		s.res = &FileMatches{Binary: true}
 		return
 	}
 	s.search(text, true)
 }
+
+// cutRunes returns the longest prefix of s of at most max bytes that does not split a rune.
+func cutRunes(s []byte, max int) []byte {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// validText returns s as a string with invalid UTF-8 replaced by U+FFFD.
+func validText(s []byte) string { return strings.ToValidUTF8(string(s), "\uFFFD") }

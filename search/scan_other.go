@@ -3,7 +3,7 @@
 // This file stats the files a Scan finds where fstatat is not used: through the folder's
 // os.Root.
 
-package tools
+package search
 
 func (f ScanFile) lstat() (ScanStat, error) {
 	fi, err := f.Dir.Lstat(f.Name)

@@ -3,7 +3,7 @@
 // folder), fstat, read, close; none of the poller registration and blocking-mode switches
 // an *os.File costs, which dominate on trees of small files.
 
-package tools
+package search
 
 import (
 	"io"
@@ -11,14 +11,16 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pid-agent/pid/internal/rootfile"
 )
 
 // grepOpen opens the entry name of the folder dir (dirf is its open "."; nil to go through
 // dir) for reading without blocking, and returns a reader on it with its size and a close
-// function, or a *notRegularError (naming real) when it is not a regular file.
+// function, or a *rootfile.NotRegularError (naming real) when it is not a regular file.
 func grepOpen(dir *os.Root, dirf *os.File, name, real string) (io.Reader, int64, func(), error) {
 	if dirf == nil {
-		f, fi, err := openRegular(dir, name, real)
+		f, fi, err := rootfile.OpenRegular(dir, name, real)
 		if err != nil {
 			return nil, 0, nil, err
 		}
@@ -49,7 +51,7 @@ func grepOpen(dir *os.Root, dirf *os.File, name, real string) (io.Reader, int64,
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, 0, nil, &notRegularError{path: real, mode: statMode(st.Mode)}
+		return nil, 0, nil, &rootfile.NotRegularError{Path: real, Mode: statMode(st.Mode)}
 	}
 	r := &fdReader{fd: fd, path: real}
 	return r, st.Size, func() { unix.Close(fd) }, nil

@@ -3,7 +3,7 @@
 // no stat per entry and no second descriptor (the portable way, readFolderDup, is the
 // fallback).
 
-package tools
+package search
 
 import (
 	"io/fs"
@@ -19,7 +19,7 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &
 
 // readFolder returns the entries of the open folder f (opened through dir), unsorted. An
 // entry whose type the file system does not record is looked up with an lstat through dir.
-func readFolder(f *os.File, dir *os.Root) ([]entry, error) {
+func readFolder(f *os.File, dir *os.Root) ([]Entry, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func readFolder(f *os.File, dir *os.Root) ([]entry, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
-	var out []entry
+	var out []Entry
 	for {
 		var n int
 		var gerr error
@@ -68,27 +68,27 @@ func readFolder(f *os.File, dir *os.Root) ([]entry, error) {
 			if ino == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			e := entry{name: string(name)}
+			e := Entry{Name: string(name)}
 			switch typ {
 			case unix.DT_REG:
 			case unix.DT_DIR:
-				e.typ = fs.ModeDir
+				e.Type = fs.ModeDir
 			case unix.DT_LNK:
-				e.typ = fs.ModeSymlink
+				e.Type = fs.ModeSymlink
 			case unix.DT_FIFO:
-				e.typ = fs.ModeNamedPipe
+				e.Type = fs.ModeNamedPipe
 			case unix.DT_SOCK:
-				e.typ = fs.ModeSocket
+				e.Type = fs.ModeSocket
 			case unix.DT_CHR:
-				e.typ = fs.ModeDevice | fs.ModeCharDevice
+				e.Type = fs.ModeDevice | fs.ModeCharDevice
 			case unix.DT_BLK:
-				e.typ = fs.ModeDevice
+				e.Type = fs.ModeDevice
 			default:
-				fi, err := dir.Lstat(e.name)
+				fi, err := dir.Lstat(e.Name)
 				if err != nil {
 					continue // gone since the listing
 				}
-				e.typ = fi.Mode().Type()
+				e.Type = fi.Mode().Type()
 			}
 			out = append(out, e)
 		}

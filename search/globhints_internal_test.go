@@ -2,7 +2,7 @@
 // every match holds, the bytes a match ends with) against the expression alone, and that
 // grep's literal prefilter scans for a byte that is rare in C as well as in Go.
 
-package tools
+package search
 
 import (
 	"math/rand/v2"
@@ -74,7 +74,7 @@ func TestGlobHintsAgreeWithRegexp(t *testing.T) {
 // "_probe(struct usb_" twice as slow.
 func TestLitFinderRareByte(t *testing.T) {
 	for lit, want := range map[string]byte{"_probe(struct usb_": 'b', "EXPORT_SYMBOL_GPL(usb_": 'Y', "a_b": 'b'} {
-		m, err := newGrepMatcher(regexp.QuoteMeta(lit))
+		m, err := NewMatcher(regexp.QuoteMeta(lit))
 		if err != nil {
 			t.Fatal(err)
 		}
