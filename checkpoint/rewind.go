@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 // ErrUnknown is wrapped by the error for a checkpoint id the session does not have.
@@ -196,7 +196,7 @@ func (s *Session) diffText(before, now State, p, rel, change string) string {
 	if !isText(old) || !isText(cur) {
 		return "Binary files differ\n"
 	}
-	return tools.FileDiff(path.Clean(rel), string(old), string(cur), change == "added", change == "deleted")
+	return udiff.FileDiff(path.Clean(rel), string(old), string(cur), change == "added", change == "deleted")
 }
 
 // contentOf returns what a state's file held ("" for none, the target for a link).

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/internal/safefile"
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/search"
 )
 
 // Session is one session's checkpoints. Safe for concurrent use: the calls of a parallel
@@ -27,7 +27,7 @@ import (
 type Session struct {
 	st   *Store
 	id   string
-	ws   *tools.Workspace
+	ws   search.Fence
 	path string // the journal
 
 	// mu guards the journal and what it says.
@@ -81,10 +81,11 @@ type cached struct {
 	regularish bool
 }
 
-// Session returns the checkpoints of session id, whose files are in ws, reading back what
+// Session returns the checkpoints of session id, whose files are in ws (the session's
+// workspace: package tools' Workspace is a search.Fence), reading back what
 // its journal holds. Contract: one Session per session id at a time; Close it when the
 // session closes.
-func (st *Store) Session(id string, ws *tools.Workspace) (*Session, error) {
+func (st *Store) Session(id string, ws search.Fence) (*Session, error) {
 	if id == "" || filepath.Base(id) != id || id[0] == '.' {
 		return nil, fmt.Errorf("checkpoints: bad session id %q", id)
 	}

@@ -174,8 +174,8 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 	}
 	ws.seen.record(real, wholeFingerprint(sum))
 	fd := plan.diff(shown)
-	det := EditDetails{Path: shown, Diff: fd.text, DiffTruncated: fd.truncated, FirstChangedLine: fd.firstChangedLine, Added: fd.added, Removed: fd.removed}
-	msg := fmt.Sprintf("Edited %s: %s applied, +%d -%d lines, first change at line %d.", shown, plural(len(edits), "edit"), fd.added, fd.removed, fd.firstChangedLine)
+	det := EditDetails{Path: shown, Diff: fd.Text, DiffTruncated: fd.Truncated, FirstChangedLine: fd.FirstChangedLine, Added: fd.Added, Removed: fd.Removed}
+	msg := fmt.Sprintf("Edited %s: %s applied, +%d -%d lines, first change at line %d.", shown, plural(len(edits), "edit"), fd.Added, fd.Removed, fd.FirstChangedLine)
 	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 }
 

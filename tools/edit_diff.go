@@ -1,16 +1,18 @@
 // This file makes the unified diff of an edit from the lines around its replacements only,
-// so that a one-line edit of a large file costs its neighbourhood and not the file (diff.go
-// diffs whole contents, for write).
+// so that a one-line edit of a large file costs its neighbourhood and not the file
+// (udiff.Unified diffs whole contents, for write).
 
 package tools
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 // editWindow is a stretch of whole lines of the old content, bytes from to to, holding the
-// replacements spans[first:last+1] and at least diffContext lines on each side of them
+// replacements spans[first:last+1] and at least udiff.Context lines on each side of them
 // (fewer at the ends of the file).
 type editWindow struct {
 	from, to    int
@@ -18,13 +20,13 @@ type editWindow struct {
 }
 
 // diff returns the unified diff of the plan's change for the file shown as name, as
-// unifiedDiff would give it for the whole old and new contents, but made from windows:
-// each replacement's lines with diffContext lines on each side, windows that overlap or
-// touch merged (unifiedDiff joins changes up to 2*diffContext unchanged lines apart into
+// udiff.Unified would give it for the whole old and new contents, but made from windows:
+// each replacement's lines with udiff.Context lines on each side, windows that overlap or
+// touch merged (udiff.Unified joins changes up to 2*udiff.Context unchanged lines apart into
 // one hunk, and so do touching windows). Where a change could be placed in more than one
 // way (a line added inside a run of equal lines) the window's diff may place it
 // differently from a whole-file diff; both are correct.
-func (p editPlan) diff(name string) fileDiff {
+func (p editPlan) diff(name string) udiff.File {
 	c := p.content
 	lineStart := func(at int) int { return strings.LastIndexByte(c[:at], '\n') + 1 }
 	lineEnd := func(at int) int {
@@ -38,7 +40,7 @@ func (p editPlan) diff(name string) fileDiff {
 		// The lines the replacement touches, and the line after it when the replacement
 		// ends at a line start (a newText without its final newline joins that line).
 		from, to := lineStart(s.start), lineEnd(min(s.end, len(c)))
-		for range diffContext {
+		for range udiff.Context {
 			if from > 0 {
 				from = lineStart(from - 1)
 			}
@@ -54,7 +56,7 @@ func (p editPlan) diff(name string) fileDiff {
 		wins = append(wins, editWindow{from: from, to: to, first: i, last: i})
 	}
 
-	var fd fileDiff
+	var fd udiff.File
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- a/%s\n+++ b/%s\n", name, name)
 	header := sb.Len()
@@ -70,70 +72,19 @@ func (p editPlan) diff(name string) fileDiff {
 			at = s.end
 		}
 		nb.WriteString(c[at:w.to])
-		a, b := splitLines(c[w.from:w.to]), splitLines(nb.String())
-		ops := diffLines(a, b)
-		added, removed := writeHunks(&sb, ops, a, b, lineA, lineA+shift, &fd.firstChangedLine)
-		fd.added += added
-		fd.removed += removed
+		a, b := udiff.Split(c[w.from:w.to]), udiff.Split(nb.String())
+		ops := udiff.Lines(a, b)
+		added, removed := udiff.WriteHunks(&sb, ops, a, b, lineA, lineA+shift, &fd.FirstChangedLine)
+		fd.Added += added
+		fd.Removed += removed
 		shift += len(b) - len(a)
 	}
-	if fd.added == 0 && fd.removed == 0 {
-		return fileDiff{}
+	if fd.Added == 0 && fd.Removed == 0 {
+		return udiff.File{}
 	}
 	if sb.Len() == header {
-		return fileDiff{}
+		return udiff.File{}
 	}
-	fd.setText(sb.String())
+	fd.SetText(sb.String())
 	return fd
-}
-
-// writeHunks writes the hunks of ops (the diff of a to b, lines of a window whose first
-// lines are lines baseA+1 and baseB+1 of the old and new file) to sb, grouped as
-// unifiedDiff groups them, and returns the lines added and removed. first, when 0, is set
-// to the new file's line of the first change.
-func writeHunks(sb *strings.Builder, ops []diffOp, a, b []string, baseA, baseB int, first *int) (added, removed int) {
-	posA := make([]int, len(ops)+1)
-	posB := make([]int, len(ops)+1)
-	posA[0], posB[0] = baseA, baseB
-	for i, op := range ops {
-		posA[i+1], posB[i+1] = posA[i], posB[i]
-		switch op.kind {
-		case opEqual:
-			posA[i+1]++
-			posB[i+1]++
-		case opDelete:
-			posA[i+1]++
-			removed++
-		case opInsert:
-			posB[i+1]++
-			added++
-		}
-		if op.kind != opEqual && *first == 0 {
-			*first = posB[i] + 1
-		}
-	}
-	i := 0
-	for i < len(ops) {
-		for i < len(ops) && ops[i].kind == opEqual {
-			i++
-		}
-		if i == len(ops) {
-			break
-		}
-		start := max(i-diffContext, 0)
-		last := i
-		for j := i; j < len(ops); j++ {
-			if ops[j].kind != opEqual {
-				last = j
-			} else if j-last > 2*diffContext {
-				break
-			}
-		}
-		end := min(last+diffContext+1, len(ops))
-		if sb.Len() <= MaxDiffBytes {
-			writeHunk(sb, ops[start:end], a, b, posA[start], posB[start], posA[end]-posA[start], posB[end]-posB[start])
-		}
-		i = end
-	}
-	return added, removed
 }

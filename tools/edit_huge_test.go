@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 // testWorkspace returns a workspace on a fresh folder holding files (name -> content),
@@ -124,7 +126,7 @@ func TestEditDiffEqualsWholeFileDiff(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		got := p.diff("f.txt")
-		want := unifiedDiff("f.txt", c.content, p.build(), false)
+		want := udiff.Unified("f.txt", c.content, p.build(), false)
 		if got != want {
 			t.Errorf("%s:\ngot  %+v\nwant %+v", c.name, got, want)
 		}

@@ -17,12 +17,6 @@ func SetWatchHook(ws *Workspace, f func(path string)) {
 	ws.seen.mu.Unlock()
 }
 
-// UnifiedDiff is unifiedDiff with its counts.
-func UnifiedDiff(name, old, new string, created bool) (text string, added, removed, first int) {
-	fd := unifiedDiff(name, old, new, created)
-	return fd.text, fd.added, fd.removed, fd.firstChangedLine
-}
-
 // PrepareEditArgs is the edit tool's prepareArguments.
 var PrepareEditArgs = prepareEditArgs
 

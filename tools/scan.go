@@ -1,12 +1,11 @@
 // This file lets another package reach the workspace as a search.Fence (the checkpoints'
 // snapshots walk it with search.Scan): a file through the os.Root of the workspace folder
-// holding it (At), the folders, how a path is shown; and diff two versions of a file.
+// holding it (At), the folders, how a path is shown.
 
 package tools
 
 import (
 	"os"
-	"strings"
 
 	"github.com/pid-agent/pid/search"
 )
@@ -34,16 +33,4 @@ func (w *Workspace) Folders() []string {
 		out[i] = r.real
 	}
 	return out
-}
-
-// FileDiff returns the unified diff from old to new of the file shown as name (three lines
-// of context, at most MaxDiffBytes, cut at a line's end), "" when they are the same. created
-// marks a file that did not exist (its old side is /dev/null), deleted one that no longer
-// does (its new side is /dev/null).
-func FileDiff(name, old, new string, created, deleted bool) string {
-	fd := unifiedDiff(name, old, new, created)
-	if deleted {
-		fd.setText(strings.Replace(fd.text, "+++ b/"+name+"\n", "+++ /dev/null\n", 1))
-	}
-	return fd.text
 }

@@ -16,10 +16,15 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/rootfile"
+	"github.com/pid-agent/pid/internal/udiff"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
 )
+
+// MaxDiffBytes bounds the diff that write and edit put in their details; a longer one is
+// cut after its last whole line within the bound, and DiffTruncated is set.
+const MaxDiffBytes = udiff.MaxBytes
 
 // WriteDetails are the details of a write result.
 type WriteDetails struct {
@@ -97,17 +102,17 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 		return toolexec.Result{}, ws.explain(path, err)
 	}
 	ws.seen.record(real, wholeFingerprint(sumString(content)))
-	fd := unifiedDiff(shown, old.content, content, !exists)
-	det := WriteDetails{Path: shown, Created: !exists, Diff: fd.text, DiffTruncated: fd.truncated, Added: fd.added, Removed: fd.removed}
-	lines := plural(len(splitLines(content)), "line")
+	fd := udiff.Unified(shown, old.content, content, !exists)
+	det := WriteDetails{Path: shown, Created: !exists, Diff: fd.Text, DiffTruncated: fd.Truncated, Added: fd.Added, Removed: fd.Removed}
+	lines := plural(len(udiff.Split(content)), "line")
 	var msg string
 	switch {
 	case !exists:
 		msg = fmt.Sprintf("Created %s (%s, %s).", shown, lines, size(int64(len(content))))
-	case fd.text == "":
+	case fd.Text == "":
 		msg = fmt.Sprintf("Wrote %s: the content is unchanged.", shown)
 	default:
-		msg = fmt.Sprintf("Wrote %s (%s, %s): +%d -%d lines.", shown, lines, size(int64(len(content))), fd.added, fd.removed)
+		msg = fmt.Sprintf("Wrote %s (%s, %s): +%d -%d lines.", shown, lines, size(int64(len(content))), fd.Added, fd.Removed)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 }

@@ -1,4 +1,7 @@
-package tools_test
+package udiff_test
+
+// Unified diffs: hunks merged as GNU diff merges them, headers, no-newline markers, and the
+// diff of random edits applied back.
 
 import (
 	"fmt"
@@ -7,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 func TestUnifiedDiffHunks(t *testing.T) {
@@ -16,7 +19,7 @@ func TestUnifiedDiffHunks(t *testing.T) {
 	new := strings.Replace(old, "line 2\n", "line two\n", 1)
 	new = strings.Replace(new, "line 5\n", "", 1)
 	new = strings.Replace(new, "line 18\n", "line 18\nline 18.5\n", 1)
-	got, added, removed, first := tools.UnifiedDiff("f.txt", old, new, false)
+	got, added, removed, first := unified("f.txt", old, new, false)
 	want := `--- a/f.txt
 +++ b/f.txt
 @@ -1,8 +1,7 @@
@@ -48,17 +51,17 @@ func TestUnifiedDiffHunks(t *testing.T) {
 		o := numbered(1, 30)
 		n := strings.Replace(o, "line 5\n", "X\n", 1)
 		n = strings.Replace(n, fmt.Sprintf("line %d\n", 5+gap+1), "Y\n", 1)
-		d, _, _, _ := tools.UnifiedDiff("f", o, n, false)
+		d, _, _, _ := unified("f", o, n, false)
 		return strings.Count(d, "@@ -")
 	}
 	if twoApart(6) != 1 || twoApart(7) != 2 {
 		t.Errorf("hunk merging: gap 6 -> %d hunks, gap 7 -> %d", twoApart(6), twoApart(7))
 	}
-	if d, a, r, f := tools.UnifiedDiff("f", "same\n", "same\n", false); d != "" || a != 0 || r != 0 || f != 0 {
+	if d, a, r, f := unified("f", "same\n", "same\n", false); d != "" || a != 0 || r != 0 || f != 0 {
 		t.Errorf("no change: %q %d %d %d", d, a, r, f)
 	}
 	// Deleting everything, and a pure deletion's range with count 0 on the new side.
-	if d, _, _, _ := tools.UnifiedDiff("f", "a\nb\n", "", false); d != "--- a/f\n+++ b/f\n@@ -1,2 +0,0 @@\n-a\n-b\n" {
+	if d, _, _, _ := unified("f", "a\nb\n", "", false); d != "--- a/f\n+++ b/f\n@@ -1,2 +0,0 @@\n-a\n-b\n" {
 		t.Errorf("delete all: %q", d)
 	}
 }
@@ -82,7 +85,7 @@ func TestUnifiedDiffAppliesBack(t *testing.T) {
 	}
 	for i := 0; i < 500; i++ {
 		old, new := randText(rng.IntN(30)), randText(rng.IntN(30))
-		d, added, removed, _ := tools.UnifiedDiff("f", old, new, false)
+		d, added, removed, _ := unified("f", old, new, false)
 		got, a, r, err := applyUnified(old, d)
 		if err != nil || got != new {
 			t.Fatalf("case %d: applying the diff gives %q (%v), want %q\nold %q\ndiff:\n%s", i, got, err, new, old, d)
@@ -97,7 +100,7 @@ func TestUnifiedDiffAppliesBack(t *testing.T) {
 		fmt.Fprintf(&o, "old %d\n", i)
 		fmt.Fprintf(&n, "new %d\n", i)
 	}
-	d, added, removed, _ := tools.UnifiedDiff("f", o.String(), n.String(), false)
+	d, added, removed, _ := unified("f", o.String(), n.String(), false)
 	if got, _, _, err := applyUnified(o.String(), d); err != nil || got != n.String() || added != 3000 || removed != 3000 {
 		t.Errorf("large diff does not apply back (%v), +%d -%d", err, added, removed)
 	}
@@ -158,4 +161,19 @@ func applyUnified(old, diff string) (string, int, int, error) {
 	}
 	out = append(out, oldLines[at:]...)
 	return strings.Join(out, ""), added, removed, nil
+}
+
+// unified is udiff.Unified's text with its counts.
+func unified(name, old, new string, created bool) (text string, added, removed, first int) {
+	fd := udiff.Unified(name, old, new, created)
+	return fd.Text, fd.Added, fd.Removed, fd.FirstChangedLine
+}
+
+// numbered returns the lines "line from" to "line to", each ending in "\n".
+func numbered(from, to int) string {
+	var sb strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&sb, "line %d\n", i)
+	}
+	return sb.String()
 }
