@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +36,19 @@ var faceAllowed = map[string]string{
 
 // lowerAllowed are, for the packages at the bottom of the stack, the packages of pid's they
 // may depend on at all (transitively), each with why: loop and toolexec know no wire, no
-// files of their own and no servers (house style 1).
+// files of their own and no servers (house style 1); the search engine and the checkpoints,
+// which the tools and the session stand on, know neither the tools nor the session (issue 33).
 var lowerAllowed = map[string]map[string]string{
+	"search": {
+		"internal/rootfile": "a file opened through its folder's os.Root without blocking, regular files only",
+		"internal/safefile": "git's configuration and global excludes file, read so that they cannot hang a walk",
+	},
+	"checkpoint": {
+		"search":            "the workspace's walk (search.Scan) and its folders' roots (search.Fence)",
+		"internal/rootfile": "through search",
+		"internal/safefile": "a workspace file opened without following a link swapped in",
+		"internal/udiff":    "the unified diff a rewind's preview shows",
+	},
 	"loop": {
 		"toolexec": "the pipeline loop runs each batch through, one layer down",
 		"event":    "the events a run emits",
@@ -107,7 +119,7 @@ func layering(t *testing.T, overlay string) []string {
 			}
 		}
 	}
-	for _, low := range []string{"loop", "toolexec"} {
+	for _, low := range slices.Sorted(maps.Keys(lowerAllowed)) {
 		for _, p := range list(t, overlay, "./"+low) {
 			for _, dep := range p.Deps {
 				rel, ok := own(dep)
@@ -132,8 +144,8 @@ func keys(m map[string]string) string {
 	return strings.Join(out, ", ")
 }
 
-// The faces import the session layer and the wire helpers only, and loop and toolexec
-// nothing of pid's but what is below them.
+// The faces import the session layer and the wire helpers only, and loop, toolexec, search
+// and checkpoint nothing of pid's but what is below them.
 func TestLayering(t *testing.T) {
 	for _, b := range layering(t, "") {
 		t.Error(b)
@@ -141,8 +153,8 @@ func TestLayering(t *testing.T) {
 }
 
 // The check finds a forbidden import when one is planted: a file added (through go list's
-// overlay, so the tree is not touched) to rpc importing store, to acp importing mcp, and to
-// loop importing redact.
+// overlay, so the tree is not touched) to rpc importing store, to acp importing mcp, to loop
+// importing redact, and to checkpoint importing tools.
 func TestLayeringCatchesAPlantedImport(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -154,6 +166,7 @@ func TestLayeringCatchesAPlantedImport(t *testing.T) {
 		{"rpc", "rpc", "store"},
 		{"acp", "acp", "mcp"},
 		{"loop", "loop", "redact"},
+		{"checkpoint", "checkpoint", "tools"},
 	} {
 		src := filepath.Join(dir, plant.pkg+".go")
 		text := fmt.Sprintf("package %s\n\nimport _ %q\n", plant.name, module+"/"+plant.imp)
@@ -171,7 +184,7 @@ func TestLayeringCatchesAPlantedImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(layering(t, overlay), "\n")
-	for _, want := range []string{module + "/rpc -> store", module + "/acp -> mcp", "loop -> redact"} {
+	for _, want := range []string{module + "/rpc -> store", module + "/acp -> mcp", "loop -> redact", "checkpoint -> tools"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the planted import %s was not reported; the check said:\n%s", want, got)
 		}
