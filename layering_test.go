@@ -36,12 +36,18 @@ var faceAllowed = map[string]string{
 
 // lowerAllowed are, for the packages at the bottom of the stack, the packages of pid's they
 // may depend on at all (transitively), each with why: loop and toolexec know no wire, no
-// files of their own and no servers (house style 1); the search engine and the checkpoints,
-// which the tools and the session stand on, know neither the tools nor the session (issue 33).
+// files of their own and no servers (house style 1); the search engine, the workspace's
+// confinement and the checkpoints, which the tools and the session stand on, know neither
+// the tools nor the session (issue 33).
 var lowerAllowed = map[string]map[string]string{
 	"search": {
 		"internal/rootfile": "a file opened through its folder's os.Root without blocking, regular files only",
 		"internal/safefile": "git's configuration and global excludes file, read so that they cannot hang a walk",
+	},
+	"workspace": {
+		"search":            "search.ErrOutside, so that a refusal reads the same from the walk, and the Fence it is",
+		"internal/rootfile": "through search",
+		"internal/safefile": "through search",
 	},
 	"checkpoint": {
 		"search":            "the workspace's walk (search.Scan) and its folders' roots (search.Fence)",
@@ -144,8 +150,8 @@ func keys(m map[string]string) string {
 	return strings.Join(out, ", ")
 }
 
-// The faces import the session layer and the wire helpers only, and loop, toolexec, search
-// and checkpoint nothing of pid's but what is below them.
+// The faces import the session layer and the wire helpers only, and loop, toolexec, search,
+// workspace and checkpoint nothing of pid's but what is below them.
 func TestLayering(t *testing.T) {
 	for _, b := range layering(t, "") {
 		t.Error(b)

@@ -82,7 +82,7 @@ type cached struct {
 }
 
 // Session returns the checkpoints of session id, whose files are in ws (the session's
-// workspace: package tools' Workspace is a search.Fence), reading back what
+// workspace: a workspace.Workspace is a search.Fence), reading back what
 // its journal holds. Contract: one Session per session id at a time; Close it when the
 // session closes.
 func (st *Store) Session(id string, ws search.Fence) (*Session, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // Fence is what a walk may reach: the folders of a workspace, each with an os.Root open on
-// it. package tools' Workspace is one.
+// it. Package workspace's Workspace is one (and so package tools' Workspace, built on it).
 //
 // Contract: its methods are called from the walk's goroutines, concurrently; they must not
 // call back into a walk. Paths given to them are real absolute paths unless said otherwise.

@@ -205,7 +205,7 @@ func (w *Workspace) launch(ctx context.Context, shell, command string, unsandbox
 			set = append(set, "PYTHONUNBUFFERED=1")
 		}
 		cmd.Env = w.commandEnv(set, false)
-		cmd.Dir = w.cwd
+		cmd.Dir = w.Cwd()
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			return nil, err

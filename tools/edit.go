@@ -145,8 +145,8 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	shown := ws.display(real)
-	r, rel, err := ws.at(real)
+	shown := ws.Display(real)
+	r, rel, err := ws.At(real)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -170,7 +170,7 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 		sum, err = ws.replaceFileStream(r, rel, filepath.Dir(real), mode, plan.pieces)
 	}
 	if err != nil {
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	}
 	ws.seen.record(real, wholeFingerprint(sum))
 	fd := plan.diff(shown)

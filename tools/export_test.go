@@ -38,7 +38,7 @@ func OpenRegularIn(dir, name string) error {
 // CreateFile creates the file at the real path p the way write does once its checks have
 // found no file there.
 func CreateFile(ws *Workspace, p string, data []byte) error {
-	r, rel, err := ws.at(p)
+	r, rel, err := ws.At(p)
 	if err != nil {
 		return err
 	}

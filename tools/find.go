@@ -89,7 +89,7 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 			return fs.SkipAll
 		}
 		det.Count++
-		out.WriteString(ws.display(n.Path()))
+		out.WriteString(ws.Display(n.Path()))
 		if n.IsDir() {
 			out.WriteByte('/')
 		}
@@ -98,11 +98,11 @@ func (ws *Workspace) find(ctx context.Context, pattern, path string, limit int, 
 	}})
 	prog.end()
 	if err != nil {
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	}
 	note := skippedNote(det.IgnoreFilesSkipped)
 	if det.Count == 0 {
-		msg := fmt.Sprintf("No files match %q in %s", pattern, ws.display(root))
+		msg := fmt.Sprintf("No files match %q in %s", pattern, ws.Display(root))
 		if note != "" {
 			msg += "\n" + note
 		}
@@ -127,7 +127,7 @@ func (ws *Workspace) folder(path, hint string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r, rel, err := ws.at(real)
+	r, rel, err := ws.At(real)
 	if err != nil {
 		return "", err
 	}
@@ -136,7 +136,7 @@ func (ws *Workspace) folder(path, hint string) (string, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("path not found: %s", path)
 	case err != nil:
-		return "", ws.explain(path, err)
+		return "", ws.Explain(path, err)
 	case !fi.IsDir():
 		return "", fmt.Errorf("%s is not a folder%s", path, hint)
 	}

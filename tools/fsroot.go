@@ -1,7 +1,7 @@
-// This file routes the file tools' file-system access through the os.Root of the workspace
-// folder that holds each path, so that a symbolic link swapped in after Resolve checked the
-// path cannot lead outside (opening a regular file without blocking is internal/rootfile's),
-// and creates and replaces files through temporary files of one recognisable name.
+// This file creates and replaces the file tools' files through temporary files of one
+// recognisable name, in the folder's os.Root (reaching a path through the os.Root of the
+// workspace folder holding it is package workspace's At; opening a regular file without
+// blocking is internal/rootfile's).
 
 package tools
 
@@ -16,56 +16,6 @@ import (
 	"strings"
 	"time"
 )
-
-// errClosed is what the file tools return once the workspace is closed.
-var errClosed = errors.New("the workspace is closed (its session has ended), so the file tools no longer work; start a new session")
-
-// at returns the os.Root of the workspace folder holding the real path p (the deepest one
-// when folders nest) and p relative to that folder ("." for the folder itself). p comes
-// from Resolve, so it is inside a folder; it fails only once the workspace is closed.
-func (w *Workspace) at(p string) (*os.Root, string, error) {
-	if w.closed.Load() {
-		return nil, "", errClosed
-	}
-	var best *root
-	for i := range w.roots {
-		r := &w.roots[i]
-		if within(p, r.real) && (best == nil || len(r.real) > len(best.real)) {
-			best = r
-		}
-	}
-	if best == nil {
-		best = w.readOnlyRoot(p) // read's read-only folders (readroots.go): only read resolves into them
-	}
-	if best == nil {
-		return nil, "", &outsideError{msg: fmt.Sprintf("path %s is outside the workspace folders: %s", p, w.rootList())}
-	}
-	rel := strings.TrimPrefix(p[len(best.real):], "/")
-	if rel == "" {
-		rel = "."
-	}
-	return best.dir, rel, nil
-}
-
-// explain returns the error to report for err, which an operation through a root gave for
-// path (the argument as the model gave it). When Resolve now refuses path, the file system
-// changed under the call, and Resolve's error says why; a root refusing a link that leads
-// out (os.Root says "path escapes from parent") is said in words; anything else is err.
-func (w *Workspace) explain(path string, err error) error {
-	if err == nil || errors.Is(err, errClosed) {
-		return err
-	}
-	if errors.Is(err, os.ErrClosed) && w.closed.Load() {
-		return errClosed // Close ran while the call was under way
-	}
-	if _, rerr := w.Resolve(path); rerr != nil {
-		return rerr
-	}
-	if strings.Contains(err.Error(), "path escapes from parent") {
-		return fmt.Errorf("path %s changed while pid was using it: a symbolic link on the way led outside the workspace folders (or was absolute), so it was not followed; try again once it has settled", path)
-	}
-	return err
-}
 
 // Temporary files: pid writes new content to ".NAME.pid-tmp-PID-RAND" in the file's folder
 // and then links or renames it into place. PID is the writing process, so a later session

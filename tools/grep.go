@@ -126,7 +126,7 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	r, rel, err := ws.at(root)
+	r, rel, err := ws.At(root)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -134,7 +134,7 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 	if errors.Is(err, fs.ErrNotExist) {
 		return toolexec.Result{}, fmt.Errorf("path not found: %s", path)
 	} else if err != nil {
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	}
 
 	limit := a.limit
@@ -171,13 +171,13 @@ func (ws *Workspace) grep(ctx context.Context, a grepArgs, onUpdate func(event.R
 			},
 		})
 		if err != nil {
-			return toolexec.Result{}, ws.explain(path, err)
+			return toolexec.Result{}, ws.Explain(path, err)
 		}
 	default:
 		return toolexec.Result{}, &rootfile.NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 
-	return c.answer(a.pattern, ws.display(root)), nil
+	return c.answer(a.pattern, ws.Display(root)), nil
 }
 
 // grepFileHook, when set (by tests, before any search starts), is called with the real path
@@ -209,7 +209,7 @@ func (c *grepCollector) take(real string, res *search.FileMatches) error {
 		return nil
 	}
 	c.det.FilesSearched++
-	shown := c.ws.display(real)
+	shown := c.ws.Display(real)
 	n := 0
 	for _, l := range res.Lines {
 		if c.det.Matches == c.limit {

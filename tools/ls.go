@@ -67,10 +67,10 @@ func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
 	}
 	entries, links, err := ws.listDir(real)
 	if err != nil {
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	}
 	defer links.Close()
-	det := LsDetails{Path: ws.display(real), Total: len(entries)}
+	det := LsDetails{Path: ws.Display(real), Total: len(entries)}
 	if len(entries) == 0 {
 		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is empty.", det.Path))}, Details: det}, nil
 	}
@@ -101,7 +101,7 @@ func (ws *Workspace) ls(path string, limit int) (toolexec.Result, error) {
 // through an os.Root opened on it from the workspace folder's root, which it also returns
 // (open, for reading links by name; the caller closes it).
 func (ws *Workspace) listDir(real string) ([]search.Entry, *os.Root, error) {
-	r, rel, err := ws.at(real)
+	r, rel, err := ws.At(real)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -96,12 +96,12 @@ func readTool(ws *Workspace) toolexec.Tool {
 // then neither counted nor hashed, so reading the start of a huge file costs the lines
 // asked. Through the editor (EditorFiles) a text file is the editor's whole text.
 func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (toolexec.Result, error) {
-	real, err := ws.resolveRead(path)
+	real, err := ws.ResolveRead(path)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	shown := ws.display(real)
-	r, rel, err := ws.at(real)
+	shown := ws.Display(real)
+	r, rel, err := ws.At(real)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -112,7 +112,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	case errors.Is(err, fs.ErrNotExist):
 		return toolexec.Result{}, fmt.Errorf("file not found: %s", path)
 	case err != nil:
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	case fi.IsDir():
 		return toolexec.Result{}, fmt.Errorf("%s is a folder, not a file; use ls to list it", path)
 	case !fi.Mode().IsRegular():
@@ -121,7 +121,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	start := time.Now()
 	f, fi, err := rootfile.OpenRegular(r, rel, path)
 	if err != nil {
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	}
 	defer f.Close()
 	src := &readSource{f: f, h: sha256.New()}

@@ -321,7 +321,7 @@ func (w *Workspace) prepareSandboxed(r sandbox.Resolved, argv []string, who call
 		return nil, sandboxFailure(err)
 	}
 	cmd := h.cmd
-	cmd.Retarget(argv, w.cwd, env)
+	cmd.Retarget(argv, w.Cwd(), env)
 	s.cmd, s.proc = cmd, h
 	s.details.LoopbackCut = cmd.NetworkCut == "seccomp"
 	s.details.Limits.ProcessesBy, s.details.Limits.PidNamespace = cmd.ProcessesBy, cmd.PidNS
@@ -338,7 +338,7 @@ func (w *Workspace) planSandboxed(r sandbox.Resolved, argv []string, who caller)
 	if err != nil {
 		return nil, nil, nil, sandboxFailure(fmt.Errorf("cannot make its temporary folder: %v", err))
 	}
-	p := sandbox.Places{Roots: w.Roots(), Cwd: w.cwdReal, Tmp: tmp}
+	p := sandbox.Places{Roots: w.Roots(), Cwd: w.CwdReal(), Tmp: tmp}
 	if r.Mode == sandbox.ModeReadOnly {
 		p.Cache = filepath.Join(tmp, "cache")
 	} else if p.Cache, err = cacheDir(); err != nil {
@@ -361,7 +361,7 @@ func (w *Workspace) planSandboxed(r sandbox.Resolved, argv []string, who caller)
 	env := w.commandEnv(set, true)
 	det := SandboxDetails{Mode: r.Mode, Network: r.Network, Proxy: client != nil,
 		Limits: &SandboxLimits{MemoryMB: r.MemoryMB, Processes: r.Processes, MemoryBy: "rlimit"}}
-	s := &sandboxed{guard: &w.box.guard, details: det, command: who.command, dir: w.cwd, client: client, spare: func() {}}
+	s := &sandboxed{guard: &w.box.guard, details: det, command: who.command, dir: w.Cwd(), client: client, spare: func() {}}
 	s.build = func() (sandbox.Policy, *sandbox.Watched, error) {
 		p.Home, _ = os.UserHomeDir()
 		p.ConfigDir, _ = xdg.ConfigDir()

@@ -292,14 +292,14 @@ func (w *Workspace) refuseUnread(call toolexec.Call) error {
 	if err != nil || w.seen.known(real) {
 		return nil
 	}
-	r, rel, err := w.at(real)
+	r, rel, err := w.At(real)
 	if err != nil {
 		return nil
 	}
 	if fi, err := r.Stat(rel); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	return notReadError(w.display(real))
+	return notReadError(w.Display(real))
 }
 
 // readResources is the read tool's Resources: the file's real path (pathResources), which
@@ -368,7 +368,7 @@ func (t *tracker) close() error {
 // partial fingerprint its stamp and the sha256 of the part read. Anything else (gone, a
 // FIFO, outside by now, unreadable) is not the same.
 func (w *Workspace) sameFile(p string, fp fingerprint) bool {
-	r, rel, err := w.at(p)
+	r, rel, err := w.At(p)
 	if err != nil {
 		return false
 	}
@@ -399,7 +399,7 @@ func (w *Workspace) sameFile(p string, fp fingerprint) bool {
 // never blocks on the watcher (nor on a file that became a FIFO). Errors reading a file
 // count as "changed". After Close it returns nil.
 func (w *Workspace) ChangedFiles() []string {
-	if w.closed.Load() {
+	if w.Closed() {
 		return nil
 	}
 	return w.seen.changed(w.sameFile)

@@ -183,7 +183,7 @@ func (w *Workspace) terminalCommand(shell, command string, unsandboxed bool, who
 	w.terms.mu.Lock()
 	pidPath := w.terms.pidPath
 	w.terms.mu.Unlock()
-	line, err := holder.TerminalArgv(pidPath, pol, argv, w.cwd, env)
+	line, err := holder.TerminalArgv(pidPath, pol, argv, w.Cwd(), env)
 	if err != nil {
 		return fail(fmt.Errorf("the sandbox cannot take the terminal's command: %w", err))
 	}
@@ -205,7 +205,7 @@ func (w *Workspace) runInTerminal(ctx context.Context, t Terminals, shell string
 	if box == nil {
 		env = []string{"PAGER=cat", "GIT_PAGER=cat"} // nobody answers a pager in a tool call
 	}
-	id, err := t.Create(ctx, line[0], line[1:], w.cwd, env, terminalOutputLimit)
+	id, err := t.Create(ctx, line[0], line[1:], w.Cwd(), env, terminalOutputLimit)
 	if err != nil {
 		if box != nil && box.client != nil {
 			box.client.Close()
@@ -326,7 +326,7 @@ func (w *Workspace) launchInTerminal(ctx context.Context, t Terminals, shell str
 	if box == nil {
 		env = []string{"PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1"}
 	}
-	id, err := t.Create(ctx, line[0], line[1:], w.cwd, env, JobOutputBytes)
+	id, err := t.Create(ctx, line[0], line[1:], w.Cwd(), env, JobOutputBytes)
 	if err != nil {
 		if box != nil && box.client != nil {
 			box.client.Close()

@@ -78,8 +78,8 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	shown := ws.display(real)
-	r, rel, err := ws.at(real)
+	shown := ws.Display(real)
+	r, rel, err := ws.At(real)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
@@ -99,7 +99,7 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 		}
 	}
 	if err != nil {
-		return toolexec.Result{}, ws.explain(path, err)
+		return toolexec.Result{}, ws.Explain(path, err)
 	}
 	ws.seen.record(real, wholeFingerprint(sumString(content)))
 	fd := udiff.Unified(shown, old.content, content, !exists)
@@ -129,7 +129,7 @@ func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, 
 	case errors.Is(err, fs.ErrNotExist):
 		return observed{}, 0, false, nil
 	case err != nil:
-		return observed{}, 0, false, ws.explain(path, err)
+		return observed{}, 0, false, ws.Explain(path, err)
 	case fi.IsDir():
 		return observed{}, 0, false, fmt.Errorf("%s is a folder, not a file", path)
 	case !fi.Mode().IsRegular():
@@ -144,7 +144,7 @@ func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, 
 	} else {
 		f, ofi, err := rootfile.OpenRegular(r, rel, path)
 		if err != nil {
-			return observed{}, 0, false, ws.explain(path, err)
+			return observed{}, 0, false, ws.Explain(path, err)
 		}
 		cur, err = readObserved(f, ofi.Size())
 		f.Close()

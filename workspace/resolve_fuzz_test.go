@@ -1,4 +1,4 @@
-package tools_test
+package workspace_test
 
 // The fuzz target of path confinement (Workspace.Resolve) on a real tree full of symbolic
 // links: links inside, absolute links back in, links out (relative, absolute, to /), loops,
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/workspace"
 )
 
 // confinementTree builds base/{root,root2,outside} with links everywhere and returns the
@@ -74,7 +74,7 @@ func FuzzResolve(f *testing.F) {
 		f.Add(s)
 	}
 	root, root2, _ := confinementTree(f)
-	ws, err := tools.NewWorkspace(root, []string{root, root2})
+	ws, err := workspace.New(root, []string{root, root2})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -124,8 +124,8 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("Resolve(%q) = %q, %v; its real location %s is inside", path, got, err, real)
 		case !inside(real) && err == nil:
 			t.Fatalf("Resolve(%q) = %q; its real location %s is outside", path, got, real)
-		case !inside(real) && !errors.Is(err, tools.ErrOutsideWorkspace):
-			t.Fatalf("Resolve(%q): %v, which does not wrap ErrOutsideWorkspace", path, err)
+		case !inside(real) && !errors.Is(err, workspace.ErrOutside):
+			t.Fatalf("Resolve(%q): %v, which does not wrap ErrOutside", path, err)
 		}
 	})
 }

@@ -2,7 +2,7 @@
 // that read may read, never write (a skill's folder, once the model loaded the skill). Only
 // read consults them; write, edit, grep, find, ls and bash's sandbox never do.
 
-package tools
+package workspace
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 // Close). It fails for a path that is not an absolute path of an existing folder.
 func (w *Workspace) AllowRead(dir string) error {
 	if !filepath.IsAbs(dir) {
-		return errors.New("tools: a read-only folder must be an absolute path")
+		return errors.New("a read-only folder must be an absolute path")
 	}
 	shown := filepath.Clean(dir)
 	real, fi, err := realDir(shown)
@@ -31,7 +31,7 @@ func (w *Workspace) AllowRead(dir string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed.Load() {
-		return errClosed
+		return ErrClosed
 	}
 	for _, r := range w.readOnly {
 		if r.real == real {
@@ -46,11 +46,11 @@ func (w *Workspace) AllowRead(dir string) error {
 	return nil
 }
 
-// resolveRead is Resolve for read: a path outside the workspace folders that leads into a
+// ResolveRead is Resolve for read: a path outside the workspace folders that leads into a
 // read-only folder (AllowRead) is its real path too.
-func (w *Workspace) resolveRead(path string) (string, error) {
+func (w *Workspace) ResolveRead(path string) (string, error) {
 	real, err := w.Resolve(path)
-	if err == nil || !errors.Is(err, ErrOutsideWorkspace) {
+	if err == nil || !errors.Is(err, ErrOutside) {
 		return real, err
 	}
 	abs := path
