@@ -135,7 +135,7 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			if rec == nil {
 				return inner(ctx, call, onUpdate)
 			}
-			defer s.changes.running(p)()
+			defer s.changes.Running(p)()
 			done := rec.WritingBy(p, changes.Changer(t.Name, s.sub.child != nil))
 			defer done()
 			return inner(ctx, call, onUpdate)
@@ -146,7 +146,7 @@ func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
 			if rec == nil {
 				return inner(ctx, call, onUpdate)
 			}
-			defer s.changes.running("")()
+			defer s.changes.Running("")()
 			snap := rec.BeforeBashBy(ctx, changes.Changer(t.Name, s.sub.child != nil))
 			defer func() { s.noteBashFiles(rec, call.ID, rec.AfterBash(ctx, snap)) }()
 			return inner(ctx, call, onUpdate)

@@ -24,6 +24,7 @@ import (
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
+	"github.com/pid-agent/pid/review"
 	"github.com/pid-agent/pid/scripted"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
@@ -99,7 +100,7 @@ type Session struct {
 	checkpts   checkpointState
 	// changes is the review of the prompts' changes (changes.go): set by build, a
 	// subagent's is its parent's; it locks itself.
-	changes *changesState
+	changes *review.Tracker
 	hooks   hookState
 	sub     subagentState
 	// instr is what was last read of the instruction files (instructions.go); subInstr the
@@ -704,7 +705,7 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResu
 	}
 	cp, end := s.checkpointPrompt(prompts)
 	defer end()
-	prompts = withUndoneNote(prompts, s.startChanges(cp))
+	prompts = review.WithNote(prompts, s.startChanges(cp))
 	// What the jobs changed meanwhile goes into this prompt's checkpoint, before it closes.
 	defer s.ws.Jobs().Observe(ctx)
 	res, err := s.agent.PromptMessages(ctx, prompts, s.sink(true))
@@ -767,7 +768,7 @@ func (s *Session) sink(save bool) event.Sink {
 				s.saveResult(e.Message)
 			}
 			if s.changes != nil {
-				if fs := s.changes.takeCallFiles(s.id, e.ToolCallID); fs != nil {
+				if fs := s.changes.TakeCallFiles(review.CallKey(s.id, e.ToolCallID)); fs != nil {
 					e.Files = fs
 					ev = e
 				}

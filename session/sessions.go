@@ -16,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
+	"github.com/pid-agent/pid/review"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -172,7 +173,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 	}
 	if f != nil {
 		r.marks = store.Marks(loaded.Entries)
-		r.reviews, r.undone = reviewsOf(loaded.Entries)
+		r.reviews, r.undone = review.Entries(loaded.Entries)
 	}
 	if f == nil {
 		// A fork: the entries are written to its own file, ids of its own.
