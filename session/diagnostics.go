@@ -1,25 +1,22 @@
-// This file gives the model the problems the language servers see (issue 26): after a
-// batch's edit and write calls, the errors of the files they changed are added to their
-// results (toolexec's settle step, R18), and the diagnostics tool asks for the problems of a
-// file or of the workspace. They come from the editor when its face says it answers
-// editor/diagnostics (DiagnosticsFace), else from pid's own language servers (package lsp,
-// the settings' "lsp"), else nowhere: then nothing waits and the tool is not offered.
+// This file composes the problems the language servers see (issue 26; package diagnostics:
+// edit's and write's settle step, R18, and the diagnostics tool) into the session: it picks
+// their source, the editor when its face says it answers editor/diagnostics
+// (DiagnosticsFace), else pid's own language servers (package lsp, the settings' "lsp"), else
+// nowhere: then nothing waits and the tool is not offered. The host's language servers are
+// here too.
 
 package session
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/pid-agent/pid/event"
-	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/diagnostics"
 	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -42,20 +39,11 @@ type DiagnosticsFace interface {
 
 // DiagnosticsWait is how long a client may take to report (editor/diagnostics' waitMs and
 // firstWaitMs).
-type DiagnosticsWait struct {
-	// Change is the wait for a report on a file's new text.
-	Change time.Duration
-	// First is the wait for a language's first report in the editor (its server may be
-	// starting).
-	First time.Duration
-}
+type DiagnosticsWait = diagnostics.Wait
 
 // Problems is what a source of problems says: the problems, and the files whose language
 // server was still starting (their problems may come later).
-type Problems struct {
-	Diagnostics []Diagnostic
-	Starting    []string
-}
+type Problems = diagnostics.Problems
 
 // Diagnostic is one problem a language server reports in a file.
 type Diagnostic = lsp.Diagnostic
@@ -64,43 +52,20 @@ type Diagnostic = lsp.Diagnostic
 type LanguageServer = lsp.Status
 
 // DiagnosticsSettings are the session's "diagnostics" settings.
-type DiagnosticsSettings struct {
-	// WaitMs is how long the client may take to report on a change (editor/diagnostics'
-	// waitMs; pid's own servers get as long); pid gives up a second after it. 0: 1500.
-	WaitMs int `json:"waitMs,omitempty"`
-	// FirstWaitMs is how long the editor may wait for a language's first report
-	// (editor/diagnostics' firstWaitMs); pid gives up a second after the longer wait. 0: 8000.
-	FirstWaitMs int `json:"firstWaitMs,omitempty"`
-	// Off, when true, adds no problems to results and offers no diagnostics tool.
-	Off bool `json:"off,omitempty"`
-}
-
-// DefaultDiagnosticsWait is the wait when the settings name none.
-const DefaultDiagnosticsWait = 1500 * time.Millisecond
-
-// DefaultFirstDiagnosticsWait is the wait for a language's first report when the settings
-// name none: a language server starting (TypeScript's) takes seconds.
-const DefaultFirstDiagnosticsWait = 8 * time.Second
-
-// answerSlack is how much longer than the wait pid waits for the client's answer.
-const answerSlack = time.Second
+type DiagnosticsSettings = diagnostics.Settings
 
 // DiagnosticsName is the name of the diagnostics tool.
-const DiagnosticsName = tools.NameDiagnostics
+const DiagnosticsName = diagnostics.Name
 
 // diagnosticsState is what the session knows of its source of problems, set by build.
 type diagnosticsState struct {
-	// editor is set when the face's client reports problems; own when pid's language
-	// servers are used instead (at least one is configured); neither: no source.
+	// editor is set when the face's client reports problems; else pid's language servers
+	// are used, when at least one is configured.
 	editor DiagnosticsFace
-	own    bool
-	wait   time.Duration
-	// first is the editor's wait for a language's first report.
-	first time.Duration
+	// wait is how long the source may take to report.
+	wait DiagnosticsWait
 	// lsp is the session's own "lsp" servers (session/new's), over the settings'.
 	lsp json.RawMessage
-	// settle is the step edit and write share (R18).
-	settle *toolexec.Settle
 	// files, when the tools go through the editor's buffers, is how pid's own servers get
 	// the text the tools wrote (the disk may not have it).
 	files *EditorFiles
@@ -111,39 +76,35 @@ type diagnosticsState struct {
 // session has no source.
 func (s *Session) setUpDiagnostics(cfg Config, files *EditorFiles, all []toolexec.Tool) []toolexec.Tool {
 	d := &s.diag
-	d.wait = DefaultDiagnosticsWait
-	d.first = DefaultFirstDiagnosticsWait
+	d.wait = cfg.Diagnostics.Waits()
 	d.lsp = cfg.LSP
 	if files != nil && files.Read != nil {
 		d.files = files
 	}
-	if cfg.Diagnostics != nil {
-		if cfg.Diagnostics.Off {
-			return all
-		}
-		if cfg.Diagnostics.WaitMs > 0 {
-			d.wait = time.Duration(cfg.Diagnostics.WaitMs) * time.Millisecond
-		}
-		if cfg.Diagnostics.FirstWaitMs > 0 {
-			d.first = time.Duration(cfg.Diagnostics.FirstWaitMs) * time.Millisecond
-		}
+	if cfg.Diagnostics != nil && cfg.Diagnostics.Off {
+		return all
 	}
+	rep := &diagnostics.Reporter{Source: "the editor", Ask: s.problems,
+		Resolve: func(p string) (string, error) { return s.ws.Resolve(p) }, Cwd: s.ws.Cwd(),
+		Fail: func(msg string) { s.face.Warn(s, msg) }}
 	if f, ok := s.face.(DiagnosticsFace); ok && f.ReportsDiagnostics() {
 		d.editor = f
 	} else if len(s.lspServers()) > 0 {
-		d.own = true
+		rep.Source = "the language server"
+		rep.Serves = func(p string) bool { return lsp.Request{Paths: []string{p}, Servers: s.lspServers()}.Serves() }
+		rep.Fail = func(msg string) { s.host.log.Warn("diagnostics", "session", s.id, "err", msg) }
 	} else {
 		return all
 	}
-	d.settle = &toolexec.Settle{Run: s.settleDiagnostics}
+	settle := &toolexec.Settle{Run: rep.Settle}
 	out := make([]toolexec.Tool, 0, len(all)+1)
 	for _, t := range all {
 		if t.Name == tools.NameEdit || t.Name == tools.NameWrite {
-			t.Settle = d.settle
+			t.Settle = settle
 		}
 		out = append(out, t)
 	}
-	return append(out, s.diagnosticsTool())
+	return append(out, rep.Tool())
 }
 
 // lspServers returns the language servers this session may start: the user settings',
@@ -171,24 +132,17 @@ func (s *Session) lspServers() map[string]*lsp.ServerConfig {
 	return lsp.Merge(layers...)
 }
 
-// diagnosticsSource says who reports, in the result text.
-func (s *Session) diagnosticsSource() string {
-	if s.diag.editor != nil {
-		return "the editor"
-	}
-	return "the language server"
-}
-
 // problems asks the session's source for the problems of paths (none: all it knows),
-// waiting d.wait for its report at most (the editor: d.first for a language's first report),
-// plus a second for the editor's answer. An error means no answer.
+// waiting d.wait.Change for its report at most (the editor: d.wait.First for a language's
+// first report), plus a second for the editor's answer. An error means no answer. It is the
+// diagnostics Reporter's Ask (contract there).
 func (s *Session) problems(ctx context.Context, paths []string) (Problems, error) {
 	d := &s.diag
 	if d.editor != nil {
-		limit := max(d.wait, d.first) + answerSlack
+		limit := max(d.wait.Change, d.wait.First) + diagnostics.AnswerSlack
 		ctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
-		p, err := d.editor.Diagnostics(ctx, s, paths, DiagnosticsWait{Change: d.wait, First: d.first})
+		p, err := d.editor.Diagnostics(ctx, s, paths, d.wait)
 		if err != nil && ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("the editor did not answer editor/diagnostics within %v", limit)
 		}
@@ -202,14 +156,8 @@ func (s *Session) problems(ctx context.Context, paths []string) (Problems, error
 	if d.files != nil {
 		r.Read = d.files.Read
 	}
-	ds, err := m.Diagnostics(ctx, r, time.Now().Add(d.wait))
+	ds, err := m.Diagnostics(ctx, r, time.Now().Add(d.wait.Change))
 	return Problems{Diagnostics: ds}, err
-}
-
-// startingText is what the model reads about a file whose language server was still
-// starting when the editor answered: its problems may come later.
-func startingText(shown string) string {
-	return fmt.Sprintf("The language server for %s was still starting: problems may come later; call diagnostics before you finish.", shown)
 }
 
 // folderOf returns the workspace folder holding path (the innermost), else the cwd: one
@@ -225,229 +173,6 @@ func (s *Session) folderOf(path string) string {
 		return s.ws.Cwd()
 	}
 	return best
-}
-
-// settleDiagnostics is edit's and write's settle step (R18): one question for every file
-// the batch's successful edits and writes changed; each result gets its file's errors after
-// the tool's own text, and details.diagnostics the file's whole list. No answer (an error,
-// the wait passed, a cancel) changes nothing; the failure is logged.
-func (s *Session) settleDiagnostics(ctx context.Context, in []toolexec.SettleInput) []*toolexec.Override {
-	paths := make([]string, len(in))
-	var ask []string
-	for i, c := range in {
-		var a struct {
-			Path string `json:"path"`
-		}
-		if c.Call.Decode(&a) != nil {
-			continue
-		}
-		p, err := s.ws.Resolve(a.Path)
-		if err != nil {
-			continue
-		}
-		paths[i] = p
-		if !slices.Contains(ask, p) {
-			ask = append(ask, p)
-		}
-	}
-	if s.diag.own {
-		// Only the files a server is for: the others would seem checked and clean.
-		servers := s.lspServers()
-		ask = slices.DeleteFunc(ask, func(p string) bool { return !(lsp.Request{Paths: []string{p}, Servers: servers}).Serves() })
-		for i, p := range paths {
-			if !slices.Contains(ask, p) {
-				paths[i] = ""
-			}
-		}
-	}
-	if len(ask) == 0 {
-		return nil
-	}
-	got, err := s.problems(ctx, ask)
-	ds := got.Diagnostics
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // the run was cancelled: nothing to report
-		}
-		msg := fmt.Sprintf("the problems of %s after this change are not known: %v", strings.Join(ask, ", "), err)
-		if s.diag.editor != nil {
-			s.face.Warn(s, msg)
-			return nil
-		}
-		s.host.log.Warn("diagnostics", "session", s.id, "err", msg)
-		var le *lsp.Error
-		if !errors.As(err, &le) {
-			return nil
-		}
-		// Some of pid's servers answered: what they said on the other files stands; the
-		// files they failed on get nothing (not an empty list, which would say "clean").
-		for i, p := range paths {
-			if slices.Contains(le.Paths, p) {
-				paths[i] = ""
-			}
-		}
-	}
-	out := make([]*toolexec.Override, len(in))
-	for i, c := range in {
-		p := paths[i]
-		if p == "" {
-			continue
-		}
-		mine := lsp.Filter(ds, p, 4)
-		if mine == nil {
-			mine = []lsp.Diagnostic{}
-		}
-		details, shown := withDiagnostics(c.Result.Details, mine)
-		if shown == "" {
-			shown = p
-		}
-		ov := &toolexec.Override{Details: details}
-		if text := lsp.Report(s.diagnosticsSource(), []string{p}, mine, func(string) string { return shown }); text != "" {
-			ov.Content = append(slices.Clone(c.Result.Content), llm.Text(text))
-		}
-		if slices.Contains(got.Starting, p) {
-			if ov.Content == nil {
-				ov.Content = slices.Clone(c.Result.Content)
-			}
-			ov.Content = append(ov.Content, llm.Text(startingText(shown)))
-		}
-		out[i] = ov
-	}
-	return out
-}
-
-// withDiagnostics returns edit's or write's details with the file's problems, and the path
-// they show; details unchanged (and "") for another kind.
-func withDiagnostics(details any, ds []lsp.Diagnostic) (any, string) {
-	switch d := details.(type) {
-	case tools.EditDetails:
-		d.Diagnostics = ds
-		return d, d.Path
-	case tools.WriteDetails:
-		d.Diagnostics = ds
-		return d, d.Path
-	}
-	return details, ""
-}
-
-// diagnosticsSchema is the diagnostics tool's parameters.
-const diagnosticsSchema = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to report on, relative to the cwd or absolute; leave out for every file with problems."},
-    "severity": {"type": "integer", "enum": [1, 2], "description": "1: errors only; 2 (default): errors and warnings."}
-  },
-  "additionalProperties": false
-}`
-
-// diagnosticsTool is the built-in read-only tool that reports the current problems.
-func (s *Session) diagnosticsTool() toolexec.Tool {
-	return toolexec.Tool{
-		Name:        DiagnosticsName,
-		Description: "Report the problems (compile errors, type errors, lint warnings) that the language servers see now in a file, or in every file they know about. Use it to check code after changing it, or before starting, instead of running a build.",
-		Parameters:  json.RawMessage(diagnosticsSchema),
-		Execute: func(ctx context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
-			var a struct {
-				Path     string `json:"path"`
-				Severity int    `json:"severity"`
-			}
-			if err := call.Decode(&a); err != nil {
-				return toolexec.Result{}, err
-			}
-			if a.Severity == 0 {
-				a.Severity = 2
-			}
-			var paths []string
-			if a.Path != "" {
-				p, err := s.ws.Resolve(a.Path)
-				if err != nil {
-					return toolexec.Result{}, err
-				}
-				paths = []string{p}
-				if s.diag.own && !(lsp.Request{Paths: paths, Servers: s.lspServers()}).Serves() {
-					return toolexec.TextResult(fmt.Sprintf("No language server is set up for %s: the settings' lsp names none for its extension, so its problems are not known.", a.Path)), nil
-				}
-			}
-			got, err := s.problems(ctx, paths)
-			ds := got.Diagnostics
-			if err != nil && len(ds) == 0 {
-				return toolexec.Result{}, fmt.Errorf("%s gave no problems: %v", s.diagnosticsSource(), err)
-			}
-			ds = lsp.Filter(ds, "", a.Severity)
-			if len(paths) == 1 {
-				ds = lsp.Filter(ds, paths[0], a.Severity)
-			}
-			if ds == nil {
-				ds = []lsp.Diagnostic{}
-			}
-			text := s.problemsText(a.Path, ds)
-			for _, p := range got.Starting {
-				text += "\n" + startingText(s.display(p))
-			}
-			return toolexec.Result{Content: []llm.Content{llm.Text(text)}, Details: map[string]any{"diagnostics": ds}}, nil
-		},
-	}
-}
-
-// maxFilesShown is how many files the diagnostics tool's text lists.
-const maxFilesShown = 50
-
-// problemsText is the diagnostics tool's text: per file, its problems with their severity.
-func (s *Session) problemsText(asked string, ds []lsp.Diagnostic) string {
-	if len(ds) == 0 {
-		if asked != "" {
-			return fmt.Sprintf("No problems reported in %s.", asked)
-		}
-		return "No problems reported in the workspace's files."
-	}
-	var files []string
-	for _, d := range ds {
-		if !slices.Contains(files, d.Path) {
-			files = append(files, d.Path)
-		}
-	}
-	slices.Sort(files)
-	var b strings.Builder
-	for i, f := range files {
-		if i == maxFilesShown {
-			fmt.Fprintf(&b, "\n... and %d more files with problems (ask about one with path)", len(files)-maxFilesShown)
-			break
-		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		mine := lsp.Filter(ds, f, 4)
-		errs := len(lsp.Filter(mine, f, 1))
-		fmt.Fprintf(&b, "%s: %d errors, %d warnings\n", s.display(f), errs, len(mine)-errs)
-		b.WriteString(lsp.Lines(labelled(mine), lsp.MaxShown))
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// labelled prefixes each message with its severity.
-func labelled(ds []lsp.Diagnostic) []lsp.Diagnostic {
-	out := slices.Clone(ds)
-	for i := range out {
-		out[i].Message = [...]string{"error", "error", "warning", "info", "hint"}[min(max(out[i].Severity, 0), 4)] + ": " + out[i].Message
-	}
-	return out
-}
-
-// display shows an absolute path relative to the cwd when it is inside it.
-func (s *Session) display(p string) string {
-	for _, cwd := range []string{s.ws.Cwd(), realCwd(s.ws.Cwd())} {
-		if rel, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
-			return rel
-		}
-	}
-	return p
-}
-
-func realCwd(cwd string) string {
-	if r, err := filepath.EvalSymlinks(cwd); err == nil {
-		return r
-	}
-	return cwd
 }
 
 // lspHost is the host's language servers (package lsp), made on first need.
