@@ -16,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
@@ -352,7 +353,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	// now goes on from there.
 	s.restoreNotes(r.notes, toldStart(loaded.Header), r.mode)
 	s.keepMode()
-	s.subInstr.Reset(r.transcript[min(keptFrom(r.compactions), len(r.transcript)):])
+	s.subInstr.Reset(r.transcript[min(history.KeptFrom(r.compactions), len(r.transcript)):])
 	// What the model saw was made for the transcript before: it is made again.
 	s.compacting.tried, s.compacting.lastTranscript = 0, nil
 	s.compacting.view.made, s.compacting.view.compactions, s.compacting.view.covered, s.compacting.view.msgs = false, 0, 0, nil

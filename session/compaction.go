@@ -20,15 +20,16 @@ import (
 
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 )
 
 // Compaction reasons.
 const (
-	ReasonManual    = "manual"
-	ReasonThreshold = "threshold"
-	ReasonOverflow  = "overflow"
+	ReasonManual    = history.ReasonManual
+	ReasonThreshold = history.ReasonThreshold
+	ReasonOverflow  = history.ReasonOverflow
 )
 
 // CompactResult is what session/compact answers.
@@ -49,7 +50,7 @@ type CompactResult struct {
 // Contract: called by the run holding the session (compactingState).
 func (s *Session) view(transcript []llm.Message) []llm.Message {
 	last, n := s.lastCompaction()
-	if n > 0 && last.firstKept > len(transcript) {
+	if n > 0 && last.FirstKept > len(transcript) {
 		return transcript
 	}
 	if n == 0 && !s.hasNotes() {
@@ -60,7 +61,7 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 		vc.made, vc.compactions, vc.covered = true, n, 0
 		vc.msgs = vc.msgs[:0]
 		if n > 0 {
-			vc.covered = last.firstKept
+			vc.covered = last.FirstKept
 			vc.msgs = append(vc.msgs, s.summaryMessage(last, n, transcript))
 		}
 	}
@@ -78,12 +79,12 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 
 // lastCompaction returns the transcript's last compaction, and how many it had (0: none,
 // and the record is zero).
-func (s *Session) lastCompaction() (compactionRecord, int) {
+func (s *Session) lastCompaction() (history.Compaction, int) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
 	n := len(s.saved.compactions)
 	if n == 0 {
-		return compactionRecord{}, 0
+		return history.Compaction{}, 0
 	}
 	return s.saved.compactions[n-1], n
 }
@@ -117,7 +118,7 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 func (s *Session) compactedAt(transcript []llm.Message) int {
 	at := s.compacting.tried
 	if last, n := s.lastCompaction(); n > 0 {
-		at = max(at, last.at)
+		at = max(at, last.At)
 	}
 	if at > len(transcript) {
 		// Not this transcript's (a restore started it over).
@@ -154,11 +155,11 @@ func (s *Session) regrown(transcript []llm.Message, fit compact.Settings) bool {
 func (s *Session) contextTokens(transcript []llm.Message) int {
 	s.compacting.counter.Update(transcript)
 	last, n := s.lastCompaction()
-	if n == 0 || last.firstKept > len(transcript) {
+	if n == 0 || last.FirstKept > len(transcript) {
 		return s.compacting.counter.Tokens(0, 0, 0)
 	}
 	s.summaryMessage(last, n, transcript)
-	return s.compacting.counter.Tokens(s.compacting.summary.tokens, last.firstKept, last.at)
+	return s.compacting.counter.Tokens(s.compacting.summary.tokens, last.FirstKept, last.At)
 }
 
 // compactNow compacts transcript (the whole of it, as the loop has it) and records the
@@ -217,12 +218,12 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	// a compaction, standing for the messages before its cut.
 	kept := first
 	if last, n := s.lastCompaction(); n > 0 && previous != "" {
-		kept = last.firstKept + first - 1
+		kept = last.FirstKept + first - 1
 	}
-	rec := compactionRecord{at: len(transcript), firstKept: kept, summary: summary, tokensBefore: tokens, reason: reason, time: time.Now().UTC()}
+	rec := history.Compaction{At: len(transcript), FirstKept: kept, Summary: summary, TokensBefore: tokens, Reason: reason, Time: time.Now().UTC()}
 	s.saveCompaction(&rec)
 	s.saved.mu.Lock()
-	idx := itemIndexOf(s.saved.compactions, kept)
+	idx := history.ItemIndex(s.saved.compactions, kept)
 	s.saved.mu.Unlock()
 	return CompactResult{Summary: summary, TokensBefore: tokens, FirstKeptIndex: idx}, answer.Usage, nil
 }

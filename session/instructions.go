@@ -63,10 +63,10 @@ func (s *Session) instructionLost(path string, err error) {
 func (s *Session) requestFor(req *llm.Request) *llm.Request {
 	last, compactions := s.lastCompaction()
 	instr, compacted := s.instr.Refresh(s.instructionsPlace(), compactions, s.instructionLost)
-	if t := s.compacting.lastTranscript; compacted && last.firstKept <= len(t) {
+	if t := s.compacting.lastTranscript; compacted && last.FirstKept <= len(t) {
 		// The results that gave subfolders' files may be summarized away: they are
 		// given again.
-		s.subInstr.Reset(t[last.firstKept:])
+		s.subInstr.Reset(t[last.FirstKept:])
 	}
 	// The skills in use, read again at each call: the same bytes while none changes.
 	skillsBlock := s.skillsBlock()

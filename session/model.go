@@ -14,6 +14,7 @@ import (
 
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/credentials"
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/store"
@@ -191,7 +192,7 @@ func (s *Session) saveModel(cfg *ModelConfig) {
 		s.saved.header.Model = raw
 		return
 	}
-	s.saved.modelChanges = append(s.saved.modelChanges, modelChange{at: len(s.saved.entryIDs), cfg: raw})
+	s.saved.modelChanges = append(s.saved.modelChanges, history.ModelChange{At: len(s.saved.entryIDs), Config: raw})
 	if s.saved.file == nil || s.saved.err != nil {
 		return
 	}
@@ -199,13 +200,6 @@ func (s *Session) saveModel(cfg *ModelConfig) {
 	if _, err := s.saved.file.Append(store.Entry{Kind: store.KindModel, Timestamp: time.Now().UTC(), Model: raw}); err != nil {
 		s.saveFailedLocked(err)
 	}
-}
-
-// modelChange is a model change of a live session: at is the number of transcript messages
-// before it.
-type modelChange struct {
-	at  int
-	cfg json.RawMessage
 }
 
 // ModelInfo is a model as models/list shows it: never more than these (no base URL, no key

@@ -1,7 +1,7 @@
 // This file saves a session as it happens: its header (what re-creates it), each message
 // of its transcript before the face announces it, and its compactions, in the session's
-// file (package store); and it lists the session's items (messages and compactions) the way
-// session/load and session/fork count them.
+// file (package store); and it lists the session's items (messages and compactions, package
+// history) the way session/load and session/fork count them.
 
 package session
 
@@ -10,23 +10,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 )
-
-// compactionRecord is one compaction of the transcript: the messages before firstKept (an
-// index into the transcript) were summarized; it happened after the first at messages.
-type compactionRecord struct {
-	at           int // messages in the transcript when it happened
-	firstKept    int
-	summary      string
-	tokensBefore int
-	reason       string
-	entryID      string
-	time         time.Time
-}
 
 // headerOf is the header of a new session's file: what re-creates it after a restart. The
 // model config holds no key (ModelConfig has none; apiKeyEnv names a variable only).
@@ -135,7 +124,7 @@ func (s *Session) saveResult(m *llm.Message) {
 }
 
 // saveCompaction appends a compaction to the file. Caller holds no lock.
-func (s *Session) saveCompaction(c *compactionRecord) {
+func (s *Session) saveCompaction(c *history.Compaction) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
 	s.saved.compactions = append(s.saved.compactions, *c)
@@ -144,16 +133,16 @@ func (s *Session) saveCompaction(c *compactionRecord) {
 		return
 	}
 	kept := ""
-	if c.firstKept < len(s.saved.entryIDs) {
-		kept = s.saved.entryIDs[c.firstKept]
+	if c.FirstKept < len(s.saved.entryIDs) {
+		kept = s.saved.entryIDs[c.FirstKept]
 	}
-	ids, err := f.Append(store.Entry{Kind: store.KindCompaction, Timestamp: c.time,
-		Compaction: &store.Compaction{Summary: c.summary, FirstKeptID: kept, TokensBefore: c.tokensBefore, Reason: c.reason}})
+	ids, err := f.Append(store.Entry{Kind: store.KindCompaction, Timestamp: c.Time,
+		Compaction: &store.Compaction{Summary: c.Summary, FirstKeptID: kept, TokensBefore: c.TokensBefore, Reason: c.Reason}})
 	if err != nil {
 		s.saveFailedLocked(err)
 		return
 	}
-	s.saved.compactions[len(s.saved.compactions)-1].entryID = ids[0]
+	s.saved.compactions[len(s.saved.compactions)-1].EntryID = ids[0]
 	if err := f.Sync(); err != nil {
 		s.saveFailedLocked(err)
 	}
@@ -325,75 +314,17 @@ func (s *Session) Unsaved() []Unsaved {
 
 // Item is one entry of a session as session/load and session/fork list it: a transcript
 // message, or a compaction at the place it happened.
-type Item struct {
-	Message    *llm.Message
-	Compaction *CompactionItem
-}
+type Item = history.Item
 
 // CompactionItem is a compaction as listed among a session's items.
-type CompactionItem struct {
-	Summary      string `json:"summary"`
-	TokensBefore int    `json:"tokensBefore"`
-	// FirstKeptIndex is the index, among the session's items, of the first message the
-	// model still sees after the summary.
-	FirstKeptIndex int    `json:"firstKeptIndex"`
-	Reason         string `json:"reason,omitempty"`
-	Timestamp      int64  `json:"timestamp"`
-}
-
-// MarshalJSON writes a message as itself and a compaction as {"role":"compaction", ...}.
-func (it Item) MarshalJSON() ([]byte, error) {
-	if it.Message != nil {
-		return it.Message.AppendJSON(nil)
-	}
-	type shown struct {
-		Role string `json:"role"`
-		CompactionItem
-	}
-	return json.Marshal(shown{"compaction", *it.Compaction})
-}
-
-// itemsOf interleaves a transcript and its compactions into items.
-func itemsOf(transcript []llm.Message, comps []compactionRecord) []Item {
-	out := make([]Item, 0, len(transcript)+len(comps))
-	itemIndex := func(i int) int { return itemIndexOf(comps, i) }
-	ci := 0
-	for i := range transcript {
-		for ci < len(comps) && comps[ci].at <= i {
-			out = append(out, compactionItem(comps[ci], itemIndex))
-			ci++
-		}
-		out = append(out, Item{Message: &transcript[i]})
-	}
-	for ; ci < len(comps); ci++ {
-		out = append(out, compactionItem(comps[ci], itemIndex))
-	}
-	return out
-}
-
-// itemIndexOf returns the index among the items of transcript message i: i plus the
-// compactions placed before it.
-func itemIndexOf(comps []compactionRecord, i int) int {
-	n := i
-	for _, c := range comps {
-		if c.at <= i {
-			n++
-		}
-	}
-	return n
-}
-
-func compactionItem(c compactionRecord, itemIndex func(int) int) Item {
-	return Item{Compaction: &CompactionItem{Summary: c.summary, TokensBefore: c.tokensBefore,
-		FirstKeptIndex: itemIndex(c.firstKept), Reason: c.reason, Timestamp: c.time.UnixMilli()}}
-}
+type CompactionItem = history.CompactionItem
 
 // Items returns the session's items: its transcript with its compactions where they
 // happened.
 func (s *Session) Items() []Item {
 	t := s.agent.Transcript()
 	s.saved.mu.Lock()
-	comps := append([]compactionRecord(nil), s.saved.compactions...)
+	comps := append([]history.Compaction(nil), s.saved.compactions...)
 	s.saved.mu.Unlock()
-	return itemsOf(t, comps)
+	return history.Items(t, comps)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/todo"
@@ -77,27 +78,27 @@ func (s *Session) afterEvent(ev event.Event, save bool) {
 // summaryFor returns the message the model sees in place of the messages a compaction
 // summarized, and what it kept (compact.KeptSummary), with the plan when the session's
 // todo_write is the built-in one.
-func (s *Session) summaryFor(rec compactionRecord, transcript []llm.Message) (llm.Message, event.CompactionKept) {
+func (s *Session) summaryFor(rec history.Compaction, transcript []llm.Message) (llm.Message, event.CompactionKept) {
 	var plan func([]llm.Message) ([]event.PlanEntry, bool)
 	if s.builtin[TodoWriteName] {
 		plan = todo.Of
 	}
-	return compact.KeptSummary(rec.summary, transcript, rec.at, rec.firstKept, plan)
+	return compact.KeptSummary(rec.Summary, transcript, rec.At, rec.FirstKept, plan)
 }
 
 // summaryMessage returns the message the model sees for the transcript's last compaction
 // (summaryFor), made once per compaction.
 //
 // Contract: called by the run holding the session (compactingState).
-func (s *Session) summaryMessage(rec compactionRecord, n int, transcript []llm.Message) llm.Message {
+func (s *Session) summaryMessage(rec history.Compaction, n int, transcript []llm.Message) llm.Message {
 	c := &s.compacting.summary
-	if c.n != n || c.at != rec.at || c.firstKept != rec.firstKept || c.text != rec.summary || c.msg.Content == nil {
+	if c.n != n || c.at != rec.At || c.firstKept != rec.FirstKept || c.text != rec.Summary || c.msg.Content == nil {
 		c.msg, _ = s.summaryFor(rec, transcript)
 		// The notes the summary replaces told the model a mode: it is told again.
-		if told := s.toldBefore(rec.firstKept); told != s.startTold() {
+		if told := s.toldBefore(rec.FirstKept); told != s.startTold() {
 			c.msg = prompt.WithNote(c.msg, told)
 		}
-		c.n, c.at, c.firstKept, c.text = n, rec.at, rec.firstKept, rec.summary
+		c.n, c.at, c.firstKept, c.text = n, rec.At, rec.FirstKept, rec.Summary
 		c.tokens = compact.EstimateTokens(&c.msg)
 	}
 	return c.msg

@@ -18,6 +18,7 @@ import (
 	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/hooks"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
@@ -157,9 +158,9 @@ type savedState struct {
 	// entryIDs holds the file entry of each transcript message ("" when not saved).
 	entryIDs []string
 	// compactions are the compactions of the transcript, in order.
-	compactions []compactionRecord
+	compactions []history.Compaction
 	// modelChanges are the model changes made once the transcript had messages, in order.
-	modelChanges []modelChange
+	modelChanges []history.ModelChange
 	// presaved maps the call id of each tool result saved at its ToolEnd, whose MessageEnd
 	// is still to come (it then saves nothing), to its entry id ("" when not saved).
 	presaved map[string]string
@@ -227,13 +228,13 @@ type restoring struct {
 	header      store.Header
 	transcript  []llm.Message
 	entryIDs    []string
-	compactions []compactionRecord
+	compactions []history.Compaction
 	// calls is the number of model calls recorded (assistant messages) since the last model
 	// change: a scripted model goes on with that turn. summaries is the number of
 	// compactions since then: its summaries go on from there.
 	calls, summaries int
 	// modelChanges are the model changes of the branch.
-	modelChanges []modelChange
+	modelChanges []history.ModelChange
 	// mode is the session's last saved mode ("" for default).
 	mode string
 	// notes maps the transcript index of each message that carries a mode note to the
@@ -526,7 +527,7 @@ func (s *Session) startFile(cfg Config, o Options, r *restoring, initial []strin
 		if err := s.agent.Restore(r.transcript); err != nil {
 			return err
 		}
-		s.subInstr.Reset(r.transcript[keptFrom(r.compactions):])
+		s.subInstr.Reset(r.transcript[history.KeptFrom(r.compactions):])
 	}
 	return nil
 }

@@ -7,13 +7,14 @@ package session
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/pid-agent/pid/compact"
+	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/review"
@@ -191,53 +192,18 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 // replay adds the entries of a branch to r: its messages (with their mode notes, named by
 // entry id in notes), compactions, model changes (cfg gets the last model) and mode changes.
 func replay(r *restoring, cfg *Config, branch []store.Entry, notes map[string]string) error {
-	index := map[string]int{} // entry id -> transcript index
-	for _, e := range branch {
-		switch e.Kind {
-		case store.KindMessage:
-			if e.Message == nil {
-				continue
-			}
-			if mode, ok := notes[e.ID]; ok {
-				if r.notes == nil {
-					r.notes = map[int]string{}
-				}
-				r.notes[len(r.transcript)] = mode
-			}
-			index[e.ID] = len(r.transcript)
-			r.transcript = append(r.transcript, *e.Message)
-			r.entryIDs = append(r.entryIDs, e.ID)
-			if e.Message.Role == llm.RoleAssistant {
-				r.calls++
-			}
-		case store.KindMode:
-			r.mode = e.Mode
-		case store.KindModel:
-			// A model change: the session goes on with the last one, a scripted model
-			// from its own first turn on.
-			m, err := decodeModel(e.Model, modelSource{Saved: true})
-			if err != nil {
-				return fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, e.ID, err)
-			}
-			cfg.Model, r.calls, r.summaries = m, 0, 0
-			r.modelChanges = append(r.modelChanges, modelChange{at: len(r.transcript), cfg: e.Model})
-		case store.KindCompaction:
-			if e.Compaction == nil {
-				continue
-			}
-			r.summaries++
-			if e.Compaction.Reason == ReasonOverflow {
-				// The model call the provider refused as too long is in no message.
-				r.calls++
-			}
-			kept, ok := index[e.Compaction.FirstKeptID]
-			if !ok {
-				kept = len(r.transcript)
-			}
-			r.compactions = append(r.compactions, compactionRecord{at: len(r.transcript), firstKept: kept,
-				summary: e.Compaction.Summary, tokensBefore: e.Compaction.TokensBefore, reason: e.Compaction.Reason,
-				entryID: e.ID, time: e.Timestamp})
+	h := history.Replay(branch, notes)
+	for _, c := range h.ModelChanges {
+		m, err := decodeModel(c.Config, modelSource{Saved: true})
+		if err != nil {
+			return fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, c.EntryID, err)
 		}
+		cfg.Model = m
+	}
+	r.transcript, r.entryIDs, r.compactions = append(r.transcript, h.Transcript...), append(r.entryIDs, h.EntryIDs...), h.Compactions
+	r.calls, r.summaries, r.modelChanges, r.notes = h.Calls, h.Summaries, h.ModelChanges, h.Notes
+	if h.ModeSaved {
+		r.mode = h.Mode
 	}
 	return nil
 }
@@ -304,8 +270,8 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 	if n := store.ItemCount(branch); count < 0 || count > n {
 		return nil, nil, invalid("messageCount %d is out of range: the session has %d messages (compactions included)", count, n)
 	}
-	if valid := validForkCounts(branch); !slices.Contains(valid, count) {
-		lo, hi := nearest(valid, count)
+	if valid := history.ForkCounts(branch); !slices.Contains(valid, count) {
+		lo, hi := history.Nearest(valid, count)
 		return nil, nil, invalid("messageCount %d would leave a tool call without its result; the nearest valid counts are %s", count, strings.Join(append(lo, hi...), " and "))
 	}
 	hdr := loaded.Header
@@ -375,7 +341,7 @@ func (s *Session) copyEntries(branch []store.Entry) {
 			s.saved.entryIDs[mi] = ids[0]
 			mi++
 		case e.Kind == store.KindCompaction && ci < len(s.saved.compactions):
-			s.saved.compactions[ci].entryID = ids[0]
+			s.saved.compactions[ci].EntryID = ids[0]
 			ci++
 		}
 	}
@@ -392,42 +358,13 @@ func (s *Session) snapshot() (*store.Loaded, map[string]string) {
 	t := s.agent.Transcript()
 	mode := s.Mode()
 	s.saved.mu.Lock()
-	l := &store.Loaded{Header: s.saved.header}
-	l.Header.Mode = mode
-	comps := append([]compactionRecord(nil), s.saved.compactions...)
-	changes := append([]modelChange(nil), s.saved.modelChanges...)
-	notes := map[string]string{}
-	msgIndex := 0
-	for i, it := range itemsOf(t, comps) {
-		if it.Message != nil {
-			if m, ok := s.saved.notes[msgIndex]; ok {
-				notes[fmt.Sprintf("m%d", i)] = m
-			}
-			msgIndex++
-		}
-	}
+	header := s.saved.header
+	header.Mode = mode
+	comps := append([]history.Compaction(nil), s.saved.compactions...)
+	changes := append([]history.ModelChange(nil), s.saved.modelChanges...)
+	notes := maps.Clone(s.saved.notes)
 	s.saved.mu.Unlock()
-	ci, msgs := 0, 0
-	addChanges := func(upTo int) {
-		for ; ci < len(changes) && changes[ci].at <= upTo; ci++ {
-			l.Branch = append(l.Branch, store.Entry{Kind: store.KindModel, ID: fmt.Sprintf("model%d", ci), Model: changes[ci].cfg})
-		}
-	}
-	for i, it := range itemsOf(t, comps) {
-		switch {
-		case it.Message != nil:
-			addChanges(msgs)
-			l.Branch = append(l.Branch, store.Entry{Kind: store.KindMessage, ID: fmt.Sprintf("m%d", i), Message: it.Message})
-			msgs++
-		case it.Compaction != nil:
-			// FirstKeptID names the entry of the first kept message, by its place.
-			l.Branch = append(l.Branch, store.Entry{Kind: store.KindCompaction, ID: fmt.Sprintf("m%d", i),
-				Compaction: &store.Compaction{Summary: it.Compaction.Summary, TokensBefore: it.Compaction.TokensBefore,
-					Reason: it.Compaction.Reason, FirstKeptID: fmt.Sprintf("m%d", it.Compaction.FirstKeptIndex)}})
-		}
-	}
-	addChanges(len(t))
-	return l, notes
+	return history.Snapshot(header, t, comps, changes, notes)
 }
 
 // unsavedOf returns the holes of a branch: its unsaved markers, each placed after the
@@ -444,42 +381,6 @@ func unsavedOf(branch []store.Entry) []Unsaved {
 		}
 	}
 	return out
-}
-
-// validForkCounts returns the item counts a fork may take: those whose messages leave no
-// tool call without its result.
-func validForkCounts(branch []store.Entry) []int {
-	var msgs []llm.Message
-	msgCount := []int{0} // messages among the first n items
-	for _, e := range branch {
-		if !store.IsItem(e) {
-			continue
-		}
-		if e.Kind == store.KindMessage {
-			msgs = append(msgs, *e.Message)
-		}
-		msgCount = append(msgCount, len(msgs))
-	}
-	cuts := compact.ValidCuts(msgs)
-	var out []int
-	for n := range msgCount {
-		if slices.Contains(cuts, msgCount[n]) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// nearest returns the valid counts just below and just above n, as text.
-func nearest(valid []int, n int) (below, above []string) {
-	for _, v := range valid {
-		if v < n {
-			below = []string{strconv.Itoa(v)}
-		} else if v > n && above == nil {
-			above = []string{strconv.Itoa(v)}
-		}
-	}
-	return below, above
 }
 
 // CloseSession unloads the session from this daemon: a prompt or compaction it runs is

@@ -51,12 +51,3 @@ func (s *Session) subInstructions(_ context.Context, in toolexec.AfterInput) (*t
 	content, details := prompt.WithFiles(in.Result.Content, in.Result.Details, files, s.ws.Cwd(), s.host.markerNonce())
 	return &toolexec.Override{Content: content, Details: details}, nil
 }
-
-// keptFrom returns the index of the first transcript message the model sees after the
-// compactions comps (0 for none).
-func keptFrom(comps []compactionRecord) int {
-	if n := len(comps); n > 0 {
-		return comps[n-1].firstKept
-	}
-	return 0
-}

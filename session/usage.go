@@ -39,8 +39,8 @@ func (s *Session) priceAt(i int) *Price {
 	s.saved.mu.Lock()
 	raw := s.saved.header.Model
 	for _, c := range s.saved.modelChanges {
-		if c.at <= i {
-			raw = c.cfg
+		if c.At <= i {
+			raw = c.Config
 		}
 	}
 	s.saved.mu.Unlock()
