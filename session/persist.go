@@ -14,6 +14,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/prompt"
+	"github.com/pid-agent/pid/quietsync"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -218,72 +219,39 @@ func (s *Session) syncFile() {
 // turn, of a prompt): an fsync costs from a quarter of a millisecond to several, more than a
 // turn of quick tools, and the messages are in the kernel already (a kill -9 loses nothing;
 // only the machine stopping could). Requests made while one waits are served by one fsync,
-// after the file has been quiet a moment (see syncQuiet).
+// after the file has been quiet a moment (see syncQuiet; package quietsync). The fsync is
+// File.Rest: it also closes the descriptor until the next write (an idle session holds only
+// its lock's).
 func (s *Session) syncSoon() {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
 	if s.saved.file == nil || s.saved.err != nil {
 		return
 	}
-	if s.saved.syncs == nil {
-		s.saved.syncs = make(chan struct{}, 1)
-		s.saved.syncDone = make(chan struct{})
-		go s.syncer(s.saved.file, s.saved.syncs, s.saved.syncDone)
-	}
-	select {
-	case s.saved.syncs <- struct{}{}:
-	default: // one is pending already
-	}
-}
-
-// syncer fsyncs f after each request on syncs (see syncQuiet), closing its descriptor
-// until the next write (File.Rest), until syncs is closed.
-func (s *Session) syncer(f *store.File, syncs <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for range syncs {
-		asked := time.Now()
-	quiet:
-		for {
-			wait := min(syncQuiet-time.Since(time.Unix(0, s.saved.lastWrite.Load())), syncMaxDelay-time.Since(asked))
-			if wait <= 0 {
-				break
-			}
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case _, ok := <-syncs: // served by this fsync too
-				timer.Stop()
-				if !ok {
-					return // closing: closeFile flushes the file
+	if s.saved.syncer == nil {
+		f := s.saved.file
+		s.saved.syncer = quietsync.Start(quietsync.Config{Quiet: syncQuiet, MaxDelay: syncMaxDelay,
+			LastWrite: func() time.Time { return time.Unix(0, s.saved.lastWrite.Load()) },
+			Flush: func() {
+				if err := f.Rest(); err != nil {
+					s.saved.mu.Lock()
+					s.saveFailedLocked(err)
+					s.saved.mu.Unlock()
 				}
-			}
-			if time.Since(time.Unix(0, s.saved.lastWrite.Load())) >= syncQuiet || time.Since(asked) >= syncMaxDelay {
-				break quiet
-			}
-		}
-		// Rest: fsync, and close the descriptor until the next write (an idle session
-		// holds only its lock's).
-		if err := f.Rest(); err != nil {
-			s.saved.mu.Lock()
-			s.saveFailedLocked(err)
-			s.saved.mu.Unlock()
-		}
+			}})
 	}
+	s.saved.syncer.Request()
 }
 
 // closeFile stops the syncer and closes the session's file (flushing it and releasing its
 // lock).
 func (s *Session) closeFile() {
 	s.saved.mu.Lock()
-	syncs, done := s.saved.syncs, s.saved.syncDone
-	s.saved.syncs = nil
+	syncer := s.saved.syncer
+	s.saved.syncer = nil
 	s.saved.mu.Unlock()
-	if syncs != nil {
-		close(syncs)
-		<-done
+	if syncer != nil {
+		syncer.Close()
 	}
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()

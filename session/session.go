@@ -25,6 +25,7 @@ import (
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
+	"github.com/pid-agent/pid/quietsync"
 	"github.com/pid-agent/pid/review"
 	"github.com/pid-agent/pid/scripted"
 	"github.com/pid-agent/pid/store"
@@ -176,9 +177,9 @@ type savedState struct {
 	mode, told, toldStart string
 	notes                 map[int]string
 	pending               map[string]string
-	// syncs asks the file's syncer goroutine for an fsync; syncDone closes when it ends.
-	syncs    chan struct{}
-	syncDone chan struct{}
+	// syncer flushes the file soon after a turn (persist.go's syncSoon); nil until the
+	// first request, and after closeFile.
+	syncer *quietsync.Syncer
 
 	// lastWrite is when the file was last appended to (Unix nanoseconds): written under mu,
 	// read by the syncer without it.
