@@ -17,6 +17,7 @@ import (
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/compact"
+	"github.com/pid-agent/pid/cost"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/hooks"
@@ -113,7 +114,7 @@ type Session struct {
 	resume resumeState
 	// plan holds todo_write's calls until their end (plan.go); usage the cost (usage.go).
 	plan  planState
-	usage usageState
+	usage cost.Meter
 	// diag is where the problems after an edit come from (diagnostics.go).
 	diag diagnosticsState
 }
