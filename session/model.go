@@ -16,6 +16,7 @@ import (
 	"github.com/pid-agent/pid/credentials"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/models"
 	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/store"
 )
@@ -204,21 +205,10 @@ func (s *Session) saveModel(cfg *ModelConfig) {
 
 // ModelInfo is a model as models/list shows it: never more than these (no base URL, no key
 // variable).
-type ModelInfo struct {
-	Provider string `json:"provider"`
-	ID       string `json:"id"`
-	Name     string `json:"name,omitempty"`
-}
+type ModelInfo = models.Info
 
 // ModelList is models/list's answer.
-type ModelList struct {
-	// Models are the settings' "models" entries: the user's, then the trusted workspace
-	// folder's, each provider and id once.
-	Models []ModelInfo `json:"models"`
-	// Current is the session's model, or the model a new session would get; nil when there
-	// is none.
-	Current *ModelInfo `json:"current,omitempty"`
-}
+type ModelList = models.List
 
 // ModelList returns the models a person may pick from for a session (sessionID "": for a
 // new session in the first workspace folder), and the model in use: the session's, or the
@@ -243,60 +233,17 @@ func (h *Host) ModelList(sessionID string, editorDefault *ModelConfig) (ModelLis
 			cur, _ = h.settingsModel(cwd)
 		}
 	}
-	out := ModelList{Models: []ModelInfo{}}
-	listed := h.listedModels(cwd)
-	for _, l := range listed {
-		out.Models = append(out.Models, ModelInfo{Provider: l.cfg.Provider, ID: l.cfg.ID, Name: l.cfg.Name})
-	}
-	if cur != nil {
-		info := ModelInfo{Provider: cur.Provider, ID: cur.ID, Name: cur.Name}
-		for _, l := range listed {
-			if l.cfg.Provider == cur.Provider && l.cfg.ID == cur.ID && l.cfg.Name != "" {
-				info.Name = l.cfg.Name
-				break
-			}
-		}
-		out.Current = &info
-	}
-	return out, nil
+	return models.ListOf(h.listedModels(cwd), cur), nil
 }
 
-// listedModel is one entry of the settings' "models" lists.
-type listedModel struct {
-	cfg ModelConfig
-	raw map[string]json.RawMessage
-}
-
-// listedModels returns the "models" entries of the settings for cwd, the user's first, each
-// provider and id once (the first wins). An entry that is not an object with a provider and
-// an id is left out, and reported once per file content.
-func (h *Host) listedModels(cwd string) []listedModel {
+// listedModels returns the "models" entries of the settings for cwd (models.Parse), the
+// user's first, each provider and id once; a malformed entry is reported once per file
+// content.
+func (h *Host) listedModels(cwd string) []models.Listed {
 	if h.loader == nil {
 		return nil
 	}
-	var out []listedModel
-	seen := map[[2]string]bool{}
-	for _, list := range h.loader.Models(cwd) {
-		var entries []json.RawMessage
-		if err := json.Unmarshal(list.Models, &entries); err != nil {
-			h.reportOnce(list.File, list.Models, fmt.Sprintf(`settings: %s: "models" must be a list of models such as {"provider": "anthropic", "id": "claude-sonnet-4-5", "name": "Sonnet 4.5"}; it is ignored`, list.File))
-			continue
-		}
-		for i, e := range entries {
-			var l listedModel
-			if json.Unmarshal(e, &l.raw) != nil || json.Unmarshal(e, &l.cfg) != nil || l.cfg.Provider == "" || l.cfg.ID == "" {
-				h.reportOnce(list.File, list.Models, fmt.Sprintf(`settings: %s: "models" entry %d needs at least "provider" and "id", e.g. {"provider": "anthropic", "id": "claude-sonnet-4-5"}; it is left out`, list.File, i+1))
-				continue
-			}
-			key := [2]string{l.cfg.Provider, l.cfg.ID}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			out = append(out, l)
-		}
-	}
-	return out
+	return models.Parse(h.loader.Models(cwd), h.reportOnce)
 }
 
 // reportOnce reports msg about a settings file's content once per daemon (models/list may be
@@ -319,12 +266,7 @@ func (h *Host) fillModel(cwd string, m *ModelConfig) *ModelConfig {
 	if m == nil || m.ID == "" {
 		return m
 	}
-	for _, l := range h.listedModels(cwd) {
-		if l.cfg.Provider == m.Provider && l.cfg.ID == m.ID {
-			return m.Over(l.raw)
-		}
-	}
-	return m
+	return models.Fill(h.listedModels(cwd), m)
 }
 
 // defaultCwd is the cwd of a session that names none: the first workspace folder, else

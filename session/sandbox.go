@@ -50,7 +50,7 @@ func (h *Host) keyVariables(cwd string, m *ModelConfig) []string {
 		out = append(out, m.APIKeyEnv)
 	}
 	for _, l := range h.listedModels(cwd) {
-		if v := l.cfg.APIKeyEnv; v != "" && !slices.Contains(out, v) {
+		if v := l.Config.APIKeyEnv; v != "" && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
