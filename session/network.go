@@ -1,8 +1,8 @@
 // This file is a session's network outside its commands' sandbox (issue 37): the Asker of
-// the hosts the allow-list does not know (network/allowHost to an editor that declared it,
-// a refusal in auto mode or when the editor cannot ask, the workspace's remembered
-// "allowAlways" answers), the proxy the fetch tool goes through, and the resolver a test
-// may map names with.
+// the hosts the allow-list does not know (package hostpolicy decides: network/allowHost to
+// an editor that declared it, a refusal in auto mode or when the editor cannot ask, the
+// workspace's remembered "allowAlways" answers), the proxy the fetch tool goes through, and
+// the resolver a test may map names with.
 
 package session
 
@@ -10,13 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	"slices"
-	"strings"
 	"sync/atomic"
 
+	"github.com/pid-agent/pid/hostpolicy"
 	"github.com/pid-agent/pid/netproxy"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/sandbox"
@@ -55,51 +53,27 @@ type HostAsker interface {
 	AskHost(ctx context.Context, s *Session, q HostQuestion) (string, error)
 }
 
-// Refusal reasons the model reads (after "not in the allowed hosts").
-const (
-	reasonAuto = netproxy.ReasonNotAllowed + "; auto mode does not ask: the person can allow it by adding it to " +
-		`"sandbox": {"allowedHosts": [...]} in their settings, or by leaving auto mode, so that they are asked`
-	reasonCannotAsk = netproxy.ReasonNotAllowed + "; this editor cannot ask (experimental.pid.networkApproval): the person can add it to " +
-		`"sandbox": {"allowedHosts": [...]} in their settings`
-)
-
 // hostAsker is a session's netproxy.Asker. The session is set once it is built; before
 // that, no command runs.
 type hostAsker struct {
 	s atomic.Pointer[Session]
 }
 
-// AskHost implements netproxy.Asker (contract there): a host the workspace remembered as
-// allowed always is let through without asking; in auto mode, or with a face that cannot
-// ask, the host is refused at once with a reason saying how the person can allow it;
-// otherwise the face asks, and an allowAlways answer is remembered for the workspace.
+// AskHost implements netproxy.Asker (contract there) for the session once it is built
+// (hostpolicy.Decide; before that, every host is refused): the workspace's remembered
+// hosts, the session's mode now and its face's HostAsker decide.
 func (a *hostAsker) AskHost(ctx context.Context, q netproxy.Question) (netproxy.Answer, error) {
 	s := a.s.Load()
 	if s == nil {
 		return netproxy.Answer{Decision: netproxy.Deny}, nil
 	}
-	if s.rememberedHost(q.Host) {
-		return netproxy.Answer{Decision: netproxy.AllowAlways}, nil
+	p := hostpolicy.Party{Remembered: s.rememberedHost, Auto: s.Mode() == ModeAuto, Remember: s.rememberHost}
+	if ask, ok := s.face.(HostAsker); ok && ask.CanAskHost() {
+		p.Ask = func(ctx context.Context, q netproxy.Question) (string, error) {
+			return ask.AskHost(ctx, s, HostQuestion{ToolCallID: q.Caller.ID, Host: q.Host, Port: q.Port, Command: q.Caller.Command})
+		}
 	}
-	if s.Mode() == ModeAuto {
-		return netproxy.Answer{Decision: netproxy.Deny, Reason: reasonAuto}, nil
-	}
-	ask, ok := s.face.(HostAsker)
-	if !ok || !ask.CanAskHost() {
-		return netproxy.Answer{Decision: netproxy.Deny, Reason: reasonCannotAsk}, nil
-	}
-	d, err := ask.AskHost(ctx, s, HostQuestion{ToolCallID: q.Caller.ID, Host: q.Host, Port: q.Port, Command: q.Caller.Command})
-	if err != nil {
-		return netproxy.Answer{}, err
-	}
-	switch netproxy.Decision(d) {
-	case netproxy.Allow:
-		return netproxy.Answer{Decision: netproxy.Allow}, nil
-	case netproxy.AllowAlways:
-		s.rememberHost(q.Host)
-		return netproxy.Answer{Decision: netproxy.AllowAlways}, nil
-	}
-	return netproxy.Answer{Decision: netproxy.Deny, Reason: netproxy.ReasonNotAllowed + "; the person refused it"}, nil
+	return hostpolicy.Decide(ctx, q, p)
 }
 
 // rememberedHost reports whether the workspace remembered host as allowed always (in the
@@ -219,34 +193,10 @@ func (h *Host) forgetHost(e permissions.Remembered) {
 // a local server in for a registry: "name=ip,name=ip". Names not listed resolve as usual.
 const debugEnvResolve = "PID_DEBUG_RESOLVE"
 
-// debugResolver returns the resolver PID_DEBUG_RESOLVE asks for, nil (the system's) when
-// it is unset or malformed.
+// debugResolver returns the resolver PID_DEBUG_RESOLVE asks for (hostpolicy.ParseResolve),
+// nil (the system's) when it is unset or malformed.
 func debugResolver() netproxy.Resolver {
-	v := os.Getenv(debugEnvResolve)
-	if v == "" {
-		return nil
-	}
-	m := map[string]netip.Addr{}
-	for _, kv := range strings.Split(v, ",") {
-		name, ip, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		a, err := netip.ParseAddr(ip)
-		if !ok || err != nil {
-			return nil
-		}
-		m[strings.ToLower(name)] = a
-	}
-	return mapResolver(m)
-}
-
-// mapResolver answers the names it lists, and asks the system about the others.
-type mapResolver map[string]netip.Addr
-
-// LookupNetIP implements netproxy.Resolver.
-func (m mapResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
-	if a, ok := m[strings.ToLower(strings.TrimSuffix(host, "."))]; ok {
-		return []netip.Addr{a}, nil
-	}
-	return net.DefaultResolver.LookupNetIP(ctx, network, host)
+	return hostpolicy.ParseResolve(os.Getenv(debugEnvResolve))
 }
 
 // SandboxReport is initialize's capabilities.experimental.pid.sandbox: what the kernel
