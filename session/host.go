@@ -22,6 +22,7 @@ import (
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/mcp"
+	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/settings"
@@ -439,7 +440,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), fetchToolSpec(), taskToolSpec(), exitPlanToolSpec()) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), fetchToolSpec(), taskToolSpec(), modes.ExitPlanSpec()) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

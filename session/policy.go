@@ -12,6 +12,7 @@ import (
 
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -219,9 +220,9 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	case v.Decision == permissions.Deny:
 		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
 	case mode == ModePlan && s.changesFiles(name):
-		return planBlock(name), decision{"deny", "mode plan"}
+		return modes.PlanBlock(name), decision{"deny", "mode plan"}
 	case mode == ModePlan && s.mcpMayChange(name):
-		return planBlockMCP(name), decision{"deny", "mode plan (an MCP tool not marked read-only)"}
+		return modes.PlanBlockMCP(name), decision{"deny", "mode plan (an MCP tool not marked read-only)"}
 	case in.Screened == "allow" && esc == nil:
 		// A PreToolUse hook allowed it: no question, but never over a deny or plan mode.
 		return nil, decision{"allow", "PreToolUse hook"}

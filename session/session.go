@@ -24,6 +24,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/loop"
 	"github.com/pid-agent/pid/mcp"
+	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/quietsync"
@@ -478,17 +479,17 @@ func savedTools(saved []string, box *toolexec.Toolbox) []string {
 	return initial
 }
 
-// buildCatalog makes the session's catalog of tools beyond its toolbox (modeCatalog: its MCP
-// tools, and exit_plan_mode unless an explore child or an agent without it) and keeps it.
-func (s *Session) buildCatalog(o Options) modeCatalog {
+// buildCatalog makes the session's catalog of tools beyond its toolbox (modes.Catalog: its
+// MCP tools, and exit_plan_mode unless an explore child or an agent without it) and keeps it.
+func (s *Session) buildCatalog(o Options) modes.Catalog {
 	var inner toolexec.Catalog
 	if s.mcp != nil {
 		inner = s.mcp
 	}
-	cat := modeCatalog{s: s, inner: inner}
+	cat := modes.Catalog{Inner: inner}
 	if o.child == nil || o.child.agent != "explore" && (o.child.def == nil || slices.Contains(o.child.tools, ExitPlanModeName)) {
 		t := s.exitPlanTool()
-		cat.exitPlan = &t
+		cat.ExitPlan = &t
 	}
 	s.catalog = cat
 	return cat
