@@ -7,13 +7,11 @@
 package session
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/pid-agent/pid/agents"
-	"github.com/pid-agent/pid/internal/mdfile"
-	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/task"
 )
 
 // usedAgents returns the agents in use now (for task's enum: the tool list is fixed for
@@ -28,32 +26,6 @@ func (s *Session) usedAgents() []agents.Agent {
 	return out
 }
 
-// withAgents returns task with the defined agents in its agent enum and description.
-func withAgents(t toolexec.Tool, defs []agents.Agent) toolexec.Tool {
-	var sch map[string]any
-	if json.Unmarshal(t.Parameters, &sch) != nil {
-		return t
-	}
-	props, _ := sch["properties"].(map[string]any)
-	agent, _ := props["agent"].(map[string]any)
-	if agent == nil {
-		return t
-	}
-	enum := []string{"explore", "general"}
-	var lines strings.Builder
-	for _, d := range defs {
-		enum = append(enum, d.Name)
-		fmt.Fprintf(&lines, "\n%s: %s", d.Name, mdfile.OneLine(d.Description, 200))
-	}
-	agent["enum"] = enum
-	agent["description"] = agent["description"].(string) + " The user's own agents:" + lines.String()
-	if raw, err := json.Marshal(sch); err == nil {
-		t.Parameters = raw
-	}
-	t.Description += " The user's own agents (named in agent) do what their descriptions say, with the tools they are given."
-	return t
-}
-
 // agentFor returns the agent in use named name, read again now; an error result when it
 // is gone since the session started.
 func (s *Session) agentFor(name string) (*agents.Agent, []string, error) {
@@ -63,10 +35,10 @@ func (s *Session) agentFor(name string) (*agents.Agent, []string, error) {
 	}
 	for _, a := range list {
 		if a.Name == name {
-			return nil, nil, taskFailure(fmt.Sprintf("The agent %s is no longer defined (%s): %s.", name, a.Path, a.Ignored))
+			return nil, nil, task.Failure(fmt.Sprintf("The agent %s is no longer defined (%s): %s.", name, a.Path, a.Ignored))
 		}
 	}
-	return nil, nil, taskFailure(fmt.Sprintf("The agent %s is no longer defined.", name))
+	return nil, nil, task.Failure(fmt.Sprintf("The agent %s is no longer defined.", name))
 }
 
 // activeToolNames returns the names of the session's active tools, in its order.

@@ -88,7 +88,7 @@ func (c Config) Merge(over Config) Config {
 	if over.Diagnostics != nil {
 		c.Diagnostics = over.Diagnostics
 	}
-	c.Subagents = c.Subagents.over(over.Subagents)
+	c.Subagents = c.Subagents.Over(over.Subagents)
 	if len(over.Sandbox) > 0 && string(over.Sandbox) != "null" {
 		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)
 	}

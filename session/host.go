@@ -27,6 +27,7 @@ import (
 	"github.com/pid-agent/pid/redact"
 	"github.com/pid-agent/pid/settings"
 	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/trust"
 )
@@ -440,7 +441,7 @@ func BuiltinTools() []ToolInfo {
 			return
 		}
 		defer ws.Close()
-		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), fetchToolSpec(), taskToolSpec(), modes.ExitPlanSpec()) {
+		for _, t := range append(tools.New(ws), todoWriteTool(nil), skillTool(nil), fetchToolSpec(), task.Spec(), modes.ExitPlanSpec()) {
 			builtinInfos = append(builtinInfos, info(t))
 		}
 	})

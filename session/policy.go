@@ -14,6 +14,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/permissions"
+	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/webfetch"
@@ -188,7 +189,7 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	name := in.Call.Name
 	s.noteWriters(in)
 	if b := s.taskOverCap(in); b != nil {
-		return b, decision{"deny", fmt.Sprintf("at most %d task calls per message", maxTaskCalls)}
+		return b, decision{"deny", fmt.Sprintf("at most %d task calls per message", task.MaxCalls)}
 	}
 	if name == ExitPlanModeName && !s.builtin[name] {
 		if _, scripted := s.asks[name]; !scripted {

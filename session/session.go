@@ -31,6 +31,7 @@ import (
 	"github.com/pid-agent/pid/review"
 	"github.com/pid-agent/pid/scripted"
 	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -439,7 +440,7 @@ func (s *Session) buildTools(cfg Config, o Options) (*toolexec.Toolbox, []string
 	var all []toolexec.Tool
 	for _, t := range s.setUpDiagnostics(cfg, o.Files, append(tools.New(s.ws), todoWriteTool(s), skillTool(s), s.net.fetchTool())) {
 		if t.Name == tools.NameBash && o.child != nil && o.child.agent == "explore" {
-			t = exploreBash(t)
+			t = task.ExploreBash(t)
 		}
 		if _, replaced := s.asks[t.Name]; !replaced {
 			all = append(all, s.recorded(t))
@@ -454,7 +455,7 @@ func (s *Session) buildTools(cfg Config, o Options) (*toolexec.Toolbox, []string
 	}
 	if o.child != nil && o.child.agent == "explore" {
 		// An explore child sees only the read-only tools and bash.
-		initial = slices.DeleteFunc(initial, func(n string) bool { return !slices.Contains(exploreTools, n) })
+		initial = slices.DeleteFunc(initial, func(n string) bool { return !slices.Contains(task.ExploreTools, n) })
 	}
 	if o.child != nil && o.child.def != nil {
 		// A defined agent's child has exactly the tools its file gives it.

@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/internal/mdfile"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/skills"
+	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -134,9 +135,9 @@ func (s *Session) runSkill(_ context.Context, call toolexec.Call, _ func(event.R
 			}
 		}
 		if len(names) == 0 {
-			return toolexec.Result{}, taskFailure(fmt.Sprintf("There is no skill %q: no skill is in use.", mdfile.OneLine(a.Name, 64)))
+			return toolexec.Result{}, task.Failure(fmt.Sprintf("There is no skill %q: no skill is in use.", mdfile.OneLine(a.Name, 64)))
 		}
-		return toolexec.Result{}, taskFailure(fmt.Sprintf("There is no skill %q. The skills in use: %s.", mdfile.OneLine(a.Name, 64), strings.Join(names, ", ")))
+		return toolexec.Result{}, task.Failure(fmt.Sprintf("There is no skill %q. The skills in use: %s.", mdfile.OneLine(a.Name, 64), strings.Join(names, ", ")))
 	}
 	s.allowSkillReads(sk)
 	return toolexec.Result{Content: []llm.Content{llm.Text(skills.ToolText(sk))},

@@ -4,7 +4,9 @@
 // the tool's Slots); a child has no task tool (depth 1); an explore child has only the
 // read-only tools and bash in a read-only sandbox, a general child the parent's tools and
 // mode. A child records its changes in its parent's checkpoint, and two children of one
-// parent never change the same file at the same time (claimFile).
+// parent never change the same file at the same time (claimFile). The tool's parts apart
+// from the sessions (spec, arguments, details, the following of a child's run) are package
+// task's.
 
 package session
 
@@ -12,31 +14,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/pid-agent/pid/agents"
 	"github.com/pid-agent/pid/event"
-	"github.com/pid-agent/pid/internal/title"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/worktree"
 )
 
 // TaskName is the subagent tool's name.
-const TaskName = "task"
-
-// The subagents' defaults.
-const (
-	defaultMaxConcurrent = 4
-	defaultMaxTurns      = 50
-)
-
-// maxTaskCalls is how many task calls of one model message run; the others get an error
-// result, so that a model cannot start (nor put to the person) a thousand children at once.
-const maxTaskCalls = 16
+const TaskName = task.Name
 
 // taskOverCap returns the refusal of a task call past the first maxTaskCalls of its
 // message; nil for any other call (and for a batch the editor sent, which has no message).
@@ -44,50 +35,12 @@ func (s *Session) taskOverCap(in toolexec.BeforeInput) *toolexec.Block {
 	if in.Call.Name != TaskName || !s.builtin[TaskName] || in.Assistant == nil {
 		return nil
 	}
-	n, total := 0, 0
-	for _, c := range in.Assistant.Content {
-		if c.Type != llm.ContentToolCall || c.Name != TaskName {
-			continue
-		}
-		total++
-		if n == 0 && c.ID == in.Call.ID {
-			n = total
-		}
-	}
-	if n <= maxTaskCalls {
-		return nil
-	}
-	return &toolexec.Block{Reason: fmt.Sprintf("This task call was not run: at most %d task calls of one message run, and your message has %d (this is number %d). "+
-		"The first %d run; once their results are in, call the tasks still needed in your next message (or give one task several related questions).", maxTaskCalls, total, n, maxTaskCalls)}
+	return task.OverCap(in.Assistant, in.Call.ID)
 }
-
-// exploreTools are the tools an explore child has (those it knows of them).
-var exploreTools = []string{tools.NameRead, tools.NameGrep, tools.NameFind, tools.NameLs, tools.NameBash, "diagnostics"}
 
 // SubagentSettings are the "subagents" settings: how many children run at once, and how
-// many turns one may take.
-type SubagentSettings struct {
-	MaxConcurrent int `json:"maxConcurrent,omitempty"`
-	MaxTurns      int `json:"maxTurns,omitempty"`
-	// Isolation says when a writing child works in a git worktree of its own: "auto" (the
-	// default: when two or more writing task calls run in one batch), "worktree" (always)
-	// or "none" (never). See worktrees.go.
-	Isolation string `json:"isolation,omitempty"`
-}
-
-// over returns s with the keys over sets replaced by over's.
-func (s SubagentSettings) over(over SubagentSettings) SubagentSettings {
-	if over.MaxConcurrent > 0 {
-		s.MaxConcurrent = over.MaxConcurrent
-	}
-	if over.MaxTurns > 0 {
-		s.MaxTurns = over.MaxTurns
-	}
-	if over.Isolation != "" {
-		s.Isolation = over.Isolation
-	}
-	return s
-}
+// many turns one may take (task.Settings; isolation: see worktrees.go).
+type SubagentSettings = task.Settings
 
 // subagentSettings returns the "subagents" settings of a session in cwd: the user settings',
 // a trusted workspace folder's keys over them (an untrusted one's are ignored), and the
@@ -100,11 +53,11 @@ func (h *Host) subagentSettings(cwd string, editor SubagentSettings) SubagentSet
 		for _, raw := range []json.RawMessage{user, ws} {
 			var s SubagentSettings
 			if len(raw) > 0 && json.Unmarshal(raw, &s) == nil {
-				out = out.over(s)
+				out = out.Over(s)
 			}
 		}
 	}
-	return out.over(editor)
+	return out.Over(editor)
 }
 
 // childSpec is what makes a session a subagent: its parent, the task call, the agent.
@@ -164,13 +117,6 @@ func (s *Session) observe(ev event.Event) {
 	}
 }
 
-// taskSchema is task's parameters.
-const taskSchema = `{"type": "object", "properties": {
-  "description": {"type": "string", "minLength": 1, "description": "A few words saying what the subagent is for (shown to the user)."},
-  "prompt": {"type": "string", "minLength": 1, "description": "The whole task: the subagent sees this and the repository's instructions, not this conversation."},
-  "agent": {"type": "string", "enum": ["explore", "general"], "description": "explore (default): reads and searches only (read, grep, find, ls, bash in a read-only sandbox); general: your tools and permissions, to change files."}
-}, "required": ["description", "prompt"], "additionalProperties": false}`
-
 // taskTool returns the task tool of a session that may have subagents (not a child).
 func (s *Session) taskTool() (toolexec.Tool, bool) {
 	if s.sub.child != nil || s.sub.parentID != "" {
@@ -178,76 +124,24 @@ func (s *Session) taskTool() (toolexec.Tool, bool) {
 	}
 	n := s.sub.cfg.Subagents.MaxConcurrent
 	if n <= 0 {
-		n = defaultMaxConcurrent
+		n = task.DefaultMaxConcurrent
 	}
 	s.sub.slots = toolexec.NewSlots(n)
-	t := taskToolSpec()
+	t := task.Spec()
 	if defs := s.usedAgents(); len(defs) > 0 {
-		t = withAgents(t, defs)
+		t = task.WithAgents(t, defs)
 	}
 	t.Slots, t.Execute = s.sub.slots, s.runTask
 	return t, true
 }
 
-// taskToolSpec is task's name, description and parameters (BuiltinTools lists them).
-func taskToolSpec() toolexec.Tool {
-	return toolexec.Tool{
-		Name: TaskName,
-		Description: "Hand a question or a task to a subagent with a fresh context; its final message is this call's result. " +
-			"The user does not see that result: tell them what matters in it. Several task calls in one message run at the same time. " +
-			"Use explore to search and read the code (it cannot change files), general to make changes. " +
-			"The prompt is all the subagent knows: make it self-contained, and say what to return (say, the files and lines that matter).",
-		Parameters: json.RawMessage(taskSchema),
-		View: func(args json.RawMessage, _ any) toolexec.View {
-			var a taskArgs
-			_ = json.Unmarshal(args, &a)
-			return toolexec.View{Kind: toolexec.KindThink, Title: "Subagent: " + title.Or(title.Line(a.Description, 80), "a task")}
-		},
-	}
-}
-
-// exploreBash returns bash as an explore subagent has it: in a read-only sandbox, with no
-// way out of it, so its schema has no unsandboxed and no justification, and its description
-// does not offer them.
-func exploreBash(t toolexec.Tool) toolexec.Tool {
-	var sch map[string]any
-	if json.Unmarshal(t.Parameters, &sch) == nil {
-		if props, ok := sch["properties"].(map[string]any); ok {
-			delete(props, "unsandboxed")
-			delete(props, "justification")
-			if raw, err := json.Marshal(sch); err == nil {
-				t.Parameters = raw
-			}
-		}
-	}
-	if i := strings.Index(t.Description, " Unless the user turned the sandbox off"); i >= 0 {
-		t.Description = t.Description[:i] + " It runs in a read-only sandbox: it can change no file of the workspace."
-	}
-	return t
-}
-
-// taskArgs are task's arguments.
-type taskArgs struct {
-	Description string `json:"description"`
-	Prompt      string `json:"prompt"`
-	Agent       string `json:"agent"`
-}
-
 // TaskDetails are the details of a task result.
-type TaskDetails struct {
-	ChildSessionID string    `json:"childSessionId"`
-	Turns          int       `json:"turns"`
-	ToolCalls      int       `json:"toolCalls"`
-	Usage          llm.Usage `json:"usage"`
-	StopReason     string    `json:"stopReason"`
-	// Worktree is what became of the child's worktree (nil when it had none).
-	Worktree *worktree.Result `json:"worktree,omitempty"`
-}
+type TaskDetails = task.Details
 
 // runTask is task's Execute: it makes the child session, runs its prompt, and returns its
 // final answer; progress goes to onUpdate as the child's steps.
 func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
-	var a taskArgs
+	var a task.Args
 	if err := call.Decode(&a); err != nil {
 		return toolexec.Result{}, err
 	}
@@ -275,38 +169,18 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	}()
 	maxTurns := s.sub.cfg.Subagents.MaxTurns
 	if maxTurns <= 0 {
-		maxTurns = defaultMaxTurns
+		maxTurns = task.DefaultMaxTurns
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	det := TaskDetails{ChildSessionID: child.id}
-	var mu sync.Mutex // guards det and last while the child's run reports
-	limited := false
-	last := ""
+	prog := &task.Progress{MaxTurns: maxTurns, Details: TaskDetails{ChildSessionID: child.id}}
+	var mu sync.Mutex // guards prog while the child's run reports
 	child.sub.mu.Lock()
 	child.sub.observer = func(ev event.Event) {
-		step := ""
 		mu.Lock()
-		switch e := ev.(type) {
-		case event.TurnEnd:
-			det.Turns++
-			if det.Turns >= maxTurns && len(e.ToolResults) > 0 {
-				limited = true
-				cancel()
-			}
-		case event.ToolStart:
-			step = e.ToolName + " " + title.Args(e.Args)
-		case event.ToolEnd:
-			det.ToolCalls++
-			step = e.ToolName + " -> " + title.Result(e.Result.Content, e.IsError)
-		case event.MessageEnd:
-			if m := e.Message; m != nil && m.Role == llm.RoleAssistant {
-				addUsage(&det.Usage, m.Usage)
-				if t := strings.TrimSpace(m.Text()); t != "" {
-					last = t
-					step = "says: " + title.First(t)
-				}
-			}
+		step, stop := prog.Observe(ev)
+		if stop {
+			cancel()
 		}
 		mu.Unlock()
 		if step != "" {
@@ -323,6 +197,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	res, err := runChild(cctx, child, a.Prompt)
 	mu.Lock()
 	defer mu.Unlock()
+	det, last, limited := &prog.Details, prog.Last, prog.Limited
 	det.StopReason = res.stop
 	switch {
 	case limited:
@@ -338,10 +213,10 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	if spec.worktree != nil {
 		det.Worktree, merged = s.mergeWorktree(ctx, spec.worktree)
 	}
-	done := taskSummary(child.id, det, last, merged)
+	done := task.Summary(child.id, *det, last, merged)
 	switch {
 	case limited:
-		return toolexec.Result{}, taskFailure(fmt.Sprintf("The subagent stopped after %d turns, its limit (subagents.maxTurns). ", maxTurns) + done)
+		return toolexec.Result{}, task.Failure(fmt.Sprintf("The subagent stopped after %d turns, its limit (subagents.maxTurns). ", maxTurns) + done)
 	case ctx.Err() != nil:
 		return toolexec.Result{}, ctx.Err()
 	case err != nil:
@@ -359,13 +234,13 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 	if merged != "" {
 		last += "\n\n" + merged
 	}
-	return toolexec.Result{Content: []llm.Content{llm.Text(last)}, Details: det}, nil
+	return toolexec.Result{Content: []llm.Content{llm.Text(last)}, Details: *det}, nil
 }
 
 // childSpecFor makes the spec of the child a task call (callID, arguments a) starts: a
 // defined agent's tools and model, its own id, and a worktree when it is to be isolated. The
 // notes say what was left out or could not be had; an error for an unknown agent.
-func (s *Session) childSpecFor(ctx context.Context, callID string, a taskArgs) (childSpec, []string, error) {
+func (s *Session) childSpecFor(ctx context.Context, callID string, a task.Args) (childSpec, []string, error) {
 	spec := childSpec{parent: s, toolCallID: callID, description: a.Description, agent: a.Agent}
 	var notes []string
 	if a.Agent != "explore" && a.Agent != "general" {
@@ -391,33 +266,6 @@ func (s *Session) childSpecFor(ctx context.Context, callID string, a taskArgs) (
 	return spec, notes, nil
 }
 
-// addUsage adds u (nil for none) to sum.
-func addUsage(sum *llm.Usage, u *llm.Usage) {
-	if u == nil {
-		return
-	}
-	sum.Input += u.Input
-	sum.Output += u.Output
-	sum.CacheRead += u.CacheRead
-	sum.CacheWrite += u.CacheWrite
-	sum.Total += u.Total
-}
-
-// taskSummary says what a child did for a failed task's result: its turns and calls, its last
-// answer, and what its worktree's merge said.
-func taskSummary(childID string, det TaskDetails, last, merged string) string {
-	done := fmt.Sprintf("The subagent (session %s) took %d turns and %d tool calls", childID, det.Turns, det.ToolCalls)
-	if last != "" {
-		done += "; its last answer:\n\n" + last
-	} else {
-		done += " and gave no answer."
-	}
-	if merged != "" {
-		done += "\n\n" + merged
-	}
-	return done
-}
-
 // runChild runs the child's one prompt and returns how its run ended.
 func runChild(ctx context.Context, child *Session, prompt string) (loopResult, error) {
 	if err := child.Begin(); err != nil {
@@ -434,11 +282,6 @@ func runChild(ctx context.Context, child *Session, prompt string) (loopResult, e
 
 // loopResult is what runTask keeps of the child's run.
 type loopResult struct{ stop, msg string }
-
-// taskFailure is an error result's text written for the model: whole sentences.
-type taskFailure string
-
-func (f taskFailure) Error() string { return string(f) }
 
 // newChild makes the child session of a task call.
 func (s *Session) newChild(spec childSpec) (*Session, error) {
@@ -524,7 +367,7 @@ func (s *Session) conflict(path string) error {
 		return nil
 	}
 	oc := other.sub.child
-	return taskFailure(fmt.Sprintf("%s is being changed by another subagent running alongside this one: the task %q (call %s, session %s). "+
+	return task.Failure(fmt.Sprintf("%s is being changed by another subagent running alongside this one: the task %q (call %s, session %s). "+
 		"Two subagents must not change one file at the same time: leave this file to that task, or say so in your answer so that the work is sequenced.",
 		path, oc.description, oc.toolCallID, other.id))
 }

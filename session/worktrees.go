@@ -22,6 +22,7 @@ import (
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 	"github.com/pid-agent/pid/worktree"
@@ -65,7 +66,7 @@ func (s *Session) noteWriters(in toolexec.BeforeInput) {
 		if c.Type != llm.ContentToolCall || c.Name != TaskName {
 			continue
 		}
-		var a taskArgs
+		var a task.Args
 		if json.Unmarshal(c.Arguments, &a) != nil || !s.writes(a.Agent) {
 			continue
 		}
