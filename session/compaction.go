@@ -23,6 +23,7 @@ import (
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
+	"github.com/pid-agent/pid/setup"
 )
 
 // Compaction reasons.
@@ -238,7 +239,7 @@ func (s *Session) Compact(ctx context.Context, instructions string) (CompactResu
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
 	res, err := s.compactNow(ctx, s.agent.Transcript(), ReasonManual, instructions)
-	if err != nil && !isSetup(err) {
+	if err != nil && !setup.Is(err) {
 		err = fmt.Errorf("%w: %v", ErrFailed, err)
 	}
 	return res, err

@@ -18,6 +18,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/models"
 	"github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/setup"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -136,7 +137,7 @@ func (s *Session) ModelProblem() error { return s.modelProblem() }
 func (h *Host) UserModelProblem() error {
 	m, src := h.settingsModel("")
 	if m == nil {
-		return noModel(userSettingsFile())
+		return setup.NoModelError(setup.UserSettingsFile(), ErrNoModel)
 	}
 	_, err := makeModel(h.fillModel("", m), src, 0, 0, true)
 	return err
