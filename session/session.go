@@ -306,28 +306,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	s := &Session{host: h, face: o.Face, modeChanged: o.ModeChanged, mode: modeState{cur: mode}, spec: spec, builtin: map[string]bool{}, ws: ws,
 		starts: audit.NewStarts(), gates: scripted.NewGates(), memory: permissions.NewMemoryStore(), model: modelState{cur: model}, net: network}
 	network.asker.s.Store(s)
-	if o.Files != nil {
-		ws.UseEditorFiles(*o.Files)
-	}
-	if o.Terminals != nil && o.child == nil {
-		if exe, err := os.Executable(); err == nil {
-			ws.UseTerminals(o.Terminals, exe, func(msg string) { s.face.Warn(s, msg) })
-		}
-	}
-	s.sub.cfg, s.sub.files, s.sub.child = cfg, o.Files, o.child
-	if r != nil {
-		s.restoreNotes(r.notes, toldStart(r.header), r.mode)
-	} else if o.child != nil {
-		s.restoreNotes(nil, mode, mode) // its prompt says its mode
-	} else {
-		s.restoreNotes(nil, ModeDefault, mode)
-	}
-	switch {
-	case o.child != nil:
-		s.sub.parentID = o.child.parent.id
-	case r != nil:
-		s.sub.parentID = r.header.ParentSessionID
-	}
+	s.attach(cfg, o, r, mode)
 	box, initial, err := s.buildTools(cfg, o)
 	if err != nil {
 		return nil, err
@@ -387,6 +366,34 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}
 	s.startSessionHooks(source)
 	return s, nil
+}
+
+// attach gives a session being built by build the editor's files and terminals (o), its
+// subagent part, its mode notes (a loaded one's from r) and its parent's id.
+func (s *Session) attach(cfg Config, o Options, r *restoring, mode string) {
+	ws := s.ws
+	if o.Files != nil {
+		ws.UseEditorFiles(*o.Files)
+	}
+	if o.Terminals != nil && o.child == nil {
+		if exe, err := os.Executable(); err == nil {
+			ws.UseTerminals(o.Terminals, exe, func(msg string) { s.face.Warn(s, msg) })
+		}
+	}
+	s.sub.cfg, s.sub.files, s.sub.child = cfg, o.Files, o.child
+	if r != nil {
+		s.restoreNotes(r.notes, toldStart(r.header), r.mode)
+	} else if o.child != nil {
+		s.restoreNotes(nil, mode, mode) // its prompt says its mode
+	} else {
+		s.restoreNotes(nil, ModeDefault, mode)
+	}
+	switch {
+	case o.child != nil:
+		s.sub.parentID = o.child.parent.id
+	case r != nil:
+		s.sub.parentID = r.header.ParentSessionID
+	}
 }
 
 // checkConfig checks what of a session's configuration can be checked alone, and returns its
