@@ -9,9 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 
+	"github.com/pid-agent/pid/escalate"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/sandbox"
@@ -66,10 +65,7 @@ func SandboxStatus() SandboxCapability { return sandbox.Probe() }
 
 // Escalation is a bash call's request to run outside the sandbox, in the shape of
 // beforeToolCall's params.sandbox.
-type Escalation struct {
-	Escalation    bool   `json:"escalation"`
-	Justification string `json:"justification"`
-}
+type Escalation = escalate.Request
 
 // escalation returns the escalation a call asks for: a built-in bash call with
 // "unsandboxed": true; nil for every other call. Such a call asks the person whatever the
@@ -81,14 +77,7 @@ func (s *Session) escalation(call llm.ToolCall) *Escalation {
 	if call.Name != tools.NameBash || !s.builtin[call.Name] {
 		return nil
 	}
-	var a struct {
-		Unsandboxed   bool   `json:"unsandboxed"`
-		Justification string `json:"justification"`
-	}
-	if json.Unmarshal(call.Arguments, &a) != nil || !a.Unsandboxed {
-		return nil
-	}
-	return &Escalation{Escalation: true, Justification: a.Justification}
+	return escalate.Of(call.Arguments)
 }
 
 // mergeSandbox returns the "sandbox" settings over sets on top of base's, key by key
@@ -108,64 +97,32 @@ func mergeSandbox(base, over json.RawMessage) json.RawMessage {
 }
 
 // escalationScope is the scope of an "always" answer to an escalation: exactly this
-// command, in this session's working folder, outside the sandbox, for this session only; nil
-// when the call has no command. A pattern would be wider: `touch ../x` as a rule covers
-// every command starting with those words, and a person allowing one command outside the
-// sandbox has allowed that one, not its longer relatives.
+// command (escalate.Command), in this session's working folder, outside the sandbox, for
+// this session only; nil when the call has no command.
 func escalationScope(call llm.ToolCall) *Always {
-	cmd, ok := escalationCommand(call)
+	cmd, ok := escalate.Command(call.Arguments)
 	if !ok {
 		return nil
 	}
-	return &Always{Tool: call.Name, Pattern: cmd, Description: "exactly the bash command `" + cmd + "`, run outside the sandbox, for this session"}
-}
-
-// escalationCommand returns a bash call's command as the key of an escalation's "always"
-// answer: the text as the model wrote it, without the spaces around it.
-func escalationCommand(call llm.ToolCall) (string, bool) {
-	var a struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(call.Arguments, &a) != nil || strings.TrimSpace(a.Command) == "" {
-		return "", false
-	}
-	return strings.TrimSpace(a.Command), true
-}
-
-// escalationMemory keeps a session's "always" answers to escalations, by exact command and
-// working folder. Safe for concurrent use.
-type escalationMemory struct {
-	// mu guards answers.
-	mu      sync.Mutex
-	answers map[[2]string]permissions.Decision
+	return &Always{Tool: call.Name, Pattern: cmd, Description: escalate.Describe(cmd)}
 }
 
 // rememberedEscalation returns the session's "always" answer to exactly call's command.
 func (s *Session) rememberedEscalation(call llm.ToolCall) (permissions.Decision, bool) {
-	cmd, ok := escalationCommand(call)
+	cmd, ok := escalate.Command(call.Arguments)
 	if !ok {
 		return "", false
 	}
-	m := &s.escalations
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d, ok := m.answers[[2]string{s.ws.Cwd(), cmd}]
-	return d, ok
+	return s.escalations.Recall(s.ws.Cwd(), cmd)
 }
 
 // rememberEscalation keeps an "always" answer to an escalation for exactly its command, for
 // the session.
 func (s *Session) rememberEscalation(q Approval, d permissions.Decision) {
-	cmd, ok := escalationCommand(q.Call)
+	cmd, ok := escalate.Command(q.Call.Arguments)
 	if q.Always == nil || !ok {
 		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: the call has no command to remember", q.Call.ID))
 		return
 	}
-	m := &s.escalations
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.answers == nil {
-		m.answers = map[[2]string]permissions.Decision{}
-	}
-	m.answers[[2]string{s.ws.Cwd(), cmd}] = d
+	s.escalations.Remember(s.ws.Cwd(), cmd, d)
 }

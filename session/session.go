@@ -18,6 +18,7 @@ import (
 	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/cost"
+	"github.com/pid-agent/pid/escalate"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/hooks"
@@ -91,7 +92,7 @@ type Session struct {
 	net *sessionNet
 	// escalations keeps the "always" answers to bash calls asking to leave the sandbox,
 	// apart from every other answer (sandbox.go).
-	escalations escalationMemory
+	escalations escalate.Memory
 	decisions   sync.Map
 	starts      *audit.Starts
 	gates       *scripted.Gates
