@@ -75,10 +75,9 @@ lint:
 # Neovim plugin's headless test, the ACP face with the official ACP SDK (every message
 # validated against the schema), the reference MCP server (server-everything) through the
 # daemon, the VS Code extension's type check and tests, and the end-to-end tests in a real VS
-# Code and a real Neovim (the e2e target), all against bin/pid, and beside them the release
-# platforms' builds (cross) and the linters (lint): scripts/test-all.sh says why side by side.
-# scripts/install-test-deps.sh installs what the clients need on a fresh machine.
-test: vet build testmcp
+# Code and a real Neovim (the e2e target), all against bin/pid (scripts/test-all.sh says why
+# side by side). scripts/install-test-deps.sh installs what the clients need on a fresh machine.
+test: vet cross lint build testmcp
 	bash scripts/install-test-deps.sh
 	GO="$(GO)" BIN="$(CURDIR)/$(BIN)" bash scripts/test-all.sh
 

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # The body of `make test`: the Go tests (race detector, fixtures and real-binary tests
-# included), the clients' tests (vscode-jsonrpc under node, the Neovim plugin headless, the
-# ACP face with the official SDK, the reference MCP server, the VS Code extension's type check
-# and tests), the end-to-end tests in a real VS Code and a real Neovim, the Neovim plugin on
-# the newer Neovims, and the release platforms' builds and the linters (make cross, make lint)
-# all run side by side: each lane mostly waits (on the daemons it starts, on a browser), and
-# one after the other they kept the 2-core machine about half busy for 13 to 17 minutes, the
-# end-to-end lane (9 minutes) starting only after the clients' (3). The clients' output
-# streams as it comes; the other lanes' is printed when all are done. It fails when any lane
-# fails. Run from the repository's root by make (GO and BIN come from it, after make has
-# built bin/pid).
+# included) run side by side with the clients' tests (vscode-jsonrpc under node, the Neovim
+# plugin headless, the ACP face with the official SDK, the reference MCP server, the VS Code
+# extension's type check and tests) and the end-to-end tests in a real VS Code and a real
+# Neovim. Both halves mostly wait (on the daemons they start, on a browser): one after the
+# other they kept the 2-core machine about a third busy for 12 minutes. The clients' output
+# streams as it comes; the Go tests' is printed when both halves are done. It fails when
+# either half fails. Run from the repository's root by make (GO and BIN come from it).
 # PID_REQUIRE_SANDBOX=1: the sandbox tests (sandbox/, tools/, cmd/pid) fail instead of
 # skipping on a kernel that cannot give pid's sandbox (no Landlock, no user namespaces), so
 # make test is never green on a machine where the sandbox went untested.
@@ -37,18 +34,6 @@ trap 'rm -f "$golog" "$nvimlog"' EXIT
 newer_nvims >"$nvimlog" 2>&1 &
 nvimpid=$!
 
-# The end-to-end tests in a real VS Code and a real Neovim: the longest lane, started first.
-e2elog=$(mktemp)
-trap 'rm -f "$golog" "$nvimlog" "$e2elog"' EXIT
-make --no-print-directory e2e >"$e2elog" 2>&1 &
-e2epid=$!
-
-# The release platforms' builds and vets, and the linters (go mod tidy, staticcheck).
-checkslog=$(mktemp)
-trap 'rm -f "$golog" "$nvimlog" "$e2elog" "$checkslog"' EXIT
-(set -e; make --no-print-directory cross; make --no-print-directory lint) >"$checkslog" 2>&1 &
-checkspid=$!
-
 clients() {
 	set -e
 	bash test/clients/run.sh
@@ -57,29 +42,20 @@ clients() {
 	(cd test/acp && PID_BIN="$BIN/pid" PID_TESTMCP_BIN="$BIN/pidtestmcp" timeout -k 5 120 node --test --test-reporter=spec)
 	(cd test/mcp && PID_BIN="$BIN/pid" timeout -k 5 120 node --test --test-reporter=spec)
 	(cd editor/vscode && npm run typecheck && PID_BIN="$BIN/pid" timeout -k 5 180 npm test)
+	make --no-print-directory e2e
 }
 (clients)
 clientsrc=$?
 
-wait "$e2epid"
-e2erc=$?
-echo
-echo "=== the end-to-end tests (make e2e, run alongside the clients) ==="
-cat "$e2elog"
 wait "$nvimpid"
 nvimrc=$?
 echo
 cat "$nvimlog"
-wait "$checkspid"
-checksrc=$?
-echo
-echo "=== make cross and make lint (run alongside) ==="
-cat "$checkslog"
 wait "$gopid"
 gorc=$?
 echo
 echo "=== go test -race -count=1 ./... (run alongside the tests above) ==="
 cat "$golog"
 echo
-echo "=== make test: go test exit $gorc, clients exit $clientsrc, end-to-end exit $e2erc, Neovim 0.10 and newest exit $nvimrc, cross and lint exit $checksrc ==="
-[ "$gorc" -eq 0 ] && [ "$clientsrc" -eq 0 ] && [ "$e2erc" -eq 0 ] && [ "$nvimrc" -eq 0 ] && [ "$checksrc" -eq 0 ]
+echo "=== make test: go test exit $gorc, clients and end-to-end exit $clientsrc, Neovim 0.10 and newest exit $nvimrc ==="
+[ "$gorc" -eq 0 ] && [ "$clientsrc" -eq 0 ] && [ "$nvimrc" -eq 0 ]
