@@ -2,8 +2,8 @@
 // goes on from, and back: Replay reads a branch of a session file into a transcript, its
 // compactions, model changes and mode notes; Items lists a transcript with its compactions
 // the way session/load and session/fork count them; Snapshot writes a live session out as
-// a file would hold it, for a fork; ForkCounts says where a fork may cut. It is pure: it
-// reads and writes no file, and knows no session.
+// a file would hold it, for a fork; ForkCounts says where a fork may cut; Notes finds which
+// messages carry a mode note. It is pure: it reads and writes no file, and knows no session.
 //
 // This file holds the records a session keeps of its history, and its items.
 package history

@@ -340,7 +340,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	}
 	r := &restoring{mode: loaded.Header.Mode}
 	var cfg Config
-	if err := replay(r, &cfg, store.SourceOrder(loaded.Branch), walkNotes(loaded.Header, loaded.Branch)); err != nil {
+	if err := replay(r, &cfg, store.SourceOrder(loaded.Branch), history.Notes(loaded.Header, loaded.Branch)); err != nil {
 		return err
 	}
 	if err := s.agent.Restore(r.transcript); err != nil {
@@ -351,7 +351,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 	s.saved.mu.Unlock()
 	// The model is told what it was told on that branch, and the mode the session is in
 	// now goes on from there.
-	s.restoreNotes(r.notes, toldStart(loaded.Header), r.mode)
+	s.restoreNotes(r.notes, history.ToldStart(loaded.Header), r.mode)
 	s.keepMode()
 	s.subInstr.Reset(r.transcript[min(history.KeptFrom(r.compactions), len(r.transcript)):])
 	// What the model saw was made for the transcript before: it is made again.

@@ -9,33 +9,15 @@
 // messages and its mode entries, and nothing else: while saving, the mode of the last mode
 // entry (saved.mode) is compared with the mode the model was last told (saved.told) each time
 // a user message or a tool result is saved, and a difference puts a note on that message.
-// Loading walks the file the same way (walkNotes), so a loaded session sends the same bytes
+// Loading walks the file the same way (history.Notes), so a loaded session sends the same bytes
 // as the live one did. A session starts having told the model "default" (its system prompt
 // describes that mode), a subagent its own mode (its prompt says it).
 
 package session
 
 import (
-	"github.com/pid-agent/pid/prompt"
-	"github.com/pid-agent/pid/store"
+	"github.com/pid-agent/pid/history"
 )
-
-// orDefault returns mode, or ModeDefault for "" (a file of an older pid).
-func orDefault(mode string) string {
-	if mode == "" {
-		return ModeDefault
-	}
-	return mode
-}
-
-// toldStart returns the mode a session described by h has told its model before any note:
-// a subagent's prompt says its mode, pid's own prompt describes the default mode.
-func toldStart(h store.Header) string {
-	if h.ParentSessionID != "" {
-		return orDefault(h.Mode)
-	}
-	return ModeDefault
-}
 
 // noteLocked returns the mode to note on the user message or tool result being saved ("" for
 // none), and takes it as told. Caller holds s.saved.mu.
@@ -99,24 +81,6 @@ func (s *Session) startTold() string {
 	return s.saved.toldStart
 }
 
-// walkNotes returns, for a branch of a session file in file order (before sourceOrder) whose
-// header is h, the entry id of each message that carries a note, with the note's mode: the
-// rule noteLocked follows while saving, applied to the entries.
-func walkNotes(h store.Header, branch []store.Entry) map[string]string {
-	out := map[string]string{}
-	mode, told := orDefault(h.Mode), toldStart(h)
-	for _, e := range branch {
-		switch {
-		case e.Kind == store.KindMode:
-			mode = orDefault(e.Mode)
-		case e.Kind == store.KindMessage && e.Message != nil && prompt.TakesNote(e.Message.Role) && mode != told:
-			told = mode
-			out[e.ID] = mode
-		}
-	}
-	return out
-}
-
 // restoreNotes sets the session's notes from a restored transcript's: notes by transcript
 // index, what the model was told at the start, and fileMode, the mode the file's entries
 // leave. Called by build before the session is published, and by a rewind holding the
@@ -125,7 +89,7 @@ func (s *Session) restoreNotes(notes map[int]string, start, fileMode string) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
 	s.saved.notes, s.saved.toldStart, s.saved.pending = notes, start, nil
-	s.saved.told, s.saved.mode = start, orDefault(fileMode)
+	s.saved.told, s.saved.mode = start, history.OrDefault(fileMode)
 	best := -1
 	for i, m := range notes {
 		if i > best {

@@ -383,7 +383,7 @@ func (s *Session) attach(cfg Config, o Options, r *restoring, mode string) {
 	}
 	s.sub.cfg, s.sub.files, s.sub.child = cfg, o.Files, o.child
 	if r != nil {
-		s.restoreNotes(r.notes, toldStart(r.header), r.mode)
+		s.restoreNotes(r.notes, history.ToldStart(r.header), r.mode)
 	} else if o.child != nil {
 		s.restoreNotes(nil, mode, mode) // its prompt says its mode
 	} else {

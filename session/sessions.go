@@ -117,7 +117,7 @@ func (h *Host) Load(id string, o Options) (*Session, []Item, error) {
 	if err != nil {
 		return nil, nil, h.storeError(id, err)
 	}
-	notes := walkNotes(loaded.Header, loaded.Branch)
+	notes := history.Notes(loaded.Header, loaded.Branch)
 	loaded.Branch = store.SourceOrder(loaded.Branch)
 	s, err := h.restore(f, loaded, loaded.Branch, notes, o)
 	if err != nil {
@@ -159,7 +159,7 @@ func (h *Host) storeError(id string, err error) error {
 
 // restore re-creates a session from its header and the entries of a branch (all of them for
 // a load, a prefix for a fork), with f as its file (nil: created at the first message).
-// notes are the entry ids of the messages that carry a mode note (walkNotes).
+// notes are the entry ids of the messages that carry a mode note (history.Notes).
 func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry, notes map[string]string, o Options) (*Session, error) {
 	cfg, err := configOf(loaded.Header)
 	if err != nil {
@@ -260,7 +260,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 		if loaded, err = h.files.Read(id); err != nil {
 			return nil, nil, h.storeError(id, err)
 		}
-		notes = walkNotes(loaded.Header, loaded.Branch)
+		notes = history.Notes(loaded.Header, loaded.Branch)
 		loaded.Branch = store.SourceOrder(loaded.Branch)
 	}
 	branch := loaded.Branch
@@ -296,7 +296,7 @@ func (h *Host) Fork(id string, count int, o Options) (*Session, []Item, error) {
 // copyEntries writes a fork's entries into its own file. Its mode entries are written anew,
 // from its notes: one before each message that was saved in a mode the entries written so
 // far do not leave (the results of a batch are in source order here, not in the order they
-// ended), so that walkNotes finds the same notes in the fork's file.
+// ended), so that history.Notes finds the same notes in the fork's file.
 func (s *Session) copyEntries(branch []store.Entry) {
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
@@ -306,7 +306,7 @@ func (s *Session) copyEntries(branch []store.Entry) {
 	}
 	newIDs := map[string]string{}
 	mi, ci := 0, 0
-	fileMode, told := orDefault(s.saved.header.Mode), s.saved.toldStart
+	fileMode, told := history.OrDefault(s.saved.header.Mode), s.saved.toldStart
 	for _, e := range branch {
 		if e.Kind == store.KindMode {
 			continue
