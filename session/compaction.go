@@ -249,9 +249,8 @@ func (s *Session) Compact(ctx context.Context, instructions string) (CompactResu
 // session's model of the moment (SetModel changes it for the next call, never during one);
 // when the provider answers that the context is too long, the session compacts and the call
 // is made again, once, unless the transcript is the one of the last compaction or attempt
-// (this call's own threshold compaction: one per call). The first attempt's stream start is
-// held back until it streams something, so a call retried after an overflow shows as one
-// message.
+// (this call's own threshold compaction: one per call); compact.StreamRetrying makes a call
+// retried after an overflow show as one message.
 type compactingProvider struct {
 	s *Session
 }
@@ -269,51 +268,23 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	}
 	// The instruction files and the mode's section (instructions.go); the loop's request
 	// is kept for a call made again after a compaction, which reads the files again.
-	orig := req
-	req = p.s.keyed(p.s.requestFor(orig))
-	var held bool // the first attempt's start, not yet passed on
-	var heldPartial *llm.Message
-	streamed := false
-	first := func(partial *llm.Message, ev llm.StreamEvent) {
-		if sink == nil {
-			return
-		}
-		if ev.Kind == llm.StreamStart && !streamed {
-			// The start as it was: the partial message will have grown when it is passed on.
-			snap := *partial
-			snap.Content = append([]llm.Content(nil), partial.Content...)
-			held, heldPartial = true, &snap
-			return
-		}
-		if held {
-			held = false
-			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
-		}
-		streamed = true
-		sink(partial, ev)
-	}
-	m := model.provider.Stream(ctx, req, first)
-	if streamed || ctx.Err() != nil || !compact.IsContextOverflow(&m) || !model.compact.Enabled {
-		if held && sink != nil {
-			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
-		}
-		return m
-	}
 	s := p.s
-	transcript := s.compacting.lastTranscript
-	if at := s.compactedAt(transcript); at != 0 && at == len(transcript) {
-		if held && sink != nil {
-			sink(heldPartial, llm.StreamEvent{Kind: llm.StreamStart})
+	return compact.StreamRetrying(ctx, model.provider, s.keyed(s.requestFor(req)), sink, func() *llm.Request {
+		if !model.compact.Enabled {
+			return nil
 		}
-		return m
-	}
-	if _, err := s.compactNow(ctx, transcript, ReasonOverflow, ""); err != nil {
-		if ctx.Err() == nil {
-			s.compacting.tried = len(transcript)
+		transcript := s.compacting.lastTranscript
+		if at := s.compactedAt(transcript); at != 0 && at == len(transcript) {
+			return nil
 		}
-		return m
-	}
-	retry := *s.keyed(s.requestFor(orig))
-	retry.Messages = s.view(transcript)
-	return model.provider.Stream(ctx, &retry, sink)
+		if _, err := s.compactNow(ctx, transcript, ReasonOverflow, ""); err != nil {
+			if ctx.Err() == nil {
+				s.compacting.tried = len(transcript)
+			}
+			return nil
+		}
+		retry := *s.keyed(s.requestFor(req))
+		retry.Messages = s.view(transcript)
+		return &retry
+	})
 }
