@@ -11,6 +11,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -88,32 +89,11 @@ type Answer struct {
 }
 
 // Elicitation is an MCP server's question to the person (MCP's elicitation/create), asked
-// during one of the session's tool calls.
-type Elicitation struct {
-	// Server is the MCP server that asks; ToolCallID the call it asks during, as the model
-	// wrote it ("" when pid cannot tell).
-	Server, ToolCallID string
-	// Mode is "form" (a question answered with fields), "url" (a page to visit), or
-	// another mode a newer server names.
-	Mode    string
-	Message string
-	// RequestedSchema is, in form mode, the JSON Schema of the answer's fields; nil when
-	// the server sent none.
-	RequestedSchema json.RawMessage
-	// URL and ElicitationID are url mode's.
-	URL, ElicitationID string
-	// Params are the request's params as the server sent them (MCP's ElicitRequest params),
-	// for a face that passes the question on whole.
-	Params json.RawMessage
-}
+// during one of the session's tool calls (mcp.Elicitation).
+type Elicitation = mcp.Elicitation
 
-// ElicitAnswer is the person's answer to an Elicitation: Action "accept" (with Content, the
-// fields), "decline" or "cancel"; Meta is passed back to the server as the answer's _meta.
-type ElicitAnswer struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-	Meta    map[string]any `json:"_meta,omitempty"`
-}
+// ElicitAnswer is the person's answer to an Elicitation (mcp.ElicitAnswer).
+type ElicitAnswer = mcp.ElicitAnswer
 
 // AfterInput is what the face's afterToolCall (Options.After) sees of a call that ran: the
 // call, and its result as it stands.

@@ -10,9 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
-	"sort"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,12 +28,7 @@ const (
 )
 
 // ServerInfo is one MCP server as mcp/servers lists it.
-type ServerInfo struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Tools  int    `json:"tools"`
-	Error  string `json:"error,omitempty"`
-}
+type ServerInfo = mcp.Info
 
 // sessionKey and callKey find the session and the tool call in the context of an MCP call
 // (for elicitation and sampling).
@@ -98,27 +90,11 @@ func CheckMCPServers(raw json.RawMessage) error {
 	return err
 }
 
-// SameMCPServers reports whether two "mcpServers" objects name the same servers with the
-// same configurations (a server's identity: one process serves both), and lists the names
-// of each, sorted. Objects that do not parse are not the same.
+// SameMCPServers is mcp.SameServers.
 //
 // Contract: pure; safe for concurrent use.
 func SameMCPServers(a, b json.RawMessage) (same bool, namesA, namesB []string) {
-	pa, errA := mcp.ParseServers(a)
-	pb, errB := mcp.ParseServers(b)
-	if errA != nil || errB != nil {
-		return false, nil, nil
-	}
-	namesA, namesB = slices.Sorted(maps.Keys(pa)), slices.Sorted(maps.Keys(pb))
-	if !slices.Equal(namesA, namesB) {
-		return false, namesA, namesB
-	}
-	for n, c := range pa {
-		if pb[n].Key() != c.Key() {
-			return false, namesA, namesB
-		}
-	}
-	return true, namesA, namesB
+	return mcp.SameServers(a, b)
 }
 
 // openMCP gives the session its catalog of MCP servers, holding servers (they start in the
@@ -173,7 +149,7 @@ func (s *Session) MCPServers() []ServerInfo {
 	}
 	var out []ServerInfo
 	for _, st := range s.mcp.Servers() {
-		out = append(out, ServerInfo{Name: st.Name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
+		out = append(out, mcp.InfoOf(st))
 	}
 	return out
 }
@@ -187,18 +163,11 @@ func (h *Host) MCPServers() []ServerInfo {
 		sessions = append(sessions, s)
 	}
 	h.mu.Unlock()
-	seen := map[string]bool{}
-	out := []ServerInfo{}
-	for _, s := range sessions {
-		for _, si := range s.MCPServers() {
-			if key := si.Name + "\x00" + si.Status; !seen[key] {
-				seen[key] = true
-				out = append(out, si)
-			}
-		}
+	lists := make([][]ServerInfo, len(sessions))
+	for i, s := range sessions {
+		lists[i] = s.MCPServers()
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return mcp.Merge(lists...)
 }
 
 // mcpManager returns the manager of the host's servers, made on first use.
@@ -222,7 +191,7 @@ func (h *Host) mcpOptions() mcp.Options {
 		OnStatus: func(st mcp.ServerStatus) {
 			h.mcpChanged(st)
 			if face := h.opts.MCPStatus; face != nil {
-				face(ServerInfo{Name: st.Name, Status: string(st.Status), Tools: st.Tools, Error: st.Error})
+				face(mcp.InfoOf(st))
 			}
 		},
 		Elicit: elicit,
@@ -244,31 +213,15 @@ func elicit(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.Eli
 	if req == nil {
 		return &sdk.ElicitResult{Action: "decline"}, nil
 	}
-	q := Elicitation{Server: server, ToolCallID: ToolCallID(ctx), Mode: req.Mode, Message: req.Message, URL: req.URL, ElicitationID: req.ElicitationID}
-	if q.Mode == "" {
-		q.Mode = "form"
-		if req.URL != "" || req.ElicitationID != "" {
-			q.Mode = "url"
-		}
-	}
-	var err error
-	if q.Params, err = json.Marshal(req); err != nil {
+	q, err := mcp.Question(server, ToolCallID(ctx), req)
+	if err != nil {
 		return nil, err
-	}
-	if req.RequestedSchema != nil {
-		b, err := json.Marshal(req.RequestedSchema)
-		if err != nil {
-			return nil, fmt.Errorf("the requestedSchema of MCP server %s cannot be encoded: %v", server, err)
-		}
-		if string(b) != "null" {
-			q.RequestedSchema = b
-		}
 	}
 	a, err := s.face.Elicit(ctx, s, q)
 	if err != nil {
 		return nil, err
 	}
-	return &sdk.ElicitResult{Meta: a.Meta, Action: a.Action, Content: a.Content}, nil
+	return a.Result(), nil
 }
 
 // mcpChanged tells the sessions that use a server that its status or tools changed.
