@@ -16,6 +16,7 @@ import (
 
 	"github.com/pid-agent/pid/commands"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/skills"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -42,7 +43,7 @@ func (s *Session) commands() []commands.Command {
 	list := commands.List(root, func(key, msg string) { s.host.reportOnce(key, nil, msg) })
 	if s.builtin[SkillName] {
 		// Each skill in use is a command too, after the person's own (which win).
-		list = append(list, skillCommands(s.Skills(), list)...)
+		list = append(list, skills.Commands(s.Skills(), list)...)
 	}
 	return list
 }

@@ -7,24 +7,16 @@
 package session
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/pid-agent/pid/agents"
-	"github.com/pid-agent/pid/commands"
-	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/mdfile"
-	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/skills"
-	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 )
 
 // SkillName is the built-in tool that gives the model a skill's instructions.
-const SkillName = "skill"
+const SkillName = skills.ToolName
 
 // Skill is one skill of skills/list.
 type Skill = skills.Skill
@@ -89,59 +81,13 @@ func (s *Session) ignoredSkillsAndAgents() []string {
 	return append(skills.TrustItems(sk, root), agents.TrustItems(ag, root)...)
 }
 
-// skillSchema is the skill tool's parameters. No enum of names: the tool definitions (and
-// the provider's prompt cache) stay the same when a skill is added.
-const skillSchema = `{"type": "object", "properties": {
-  "name": {"type": "string", "minLength": 1, "description": "The skill's name, as the system prompt lists it."}
-}, "required": ["name"], "additionalProperties": false}`
-
-// skillTool returns the skill tool; s may be nil for a description only (BuiltinTools).
+// skillTool returns the skill tool (skills.Tool); s may be nil for a description only
+// (BuiltinTools).
 func skillTool(s *Session) toolexec.Tool {
-	t := toolexec.Tool{
-		Name: SkillName,
-		Description: "Load a skill: instructions for a particular kind of task that the user keeps, listed by name and description in the system prompt. " +
-			"It returns the skill's instructions and the files in its folder, which you read with read when the instructions call for them.",
-		Parameters: json.RawMessage(skillSchema),
-		View: func(args json.RawMessage, _ any) toolexec.View {
-			var a struct {
-				Name string `json:"name"`
-			}
-			_ = json.Unmarshal(args, &a)
-			return toolexec.View{Kind: toolexec.KindRead, Title: "Skill: " + mdfile.OneLine(a.Name, 64)}
-		},
+	if s == nil {
+		return skills.Tool(nil, nil)
 	}
-	if s != nil {
-		t.Execute = s.runSkill
-	}
-	return t
-}
-
-// runSkill is the skill tool's Execute: the skill's body and the files beside it, or an
-// error result naming the skills in use.
-func (s *Session) runSkill(_ context.Context, call toolexec.Call, _ func(event.Result)) (toolexec.Result, error) {
-	var a struct {
-		Name string `json:"name"`
-	}
-	if err := call.Decode(&a); err != nil {
-		return toolexec.Result{}, err
-	}
-	list := s.Skills()
-	sk, ok := skills.Lookup(list, strings.TrimPrefix(strings.TrimSpace(a.Name), "/"))
-	if !ok {
-		var names []string
-		for _, x := range list {
-			if x.Used() {
-				names = append(names, x.Name)
-			}
-		}
-		if len(names) == 0 {
-			return toolexec.Result{}, task.Failure(fmt.Sprintf("There is no skill %q: no skill is in use.", mdfile.OneLine(a.Name, 64)))
-		}
-		return toolexec.Result{}, task.Failure(fmt.Sprintf("There is no skill %q. The skills in use: %s.", mdfile.OneLine(a.Name, 64), strings.Join(names, ", ")))
-	}
-	s.allowSkillReads(sk)
-	return toolexec.Result{Content: []llm.Content{llm.Text(skills.ToolText(sk))},
-		Details: map[string]string{"name": sk.Name, "path": sk.Path}}, nil
+	return skills.Tool(s.Skills, s.allowSkillReads)
 }
 
 // skillsBlock returns the system prompt's lines for the skills in use; "" when the session
@@ -151,34 +97,6 @@ func (s *Session) skillsBlock() string {
 		return ""
 	}
 	return skills.PromptBlock(s.Skills())
-}
-
-// skillCommands returns a command for each skill in use whose name no other command has
-// (have: the built-in ones and the person's command files win).
-func skillCommands(list []Skill, have []commands.Command) []commands.Command {
-	var out []commands.Command
-	for _, sk := range list {
-		if !sk.Used() {
-			continue
-		}
-		taken := false
-		for _, c := range have {
-			taken = taken || c.Name == sk.Name
-		}
-		for _, c := range out {
-			taken = taken || c.Name == sk.Name
-		}
-		if taken {
-			continue
-		}
-		out = append(out, commands.Command{
-			Info:     commands.Info{Name: sk.Name, Description: mdfile.OneLine(sk.Description, 100), Input: &commands.Input{Hint: "what to do (optional)"}},
-			Source:   commands.Skill,
-			Template: skills.CommandText(sk, ""),
-			Path:     sk.Path,
-		})
-	}
-	return out
 }
 
 // skillCommandText returns the prompt of a skill's /NAME command with args after it.

@@ -3,7 +3,8 @@
 // and saying what it is for, and a body of instructions the model loads when it uses it.
 //
 // The entry point is Find, which lists every skill found (those left out too, with why);
-// PromptBlock, ToolText and CommandText make the texts the session gives the model.
+// PromptBlock, ToolText and CommandText make the texts the session gives the model; Tool is
+// the skill tool that gives one, and Commands the skills' /NAME commands.
 package skills
 
 import (
