@@ -2,9 +2,9 @@
 // as Claude Code configures them: `"hooks": {"EVENT": [{"matcher": "REGEX", "hooks":
 // [{"type": "command", "command": "...", "timeout": SECONDS}]}]}`. The entry points are
 // Parse (one settings source), Set.For (the hooks of an event and tool) and Run (one
-// command, JSON on stdin, its exit code and output read back). What the output decides is
-// the session's to apply (package session, hooks.go); docs/hooks.md is the description for
-// people.
+// command, JSON on stdin, its exit code and output read back); StartRun runs a session's
+// SessionStart hooks in the background. What the output decides is the session's to apply
+// (package session, hooks.go); docs/hooks.md is the description for people.
 package hooks
 
 import (

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -37,18 +36,8 @@ type hookState struct {
 	// stops counts the Stop hooks' blocks in a row in the running prompt.
 	stops int
 
-	// mu guards the fields below it.
-	mu sync.Mutex
-	// started closes when the SessionStart hooks have run; startContext is what they said
-	// for the model, added to the next prompt's user message.
-	started      chan struct{}
-	startContext []string
-	// stopStart cancels the SessionStart hooks' run; stopped is set once the session closes
-	// (no run starts after it). startRun is the run, which closing the session waits for
-	// (its Add is made under mu, before stopped is set).
-	stopStart context.CancelFunc
-	stopped   bool
-	startRun  sync.WaitGroup
+	// start is the SessionStart hooks' run, which closing the session stops.
+	start hooks.StartRun
 }
 
 // HookInfo is one configured hook, as hooks/list shows it.
@@ -210,64 +199,19 @@ func (s *Session) beforeStop(ctx context.Context, _ *llm.Message) []llm.Message 
 // "load" or "resume"); what they print is added to the next prompt. The run belongs to the
 // session: stopSessionHooks, when it closes, kills the hooks still running and waits.
 func (s *Session) startSessionHooks(source string) {
-	has := s.hookSet().Has(hooks.SessionStart)
-	done := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	s.hooks.mu.Lock()
-	defer s.hooks.mu.Unlock()
-	s.hooks.started = done
-	if !has || s.hooks.stopped {
-		cancel()
-		close(done)
-		return
-	}
-	s.hooks.stopStart = cancel
-	s.hooks.startRun.Add(1)
-	go func() {
-		defer s.hooks.startRun.Done()
-		defer close(done)
-		out := s.hookRunner().SessionStart(ctx, source)
-		if ctx.Err() != nil {
-			return
-		}
-		s.hooks.mu.Lock()
-		s.hooks.startContext = append(s.hooks.startContext, out...)
-		s.hooks.mu.Unlock()
-	}()
+	s.hooks.start.Start(s.hookSet().Has(hooks.SessionStart), func(ctx context.Context) []string {
+		return s.hookRunner().SessionStart(ctx, source)
+	})
 }
 
 // stopSessionHooks kills the SessionStart hooks still running and waits until their run
 // has ended. Called when the session closes, after its last run ended.
-func (s *Session) stopSessionHooks() {
-	s.hooks.mu.Lock()
-	s.hooks.stopped = true
-	stop := s.hooks.stopStart
-	s.hooks.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	s.hooks.startRun.Wait()
-}
+func (s *Session) stopSessionHooks() { s.hooks.start.Stop() }
 
 // sessionStartContext waits for the SessionStart hooks (or ctx) and returns what they said,
 // once: the first prompt after them gets it.
 func (s *Session) sessionStartContext(ctx context.Context) string {
-	s.hooks.mu.Lock()
-	done := s.hooks.started
-	s.hooks.mu.Unlock()
-	if done == nil {
-		return ""
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ""
-	}
-	s.hooks.mu.Lock()
-	defer s.hooks.mu.Unlock()
-	out := strings.Join(s.hooks.startContext, "\n\n")
-	s.hooks.startContext = nil
-	return out
+	return s.hooks.start.Context(ctx)
 }
 
 // preCompactHooks runs the PreCompact hooks before a compaction made for reason; it returns

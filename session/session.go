@@ -47,7 +47,7 @@ import (
 // one, sits right above the fields it guards, and says which goroutines touch it.
 //
 // Lock order. Of the session's locks (run.mu, model.mu, saved.mu, sampling.mu, mode.mu and
-// hooks.mu here; gates.mu, and its MCP catalog's, which package mcp orders), no two are
+// hooks.start's here; gates.mu, and its MCP catalog's, which package mcp orders), no two are
 // ever held at a time, nor one with the host's mu. Holding one, the session calls out only
 // so: saved.mu is held while the session's file (package store) is created, appended to and
 // synced, and while the face's Warn is told that saving failed (so Warn must not call back
