@@ -4,7 +4,7 @@
 // the tool's Slots); a child has no task tool (depth 1); an explore child has only the
 // read-only tools and bash in a read-only sandbox, a general child the parent's tools and
 // mode. A child records its changes in its parent's checkpoint, and two children of one
-// parent never change the same file at the same time (claimFile). The tool's parts apart
+// parent never change the same file at the same time (task.Claims). The tool's parts apart
 // from the sessions (spec, arguments, details, the following of a child's run) are package
 // task's.
 
@@ -78,8 +78,8 @@ type childSpec struct {
 	id string
 }
 
-// subagentState is a session's part in subagents. The fields above mu are set by build and
-// then only read.
+// subagentState is a session's part in subagents. The fields above owners are set by build
+// and then only read; owners synchronizes itself.
 type subagentState struct {
 	// cfg is the session's configuration, which a child's starts from.
 	cfg Config
@@ -92,13 +92,14 @@ type subagentState struct {
 	// slots caps the task calls executing at once.
 	slots *toolexec.Slots
 
-	// mu guards owners, observer and parallel.
+	// owners maps each file a running child changed to that child (a parent's).
+	owners task.Claims[*Session]
+
+	// mu guards observer and parallel.
 	mu sync.Mutex
 	// parallel holds the task calls (by call ID) of a batch with two or more writing
 	// children, noted by the Before hook for runTask (worktrees.go).
 	parallel map[string]bool
-	// owners maps each file a running child changed to that child (a parent's).
-	owners map[string]*Session
 	// observer, on a child, hears each event of its run (the task call's progress).
 	observer func(event.Event)
 }
@@ -164,7 +165,7 @@ func (s *Session) runTask(ctx context.Context, call toolexec.Call, onUpdate func
 		onUpdate(event.Result{Content: []llm.Content{llm.Text(n)}, Details: map[string]any{"childSessionId": child.id, "step": n}})
 	}
 	defer func() {
-		s.releaseFiles(child)
+		s.sub.owners.Release(child)
 		_ = s.host.CloseSession(child.id)
 	}()
 	maxTurns := s.sub.cfg.Subagents.MaxTurns
@@ -329,32 +330,6 @@ func (s *Session) newChild(spec childSpec) (*Session, error) {
 	return child, nil
 }
 
-// claimFile notes that child changes path; it returns the other running child that
-// changed it first (nil when none), whose change must end first.
-func (s *Session) claimFile(path string, child *Session) *Session {
-	s.sub.mu.Lock()
-	defer s.sub.mu.Unlock()
-	if o := s.sub.owners[path]; o != nil && o != child {
-		return o
-	}
-	if s.sub.owners == nil {
-		s.sub.owners = map[string]*Session{}
-	}
-	s.sub.owners[path] = child
-	return nil
-}
-
-// releaseFiles forgets the files child changed, once it ended.
-func (s *Session) releaseFiles(child *Session) {
-	s.sub.mu.Lock()
-	defer s.sub.mu.Unlock()
-	for p, o := range s.sub.owners {
-		if o == child {
-			delete(s.sub.owners, p)
-		}
-	}
-}
-
 // conflict returns, for a subagent about to change path, the error result naming the
 // other running task that changed it; nil when the change may go on (or s is no child).
 func (s *Session) conflict(path string) error {
@@ -362,12 +337,10 @@ func (s *Session) conflict(path string) error {
 	if c == nil || c.worktree != nil {
 		return nil // a child in its own worktree changes only its own files
 	}
-	other := c.parent.claimFile(path, s)
-	if other == nil {
+	other, taken := c.parent.sub.owners.Claim(path, s)
+	if !taken {
 		return nil
 	}
 	oc := other.sub.child
-	return task.Failure(fmt.Sprintf("%s is being changed by another subagent running alongside this one: the task %q (call %s, session %s). "+
-		"Two subagents must not change one file at the same time: leave this file to that task, or say so in your answer so that the work is sequenced.",
-		path, oc.description, oc.toolCallID, other.id))
+	return task.Conflict(path, oc.description, oc.toolCallID, other.id)
 }

@@ -5,7 +5,7 @@
 // $XDG_STATE_HOME/pid/worktrees/<session>/<child>, made from the parent's HEAD plus its
 // uncommitted changes; when it ends its changes are merged into the main tree file by file
 // (three-way), recorded in the parent's checkpoint. Outside a git repository, or with
-// "none", the second writer of a file is refused as before (claimFile).
+// "none", the second writer of a file is refused as before (task.Claims).
 
 package session
 
