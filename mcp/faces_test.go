@@ -22,6 +22,7 @@ func TestSameServers(t *testing.T) {
 		{"same servers, other order", json.RawMessage(`{"web":{"url":"https://x.test/mcp"},"fs":{"args":["/w"],"command":"mcp-fs"}}`), true, []string{"fs", "web"}},
 		{"one server's args differ", json.RawMessage(`{"fs":{"command":"mcp-fs","args":["/v"]},"web":{"url":"https://x.test/mcp"}}`), false, []string{"fs", "web"}},
 		{"a server fewer", json.RawMessage(`{"fs":{"command":"mcp-fs","args":["/w"]}}`), false, []string{"fs"}},
+		{"a server more", json.RawMessage(`{"fs":{"command":"mcp-fs","args":["/w"]},"web":{"url":"https://x.test/mcp"},"git":{"command":"mcp-git"}}`), false, []string{"fs", "git", "web"}},
 		{"does not parse", json.RawMessage(`{"fs":{"command":3}}`), false, nil},
 	}
 	for _, c := range cases {
