@@ -1,10 +1,10 @@
 // :PidJobs in a real Neovim (tmux), checked on the screen as a person sees it (issue 36): a
 // prompt starts a background job that prints a line a second; :PidJobs opens the list in a
 // split with the job running; <CR> shows what it printed under the list; K kills it and the
-// list says so; no process of the job is left.
+// list says so; no process of the job is left (by /proc).
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { test } from 'node:test';
 import { withNvim } from './lib/nvim.js';
 
@@ -12,13 +12,18 @@ const call = (id, name, args) => ({ type: 'toolCall', id, name, arguments: args 
 const marker = `pid-e2e-ticker-${process.pid}`;
 const command = `echo ready; i=0; while true; do i=$((i+1)); echo ${marker} $i; sleep 1; done`;
 
-/** Reports whether a process of the job (its command line holds the marker) is left. */
+/** Reports whether a process of the job (its command line holds the marker) is left: /proc, read directly (no pgrep on a fresh machine). */
 function jobAlive() {
-	try {
-		return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim() !== '';
-	} catch {
-		return false; // pgrep exits 1 when nothing matches
+	for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+		try {
+			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) && pid !== String(process.pid)) {
+				return true;
+			}
+		} catch {
+			// gone meanwhile
+		}
 	}
+	return false;
 }
 
 test('Neovim: :PidJobs lists a running job, <CR> shows its output, K kills it', { timeout: 90000 }, async () => {
