@@ -190,32 +190,57 @@ func (w *Workspace) terminalCommand(shell, command string, unsandboxed bool, who
 	return line, s, &s.details, nil
 }
 
+// termStart is a bash call's command started in the editor's terminal id.
+type termStart struct {
+	id      string
+	box     *sandboxed // nil when unsandboxed
+	details *SandboxDetails
+	began   time.Time
+}
+
+// startTerminal creates the editor's terminal that runs a bash call's command
+// (terminalCommand), its output kept up to limit bytes. An unsandboxed command gets pid's
+// variables for tool calls (no pager) and set; a sandboxed one's travel in its launch file.
+// (nil, nil) when the editor could not create it: its terminals are dropped and the caller
+// runs the command itself.
+func (w *Workspace) startTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller, limit int, set []string) (*termStart, error) {
+	began := time.Now()
+	line, box, details, err := w.terminalCommand(shell, a.Command, a.Unsandboxed, who)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	if box == nil {
+		env = append([]string{"PAGER=cat", "GIT_PAGER=cat"}, set...) // nobody answers a pager in a tool call
+	}
+	id, err := t.Create(ctx, line[0], line[1:], w.Cwd(), env, limit)
+	if err != nil {
+		if box != nil && box.client != nil {
+			box.client.Close()
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		w.dropTerminals(err)
+		return nil, nil
+	}
+	return &termStart{id: id, box: box, details: details, began: began}, nil
+}
+
 // runInTerminal runs a foreground bash call in the editor's terminal t: the first update
 // names the terminal (details.terminalId, which the face shows live), then the call waits
 // for the command's exit, the timeout or the abort (which kill it), reads its output,
 // releases the terminal and returns the result as runBash does. ok is false when the
 // terminal could not be created: nothing ran and the caller runs the command itself.
 func (w *Workspace) runInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller, timeout time.Duration, onUpdate func(event.Result)) (res toolexec.Result, err error, ok bool) {
-	began := time.Now()
-	line, box, details, err := w.terminalCommand(shell, a.Command, a.Unsandboxed, who)
+	st, err := w.startTerminal(ctx, t, shell, a, who, terminalOutputLimit, nil)
 	if err != nil {
 		return toolexec.Result{}, err, true
 	}
-	var env []string
-	if box == nil {
-		env = []string{"PAGER=cat", "GIT_PAGER=cat"} // nobody answers a pager in a tool call
-	}
-	id, err := t.Create(ctx, line[0], line[1:], w.Cwd(), env, terminalOutputLimit)
-	if err != nil {
-		if box != nil && box.client != nil {
-			box.client.Close()
-		}
-		if ctx.Err() != nil {
-			return toolexec.Result{}, ctx.Err(), true
-		}
-		w.dropTerminals(err)
+	if st == nil {
 		return toolexec.Result{}, nil, false
 	}
+	began, id, box, details := st.began, st.id, st.box, st.details
 	bg := context.WithoutCancel(ctx)
 	defer func() {
 		rctx, cancel := context.WithTimeout(bg, terminalGrace)
@@ -317,35 +342,25 @@ type termProc struct {
 // among pid's own children; (nil, nil) when the terminal could not be created (the editor's
 // terminals are dropped: the caller launches it itself).
 func (w *Workspace) launchInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller) (*launched, error) {
-	began := time.Now()
-	line, box, details, err := w.terminalCommand(shell, a.Command, a.Unsandboxed, who)
-	if err != nil {
+	st, err := w.startTerminal(ctx, t, shell, a, who, JobOutputBytes, []string{"PYTHONUNBUFFERED=1"})
+	if st == nil || err != nil {
 		return nil, err
 	}
-	var env []string
-	if box == nil {
-		env = []string{"PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1"}
-	}
-	id, err := t.Create(ctx, line[0], line[1:], w.Cwd(), env, JobOutputBytes)
-	if err != nil {
-		if box != nil && box.client != nil {
-			box.client.Close()
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		w.dropTerminals(err)
-		return nil, nil
-	}
+	id := st.id
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		_ = t.Release(context.WithoutCancel(ctx), id)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), terminalGrace)
+		_ = t.Release(rctx, id) // kills the command
+		cancel()
+		if st.box != nil && st.box.client != nil {
+			st.box.client.Close()
+		}
 		return nil, err
 	}
 	p := &termProc{t: t, id: id, w: pw, done: make(chan struct{})}
 	p.waitCtx, p.cancelWait = context.WithCancel(context.Background())
 	go p.follow()
-	return &launched{term: p, out: pr, box: box, details: details, began: began}, nil
+	return &launched{term: p, out: pr, box: st.box, details: st.details, began: st.began}, nil
 }
 
 // follow copies the terminal's output into the pipe until the command has exited, then
