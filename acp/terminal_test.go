@@ -348,3 +348,40 @@ func TestJobRunsInTheClientsTerminal(t *testing.T) {
 		t.Errorf("job_kill: %q", k1)
 	}
 }
+
+// A command in the client's terminal is held to the protected paths as pid's own are: it
+// cannot move .git aside nor leave a .vscode/tasks.json or a git hook for the person's editor
+// or git to run later.
+func TestBashInTheClientsTerminalLeavesNothingToRunLater(t *testing.T) {
+	needKernelSandbox(t)
+	c := start(t)
+	c.initialize(map[string]any{"terminal": true})
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	head, _ := os.ReadFile(filepath.Join(dir, ".git", "HEAD"))
+	command := "mkdir -p .vscode; echo '{}' > .vscode/tasks.json; echo 'touch PWNED' > .git/hooks/pre-commit; mv .git .git_old; mkdir .git; echo planted > .git/HEAD; true"
+	args, _ := json.Marshal(map[string]any{"command": command})
+	sid := c.newSession(dir, script(`"permissions":{"tools":{"bash":"allow"}}`, toolTurn(call("b1", "bash", string(args))), textTurn("finished")))
+	tc := newTerminalClient(c, t)
+	c.result(c.prompt(sid, "run it"), func(m *msg) {
+		if !tc.handle(m) {
+			t.Errorf("unexpected request %s", m.raw)
+		}
+	})
+	if len(tc.created) != 1 {
+		t.Fatalf("terminal/create %d times", len(tc.created))
+	}
+	for _, p := range []string{".vscode/tasks.json", ".git/hooks/pre-commit", ".git_old"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("the command in the client's terminal left %s", p)
+		}
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, ".git", "HEAD")); string(now) != string(head) {
+		t.Errorf(".git/HEAD is %q, was %q", now, head)
+	}
+}
