@@ -46,6 +46,11 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	// With -race the daemon is built with it too: its data races then show on its stderr.
+	// Such a program sleeps a second as it exits unless GORACE says not to; the daemons
+	// these tests start (hundreds) need not, since a race is reported when it happens.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	pidBinary, buildErr = pidtest.Binary(dir, testRace())
 	// The test MCP server (package mcp's), on PATH as pidtestmcp for the daemons and
 	// fixtures that name it in mcpServers.
