@@ -22,7 +22,9 @@ BIN=${BIN:-$PWD/bin}
 golog=$(mktemp)
 trap 'rm -f "$golog"' EXIT
 
-PID_REQUIRE_SANDBOX=1 PID_REQUIRE_CORPUS_TOOLS=1 "$GO" test -race -count=1 -timeout 25m ./... >"$golog" 2>&1 &
+start=$SECONDS
+( PID_REQUIRE_SANDBOX=1 PID_REQUIRE_CORPUS_TOOLS=1 "$GO" test -race -count=1 -timeout 25m ./...
+  rc=$?; echo "(the Go tests ended $((SECONDS - start)) s after the start)"; exit $rc ) >"$golog" 2>&1 &
 gopid=$!
 
 # The Neovim plugin's headless test on the newer Neovims too (0.10 and the newest, fetched by
@@ -37,7 +39,7 @@ newer_nvims() {
 }
 nvimlog=$(mktemp)
 trap 'rm -f "$golog" "$nvimlog"' EXIT
-newer_nvims >"$nvimlog" 2>&1 &
+( newer_nvims; rc=$?; echo "(the newer Neovims' lane ended $((SECONDS - start)) s after the start)"; exit $rc ) >"$nvimlog" 2>&1 &
 nvimpid=$!
 
 clients() {
@@ -52,6 +54,7 @@ clients() {
 }
 (clients)
 clientsrc=$?
+echo "(the clients' and end-to-end lane ended $((SECONDS - start)) s after the start)"
 
 wait "$nvimpid"
 nvimrc=$?
