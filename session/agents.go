@@ -54,24 +54,11 @@ func (s *Session) activeToolNames() []string {
 // parent's (the file names none, inherit, or a model not in the person's list: warning
 // then says so).
 func (s *Session) agentModel(def *agents.Agent) (*ModelConfig, string) {
-	cur := s.currentModel()
-	if cur == nil || cur.cfg == nil {
-		return nil, ""
-	}
-	parent := agents.Model{Provider: cur.cfg.Provider, ID: cur.cfg.ID}
 	list, err := s.host.ModelList(s.id, nil)
 	if err != nil {
 		return nil, ""
 	}
-	models := make([]agents.Model, len(list.Models))
-	for i, m := range list.Models {
-		models[i] = agents.Model{Provider: m.Provider, ID: m.ID, Name: m.Name}
-	}
-	m, warn := def.ResolveModel(models, parent)
-	if m == parent {
-		return nil, warn
-	}
-	return s.host.fillModel(s.ws.Cwd(), &ModelConfig{Provider: m.Provider, ID: m.ID}), warn
+	return s.host.modelSettings().ForAgent(s.ws.Cwd(), def, s.currentModel().Config, list)
 }
 
 // joinPrompt joins two parts of a prompt with a blank line ("" parts left out).

@@ -101,8 +101,8 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 	s.compacting.lastTranscript = transcript
 	v := s.view(transcript)
 	m := s.currentModel()
-	fit := m.compact.Fit(m.window)
-	if m.compact.Enabled && compact.ShouldCompact(s.contextTokens(transcript), m.window, fit) && s.regrown(transcript, fit) {
+	fit := m.Compact.Fit(m.Window)
+	if m.Compact.Enabled && compact.ShouldCompact(s.contextTokens(transcript), m.Window, fit) && s.regrown(transcript, fit) {
 		if _, err := s.compactNow(ctx, transcript, ReasonThreshold, ""); err == nil {
 			v = s.view(transcript)
 		} else if ctx.Err() == nil {
@@ -199,7 +199,7 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	m := s.currentModel()
 	v := s.view(transcript)
 	tokens := s.contextTokens(transcript)
-	first, ok := compact.CutPoint(v, m.compact.Fit(m.window).KeepRecentTokens)
+	first, ok := compact.CutPoint(v, m.Compact.Fit(m.Window).KeepRecentTokens)
 	if !ok {
 		return CompactResult{TokensBefore: tokens}, nil, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")
 	}
@@ -207,7 +207,7 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	if len(v) > 0 {
 		previous, _ = compact.IsSummaryMessage(&v[0])
 	}
-	answer := m.summarizer.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
+	answer := m.Summarizer.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
 	summary, err := compact.SummaryText(answer)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -258,7 +258,7 @@ type compactingProvider struct {
 // Stream implements llm.Provider.
 func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink llm.StreamSink) llm.Message {
 	model := p.s.currentModel()
-	if model.provider == nil {
+	if model.Provider == nil {
 		// Prompt refuses to run without a model, and SetModel never takes one away.
 		msg := "the session has no usable model"
 		if err := p.s.modelProblem(); err != nil {
@@ -269,8 +269,8 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	// The instruction files and the mode's section (instructions.go); the loop's request
 	// is kept for a call made again after a compaction, which reads the files again.
 	s := p.s
-	return compact.StreamRetrying(ctx, model.provider, s.keyed(s.requestFor(req)), sink, func() *llm.Request {
-		if !model.compact.Enabled {
+	return compact.StreamRetrying(ctx, model.Provider, s.keyed(s.requestFor(req)), sink, func() *llm.Request {
+		if !model.Compact.Enabled {
 			return nil
 		}
 		transcript := s.compacting.lastTranscript

@@ -21,7 +21,7 @@ import (
 // type needs, or has an unknown type, and for a message with neither text nor blocks.
 func (s *Session) UserMessage(field string, text *string, blocks []json.RawMessage) (llm.Message, error) {
 	m := s.currentModel()
-	msg, err := prompt.UserMessage(field, text, blocks, prompt.Attach{Cwd: s.ws.Cwd(), Images: m.images, Model: m.name})
+	msg, err := prompt.UserMessage(field, text, blocks, prompt.Attach{Cwd: s.ws.Cwd(), Images: m.Images, Model: m.Name})
 	if err != nil {
 		return llm.Message{}, invalid("%v", err)
 	}

@@ -406,27 +406,6 @@ func (h *Host) addFolder(cwd string) {
 	}
 }
 
-// settingsModel returns the model the settings files name for a session in cwd, with the
-// file it comes from: its workspace folder's own when that folder is trusted, else the
-// user's; nil when none does (or the value is malformed, which is reported). It is read
-// when a session starts, so a change applies to the next session.
-func (h *Host) settingsModel(cwd string) (*ModelConfig, modelSource) {
-	if h.loader == nil {
-		return nil, modelSource{}
-	}
-	raw, file := h.loader.ModelSource(cwd)
-	if raw == nil {
-		return nil, modelSource{}
-	}
-	src := modelSource{File: file}
-	m, err := decodeModel(raw, src)
-	if err != nil {
-		h.opts.Report(fmt.Sprintf("settings: %v", err), true)
-		return nil, modelSource{}
-	}
-	return m, src
-}
-
 var (
 	builtinOnce  sync.Once
 	builtinInfos []ToolInfo

@@ -1,93 +1,36 @@
-// This file holds a session's model: made from its configuration (with what the settings'
-// "models" list adds to a model named by provider and id), swapped by SetModel for the next
-// model call and saved as a model entry of the session's file, and the models a person may
-// pick from (models/list).
+// This file holds a session's model (package sessionmodel makes it from its configuration,
+// with what the settings' "models" list adds to a model named by provider and id): swapped
+// by SetModel for the next model call and saved as a model entry of the session's file, and
+// the models a person may pick from (models/list).
 
 package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/pid-agent/pid/compact"
-	"github.com/pid-agent/pid/credentials"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/models"
-	"github.com/pid-agent/pid/provider"
+	"github.com/pid-agent/pid/sessionmodel"
 	"github.com/pid-agent/pid/setup"
 	"github.com/pid-agent/pid/store"
 )
 
-// sessionModel is a session's model as one value: SetModel replaces it whole, and nothing
-// modifies it once made, so a caller may keep what currentModel returned for a whole model
-// call.
-type sessionModel struct {
-	// cfg is the configuration, as saved with the session; nil when there is no model.
-	cfg *ModelConfig
-	src modelSource
-	// provider is the model to call; nil when cfg is nil, or when problem is set.
-	provider llm.Provider
-	// summarizer answers compactions' summary requests: provider itself, except for a
-	// scripted model, whose summaries are scripted apart from its turns (scriptedSummaries).
-	summarizer llm.Provider
-	// problem is why cfg cannot be used now (its API key variable is unset, and pid login
-	// saved no key for its server): a prompt fails with it, a SetupError.
-	problem error
-	// name is "provider/id", as sampling results name the model.
-	name    string
-	window  int
-	compact compact.Settings
-	// images reports whether the model takes images in a prompt.
-	images bool
-}
+// sessionModel is a session's model as one value (package sessionmodel makes it): SetModel
+// replaces it whole, and nothing modifies it once made, so a caller may keep what
+// currentModel returned for a whole model call.
+type sessionModel = sessionmodel.Model
 
-// makeModel makes a session's model from cfg (nil: none). calls and summaries are how many
-// model calls and summary requests a scripted model already answered (a loaded session goes
-// on from there). A configuration
-// that cannot be used is a SetupError (invalidModel, naming src); a missing API key is one
-// too (apiKeyMissing) when strict is set, else it is kept as the model's problem, so that a
-// session can still be made or loaded, and only its prompts fail.
-func makeModel(cfg *ModelConfig, src modelSource, calls, summaries int, strict bool) (*sessionModel, error) {
-	m := &sessionModel{cfg: cfg, src: src, compact: compact.Defaults()}
-	if cfg == nil {
-		return m, nil
-	}
-	var err error
-	if m.compact, err = compact.ParseSettings(cfg.Compaction); err != nil {
-		return nil, invalidModel(src, "compaction", "%v", err)
-	}
-	m.name = cfg.Provider
-	if cfg.ID != "" {
-		m.name += "/" + cfg.ID
-	}
-	m.window = cfg.ContextWindow
-	if m.window <= 0 {
-		m.window = compact.ContextWindow(cfg.ID)
-	}
-	m.images = cfg.TakesImages()
-	if err := cfg.Check(); err != nil {
-		var fe *provider.FieldError
-		errors.As(err, &fe)
-		return nil, invalidModel(src, fe.Field, "%s", fe.Msg)
-	}
-	if m.provider, m.summarizer, err = cfg.Open(calls, summaries); err == nil {
-		return m, nil
-	}
-	// The provider names the key's variable in its error when that is what is missing.
-	if cfg.KeyMissing(err) {
-		_, fileErr := credentials.Current()
-		problem := apiKeyMissing(src, m.name, cfg.KeyVariable(), cfg.APIKeyEnv != "", fileErr)
-		if strict {
-			return nil, problem
-		}
-		m.provider, m.summarizer, m.problem = nil, nil, problem
-		return m, nil
-	}
-	return nil, invalidModel(src, "", "%v", err)
+// modelKinds are the layer's errors the setup errors of a model stand for.
+var modelKinds = sessionmodel.Kinds{NoModel: ErrNoModel, Invalid: ErrInvalid, Failed: ErrFailed}
+
+// modelSettings returns the settings files as a session's model sees them (sessionmodel):
+// the host's loader, its reports.
+func (h *Host) modelSettings() sessionmodel.Settings {
+	return sessionmodel.Settings{Loader: h.loader, Kinds: modelKinds, Report: h.opts.Report, ReportOnce: h.reportOnce}
 }
 
 // currentModel returns the session's model now. Safe for concurrent use; the value is never
@@ -104,12 +47,12 @@ func (s *Session) currentModel() *sessionModel {
 func (s *Session) modelProblem() error {
 	m := s.currentModel()
 	switch {
-	case m.cfg == nil:
+	case m.Config == nil:
 		return s.noModelError()
-	case m.problem != nil:
-		again, err := makeModel(m.cfg, m.src, 0, 0, true)
+	case m.Problem != nil:
+		again, err := modelKinds.Make(m.Config, m.Source, 0, 0, true)
 		if err != nil {
-			return m.problem
+			return m.Problem
 		}
 		s.model.mu.Lock()
 		if s.model.cur == m { // not replaced by SetModel meanwhile
@@ -134,14 +77,7 @@ func (s *Session) ModelProblem() error { return s.modelProblem() }
 // nor saved by pid login (apiKeyMissing); nil when it could. It is what an editor's
 // "authenticate" asks after the person ran pid login. Contract: safe for concurrent use;
 // it reads the credentials file and never calls the model.
-func (h *Host) UserModelProblem() error {
-	m, src := h.settingsModel("")
-	if m == nil {
-		return setup.NoModelError(setup.UserSettingsFile(), ErrNoModel)
-	}
-	_, err := makeModel(h.fillModel("", m), src, 0, 0, true)
-	return err
-}
+func (h *Host) UserModelProblem() error { return h.modelSettings().UserProblem() }
 
 // SetModel makes the model raw describes (session/new's model shape) the session's model
 // from its next model call on: a call under way finishes on the model it started with. A
@@ -153,30 +89,24 @@ func (h *Host) UserModelProblem() error {
 // It fails, changing nothing, with a SetupError: invalidModel (the message names the member
 // at fault) or apiKeyMissing (the key's variable is unset in pid's environment).
 func (s *Session) SetModel(raw json.RawMessage) error {
-	cfg, err := decodeModel(raw, modelSource{})
+	cfg, err := modelKinds.Decode(raw, setup.Source{})
 	if err != nil {
 		return err
 	}
-	cfg = s.host.fillModel(s.ws.Cwd(), cfg)
-	m, err := makeModel(cfg, modelSource{}, 0, 0, true)
+	m, err := modelKinds.Make(s.host.modelSettings().Fill(s.ws.Cwd(), cfg), setup.Source{}, 0, 0, true)
 	if err != nil {
 		return err
 	}
-	s.model.mu.Lock()
-	s.model.cur = m
-	s.model.mu.Unlock()
-	s.saveModel(cfg)
+	s.setModel(m)
 	return nil
 }
 
-// decodeModel reads a model configuration given as JSON; a value that does not fit is an
-// invalidModel SetupError naming the member.
-func decodeModel(raw json.RawMessage, src modelSource) (*ModelConfig, error) {
-	cfg, err := provider.DecodeModel(raw)
-	if fe, ok := err.(*provider.FieldError); ok {
-		return nil, invalidModel(src, fe.Field, "%s", fe.Msg)
-	}
-	return cfg, err
+// setModel makes m the session's model, and saves the change (saveModel).
+func (s *Session) setModel(m *sessionModel) {
+	s.model.mu.Lock()
+	s.model.cur = m
+	s.model.mu.Unlock()
+	s.saveModel(m.Config)
 }
 
 // saveModel saves a model change: in the header when the session's file does not exist yet
@@ -219,33 +149,25 @@ type ModelList = models.List
 // Contract: safe for concurrent use; it reads no file (the settings are the Loader's
 // snapshot). An unknown sessionID is ErrUnknownSession.
 func (h *Host) ModelList(sessionID string, editorDefault *ModelConfig) (ModelList, error) {
-	var cwd string
-	var cur *ModelConfig
+	ms := h.modelSettings()
 	if sessionID != "" {
 		s, err := h.Get(sessionID)
 		if err != nil {
 			return ModelList{}, err
 		}
-		cwd, cur = s.ws.Cwd(), s.currentModel().cfg
-	} else {
-		cwd = h.defaultCwd()
-		cur = editorDefault
-		if cur == nil {
-			cur, _ = h.settingsModel(cwd)
-		}
+		return ms.List(s.ws.Cwd(), s.currentModel().Config), nil
 	}
-	return models.ListOf(h.listedModels(cwd), cur), nil
+	cwd, cur := h.defaultCwd(), editorDefault
+	if cur == nil {
+		cur, _ = ms.Named(cwd)
+	}
+	return ms.List(cwd, cur), nil
 }
 
 // listedModels returns the "models" entries of the settings for cwd (models.Parse), the
 // user's first, each provider and id once; a malformed entry is reported once per file
 // content.
-func (h *Host) listedModels(cwd string) []models.Listed {
-	if h.loader == nil {
-		return nil
-	}
-	return models.Parse(h.loader.Models(cwd), h.reportOnce)
-}
+func (h *Host) listedModels(cwd string) []models.Listed { return h.modelSettings().Listed(cwd) }
 
 // reportOnce reports msg about a settings file's content once per daemon (models/list may be
 // asked often).
@@ -258,16 +180,6 @@ func (h *Host) reportOnce(file string, content json.RawMessage, msg string) {
 	if !done {
 		h.opts.Report(msg, false)
 	}
-}
-
-// fillModel returns m completed from the settings' "models" entry with the same provider
-// and id, when there is one: the entry's members, then m's own over them. m itself is not
-// modified; without a matching entry m is returned.
-func (h *Host) fillModel(cwd string, m *ModelConfig) *ModelConfig {
-	if m == nil || m.ID == "" {
-		return m
-	}
-	return models.Fill(h.listedModels(cwd), m)
 }
 
 // defaultCwd is the cwd of a session that names none: the first workspace folder, else

@@ -37,7 +37,7 @@ func sample(ctx context.Context, server string, req *sdk.CreateMessageParams) (*
 func (s *Session) sample(ctx context.Context, server string, req *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 	// The session's model of the moment (SetModel may change it), kept for the request.
 	model := s.currentModel()
-	if model.provider == nil {
+	if model.Provider == nil {
 		return nil, fmt.Errorf("the session has no usable model to sample with")
 	}
 	r, err := mcp.SamplingRequest(server, req)
@@ -47,5 +47,5 @@ func (s *Session) sample(ctx context.Context, server string, req *sdk.CreateMess
 	s.sampling.mu.Lock()
 	defer s.sampling.mu.Unlock()
 	s.host.log.Info("mcp sampling", "session", s.id, "server", server, "messages", len(r.Messages), "maxTokens", req.MaxTokens)
-	return mcp.SamplingResult(model.provider.Stream(ctx, r, nil), model.name)
+	return mcp.SamplingResult(model.Provider.Stream(ctx, r, nil), model.Name)
 }

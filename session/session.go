@@ -421,17 +421,15 @@ func checkConfig(cfg Config) (*permissions.Spec, error) {
 // named by provider and id gets the rest from the settings' "models" list. A saved session's
 // (r) is as saved. It sets cfg.Model to the model's configuration.
 func (h *Host) buildModel(cwd string, cfg *Config, r *restoring) (*sessionModel, error) {
-	src, calls, summaries := modelSource{}, 0, 0
+	calls, summaries := 0, 0
 	if r != nil {
-		src.Saved, calls, summaries = true, r.calls, r.summaries
+		calls, summaries = r.calls, r.summaries
 	}
-	if cfg.Model == nil {
-		cfg.Model, src = h.settingsModel(cwd)
+	m, err := h.modelSettings().Start(cwd, cfg.Model, r != nil, calls, summaries)
+	if err == nil {
+		cfg.Model = m.Config
 	}
-	if r == nil {
-		cfg.Model = h.fillModel(cwd, cfg.Model)
-	}
-	return makeModel(cfg.Model, src, calls, summaries, false)
+	return m, err
 }
 
 // buildTools makes the session's toolbox and the names of the tools it starts with: the

@@ -18,6 +18,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/review"
+	"github.com/pid-agent/pid/setup"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -194,7 +195,7 @@ func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry
 func replay(r *restoring, cfg *Config, branch []store.Entry, notes map[string]string) error {
 	h := history.Replay(branch, notes)
 	for _, c := range h.ModelChanges {
-		m, err := decodeModel(c.Config, modelSource{Saved: true})
+		m, err := modelKinds.Decode(c.Config, setup.Source{Saved: true})
 		if err != nil {
 			return fmt.Errorf("%w: the saved session cannot be re-created: its model change %s: %v", ErrFailed, c.EntryID, err)
 		}

@@ -1,14 +1,12 @@
 // This file gives the session layer's names to SetupError (package setup words a failure a
 // person fixes in their own setup, with a machine-readable reason a face sends along), and
-// makes the ones that stand for this layer's errors: a missing model (ErrNoModel), a model
-// that cannot be used (ErrInvalid), a missing key (ErrFailed).
+// says why a session has no model (package sessionmodel makes the setup errors of a model,
+// standing for this layer's errors: a missing model (ErrNoModel), a model that cannot be
+// used (ErrInvalid), a missing key (ErrFailed)).
 
 package session
 
 import (
-	"fmt"
-
-	"github.com/pid-agent/pid/settings"
 	"github.com/pid-agent/pid/setup"
 )
 
@@ -33,34 +31,7 @@ const (
 type SetupError = setup.Error
 
 // noModelError is why the session has no model: a workspace folder of its that sets one
-// but is not trusted, else no setting at all.
+// but is not trusted, else no setting at all (sessionmodel.Settings.Missing).
 func (s *Session) noModelError() error {
-	h, cwd := s.host, s.ws.Cwd()
-	user := setup.UserSettingsFile()
-	if h.loader != nil {
-		for _, root := range s.ws.Roots() {
-			if !setup.WithinFolder(cwd, root) || h.loader.Trusted(root) {
-				continue
-			}
-			for _, ignored := range h.loader.Ignored(root) {
-				if ignored == "model" {
-					return setup.Untrusted(root, settings.WorkspacePath(root), user, ErrNoModel)
-				}
-			}
-		}
-	}
-	return setup.NoModelError(user, ErrNoModel)
-}
-
-// modelSource says where a model configuration came from, for messages.
-type modelSource = setup.Source
-
-// invalidModel is a model configuration that cannot be used, with why.
-func invalidModel(src modelSource, field, format string, args ...any) error {
-	return setup.InvalidModelError(src, field, fmt.Sprintf(format, args...), ErrInvalid)
-}
-
-// apiKeyMissing is a model whose key variable is unset in pid's environment (setup.KeyMissing).
-func apiKeyMissing(src modelSource, name, variable string, named bool, fileErr error) error {
-	return setup.KeyMissing(src, name, variable, named, fileErr, ErrFailed)
+	return s.host.modelSettings().Missing(s.ws.Cwd(), s.ws.Roots())
 }

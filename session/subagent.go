@@ -287,9 +287,9 @@ type loopResult struct{ stop, msg string }
 // newChild makes the child session of a task call.
 func (s *Session) newChild(spec childSpec) (*Session, error) {
 	cfg := s.sub.cfg
-	if m := s.currentModel(); m != nil && m.cfg != nil {
-		cfg.Model = m.cfg
-		if sub, ok := m.cfg.Subagents[spec.description]; ok {
+	if m := s.currentModel(); m != nil && m.Config != nil {
+		cfg.Model = m.Config
+		if sub, ok := m.Config.Subagents[spec.description]; ok {
 			// A scripted parent's script for this task (tests, recorded runs).
 			cfg.Model = sub
 		}

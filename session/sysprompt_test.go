@@ -45,7 +45,7 @@ func TestModeChangeKeepsPromptAndTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &requestRecorder{}
-	s.model.cur = &sessionModel{cfg: &ModelConfig{Provider: "script"}, provider: rec, summarizer: rec}
+	s.model.cur = &sessionModel{Config: &ModelConfig{Provider: "script"}, Provider: rec, Summarizer: rec}
 	send := func(text string) *llm.Request {
 		t.Helper()
 		if err := s.Begin(); err != nil {

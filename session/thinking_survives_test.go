@@ -42,8 +42,8 @@ func tapped(s *Session) *tap {
 	s.model.mu.Lock()
 	defer s.model.mu.Unlock()
 	m := *s.model.cur
-	tp := &tap{Provider: m.provider}
-	m.provider = tp
+	tp := &tap{Provider: m.Provider}
+	m.Provider = tp
 	s.model.cur = &m
 	return tp
 }

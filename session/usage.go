@@ -54,12 +54,9 @@ func (s *Session) emitUsage(m *llm.Message) {
 	if used == 0 {
 		used = s.contextTokens(before) + compact.EstimateTokens(m)
 	}
-	var price *Price
-	if model.cfg != nil {
-		price = model.cfg.Price
-	}
+	price := model.Price()
 	total := s.addCost(before, m.Usage, price)
-	s.face.Emit(s, cost.Event(used, model.window, price, total))
+	s.face.Emit(s, cost.Event(used, model.Window, price, total))
 }
 
 // emitUsageAfterCompaction tells the face the context after a compaction (the view of
@@ -68,10 +65,7 @@ func (s *Session) emitUsage(m *llm.Message) {
 // Contract: called by the run holding the session, right after CompactionEnd.
 func (s *Session) emitUsageAfterCompaction(transcript []llm.Message, u *llm.Usage) {
 	model := s.currentModel()
-	var price *Price
-	if model.cfg != nil {
-		price = model.cfg.Price
-	}
+	price := model.Price()
 	total := s.addCost(transcript, u, price)
-	s.face.Emit(s, cost.Event(s.contextTokens(transcript), model.window, price, total))
+	s.face.Emit(s, cost.Event(s.contextTokens(transcript), model.Window, price, total))
 }
