@@ -142,6 +142,32 @@ func Lookup(list []Agent, name string) (Agent, bool) {
 	return Agent{}, false
 }
 
+// InUse returns the agents of list in use (Used), in order: task's enum, the tool list
+// being fixed for a session's life.
+func InUse(list []Agent) []Agent {
+	var out []Agent
+	for _, a := range list {
+		if a.Used() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Named returns the agent in use named name; when there is none, why, as a sentence for the
+// model: the agent's file is no longer used (which file, and why), or no agent has that name.
+func Named(list []Agent, name string) (Agent, string) {
+	if a, ok := Lookup(list, name); ok {
+		return a, ""
+	}
+	for _, a := range list {
+		if a.Name == name {
+			return Agent{}, fmt.Sprintf("The agent %s is no longer defined (%s): %s.", name, a.Path, a.Ignored)
+		}
+	}
+	return Agent{}, fmt.Sprintf("The agent %s is no longer defined.", name)
+}
+
 // findIn returns the agents of one folder. root is the real workspace folder a
 // workspace's agents must stay in ("" for the person's).
 func findIn(dir string, source Source, root string, trusted bool) (list []Agent, notes []string) {

@@ -204,3 +204,31 @@ func TestFindPrecedenceTrustAndBadFiles(t *testing.T) {
 		t.Errorf("b = %+v, want the person's", b)
 	}
 }
+
+func TestInUseAndNamed(t *testing.T) {
+	list := []Agent{
+		{Name: "reviewer", Path: "/u/agents/reviewer.md"},
+		{Name: "old", Path: "/w/.pid/agents/old.md", Ignored: "the workspace folder is not trusted"},
+		{Name: "writer", Path: "/u/agents/writer.md"},
+		{Name: "reviewer", Path: "/w/.pid/agents/reviewer.md", Ignored: "an agent of that name comes first"},
+	}
+	var names []string
+	for _, a := range InUse(list) {
+		names = append(names, a.Path)
+	}
+	if want := []string{"/u/agents/reviewer.md", "/u/agents/writer.md"}; !slices.Equal(names, want) {
+		t.Errorf("InUse = %q, want %q", names, want)
+	}
+	if a, why := Named(list, "reviewer"); why != "" || a.Path != "/u/agents/reviewer.md" {
+		t.Errorf("reviewer: %+v, %q; want the one in use", a, why)
+	}
+	if a, why := Named(list, "old"); a.Name != "" || why != "The agent old is no longer defined (/w/.pid/agents/old.md): the workspace folder is not trusted." {
+		t.Errorf("old: %+v, %q; want why its file is not used", a, why)
+	}
+	if a, why := Named(list, "gone"); a.Name != "" || why != "The agent gone is no longer defined." {
+		t.Errorf("gone: %+v, %q", a, why)
+	}
+	if got := InUse(nil); got != nil {
+		t.Errorf("InUse(nil) = %v", got)
+	}
+}

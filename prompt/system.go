@@ -91,3 +91,15 @@ func System(replace, add string, f Facts, sub bool) string {
 	}
 	return p
 }
+
+// Join joins two parts of a prompt, each trimmed, with a blank line ("" parts left out).
+func Join(a, b string) string {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}

@@ -1,7 +1,7 @@
 package prompt
 
 // Tests of the system prompt: the facts it is given, the lines of tools the session lacks,
-// its sections, a subagent's own prompt.
+// its sections, a subagent's own prompt, and two parts of a prompt joined.
 
 import (
 	"runtime"
@@ -96,4 +96,18 @@ func TestSubagentSystemPrompt(t *testing.T) {
 		t.Errorf("general prompt:\n%s", gen)
 	}
 	t.Logf("explore subagent's prompt: %d bytes\n%s", len(ex), ex)
+}
+
+func TestJoin(t *testing.T) {
+	for _, c := range []struct{ a, b, want string }{
+		{"You review.", "Be brief.", "You review.\n\nBe brief."},
+		{"  You review.\n", "\n Be brief.  ", "You review.\n\nBe brief."},
+		{"", "Be brief.", "Be brief."},
+		{"You review.", " \n", "You review."},
+		{"", "", ""},
+	} {
+		if got := Join(c.a, c.b); got != c.want {
+			t.Errorf("Join(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
 }

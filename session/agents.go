@@ -7,38 +7,22 @@
 package session
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/pid-agent/pid/agents"
 	"github.com/pid-agent/pid/task"
 )
 
 // usedAgents returns the agents in use now (for task's enum: the tool list is fixed for
 // the session's life, so an agent added later is there in the next session).
-func (s *Session) usedAgents() []agents.Agent {
-	var out []agents.Agent
-	for _, a := range s.Agents() {
-		if a.Used() {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func (s *Session) usedAgents() []agents.Agent { return agents.InUse(s.Agents()) }
 
 // agentFor returns the agent in use named name, read again now; an error result when it
 // is gone since the session started.
 func (s *Session) agentFor(name string) (*agents.Agent, []string, error) {
-	list := s.Agents()
-	if def, ok := agents.Lookup(list, name); ok {
-		return &def, nil, nil
+	def, gone := agents.Named(s.Agents(), name)
+	if gone != "" {
+		return nil, nil, task.Failure(gone)
 	}
-	for _, a := range list {
-		if a.Name == name {
-			return nil, nil, task.Failure(fmt.Sprintf("The agent %s is no longer defined (%s): %s.", name, a.Path, a.Ignored))
-		}
-	}
-	return nil, nil, task.Failure(fmt.Sprintf("The agent %s is no longer defined.", name))
+	return &def, nil, nil
 }
 
 // activeToolNames returns the names of the session's active tools, in its order.
@@ -59,16 +43,4 @@ func (s *Session) agentModel(def *agents.Agent) (*ModelConfig, string) {
 		return nil, ""
 	}
 	return s.host.modelSettings().ForAgent(s.ws.Cwd(), def, s.currentModel().Config, list)
-}
-
-// joinPrompt joins two parts of a prompt with a blank line ("" parts left out).
-func joinPrompt(a, b string) string {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "\n\n" + b
 }

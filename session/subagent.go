@@ -19,6 +19,7 @@ import (
 	"github.com/pid-agent/pid/agents"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
@@ -296,7 +297,7 @@ func (s *Session) newChild(spec childSpec) (*Session, error) {
 	}
 	cfg.Mode = s.Mode()
 	if def := spec.def; def != nil {
-		cfg.AppendSystemPrompt = joinPrompt(cfg.AppendSystemPrompt, def.Prompt)
+		cfg.AppendSystemPrompt = prompt.Join(cfg.AppendSystemPrompt, def.Prompt)
 		if spec.model != nil {
 			cfg.Model = spec.model
 		}
