@@ -92,7 +92,7 @@ func BenchmarkSessionLoad10k(b *testing.B) {
 	h.SetUp(nil)
 	defer h.Close()
 	cwd := b.TempDir()
-	f, err := h.files.Create(headerOf("", cwd, Config{Model: &ModelConfig{Provider: "script"}}, []string{"read", "bash"}))
+	f, err := h.files.Create(Config{Model: &ModelConfig{Provider: "script"}}.Header("", cwd, []string{"read", "bash"}))
 	if err != nil {
 		b.Fatal(err)
 	}

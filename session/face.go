@@ -166,7 +166,7 @@ type Options struct {
 	Terminals Terminals
 	// MCPServers, if not nil, are a loaded or forked session's own MCP servers (the
 	// settings' shape), in place of those saved with it: the editor gives them again, with
-	// the secrets the file does not keep (see headerOf).
+	// the secrets the file does not keep (see Config.Header).
 	MCPServers json.RawMessage
 	// Folders, with HostOptions.OwnFolders, are workspace folders of the session besides its
 	// cwd (ACP's additionalDirectories): absolute paths of existing folders. The file tools

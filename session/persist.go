@@ -6,53 +6,15 @@
 package session
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/quietsync"
 	"github.com/pid-agent/pid/store"
 )
-
-// headerOf is the header of a new session's file: what re-creates it after a restart. The
-// model config holds no key (ModelConfig has none; apiKeyEnv names a variable only).
-func headerOf(id, cwd string, cfg Config, tools []string) store.Header {
-	h := store.Header{ID: id, Cwd: cwd, CreatedAt: time.Now().UTC(), ToolExecution: cfg.ToolExecution,
-		Permissions: cfg.Permissions, SystemPrompt: cfg.SystemPrompt, AppendSystemPrompt: cfg.AppendSystemPrompt, Tools: append([]string{}, tools...)}
-	if cfg.Model != nil {
-		h.Model, _ = json.Marshal(cfg.Model)
-	}
-	if cfg.ScriptedTools != nil {
-		h.ScriptedTools, _ = json.Marshal(cfg.ScriptedTools)
-	}
-	h.MCPServers = mcp.WithoutSecrets(cfg.MCPServers)
-	if len(cfg.Hooks) > 0 && string(cfg.Hooks) != "null" {
-		h.Hooks = cfg.Hooks
-	}
-	return h
-}
-
-// configOf is the Config a saved header describes.
-func configOf(h store.Header) (Config, error) {
-	cfg := Config{Cwd: h.Cwd, ToolExecution: h.ToolExecution, Permissions: h.Permissions, SystemPrompt: h.SystemPrompt,
-		AppendSystemPrompt: h.AppendSystemPrompt, MCPServers: h.MCPServers, Hooks: h.Hooks}
-	if len(h.Model) > 0 && string(h.Model) != "null" {
-		cfg.Model = &ModelConfig{}
-		if err := json.Unmarshal(h.Model, cfg.Model); err != nil {
-			return Config{}, fmt.Errorf("its model: %v", err)
-		}
-	}
-	if len(h.ScriptedTools) > 0 && string(h.ScriptedTools) != "null" {
-		if err := json.Unmarshal(h.ScriptedTools, &cfg.ScriptedTools); err != nil {
-			return Config{}, fmt.Errorf("its scriptedTools: %v", err)
-		}
-	}
-	return cfg, nil
-}
 
 // saveMessage appends a transcript message to the session's file, creating the file with
 // the first message. A failure is reported once; the session goes on unsaved.

@@ -6,7 +6,6 @@
 package session
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -78,22 +77,6 @@ func (s *Session) escalation(call llm.ToolCall) *Escalation {
 		return nil
 	}
 	return escalate.Of(call.Arguments)
-}
-
-// mergeSandbox returns the "sandbox" settings over sets on top of base's, key by key
-// (sandbox.Settings.Over). When either is malformed it returns over unchanged, for the
-// session to report.
-func mergeSandbox(base, over json.RawMessage) json.RawMessage {
-	b, err1 := sandbox.Parse(base)
-	o, err2 := sandbox.Parse(over)
-	if err1 != nil || err2 != nil {
-		return over
-	}
-	merged, err := json.Marshal(b.Over(o))
-	if err != nil {
-		return over
-	}
-	return merged
 }
 
 // escalationScope is the scope of an "always" answer to an escalation: exactly this

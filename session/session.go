@@ -523,7 +523,7 @@ func (s *Session) buildPrompt(cfg Config, o Options, r *restoring, mode string, 
 // startFile sets up the session file's header (a loaded session's as its file says, with
 // what the file holds) and gives a loaded session's transcript to its agent.
 func (s *Session) startFile(cfg Config, o Options, r *restoring, initial []string, mode string, started time.Time) error {
-	s.saved.header = headerOf(s.id, s.ws.Cwd(), cfg, initial)
+	s.saved.header = cfg.Header(s.id, s.ws.Cwd(), initial)
 	s.saved.header.Mode = mode
 	if c := o.child; c != nil {
 		s.saved.header.ParentSessionID, s.saved.header.ParentToolCallID = c.parent.id, c.toolCallID

@@ -18,6 +18,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/review"
+	"github.com/pid-agent/pid/sessionconfig"
 	"github.com/pid-agent/pid/setup"
 	"github.com/pid-agent/pid/store"
 )
@@ -162,7 +163,7 @@ func (h *Host) storeError(id string, err error) error {
 // a load, a prefix for a fork), with f as its file (nil: created at the first message).
 // notes are the entry ids of the messages that carry a mode note (history.Notes).
 func (h *Host) restore(f *store.File, loaded *store.Loaded, branch []store.Entry, notes map[string]string, o Options) (*Session, error) {
-	cfg, err := configOf(loaded.Header)
+	cfg, err := sessionconfig.FromHeader(loaded.Header)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the saved session cannot be re-created: %v", ErrFailed, err)
 	}
