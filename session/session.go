@@ -261,9 +261,9 @@ func (h *Host) New(cfg Config, o Options) (*Session, error) {
 
 // build makes a new session, or re-creates a saved one when r is set.
 func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
-	spec, err := checkConfig(cfg)
+	spec, err := cfg.Check()
 	if err != nil {
-		return nil, err
+		return nil, invalid("%v", err)
 	}
 	ws := o.ws
 	if ws == nil {
@@ -395,26 +395,6 @@ func (s *Session) attach(cfg Config, o Options, r *restoring, mode string) {
 	case r != nil:
 		s.sub.parentID = r.header.ParentSessionID
 	}
-}
-
-// checkConfig checks what of a session's configuration can be checked alone, and returns its
-// permission rules.
-func checkConfig(cfg Config) (*permissions.Spec, error) {
-	switch cfg.ToolExecution {
-	case "", string(toolexec.Parallel), string(toolexec.Sequential):
-	default:
-		return nil, invalid("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, cfg.ToolExecution)
-	}
-	switch cfg.Subagents.Isolation {
-	case "", IsolationAuto, IsolationWorktree, IsolationNone:
-	default:
-		return nil, invalid("subagents.isolation must be %q, %q or %q, not %q", IsolationAuto, IsolationWorktree, IsolationNone, cfg.Subagents.Isolation)
-	}
-	spec, err := permissions.ParseSpec(cfg.Permissions)
-	if err != nil {
-		return nil, invalid("%v", err)
-	}
-	return spec, nil
 }
 
 // buildModel makes a session's model: the session's own, else the settings'; a new session's

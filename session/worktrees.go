@@ -30,9 +30,9 @@ import (
 
 // The subagents.isolation values.
 const (
-	IsolationAuto     = "auto"
-	IsolationWorktree = "worktree"
-	IsolationNone     = "none"
+	IsolationAuto     = task.IsolationAuto
+	IsolationWorktree = task.IsolationWorktree
+	IsolationNone     = task.IsolationNone
 )
 
 // writingTools are the tools that make a child a writing one.

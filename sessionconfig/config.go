@@ -1,8 +1,8 @@
 // Package sessionconfig holds a session's options as the faces give them (Config): how a
-// face merges its sources (Merge: the editor's defaults, then the session's own), and what
-// of them a session's file keeps to re-create it (Config.Header, FromHeader). Its entry
-// point is Config. It reads no file and knows no session: package session builds a session
-// of a Config.
+// face merges its sources (Merge: the editor's defaults, then the session's own), what of
+// them is checked before a session is built (Check), and what of them a session's file
+// keeps to re-create it (Config.Header, FromHeader). Its entry point is Config. It reads no
+// file and knows no session: package session builds a session of a Config.
 package sessionconfig
 
 import (
@@ -12,11 +12,13 @@ import (
 
 	"github.com/pid-agent/pid/diagnostics"
 	"github.com/pid-agent/pid/mcp"
+	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/scripted"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/task"
+	"github.com/pid-agent/pid/toolexec"
 )
 
 // Config is a session's options. A face merges its sources with Merge: the editor's
@@ -97,6 +99,20 @@ func (c Config) Merge(over Config) Config {
 		c.Sandbox = mergeSandbox(c.Sandbox, over.Sandbox)
 	}
 	return c
+}
+
+// Check reports what of c can be checked alone (its toolExecution, its subagents' isolation,
+// its permission rules), and returns its permission rules.
+func (c Config) Check() (*permissions.Spec, error) {
+	switch c.ToolExecution {
+	case "", string(toolexec.Parallel), string(toolexec.Sequential):
+	default:
+		return nil, fmt.Errorf("toolExecution must be %q or %q, not %q", toolexec.Parallel, toolexec.Sequential, c.ToolExecution)
+	}
+	if err := c.Subagents.Check(); err != nil {
+		return nil, err
+	}
+	return permissions.ParseSpec(c.Permissions)
 }
 
 // set reports whether raw holds a value: neither absent nor null.

@@ -1,6 +1,7 @@
 // This file tests a session's options: every member the session's own options set wins
-// over the editor's defaults (and only those), the sandbox settings merge key by key, and a
-// session's file keeps what re-creates the options, without the MCP servers' secrets.
+// over the editor's defaults (and only those), the sandbox settings merge key by key, a
+// session's file keeps what re-creates the options, without the MCP servers' secrets, and
+// what cannot be a setting is refused before a session is built.
 
 package sessionconfig
 
@@ -122,6 +123,28 @@ func TestFromHeaderNamesWhatCannotBeRead(t *testing.T) {
 	} {
 		if _, err := FromHeader(c.h); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("FromHeader(%+v) = %v, want an error starting %q", c.h, err, c.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	spec, err := Config{ToolExecution: "parallel", Permissions: json.RawMessage(`{"default":"deny"}`)}.Check()
+	if err != nil || spec == nil {
+		t.Fatalf("a valid config: %v, %v", spec, err)
+	}
+	if spec, err := (Config{}).Check(); err != nil || spec == nil {
+		t.Fatalf("an empty config: %v, %v", spec, err)
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{ToolExecution: "serial"}, `toolExecution must be "parallel" or "sequential", not "serial"`},
+		{Config{Subagents: task.Settings{Isolation: "always"}}, `subagents.isolation must be "auto", "worktree" or "none", not "always"`},
+		{Config{Permissions: json.RawMessage(`{"default":"maybe"}`)}, "maybe"},
+	} {
+		if _, err := c.cfg.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
 	}
 }

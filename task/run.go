@@ -34,6 +34,22 @@ type Settings struct {
 	Isolation string `json:"isolation,omitempty"`
 }
 
+// The Settings.Isolation values.
+const (
+	IsolationAuto     = "auto"
+	IsolationWorktree = "worktree"
+	IsolationNone     = "none"
+)
+
+// Check reports an isolation that is none of the values ("" is IsolationAuto).
+func (s Settings) Check() error {
+	switch s.Isolation {
+	case "", IsolationAuto, IsolationWorktree, IsolationNone:
+		return nil
+	}
+	return fmt.Errorf("subagents.isolation must be %q, %q or %q, not %q", IsolationAuto, IsolationWorktree, IsolationNone, s.Isolation)
+}
+
 // Over returns s with the keys over sets replaced by over's.
 func (s Settings) Over(over Settings) Settings {
 	if over.MaxConcurrent > 0 {

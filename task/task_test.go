@@ -104,6 +104,19 @@ func TestSettingsOver(t *testing.T) {
 	}
 }
 
+// Every isolation value passes, and the empty one; another is named with the values.
+func TestSettingsCheck(t *testing.T) {
+	for _, iso := range []string{"", IsolationAuto, IsolationWorktree, IsolationNone} {
+		if err := (Settings{Isolation: iso}).Check(); err != nil {
+			t.Errorf("%q: %v", iso, err)
+		}
+	}
+	err := Settings{Isolation: "always"}.Check()
+	if err == nil || err.Error() != `subagents.isolation must be "auto", "worktree" or "none", not "always"` {
+		t.Errorf("always: %v", err)
+	}
+}
+
 // Progress counts turns, calls and usage, shows steps, keeps the last answer, and stops
 // the child at its turn limit only when the turn asked for tools.
 func TestProgress(t *testing.T) {
