@@ -1,8 +1,8 @@
 // Package cost keeps what a session's model calls have cost: its entry point is Meter, which
 // adds each call's usage at the model's price, counts a subagent's calls once (its task
 // call's result carries their usage) and, for a loaded session, every call its file
-// records. It also gives the context meter's measure of a usage report (ReportedTokens) and
-// the usageUpdate event a face is sent (Event). It is pure: it knows no session, and reads
+// records. It also gives the context meter's measure of a usage report (ReportedTokens), how
+// full the context is after a call (ContextUsed) and the usageUpdate event a face is sent (Event). It is pure: it knows no session, and reads
 // no file.
 package cost
 
@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
@@ -140,6 +141,21 @@ func ReportedTokens(u *llm.Usage) int {
 		return sum
 	}
 	return u.Total
+}
+
+// ContextUsed is how full the context of the next call is after the assistant message m of
+// a model call: m's reported usage (ReportedTokens: it counts the context sent and m) when
+// it has one and the call neither failed nor was aborted; else sent (the context sent,
+// estimated; called only then) plus m's estimated tokens.
+func ContextUsed(m *llm.Message, sent func() int) int {
+	used := 0
+	if m.Usage != nil && m.StopReason != llm.StopError && m.StopReason != llm.StopAborted {
+		used = ReportedTokens(m.Usage)
+	}
+	if used == 0 {
+		used = sent() + compact.EstimateTokens(m)
+	}
+	return used
 }
 
 // Event is the UsageUpdate of a context of used tokens in a window of size, with the

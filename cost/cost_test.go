@@ -7,8 +7,10 @@ package cost
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider"
@@ -99,5 +101,34 @@ func TestMeasures(t *testing.T) {
 	}
 	if ev := Event(5, 100, &provider.Price{}, 3); ev.Cost == nil || ev.Cost.Amount != 3 || ev.Cost.Currency != "USD" {
 		t.Errorf("Event with a price = %+v", ev)
+	}
+}
+
+// ContextUsed takes a call's reported usage, and estimates (the context sent, asked only
+// then, plus the message) when there is none, it is all zeros, or the call failed or was
+// aborted (a failed call's report need not cover the context).
+func TestContextUsed(t *testing.T) {
+	m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Content{llm.Text(strings.Repeat("word ", 400))}, Usage: &llm.Usage{Input: 1000, Output: 200}}
+	asked := 0
+	sent := func() int { asked++; return 5000 }
+	if got := ContextUsed(&m, sent); got != 1200 || asked != 0 {
+		t.Errorf("reported: %d (context asked %d times), want 1200 without asking", got, asked)
+	}
+	est := compact.EstimateTokens(&m)
+	if est == 0 {
+		t.Fatal("the message's estimate is 0")
+	}
+	for name, change := range map[string]func(*llm.Message){
+		"no usage":   func(m *llm.Message) { m.Usage = nil },
+		"zero usage": func(m *llm.Message) { m.Usage = &llm.Usage{} },
+		"error":      func(m *llm.Message) { m.StopReason = llm.StopError },
+		"aborted":    func(m *llm.Message) { m.StopReason = llm.StopAborted },
+	} {
+		c := m
+		change(&c)
+		asked = 0
+		if got := ContextUsed(&c, sent); got != 5000+compact.EstimateTokens(&c) || asked != 1 {
+			t.Errorf("%s: %d (context asked %d times), want the estimate %d", name, got, asked, 5000+compact.EstimateTokens(&c))
+		}
 	}
 }

@@ -5,7 +5,6 @@
 package session
 
 import (
-	"github.com/pid-agent/pid/compact"
 	"github.com/pid-agent/pid/cost"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/provider"
@@ -40,23 +39,13 @@ func (s *Session) countSaved(l *store.Loaded) {
 }
 
 // emitUsage tells the face, after the assistant message m of a model call, how full the
-// context of the next call is (m's reported usage, which counts the context sent and m;
-// without one, the estimate of the context sent plus m's) and what the session has cost.
+// context of the next call is (cost.ContextUsed: m's reported usage, else the estimate of
+// the context sent plus m's) and what the session has cost.
 //
 // Contract: called on the loop's goroutine, right after m's MessageEnd.
 func (s *Session) emitUsage(m *llm.Message) {
-	model := s.currentModel()
 	before := s.compacting.lastTranscript
-	used := 0
-	if m.Usage != nil && m.StopReason != llm.StopError && m.StopReason != llm.StopAborted {
-		used = cost.ReportedTokens(m.Usage)
-	}
-	if used == 0 {
-		used = s.contextTokens(before) + compact.EstimateTokens(m)
-	}
-	price := model.Price()
-	total := s.addCost(before, m.Usage, price)
-	s.face.Emit(s, cost.Event(used, model.Window, price, total))
+	s.emitCost(before, m.Usage, cost.ContextUsed(m, func() int { return s.contextTokens(before) }))
 }
 
 // emitUsageAfterCompaction tells the face the context after a compaction (the view of
@@ -64,8 +53,13 @@ func (s *Session) emitUsage(m *llm.Message) {
 //
 // Contract: called by the run holding the session, right after CompactionEnd.
 func (s *Session) emitUsageAfterCompaction(transcript []llm.Message, u *llm.Usage) {
+	s.emitCost(transcript, u, s.contextTokens(transcript))
+}
+
+// emitCost adds a call's usage u (before: the transcript it was sent) to the session's cost,
+// and tells the face the context's used tokens and the cost so far.
+func (s *Session) emitCost(before []llm.Message, u *llm.Usage, used int) {
 	model := s.currentModel()
-	price := model.Price()
-	total := s.addCost(transcript, u, price)
-	s.face.Emit(s, cost.Event(s.contextTokens(transcript), model.Window, price, total))
+	total := s.addCost(before, u, model.Price())
+	s.face.Emit(s, cost.Event(used, model.Window, model.Price(), total))
 }
