@@ -193,7 +193,7 @@ func (s *Session) compactNow(ctx context.Context, transcript []llm.Message, reas
 // also returns the usage the summary call reported (nil when no call was made or it
 // reported none).
 func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reason, instructions string) (CompactResult, *llm.Usage, error) {
-	if err := s.modelProblem(); err != nil {
+	if err := s.ModelProblem(); err != nil {
 		return CompactResult{}, nil, err
 	}
 	m := s.currentModel()
@@ -261,7 +261,7 @@ func (p *compactingProvider) Stream(ctx context.Context, req *llm.Request, sink 
 	if model.Provider == nil {
 		// Prompt refuses to run without a model, and SetModel never takes one away.
 		msg := "the session has no usable model"
-		if err := p.s.modelProblem(); err != nil {
+		if err := p.s.ModelProblem(); err != nil {
 			msg = err.Error()
 		}
 		return llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: msg, Timestamp: llm.Now()}

@@ -15,7 +15,6 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/models"
 	"github.com/pid-agent/pid/sessionmodel"
-	"github.com/pid-agent/pid/setup"
 	"github.com/pid-agent/pid/store"
 )
 
@@ -41,10 +40,13 @@ func (s *Session) currentModel() *sessionModel {
 	return s.model.cur
 }
 
-// modelProblem returns why the session cannot call its model now (no model, or its key
-// is missing), as a SetupError; nil when it can. A model whose key was missing is made
-// again first: pid login may have saved one since.
-func (s *Session) modelProblem() error {
+// ModelProblem returns why the session cannot call its model now, as a SetupError: no
+// model (noModel, or untrustedSetting when an untrusted workspace folder names one), or a
+// model whose API key is neither in pid's environment nor saved by pid login
+// (apiKeyMissing); nil when it can. A key saved since the session was made counts (the
+// model is made again, and replaces the one without a key). Contract: safe for concurrent
+// use; it reads the credentials file and never calls the model.
+func (s *Session) ModelProblem() error {
 	m := s.currentModel()
 	switch {
 	case m.Config == nil:
@@ -62,14 +64,6 @@ func (s *Session) modelProblem() error {
 	}
 	return nil
 }
-
-// ModelProblem returns why the session cannot call its model now, as a SetupError: no
-// model (noModel, or untrustedSetting when an untrusted workspace folder names one), or a
-// model whose API key is neither in pid's environment nor saved by pid login
-// (apiKeyMissing); nil when it can. A key saved since the session was made counts (the
-// model is made again). Contract: safe for concurrent use; it reads the credentials file
-// and never calls the model.
-func (s *Session) ModelProblem() error { return s.modelProblem() }
 
 // UserModelProblem returns why a session the user's settings alone configure could not
 // call its model now, as a SetupError: no model in the user settings (noModel), a model
@@ -89,11 +83,7 @@ func (h *Host) UserModelProblem() error { return h.modelSettings().UserProblem()
 // It fails, changing nothing, with a SetupError: invalidModel (the message names the member
 // at fault) or apiKeyMissing (the key's variable is unset in pid's environment).
 func (s *Session) SetModel(raw json.RawMessage) error {
-	cfg, err := modelKinds.Decode(raw, setup.Source{})
-	if err != nil {
-		return err
-	}
-	m, err := modelKinds.Make(s.host.modelSettings().Fill(s.ws.Cwd(), cfg), setup.Source{}, 0, 0, true)
+	m, err := s.host.modelSettings().Pick(s.ws.Cwd(), raw)
 	if err != nil {
 		return err
 	}
@@ -149,19 +139,14 @@ type ModelList = models.List
 // Contract: safe for concurrent use; it reads no file (the settings are the Loader's
 // snapshot). An unknown sessionID is ErrUnknownSession.
 func (h *Host) ModelList(sessionID string, editorDefault *ModelConfig) (ModelList, error) {
-	ms := h.modelSettings()
-	if sessionID != "" {
-		s, err := h.Get(sessionID)
-		if err != nil {
-			return ModelList{}, err
-		}
-		return ms.List(s.ws.Cwd(), s.currentModel().Config), nil
+	if sessionID == "" {
+		return h.modelSettings().ListNew(h.defaultCwd(), editorDefault), nil
 	}
-	cwd, cur := h.defaultCwd(), editorDefault
-	if cur == nil {
-		cur, _ = ms.Named(cwd)
+	s, err := h.Get(sessionID)
+	if err != nil {
+		return ModelList{}, err
 	}
-	return ms.List(cwd, cur), nil
+	return h.modelSettings().List(s.ws.Cwd(), s.currentModel().Config), nil
 }
 
 // listedModels returns the "models" entries of the settings for cwd (models.Parse), the

@@ -686,7 +686,7 @@ func (s *Session) Prompt(ctx context.Context, prompts []llm.Message) (PromptResu
 	defer s.gates.Leave()
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
-	if err := s.modelProblem(); err != nil {
+	if err := s.ModelProblem(); err != nil {
 		return PromptResult{}, err
 	}
 	s.hooks.stops = 0

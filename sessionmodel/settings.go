@@ -89,10 +89,31 @@ func (st Settings) Start(cwd string, own *provider.Model, saved bool, calls, sum
 	return st.Make(cfg, src, calls, summaries, false)
 }
 
-// List returns models/list's answer for cwd: the settings' "models" entries, and cur (nil:
-// none).
+// List returns models/list's answer for a session in cwd: the settings' "models" entries,
+// and cur, its model (nil: none).
 func (st Settings) List(cwd string, cur *provider.Model) models.List {
 	return models.ListOf(st.Listed(cwd), cur)
+}
+
+// ListNew returns models/list's answer for a new session in cwd: the settings' "models"
+// entries, and the model it would get: editor's (the editor's default), else the one the
+// settings name.
+func (st Settings) ListNew(cwd string, editor *provider.Model) models.List {
+	if editor == nil {
+		editor, _ = st.Named(cwd)
+	}
+	return st.List(cwd, editor)
+}
+
+// Pick makes the model raw describes (session/setModel's) for a session in cwd: one named
+// by provider and id that is an entry of the settings' "models" list gets that entry's other
+// members, raw's winning. It fails as Decode does, and as Make does when strict.
+func (st Settings) Pick(cwd string, raw json.RawMessage) (*Model, error) {
+	cfg, err := st.Decode(raw, setup.Source{})
+	if err != nil {
+		return nil, err
+	}
+	return st.Make(st.Fill(cwd, cfg), setup.Source{}, 0, 0, true)
 }
 
 // UserProblem returns why a session the user's settings alone configure could not call its

@@ -1,7 +1,7 @@
 // This file tests what the settings files say of a session's model, with a real settings
 // Loader over files in the test's folders: the model they name (a trusted workspace
 // folder's over the user's), what a "models" entry adds, a saved model left as saved, why
-// a session has no model, and an agent's model.
+// a session has no model, an agent's model, and a model a person picks.
 
 package sessionmodel
 
@@ -189,5 +189,32 @@ func TestForAgent(t *testing.T) {
 	}
 	if m, warn := w.st.ForAgent(w.root, &agents.Agent{Name: "rev", Model: "sonnet"}, nil, list); m != nil || warn != "" {
 		t.Errorf("no parent model: %+v, %q", m, warn)
+	}
+}
+
+func TestListNew(t *testing.T) {
+	w := newWorld(t, userSettings, "", true)
+	if l := w.st.ListNew(w.root, nil); l.Current == nil || l.Current.Provider != provider.Script || len(l.Models) != 2 {
+		t.Errorf("without the editor's: %+v, want the settings' model current", l)
+	}
+	editor := &provider.Model{Provider: provider.Anthropic, ID: "claude-sonnet-4-5"}
+	if l := w.st.ListNew(w.root, editor); l.Current == nil || l.Current.ID != "claude-sonnet-4-5" || l.Current.Name != "Sonnet 4.5" {
+		t.Errorf("with the editor's: %+v, want it current, named by its entry", l)
+	}
+}
+
+func TestPick(t *testing.T) {
+	w := newWorld(t, userSettings, "", true)
+	t.Setenv(provider.EnvAnthropicKey, "a-key")
+	m, err := w.st.Pick(w.root, json.RawMessage(`{"provider": "anthropic", "id": "claude-sonnet-4-5", "thinking": "high"}`))
+	if err != nil || m.Provider == nil || m.Config.MaxTokens != 999 || m.Config.Thinking != "high" || m.Config.Name != "Sonnet 4.5" {
+		t.Fatalf("Pick = %+v, %v; want the entry's members under the picked ones", m, err)
+	}
+	if _, err := w.st.Pick(w.root, json.RawMessage(`{"provider": "anthropic", "id": []}`)); !errors.Is(err, errInvalid) || setupErr(t, err).Field != "id" {
+		t.Errorf("malformed: %v, want an invalid model naming id", err)
+	}
+	t.Setenv(provider.EnvOpenAIKey, "")
+	if _, err := w.st.Pick(w.root, json.RawMessage(`{"provider": "openai", "id": "gpt-5"}`)); !errors.Is(err, errFailed) {
+		t.Errorf("without its key: %v, want the key missing (strict)", err)
 	}
 }
