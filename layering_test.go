@@ -43,17 +43,20 @@ var lowerAllowed = map[string]map[string]string{
 	"search": {
 		"internal/rootfile": "a file opened through its folder's os.Root without blocking, regular files only",
 		"internal/safefile": "git's configuration and global excludes file, read so that they cannot hang a walk",
+		"internal/textcut":  "a matching line cut without splitting a rune, as the read tool cuts its lines",
 	},
 	"workspace": {
 		"search":            "search.ErrOutside, so that a refusal reads the same from the walk, and the Fence it is",
 		"internal/rootfile": "through search",
 		"internal/safefile": "through search",
+		"internal/textcut":  "through search",
 	},
 	"checkpoint": {
 		"search":            "the workspace's walk (search.Scan) and its folders' roots (search.Fence)",
 		"internal/rootfile": "through search",
 		"internal/safefile": "a workspace file opened without following a link swapped in",
 		"internal/udiff":    "the unified diff a rewind's preview shows",
+		"internal/textcut":  "through search",
 	},
 	"loop": {
 		"toolexec": "the pipeline loop runs each batch through, one layer down",

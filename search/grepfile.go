@@ -8,10 +8,11 @@ package search
 import (
 	"bytes"
 	"io"
-	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pid-agent/pid/internal/textcut"
 )
 
 // The limits of a file's search.
@@ -201,7 +202,7 @@ func (s *grepSearch) search(region []byte, last bool) {
 // MaxLineBytes (then ending in " …"), invalid UTF-8 replaced.
 func shownLine(b []byte) string {
 	b = bytes.TrimSuffix(b, []byte{'\r'})
-	t := validText(cutRunes(b, MaxLineBytes))
+	t := textcut.Valid(textcut.Runes(b, MaxLineBytes))
 	if len(b) > MaxLineBytes {
 		t += " …"
 	}
@@ -248,18 +249,3 @@ func (s *grepSearch) utf16(head []byte, r io.Reader, size int64, eof bool) {
 	}
 	s.search(text, true)
 }
-
-// cutRunes returns the longest prefix of s of at most max bytes that does not split a rune.
-func cutRunes(s []byte, max int) []byte {
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
-}
-
-// validText returns s as a string with invalid UTF-8 replaced by U+FFFD.
-func validText(s []byte) string { return strings.ToValidUTF8(string(s), "\uFFFD") }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pid-agent/pid/internal/textcut"
 )
 
 // Temporary files: pid writes new content to ".NAME.pid-tmp-PID-RAND" in the file's folder
@@ -32,7 +34,7 @@ const (
 
 // tempName returns a new temporary name for the file named base.
 func tempName(base string) string {
-	name := string(cutRunes([]byte(base), tempNameMax))
+	name := string(textcut.Runes([]byte(base), tempNameMax))
 	return fmt.Sprintf(".%s%s%d-%08x", name, tempMarker, os.Getpid(), rand.Uint32())
 }
 

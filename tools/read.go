@@ -21,6 +21,8 @@ import (
 	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
+
+	"github.com/pid-agent/pid/internal/textcut"
 )
 
 // The read tool's limits.
@@ -272,7 +274,7 @@ func readWindow(ctx context.Context, br *bufio.Reader, offset, limit int, det *R
 		if w.total < offset {
 			return true
 		}
-		text := validText(cutRunes(line, ReadMaxLineBytes))
+		text := textcut.Valid(textcut.Runes(line, ReadMaxLineBytes))
 		if n > ReadMaxLineBytes {
 			text += fmt.Sprintf(" … [line cut: %s in all]", size(int64(n)))
 			det.TruncatedLines++

@@ -108,21 +108,6 @@ func countLines(ctx context.Context, r *bufio.Reader) (int, error) {
 	return n, nil
 }
 
-// cutRunes returns the longest prefix of s of at most max bytes that does not split a rune.
-func cutRunes(s []byte, max int) []byte {
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
-}
-
-// validText returns s as a string with invalid UTF-8 replaced by U+FFFD.
-func validText(s []byte) string { return strings.ToValidUTF8(string(s), "\uFFFD") }
-
 // size formats a byte count for people and models: 812 B, 4.1 KB, 2.3 MB.
 func size(n int64) string {
 	switch {
