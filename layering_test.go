@@ -37,8 +37,8 @@ var faceAllowed = map[string]string{
 // lowerAllowed are, for the packages at the bottom of the stack, the packages of pid's they
 // may depend on at all (transitively), each with why: loop and toolexec know no wire, no
 // files of their own and no servers (house style 1); the search engine, the workspace's
-// confinement and the checkpoints, which the tools and the session stand on, know neither
-// the tools nor the session (issue 33).
+// confinement and stale-edit guard, and the checkpoints, which the tools and the session
+// stand on, know neither the tools nor the session (issue 33).
 var lowerAllowed = map[string]map[string]string{
 	"search": {
 		"internal/rootfile": "a file opened through its folder's os.Root without blocking, regular files only",
@@ -50,6 +50,7 @@ var lowerAllowed = map[string]map[string]string{
 		"internal/rootfile": "through search",
 		"internal/safefile": "through search",
 		"internal/textcut":  "through search",
+		"internal/watch":    "the process's one file watcher, which the stale-edit guard subscribes to",
 	},
 	"checkpoint": {
 		"search":            "the workspace's walk (search.Scan) and its folders' roots (search.Fence)",

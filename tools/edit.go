@@ -18,6 +18,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/workspace"
 )
 
 // EditDetails are the details of an edit result.
@@ -157,14 +158,14 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 	if !exists {
 		return toolexec.Result{}, fmt.Errorf("file not found: %s (edit changes existing files; use write to create one)", path)
 	}
-	plan, err := planEdits(cur.content, edits, shown)
+	plan, err := planEdits(cur.Content, edits, shown)
 	if err != nil {
 		return toolexec.Result{}, err
 	}
-	var sum digest
+	var sum workspace.Digest
 	if ws.editor.Write != nil {
 		content := plan.build()
-		sum = sumString(content)
+		sum = workspace.SumString(content)
 		err = ws.editor.Write(ctx, real, content)
 	} else {
 		sum, err = ws.replaceFileStream(r, rel, filepath.Dir(real), mode, plan.pieces)
@@ -172,7 +173,7 @@ func (ws *Workspace) edit(ctx context.Context, path string, edits []replacement)
 	if err != nil {
 		return toolexec.Result{}, ws.Explain(path, err)
 	}
-	ws.seen.record(real, wholeFingerprint(sum))
+	ws.seen.Record(real, workspace.WholeFingerprint(sum))
 	fd := plan.diff(shown)
 	det := EditDetails{Path: shown, Diff: fd.Text, DiffTruncated: fd.Truncated, FirstChangedLine: fd.FirstChangedLine, Added: fd.Added, Removed: fd.Removed}
 	msg := fmt.Sprintf("Edited %s: %s applied, +%d -%d lines, first change at line %d.", shown, plural(len(edits), "edit"), fd.Added, fd.Removed, fd.FirstChangedLine)

@@ -9,14 +9,6 @@ import (
 	"github.com/pid-agent/pid/internal/rootfile"
 )
 
-// SetWatchHook makes ws call f, from the watcher's goroutine, with each recorded file a
-// watcher event touched.
-func SetWatchHook(ws *Workspace, f func(path string)) {
-	ws.seen.mu.Lock()
-	ws.seen.onEvent = f
-	ws.seen.mu.Unlock()
-}
-
 // PrepareEditArgs is the edit tool's prepareArguments.
 var PrepareEditArgs = prepareEditArgs
 

@@ -23,6 +23,7 @@ import (
 	"github.com/pid-agent/pid/toolexec"
 
 	"github.com/pid-agent/pid/internal/textcut"
+	"github.com/pid-agent/pid/workspace"
 )
 
 // The read tool's limits.
@@ -35,7 +36,7 @@ const (
 	// readWholeMax is the largest file read to its end whatever was asked, for its line
 	// count (TotalLines) and the sha256 of its whole content. A larger file is read only up
 	// to the lines shown (Partial), when its stamp can stand for the rest (see
-	// fingerprint); otherwise it is read, counted and hashed whole too.
+	// workspace.Fingerprint); otherwise it is read, counted and hashed whole too.
 	readWholeMax = 4 << 20
 )
 
@@ -91,7 +92,7 @@ func readTool(ws *Workspace) toolexec.Tool {
 	}
 }
 
-// read reads path for the model and records what it saw (a fingerprint, stale.go). A file
+// read reads path for the model and records what it saw (a workspace.Fingerprint). A file
 // of at most readWholeMax bytes is read whole: its lines are counted and its content
 // hashed. A larger one is read only as far as needed (the lines asked for, or the sniffed
 // start of an image or binary file) when its stamp can stand for the rest; the rest is
@@ -128,7 +129,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	defer f.Close()
 	src := &readSource{f: f, h: sha256.New()}
 	if fi.Size() > readWholeMax {
-		if st, ok := stampOf(fi); ok && st.settled(start) {
+		if st, ok := workspace.StampOf(fi); ok && st.Settled(start) {
 			src.stamp, src.partialOK = st, true
 		}
 	}
@@ -143,7 +144,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		if err != nil {
 			return err
 		}
-		ws.seen.record(real, fp)
+		ws.seen.Record(real, fp)
 		return nil
 	}
 
@@ -167,7 +168,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		if err != nil {
 			return toolexec.Result{}, err
 		}
-		src = &readSource{fromEditor: true, sum: sumString(text)}
+		src = &readSource{fromEditor: true, sum: workspace.SumString(text)}
 		br = bufio.NewReaderSize(strings.NewReader(text), 64<<10)
 		det.Size = int64(len(text))
 	}
@@ -311,12 +312,12 @@ type readSource struct {
 	n   int64 // bytes passed on
 	eof bool  // the file's end was reached
 	// partialOK says the file's stamp (taken before reading) may stand for the part not
-	// read (see fingerprint).
+	// read (see workspace.Fingerprint).
 	partialOK bool
-	stamp     fileStamp
+	stamp     workspace.Stamp
 	// fromEditor holds the editor's text's sha256 in sum.
 	fromEditor bool
-	sum        digest
+	sum        workspace.Digest
 }
 
 // Read reads from the file, hashing and counting what it returns.
@@ -334,21 +335,21 @@ func (s *readSource) Read(p []byte) (int, error) {
 // was all read (or came from the editor); the sha256 of the part read with the stamp when
 // the stamp may stand for the rest; otherwise it reads (and hashes) the rest first,
 // looking at ctx as it goes.
-func (s *readSource) finish(ctx context.Context) (fingerprint, error) {
+func (s *readSource) finish(ctx context.Context) (workspace.Fingerprint, error) {
 	if s.fromEditor {
-		return wholeFingerprint(s.sum), nil
+		return workspace.WholeFingerprint(s.sum), nil
 	}
 	if !s.eof && s.partialOK {
-		return fingerprint{sum: digest(s.h.Sum(nil)), n: s.n, stamp: s.stamp}, nil
+		return workspace.Fingerprint{Sum: workspace.Digest(s.h.Sum(nil)), N: s.n, Stamp: s.stamp}, nil
 	}
 	buf := make([]byte, 64<<10)
 	for !s.eof {
 		if err := ctx.Err(); err != nil {
-			return fingerprint{}, err
+			return workspace.Fingerprint{}, err
 		}
 		if _, err := s.Read(buf); err != nil && err != io.EOF {
-			return fingerprint{}, err
+			return workspace.Fingerprint{}, err
 		}
 	}
-	return wholeFingerprint(digest(s.h.Sum(nil))), nil
+	return workspace.WholeFingerprint(workspace.Digest(s.h.Sum(nil))), nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pid-agent/pid/workspace"
 )
 
 // bytesRead returns how many bytes this process has read with read(2) and the like.
@@ -35,24 +37,17 @@ func bytesRead(t *testing.T) int64 {
 	return 0
 }
 
-// trustStamps makes every file's stamp count as settled for the test (stampSettle < 0),
-// as it would be for a file last changed more than stampSettle ago.
+// trustStamps makes every file's stamp count as settled for the test
+// (workspace.StampSettle < 0), as it would be for a file last changed more than
+// StampSettle ago.
 func trustStamps(t *testing.T) {
-	old := stampSettle
-	stampSettle = -time.Hour
-	t.Cleanup(func() { stampSettle = old })
+	old := workspace.StampSettle
+	workspace.StampSettle = -time.Hour
+	t.Cleanup(func() { workspace.StampSettle = old })
 }
 
 // seenOf returns the fingerprint recorded for the real path p.
-func seenOf(ws *Workspace, p string) (fingerprint, bool) {
-	ws.seen.mu.Lock()
-	defer ws.seen.mu.Unlock()
-	s := ws.seen.files[p]
-	if s == nil {
-		return fingerprint{}, false
-	}
-	return s.fp, true
-}
+func seenOf(ws *Workspace, p string) (workspace.Fingerprint, bool) { return ws.seen.Seen(p) }
 
 // Reading 50 lines of a 32 MB file reads about one buffer of it, not the file (the old
 // read hashed and counted it whole), and says the rest was not counted.
@@ -82,7 +77,7 @@ func TestReadStartOfHugeFileReadsOnlyThat(t *testing.T) {
 		t.Errorf("details %+v", d)
 	}
 	fp, ok := seenOf(ws, filepath.Join(dir, "huge.txt"))
-	if !ok || fp.whole || fp.n == 0 || fp.n > 1<<20 {
+	if !ok || fp.Whole || fp.N == 0 || fp.N > 1<<20 {
 		t.Errorf("fingerprint %+v: want the part read, with the stamp", fp)
 	}
 	// A window further in reads up to it, still not the rest.
@@ -97,12 +92,12 @@ func TestReadStartOfHugeFileReadsOnlyThat(t *testing.T) {
 	}
 }
 
-// A large file changed in the last stampSettle is read, counted and hashed whole: its
+// A large file changed in the last workspace.StampSettle is read, counted and hashed whole: its
 // stamp cannot vouch for the part not read yet.
 func TestReadRecentlyChangedHugeFileIsReadWhole(t *testing.T) {
-	old := stampSettle
-	stampSettle = time.Hour
-	t.Cleanup(func() { stampSettle = old })
+	old := workspace.StampSettle
+	workspace.StampSettle = time.Hour
+	t.Cleanup(func() { workspace.StampSettle = old })
 	text := numberedLines(200000) // 6 MB
 	ws, dir := testWorkspace(t, map[string]string{"big.txt": text})
 	before := bytesRead(t)
@@ -117,7 +112,7 @@ func TestReadRecentlyChangedHugeFileIsReadWhole(t *testing.T) {
 	if d.Partial || d.TotalLines != 200000 || !strings.Contains(res.Content[0].Text, "[Showing lines 1-5 of 200000. Use offset=6 to read on.]") {
 		t.Errorf("details %+v, text %q", d, res.Content[0].Text)
 	}
-	if fp, _ := seenOf(ws, filepath.Join(dir, "big.txt")); !fp.whole {
+	if fp, _ := seenOf(ws, filepath.Join(dir, "big.txt")); !fp.Whole {
 		t.Errorf("fingerprint %+v: want the whole content's", fp)
 	}
 }
@@ -135,10 +130,10 @@ func TestPartialReadGuardsThePartNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp, _ := seenOf(ws, p)
-	if fp.whole {
+	if fp.Whole {
 		t.Fatalf("fingerprint %+v: the read was not partial", fp)
 	}
-	if !ws.sameFile(p, fp) {
+	if !ws.seen.Unchanged(p, fp) {
 		t.Fatal("an unchanged file is not the same")
 	}
 	// Unchanged: an edit goes ahead.
@@ -156,7 +151,7 @@ func TestPartialReadGuardsThePartNotRead(t *testing.T) {
 	}
 	// Change one byte far past the part read, same size, mtime put back. The kernel's
 	// clock for file times ticks coarsely: write until the ctime has moved (the case
-	// stampSettle exists for is a write within the same tick).
+	// StampSettle exists for is a write within the same tick).
 	f, err := os.OpenFile(p, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -173,15 +168,15 @@ func TestPartialReadGuardsThePartNotRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, _ := stampOf(now); st.ctime != fp.stamp.ctime {
-			if st.mtime != fp.stamp.mtime || st.size != fp.stamp.size {
-				t.Fatalf("the size or mtime moved: %+v, was %+v", st, fp.stamp)
+		if st, _ := workspace.StampOf(now); st.Ctime != fp.Stamp.Ctime {
+			if st.Mtime != fp.Stamp.Mtime || st.Size != fp.Stamp.Size {
+				t.Fatalf("the size or mtime moved: %+v, was %+v", st, fp.Stamp)
 			}
 			break
 		}
 	}
-	if ws.sameFile(p, fp) {
-		t.Error("sameFile: a file changed past the part read is the same")
+	if ws.seen.Unchanged(p, fp) {
+		t.Error("Unchanged: a file changed past the part read is the same")
 	}
 	_, err = ws.edit(ctx, "big.txt", []replacement{{"line 00000006 of", "line 00000006 in"}})
 	if err == nil || !strings.Contains(err.Error(), "big.txt changed on disk since you last read it") {
@@ -196,25 +191,5 @@ func TestPartialReadGuardsThePartNotRead(t *testing.T) {
 	}
 	if _, err := ws.edit(ctx, "big.txt", []replacement{{"line 00000006 of", "line 00000006 in"}}); err != nil {
 		t.Errorf("edit after reading again: %v", err)
-	}
-}
-
-// A change inside the part read is seen by its hash even when the stamp is the same (a
-// stamp copied back by a tool that preserves times cannot make it pass).
-func TestPartialFingerprintComparesThePartRead(t *testing.T) {
-	fp := fingerprint{sum: sumString("abc"), n: 3, stamp: fileStamp{size: 6}}
-	same := observed{content: "abcdef", stamp: fileStamp{size: 6}, hasStamp: true}
-	if !fp.matches(same) {
-		t.Error("the same part and stamp do not match")
-	}
-	for name, o := range map[string]observed{
-		"part changed":  {content: "abXdef", stamp: fileStamp{size: 6}, hasStamp: true},
-		"stamp changed": {content: "abcdef", stamp: fileStamp{size: 6, ctime: 1}, hasStamp: true},
-		"no stamp":      {content: "abcdef"},
-		"shorter":       {content: "ab", stamp: fileStamp{size: 6}, hasStamp: true},
-	} {
-		if fp.matches(o) {
-			t.Errorf("%s: matches", name)
-		}
 	}
 }

@@ -204,33 +204,3 @@ func TestParentIgnoreFileMustBeRegular(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
-
-// A file the agent read that became a FIFO counts as changed, without blocking.
-func TestChangedFilesDoesNotBlockOnFIFO(t *testing.T) {
-	ws, dir := newWorkspace(t, map[string]string{"x.txt": "x\n"})
-	p := filepath.Join(dir, "x.txt")
-	touched := make(chan struct{}, 16)
-	tools.SetWatchHook(ws, func(string) {
-		select {
-		case touched <- struct{}{}:
-		default:
-		}
-	})
-	mustOK(t, call(t, ws, "read", `{"path":"x.txt"}`))
-	if err := os.Remove(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := mkfifo(p); err != nil {
-		t.Fatal(err)
-	}
-	// Once the watcher has marked it, ChangedFiles hashes what is there now: the FIFO.
-	select {
-	case <-touched:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no watcher event for x.txt")
-	}
-	got := promptly(t, "ChangedFiles", ws.ChangedFiles)
-	if len(got) != 1 || got[0] != p {
-		t.Errorf("ChangedFiles = %v, want [%s]", got, p)
-	}
-}

@@ -1,8 +1,9 @@
 // Package tools holds pid's built-in coding tools (read, write, edit, bash, grep, find, ls)
-// on the toolexec contract, and the Workspace they act in: path confinement to the
-// workspace folders (every file access goes through an os.Root open on the folder) and the
-// stale-edit guard. grep, find and ls stand on the search engine (package search), with
-// the Workspace as its Fence. docs/tools.md describes them for users.
+// on the toolexec contract, and the Workspace they act in: package workspace's (path
+// confinement to the workspace folders, every file access through an os.Root open on the
+// folder, and the stale-edit guard) with what the tools keep beside it (the editor's files
+// and terminals, the background jobs). grep, find and ls stand on the search engine
+// (package search), with the Workspace as its Fence. docs/tools.md describes them for users.
 //
 // The entry points are NewWorkspace, which a session calls once with its cwd and workspace
 // folders, and New, which returns the tools acting in that workspace. ReadOnly tells the

@@ -25,16 +25,16 @@ var ErrOutsideWorkspace = search.ErrOutside
 // workspace folder (At), so a link swapped in after the check cannot lead outside. It also
 // remembers what
 // the agent last saw of each file it read or wrote, to refuse edits of files that changed
-// on disk since (see stale.go).
+// on disk since (workspace.StaleGuard).
 //
 // A Workspace is safe for concurrent use. Close it when the session ends.
 type Workspace struct {
 	*workspace.Workspace
-	seen   *tracker
-	editor EditorFiles // set before the first call, then only read
-	box    box         // how bash commands are contained (sandbox.go)
-	jobs   Jobs        // the background jobs (jobs.go)
-	terms  terms       // the editor's terminals, if bash uses them (terminal.go)
+	seen   *workspace.StaleGuard // what the agent last saw of each file (workspace/stale.go)
+	editor EditorFiles           // set before the first call, then only read
+	box    box                   // how bash commands are contained (sandbox.go)
+	jobs   Jobs                  // the background jobs (jobs.go)
+	terms  terms                 // the editor's terminals, if bash uses them (terminal.go)
 
 	// mu guards swept.
 	mu sync.Mutex
@@ -78,7 +78,7 @@ func NewWorkspace(cwd string, roots []string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	w := &Workspace{Workspace: f, seen: newTracker(), swept: make(map[string]bool)}
+	w := &Workspace{Workspace: f, seen: workspace.NewStaleGuard(f), swept: make(map[string]bool)}
 	w.jobs.ws = w
 	return w, nil
 }
@@ -96,7 +96,7 @@ func (w *Workspace) Jobs() *Jobs { return &w.jobs }
 // It returns the watcher's close error, if any.
 func (w *Workspace) Close() error {
 	w.jobs.Close()
-	err := w.seen.close()
+	err := w.seen.Close()
 	w.Workspace.Close()
 	w.closeBox()
 	return err

@@ -20,6 +20,7 @@ import (
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/workspace"
 )
 
 // MaxDiffBytes bounds the diff that write and edit put in their details; a longer one is
@@ -101,8 +102,8 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 	if err != nil {
 		return toolexec.Result{}, ws.Explain(path, err)
 	}
-	ws.seen.record(real, wholeFingerprint(sumString(content)))
-	fd := udiff.Unified(shown, old.content, content, !exists)
+	ws.seen.Record(real, workspace.WholeFingerprint(workspace.SumString(content)))
+	fd := udiff.Unified(shown, old.Content, content, !exists)
 	det := WriteDetails{Path: shown, Created: !exists, Diff: fd.Text, DiffTruncated: fd.Truncated, Added: fd.Added, Removed: fd.Removed}
 	lines := plural(len(udiff.Split(content)), "line")
 	var msg string
@@ -120,41 +121,41 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 // current returns what is at real (rel in r) before the agent changes it (on disk, or in
 // the editor with EditorFiles): the content, its sha256 and, from the disk, its stamp, and
 // the permission bits of an existing regular file, checked against what the agent last saw
-// (stale.go); or exists == false when there is no file yet. path is the argument as given,
+// (workspace.StaleGuard); or exists == false when there is no file yet. path is the argument as given,
 // for messages. The content is held once: read into a string of the file's size, hashed
 // on the way.
-func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, path string) (cur observed, mode fs.FileMode, exists bool, err error) {
+func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, path string) (cur workspace.Observed, mode fs.FileMode, exists bool, err error) {
 	fi, err := r.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return observed{}, 0, false, nil
+		return workspace.Observed{}, 0, false, nil
 	case err != nil:
-		return observed{}, 0, false, ws.Explain(path, err)
+		return workspace.Observed{}, 0, false, ws.Explain(path, err)
 	case fi.IsDir():
-		return observed{}, 0, false, fmt.Errorf("%s is a folder, not a file", path)
+		return workspace.Observed{}, 0, false, fmt.Errorf("%s is a folder, not a file", path)
 	case !fi.Mode().IsRegular():
-		return observed{}, 0, false, &rootfile.NotRegularError{Path: path, Mode: fi.Mode()}
+		return workspace.Observed{}, 0, false, &rootfile.NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	if ws.editor.Read != nil {
 		text, err := ws.editor.Read(ctx, real)
 		if err != nil {
-			return observed{}, 0, false, err
+			return workspace.Observed{}, 0, false, err
 		}
-		cur = observed{content: text, sum: sumString(text)}
+		cur = workspace.Observed{Content: text, Sum: workspace.SumString(text)}
 	} else {
 		f, ofi, err := rootfile.OpenRegular(r, rel, path)
 		if err != nil {
-			return observed{}, 0, false, ws.Explain(path, err)
+			return workspace.Observed{}, 0, false, ws.Explain(path, err)
 		}
 		cur, err = readObserved(f, ofi.Size())
 		f.Close()
 		if err != nil {
-			return observed{}, 0, false, err
+			return workspace.Observed{}, 0, false, err
 		}
 		fi = ofi
 	}
-	if err := ws.seen.check(real, shown, cur, ws.editor.Read != nil); err != nil {
-		return observed{}, 0, false, err
+	if err := ws.seen.Check(real, shown, cur, ws.editor.Read != nil); err != nil {
+		return workspace.Observed{}, 0, false, err
 	}
 	return cur, fi.Mode().Perm(), true, nil
 }
@@ -162,16 +163,16 @@ func (ws *Workspace) current(ctx context.Context, r *os.Root, rel, real, shown, 
 // readObserved reads the whole of f (size bytes, as fstat said; more or less if it changes
 // meanwhile) into one string, hashing it on the way, and takes its stamp once it is read:
 // a write during the read then shows in the stamp.
-func readObserved(f *os.File, size int64) (observed, error) {
+func readObserved(f *os.File, size int64) (workspace.Observed, error) {
 	var sb strings.Builder
 	sb.Grow(int(size))
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(&sb, h), f); err != nil {
-		return observed{}, err
+		return workspace.Observed{}, err
 	}
-	cur := observed{content: sb.String(), sum: digest(h.Sum(nil))}
+	cur := workspace.Observed{Content: sb.String(), Sum: workspace.Digest(h.Sum(nil))}
 	if fi, err := f.Stat(); err == nil {
-		cur.stamp, cur.hasStamp = stampOf(fi)
+		cur.Stamp, cur.HasStamp = workspace.StampOf(fi)
 	}
 	return cur, nil
 }

@@ -6,6 +6,7 @@ package tools
 import (
 	"crypto/sha256"
 	"errors"
+	"github.com/pid-agent/pid/workspace"
 	"io/fs"
 	"os"
 )
@@ -18,10 +19,10 @@ import (
 // the sha256 of the content written. On failure (of a write, or of pieces itself) the file
 // is untouched and the temporary file removed. dirReal is the real path of name's folder,
 // for sweepTemps.
-func (w *Workspace) replaceFileStream(r *os.Root, name, dirReal string, mode fs.FileMode, pieces func(yield func(string) error) error) (digest, error) {
+func (w *Workspace) replaceFileStream(r *os.Root, name, dirReal string, mode fs.FileMode, pieces func(yield func(string) error) error) (workspace.Digest, error) {
 	dir, base, err := parentOf(r, name, false)
 	if err != nil {
-		return digest{}, err
+		return workspace.Digest{}, err
 	}
 	defer dir.Close()
 	w.sweepTemps(dir, dirReal)
@@ -35,17 +36,17 @@ func (w *Workspace) replaceFileStream(r *os.Root, name, dirReal string, mode fs.
 		}
 	}
 	if err != nil {
-		return digest{}, err
+		return workspace.Digest{}, err
 	}
 	h := sha256.New()
 	err = pieces(func(s string) error {
 		if _, err := f.WriteString(s); err != nil {
 			return err
 		}
-		hashString(h, s)
+		workspace.HashString(h, s)
 		return nil
 	})
-	sum := digest(h.Sum(nil))
+	sum := workspace.Digest(h.Sum(nil))
 	if err == nil {
 		err = finishTemp(f, mode)
 	} else {
@@ -56,7 +57,7 @@ func (w *Workspace) replaceFileStream(r *os.Root, name, dirReal string, mode fs.
 	}
 	if err != nil {
 		_ = dir.Remove(tmp)
-		return digest{}, err
+		return workspace.Digest{}, err
 	}
 	return sum, nil
 }

@@ -1,9 +1,13 @@
 // Package workspace holds a session's Workspace: its cwd and its workspace folders,
 // each with an os.Root held open on it, the path resolution that checks every file tool's
 // path and words its refusals (Resolve), the reach of a checked path through the os.Root of
-// the folder holding it (At), and the read-only folders read may read besides. Its entry
-// point is New. A Workspace is the search.Fence of the session's searches and checkpoints;
+// the folder holding it (At), and the read-only folders read may read besides; and the
+// stale-edit guard (StaleGuard), which refuses an edit or write of a file that changed
+// since the agent read it. Its entry point is New, then NewStaleGuard on the Workspace it
+// returns. A Workspace is the search.Fence of the session's searches and checkpoints;
 // package tools' Workspace is built on one, with what the file tools keep beside it.
+//
+// This file holds the Workspace and its path confinement.
 package workspace
 
 import (
