@@ -37,8 +37,9 @@ var faceAllowed = map[string]string{
 // lowerAllowed are, for the packages at the bottom of the stack, the packages of pid's they
 // may depend on at all (transitively), each with why: loop and toolexec know no wire, no
 // files of their own and no servers (house style 1); the search engine, the workspace's
-// confinement and stale-edit guard, and the checkpoints, which the tools and the session
-// stand on, know neither the tools nor the session (issue 33).
+// confinement and stale-edit guard, the launcher of commands in the sandbox, and the
+// checkpoints, which the tools and the session stand on, know neither the tools nor the
+// session (issue 33).
 var lowerAllowed = map[string]map[string]string{
 	"search": {
 		"internal/rootfile": "a file opened through its folder's os.Root without blocking, regular files only",
@@ -51,6 +52,19 @@ var lowerAllowed = map[string]map[string]string{
 		"internal/safefile": "through search",
 		"internal/textcut":  "through search",
 		"internal/watch":    "the process's one file watcher, which the stale-edit guard subscribes to",
+	},
+	"workspace/launch": {
+		"workspace":          "the session's cwd and folders, which commands run in and a workspace-write sandbox lets them write",
+		"sandbox":            "the kernel sandbox it starts commands in (holders, helpers, policies, the protected paths' guard)",
+		"netproxy":           "the allowlist network's proxy, served on the holder's loopback",
+		"protected":          "the protected paths, named in the note after a refusal",
+		"internal/procgroup": "a command's process group, which dies with pid",
+		"internal/xdg":       "pid's configuration and state folders, which the policy hides, and the terminals' folder",
+		"search":             "through workspace",
+		"internal/rootfile":  "through workspace",
+		"internal/safefile":  "through workspace",
+		"internal/textcut":   "through workspace",
+		"internal/watch":     "through workspace",
 	},
 	"checkpoint": {
 		"search":            "the workspace's walk (search.Scan) and its folders' roots (search.Fence)",
@@ -155,7 +169,7 @@ func keys(m map[string]string) string {
 }
 
 // The faces import the session layer and the wire helpers only, and loop, toolexec, search,
-// workspace and checkpoint nothing of pid's but what is below them.
+// workspace, the launcher and checkpoint nothing of pid's but what is below them.
 func TestLayering(t *testing.T) {
 	for _, b := range layering(t, "") {
 		t.Error(b)
@@ -164,7 +178,8 @@ func TestLayering(t *testing.T) {
 
 // The check finds a forbidden import when one is planted: a file added (through go list's
 // overlay, so the tree is not touched) to rpc importing store, to acp importing mcp, to loop
-// importing redact, and to checkpoint importing tools.
+// importing redact, to checkpoint importing tools, and to the launcher importing toolexec
+// (the tool contract, which it knows nothing of: it starts commands).
 func TestLayeringCatchesAPlantedImport(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -177,8 +192,9 @@ func TestLayeringCatchesAPlantedImport(t *testing.T) {
 		{"acp", "acp", "mcp"},
 		{"loop", "loop", "redact"},
 		{"checkpoint", "checkpoint", "tools"},
+		{"workspace/launch", "launch", "toolexec"},
 	} {
-		src := filepath.Join(dir, plant.pkg+".go")
+		src := filepath.Join(dir, strings.ReplaceAll(plant.pkg, "/", "_")+".go")
 		text := fmt.Sprintf("package %s\n\nimport _ %q\n", plant.name, module+"/"+plant.imp)
 		if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -194,7 +210,7 @@ func TestLayeringCatchesAPlantedImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(layering(t, overlay), "\n")
-	for _, want := range []string{module + "/rpc -> store", module + "/acp -> mcp", "loop -> redact", "checkpoint -> tools"} {
+	for _, want := range []string{module + "/rpc -> store", module + "/acp -> mcp", "loop -> redact", "checkpoint -> tools", "workspace/launch -> toolexec"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the planted import %s was not reported; the check said:\n%s", want, got)
 		}

@@ -2,7 +2,7 @@
 // (throttled) and cut to its tail, its whole process group killed on abort or timeout. The
 // shell is started through procgroup.StartGroup, so it also dies with pid; unless the
 // settings turn the sandbox off or the call escalates, it is started through the sandbox's
-// helper (sandbox.go), which contains it with the kernel.
+// helper (package workspace/launch), which contains it with the kernel.
 
 package tools
 
@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pid-agent/pid/internal/procgroup"
 	"os"
 	"os/exec"
 	"runtime"
@@ -22,9 +21,10 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/procgroup"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/workspace/launch"
 )
 
 // The bash tool's limits and timings.
@@ -146,13 +146,13 @@ func bashTool(ws *Workspace) toolexec.Tool {
 				timeout = time.Duration(*a.Timeout * float64(time.Second))
 			}
 			if t := ws.terminals(); t != nil {
-				res, err, ok := ws.runInTerminal(ctx, t, shell, a, caller{id: call.ID, command: a.Command}, timeout, onUpdate)
+				res, err, ok := ws.runInTerminal(ctx, t, shell, a, launch.Caller{ID: call.ID, Command: a.Command}, timeout, onUpdate)
 				if ok {
 					return res, err
 				}
 				// The editor could not make a terminal: pid runs it (and the next ones).
 			}
-			l, err := ws.launch(ctx, shell, a.Command, a.Unsandboxed, caller{id: call.ID, command: a.Command})
+			l, err := ws.launch(ctx, shell, a.Command, a.Unsandboxed, launch.Caller{ID: call.ID, Command: a.Command})
 			if err != nil {
 				return toolexec.Result{}, err
 			}
@@ -167,7 +167,7 @@ type launched struct {
 	group   *procgroup.Group // nil when it runs in the editor's terminal (term)
 	term    *termProc        // the editor's terminal it runs in (a job's), or nil
 	out     *os.File
-	box     *sandboxed // nil when unsandboxed
+	box     *launch.Sandboxed // nil when unsandboxed
 	details *SandboxDetails
 	began   time.Time
 }
@@ -191,70 +191,16 @@ func (l *launched) wait() error {
 	return l.group.Wait()
 }
 
-// launch starts a bash call's command: outside the sandbox when the call escalates
-// (unsandboxed) or the settings turn it off, else in the sandbox, through the session's
-// holder. It returns once the command runs (sandboxed: once the helper has set the sandbox
-// up), or the failure result; an abort (ctx) meanwhile kills it. Safe for concurrent use.
-func (w *Workspace) launch(ctx context.Context, shell, command string, unsandboxed bool, who caller) (*launched, error) {
-	began := time.Now()
-	r := w.sandboxSettings()
-	if unsandboxed || r.Mode == sandbox.ModeOff {
-		cmd := exec.Command(shell, "-c", command)
-		set := []string(nil)
-		if who.job {
-			set = append(set, "PYTHONUNBUFFERED=1")
-		}
-		cmd.Env = w.commandEnv(set, false)
-		cmd.Dir = w.Cwd()
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdout, cmd.Stderr = pw, pw
-		group, err := procgroup.StartGroup(cmd)
-		pw.Close() // the children hold their copies
-		if err != nil {
-			pr.Close()
-			return nil, fmt.Errorf("cannot start %s: %v", cmd.Path, err)
-		}
-		return &launched{group: group, out: pr, details: &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: unsandboxed}, began: began}, nil
-	}
-	sb, err := w.prepareSandboxed(r, []string{shell, "-c", command}, who)
+// launch starts a bash call's command among pid's own children (launch.Launcher.Start:
+// in the sandbox unless the call escalates or the settings turn it off). It returns once
+// the command runs, or the failure result; an abort (ctx) meanwhile kills it. Safe for
+// concurrent use.
+func (w *Workspace) launch(ctx context.Context, shell, command string, unsandboxed bool, who launch.Caller) (*launched, error) {
+	p, err := w.launcher.Start(ctx, shell, command, unsandboxed, who)
 	if err != nil {
 		return nil, err
 	}
-	// The helper is started already: it waits for its policy and command.
-	group, pr := sb.proc.group, sb.proc.out
-	fail := func(err error) (*launched, error) {
-		group.Wait()
-		pr.Close()
-		sb.cmd.Close()
-		sb.spare()
-		return nil, err
-	}
-	// The policy is made (a look at the protected paths) while the helper starts, if it
-	// was not started ahead. Without one it runs nothing and exits.
-	if err := sb.sendPolicy(); err != nil {
-		return fail(err)
-	}
-	// Nothing runs until the helper has set the sandbox up; if it could not, it exits. An
-	// abort meanwhile kills it (which ends Started's wait).
-	started := make(chan error, 1)
-	go func() { started <- sb.cmd.Started() }()
-	select {
-	case err = <-started:
-	case <-ctx.Done():
-		group.Signal(syscall.SIGKILL)
-		<-started
-		err = ctx.Err()
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return fail(ctx.Err())
-		}
-		return fail(sandboxFailure(err))
-	}
-	return &launched{group: group, out: pr, box: sb, details: &sb.details, began: began}, nil
+	return &launched{group: p.Group, out: p.Out, box: p.Sandbox, details: p.Details, began: p.Began}, nil
 }
 
 // runBash runs the command and returns its result; see the tool's description. onUpdate is
@@ -263,7 +209,7 @@ func (w *Workspace) launch(ctx context.Context, shell, command string, unsandbox
 func runBash(ctx context.Context, run *launched, timeout time.Duration, onUpdate func(event.Result)) (toolexec.Result, error) {
 	began, group, pr := run.began, run.group, run.out
 	if run.box != nil {
-		defer run.box.spare()
+		defer run.box.Spare()
 	}
 	out := newTail()
 	readDone := make(chan struct{})
@@ -348,9 +294,9 @@ loop:
 
 // ended is how a bash command ended, for bashResult.
 type ended struct {
-	text    string      // its output, as shown (the tail's snapshot)
-	det     BashDetails // the snapshot's counts, and its duration
-	box     *sandboxed  // nil when it ran unsandboxed
+	text    string            // its output, as shown (the tail's snapshot)
+	det     BashDetails       // the snapshot's counts, and its duration
+	box     *launch.Sandboxed // nil when it ran unsandboxed
 	details *SandboxDetails
 	stop    string // why it was killed: "", "abort" or "timeout"
 	timeout time.Duration
@@ -365,7 +311,7 @@ type ended struct {
 // bashResult is a finished command's result (an error result unless it exited with 0):
 // its output, with the check after a sandboxed command and the proxy's refusals, and
 // the note after a refusal of the sandbox. Contract: called once per command, after
-// every process the command started has ended (see sandboxed.checkAfter).
+// every process the command started has ended (see launch.Sandboxed.CheckAfter).
 func bashResult(e ended) (toolexec.Result, error) {
 	det := e.det
 	det.ExitCode = e.code
@@ -374,8 +320,8 @@ func bashResult(e ended) (toolexec.Result, error) {
 		shown = "(no output)"
 	}
 	if e.box != nil {
-		shown += e.box.checkAfter()
-		shown += e.box.proxyRefusals()
+		shown += e.box.CheckAfter()
+		shown += e.box.ProxyRefusals()
 	}
 	det.Sandbox = e.details
 	// A sandboxed command's failure keeps its details: details.sandbox.reverted says what
@@ -397,7 +343,7 @@ func bashResult(e ended) (toolexec.Result, error) {
 	}
 	note := ""
 	if e.box != nil {
-		note = sandboxNote(e.box, e.text, det.ExitCode != 0 || e.signaled)
+		note = e.box.Note(e.text, det.ExitCode != 0 || e.signaled)
 	}
 	if e.signaled {
 		return toolexec.Result{}, fail("%s\n\nCommand was killed by signal %d (%v).%s", shown, int(e.sig), e.sig, note)
@@ -520,7 +466,7 @@ func exitOf(run *launched) (code int, signaled bool, sig syscall.Signal) {
 		}
 	}
 	if run.box != nil {
-		if s, ok := run.box.cmd.Finish(); ok {
+		if s, ok := run.box.Finish(); ok {
 			signaled, sig, code = true, s, -1
 		}
 	}

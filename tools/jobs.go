@@ -21,6 +21,7 @@ import (
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/workspace/launch"
 )
 
 // The jobs' limits and timings.
@@ -378,7 +379,7 @@ func (j *Jobs) startJob(ctx context.Context, shell string, a bashArgs) (toolexec
 		j.mu.Unlock()
 	}
 	j.before(ctx)
-	who := caller{id: id, command: a.Command, job: true}
+	who := launch.Caller{ID: id, Command: a.Command, Job: true}
 	var run *launched
 	var err error
 	if t := j.ws.terminals(); t != nil {
@@ -403,7 +404,7 @@ func (j *Jobs) startJob(ctx context.Context, shell string, a bashArgs) (toolexec
 	go j.read(jb)
 	go j.await(jb)
 	if run.box != nil {
-		run.box.spare() // the next call's helper; this one is the job's for its life
+		run.box.Spare() // the next call's helper; this one is the job's for its life
 	}
 	if notify != nil {
 		notify(JobUpdate{JobID: id, Running: true})
@@ -467,8 +468,8 @@ func (j *Jobs) await(jb *job) {
 		note = fmt.Sprintf("\n\n[pid: waiting for the job failed: %v]", waitErr)
 	}
 	if jb.run.box != nil {
-		note += jb.run.box.checkAfter()
-		note += jb.run.box.proxyRefusals()
+		note += jb.run.box.CheckAfter()
+		note += jb.run.box.ProxyRefusals()
 	}
 	j.mu.Lock()
 	jb.ended, jb.exitCode = true, code
@@ -554,7 +555,7 @@ func (j *Jobs) readOut(jb *job, head string, matched *bool, tail int, withSandbo
 		jb.note = ""
 	}
 	if box := jb.run.box; box != nil && withSandbox {
-		d := box.detailsCopy()
+		d := box.Details()
 		det.Sandbox = &d
 	} else if withSandbox {
 		d := *jb.run.details

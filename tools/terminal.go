@@ -12,17 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/pid-agent/pid/event"
-	"github.com/pid-agent/pid/internal/xdg"
-	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/toolexec"
+	"github.com/pid-agent/pid/workspace/launch"
 )
 
 // Terminals are the editor's terminals (ACP's terminal/* methods, on one session).
@@ -78,9 +75,6 @@ type terms struct {
 	t Terminals
 	// pidPath is pid's binary, which the terminal's command line runs.
 	pidPath string
-	// dir is the folder the session's holders take terminals' commands in (under pid's
-	// state folder, which sandboxed commands cannot see); made at the first command.
-	dir string
 	// warn says, once, that the editor's terminals are no longer used, and why.
 	warn func(string)
 }
@@ -114,98 +108,25 @@ func (w *Workspace) dropTerminals(err error) {
 	}
 }
 
-// terminalDir returns the folder the session's holders take terminals' commands in,
-// making it at the first call: pid's state folder/t/<random>, mode 0700.
-func (w *Workspace) terminalDir() (string, error) {
-	w.terms.mu.Lock()
-	defer w.terms.mu.Unlock()
-	if w.terms.dir != "" {
-		return w.terms.dir, nil
-	}
-	state, err := xdg.StateDir()
-	if err != nil {
-		return "", err
-	}
-	base := filepath.Join(state, "t")
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		return "", err
-	}
-	d, err := os.MkdirTemp(base, "")
-	if err != nil {
-		return "", err
-	}
-	w.terms.dir = d
-	return d, nil
-}
-
-// terminalCommand returns the command line that runs the shell command in the editor's
-// terminal: in the sandbox (through the session's holder, box set) unless unsandboxed or
-// the settings turn it off.
-func (w *Workspace) terminalCommand(shell, command string, unsandboxed bool, who caller) (argv []string, box *sandboxed, details *SandboxDetails, err error) {
-	r := w.sandboxSettings()
-	if unsandboxed || r.Mode == sandbox.ModeOff {
-		// The client's own environment, less what pid keeps from every command (the model
-		// keys): env -u each.
-		envPath, err := exec.LookPath("env")
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("cannot run the command in the editor's terminal: %v", err)
-		}
-		argv = []string{envPath}
-		for _, name := range w.droppedEnv() {
-			argv = append(argv, "-u", name)
-		}
-		argv = append(argv, shell, "-c", command)
-		return argv, nil, &SandboxDetails{Mode: sandbox.ModeOff, Network: true, Escalated: unsandboxed}, nil
-	}
-	argv = []string{shell, "-c", command}
-	s, holder, env, err := w.planSandboxed(r, argv, who)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	fail := func(err error) ([]string, *sandboxed, *SandboxDetails, error) {
-		if s.client != nil {
-			s.client.Close()
-		}
-		return nil, nil, nil, err
-	}
-	pol, watched, err := s.build()
-	if err != nil {
-		return fail(sandboxFailure(err))
-	}
-	s.pol, s.before = pol, watched
-	dir, err := w.terminalDir()
-	if err != nil {
-		return fail(fmt.Errorf("the terminals' folder: %w", err))
-	}
-	if err := holder.ServeTerminals(dir); err != nil {
-		return fail(fmt.Errorf("the sandbox cannot take the terminal's command: %w", err))
-	}
-	w.terms.mu.Lock()
-	pidPath := w.terms.pidPath
-	w.terms.mu.Unlock()
-	line, err := holder.TerminalArgv(pidPath, pol, argv, w.Cwd(), env)
-	if err != nil {
-		return fail(fmt.Errorf("the sandbox cannot take the terminal's command: %w", err))
-	}
-	return line, s, &s.details, nil
-}
-
 // termStart is a bash call's command started in the editor's terminal id.
 type termStart struct {
 	id      string
-	box     *sandboxed // nil when unsandboxed
+	box     *launch.Sandboxed // nil when unsandboxed
 	details *SandboxDetails
 	began   time.Time
 }
 
 // startTerminal creates the editor's terminal that runs a bash call's command
-// (terminalCommand), its output kept up to limit bytes. An unsandboxed command gets pid's
+// (launch.Launcher.TerminalCommand), its output kept up to limit bytes. An unsandboxed command gets pid's
 // variables for tool calls (no pager) and set; a sandboxed one's travel in its launch file.
 // (nil, nil) when the editor could not create it: its terminals are dropped and the caller
 // runs the command itself.
-func (w *Workspace) startTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller, limit int, set []string) (*termStart, error) {
+func (w *Workspace) startTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who launch.Caller, limit int, set []string) (*termStart, error) {
 	began := time.Now()
-	line, box, details, err := w.terminalCommand(shell, a.Command, a.Unsandboxed, who)
+	w.terms.mu.Lock()
+	pidPath := w.terms.pidPath
+	w.terms.mu.Unlock()
+	line, box, details, err := w.launcher.TerminalCommand(shell, a.Command, a.Unsandboxed, who, pidPath)
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +136,8 @@ func (w *Workspace) startTerminal(ctx context.Context, t Terminals, shell string
 	}
 	id, err := t.Create(ctx, line[0], line[1:], w.Cwd(), env, limit)
 	if err != nil {
-		if box != nil && box.client != nil {
-			box.client.Close()
+		if box != nil {
+			box.Abandon()
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -232,7 +153,7 @@ func (w *Workspace) startTerminal(ctx context.Context, t Terminals, shell string
 // for the command's exit, the timeout or the abort (which kill it), reads its output,
 // releases the terminal and returns the result as runBash does. ok is false when the
 // terminal could not be created: nothing ran and the caller runs the command itself.
-func (w *Workspace) runInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller, timeout time.Duration, onUpdate func(event.Result)) (res toolexec.Result, err error, ok bool) {
+func (w *Workspace) runInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who launch.Caller, timeout time.Duration, onUpdate func(event.Result)) (res toolexec.Result, err error, ok bool) {
 	st, err := w.startTerminal(ctx, t, shell, a, who, terminalOutputLimit, nil)
 	if err != nil {
 		return toolexec.Result{}, err, true
@@ -341,7 +262,7 @@ type termProc struct {
 // launchInTerminal starts a job's command in the editor's terminal t, as launch starts it
 // among pid's own children; (nil, nil) when the terminal could not be created (the editor's
 // terminals are dropped: the caller launches it itself).
-func (w *Workspace) launchInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who caller) (*launched, error) {
+func (w *Workspace) launchInTerminal(ctx context.Context, t Terminals, shell string, a bashArgs, who launch.Caller) (*launched, error) {
 	st, err := w.startTerminal(ctx, t, shell, a, who, JobOutputBytes, []string{"PYTHONUNBUFFERED=1"})
 	if st == nil || err != nil {
 		return nil, err
@@ -352,8 +273,8 @@ func (w *Workspace) launchInTerminal(ctx context.Context, t Terminals, shell str
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), terminalGrace)
 		_ = t.Release(rctx, id) // kills the command
 		cancel()
-		if st.box != nil && st.box.client != nil {
-			st.box.client.Close()
+		if st.box != nil {
+			st.box.Abandon()
 		}
 		return nil, err
 	}

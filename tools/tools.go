@@ -3,7 +3,8 @@
 // confinement to the workspace folders, every file access through an os.Root open on the
 // folder, and the stale-edit guard) with what the tools keep beside it (the editor's files
 // and terminals, the background jobs). grep, find and ls stand on the search engine
-// (package search), with the Workspace as its Fence. docs/tools.md describes them for users.
+// (package search), with the Workspace as its Fence; bash starts its commands through
+// package workspace/launch (the kernel sandbox). docs/tools.md describes them for users.
 //
 // The entry points are NewWorkspace, which a session calls once with its cwd and workspace
 // folders, and New, which returns the tools acting in that workspace. ReadOnly tells the

@@ -1,6 +1,7 @@
 // This file holds the Workspace: package workspace's (the cwd, the workspace folders with
 // an os.Root open on each, the path resolution) with what the file
-// tools keep beside them: the stale-edit guard, the editor's files, the sandbox, the jobs.
+// tools keep beside them: the stale-edit guard, the editor's files, the launcher of bash's
+// commands (the sandbox), the jobs.
 
 package tools
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/workspace"
+	"github.com/pid-agent/pid/workspace/launch"
 )
 
 // ErrOutsideWorkspace is wrapped by the error Resolve returns for a path that leads outside
@@ -23,18 +25,19 @@ var ErrOutsideWorkspace = search.ErrOutside
 // followed (its workspace.Workspace). Resolve checks a path and says why it refuses one; every
 // open, create, rename, stat and listing then goes through an os.Root held open on the
 // workspace folder (At), so a link swapped in after the check cannot lead outside. It also
-// remembers what
-// the agent last saw of each file it read or wrote, to refuse edits of files that changed
-// on disk since (workspace.StaleGuard).
+// remembers what the agent last saw of each file it read or wrote, to refuse edits of
+// files that changed on disk since (workspace.StaleGuard), and starts bash's commands
+// (launch.Launcher).
 //
 // A Workspace is safe for concurrent use. Close it when the session ends.
 type Workspace struct {
 	*workspace.Workspace
 	seen   *workspace.StaleGuard // what the agent last saw of each file (workspace/stale.go)
 	editor EditorFiles           // set before the first call, then only read
-	box    box                   // how bash commands are contained (sandbox.go)
-	jobs   Jobs                  // the background jobs (jobs.go)
-	terms  terms                 // the editor's terminals, if bash uses them (terminal.go)
+	// launcher starts bash's commands, in the kernel sandbox unless it is turned off.
+	launcher *launch.Launcher
+	jobs     Jobs  // the background jobs (jobs.go)
+	terms    terms // the editor's terminals, if bash uses them (terminal.go)
 
 	// mu guards swept.
 	mu sync.Mutex
@@ -78,7 +81,7 @@ func NewWorkspace(cwd string, roots []string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	w := &Workspace{Workspace: f, seen: workspace.NewStaleGuard(f), swept: make(map[string]bool)}
+	w := &Workspace{Workspace: f, seen: workspace.NewStaleGuard(f), launcher: launch.New(f), swept: make(map[string]bool)}
 	w.jobs.ws = w
 	return w, nil
 }
@@ -98,6 +101,6 @@ func (w *Workspace) Close() error {
 	w.jobs.Close()
 	err := w.seen.Close()
 	w.Workspace.Close()
-	w.closeBox()
+	w.launcher.Close()
 	return err
 }

@@ -5,7 +5,8 @@
 // stale-edit guard (StaleGuard), which refuses an edit or write of a file that changed
 // since the agent read it. Its entry point is New, then NewStaleGuard on the Workspace it
 // returns. A Workspace is the search.Fence of the session's searches and checkpoints;
-// package tools' Workspace is built on one, with what the file tools keep beside it.
+// package tools' Workspace is built on one, with what the file tools keep beside it. How
+// bash's commands are started in the kernel sandbox is the subpackage workspace/launch.
 //
 // This file holds the Workspace and its path confinement.
 package workspace

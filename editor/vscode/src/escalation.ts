@@ -1,5 +1,5 @@
 // Leaving the sandbox, read from pid's results: the sandbox note a refused bash call's result
-// ends with (tools/sandbox.go's denialNote), as the question to run outside shows it, and
+// ends with (workspace/launch/results.go's Sandboxed.Note), as the question to run outside shows it, and
 // whether a finished call ran outside (details.sandbox.escalated). See docs/permissions.md,
 // "Results, and asking to leave the sandbox". No `vscode` import: tests run this under node.
 

@@ -18,7 +18,7 @@ local M = {}
 M.TITLE = 'Run outside the sandbox?'
 M.RAN_OUTSIDE = 'ran outside the sandbox'
 
--- NOTE_START is how pid's sandbox note begins in a bash result (tools/sandbox.go's denialNote):
+-- NOTE_START is how pid's sandbox note begins in a bash result (workspace/launch/results.go's Sandboxed.Note):
 -- "[pid's sandbox (MODE) may have refused this. Writable: ... If the command needs more, call
 -- bash again with unsandboxed: true and a justification; the user will be asked.]"
 local NOTE_START = "[pid's sandbox"

@@ -1,9 +1,9 @@
-// This file holds the allowlist network of a workspace's sandboxed commands (issue 37):
+// This file holds the allowlist network of a session's sandboxed commands (issue 37):
 // pid's proxy (package netproxy) served on the listener the session's namespace holder
 // made on its own 127.0.0.1, a Client (token) per command whose variables point the
 // command at it, and the hosts it refused, named in the command's result.
 
-package tools
+package launch
 
 import (
 	"strings"
@@ -13,8 +13,8 @@ import (
 	"github.com/pid-agent/pid/sandbox"
 )
 
-// netBox is the proxy of a workspace's commands, made at the first command of the
-// allowlist network and closed with the workspace.
+// netBox is the proxy of a session's commands, made at the first command of the
+// allowlist network and closed with the launcher.
 type netBox struct {
 	// mu guards the fields below it.
 	mu    sync.Mutex
@@ -25,44 +25,44 @@ type netBox struct {
 
 // wantsProxy reports whether the commands of the holder for network (the host's, or the
 // session's own) reach the outside through pid's proxy: the settings ask for the allowlist.
-func (w *Workspace) wantsProxy(network bool) bool {
-	return !network && w.netSettings().Mode == netproxy.ModeAllowlist
+func (l *Launcher) wantsProxy(network bool) bool {
+	return !network && l.netSettings().Mode == netproxy.ModeAllowlist
 }
 
-// netSettings returns the network settings the workspace was given (the default's
+// netSettings returns the network settings the launcher was given (the default's
 // without).
-func (w *Workspace) netSettings() netproxy.Resolved {
-	w.box.mu.Lock()
-	defer w.box.mu.Unlock()
-	if w.box.cfg == nil {
+func (l *Launcher) netSettings() netproxy.Resolved {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cfg == nil {
 		return sandbox.Default().Net
 	}
-	return w.box.cfg.Settings.Net
+	return l.cfg.Settings.Net
 }
 
-// serveProxy serves the workspace's proxy (made at the first call) on the listener of the
+// serveProxy serves the session's proxy (made at the first call) on the listener of the
 // holder h, when it has one; a holder started again after dying gives a new listener,
 // served by the same proxy (its allow answers kept). The error says why the proxy could
 // not be made (the settings are not valid).
-func (w *Workspace) serveProxy(h *sandbox.Holder) error {
-	l, addr := h.ProxyListener()
-	if l == nil {
+func (l *Launcher) serveProxy(h *sandbox.Holder) error {
+	ln, addr := h.ProxyListener()
+	if ln == nil {
 		return nil
 	}
-	w.box.mu.Lock()
-	cfg := w.box.cfg
-	w.box.mu.Unlock()
-	n := &w.box.net
+	l.mu.Lock()
+	cfg := l.cfg
+	l.mu.Unlock()
+	n := &l.net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.proxy == nil {
-		pc := netproxy.Config{Network: w.netSettings()}
+		pc := netproxy.Config{Network: l.netSettings()}
 		if cfg != nil {
 			pc.Asker, pc.Resolver, pc.Logf = cfg.Asker, cfg.Resolver, cfg.Logf
 		}
 		p, err := netproxy.New(pc)
 		if err != nil {
-			l.Close()
+			ln.Close()
 			return err
 		}
 		n.proxy = p
@@ -72,16 +72,16 @@ func (w *Workspace) serveProxy(h *sandbox.Holder) error {
 	n.serve.Add(1)
 	go func() {
 		defer n.serve.Done()
-		p.Serve(l)
+		p.Serve(ln)
 	}()
 	return nil
 }
 
 // proxyClient registers a command (the call id, a job's id for a job, and its command
-// line) with the workspace's proxy and returns its Client and the variables that point
+// line) with the session's proxy and returns its Client and the variables that point
 // it at the proxy; nil without a proxy.
-func (w *Workspace) proxyClient(id, command string) (*netproxy.Client, []string) {
-	n := &w.box.net
+func (l *Launcher) proxyClient(id, command string) (*netproxy.Client, []string) {
+	n := &l.net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.proxy == nil {
@@ -91,10 +91,10 @@ func (w *Workspace) proxyClient(id, command string) (*netproxy.Client, []string)
 	return c, c.Env(n.addr)
 }
 
-// ForgetHost undoes an "allow always" answer about host for the workspace's commands: the
+// ForgetHost undoes an "allow always" answer about host for the session's commands: the
 // person revoked it. Open connections go on. Safe for concurrent use.
-func (w *Workspace) ForgetHost(host string) {
-	n := &w.box.net
+func (l *Launcher) ForgetHost(host string) {
+	n := &l.net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.proxy != nil {
@@ -103,9 +103,9 @@ func (w *Workspace) ForgetHost(host string) {
 }
 
 // closeProxy ends the proxy (its connections and questions) and waits for its Serve
-// loops. Called by closeBox once the holders are closed.
-func (w *Workspace) closeProxy() {
-	n := &w.box.net
+// loops. Called by Close once the holders are closed.
+func (l *Launcher) closeProxy() {
+	n := &l.net
 	n.mu.Lock()
 	p := n.proxy
 	n.mu.Unlock()
@@ -115,10 +115,11 @@ func (w *Workspace) closeProxy() {
 	n.serve.Wait()
 }
 
-// proxyRefusals records what the proxy refused to the command in its details and returns
+// ProxyRefusals records what the proxy refused to the command in its details and returns
 // the lines for its result ("" when nothing was refused), then ends the command's token (a
-// process it left behind is refused from now on). Called once the command ended.
-func (s *sandboxed) proxyRefusals() string {
+// process it left behind is refused from now on). Contract: called once, once the command
+// ended; safe on a nil Sandboxed (an unsandboxed command), which returns "".
+func (s *Sandboxed) ProxyRefusals() string {
 	if s == nil || s.client == nil {
 		return ""
 	}

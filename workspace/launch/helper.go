@@ -1,10 +1,10 @@
-// This file keeps a sandbox helper started ahead for a workspace's next sandboxed bash call:
+// This file keeps a sandbox helper started ahead for a session's next sandboxed command:
 // a helper's start (by the session's namespace holder: new mount and PID namespaces, the
 // start of pid's binary, its move into a cgroup: several milliseconds, more on a busy
 // machine) then happens between calls instead of in one. A helper is good for one command;
 // the next is started once a call is done.
 
-package tools
+package launch
 
 import (
 	"fmt"
@@ -57,18 +57,18 @@ func (h *helperProc) discard() {
 // helperFor returns a started helper of shape sh, started by the holder: the one started
 // ahead when it has that shape and holder (and the holder and the kernel still give the
 // sandbox), else a new one. Safe for concurrent use.
-func (w *Workspace) helperFor(holder *sandbox.Holder, sh sandbox.Shape) (*helperProc, error) {
-	w.box.mu.Lock()
-	if w.box.spare == nil && w.box.warming != nil {
+func (l *Launcher) helperFor(holder *sandbox.Holder, sh sandbox.Shape) (*helperProc, error) {
+	l.mu.Lock()
+	if l.spare == nil && l.warming != nil {
 		// One is on its way, part started: wait for it rather than start another.
-		ready := w.box.warming
-		w.box.mu.Unlock()
+		ready := l.warming
+		l.mu.Unlock()
 		<-ready
-		w.box.mu.Lock()
+		l.mu.Lock()
 	}
-	h := w.box.spare
-	w.box.spare = nil
-	w.box.mu.Unlock()
+	h := l.spare
+	l.spare = nil
+	l.mu.Unlock()
 	if h != nil {
 		if h.cmd.Shape() == sh && h.holder == holder && holder.Alive() && sandbox.Probe().Available {
 			return h, nil
@@ -79,49 +79,49 @@ func (w *Workspace) helperFor(holder *sandbox.Holder, sh sandbox.Shape) (*helper
 }
 
 // startSpare starts the next call's helper, of shape sh, through the holder, in the
-// background, unless one is there or on its way, or the workspace is closed. Called after a
+// background, unless one is there or on its way, or the launcher is closed. Called after a
 // sandboxed call (a job: once started). Safe for concurrent use.
-func (w *Workspace) startSpare(holder *sandbox.Holder, sh sandbox.Shape) {
-	w.box.mu.Lock()
-	if w.box.spare != nil || w.box.warming != nil || w.box.closed {
-		w.box.mu.Unlock()
+func (l *Launcher) startSpare(holder *sandbox.Holder, sh sandbox.Shape) {
+	l.mu.Lock()
+	if l.spare != nil || l.warming != nil || l.closed {
+		l.mu.Unlock()
 		return
 	}
 	ready := make(chan struct{})
-	w.box.warming = ready
-	w.box.warmers.Add(1)
-	w.box.mu.Unlock()
+	l.warming = ready
+	l.warmers.Add(1)
+	l.mu.Unlock()
 	go func() {
-		defer w.box.warmers.Done()
+		defer l.warmers.Done()
 		defer close(ready)
 		h, err := startHelper(holder, sh)
-		w.box.mu.Lock()
-		w.box.warming = nil
+		l.mu.Lock()
+		l.warming = nil
 		if err != nil {
-			w.box.mu.Unlock()
+			l.mu.Unlock()
 			return // the next call starts its own, and says what fails
 		}
-		if w.box.closed || w.box.spare != nil {
-			w.box.mu.Unlock()
+		if l.closed || l.spare != nil {
+			l.mu.Unlock()
 			h.discard()
 			return
 		}
-		w.box.spare = h
-		w.box.mu.Unlock()
+		l.spare = h
+		l.mu.Unlock()
 	}()
 }
 
 // closeSpare ends the helper started ahead, once any on its way has started, and keeps
 // others from starting.
-func (w *Workspace) closeSpare() {
-	w.box.mu.Lock()
-	w.box.closed = true
-	w.box.mu.Unlock()
-	w.box.warmers.Wait()
-	w.box.mu.Lock()
-	h := w.box.spare
-	w.box.spare = nil
-	w.box.mu.Unlock()
+func (l *Launcher) closeSpare() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.warmers.Wait()
+	l.mu.Lock()
+	h := l.spare
+	l.spare = nil
+	l.mu.Unlock()
 	if h != nil {
 		h.discard()
 	}
