@@ -1,12 +1,13 @@
 //go:build linux
 
-package tools_test
+package launch_test
 
 // Issue 31: nothing a sandboxed command leaves behind may run outside the sandbox later
-// (through git, tmux, a process left running), through the real bash tool and helper. Each
-// test fails on the sandbox before that issue (checked): there .git/config and .git/hooks
-// alone were read-only, /tmp was shared, a setsid process outlived the call, nothing was
-// limited and every variable of pid's environment but the model keys reached the command.
+// (through git, tmux, a process left running), through the real launcher and helper. Each
+// test fails on the sandbox before that issue (checked when they ran through the bash
+// tool): there .git/config and .git/hooks alone were read-only, /tmp was shared, a setsid
+// process outlived the call, nothing was limited and every variable of pid's environment
+// but the model keys reached the command.
 
 import (
 	"net"
@@ -22,7 +23,7 @@ import (
 
 	"github.com/pid-agent/pid/internal/proctest"
 	"github.com/pid-agent/pid/sandbox"
-	"github.com/pid-agent/pid/tools"
+	"github.com/pid-agent/pid/workspace/launch"
 )
 
 // gitRepo makes dir a git repository with one commit, with the host's git.
@@ -67,7 +68,7 @@ const fsmonitor = `printf '[core]\n\tfsmonitor = touch MARK\n'`
 func TestSandboxGitCannotBeReplaced(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, dir := newWorkspace(t, nil)
+	l, dir := newLauncher(t, nil)
 	gitRepo(t, dir)
 	for _, cmd := range []string{
 		"mv .git .git_old && mkdir .git && cp -a .git_old/HEAD .git_old/objects .git_old/refs .git/ && " + fsmonitor + " > .git/config",
@@ -75,7 +76,7 @@ func TestSandboxGitCannotBeReplaced(t *testing.T) {
 		fsmonitor + " > .git/config",
 		"echo '#!/bin/sh' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
 	} {
-		mustFail(t, call(t, ws, "bash", bashArgs(t, cmd)))
+		mustFail(t, run(t, l, cmd, false))
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git_old")); err == nil {
 		t.Error(".git was renamed")
@@ -91,14 +92,14 @@ func TestSandboxGitCannotBeReplaced(t *testing.T) {
 func TestSandboxGitCannotBeRedirected(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, dir := newWorkspace(t, map[string]string{"evil/config": "[core]\n\tfsmonitor = touch MARK\n\trepositoryformatversion = 0\n"})
+	l, dir := newLauncher(t, map[string]string{"evil/config": "[core]\n\tfsmonitor = touch MARK\n\trepositoryformatversion = 0\n"})
 	gitRepo(t, dir)
 	for _, cmd := range []string{
 		"echo ../evil > .git/commondir",
 		"mkdir -p .git/modules/lib && " + fsmonitor + " > .git/modules/lib/config",
 		"echo '* filter=evil' > .git/info/attributes",
 	} {
-		mustFail(t, call(t, ws, "bash", bashArgs(t, cmd)))
+		mustFail(t, run(t, l, cmd, false))
 	}
 	for _, p := range []string{".git/commondir", ".git/modules", ".git/info/attributes"} {
 		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
@@ -113,13 +114,13 @@ func TestSandboxGitCannotBeRedirected(t *testing.T) {
 func TestSandboxNewGitIsRemoved(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, dir := newWorkspace(t, map[string]string{"src/main.go": "package main\n", "deep/er/x.txt": "x"})
+	l, dir := newLauncher(t, map[string]string{"src/main.go": "package main\n", "deep/er/x.txt": "x"})
 	plant := "git init -q . && " + fsmonitor + " >> .git/config"
 	cmd := plant + " && (cd src && " + plant + ") && mkdir -p deep/er/evil && " + fsmonitor + " > deep/er/evil/config && echo 'gitdir: evil' > deep/er/.git && echo kept > kept.txt"
-	r := call(t, ws, "bash", bashArgs(t, cmd))
+	r := run(t, l, cmd, false)
 	out := mustOK(t, r)
 	want := []string{filepath.Join(dir, ".git"), filepath.Join(dir, "deep/er/.git"), filepath.Join(dir, "src/.git")}
-	if got := sandboxDetails(t, r).Reverted; !slices.Equal(got, want) {
+	if got := r.det.Reverted; !slices.Equal(got, want) {
 		t.Errorf("details.sandbox.reverted %q, want %q", got, want)
 	}
 	for _, p := range want {
@@ -148,7 +149,7 @@ func TestSandboxNewGitIsRemoved(t *testing.T) {
 func TestSandboxNestedRepositoriesAndConfiguredPaths(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, dir := newWorkspace(t, map[string]string{
+	l, dir := newLauncher(t, map[string]string{
 		".githooks/pre-commit": "#!/bin/sh\n", "shared.gitconfig": "[alias]\n\tst = status\n", "tools/fsmon.sh": "#!/bin/sh\n",
 		"vendor/lib/a.txt": "a\n",
 	})
@@ -165,15 +166,15 @@ func TestSandboxNestedRepositoriesAndConfiguredPaths(t *testing.T) {
 		fsmonitor + " >> vendor/lib/.git/config",
 		"mv vendor/lib/.git vendor/lib/.git2",
 	} {
-		r := call(t, ws, "bash", bashArgs(t, cmd))
-		if !r.isError {
+		r := run(t, l, cmd, false)
+		if !r.failed {
 			t.Errorf("%s: succeeded: %s", cmd, r.text)
 		}
 	}
 	// The missing hooks folder cannot be kept from being made: it is removed after.
-	r := call(t, ws, "bash", bashArgs(t, "mkdir -p vendor/lib/.husky && echo 'touch MARK' > vendor/lib/.husky/pre-commit"))
+	r := run(t, l, "mkdir -p vendor/lib/.husky && echo 'touch MARK' > vendor/lib/.husky/pre-commit", false)
 	mustOK(t, r)
-	if got := sandboxDetails(t, r).Reverted; !slices.Equal(got, []string{filepath.Join(dir, "vendor/lib/.husky")}) {
+	if got := r.det.Reverted; !slices.Equal(got, []string{filepath.Join(dir, "vendor/lib/.husky")}) {
 		t.Errorf("details.sandbox.reverted %q", got)
 	}
 	noMark(t, dir, filepath.Join(dir, "vendor/lib"))
@@ -187,20 +188,20 @@ func TestSandboxNestedRepositoriesAndConfiguredPaths(t *testing.T) {
 func TestSandboxGitCommandsWithReadOnlyGit(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, dir := newWorkspace(t, nil)
+	l, dir := newLauncher(t, nil)
 	gitRepo(t, dir)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644)
 	env := "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "
 	// The last two are what go build runs to stamp a binary with the repository's state.
 	for _, c := range []string{"status", "diff", "log --oneline", "show --stat HEAD", "branch --list", "rev-parse HEAD", "blame a.txt", "grep -n b", "ls-files", "diff --stat HEAD",
 		"-c log.showsignature=false log -1 --format=%H:%ct", "status --porcelain"} {
-		if r := call(t, ws, "bash", bashArgs(t, env+"git "+c)); r.isError {
+		if r := run(t, l, env+"git "+c, false); r.failed {
 			t.Errorf("git %s failed with .git read-only:\n%s", c, r.text)
 		}
 	}
 	for _, c := range []string{"add a.txt", "-c user.name=t -c user.email=t@t commit -qam two", "checkout -q -b other", "switch -q -c other", "tag v1", "gc", "fetch -q .",
 		"-c user.name=t -c user.email=t@t stash"} {
-		r := call(t, ws, "bash", bashArgs(t, env+"git "+c))
+		r := run(t, l, env+"git "+c, false)
 		// git stash fails without a word; the note comes with any failed git command.
 		mustFail(t, r, "stay read-only there: git commands that write to .git", "unsandboxed: true")
 		if !strings.Contains(c, "stash") && !strings.Contains(r.text, "Read-only file system") {
@@ -214,7 +215,7 @@ func TestSandboxGitCommandsWithReadOnlyGit(t *testing.T) {
 func TestSandboxUnixSockets(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, dir := newWorkspace(t, nil)
+	l, dir := newLauncher(t, nil)
 	listen := func(p string) {
 		t.Helper()
 		ln, err := net.Listen("unix", p)
@@ -250,7 +251,7 @@ func TestSandboxUnixSockets(t *testing.T) {
 	connect := func(p string) string {
 		return `perl -MIO::Socket::UNIX -e '$c = IO::Socket::UNIX->new(Peer => "` + p + `") or print "refused: $!\n"; print scalar <$c> if $c'`
 	}
-	out := mustOK(t, call(t, ws, "bash", bashArgs(t, connect(inTmp)+"; "+connect(inVarTmp)+"; "+connect(inWs))))
+	out := mustOK(t, run(t, l, connect(inTmp)+"; "+connect(inVarTmp)+"; "+connect(inWs), false))
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 3 || !strings.HasPrefix(lines[0], "refused:") || !strings.HasPrefix(lines[1], "refused:") || lines[2] != "hello" {
 		t.Errorf("want /tmp's and /var/tmp's sockets refused, the workspace's reached:\n%s", out)
@@ -268,7 +269,7 @@ func TestSandboxUnixSockets(t *testing.T) {
 	}
 	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
 	mark := filepath.Join(dir, "MARK")
-	r := call(t, ws, "bash", bashArgs(t, "tmux -S "+sock+" send-keys -t pidtest 'touch "+mark+"' Enter"))
+	r := run(t, l, "tmux -S "+sock+" send-keys -t pidtest 'touch "+mark+"' Enter", false)
 	mustFail(t, r)
 	// The server would have run it by the time the next command of the pane is done.
 	exec.Command(tmux, "-S", sock, "send-keys", "-t", "pidtest", "touch "+mark+".host", "Enter").Run()
@@ -285,15 +286,15 @@ func TestSandboxUnixSockets(t *testing.T) {
 func TestSandboxNothingOutlivesTheCall(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, _ := newWorkspace(t, nil)
+	l, _ := newLauncher(t, nil)
 	marker := "pidmarker" + strconv.Itoa(os.Getpid())
 	cmd := "(exec -a " + marker + "a sleep 1000) & setsid bash -c 'exec -a " + marker + "b sleep 1000' & nohup bash -c 'exec -a " + marker + "c sleep 1000' >/dev/null 2>&1 & " +
 		"setsid -f bash -c 'exec -a " + marker + "d sleep 1000'; sleep 0.2; ps -eo args | grep -c '^" + marker + "'"
-	r := call(t, ws, "bash", bashArgs(t, cmd))
+	r := run(t, l, cmd, false)
 	if got := strings.TrimSpace(mustOK(t, r)); got != "4" {
 		t.Fatalf("the command did not start its four processes: %q", got)
 	}
-	if d := sandboxDetails(t, r); d.Limits == nil || !d.Limits.PidNamespace {
+	if d := r.det; d.Limits == nil || !d.Limits.PidNamespace {
 		t.Errorf("details.sandbox.limits %+v", d.Limits)
 	}
 	if left := withMarker(t, marker); len(left) > 0 {
@@ -341,24 +342,24 @@ func TestSandboxLimits(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Fatalf("perl is needed: %v", err)
 	}
-	ws, _ := newWorkspace(t, nil)
+	l, _ := newLauncher(t, nil)
 	// A fork bomb where nothing caps the processes would take the machine's.
-	if d := sandboxDetails(t, call(t, ws, "bash", bashArgs(t, "true"))); d.Limits == nil || d.Limits.ProcessesBy == "none" {
+	if d := run(t, l, "true", false).det; d.Limits == nil || d.Limits.ProcessesBy == "none" {
 		t.Fatalf("nothing caps a sandboxed command's processes here (pid as root without a pids cgroup it may make): %+v", d.Limits)
 	}
 	// Processes that stay, one after another, until fork fails.
 	bomb := `perl -e 'for (1..100000) { my $p = fork; die "fork failed after $_: $!\n" unless defined $p; if (!$p) { sleep 1000; exit } }'`
-	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": bomb, "timeout": 120}))
+	r := run(t, l, bomb, false)
 	mustFail(t, r, "fork failed after", "Resource temporarily unavailable")
-	if d := sandboxDetails(t, r); d.Limits == nil || d.Limits.Processes != sandbox.DefaultProcesses || d.Limits.MemoryBy != "rlimit" || d.Limits.ProcessesBy == "" || d.Limits.ProcessesBy == "none" {
+	if d := r.det; d.Limits == nil || d.Limits.Processes != sandbox.DefaultProcesses || d.Limits.MemoryBy != "rlimit" || d.Limits.ProcessesBy == "" || d.Limits.ProcessesBy == "none" {
 		t.Errorf("details.sandbox.limits %+v", d.Limits)
 	}
-	r = call(t, ws, "bash", bashArgs(t, `perl -e '$x = "a" x (10*1024*1024*1024); print "allocated\n"'`))
+	r = run(t, l, `perl -e '$x = "a" x (10*1024*1024*1024); print "allocated\n"'`, false)
 	mustFail(t, r, "Out of memory")
 	if strings.Contains(r.text, "allocated") {
 		t.Error("a 10 GiB allocation succeeded")
 	}
-	if got := mustOK(t, call(t, ws, "bash", bashArgs(t, "echo alive"))); got != "alive\n" {
+	if got := mustOK(t, run(t, l, "echo alive", false)); got != "alive\n" {
 		t.Errorf("after the bomb: %q", got)
 	}
 	// The settings narrow them. (A race-enabled helper, this test binary, needs a few
@@ -367,8 +368,8 @@ func TestSandboxLimits(t *testing.T) {
 	if raceEnabled() {
 		mem = 2048
 	}
-	ws.UseSandbox(tools.SandboxConfig{Settings: sandbox.Resolve(sandbox.Settings{Limits: &sandbox.Limits{MemoryMB: &mem, Processes: &procs}}, sandbox.Settings{}, sandbox.Settings{}, false)})
-	r = call(t, ws, "bash", bashArgs(t, "ulimit -d; ulimit -u; perl -e '$x = \"a\" x ("+strconv.Itoa(2*mem)+"*1024*1024); print \"allocated\\n\"'"))
+	l.Configure(launch.Config{Settings: sandbox.Resolve(sandbox.Settings{Limits: &sandbox.Limits{MemoryMB: &mem, Processes: &procs}}, sandbox.Settings{}, sandbox.Settings{}, false)})
+	r = run(t, l, "ulimit -d; ulimit -u; perl -e '$x = \"a\" x ("+strconv.Itoa(2*mem)+"*1024*1024); print \"allocated\\n\"'", false)
 	mustFail(t, r, strconv.Itoa(mem*1024)+"\n64\n", "Out of memory")
 }
 
@@ -382,8 +383,8 @@ func TestSandboxSecretVariablesAreLeftOut(t *testing.T) {
 	t.Setenv("MY_SERVICE_PASSWORD", "SECRET3")
 	t.Setenv("NPM_TOKEN", "SECRET4")
 	t.Setenv("PID_TEST_PLAIN", "kept")
-	ws, _ := newWorkspace(t, nil)
-	out := mustOK(t, call(t, ws, "bash", bashArgs(t, "env")))
+	l, _ := newLauncher(t, nil)
+	out := mustOK(t, run(t, l, "env", false))
 	for _, s := range []string{"SECRET1", "SECRET2", "SECRET3", "SECRET4"} {
 		if strings.Contains(out, s) {
 			t.Errorf("the command's environment holds %s", s)
@@ -392,9 +393,9 @@ func TestSandboxSecretVariablesAreLeftOut(t *testing.T) {
 	if !strings.Contains(out, "PID_TEST_PLAIN=kept") {
 		t.Error("a plain variable was left out")
 	}
-	ws.UseSandbox(tools.SandboxConfig{Settings: sandbox.Resolve(sandbox.Settings{Env: &sandbox.Env{Allow: []string{"GITHUB_TOKEN"}}}, sandbox.Settings{},
+	l.Configure(launch.Config{Settings: sandbox.Resolve(sandbox.Settings{Env: &sandbox.Env{Allow: []string{"GITHUB_TOKEN"}}}, sandbox.Settings{},
 		sandbox.Settings{Env: &sandbox.Env{Allow: []string{"NPM_TOKEN"}}}, true)})
-	out = mustOK(t, call(t, ws, "bash", bashArgs(t, "env")))
+	out = mustOK(t, run(t, l, "env", false))
 	if !strings.Contains(out, "GITHUB_TOKEN=ghp_SECRET1") || strings.Contains(out, "SECRET4") || strings.Contains(out, "SECRET2") {
 		t.Errorf("env.allow: the user's GITHUB_TOKEN only, never the workspace's NPM_TOKEN:\n%s", out)
 	}
@@ -407,24 +408,16 @@ func TestSandboxDanglingLinkStopsOnlyItsFolder(t *testing.T) {
 	a, b := realTemp(t), realTemp(t)
 	link := filepath.Join(a, ".envrc")
 	symlink(t, filepath.Join(a, "later"), link)
-	inB, err := tools.NewWorkspace(b, []string{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inB.Close()
-	out := mustOK(t, call(t, inB, "bash", bashArgs(t, "echo ran > ran.txt && cat ran.txt; echo x > "+filepath.Join(a, "later")+" || echo refused")))
+	inB := launcherIn(t, b, []string{a, b})
+	out := mustOK(t, run(t, inB, "echo ran > ran.txt && cat ran.txt; echo x > "+filepath.Join(a, "later")+" || echo refused", false))
 	if !strings.HasPrefix(out, "ran\n") || !strings.Contains(out, "refused") {
 		t.Errorf("in the other folder: %s", out)
 	}
 	if _, err := os.Stat(filepath.Join(a, "later")); err == nil {
 		t.Error("the link's target was created: the folder holding the link must be read-only for the others")
 	}
-	inA, err := tools.NewWorkspace(a, []string{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inA.Close()
-	r := call(t, inA, "bash", bashArgs(t, "echo ran > ran.txt"))
+	inA := launcherIn(t, a, []string{a, b})
+	r := run(t, inA, "echo ran > ran.txt", false)
 	mustFail(t, r, "The command did not run", link, "rm "+link)
 }
 
@@ -432,7 +425,7 @@ func TestSandboxDanglingLinkStopsOnlyItsFolder(t *testing.T) {
 func TestSandboxNoteOnSymptoms(t *testing.T) {
 	needSandbox(t)
 	isolatedHome(t)
-	ws, _ := newWorkspace(t, nil)
+	l, _ := newLauncher(t, nil)
 	outside := outsideTemp(t)
 	for _, c := range []struct {
 		cmd  string
@@ -444,10 +437,10 @@ func TestSandboxNoteOnSymptoms(t *testing.T) {
 		{"echo x > ok.txt; echo 'Permission denied' ; echo done", false},
 		{"echo fine", false},
 	} {
-		r := call(t, ws, "bash", bashArgs(t, c.cmd))
+		r := run(t, l, c.cmd, false)
 		has := strings.Contains(r.text, "pid's sandbox (workspace-write) may have refused this")
-		if r.isError || has != c.note {
-			t.Errorf("%s: error %v, note %v:\n%s", c.cmd, r.isError, has, r.text)
+		if r.failed || has != c.note {
+			t.Errorf("%s: failed %v, note %v:\n%s", c.cmd, r.failed, has, r.text)
 		}
 	}
 }
