@@ -7,7 +7,7 @@
 # other they kept the 2-core machine about a third busy for 12 minutes. The clients' output
 # streams as it comes; the Go tests' is printed when both halves are done. It fails when
 # either half fails. Run from the repository's root by make (GO and BIN come from it).
-# PID_REQUIRE_SANDBOX=1: the sandbox tests (sandbox/, tools/, cmd/pid) fail instead of
+# PID_REQUIRE_SANDBOX=1: the sandbox tests (sandbox/, workspace/launch, tools/, cmd/pid) fail instead of
 # skipping on a kernel that cannot give pid's sandbox (no Landlock, no user namespaces), so
 # make test is never green on a machine where the sandbox went untested.
 # GORACE=atexit_sleep_ms=0: a program built with -race sleeps a second as it exits (so that
