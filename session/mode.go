@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/event"
-	"github.com/pid-agent/pid/llm"
+	"github.com/pid-agent/pid/gate"
 	"github.com/pid-agent/pid/modes"
-	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
@@ -112,25 +111,6 @@ func (s *Session) changesFiles(name string) bool {
 	return s.builtin[name] && (name == tools.NameWrite || name == tools.NameEdit)
 }
 
-// modeAllows returns who lets a call that would ask run without asking in mode, and whether
-// the mode does: an "ask" rule asks in every mode but bypassPermissions; acceptEdits and
-// auto let writes and edits inside the workspace (not its protected paths) run; auto and
-// plan let sandboxed bash run (never an escalation).
-func (s *Session) modeAllows(mode string, call llm.ToolCall, v permissions.Verdict, esc *Escalation) (string, bool) {
-	by := "mode " + mode
-	switch {
-	case mode == ModeBypass:
-		return by, true
-	case modes.ExplicitAsk(v):
-		return "", false
-	case (mode == ModeAcceptEdits || mode == ModeAuto) && s.changesFiles(call.Name):
-		return by, modes.InsideWorkspace(s.ws, call)
-	case (mode == ModeAuto || mode == ModePlan) && call.Name == tools.NameBash && s.builtin[call.Name] && esc == nil:
-		return by + " (sandboxed)", s.ws.BashSandboxed(false)
-	}
-	return "", false
-}
-
 // mcpMayChange reports whether name is an MCP tool whose server does not say it only reads
 // (its annotations' readOnlyHint): plan mode does not run it, whatever the rules say (an MCP
 // server runs outside the sandbox). The hint is the server's claim: outside plan mode it
@@ -150,30 +130,19 @@ func (s *Session) mcpMayChange(name string) bool {
 // and allows (the session switches to default, or to the mode the answer names) or denies
 // (the model keeps planning, with the reason).
 func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
-	if mode := s.Mode(); mode != ModePlan {
-		return &toolexec.Block{Reason: fmt.Sprintf("%s works only in plan mode, and the mode is %s: there is no plan to approve. Go on with the task; no call is needed to leave plan mode.", ExitPlanModeName, mode)}, decision{"deny", "mode " + mode}
+	if b, d, refused := gate.ExitPlanRefused(s.Mode()); refused {
+		return b, d
 	}
 	a, err := s.face.Ask(ctx, s, Approval{Call: in.Call, Plan: &PlanApproval{Text: modes.PlanText(in.Call.Arguments)}})
 	if err != nil {
-		if ctx.Err() != nil {
-			return &toolexec.Block{Reason: "Operation aborted"}, decision{"aborted", "cancelled while waiting for the user"}
-		}
-		return &toolexec.Block{Reason: fmt.Sprintf("The plan was not put to the user: the editor did not answer (%v). Keep planning.", err)}, decision{"deny", "no answer from the editor"}
+		b, d := gate.PlanUnanswered(err, ctx.Err() != nil)
+		return b, d
 	}
-	switch a.Decision {
-	case "allow", "allowAlways":
-		next := ModeDefault
-		if a.Mode == ModeAcceptEdits || a.Mode == ModeAuto {
-			next = a.Mode
-		}
+	b, d, next := gate.PlanAnswered(a.Decision, a.Mode, a.Reason)
+	if next != "" {
 		s.setMode(next)
-		return nil, decision{"allow", "user"}
 	}
-	reason := "The user did not approve the plan. Keep planning."
-	if a.Reason != "" {
-		reason = "The user did not approve the plan: " + a.Reason + " Keep planning."
-	}
-	return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
+	return b, d
 }
 
 // exitPlanTool is exit_plan_mode: by the time it runs, the person allowed the plan and the

@@ -5,12 +5,12 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/pid-agent/pid/audit"
+	"github.com/pid-agent/pid/gate"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/permissions"
@@ -57,62 +57,13 @@ func (s *Session) readOnly(tool string) bool {
 // secrets/** still denies a link into it).
 func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
 	v := s.verdictOn(call)
-	if led, rel, ok := s.ledCall(call); ok {
-		if lv := s.verdictOn(led); strictness(lv.Decision) > strictness(v.Decision) {
-			lv.Part = "through a link to " + rel
-			v = lv
-		}
+	if !s.builtin[call.Name] {
+		return v
+	}
+	if led, rel, ok := gate.Led(call, s.ws.Cwd(), s.ws.Leads); ok {
+		v = gate.Stricter(v, s.verdictOn(led), rel)
 	}
 	return v
-}
-
-// strictness orders decisions: deny > ask > allow.
-func strictness(d permissions.Decision) int {
-	switch d {
-	case permissions.Deny:
-		return 2
-	case permissions.Ask:
-		return 1
-	}
-	return 0
-}
-
-// ledCall returns, for a built-in file tool whose path leads through a symbolic link to
-// another place in the workspace, the same call on the path it leads to (absolute, under
-// the workspace folder as given), and that path relative to its folder.
-func (s *Session) ledCall(call llm.ToolCall) (llm.ToolCall, string, bool) {
-	switch call.Name {
-	case tools.NameRead, tools.NameWrite, tools.NameEdit, tools.NameGrep, tools.NameFind, tools.NameLs:
-	default:
-		return call, "", false
-	}
-	if !s.builtin[call.Name] {
-		return call, "", false
-	}
-	var args map[string]json.RawMessage
-	if json.Unmarshal(call.Arguments, &args) != nil {
-		return call, "", false
-	}
-	var p string
-	if json.Unmarshal(args["path"], &p) != nil || p == "" {
-		return call, "", false
-	}
-	root, rel, ok := s.ws.Leads(p)
-	if !ok {
-		return call, "", false
-	}
-	led := filepath.Join(root, rel)
-	asWritten := p
-	if !filepath.IsAbs(asWritten) {
-		asWritten = filepath.Join(s.ws.Cwd(), asWritten)
-	}
-	if filepath.Clean(asWritten) == led {
-		return call, "", false
-	}
-	args["path"], _ = json.Marshal(led)
-	out := call
-	out.Arguments, _ = json.Marshal(args)
-	return out, rel, true
 }
 
 // verdictOn is verdict for the call as given.
@@ -179,17 +130,15 @@ func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (
 }
 
 // decision is what was decided about a call and who decided it, for the audit log.
-type decision struct {
-	Decision string // "allow", "deny" or "aborted"
-	By       string // "user" (the editor's answer), "remembered", or the policy's source
-}
+type decision = gate.Decided
 
-// decide is beforeToolCall's body.
+// decide is beforeToolCall's body: what is known of the call goes to gate.Decide, and the
+// person is asked when it says so.
 func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
 	name := in.Call.Name
 	s.noteWriters(in)
 	if b := s.taskOverCap(in); b != nil {
-		return b, decision{"deny", fmt.Sprintf("at most %d task calls per message", task.MaxCalls)}
+		return b, decision{Decision: "deny", By: fmt.Sprintf("at most %d task calls per message", task.MaxCalls)}
 	}
 	if name == ExitPlanModeName && !s.builtin[name] {
 		if _, scripted := s.asks[name]; !scripted {
@@ -202,48 +151,18 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	if in.ReplacedBy != "" && len(in.Prepared) > 0 {
 		call.Arguments = in.Prepared
 	}
-	mode := s.Mode()
-	v := s.verdict(call)
-	by := v.Source
-	if v.Part != "" {
-		by += " (" + v.Part + ")"
-	}
 	esc := s.escalation(call)
-	// A hook that takes a command out of the sandbox, where the model had left it in, asks
-	// the person whatever anything else says: no hook, rule, mode or remembered answer
-	// allows it.
 	hookEscalation := esc != nil && s.escalation(in.Call) == nil
-	// The order of docs/permissions.md's table: a deny, plan mode's refusal to change
-	// files, an allow, the mode's own allowances, then the question.
-	switch {
-	case v.Decision == permissions.Deny && v.Source == "remembered":
-		return &toolexec.Block{Reason: fmt.Sprintf("The user chose to always deny %s here.", name)}, decision{"deny", by}
-	case v.Decision == permissions.Deny:
-		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s is denied by the permissions (%s).", name, v.Source)}, decision{"deny", by}
-	case mode == ModePlan && s.changesFiles(name):
-		return modes.PlanBlock(name), decision{"deny", "mode plan"}
-	case mode == ModePlan && s.mcpMayChange(name):
-		return modes.PlanBlockMCP(name), decision{"deny", "mode plan (an MCP tool not marked read-only)"}
-	case in.Screened == "allow" && esc == nil:
-		// A PreToolUse hook allowed it: no question, but never over a deny or plan mode.
-		return nil, decision{"allow", "PreToolUse hook"}
-	case in.Screened == "ask" && mode != ModeBypass:
-		// A PreToolUse hook wants the person asked, whatever the rules and the mode allow.
-	case v.Decision == permissions.Allow && esc == nil:
-		return nil, decision{"allow", by}
-	}
-	if !hookEscalation {
-		if mby, ok := s.modeAllows(mode, call, v, esc); ok && in.Screened != "ask" {
-			return nil, decision{"allow", mby}
-		}
-	}
-	if esc != nil && !hookEscalation {
-		if d, ok := s.rememberedEscalation(call); ok {
-			if d == permissions.Allow {
-				return nil, decision{"allow", "remembered (outside the sandbox)"}
-			}
-			return &toolexec.Block{Reason: "The user chose to always deny running this command outside the sandbox here."}, decision{"deny", "remembered (outside the sandbox)"}
-		}
+	b, d, ask := gate.Decide(gate.Call{
+		Name: name, Verdict: s.verdict(call), Mode: s.Mode(), Screened: in.Screened,
+		Escalates: esc != nil, HookEscalates: hookEscalation,
+		ChangesFiles: s.changesFiles(name), Bash: name == tools.NameBash && s.builtin[name], MCPMayChange: s.mcpMayChange(name),
+		EditInside:           func() bool { return modes.InsideWorkspace(s.ws, call) },
+		BashSandboxed:        func() bool { return s.ws.BashSandboxed(false) },
+		RememberedEscalation: func() (permissions.Decision, bool) { return s.rememberedEscalation(call) },
+	})
+	if !ask {
+		return b, d
 	}
 	q := Approval{Call: call, Always: s.always(call), Annotations: s.annotations(name), Escalation: esc}
 	switch {
@@ -254,39 +173,21 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	}
 	a, err := s.face.Ask(ctx, s, q)
 	if err != nil {
-		if ctx.Err() != nil {
-			return &toolexec.Block{Reason: "Operation aborted"}, decision{"aborted", "cancelled while waiting for the user"}
+		if ctx.Err() == nil {
+			s.face.Warn(s, fmt.Sprintf("approval request for %s failed: %v", in.Call.ID, err))
 		}
-		s.face.Warn(s, fmt.Sprintf("approval request for %s failed: %v", in.Call.ID, err))
-		reason := fmt.Sprintf("the editor did not answer the approval request (%v).", err)
-		if r, ok := err.(interface{ Reason() string }); ok {
-			reason = r.Reason()
-		}
-		return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: %s", name, reason)}, decision{"deny", "no answer from the editor"}
+		b, d := gate.Unanswered(name, err, ctx.Err() != nil)
+		return b, d
 	}
-	remember := s.remember
-	if esc != nil {
-		remember = s.rememberEscalation
+	b, d, always := gate.Answered(name, a.Decision, a.Reason)
+	switch {
+	case always == "":
+	case esc != nil:
+		s.rememberEscalation(q, always)
+	default:
+		s.remember(q, always)
 	}
-	switch a.Decision {
-	case "allowAlways":
-		remember(q, permissions.Allow)
-		fallthrough
-	case "allow":
-		return nil, decision{"allow", "user"}
-	case "denyAlways":
-		remember(q, permissions.Deny)
-		fallthrough
-	case "deny":
-		// The daemon frames the person's reason, whichever face asked: the model reads a
-		// denial, never a bare reason that could pass for the tool's output.
-		reason := fmt.Sprintf("The user denied this call of %s.", name)
-		if r := strings.TrimSpace(a.Reason); r != "" {
-			reason = fmt.Sprintf("The user denied this call of %s: %s", name, r)
-		}
-		return &toolexec.Block{Reason: reason}, decision{"deny", "user"}
-	}
-	return &toolexec.Block{Reason: fmt.Sprintf("Tool %s was not run: the editor answered the approval request with an unknown decision %q.", name, a.Decision)}, decision{"deny", "user (unknown answer)"}
+	return b, d
 }
 
 // auditBlocked writes a call that will not run to the audit log.

@@ -1,0 +1,55 @@
+// Tests of the decision on exit_plan_mode: refused outside plan mode, and the person's answer.
+
+package gate
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/pid-agent/pid/prompt"
+)
+
+func TestExitPlanRefused(t *testing.T) {
+	if b, _, refused := ExitPlanRefused(prompt.ModePlan); refused || b != nil {
+		t.Errorf("ExitPlanRefused(plan) = %+v, %v; want the plan put to the person", b, refused)
+	}
+	b, d, refused := ExitPlanRefused(prompt.ModeAuto)
+	want := "exit_plan_mode works only in plan mode, and the mode is auto: there is no plan to approve. Go on with the task; no call is needed to leave plan mode."
+	if !refused || b == nil || b.Reason != want || d != (Decided{"deny", "mode auto"}) {
+		t.Errorf("ExitPlanRefused(auto) = %+v, %+v, %v", b, d, refused)
+	}
+}
+
+func TestPlanAnswered(t *testing.T) {
+	cases := []struct {
+		decision, mode, reason string
+		block                  string
+		d                      Decided
+		next                   string
+	}{
+		{"allow", "", "", "", Decided{"allow", "user"}, prompt.ModeDefault},
+		{"allowAlways", prompt.ModeAuto, "", "", Decided{"allow", "user"}, prompt.ModeAuto},
+		{"allow", prompt.ModeAcceptEdits, "", "", Decided{"allow", "user"}, prompt.ModeAcceptEdits},
+		{"allow", prompt.ModeBypass, "", "", Decided{"allow", "user"}, prompt.ModeDefault}, // never bypass from a plan's answer
+		{"allow", prompt.ModePlan, "", "", Decided{"allow", "user"}, prompt.ModeDefault},
+		{"deny", "", "", "The user did not approve the plan. Keep planning.", Decided{"deny", "user"}, ""},
+		{"denyAlways", prompt.ModeAuto, "too broad.", "The user did not approve the plan: too broad. Keep planning.", Decided{"deny", "user"}, ""},
+		{"maybe", "", "", "The user did not approve the plan. Keep planning.", Decided{"deny", "user"}, ""},
+	}
+	for _, tc := range cases {
+		b, d, next := PlanAnswered(tc.decision, tc.mode, tc.reason)
+		block := ""
+		if b != nil {
+			block = b.Reason
+		}
+		if block != tc.block || d != tc.d || next != tc.next {
+			t.Errorf("PlanAnswered(%q, %q, %q) = %q, %+v, %q; want %q, %+v, %q", tc.decision, tc.mode, tc.reason, block, d, next, tc.block, tc.d, tc.next)
+		}
+	}
+	if b, d := PlanUnanswered(errors.New("eof"), true); b.Reason != "Operation aborted" || d != (Decided{"aborted", "cancelled while waiting for the user"}) {
+		t.Errorf("PlanUnanswered(cancelled) = %+v, %+v", b, d)
+	}
+	if b, d := PlanUnanswered(errors.New("eof"), false); b.Reason != "The plan was not put to the user: the editor did not answer (eof). Keep planning." || d != (Decided{"deny", "no answer from the editor"}) {
+		t.Errorf("PlanUnanswered = %+v, %+v", b, d)
+	}
+}
