@@ -11,7 +11,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
-	"github.com/pid-agent/pid/tools"
 )
 
 // The modes' ids, as ACP clients know them (the notes that tell the model are package
@@ -104,26 +102,6 @@ func (s *Session) setMode(id string) {
 	if s.modeChanged != nil {
 		s.modeChanged(s, id)
 	}
-}
-
-// changesFiles reports whether a call is a built-in write or edit.
-func (s *Session) changesFiles(name string) bool {
-	return s.builtin[name] && (name == tools.NameWrite || name == tools.NameEdit)
-}
-
-// mcpMayChange reports whether name is an MCP tool whose server does not say it only reads
-// (its annotations' readOnlyHint): plan mode does not run it, whatever the rules say (an MCP
-// server runs outside the sandbox). The hint is the server's claim: outside plan mode it
-// never skips a question.
-func (s *Session) mcpMayChange(name string) bool {
-	if s.builtin[name] || !strings.HasPrefix(name, "mcp__") {
-		return false
-	}
-	if _, scripted := s.asks[name]; scripted {
-		return false
-	}
-	ro, _ := s.annotations(name)["readOnlyHint"].(bool)
-	return !ro
 }
 
 // decideExitPlan is beforeToolCall's decision on exit_plan_mode: the person reads the plan

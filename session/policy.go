@@ -17,37 +17,10 @@ import (
 	"github.com/pid-agent/pid/task"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
-	"github.com/pid-agent/pid/webfetch"
 )
 
-// readOnly reports whether a tool of the session only reads: built-in read-only tools, and
-// scripted tools that do not require approval. The policy's built-in default allows those
-// and asks for the rest.
-func (s *Session) readOnly(tool string) bool {
-	if tool == TodoWriteName && s.builtin[tool] {
-		return true // it changes the session's plan, nothing outside the session
-	}
-	if tool == SkillName && s.builtin[tool] {
-		return true // it reads the person's skills
-	}
-	if tool == TaskName && s.builtin[tool] {
-		return true // it starts a subagent, whose own calls are decided one by one
-	}
-	if tool == webfetch.Name && s.builtin[tool] {
-		return true // it reads the web; its question is the network's (network.go)
-	}
-	if s.builtin[tool] {
-		// job_kill too: it stops only what the session itself started.
-		return tools.ReadOnly(tool) || tools.RunsWithoutAsking(tool)
-	}
-	if tool == ToolSearchName {
-		return true // it searches the session's own list of tools
-	}
-	if need, scripted := s.asks[tool]; scripted {
-		return !need
-	}
-	return false
-}
+// kinds is what the gate knows of the session's tools.
+func (s *Session) kinds() gate.Tools { return gate.Tools{Builtin: s.builtin, Asks: s.asks} }
 
 // verdict decides a call from the settings files, the session's permissions, the tools'
 // nature and the remembered answers (see docs/permissions.md). A built-in file tool's path
@@ -73,7 +46,7 @@ func (s *Session) verdictOn(call llm.ToolCall) permissions.Verdict {
 	if h.loader != nil {
 		base = h.loader.Policy(s.policyCwd())
 	}
-	pol := base.With(s.readOnly, permissions.Layer{Source: "session", Spec: s.spec})
+	pol := base.With(s.kinds().ReadOnly, permissions.Layer{Source: "session", Spec: s.spec})
 	c := permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()}
 	v := permissions.Check(pol, h.store, s.root(), c)
 	if v.Decision == permissions.Ask {
@@ -156,7 +129,7 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	b, d, ask := gate.Decide(gate.Call{
 		Name: name, Verdict: s.verdict(call), Mode: s.Mode(), Screened: in.Screened,
 		Escalates: esc != nil, HookEscalates: hookEscalation,
-		ChangesFiles: s.changesFiles(name), Bash: name == tools.NameBash && s.builtin[name], MCPMayChange: s.mcpMayChange(name),
+		ChangesFiles: s.kinds().ChangesFiles(name), Bash: name == tools.NameBash && s.builtin[name], MCPMayChange: s.kinds().MCPMayChange(name, s.annotations),
 		EditInside:           func() bool { return modes.InsideWorkspace(s.ws, call) },
 		BashSandboxed:        func() bool { return s.ws.BashSandboxed(false) },
 		RememberedEscalation: func() (permissions.Decision, bool) { return s.rememberedEscalation(call) },
