@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/pid-agent/pid/changes"
@@ -20,14 +19,14 @@ import (
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
+	"github.com/pid-agent/pid/rewind"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
 
 // checkpointState is the session's checkpoints. rec and write are set by build and never
-// reassigned; marks is touched by the run holding the session (a prompt opening a
-// checkpoint, a rewind) and by the face's goroutines reading it.
+// reassigned.
 type checkpointState struct {
 	// rec is nil when checkpoints are off or could not be set up (reported).
 	rec *checkpoint.Session
@@ -36,11 +35,8 @@ type checkpointState struct {
 	write func(ctx context.Context, path, text string) error
 	// shared is set for a subagent, whose rec is its parent's (opened and closed there).
 	shared bool
-
-	// mu guards marks.
-	mu sync.Mutex
-	// marks maps each checkpoint to its mark's entry id in the session file.
-	marks map[string]string
+	// marks are where the checkpoints sit in the session file.
+	marks rewind.Marks
 }
 
 // openCheckpoints sets up the host's checkpoint store, unless the user settings turn
@@ -77,9 +73,8 @@ func (h *Host) deleteCheckpoints(id string) {
 // openCheckpoints opens the session's checkpoints (a loaded session's come back with their
 // marks). Called by build.
 func (s *Session) openCheckpoints(r *restoring, files *EditorFiles) {
-	s.checkpts.marks = map[string]string{}
-	if r != nil && r.marks != nil {
-		s.checkpts.marks = r.marks
+	if r != nil {
+		s.checkpts.marks.Reset(r.marks)
 	}
 	if files != nil {
 		s.checkpts.write = files.Write
@@ -186,18 +181,12 @@ func (s *Session) markCheckpoint(id, prompt, safety string) {
 	if f == nil {
 		return
 	}
-	if len([]rune(prompt)) > 200 {
-		prompt = string([]rune(prompt)[:200])
-	}
-	ids, err := f.Append(store.Entry{Kind: store.KindCheckpoint, Timestamp: time.Now().UTC(),
-		Checkpoint: &store.Checkpoint{ID: id, Prompt: prompt, Safety: safety}})
+	ids, err := f.Append(rewind.MarkEntry(id, prompt, safety, time.Now()))
 	if err != nil {
 		s.saveFailedLocked(err)
 		return
 	}
-	s.checkpts.mu.Lock()
-	s.checkpts.marks[id] = ids[0]
-	s.checkpts.mu.Unlock()
+	s.checkpts.marks.Set(id, ids[0])
 }
 
 // CheckpointInfo is one checkpoint of a session, as checkpoints/list shows it.
@@ -237,12 +226,7 @@ func (s *Session) CheckpointDiff(id string) ([]FileDiff, error) {
 }
 
 // RewindResult is what session/rewind answers.
-type RewindResult struct {
-	Restored           []string      `json:"restored"`
-	Removed            []string      `json:"removed"`
-	Skipped            []SkippedFile `json:"skipped"`
-	SafetyCheckpointID string        `json:"safetyCheckpointId"`
-}
+type RewindResult = rewind.Result
 
 // StartRewind checks a rewind of the session to checkpoint id, of its files ("files"), its
 // conversation ("conversation") or both ("both"), and claims the session for it (as Begin
@@ -251,11 +235,8 @@ type RewindResult struct {
 // it must be called exactly once. A checkpoint of the rewind's own is opened first, so that
 // the rewind can be rewound.
 func (s *Session) StartRewind(id, restore string, force bool) (func(ctx context.Context) (RewindResult, error), error) {
-	switch {
-	case id == "":
-		return nil, invalid("checkpointId is required")
-	case restore != "files" && restore != "conversation" && restore != "both":
-		return nil, invalid(`restore must be "files", "conversation" or "both", not %q`, restore)
+	if why := rewind.Check(id, restore); why != "" {
+		return nil, invalid("%s", why)
 	}
 	rec := s.checkpts.rec
 	if rec == nil {
@@ -264,10 +245,8 @@ func (s *Session) StartRewind(id, restore string, force bool) (func(ctx context.
 	if !rec.Has(id) {
 		return nil, invalid("session %s has no checkpoint %q", s.id, id)
 	}
-	s.checkpts.mu.Lock()
-	mark := s.checkpts.marks[id]
-	s.checkpts.mu.Unlock()
-	if restore != "files" && mark == "" {
+	mark := s.checkpts.marks.Of(id)
+	if rewind.Conversation(restore) && mark == "" {
 		return nil, fmt.Errorf("%w: the conversation cannot be rewound to checkpoint %s: the session file does not have its place (the session is not saved)", ErrFailed, id)
 	}
 	if err := s.Begin(); err != nil {
@@ -290,25 +269,18 @@ func (s *Session) Rewind(ctx context.Context, id, restore string, force bool) (R
 
 // rewind does a rewind StartRewind checked.
 func (s *Session) rewind(ctx context.Context, rec *checkpoint.Session, id, mark, restore string, force bool) (RewindResult, error) {
-	conversation := restore != "files"
 	var write checkpoint.Writer
 	if s.checkpts.write != nil {
 		write = func(path, text string) error { return s.checkpts.write(ctx, path, text) }
 	}
 	safety := store.NewID()
-	res, err := rec.Rewind(id, safety, restore != "conversation", force, write)
+	res, err := rec.Rewind(id, safety, rewind.Files(restore), force, write)
 	if err != nil {
 		return RewindResult{}, fmt.Errorf("%w: %v", ErrFailed, err)
 	}
-	prompt := ""
-	for _, c := range rec.List() {
-		if c.ID == safety {
-			prompt = c.Prompt
-		}
-	}
-	s.markCheckpoint(safety, prompt, id)
-	out := RewindResult{Restored: res.Restored, Removed: res.Removed, Skipped: res.Skipped, SafetyCheckpointID: safety}
-	if conversation {
+	s.markCheckpoint(safety, rewind.PromptOf(rec.List(), safety), id)
+	out := rewind.ResultOf(res, safety)
+	if rewind.Conversation(restore) {
 		if err := s.rewindConversation(id, mark, restore); err != nil {
 			return out, err
 		}
@@ -326,8 +298,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 		s.saved.mu.Unlock()
 		return fmt.Errorf("%w: the conversation cannot be rewound: the session is no longer saved", ErrFailed)
 	}
-	_, err := f.Append(store.Entry{Kind: store.KindRewind, ParentID: mark, Timestamp: time.Now().UTC(),
-		Rewind: &store.Rewind{CheckpointID: id, Restore: restore}})
+	_, err := f.Append(rewind.Entry(id, mark, restore, time.Now()))
 	if err != nil {
 		s.saveFailedLocked(err)
 		s.saved.mu.Unlock()
@@ -362,15 +333,7 @@ func (s *Session) rewindConversation(id, mark, restore string) error {
 
 // CheckpointParams are the params of checkpoints/list and checkpoints/diff (native) and of
 // their ACP extension methods: the faces decode them alike.
-type CheckpointParams struct {
-	SessionID    string `json:"sessionId"`
-	CheckpointID string `json:"checkpointId"`
-}
+type CheckpointParams = rewind.CheckpointParams
 
 // RewindParams are session/rewind's params (native, and _pid/session/rewind on ACP).
-type RewindParams struct {
-	SessionID    string `json:"sessionId"`
-	CheckpointID string `json:"checkpointId"`
-	Restore      string `json:"restore"`
-	Force        bool   `json:"force"`
-}
+type RewindParams = rewind.Params

@@ -227,9 +227,7 @@ func (s *Session) rewindCommand(ctx context.Context) (string, bool) {
 	if id == "" || !rec.Has(id) {
 		return "Nothing to rewind: no prompt of this conversation has a checkpoint.", false
 	}
-	s.checkpts.mu.Lock()
-	mark := s.checkpts.marks[id]
-	s.checkpts.mu.Unlock()
+	mark := s.checkpts.marks.Of(id)
 	if mark == "" {
 		return "Nothing was rewound: the session file does not have the previous prompt's place.", true
 	}
