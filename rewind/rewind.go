@@ -1,8 +1,11 @@
 // Package rewind holds what a session's rewind decides around the work package checkpoint
 // does: whether a request can be done and what it takes back (Check, Files, Conversation),
 // where each checkpoint sits in the session file (Marks), the entries a rewind appends to
-// it (MarkEntry, Entry), and the answer (Result). It keeps no files and asks no one. The
-// entry point is Check.
+// it (MarkEntry, Entry), and the answer (Result); and it wraps the tools that change files so
+// that what they change is kept first (Recorder.Wrap, record.go). It keeps no files and asks
+// no one. The entry point is Check.
+//
+// This file holds the request's check, the marks, the entries and the answer.
 package rewind
 
 import (

@@ -12,9 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pid-agent/pid/changes"
 	"github.com/pid-agent/pid/checkpoint"
-	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/history"
 	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
@@ -107,48 +105,16 @@ func (s *Session) closeCheckpoints() {
 }
 
 // recorded wraps the built-in tools that change files so that their changes are kept in
-// the open checkpoint: write and edit keep their file before they change it, bash has the
-// workspace snapshotted before and after it runs. Other tools are returned as they are.
+// the open checkpoint (rewind.Recorder.Wrap).
 func (s *Session) recorded(t toolexec.Tool) toolexec.Tool {
-	inner := t.Execute
-	switch t.Name {
-	case tools.NameWrite, tools.NameEdit:
-		t.Execute = func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
-			rec := s.checkpts.rec
-			var a struct {
-				Path string `json:"path"`
-			}
-			if rec == nil && s.sub.child == nil || call.Decode(&a) != nil || a.Path == "" {
-				return inner(ctx, call, onUpdate)
-			}
-			p, err := s.ws.Resolve(a.Path)
-			if err != nil {
-				return inner(ctx, call, onUpdate) // the tool says why
-			}
-			if err := s.conflict(p); err != nil {
-				return toolexec.Result{}, err // another subagent is changing it (subagent.go)
-			}
-			if rec == nil {
-				return inner(ctx, call, onUpdate)
-			}
-			defer s.changes.Running(p)()
-			done := rec.WritingBy(p, changes.Changer(t.Name, s.sub.child != nil))
-			defer done()
-			return inner(ctx, call, onUpdate)
-		}
-	case tools.NameBash:
-		t.Execute = func(ctx context.Context, call toolexec.Call, onUpdate func(event.Result)) (toolexec.Result, error) {
-			rec := s.checkpts.rec
-			if rec == nil {
-				return inner(ctx, call, onUpdate)
-			}
-			defer s.changes.Running("")()
-			snap := rec.BeforeBashBy(ctx, changes.Changer(t.Name, s.sub.child != nil))
-			defer func() { s.noteBashFiles(rec, call.ID, rec.AfterBash(ctx, snap)) }()
-			return inner(ctx, call, onUpdate)
-		}
-	}
-	return t
+	return rewind.Recorder{
+		Rec:      func() *checkpoint.Session { return s.checkpts.rec },
+		Child:    func() bool { return s.sub.child != nil },
+		Resolve:  s.ws.Resolve,
+		Conflict: s.conflict, // subagent.go
+		Running:  func(path string) func() { return s.changes.Running(path) },
+		NoteBash: s.noteBashFiles,
+	}.Wrap(t)
 }
 
 // checkpointPrompt opens the checkpoint of a prompt and marks it in the session file, right
