@@ -6,8 +6,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/gate"
@@ -72,20 +70,9 @@ func (s *Session) always(call llm.ToolCall) *Always {
 	return &Always{Tool: sc.Tool, Pattern: sc.Pattern, Description: sc.Description, path: sc.Path}
 }
 
-// root is the workspace folder the session's remembered answers belong to.
-func (s *Session) root() string {
-	cwd := s.ws.Cwd()
-	best := ""
-	for _, r := range s.ws.Roots() {
-		if (cwd == r || strings.HasPrefix(cwd, r+string(filepath.Separator))) && len(r) > len(best) {
-			best = r
-		}
-	}
-	if best == "" {
-		return cwd
-	}
-	return best
-}
+// root is the workspace folder the session's remembered answers belong to: the innermost one
+// holding its working folder, else the working folder.
+func (s *Session) root() string { return s.folderOf(s.ws.Cwd()) }
 
 // beforeToolCall is the session's toolexec.BeforeHook. Contract as there: it waits for the
 // person without a timeout and gives up when ctx ends. Any failure to get an answer denies
