@@ -52,6 +52,25 @@ func Available(allowBypass bool) []Info {
 	return out
 }
 
+// Start returns the mode a session starts in: a loaded one's saved mode (bypassPermissions
+// loads as default, and so does a mode no longer offered, or none), else want (the settings'
+// mode; "" for default), which must be one of available (Check's error otherwise).
+func Start(saved, want string, loaded bool, available []Info) (string, error) {
+	if loaded {
+		if saved == "" || saved == prompt.ModeBypass || Check(saved, available) != nil {
+			return prompt.ModeDefault, nil
+		}
+		return saved, nil
+	}
+	if want == "" {
+		return prompt.ModeDefault, nil
+	}
+	if err := Check(want, available); err != nil {
+		return "", err
+	}
+	return want, nil
+}
+
 // Check returns why id is no mode of available (nil when it is one), naming the modes
 // offered, or the setting that offers bypassPermissions.
 func Check(id string, available []Info) error {

@@ -158,3 +158,35 @@ func TestPlanParts(t *testing.T) {
 type innerCatalog struct{ Catalog }
 
 func (innerCatalog) Version() uint64 { return 7 }
+
+// A loaded session starts in its saved mode unless that is bypassPermissions, none, or a mode
+// no longer offered (then default); a new one in the settings' mode, which must be offered.
+func TestStart(t *testing.T) {
+	offered, withBypass := Available(false), Available(true)
+	cases := []struct {
+		saved, want string
+		loaded      bool
+		available   []Info
+		mode, err   string
+	}{
+		{"auto", "plan", true, offered, "auto", ""},
+		{"", "plan", true, offered, "default", ""},
+		{"bypassPermissions", "", true, withBypass, "default", ""},
+		{"gone", "", true, offered, "default", ""},
+		{"auto", "plan", false, offered, "plan", ""},
+		{"auto", "", false, offered, "default", ""},
+		{"", "bypassPermissions", false, withBypass, "bypassPermissions", ""},
+		{"", "bypassPermissions", false, offered, "", `mode "bypassPermissions" is not offered: the user settings do not say "allowBypassPermissions": true`},
+		{"", "fast", false, offered, "", `mode must be one of default, acceptEdits, plan, auto, not "fast"`},
+	}
+	for _, tc := range cases {
+		mode, err := Start(tc.saved, tc.want, tc.loaded, tc.available)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if mode != tc.mode || msg != tc.err {
+			t.Errorf("Start(%q, %q, loaded %v) = %q, %q; want %q, %q", tc.saved, tc.want, tc.loaded, mode, msg, tc.mode, tc.err)
+		}
+	}
+}

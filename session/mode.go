@@ -133,22 +133,14 @@ func (s *Session) exitPlanTool() toolexec.Tool {
 	return t
 }
 
-// startMode returns the mode a session starts in: a loaded one's saved mode (bypassPermissions
-// loads as default, and so does a mode no longer offered), else the settings' mode, checked.
+// startMode returns the mode a session starts in (modes.Start): a loaded one's saved mode,
+// else the settings' mode, checked.
 func (h *Host) startMode(cfg Config, saved string, loaded bool) (string, error) {
-	if loaded {
-		if saved == "" || saved == ModeBypass || h.checkMode(saved) != nil {
-			return ModeDefault, nil
-		}
-		return saved, nil
+	mode, err := modes.Start(saved, cfg.Mode, loaded, h.availableModes())
+	if err != nil {
+		return "", invalid("%s", err)
 	}
-	if cfg.Mode == "" {
-		return ModeDefault, nil
-	}
-	if err := h.checkMode(cfg.Mode); err != nil {
-		return "", err
-	}
-	return cfg.Mode, nil
+	return mode, nil
 }
 
 // saveMode keeps a mode change: in the header while the session's file does not exist yet,
