@@ -9,15 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/pid-agent/pid/checkpoint"
 	"github.com/pid-agent/pid/history"
-	"github.com/pid-agent/pid/internal/xdg"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/rewind"
+	"github.com/pid-agent/pid/settings"
 	"github.com/pid-agent/pid/store"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -40,25 +39,16 @@ type checkpointState struct {
 // openCheckpoints sets up the host's checkpoint store, unless the user settings turn
 // checkpoints off. A store that cannot be used is reported; pid then runs without.
 func (h *Host) openCheckpoints() {
-	var cfg struct {
-		disabled bool
-		max      int64
-	}
+	var c settings.Checkpoints
 	if h.loader != nil {
-		c := h.loader.Checkpoints()
-		cfg.disabled, cfg.max = c.Disabled, c.MaxBytes
+		c = h.loader.Checkpoints()
 	}
-	if cfg.disabled {
-		return
-	}
-	dir, err := xdg.StateDir()
-	if err == nil {
-		h.checkpoints, err = checkpoint.Open(filepath.Join(dir, "checkpoints"), cfg.max)
-	}
+	st, err := rewind.OpenStore(c.Disabled, c.MaxBytes)
 	if err != nil {
-		h.checkpoints = nil
+		st = nil
 		h.opts.Report(fmt.Sprintf("checkpoints are not available (a rewind cannot take back what the tools change): %v", err), false)
 	}
+	h.checkpoints = st
 }
 
 // deleteCheckpoints forgets a deleted session's checkpoints.
