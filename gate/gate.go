@@ -2,8 +2,9 @@
 // what the session knows of it: the permissions' verdict, the mode, a PreToolUse hook's
 // answer, a request to leave the sandbox and the answers remembered for such requests
 // (docs/permissions.md's table, in its order). It holds no state and asks no one: the
-// session gathers a Call, asks the person when Decide says so, and reads the answer with
-// Answered or Unanswered. The entry point is Decide.
+// session gathers a Call, puts a Question to the person when Decide says so, reads the
+// Answer with Answered or Unanswered, and keeps an "always" answer with Remember exactly as
+// narrow as its Scope was shown. The entry point is Decide.
 //
 // This file holds Decide and the reading of the person's answers.
 package gate

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/gate"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/tools"
@@ -42,51 +43,20 @@ type Face interface {
 	Elicit(ctx context.Context, s *Session, q Elicitation) (ElicitAnswer, error)
 }
 
-// Approval is the question put to the person about one call.
-type Approval struct {
-	Call llm.ToolCall
-	// Always is what an "always" answer would cover, to show before the choice; nil when no
-	// scope as narrow as this call can be given (an "always" answer then counts as once).
-	Always *Always
-	// Annotations are an MCP tool's hints (readOnlyHint, destructiveHint...) as its server
-	// sent them, shown to the person; never trusted to skip the question. nil otherwise.
-	Annotations map[string]any
-	// Escalation is set when the call is bash asking to run outside the sandbox
-	// (sandbox.go); the person reads its justification.
-	Escalation *Escalation
-	// Plan is set when the call puts the model's plan to the person to leave plan mode
-	// (exit_plan_mode): Plan.Text is the plan, and the answer's Mode the mode to go on in.
-	Plan *PlanApproval
-}
+// Approval is the question put to the person about one call (gate.Question: the call, what
+// an "always" answer covers, an MCP tool's hints, a request to leave the sandbox, a plan).
+type Approval = gate.Question
 
 // PlanApproval is the plan an Approval puts to the person.
-type PlanApproval struct {
-	// Text is the plan, in markdown.
-	Text string
-}
+type PlanApproval = gate.Plan
 
 // Always is the scope of an "always" answer, in the shape of beforeToolCall's
 // params.always.
-type Always struct {
-	Tool string `json:"tool"`
-	// Pattern limits the answer to calls whose argument matches it ("" covers every call).
-	Pattern string `json:"pattern,omitempty"`
-	// Description says it for a person: "bash commands starting with `npm test` in this
-	// folder".
-	Description string `json:"description"`
-	// path is the gjson path Pattern looks at ("" for the tool's default argument).
-	path string
-}
+type Always = gate.Scope
 
-// Answer is a person's answer to an approval question. Decision is "allow", "allowAlways",
-// "deny" or "denyAlways"; anything else denies. Mode, for an answer allowing a plan
-// (Approval.Plan), names the mode to switch to ("acceptEdits" or "auto"; otherwise
-// "default").
-type Answer struct {
-	Decision string
-	Reason   string
-	Mode     string
-}
+// Answer is a person's answer to an approval question (gate.Answer: a decision, the reason of
+// a denial, the mode a plan's approval names).
+type Answer = gate.Answer
 
 // Elicitation is an MCP server's question to the person (MCP's elicitation/create), asked
 // during one of the session's tool calls (mcp.Elicitation).

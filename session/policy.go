@@ -1,5 +1,7 @@
-// This file decides which tool calls run, ask or are refused (the session's beforeToolCall),
-// and builds the afterToolCall chain (the face's hook, redaction, the audit log).
+// This file decides which tool calls run, ask or are refused (the session's beforeToolCall:
+// what the session knows of a call goes to package gate, which decides, and the person is
+// asked when it says so), and builds the afterToolCall chain (the face's hook, redaction,
+// the audit log).
 
 package session
 
@@ -55,19 +57,9 @@ func (s *Session) verdictOn(call llm.ToolCall) permissions.Verdict {
 	return v
 }
 
-// always returns what an "always" answer to call would cover, or nil when no scope as narrow
-// as the call can be given (a bash command with a substitution, say). Built-in tools are
-// scoped to their argument (a command's first words, a file's path); other tools to the
-// whole tool, which the description says.
+// always returns what an "always" answer to call would cover (gate.ScopeOf), or nil.
 func (s *Session) always(call llm.ToolCall) *Always {
-	if !s.builtin[call.Name] {
-		return &Always{Tool: call.Name, Description: fmt.Sprintf("every call of the tool %s in this workspace", call.Name)}
-	}
-	sc, ok := permissions.SuggestScope(permissions.Call{Tool: call.Name, Args: call.Arguments, Cwd: s.ws.Cwd()})
-	if !ok {
-		return nil
-	}
-	return &Always{Tool: sc.Tool, Pattern: sc.Pattern, Description: sc.Description, path: sc.Path}
+	return gate.ScopeOf(call, s.builtin[call.Name], s.ws.Cwd())
 }
 
 // root is the workspace folder the session's remembered answers belong to: the innermost one
@@ -176,25 +168,12 @@ func (s *Session) decisionOf(id string) (string, string, bool) {
 	return d.Decision, d.By, true
 }
 
-// remember keeps an "always" answer exactly as q.Always scoped it (what the person was
-// shown): in the store, so it survives a restart and can be listed and revoked, else in the
-// session's memory. It is never kept wider: with no scope, or a scope neither can keep, the
-// answer counted for this call only, which the face is told.
+// remember keeps an "always" answer exactly as q.Always scoped it (gate.Remember): in the
+// store, else in the session's memory, never wider; the face is told when it counted for
+// this call only.
 func (s *Session) remember(q Approval, d permissions.Decision) {
-	sc := q.Always
-	if sc == nil {
-		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: no \"always\" scope as narrow as the call could be given", q.Call.ID))
-		return
-	}
-	if st := s.host.store; st != nil {
-		_, err := st.Remember(s.root(), sc.Tool, sc.path, sc.Pattern, d)
-		if err == nil {
-			return
-		}
-		s.face.Warn(s, fmt.Sprintf("could not store the answer for %s (%s), kept for this session only: %v", q.Call.ID, sc.Description, err))
-	}
-	if _, err := s.memory.Remember(s.root(), sc.Tool, sc.path, sc.Pattern, d); err != nil {
-		s.face.Warn(s, fmt.Sprintf("the answer for %s applied to this call only: %v", q.Call.ID, err))
+	for _, w := range gate.Remember(q, d, s.root(), s.host.store, s.memory) {
+		s.face.Warn(s, w)
 	}
 }
 
