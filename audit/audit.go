@@ -3,7 +3,9 @@
 // Open is the entry point; Log.Hook records executed calls as an afterToolCall hook (R11),
 // chained last so it sees the final result; Starts remembers when calls started so the log
 // can say how long they took, and writes the hook's line once the call's ToolEnd has gone
-// out (Starts.Later). docs/permissions.md describes the log's format for users.
+// out (Starts.Later); Decisions keeps what was decided about a call until its line is
+// written, and Refused is the entry of a call that will not run (decisions.go).
+// docs/permissions.md describes the log's format for users.
 package audit
 
 import (

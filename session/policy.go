@@ -76,7 +76,7 @@ func (s *Session) beforeToolCall(ctx context.Context, in toolexec.BeforeInput) (
 	case b != nil:
 		s.auditBlocked(in.Call, d)
 	case s.host.audit != nil:
-		s.decisions.Store(in.Call.ID, d) // dropped at the call's end if the hook did not run
+		s.decisions.Note(in.Call.ID, d.Decision, d.By) // dropped at the call's end if the hook did not run
 	}
 	return b, nil
 }
@@ -148,24 +148,9 @@ func (s *Session) auditBlocked(call llm.ToolCall, d decision) {
 	if h.audit == nil {
 		return
 	}
-	err := h.audit.Record(audit.Entry{
-		Session: s.id, Tool: call.Name, ToolCallID: call.ID,
-		Args:    audit.SanitizeArgs(call.Arguments, h.redactor),
-		IsError: true, Decision: d.Decision, DecidedBy: audit.SanitizeText(d.By, h.redactor),
-	})
-	if err != nil {
+	if err := h.audit.Record(audit.Refused(s.id, call, d.Decision, d.By, h.redactor)); err != nil {
 		h.log.Warn("audit log", "err", err)
 	}
-}
-
-// decisionOf returns (and forgets) what was decided about a call that ran.
-func (s *Session) decisionOf(id string) (string, string, bool) {
-	v, ok := s.decisions.LoadAndDelete(id)
-	if !ok {
-		return "", "", false
-	}
-	d := v.(decision)
-	return d.Decision, d.By, true
 }
 
 // remember keeps an "always" answer exactly as q.Always scoped it (gate.Remember): in the
@@ -199,7 +184,7 @@ func (s *Session) afterHook(face func(context.Context, *Session, AfterInput) (*O
 	hooks = append(hooks, s.hookRunner().PostToolUse)
 	if h.audit != nil {
 		hooks = append(hooks, h.audit.Hook(audit.Options{
-			Session: s.id, Started: s.starts.Started, Later: s.starts.Later, Redactor: h.redactor, Decision: s.decisionOf,
+			Session: s.id, Started: s.starts.Started, Later: s.starts.Later, Redactor: h.redactor, Decision: s.decisions.Take,
 			OnError: func(err error) { h.log.Warn("audit log", "err", err) },
 		}))
 	}

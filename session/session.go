@@ -93,7 +93,7 @@ type Session struct {
 	// escalations keeps the "always" answers to bash calls asking to leave the sandbox,
 	// apart from every other answer (sandbox.go).
 	escalations escalate.Memory
-	decisions   sync.Map
+	decisions   audit.Decisions
 	starts      *audit.Starts
 	gates       *scripted.Gates
 
@@ -780,7 +780,7 @@ func (s *Session) sink(save bool) event.Sink {
 		s.afterEvent(ev, save)
 		if e, ok := ev.(event.ToolEnd); ok {
 			s.gates.Ended(e.ToolCallID)
-			s.decisions.Delete(e.ToolCallID)
+			s.decisions.Forget(e.ToolCallID)
 		}
 	})
 }
