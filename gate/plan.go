@@ -6,10 +6,28 @@ package gate
 import (
 	"fmt"
 
+	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/prompt"
 	"github.com/pid-agent/pid/toolexec"
 )
+
+// ExitPlan decides exit_plan_mode's call in mode: refused outside plan mode; in plan mode its
+// plan is put to the person through ask (an error: no answer; cancelled reports whether the
+// call's context ended) and their answer read (PlanAnswered). It returns the refusal (nil
+// when the plan is approved), what was decided, and the mode the session switches to ("" to
+// stay).
+func ExitPlan(mode string, call llm.ToolCall, ask func(Question) (Answer, error), cancelled func() bool) (*toolexec.Block, Decided, string) {
+	if b, d, refused := ExitPlanRefused(mode); refused {
+		return b, d, ""
+	}
+	a, err := ask(Question{Call: call, Plan: &Plan{Text: modes.PlanText(call.Arguments)}})
+	if err != nil {
+		b, d := PlanUnanswered(err, cancelled())
+		return b, d, ""
+	}
+	return PlanAnswered(a.Decision, a.Mode, a.Reason)
+}
 
 // ExitPlanRefused returns the refusal of exit_plan_mode in mode, and true, when mode is not
 // plan mode (there is no plan to approve); nil and false in plan mode, where the plan is put

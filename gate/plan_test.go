@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
 )
 
@@ -51,5 +52,36 @@ func TestPlanAnswered(t *testing.T) {
 	}
 	if b, d := PlanUnanswered(errors.New("eof"), false); b.Reason != "The plan was not put to the user: the editor did not answer (eof). Keep planning." || d != (Decided{"deny", "no answer from the editor"}) {
 		t.Errorf("PlanUnanswered = %+v, %+v", b, d)
+	}
+}
+
+// ExitPlan puts the plan to the person only in plan mode, with the plan's text, and reads
+// their answer or its absence.
+func TestExitPlan(t *testing.T) {
+	call := llm.ToolCall{ID: "c1", Name: "exit_plan_mode", Arguments: []byte(`{"plan":"1. read\n2. write"}`)}
+	var asked []Question
+	answer := func(a Answer, err error) func(Question) (Answer, error) {
+		return func(q Question) (Answer, error) { asked = append(asked, q); return a, err }
+	}
+	notCancelled := func() bool { return false }
+
+	b, d, next := ExitPlan(prompt.ModeDefault, call, answer(Answer{Decision: "allow"}, nil), notCancelled)
+	if b == nil || d != (Decided{"deny", "mode default"}) || next != "" || len(asked) != 0 {
+		t.Errorf("outside plan mode: %+v, %+v, %q, asked %d times", b, d, next, len(asked))
+	}
+	b, d, next = ExitPlan(prompt.ModePlan, call, answer(Answer{Decision: "allow", Mode: prompt.ModeAuto}, nil), notCancelled)
+	if b != nil || d != (Decided{"allow", "user"}) || next != prompt.ModeAuto {
+		t.Errorf("an approved plan: %+v, %+v, %q", b, d, next)
+	}
+	if len(asked) != 1 || asked[0].Plan == nil || asked[0].Plan.Text != "1. read\n2. write" || asked[0].Call.ID != "c1" || asked[0].Always != nil {
+		t.Errorf("the question was %+v", asked)
+	}
+	b, d, next = ExitPlan(prompt.ModePlan, call, answer(Answer{Decision: "deny", Reason: "smaller."}, nil), notCancelled)
+	if b == nil || b.Reason != "The user did not approve the plan: smaller. Keep planning." || d != (Decided{"deny", "user"}) || next != "" {
+		t.Errorf("a denied plan: %+v, %+v, %q", b, d, next)
+	}
+	b, d, _ = ExitPlan(prompt.ModePlan, call, answer(Answer{}, errors.New("gone")), func() bool { return true })
+	if b == nil || b.Reason != "Operation aborted" || d.Decision != "aborted" {
+		t.Errorf("a cancelled question: %+v, %+v", b, d)
 	}
 }

@@ -5,6 +5,7 @@
 package modes
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -188,5 +189,19 @@ func TestStart(t *testing.T) {
 		if mode != tc.mode || msg != tc.err {
 			t.Errorf("Start(%q, %q, loaded %v) = %q, %q; want %q, %q", tc.saved, tc.want, tc.loaded, mode, msg, tc.mode, tc.err)
 		}
+	}
+}
+
+// exit_plan_mode, once it runs, tells the model the mode it is in then, read when it runs.
+func TestExitPlanTool(t *testing.T) {
+	mode := prompt.ModePlan
+	tool := ExitPlanTool(func() string { return mode })
+	if tool.Name != ExitPlanName || tool.ExecutionMode != toolexec.Sequential {
+		t.Fatalf("tool %+v", tool)
+	}
+	mode = prompt.ModeAcceptEdits
+	res, err := tool.Execute(context.Background(), toolexec.Call{ID: "c1"}, nil)
+	if err != nil || len(res.Content) != 1 || res.Content[0].Text != "The user approved the plan. You are now in acceptEdits mode: carry it out." {
+		t.Errorf("Execute = %+v, %v", res, err)
 	}
 }

@@ -4,9 +4,11 @@
 package modes
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/toolexec"
 )
 
@@ -48,6 +50,16 @@ func ExitPlanSpec() toolexec.Tool {
 			return toolexec.View{Kind: toolexec.KindSwitchMode, Title: "Leave plan mode"}
 		},
 	}
+}
+
+// ExitPlanTool is exit_plan_mode: by the time it runs, the person allowed the plan and the
+// session has left plan mode; it tells the model the mode it is in now (mode returns it).
+func ExitPlanTool(mode func() string) toolexec.Tool {
+	t := ExitPlanSpec()
+	t.Execute = func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
+		return toolexec.TextResult(fmt.Sprintf("The user approved the plan. You are now in %s mode: carry it out.", mode())), nil
+	}
+	return t
 }
 
 // Catalog is a session's catalog (toolexec.Catalog): exit_plan_mode first, when ExitPlan

@@ -10,11 +10,9 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
-	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/gate"
 	"github.com/pid-agent/pid/modes"
 	"github.com/pid-agent/pid/prompt"
@@ -104,34 +102,20 @@ func (s *Session) setMode(id string) {
 	}
 }
 
-// decideExitPlan is beforeToolCall's decision on exit_plan_mode: the person reads the plan
-// and allows (the session switches to default, or to the mode the answer names) or denies
-// (the model keeps planning, with the reason).
+// decideExitPlan is beforeToolCall's decision on exit_plan_mode (gate.ExitPlan): the person
+// reads the plan and allows (the session switches to default, or to the mode the answer
+// names) or denies (the model keeps planning, with the reason).
 func (s *Session) decideExitPlan(ctx context.Context, in toolexec.BeforeInput) (*toolexec.Block, decision) {
-	if b, d, refused := gate.ExitPlanRefused(s.Mode()); refused {
-		return b, d
-	}
-	a, err := s.face.Ask(ctx, s, Approval{Call: in.Call, Plan: &PlanApproval{Text: modes.PlanText(in.Call.Arguments)}})
-	if err != nil {
-		b, d := gate.PlanUnanswered(err, ctx.Err() != nil)
-		return b, d
-	}
-	b, d, next := gate.PlanAnswered(a.Decision, a.Mode, a.Reason)
+	ask := func(q Approval) (Answer, error) { return s.face.Ask(ctx, s, q) }
+	b, d, next := gate.ExitPlan(s.Mode(), in.Call, ask, func() bool { return ctx.Err() != nil })
 	if next != "" {
 		s.setMode(next)
 	}
 	return b, d
 }
 
-// exitPlanTool is exit_plan_mode: by the time it runs, the person allowed the plan and the
-// session has left plan mode (decideExitPlan); it tells the model the mode it is in now.
-func (s *Session) exitPlanTool() toolexec.Tool {
-	t := modes.ExitPlanSpec()
-	t.Execute = func(context.Context, toolexec.Call, func(event.Result)) (toolexec.Result, error) {
-		return toolexec.TextResult(fmt.Sprintf("The user approved the plan. You are now in %s mode: carry it out.", s.Mode())), nil
-	}
-	return t
-}
+// exitPlanTool is exit_plan_mode (modes.ExitPlanTool), telling the model the mode it is in.
+func (s *Session) exitPlanTool() toolexec.Tool { return modes.ExitPlanTool(s.Mode) }
 
 // startMode returns the mode a session starts in (modes.Start): a loaded one's saved mode,
 // else the settings' mode, checked.
