@@ -123,6 +123,24 @@ func modeAllows(c Call) (string, bool) {
 	return "", false
 }
 
+// Put puts q, a question Decide asked for, to the person through ask, and reads the answer:
+// no answer refuses the call (Unanswered; cancelled reports whether the call's context ended,
+// and warn is told of any other failure), an answer is read by Answered. It returns the
+// refusal (nil when the call runs), what was decided, and the decision an "always" answer
+// asks the session to remember ("" for none).
+func Put(q Question, ask func(Question) (Answer, error), cancelled func() bool, warn func(string)) (*toolexec.Block, Decided, permissions.Decision) {
+	a, err := ask(q)
+	if err != nil {
+		stopped := cancelled()
+		if !stopped {
+			warn(fmt.Sprintf("approval request for %s failed: %v", q.Call.ID, err))
+		}
+		b, d := Unanswered(q.Call.Name, err, stopped)
+		return b, d, ""
+	}
+	return Answered(q.Call.Name, a.Decision, a.Reason)
+}
+
 // Unanswered returns the refusal of the call of tool name when the question to the person
 // got no answer: err is the face's error, cancelled whether the call's context ended (the
 // prompt was cancelled). An err with a Reason() method gives its own reason.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/prompt"
 )
@@ -156,5 +157,37 @@ func TestAnswered(t *testing.T) {
 		if block != tc.block || d != tc.d || remember != tc.remember {
 			t.Errorf("Answered(%q, %q) = %q, %+v, %q; want %q, %+v, %q", tc.decision, tc.reason, block, d, remember, tc.block, tc.d, tc.remember)
 		}
+	}
+}
+
+// Put asks once with the question as given, reads the answer, and tells the face of a failed
+// question unless the call was cancelled.
+func TestPut(t *testing.T) {
+	q := Question{Call: llm.ToolCall{ID: "c7", Name: "write"}, Always: &Scope{Tool: "write", Pattern: "a.txt"}}
+	var warned []string
+	warn := func(w string) { warned = append(warned, w) }
+	no := func() bool { return false }
+	var got []Question
+	ask := func(a Answer, err error) func(Question) (Answer, error) {
+		return func(q Question) (Answer, error) { got = append(got, q); return a, err }
+	}
+	b, d, remember := Put(q, ask(Answer{Decision: "allowAlways"}, nil), no, warn)
+	if b != nil || d != (Decided{"allow", "user"}) || remember != permissions.Allow || len(got) != 1 || got[0].Call.ID != "c7" || got[0].Always != q.Always {
+		t.Errorf("allowAlways: %+v, %+v, %q; asked %+v", b, d, remember, got)
+	}
+	b, d, remember = Put(q, ask(Answer{Decision: "deny", Reason: "no"}, nil), no, warn)
+	if b == nil || b.Reason != "The user denied this call of write: no" || remember != "" {
+		t.Errorf("deny: %+v, %+v, %q", b, d, remember)
+	}
+	b, d, _ = Put(q, ask(Answer{}, errors.New("eof")), no, warn)
+	if b == nil || b.Reason != "Tool write was not run: the editor did not answer the approval request (eof)." || d != (Decided{"deny", "no answer from the editor"}) {
+		t.Errorf("no answer: %+v, %+v", b, d)
+	}
+	if len(warned) != 1 || warned[0] != "approval request for c7 failed: eof" {
+		t.Errorf("warned %q", warned)
+	}
+	b, d, _ = Put(q, ask(Answer{}, errors.New("eof")), func() bool { return true }, warn)
+	if b == nil || d.Decision != "aborted" || len(warned) != 1 {
+		t.Errorf("cancelled: %+v, %+v, warned %q", b, d, warned)
 	}
 }

@@ -123,15 +123,8 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 	case esc != nil:
 		q.Always = escalationScope(call)
 	}
-	a, err := s.face.Ask(ctx, s, q)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.face.Warn(s, fmt.Sprintf("approval request for %s failed: %v", in.Call.ID, err))
-		}
-		b, d := gate.Unanswered(name, err, ctx.Err() != nil)
-		return b, d
-	}
-	b, d, always := gate.Answered(name, a.Decision, a.Reason)
+	put := func(q Approval) (Answer, error) { return s.face.Ask(ctx, s, q) }
+	b, d, always := gate.Put(q, put, func() bool { return ctx.Err() != nil }, func(w string) { s.face.Warn(s, w) })
 	switch {
 	case always == "":
 	case esc != nil:
