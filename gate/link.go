@@ -1,6 +1,6 @@
 // This file holds the decision on a file tool's path that leads elsewhere through a symbolic
-// link: the call on the place it leads to (Led), and the stricter of the two verdicts
-// (Stricter).
+// link (Verdict): the call on the place it leads to (Led), and the stricter of the two
+// verdicts (Stricter).
 
 package gate
 
@@ -12,6 +12,21 @@ import (
 	"github.com/pid-agent/pid/permissions"
 	"github.com/pid-agent/pid/tools"
 )
+
+// Verdict returns the verdict on call, on deciding a call as given: a built-in file tool's call
+// (builtin) whose path leads elsewhere through a symbolic link (Led; cwd and leads as there)
+// is decided twice, as written and where it leads, and the stricter verdict wins (Stricter),
+// so that no rule on paths is passed by a link.
+func Verdict(call llm.ToolCall, builtin bool, cwd string, leads func(path string) (root, rel string, ok bool), on func(llm.ToolCall) permissions.Verdict) permissions.Verdict {
+	v := on(call)
+	if !builtin {
+		return v
+	}
+	if led, rel, ok := Led(call, cwd, leads); ok {
+		v = Stricter(v, on(led), rel)
+	}
+	return v
+}
 
 // Led returns, for a call of a built-in file tool (read, write, edit, grep, find, ls) whose
 // path leads through a symbolic link to another place in the workspace, the same call on the

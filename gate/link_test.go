@@ -87,3 +87,38 @@ func TestStricter(t *testing.T) {
 		}
 	}
 }
+
+// Verdict decides a built-in file tool's call again where its link leads, and the stricter
+// verdict wins; another tool's call, or one that leads nowhere else, is decided once.
+func TestVerdict(t *testing.T) {
+	leads := func(p string) (string, string, bool) {
+		if p == "docs/x.md" {
+			return "/w", ".envrc", true
+		}
+		return "", "", false
+	}
+	var decided []string
+	on := func(c llm.ToolCall) permissions.Verdict {
+		var a struct{ Path string }
+		_ = json.Unmarshal(c.Arguments, &a)
+		decided = append(decided, a.Path)
+		if a.Path == "/w/.envrc" {
+			return permissions.Verdict{Decision: permissions.Deny, Source: "user"}
+		}
+		return permissions.Verdict{Decision: permissions.Allow, Source: "project"}
+	}
+	read := llm.ToolCall{Name: "read", Arguments: json.RawMessage(`{"path":"docs/x.md"}`)}
+	v := Verdict(read, true, "/w", leads, on)
+	if v.Decision != permissions.Deny || v.Part != "through a link to .envrc" || len(decided) != 2 || decided[1] != "/w/.envrc" {
+		t.Errorf("a read through a link: %+v, decided on %q", v, decided)
+	}
+	decided = nil
+	if v := Verdict(read, false, "/w", leads, on); v.Decision != permissions.Allow || len(decided) != 1 {
+		t.Errorf("a scripted read: %+v, decided on %q", v, decided)
+	}
+	decided = nil
+	plain := llm.ToolCall{Name: "read", Arguments: json.RawMessage(`{"path":"docs/y.md"}`)}
+	if v := Verdict(plain, true, "/w", leads, on); v.Decision != permissions.Allow || len(decided) != 1 {
+		t.Errorf("a read of a plain file: %+v, decided on %q", v, decided)
+	}
+}

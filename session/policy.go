@@ -29,14 +29,7 @@ func (s *Session) kinds() gate.Tools { return gate.Tools{Builtin: s.builtin, Ask
 // passed by a link (docs/x.md -> ../.envrc is not allowed by "docs/**", and a deny rule on
 // secrets/** still denies a link into it).
 func (s *Session) verdict(call llm.ToolCall) permissions.Verdict {
-	v := s.verdictOn(call)
-	if !s.builtin[call.Name] {
-		return v
-	}
-	if led, rel, ok := gate.Led(call, s.ws.Cwd(), s.ws.Leads); ok {
-		v = gate.Stricter(v, s.verdictOn(led), rel)
-	}
-	return v
+	return gate.Verdict(call, s.builtin[call.Name], s.ws.Cwd(), s.ws.Leads, s.verdictOn)
 }
 
 // verdictOn is verdict for the call as given.
