@@ -123,6 +123,19 @@ func modeAllows(c Call) (string, bool) {
 	return "", false
 }
 
+// Offer returns the "always" scope a question about c offers: none for a hook's escalation
+// (no remembered answer ever answers it, so "always" would mean once), escalation's for a
+// call that escalates (exactly its command, for the session), else scope's (the call's).
+func Offer(c Call, scope, escalation func() *Scope) *Scope {
+	switch {
+	case c.HookEscalates:
+		return nil
+	case c.Escalates:
+		return escalation()
+	}
+	return scope()
+}
+
 // Put puts q, a question Decide asked for, to the person through ask, and reads the answer:
 // no answer refuses the call (Unanswered; cancelled reports whether the call's context ended,
 // and warn is told of any other failure), an answer is read by Answered. It returns the

@@ -191,3 +191,20 @@ func TestPut(t *testing.T) {
 		t.Errorf("cancelled: %+v, %+v, warned %q", b, d, warned)
 	}
 }
+
+// A question offers the call's scope, an escalation's own for an escalation, and none for a
+// hook's escalation.
+func TestOffer(t *testing.T) {
+	callScope, escScope := &Scope{Tool: "bash", Pattern: "npm test"}, &Scope{Tool: "bash", Pattern: "npm test --unsafe"}
+	scope := func() *Scope { return callScope }
+	esc := func() *Scope { return escScope }
+	if got := Offer(Call{Name: "bash"}, scope, esc); got != callScope {
+		t.Errorf("a sandboxed call offers %+v", got)
+	}
+	if got := Offer(Call{Name: "bash", Escalates: true}, scope, esc); got != escScope {
+		t.Errorf("an escalation offers %+v", got)
+	}
+	if got := Offer(Call{Name: "bash", Escalates: true, HookEscalates: true}, scope, esc); got != nil {
+		t.Errorf("a hook's escalation offers %+v", got)
+	}
+}

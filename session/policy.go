@@ -97,33 +97,28 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		call.Arguments = in.Prepared
 	}
 	esc := s.escalation(call)
-	hookEscalation := esc != nil && s.escalation(in.Call) == nil
-	b, d, ask := gate.Decide(gate.Call{
+	gc := gate.Call{
 		Name: name, Verdict: s.verdict(call), Mode: s.Mode(), Screened: in.Screened,
-		Escalates: esc != nil, HookEscalates: hookEscalation,
+		Escalates: esc != nil, HookEscalates: esc != nil && s.escalation(in.Call) == nil,
 		ChangesFiles: s.kinds().ChangesFiles(name), Bash: name == tools.NameBash && s.builtin[name], MCPMayChange: s.kinds().MCPMayChange(name, s.annotations),
 		EditInside:           func() bool { return modes.InsideWorkspace(s.ws, call) },
 		BashSandboxed:        func() bool { return s.ws.BashSandboxed(false) },
 		RememberedEscalation: func() (permissions.Decision, bool) { return s.rememberedEscalation(call) },
-	})
+	}
+	b, d, ask := gate.Decide(gc)
 	if !ask {
 		return b, d
 	}
-	q := Approval{Call: call, Always: s.always(call), Annotations: s.annotations(name), Escalation: esc}
-	switch {
-	case hookEscalation:
-		q.Always = nil // never answered by a remembered answer: "always" would mean once
-	case esc != nil:
-		q.Always = escalationScope(call)
-	}
+	always := gate.Offer(gc, func() *Always { return s.always(call) }, func() *Always { return escalationScope(call) })
+	q := Approval{Call: call, Always: always, Annotations: s.annotations(name), Escalation: esc}
 	put := func(q Approval) (Answer, error) { return s.face.Ask(ctx, s, q) }
-	b, d, always := gate.Put(q, put, func() bool { return ctx.Err() != nil }, func(w string) { s.face.Warn(s, w) })
+	b, d, remember := gate.Put(q, put, func() bool { return ctx.Err() != nil }, func(w string) { s.face.Warn(s, w) })
 	switch {
-	case always == "":
+	case remember == "":
 	case esc != nil:
-		s.rememberEscalation(q, always)
+		s.rememberEscalation(q, remember)
 	default:
-		s.remember(q, always)
+		s.remember(q, remember)
 	}
 	return b, d
 }
