@@ -226,15 +226,24 @@ func (r Runner) SessionStart(ctx context.Context, source string) []string {
 	return out
 }
 
-// PreCompact runs the PreCompact hooks before a compaction (trigger "manual" or "auto"); it
-// returns why one blocks it (exit 2), "" when none does.
-func (r Runner) PreCompact(ctx context.Context, trigger string) string {
+// PreCompact runs the PreCompact hooks before a compaction (manual: one the person asked
+// for, their trigger "manual"; else "auto"); it returns why one blocks an automatic
+// compaction (exit 2), "" when none does. A manual compaction always goes on: a hook that
+// blocks it is audited, and its reason not returned.
+func (r Runner) PreCompact(ctx context.Context, manual bool) string {
+	trigger := "auto"
+	if manual {
+		trigger = "manual"
+	}
 	for _, h := range r.Hooks().For(PreCompact, "") {
 		in := r.Input(PreCompact)
 		in.Trigger = trigger
 		res := r.Run(ctx, h, in, "")
 		if res.Blocked() {
 			r.Audit(h, "", "", "block", res.Reason())
+			if manual {
+				return ""
+			}
 			return fmt.Sprintf("the PreCompact hook %q blocked it: %s", h.Command, res.Reason())
 		}
 	}

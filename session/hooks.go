@@ -12,11 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync/atomic"
-	"unsafe"
 
-	"github.com/pid-agent/pid/audit"
 	"github.com/pid-agent/pid/hooks"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/prompt"
@@ -32,7 +28,7 @@ type hookState struct {
 	// own is the session's own hooks (session/new's "hooks"); nil when none.
 	own *hooks.Set
 	// cache is the set hookSet made last.
-	cache atomic.Pointer[hookSnapshot]
+	cache hooks.Cache
 	// stops counts the Stop hooks' blocks in a row in the running prompt.
 	stops int
 
@@ -41,46 +37,18 @@ type hookState struct {
 }
 
 // HookInfo is one configured hook, as hooks/list shows it.
-type HookInfo struct {
-	Event   string `json:"event"`
-	Matcher string `json:"matcher,omitempty"`
-	Command string `json:"command"`
-	Source  string `json:"source"`
-}
+type HookInfo = hooks.Info
 
 // hookSet returns the hooks that apply now: the user settings', the workspace's when its
 // folder is trusted (an untrusted folder's never run), the session's own. The set is made
-// again only when the settings changed (a reload gives new values).
+// again only when the settings changed (a reload gives new values; hooks.Cache).
 func (s *Session) hookSet() *hooks.Set {
 	var u, w json.RawMessage
 	trusted := false
 	if l := s.host.loader; l != nil {
 		u, w, trusted = l.Hooks(s.ws.Cwd())
 	}
-	if c := s.hooks.cache.Load(); c != nil && sameBytes(c.user, u) && sameBytes(c.workspace, w) && c.trusted == trusted {
-		return c.set
-	}
-	user, _ := hooks.Parse(u, "user")
-	var ws *hooks.Set
-	if trusted {
-		ws, _ = hooks.Parse(w, "workspace")
-	}
-	set := hooks.Join(user, ws, s.hooks.own)
-	s.hooks.cache.Store(&hookSnapshot{user: u, workspace: w, trusted: trusted, set: set})
-	return set
-}
-
-// hookSnapshot is the hooks made from one version of the settings.
-type hookSnapshot struct {
-	user, workspace json.RawMessage
-	trusted         bool
-	set             *hooks.Set
-}
-
-// sameBytes reports whether a and b are the same slice (the loader gives the same slice
-// until it reloads).
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+	return s.hooks.cache.Current(u, w, trusted, s.hooks.own)
 }
 
 // screens reports whether the session has PreToolUse hooks now (toolexec screens a batch's
@@ -88,13 +56,7 @@ func sameBytes(a, b []byte) bool {
 func (s *Session) screens() bool { return s.hookSet().Has(hooks.PreToolUse) }
 
 // Hooks returns the hooks that apply to the session now, in the order they run.
-func (s *Session) Hooks() []HookInfo {
-	out := []HookInfo{}
-	for _, h := range s.hookSet().All() {
-		out = append(out, HookInfo{Event: h.Event, Matcher: h.Matcher, Command: h.Command, Source: h.Source})
-	}
-	return out
-}
+func (s *Session) Hooks() []HookInfo { return s.hookSet().Infos() }
 
 // hookInput returns the input every hook of the session gets.
 func (s *Session) hookInput(event string) hooks.Input {
@@ -109,16 +71,7 @@ func (s *Session) hookInput(event string) hooks.Input {
 
 // runHook runs one hook, and reports a failed one to the editor and the audit log.
 func (s *Session) runHook(ctx context.Context, h hooks.Hook, in hooks.Input, callID string) hooks.Result {
-	project := s.ws.Cwd()
-	if roots := s.ws.Roots(); len(roots) > 0 {
-		project = roots[0]
-		for _, r := range roots {
-			if within(s.ws.Cwd(), r) {
-				project = r
-			}
-		}
-	}
-	r := hooks.Run(ctx, h, in, s.ws.Cwd(), hooks.Env(project))
+	r := hooks.Run(ctx, h, in, s.ws.Cwd(), hooks.Env(hooks.ProjectDir(s.ws.Cwd(), s.ws.Roots())))
 	if cut := r.Cut(); cut != "" {
 		s.face.Warn(s, fmt.Sprintf("%s (a %s hook; a JSON answer cut there is not read)", cut, h.Event))
 	}
@@ -129,27 +82,13 @@ func (s *Session) runHook(ctx context.Context, h hooks.Hook, in hooks.Input, cal
 	return r
 }
 
-// within reports whether p is root or under it.
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
-}
-
-// auditHook writes a hook's decision to the audit log.
+// auditHook writes a hook's decision to the audit log (hooks.AuditEntry).
 func (s *Session) auditHook(h hooks.Hook, callID, tool, decision, reason string) {
 	a := s.host.audit
 	if a == nil {
 		return
 	}
-	by := fmt.Sprintf("%s hook %q (%s)", h.Event, h.Command, h.Source)
-	if reason != "" {
-		by += ": " + reason
-	}
-	if tool == "" {
-		tool = "(" + h.Event + ")"
-	}
-	err := a.Record(audit.Entry{Session: s.id, Tool: tool, ToolCallID: callID, Args: json.RawMessage("{}"),
-		Decision: "hook " + decision, DecidedBy: audit.SanitizeText(by, s.host.redactor)})
-	if err != nil {
+	if err := a.Record(hooks.AuditEntry(h, s.id, callID, tool, decision, reason, s.host.redactor)); err != nil {
 		s.host.log.Warn("audit log", "err", err)
 	}
 }
@@ -220,13 +159,5 @@ func (s *Session) preCompactHooks(ctx context.Context, reason string) string {
 	if !s.hookSet().Has(hooks.PreCompact) {
 		return ""
 	}
-	trigger := "auto"
-	if reason == ReasonManual {
-		trigger = "manual"
-	}
-	why := s.hookRunner().PreCompact(ctx, trigger)
-	if trigger == "manual" {
-		return ""
-	}
-	return why
+	return s.hookRunner().PreCompact(ctx, reason == ReasonManual)
 }
