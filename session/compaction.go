@@ -33,14 +33,8 @@ const (
 	ReasonOverflow  = history.ReasonOverflow
 )
 
-// CompactResult is what session/compact answers.
-type CompactResult struct {
-	Summary      string `json:"summary"`
-	TokensBefore int    `json:"tokensBefore"`
-	// FirstKeptIndex is the index, among the session's items (Items), of the first message
-	// the model still sees.
-	FirstKeptIndex int `json:"firstKeptIndex"`
-}
+// CompactResult is what session/compact answers; its FirstKeptIndex is among Items.
+type CompactResult = compact.Result
 
 // view returns what the model sees of a transcript: the latest compaction's summary, then
 // the messages from its cut on, each message that carries a mode note with its note
@@ -113,38 +107,21 @@ func (s *Session) transformContext(ctx context.Context, transcript []llm.Message
 }
 
 // compactedAt returns the transcript's length at the last automatic compaction or failed
-// attempt of one (0 when there was none): what a compaction summarized, or could not, then.
+// attempt of one (compact.CompactedAt; 0 when there was none).
 //
 // Contract: called by the run holding the session (compactingState).
 func (s *Session) compactedAt(transcript []llm.Message) int {
-	at := s.compacting.tried
-	if last, n := s.lastCompaction(); n > 0 {
-		at = max(at, last.At)
-	}
-	if at > len(transcript) {
-		// Not this transcript's (a restore started it over).
-		return 0
-	}
-	return at
+	last, _ := s.lastCompaction()
+	return compact.CompactedAt(s.compacting.tried, last.At, len(transcript))
 }
 
 // regrown reports whether transcript has grown enough since the last compaction, or failed
-// attempt, for a compaction at the threshold: by at least fit.KeepRecentTokens (about what
-// a compaction keeps word for word), and by one message at the least. Until then the
-// threshold is not checked again: a compaction just made leaves a context worth less than
-// the threshold, by pid's own measure, and a model whose reported usage says otherwise
-// (it over-reports, or counts what pid cannot see) would get a compaction before every
-// call. A context that really does not fit makes the provider answer an overflow, which
-// compacts then.
+// attempt, for a compaction at the threshold (compact.Counter.Regrown).
 //
 // Contract: called on the loop's goroutine, after contextTokens brought the counter up to
 // transcript.
 func (s *Session) regrown(transcript []llm.Message, fit compact.Settings) bool {
-	at := s.compactedAt(transcript)
-	if at == 0 {
-		return true
-	}
-	return at < len(transcript) && s.compacting.counter.Since(at) >= fit.KeepRecentTokens
+	return s.compacting.counter.Regrown(s.compactedAt(transcript), len(transcript), fit.KeepRecentTokens)
 }
 
 // contextTokens is the context size of what the model sees of transcript. After a
