@@ -99,3 +99,14 @@ func isReference(v string) bool {
 	}
 	return !strings.Contains(v[2:len(v)-1], "}") && !strings.Contains(v[2:len(v)-1], "${")
 }
+
+// HasDeferred reports whether any of servers may have deferred tools (not loaded eagerly:
+// the model finds them with tool_search, so its prompt tells it of that tool).
+func HasDeferred(servers map[string]ServerConfig) bool {
+	for _, c := range servers {
+		if c.Load != LoadEager {
+			return true
+		}
+	}
+	return false
+}

@@ -48,3 +48,14 @@ func TestWithoutSecrets(t *testing.T) {
 		t.Error("a value that is no object changed")
 	}
 }
+
+// A session's prompt tells the model of tool_search when one of its MCP servers may have
+// deferred tools, not when they are all eager.
+func TestHasDeferred(t *testing.T) {
+	if !HasDeferred(map[string]ServerConfig{"docs": {}, "git": {Load: LoadEager}}) {
+		t.Error("a server without load: eager may have deferred tools")
+	}
+	if HasDeferred(map[string]ServerConfig{"git": {Load: LoadEager}}) || HasDeferred(nil) {
+		t.Error("eager servers alone, or none, have no deferred tools")
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,16 +32,9 @@ const (
 // ServerInfo is one MCP server as mcp/servers lists it.
 type ServerInfo = mcp.Info
 
-// sessionKey and callKey find the session and the tool call in the context of an MCP call
-// (for elicitation and sampling).
-type (
-	sessionKey struct{}
-	callKey    struct{}
-)
-
-// sessionOf returns the session whose tool call ctx belongs to.
+// sessionOf returns the session whose tool call ctx belongs to (mcp.Caller; openMCP).
 func sessionOf(ctx context.Context) *Session {
-	s, _ := ctx.Value(sessionKey{}).(*Session)
+	s, _ := mcp.Caller(ctx).(*Session)
 	return s
 }
 
@@ -47,10 +42,7 @@ func sessionOf(ctx context.Context) *Session {
 // sampling) was made during, as the model wrote it; "" when ctx is not such a request's.
 //
 // Contract: pure; any goroutine.
-func ToolCallID(ctx context.Context) string {
-	id, _ := ctx.Value(callKey{}).(string)
-	return id
-}
+func ToolCallID(ctx context.Context) string { return mcp.CallID(ctx) }
 
 // mcpServers returns the servers a session in cwd names (see mcp.Configs): the user
 // settings', its trusted workspace folder's, then its own (own). A settings file's error is
@@ -69,16 +61,6 @@ func (h *Host) mcpServers(cwd string, own json.RawMessage) (map[string]mcp.Serve
 		return nil, nil, invalid("%v", err)
 	}
 	return servers, untrusted, nil
-}
-
-// hasDeferred reports whether any of servers has deferred tools (found with tool_search).
-func hasDeferred(servers map[string]mcp.ServerConfig) bool {
-	for _, c := range servers {
-		if c.Load != mcp.LoadEager {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckMCPServers reports what is wrong with an "mcpServers" object (the settings files'
@@ -102,7 +84,7 @@ func SameMCPServers(a, b json.RawMessage) (same bool, namesA, namesB []string) {
 func (s *Session) openMCP(servers map[string]mcp.ServerConfig, untrusted []string, own json.RawMessage) {
 	s.mcpOwn = own
 	s.mcp = mcp.NewCatalog(s.host.mcpManager(), func(ctx context.Context, callID string) context.Context {
-		return context.WithValue(context.WithValue(ctx, sessionKey{}, s), callKey{}, callID)
+		return mcp.WithCaller(ctx, s, callID)
 	})
 	s.mcp.Set(servers, untrusted)
 }
@@ -157,12 +139,7 @@ func (s *Session) MCPServers() []ServerInfo {
 // MCPServers lists every MCP server of the host's sessions (mcp/servers): those running,
 // starting or failed, and those an untrusted workspace names, each once.
 func (h *Host) MCPServers() []ServerInfo {
-	h.mu.Lock()
-	sessions := make([]*Session, 0, len(h.sessions))
-	for _, s := range h.sessions {
-		sessions = append(sessions, s)
-	}
-	h.mu.Unlock()
+	sessions := h.openSessions()
 	lists := make([][]ServerInfo, len(sessions))
 	for i, s := range sessions {
 		lists[i] = s.MCPServers()
@@ -228,15 +205,16 @@ func elicit(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.Eli
 //
 // Contract: the mcp.Manager's OnStatus calls it; any goroutine.
 func (h *Host) mcpChanged(st mcp.ServerStatus) {
-	h.mu.Lock()
-	sessions := make([]*Session, 0, len(h.sessions))
-	for _, s := range h.sessions {
-		sessions = append(sessions, s)
-	}
-	h.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range h.openSessions() {
 		if s.mcp != nil {
 			s.mcp.Changed(st)
 		}
 	}
+}
+
+// openSessions returns the host's sessions now, in no order.
+func (h *Host) openSessions() []*Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Collect(maps.Values(h.sessions))
 }

@@ -334,7 +334,7 @@ func (h *Host) build(cfg Config, o Options, r *restoring) (*Session, error) {
 	}()
 	box = box.WithCatalog(s.buildCatalog(o))
 	ws.ForceReadOnlySandbox(mode == ModePlan)
-	sysPrompt, started := s.buildPrompt(cfg, o, r, mode, hasDeferred(servers))
+	sysPrompt, started := s.buildPrompt(cfg, o, r, mode, mcp.HasDeferred(servers))
 	// The loop always has a provider: it calls the session's model of the moment (which
 	// SetModel may change between two calls); Prompt refuses to run without one.
 	if s.hooks.own, err = hooks.Parse(cfg.Hooks, "session"); err != nil {

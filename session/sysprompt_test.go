@@ -1,8 +1,8 @@
 package session
 
 // Tests of the system prompt a session sends its model (package prompt makes it; its own
-// tests check the text): which servers bring tool_search, and what a mode change does to the
-// request (modenote.go).
+// tests check the text): what a mode change does to the request (modenote.go). Which servers
+// bring tool_search is mcp.HasDeferred's test.
 
 import (
 	"context"
@@ -11,17 +11,8 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/mcp"
 	"github.com/pid-agent/pid/prompt"
 )
-
-// A session's prompt tells the model of tool_search when one of its MCP servers may have
-// deferred tools, not when they are all eager (prompt.Facts.ToolSearch).
-func TestDeferredServersBringToolSearch(t *testing.T) {
-	if !hasDeferred(map[string]mcp.ServerConfig{"docs": {}, "git": {Load: mcp.LoadEager}}) || hasDeferred(map[string]mcp.ServerConfig{"git": {Load: mcp.LoadEager}}) || hasDeferred(nil) {
-		t.Error("hasDeferred")
-	}
-}
 
 // requestRecorder is a provider that keeps each request whole and answers "ok".
 type requestRecorder struct{ reqs []*llm.Request }
