@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,6 +185,18 @@ func TestTexts(t *testing.T) {
 	cur := &Model{"openai", "a", ""}
 	if got := ModelsText(cur, []Model{{"openai", "a", "A"}, {"anthropic", "b", ""}}); got != "Model: openai/a. The models (`/model PROVIDER/ID` switches):\n- openai/a (A), current\n- anthropic/b" {
 		t.Errorf("ModelsText %q", got)
+	}
+	if m, ok := PickModel("anthropic/b", []Model{{"openai", "b", ""}, {"anthropic", "b", "B"}}); !ok || m.Name != "B" {
+		t.Errorf("PickModel found %+v, %v; want anthropic/b (B)", m, ok)
+	}
+	if _, ok := PickModel("anthropic", []Model{{"anthropic", "", ""}, {"anthropic", "b", ""}}); ok {
+		t.Error("PickModel took a provider alone for a model")
+	}
+	if got, failed := Compacted(1200, nil); failed || got != "Compacted the conversation: it was about 1200 tokens; the model now sees a summary of the older messages and the recent ones as they were." {
+		t.Errorf("Compacted: %q, %v", got, failed)
+	}
+	if got, failed := Compacted(1200, errors.New("nothing to compact")); !failed || got != "The conversation was not compacted: nothing to compact" {
+		t.Errorf("Compacted after a failure: %q, %v", got, failed)
 	}
 	if NoModel("x/y", nil) != `No model "x/y": the settings list no models (add them to "models" in the settings).` {
 		t.Error("NoModel")

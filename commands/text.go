@@ -107,6 +107,17 @@ func ModelsText(current *Model, models []Model) string {
 	return b.String()
 }
 
+// PickModel returns the model of models that arg, /model's argument, names by its
+// PROVIDER/ID (Value); false when none does. Pure.
+func PickModel(arg string, models []Model) (Model, bool) {
+	for _, m := range models {
+		if m.Value() == arg {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
 // ModelSwitched is /model's text once the session switched to m. Pure.
 func ModelSwitched(m Model) string {
 	name := m.Value()
@@ -200,4 +211,14 @@ func oneLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// Compacted is /compact's text, and whether it tells of a failure: the conversation was
+// about tokensBefore tokens before the compaction, or err says why it was not compacted.
+// Pure.
+func Compacted(tokensBefore int, err error) (string, bool) {
+	if err != nil {
+		return "The conversation was not compacted: " + err.Error(), true
+	}
+	return fmt.Sprintf("Compacted the conversation: it was about %d tokens; the model now sees a summary of the older messages and the recent ones as they were.", tokensBefore), false
 }

@@ -141,15 +141,12 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 }
 
 // compactCommand compacts the conversation now (as session/compact does), focused on
-// focus; it says what became of it.
+// focus; it says what became of it (commands.Compacted).
 func (s *Session) compactCommand(ctx context.Context, focus string) (string, bool) {
 	ctx, cancel := s.runContext(ctx)
 	defer cancel()
 	res, err := s.compactNow(ctx, s.agent.Transcript(), ReasonManual, focus)
-	if err != nil {
-		return "The conversation was not compacted: " + err.Error(), true
-	}
-	return fmt.Sprintf("Compacted the conversation: it was about %d tokens; the model now sees a summary of the older messages and the recent ones as they were.", res.TokensBefore), false
+	return commands.Compacted(res.TokensBefore, err)
 }
 
 // planCommand shows the plan (Plan: the last todo_write of the transcript that succeeded).
@@ -184,17 +181,15 @@ func (s *Session) modelCommand(arg string) (string, bool) {
 	if arg == "" {
 		return commands.ModelsText((*commands.Model)(list.Current), models), false
 	}
-	for _, m := range models {
-		if m.Value() != arg {
-			continue
-		}
-		raw, _ := json.Marshal(map[string]string{"provider": m.Provider, "id": m.ID})
-		if err := s.SetModel(raw); err != nil {
-			return fmt.Sprintf("The model stays as it was: %v", err), true
-		}
-		return commands.ModelSwitched(m), false
+	m, ok := commands.PickModel(arg, models)
+	if !ok {
+		return commands.NoModel(arg, models), true
 	}
-	return commands.NoModel(arg, models), true
+	raw, _ := json.Marshal(map[string]string{"provider": m.Provider, "id": m.ID})
+	if err := s.SetModel(raw); err != nil {
+		return fmt.Sprintf("The model stays as it was: %v", err), true
+	}
+	return commands.ModelSwitched(m), false
 }
 
 // mcpCommand shows the session's MCP servers and their status.
