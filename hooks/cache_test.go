@@ -2,11 +2,9 @@ package hooks
 
 // Tests of what a session needs of its hooks besides running them: the set of now made again
 // only when the settings changed, the workspace's hooks only once it is trusted; hooks/list's
-// view; the project folder a hook is told; the audit line of a decision; PreCompact's verdict
-// on a manual and an automatic compaction.
+// view; the project folder a hook is told; the audit line of a decision.
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -112,37 +110,5 @@ func TestAuditEntry(t *testing.T) {
 	e = AuditEntry(h, "s1", "c1", "bash", "deny", "the key hunter2hunter2 leaked", r)
 	if strings.Contains(e.DecidedBy, "hunter2") || !strings.Contains(e.DecidedBy, "REDACTED") {
 		t.Errorf("a secret in the reason reached the log: %q", e.DecidedBy)
-	}
-}
-
-func TestPreCompact(t *testing.T) {
-	set, err := Parse(json.RawMessage(`{"PreCompact": [{"hooks": [{"type": "command", "command": "one"}, {"type": "command", "command": "two"}]}]}`), "user")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, manual := range []bool{false, true} {
-		var ran, triggers, audited []string
-		r := Runner{
-			Hooks: func() *Set { return set },
-			Input: func(event string) Input { return Input{HookEventName: event} },
-			Run: func(_ context.Context, h Hook, in Input, _ string) Result {
-				ran, triggers = append(ran, h.Command), append(triggers, in.Trigger)
-				return Result{Hook: h, ExitCode: 2, Stderr: []byte("not now\n")}
-			},
-			Audit: func(h Hook, _, _, decision, reason string) {
-				audited = append(audited, h.Command+" "+decision+" "+reason)
-			},
-		}
-		why := r.PreCompact(t.Context(), manual)
-		want, trigger := `the PreCompact hook "one" blocked it: not now`, "auto"
-		if manual {
-			want, trigger = "", "manual"
-		}
-		if why != want {
-			t.Errorf("manual %v: %q, want %q", manual, why, want)
-		}
-		if !slices.Equal(ran, []string{"one"}) || !slices.Equal(triggers, []string{trigger}) || !slices.Equal(audited, []string{"one block not now"}) {
-			t.Errorf("manual %v: ran %q with triggers %q, audited %q: want the first hook alone, its block audited", manual, ran, triggers, audited)
-		}
 	}
 }

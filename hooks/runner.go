@@ -208,6 +208,23 @@ func (r Runner) Stop(ctx context.Context, active bool) string {
 	return ""
 }
 
+// MaxStopBlocks is how many times in a row Stop hooks may keep one prompt's run going.
+const MaxStopBlocks = 5
+
+// KeepGoing is Stop for a prompt whose run the Stop hooks kept going *blocks times in a row
+// (its owner zeroes the count for each prompt): once that is MaxStopBlocks no hook runs and
+// the run may end; a hook's reason to go on counts one more.
+func (r Runner) KeepGoing(ctx context.Context, blocks *int) string {
+	if *blocks >= MaxStopBlocks {
+		return ""
+	}
+	reason := r.Stop(ctx, *blocks > 0)
+	if reason != "" {
+		*blocks++
+	}
+	return reason
+}
+
 // SessionStart runs the SessionStart hooks (source: "startup", "load" or "resume") and
 // returns what they said for the model; nil once ctx ends.
 func (r Runner) SessionStart(ctx context.Context, source string) []string {

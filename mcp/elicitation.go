@@ -1,10 +1,11 @@
 // This file holds Elicitation, an MCP server's question (elicitation/create) as a face asks
 // it, and ElicitAnswer, the person's answer, with their translations from and to the SDK's
-// shapes.
+// shapes, and Ask, one question's round through a face.
 
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -66,6 +67,24 @@ func Question(server, callID string, req *sdk.ElicitParams) (Elicitation, error)
 		}
 	}
 	return q, nil
+}
+
+// Ask puts server's request req, made during the tool call callID, to the person through
+// ask (Question), and returns their answer as the server gets it; a nil request is declined
+// without asking. The error is Question's or ask's.
+func Ask(ctx context.Context, server, callID string, req *sdk.ElicitParams, ask func(context.Context, Elicitation) (ElicitAnswer, error)) (*sdk.ElicitResult, error) {
+	if req == nil {
+		return &sdk.ElicitResult{Action: "decline"}, nil
+	}
+	q, err := Question(server, callID, req)
+	if err != nil {
+		return nil, err
+	}
+	a, err := ask(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return a.Result(), nil
 }
 
 // Result returns the answer as the server gets it.

@@ -1,10 +1,12 @@
 // This file tests what the faces get of MCP through the session: SameServers, the listing
-// of many catalogs' servers (Merge), and an elicitation as the face asks it (Question).
+// of many catalogs' servers (Merge), and an elicitation as the face asks it (Question, Ask).
 
 package mcp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 
@@ -78,5 +80,34 @@ func TestQuestion(t *testing.T) {
 	r := ElicitAnswer{Action: "accept", Content: map[string]any{"name": "Ann"}, Meta: map[string]any{"k": "v"}}.Result()
 	if r.Action != "accept" || r.Content["name"] != "Ann" || r.Meta["k"] != "v" {
 		t.Errorf("Result = %+v", r)
+	}
+}
+
+// Ask puts the question as Question makes it and gives back the person's answer as the
+// server gets it; a nil request is declined without a question; a failed question is the
+// error.
+func TestAsk(t *testing.T) {
+	var asked []Elicitation
+	ask := func(_ context.Context, q Elicitation) (ElicitAnswer, error) {
+		asked = append(asked, q)
+		return ElicitAnswer{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+	}
+	r, err := Ask(t.Context(), "srv", "call-1", nil, ask)
+	if err != nil || r.Action != "decline" || len(asked) != 0 {
+		t.Errorf("a nil request: %+v, %v, asked %d times; want declined without asking", r, err, len(asked))
+	}
+	r, err = Ask(t.Context(), "srv", "call-1", &sdk.ElicitParams{Message: "Your name?"}, ask)
+	if err != nil || r.Action != "accept" || r.Content["name"] != "Ann" {
+		t.Errorf("answer %+v, %v", r, err)
+	}
+	if len(asked) != 1 || asked[0].Server != "srv" || asked[0].ToolCallID != "call-1" || asked[0].Mode != "form" || asked[0].Message != "Your name?" {
+		t.Errorf("asked %+v", asked)
+	}
+	gone := errors.New("the editor went away")
+	if _, err := Ask(t.Context(), "srv", "", &sdk.ElicitParams{Message: "x"}, func(context.Context, Elicitation) (ElicitAnswer, error) { return ElicitAnswer{}, gone }); !errors.Is(err, gone) {
+		t.Errorf("a failed question: %v", err)
+	}
+	if _, err := Ask(t.Context(), "srv", "", &sdk.ElicitParams{RequestedSchema: func() {}}, ask); err == nil || len(asked) != 1 {
+		t.Errorf("a request that cannot be encoded: %v, asked %d times; want an error before any question", err, len(asked))
 	}
 }

@@ -19,9 +19,6 @@ import (
 	"github.com/pid-agent/pid/toolexec"
 )
 
-// maxStopBlocks is how many times in a row Stop hooks may keep one prompt's run going.
-const maxStopBlocks = 5
-
 // hookState is the session's hooks. own is set by build, then only read; the rest is
 // touched by the run's goroutine (stops) and by the goroutine SessionStart runs on.
 type hookState struct {
@@ -121,17 +118,15 @@ func (s *Session) userPromptSubmit(ctx context.Context, prompts []llm.Message) (
 }
 
 // beforeStop is the loop's BeforeStop: the Stop hooks, which may keep the run going with
-// their reason as a new user message, at most maxStopBlocks times in a row per prompt.
+// their reason as a new user message, at most hooks.MaxStopBlocks times in a row per prompt.
 func (s *Session) beforeStop(ctx context.Context, _ *llm.Message) []llm.Message {
-	if s.hooks.stops >= maxStopBlocks || !s.hookSet().Has(hooks.Stop) {
+	if !s.hookSet().Has(hooks.Stop) {
 		return nil
 	}
-	reason := s.hookRunner().Stop(ctx, s.hooks.stops > 0)
-	if reason == "" {
-		return nil
+	if reason := s.hookRunner().KeepGoing(ctx, &s.hooks.stops); reason != "" {
+		return []llm.Message{llm.NewUser(reason)}
 	}
-	s.hooks.stops++
-	return []llm.Message{llm.NewUser(reason)}
+	return nil
 }
 
 // startSessionHooks runs the SessionStart hooks in the background (source: "startup",

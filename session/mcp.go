@@ -187,18 +187,9 @@ func elicit(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.Eli
 	if s == nil {
 		return nil, fmt.Errorf("no session is calling the MCP server %s", server)
 	}
-	if req == nil {
-		return &sdk.ElicitResult{Action: "decline"}, nil
-	}
-	q, err := mcp.Question(server, ToolCallID(ctx), req)
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.face.Elicit(ctx, s, q)
-	if err != nil {
-		return nil, err
-	}
-	return a.Result(), nil
+	return mcp.Ask(ctx, server, ToolCallID(ctx), req, func(ctx context.Context, q Elicitation) (ElicitAnswer, error) {
+		return s.face.Elicit(ctx, s, q)
+	})
 }
 
 // mcpChanged tells the sessions that use a server that its status or tools changed.
