@@ -13,7 +13,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -176,34 +175,22 @@ func (s *Session) summarize(ctx context.Context, transcript []llm.Message, reaso
 	m := s.currentModel()
 	v := s.view(transcript)
 	tokens := s.contextTokens(transcript)
-	first, ok := compact.CutPoint(v, m.Compact.Fit(m.Window).KeepRecentTokens)
-	if !ok {
-		return CompactResult{TokensBefore: tokens}, nil, errors.New("there is nothing to compact yet: every message is among the most recent ones kept")
-	}
-	previous := ""
-	if len(v) > 0 {
-		previous, _ = compact.IsSummaryMessage(&v[0])
-	}
-	answer := m.Summarizer.Stream(ctx, compact.SummaryRequest(v[:first], previous, instructions), nil)
-	summary, err := compact.SummaryText(answer)
+	sum, err := compact.Summarize(ctx, m.Summarizer, v, m.Compact.Fit(m.Window).KeepRecentTokens, instructions)
 	if err != nil {
-		if ctx.Err() != nil {
-			return CompactResult{TokensBefore: tokens}, answer.Usage, fmt.Errorf("the compaction was cancelled: %w", ctx.Err())
-		}
-		return CompactResult{TokensBefore: tokens}, answer.Usage, err
+		return CompactResult{TokensBefore: tokens}, sum.Usage, err
 	}
-	// Index of v[first] in the transcript: v starts with the previous summary when there was
-	// a compaction, standing for the messages before its cut.
-	kept := first
-	if last, n := s.lastCompaction(); n > 0 && previous != "" {
-		kept = last.FirstKept + first - 1
+	// Index of the view's message sum.Cut in the transcript: the view starts with the
+	// previous summary when there was a compaction, standing for the messages before its cut.
+	kept := sum.Cut
+	if last, n := s.lastCompaction(); n > 0 && sum.Previous != "" {
+		kept = last.FirstKept + sum.Cut - 1
 	}
-	rec := history.Compaction{At: len(transcript), FirstKept: kept, Summary: summary, TokensBefore: tokens, Reason: reason, Time: time.Now().UTC()}
+	rec := history.Compaction{At: len(transcript), FirstKept: kept, Summary: sum.Text, TokensBefore: tokens, Reason: reason, Time: time.Now().UTC()}
 	s.saveCompaction(&rec)
 	s.saved.mu.Lock()
 	idx := history.ItemIndex(s.saved.compactions, kept)
 	s.saved.mu.Unlock()
-	return CompactResult{Summary: summary, TokensBefore: tokens, FirstKeptIndex: idx}, answer.Usage, nil
+	return CompactResult{Summary: sum.Text, TokensBefore: tokens, FirstKeptIndex: idx}, sum.Usage, nil
 }
 
 // Compact compacts the session on request (session/compact), with optional instructions for
