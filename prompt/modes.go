@@ -46,3 +46,16 @@ func WithNote(m llm.Message, mode string) llm.Message {
 
 // TakesNote reports whether a message of this role can carry a mode note.
 func TakesNote(r llm.Role) bool { return r == llm.RoleUser || r == llm.RoleToolResult }
+
+// AppendNoted appends msgs to dst, msgs[i] being transcript message first+i: each one notes
+// names (by that index) with the note of its mode (WithNote), the others as they are. msgs
+// is not modified.
+func AppendNoted(dst, msgs []llm.Message, first int, notes map[int]string) []llm.Message {
+	for i, m := range msgs {
+		if mode, ok := notes[first+i]; ok {
+			m = WithNote(m, mode)
+		}
+		dst = append(dst, m)
+	}
+	return dst
+}

@@ -59,14 +59,7 @@ func (s *Session) view(transcript []llm.Message) []llm.Message {
 			vc.msgs = append(vc.msgs, s.summaryMessage(last, n, transcript))
 		}
 	}
-	notes := s.notesFrom(vc.covered)
-	for i := vc.covered; i < len(transcript); i++ {
-		if mode, ok := notes[i]; ok {
-			vc.msgs = append(vc.msgs, prompt.WithNote(transcript[i], mode))
-		} else {
-			vc.msgs = append(vc.msgs, transcript[i])
-		}
-	}
+	vc.msgs = prompt.AppendNoted(vc.msgs, transcript[vc.covered:], vc.covered, s.notesFrom(vc.covered))
 	vc.covered = len(transcript)
 	return slices.Clip(vc.msgs)
 }
