@@ -208,3 +208,31 @@ func TestTexts(t *testing.T) {
 		t.Errorf("RewindText %q", got)
 	}
 }
+
+// What a command sends the model: a person's template with the arguments (even when the
+// command is named as a built-in one), /init's and /review's prompts; nothing for a skill's
+// (read when it runs) or a built-in command that answers by itself.
+func TestPromptText(t *testing.T) {
+	call := func(name, source, template, args string) Call {
+		return Call{Name: name, Args: args, Command: Command{Info: Info{Name: name}, Source: source, Template: template}}
+	}
+	for _, c := range []struct {
+		call Call
+		want string
+		ok   bool
+	}{
+		{call("fix", User, "Fix $ARGUMENTS.", "#42"), "Fix #42.", true},
+		{call("fix", Workspace, "Fix it.", "now"), "Fix it.\n\nnow", true},
+		{call("init", User, "My own init.", ""), "My own init.", true},
+		{call("init", Builtin, "", ""), InitPrompt, true},
+		{call("review", Builtin, "", "main"), ReviewPrompt("main"), true},
+		{call("init", Skill, "a skill's body", ""), "", false},
+		{call("compact", Builtin, "", "focus"), "", false},
+		{call("help", Builtin, "", ""), "", false},
+	} {
+		got, ok := PromptText(c.call)
+		if got != c.want || ok != c.ok {
+			t.Errorf("PromptText(/%s from %s) = %q, %v; want %q, %v", c.call.Name, c.call.Command.Source, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // This file turns a prompt into the command it names, and a command into what it sends the
-// model: a template with its arguments, /init's and /review's prompts, and /help's list.
+// model (PromptText): a template with its arguments, /init's and /review's prompts, and
+// /help's list.
 
 package commands
 
@@ -49,6 +50,26 @@ func Expand(template, args string) string {
 		return template
 	}
 	return template + "\n\n" + args
+}
+
+// PromptText returns what a command sends the model when that is the command's own text: a
+// person's command's template with the arguments put in (Expand), /init's and /review's
+// prompts. false for the others: a skill's (its body is read as it is when it runs) and the
+// built-in commands that answer by themselves. Pure.
+func PromptText(call Call) (string, bool) {
+	switch call.Command.Source {
+	case User, Workspace:
+		return Expand(call.Command.Template, call.Args), true
+	case Skill:
+		return "", false
+	}
+	switch call.Name {
+	case "init":
+		return InitPrompt, true
+	case "review":
+		return ReviewPrompt(call.Args), true
+	}
+	return "", false
 }
 
 // InitPrompt is what /init sends the model.

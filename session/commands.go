@@ -88,11 +88,10 @@ type CommandResult struct {
 // Contract: the session is claimed by Begin (the face's prompt), as for Prompt.
 func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Message) (CommandResult, error) {
 	out := CommandResult{Name: call.Name}
-	var text string
-	switch call.Command.Source {
-	case commands.User, commands.Workspace:
-		text = commands.Expand(call.Command.Template, call.Args)
-	case commands.Skill:
+	text, ok := commands.PromptText(call)
+	switch {
+	case ok:
+	case call.Command.Source == commands.Skill:
 		// The skill's body as it is now, then the person's text.
 		t, ok := s.skillCommandText(call.Name, call.Args)
 		if !ok {
@@ -102,35 +101,24 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 		text = t
 	default:
 		switch call.Name {
-		case "init":
-			text = commands.InitPrompt
-		case "review":
-			text = commands.ReviewPrompt(call.Args)
 		case "compact":
 			out.Output, out.IsError = s.compactCommand(ctx, call.Args)
-			return out, nil
 		case "plan":
 			out.Output = s.planCommand()
-			return out, nil
 		case "mode":
 			out.Output, out.IsError = s.modeCommand(call.Args)
-			return out, nil
 		case "model":
 			out.Output, out.IsError = s.modelCommand(call.Args)
-			return out, nil
 		case "mcp":
 			out.Output = s.mcpCommand()
-			return out, nil
 		case "rewind":
 			out.Output, out.IsError = s.rewindCommand(ctx)
-			return out, nil
 		case "jobs":
 			out.Output = s.jobsCommand()
-			return out, nil
 		default: // help
 			out.Output = commands.Help(s.commands())
-			return out, nil
 		}
+		return out, nil
 	}
 	m := msg
 	m.Content = slices.Clone(msg.Content)
@@ -143,9 +131,7 @@ func (s *Session) RunCommand(ctx context.Context, call CommandCall, msg llm.Mess
 // compactCommand compacts the conversation now (as session/compact does), focused on
 // focus; it says what became of it (commands.Compacted).
 func (s *Session) compactCommand(ctx context.Context, focus string) (string, bool) {
-	ctx, cancel := s.runContext(ctx)
-	defer cancel()
-	res, err := s.compactNow(ctx, s.agent.Transcript(), ReasonManual, focus)
+	res, err := s.compactManual(ctx, focus)
 	return commands.Compacted(res.TokensBefore, err)
 }
 

@@ -193,13 +193,19 @@ func (s *Session) Compact(ctx context.Context, instructions string) (CompactResu
 		return CompactResult{}, err
 	}
 	defer s.End()
-	ctx, cancel := s.runContext(ctx)
-	defer cancel()
-	res, err := s.compactNow(ctx, s.agent.Transcript(), ReasonManual, instructions)
+	res, err := s.compactManual(ctx, instructions)
 	if err != nil && !setup.Is(err) {
 		err = fmt.Errorf("%w: %v", ErrFailed, err)
 	}
 	return res, err
+}
+
+// compactManual compacts the whole transcript on request, with optional instructions for
+// the summary, in the session's run context. Contract: the caller holds the session.
+func (s *Session) compactManual(ctx context.Context, instructions string) (CompactResult, error) {
+	ctx, cancel := s.runContext(ctx)
+	defer cancel()
+	return s.compactNow(ctx, s.agent.Transcript(), ReasonManual, instructions)
 }
 
 // compactingProvider is the session's model as the loop sees it: each call goes to the
