@@ -1,13 +1,15 @@
-// Package compact is pid's context compaction, as pure functions over transcripts: how
-// big the context is (ContextTokens) and whether it must shrink (ShouldCompact), where to
-// cut it (CutPoint), how to ask the model for a summary of what is cut off (SummaryRequest,
-// SummaryText), and what the model sees in its place (SummaryMessage). It also tells a
+// Package compact is pid's context compaction, as functions over transcripts: how big the
+// context is (ContextTokens, Counter) and whether it must shrink (ShouldCompact), and may
+// again after a compaction (CompactedAt, Counter.Regrown), where to cut it (CutPoint), how
+// to ask the model for a summary of what is cut off (SummaryRequest, SummaryText; Summarize
+// makes the call), and what the model sees in its place (SummaryMessage). It also tells a
 // provider's "context too long" failure apart (IsContextOverflow), so that the caller can
-// compact and retry.
+// compact and retry (StreamRetrying).
 //
-// Nothing here reads files, talks to a model or keeps state: package session calls the
-// model with the request built here and stores the summary. Every function is safe for
-// concurrent use and never modifies the messages it is given.
+// Nothing here reads files or keeps state but a Counter's; the model is called only through
+// the provider a caller gives (Summarize, StreamRetrying). Package session keeps the
+// compactions and stores the summary. Every function but a Counter's methods is safe for
+// concurrent use, and none modifies the messages it is given.
 //
 // The design follows pi's coding-agent compaction (cut points, the chars/4 estimate, a
 // structured summary that later compactions update).

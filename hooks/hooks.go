@@ -2,8 +2,9 @@
 // as Claude Code configures them: `"hooks": {"EVENT": [{"matcher": "REGEX", "hooks":
 // [{"type": "command", "command": "...", "timeout": SECONDS}]}]}`. The entry points are
 // Parse (one settings source), Set.For (the hooks of an event and tool) and Run (one
-// command, JSON on stdin, its exit code and output read back); StartRun runs a session's
-// SessionStart hooks in the background. What the output decides is the session's to apply
+// command, JSON on stdin, its exit code and output read back); Cache keeps the set that
+// applies now, Runner runs a session's hooks at each moment, and StartRun its SessionStart
+// hooks in the background. What the output decides is the session's to apply
 // (package session, hooks.go); docs/hooks.md is the description for people.
 package hooks
 
