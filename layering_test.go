@@ -73,6 +73,9 @@ var lowerAllowed = map[string]map[string]string{
 		"internal/udiff":    "the unified diff a rewind's preview shows",
 		"internal/textcut":  "through search",
 	},
+	// problems is the shape of a problem the file tools, the language-server client and the
+	// editor's diagnostics share (issue 33: tools imported lsp for it): a leaf.
+	"problems": {},
 	"loop": {
 		"toolexec": "the pipeline loop runs each batch through, one layer down",
 		"event":    "the events a run emits",

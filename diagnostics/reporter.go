@@ -21,6 +21,7 @@ import (
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -38,7 +39,7 @@ type Wait struct {
 // Problems is what a source of problems says: the problems, and the files whose language
 // server was still starting (their problems may come later).
 type Problems struct {
-	Diagnostics []lsp.Diagnostic
+	Diagnostics []problems.Diagnostic
 	Starting    []string
 }
 
@@ -168,17 +169,17 @@ func (r *Reporter) Settle(ctx context.Context, in []toolexec.SettleInput) []*too
 
 // override is the change to the result res of an edit or a write of the file at p, given
 // the problems ds (of every file asked about); starting when its server was starting.
-func (r *Reporter) override(res toolexec.Result, p string, ds []lsp.Diagnostic, starting bool) *toolexec.Override {
-	mine := lsp.Filter(ds, p, 4)
+func (r *Reporter) override(res toolexec.Result, p string, ds []problems.Diagnostic, starting bool) *toolexec.Override {
+	mine := problems.Filter(ds, p, 4)
 	if mine == nil {
-		mine = []lsp.Diagnostic{}
+		mine = []problems.Diagnostic{}
 	}
 	details, shown := withDiagnostics(res.Details, mine)
 	if shown == "" {
 		shown = p
 	}
 	ov := &toolexec.Override{Details: details}
-	if text := lsp.Report(r.Source, []string{p}, mine, func(string) string { return shown }); text != "" {
+	if text := problems.Report(r.Source, []string{p}, mine, func(string) string { return shown }); text != "" {
 		ov.Content = append(slices.Clone(res.Content), llm.Text(text))
 	}
 	if starting {
@@ -192,7 +193,7 @@ func (r *Reporter) override(res toolexec.Result, p string, ds []lsp.Diagnostic, 
 
 // withDiagnostics returns edit's or write's details with the file's problems, and the path
 // they show; details unchanged (and "") for another kind.
-func withDiagnostics(details any, ds []lsp.Diagnostic) (any, string) {
+func withDiagnostics(details any, ds []problems.Diagnostic) (any, string) {
 	switch d := details.(type) {
 	case tools.EditDetails:
 		d.Diagnostics = ds

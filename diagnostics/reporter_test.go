@@ -18,6 +18,7 @@ import (
 
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -63,8 +64,8 @@ func reporter(src *source, goOnly bool) (*Reporter, *[]string) {
 	return r, &fails
 }
 
-func diag(path string, line uint32, sev int, msg string) lsp.Diagnostic {
-	d := lsp.Diagnostic{Path: path, Severity: sev, Message: msg}
+func diag(path string, line uint32, sev int, msg string) problems.Diagnostic {
+	d := problems.Diagnostic{Path: path, Severity: sev, Message: msg}
 	d.Range.Start.Line = line
 	return d
 }
@@ -89,7 +90,7 @@ func texts(c []llm.Content) []string {
 // gets its file's errors after its own text and its whole list in details; a file with
 // none gets an empty list and no text; a path that does not resolve gets nothing.
 func TestSettleAddsEachFilesErrors(t *testing.T) {
-	src := &source{answer: Problems{Diagnostics: []lsp.Diagnostic{
+	src := &source{answer: Problems{Diagnostics: []problems.Diagnostic{
 		diag("/ws/a.go", 2, 1, "undefined: x"), diag("/ws/a.go", 4, 2, "unused"), diag("/ws/other.go", 0, 1, "elsewhere")}}}
 	r, fails := reporter(src, false)
 	out := r.Settle(context.Background(), []toolexec.SettleInput{edit("a.go", "edited a"), edit("b.go", "edited b"), edit("/ws/a.go", "again"), edit("../x", "out")})
@@ -115,7 +116,7 @@ func TestSettleAddsEachFilesErrors(t *testing.T) {
 // when the servers fail on some files, the others' problems stand and the failed ones get
 // nothing; the failure is reported once.
 func TestSettleOwnServers(t *testing.T) {
-	src := &source{answer: Problems{Diagnostics: []lsp.Diagnostic{diag("/ws/a.go", 0, 1, "bad")}},
+	src := &source{answer: Problems{Diagnostics: []problems.Diagnostic{diag("/ws/a.go", 0, 1, "bad")}},
 		err: &lsp.Error{Msg: "gopls crashed on c.go", Paths: []string{"/ws/c.go"}}}
 	r, fails := reporter(src, true)
 	out := r.Settle(context.Background(), []toolexec.SettleInput{edit("a.go", "a"), edit("notes.txt", "n"), edit("c.go", "c")})
@@ -163,7 +164,7 @@ func TestSettleStarting(t *testing.T) {
 // severity 1 leaves the warnings out; a path no server is for gets a text saying so, and a
 // source that gives nothing but an error fails the call.
 func TestTool(t *testing.T) {
-	src := &source{answer: Problems{Diagnostics: []lsp.Diagnostic{
+	src := &source{answer: Problems{Diagnostics: []problems.Diagnostic{
 		diag("/ws/z.go", 0, 1, "zed"), diag("/ws/a.go", 3, 2, "careful"), diag("/elsewhere/x.go", 0, 1, "out")}}}
 	r, _ := reporter(src, true)
 	res, err := r.report(context.Background(), "", 0)
@@ -183,7 +184,7 @@ func TestTool(t *testing.T) {
 	if text := texts(res.Content)[0]; strings.Contains(text, "careful") || !strings.Contains(text, "zed") {
 		t.Errorf("severity 1 gave:\n%s", text)
 	}
-	if n := len(res.Details.(map[string]any)["diagnostics"].([]lsp.Diagnostic)); n != 2 {
+	if n := len(res.Details.(map[string]any)["diagnostics"].([]problems.Diagnostic)); n != 2 {
 		t.Errorf("severity 1's details list %d problems, want the 2 errors", n)
 	}
 	res, _ = r.report(context.Background(), "a.go", 0)
@@ -208,7 +209,7 @@ func TestTool(t *testing.T) {
 // The text lists MaxFilesShown files at most, then says how many more.
 func TestTextCutsManyFiles(t *testing.T) {
 	r, _ := reporter(&source{}, false)
-	var ds []lsp.Diagnostic
+	var ds []problems.Diagnostic
 	for i := range MaxFilesShown + 3 {
 		ds = append(ds, diag(fmt.Sprintf("/ws/f%03d.go", i), 0, 1, "e"))
 	}

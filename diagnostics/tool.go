@@ -12,7 +12,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -64,12 +64,12 @@ func (r *Reporter) report(ctx context.Context, path string, severity int) (toole
 	if err != nil && len(ds) == 0 {
 		return toolexec.Result{}, fmt.Errorf("%s gave no problems: %v", r.Source, err)
 	}
-	ds = lsp.Filter(ds, "", severity)
+	ds = problems.Filter(ds, "", severity)
 	if len(paths) == 1 {
-		ds = lsp.Filter(ds, paths[0], severity)
+		ds = problems.Filter(ds, paths[0], severity)
 	}
 	if ds == nil {
-		ds = []lsp.Diagnostic{}
+		ds = []problems.Diagnostic{}
 	}
 	text := r.Text(path, ds)
 	for _, p := range got.Starting {
@@ -81,7 +81,7 @@ func (r *Reporter) report(ctx context.Context, path string, severity int) (toole
 // Text is the diagnostics tool's text for problems ds of the file the call named asked
 // ("" for every file): per file, sorted, its problems with their severity; at most
 // MaxFilesShown files.
-func (r *Reporter) Text(asked string, ds []lsp.Diagnostic) string {
+func (r *Reporter) Text(asked string, ds []problems.Diagnostic) string {
 	if len(ds) == 0 {
 		if asked != "" {
 			return fmt.Sprintf("No problems reported in %s.", asked)
@@ -104,16 +104,16 @@ func (r *Reporter) Text(asked string, ds []lsp.Diagnostic) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		mine := lsp.Filter(ds, f, 4)
-		errs := len(lsp.Filter(mine, f, 1))
+		mine := problems.Filter(ds, f, 4)
+		errs := len(problems.Filter(mine, f, 1))
 		fmt.Fprintf(&b, "%s: %d errors, %d warnings\n", r.display(f), errs, len(mine)-errs)
-		b.WriteString(lsp.Lines(labelled(mine), lsp.MaxShown))
+		b.WriteString(problems.Lines(labelled(mine), problems.MaxShown))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // labelled prefixes each message with its severity.
-func labelled(ds []lsp.Diagnostic) []lsp.Diagnostic {
+func labelled(ds []problems.Diagnostic) []problems.Diagnostic {
 	out := slices.Clone(ds)
 	for i := range out {
 		out[i].Message = [...]string{"error", "error", "warning", "info", "hint"}[min(max(out[i].Severity, 0), 4)] + ": " + out[i].Message

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pid-agent/pid/problems"
 )
 
 const (
@@ -116,7 +118,7 @@ func (r Request) Serves() bool {
 // deadline at most. An *Error says why some server gave nothing on some paths (not started
 // in time, failed, silent) and names them: what was reported on the others is returned with
 // it. A path no server is for, or that cannot be read, is left out without an error.
-func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time) ([]Diagnostic, error) {
+func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time) ([]problems.Diagnostic, error) {
 	type job struct {
 		s     *server
 		paths []string
@@ -158,7 +160,7 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 			j.paths = append(j.paths, p)
 		}
 	}
-	results := make([][]Diagnostic, len(jobs))
+	results := make([][]problems.Diagnostic, len(jobs))
 	failed := make([][]string, len(jobs))
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
@@ -166,7 +168,7 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 		wg.Go(func() { results[i], failed[i], errs[i] = j.s.diagnose(ctx, j.paths, texts, deadline) })
 	}
 	wg.Wait()
-	var out []Diagnostic
+	var out []problems.Diagnostic
 	var msgs, paths []string
 	for i := range jobs {
 		out = append(out, results[i]...)
@@ -181,7 +183,7 @@ func (m *Manager) Diagnostics(ctx context.Context, r Request, deadline time.Time
 	}
 	if len(msgs) > 0 {
 		// A file one server failed on is not known, even if another reported on it.
-		out = slices.DeleteFunc(out, func(d Diagnostic) bool { return slices.Contains(paths, d.Path) })
+		out = slices.DeleteFunc(out, func(d problems.Diagnostic) bool { return slices.Contains(paths, d.Path) })
 		return out, &Error{Msg: strings.Join(msgs, "; "), Paths: paths}
 	}
 	return out, nil
@@ -196,11 +198,11 @@ func (r Request) read(ctx context.Context, path string) (string, error) {
 }
 
 // Current returns what the servers of folders last reported, for every file they know.
-func (m *Manager) Current(folders []string) []Diagnostic {
+func (m *Manager) Current(folders []string) []problems.Diagnostic {
 	m.mu.Lock()
 	servers := slices.Clone(m.servers)
 	m.mu.Unlock()
-	var out []Diagnostic
+	var out []problems.Diagnostic
 	for _, s := range servers {
 		if len(folders) == 0 || slices.Contains(folders, s.folder) {
 			out = append(out, s.current()...)
@@ -237,7 +239,7 @@ func (m *Manager) server(name, folder string, c *ServerConfig) *server {
 			return s
 		}
 	}
-	s := &server{m: m, name: name, folder: folder, cfg: c, last: map[string][]Diagnostic{}, waiters: map[string][]waiter{}}
+	s := &server{m: m, name: name, folder: folder, cfg: c, last: map[string][]problems.Diagnostic{}, waiters: map[string][]waiter{}}
 	s.mu.Lock()
 	s.startLocked()
 	s.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pid-agent/pid/internal/proctest"
+	"github.com/pid-agent/pid/problems"
 )
 
 // serverBin is the test server (testdata/lspserver), built once by TestMain; buildErr says
@@ -78,7 +79,7 @@ func TestDiagnosticsPushAndChange(t *testing.T) {
 			if len(ds) != 2 || ds[0].Severity != 1 || ds[0].Range.Start.Line != 1 || ds[0].Range.Start.Character != 2 || ds[0].Path != f || ds[0].Source != "pidtestlsp" {
 				t.Fatalf("diagnostics = %+v", ds)
 			}
-			if got := Report("the language server", []string{f}, ds, filepath.Base); got != "Problems the language server reports in a.tst after this change:\nL2:3 BROKEN is not allowed here (pidtestlsp)" {
+			if got := problems.Report("the language server", []string{f}, ds, filepath.Base); got != "Problems the language server reports in a.tst after this change:\nL2:3 BROKEN is not allowed here (pidtestlsp)" {
 				t.Errorf("report = %q", got)
 			}
 			os.WriteFile(f, []byte("fine\n"), 0o644)
@@ -166,19 +167,6 @@ func TestParse(t *testing.T) {
 	merged := Merge(got, map[string]*ServerConfig{"go": nil})
 	if len(merged) != 0 {
 		t.Errorf("merge = %+v", merged)
-	}
-}
-
-func TestLinesCapsAt20(t *testing.T) {
-	var ds []Diagnostic
-	for i := range 25 {
-		d := Diagnostic{Path: "/a", Severity: 1, Message: "bad\nthing"}
-		d.Range.Start.Line = uint32(24 - i)
-		ds = append(ds, d)
-	}
-	lines := strings.Split(strings.TrimSuffix(Lines(ds, MaxShown), "\n"), "\n")
-	if len(lines) != 21 || lines[0] != "L1:1 bad thing" || lines[20] != "... and 5 more" {
-		t.Errorf("lines = %q", lines)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pid-agent/pid/internal/procgroup"
 	"github.com/pid-agent/pid/internal/rpcconn"
+	"github.com/pid-agent/pid/problems"
 )
 
 // The states of a server, as lsp/servers says them.
@@ -61,7 +62,7 @@ type server struct {
 	// docs are the files the server was told about, by path.
 	docs map[string]*document
 	// last holds the problems the server last reported, by path.
-	last map[string][]Diagnostic
+	last map[string][]problems.Diagnostic
 	// waiters wait for the next report on a path at or after a version.
 	waiters map[string][]waiter
 	// crashes counts the failures since the server was last ready long enough; retry is
@@ -80,7 +81,7 @@ type document struct {
 
 type waiter struct {
 	version int32
-	ch      chan []Diagnostic
+	ch      chan []problems.Diagnostic
 }
 
 // stderrTail keeps the end of a server's stderr.
@@ -113,7 +114,7 @@ func (s *server) startLocked() {
 	s.ready = ready
 	s.started = time.Now()
 	s.docs = map[string]*document{}
-	s.last = map[string][]Diagnostic{}
+	s.last = map[string][]problems.Diagnostic{}
 	cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
 	cmd.Dir = s.folder
 	cmd.Env = os.Environ()
@@ -364,7 +365,7 @@ var errNotReady = errors.New("the language server is not ready")
 //
 // failed lists the paths it has no report on (all of them when err says the server is not
 // ready); err says why.
-func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]string, deadline time.Time) (out []Diagnostic, failed []string, err error) {
+func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]string, deadline time.Time) (out []problems.Diagnostic, failed []string, err error) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s.mu.Lock()
@@ -377,7 +378,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 	}
 	type wait struct {
 		path string
-		ch   chan []Diagnostic
+		ch   chan []problems.Diagnostic
 	}
 	type note struct {
 		method string
@@ -420,7 +421,7 @@ func (s *server) diagnose(ctx context.Context, paths []string, texts map[string]
 			notes = append(notes, note{"textDocument/didSave", protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}})
 		}
 		if !pull {
-			ch := make(chan []Diagnostic, 1)
+			ch := make(chan []problems.Diagnostic, 1)
 			s.waiters[p] = append(s.waiters[p], waiter{version: d.version, ch: ch})
 			waits = append(waits, wait{p, ch})
 		} else {
@@ -469,7 +470,7 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-func (s *server) dropWaiter(path string, ch chan []Diagnostic) {
+func (s *server) dropWaiter(path string, ch chan []problems.Diagnostic) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ws := s.waiters[path]
@@ -485,7 +486,7 @@ func (s *server) dropWaiter(path string, ch chan []Diagnostic) {
 }
 
 // pullDiagnostics asks textDocument/diagnostic.
-func (s *server) pullDiagnostics(ctx context.Context, c *conn, path string) ([]Diagnostic, error) {
+func (s *server) pullDiagnostics(ctx context.Context, c *conn, path string) ([]problems.Diagnostic, error) {
 	var res struct {
 		Kind  string                `json:"kind"`
 		Items []protocol.Diagnostic `json:"items"`
@@ -505,10 +506,10 @@ func (s *server) pullDiagnostics(ctx context.Context, c *conn, path string) ([]D
 }
 
 // current returns everything the server last reported.
-func (s *server) current() []Diagnostic {
+func (s *server) current() []problems.Diagnostic {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Diagnostic
+	var out []problems.Diagnostic
 	for _, ds := range s.last {
 		out = append(out, ds...)
 	}

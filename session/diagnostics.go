@@ -18,6 +18,7 @@ import (
 
 	"github.com/pid-agent/pid/diagnostics"
 	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -46,7 +47,7 @@ type DiagnosticsWait = diagnostics.Wait
 type Problems = diagnostics.Problems
 
 // Diagnostic is one problem a language server reports in a file.
-type Diagnostic = lsp.Diagnostic
+type Diagnostic = problems.Diagnostic
 
 // LanguageServer is one of pid's language servers, as lsp/servers lists it.
 type LanguageServer = lsp.Status

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/session"
 )
 
@@ -42,7 +42,7 @@ func (f *timingFace) Emit(_ *session.Session, ev event.Event) {
 func (f *timingFace) ReportsDiagnostics() bool { return f.editor }
 
 func (f *timingFace) Diagnostics(_ context.Context, _ *session.Session, paths []string, _ session.DiagnosticsWait) (session.Problems, error) {
-	return session.Problems{Diagnostics: []lsp.Diagnostic{{Path: paths[0], Severity: 1, Message: "BROKEN"}}}, nil
+	return session.Problems{Diagnostics: []problems.Diagnostic{{Path: paths[0], Severity: 1, Message: "BROKEN"}}}, nil
 }
 
 // BenchmarkEditDiagnosticsWait measures, inside pid, how long a write takes from its

@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/session"
 )
 
 // problemsFace is an editor that reports the given problems, and records what it was asked.
 type problemsFace struct {
 	face
-	ds []lsp.Diagnostic
+	ds []problems.Diagnostic
 	// starting are the files whose language server the editor says was still starting.
 	starting []string
 	mu       sync.Mutex
@@ -41,7 +41,7 @@ func TestDiagnosticsTool(t *testing.T) {
 	f := &problemsFace{}
 	for i := range 60 {
 		p := filepath.Join(dir, fmt.Sprintf("f%02d.go", i))
-		f.ds = append(f.ds, lsp.Diagnostic{Path: p, Severity: 1, Message: "bad"}, lsp.Diagnostic{Path: p, Severity: 2, Message: "meh"})
+		f.ds = append(f.ds, problems.Diagnostic{Path: p, Severity: 1, Message: "bad"}, problems.Diagnostic{Path: p, Severity: 2, Message: "meh"})
 	}
 	h := session.NewHost(session.HostOptions{})
 	h.SetUp([]string{dir})

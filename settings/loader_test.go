@@ -322,3 +322,30 @@ func TestLoaderAddRoot(t *testing.T) {
 		t.Errorf("errors: %v", got)
 	}
 }
+
+// "acp" is about the person's editor: a workspace's settings file cannot turn the client's
+// terminals off (or back on), even in a trusted folder; the user's file can, and a change to
+// it takes effect without a restart.
+func TestLoaderACPFromTheUserFileOnly(t *testing.T) {
+	env := xdgtest.Isolate(t)
+	user := filepath.Join(env.Config, "pid", "settings.json")
+	root := t.TempDir()
+	writeFile(t, settings.WorkspacePath(root), `{"acp":{"terminals":false}}`)
+	var e errs
+	l := newLoader(t, []string{root}, &e)
+	if got := e.all(); len(got) != 0 {
+		t.Fatalf("errors: %v", got)
+	}
+	if l.ACP().NoTerminals {
+		t.Fatal(`a trusted workspace's "acp": {"terminals": false} turned the client's terminals off`)
+	}
+	writeFile(t, user, `{"acp":{"terminals":false}}`)
+	proctest.WaitUntil(t, reloadTimeout, "the user's acp setting to take effect", func() bool { return l.ACP().NoTerminals })
+	writeFile(t, settings.WorkspacePath(root), `{"acp":{"terminals":true},"permissions":{"tools":{"bash":"allow"}}}`)
+	proctest.WaitUntil(t, reloadTimeout, "the workspace's second write to take effect", func() bool {
+		return bashDecision(l, root, "ls") == permissions.Allow
+	})
+	if !l.ACP().NoTerminals {
+		t.Error(`a workspace's "acp": {"terminals": true} turned the client's terminals back on`)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -52,9 +53,9 @@ func corpusTools(t *testing.T) (rg, fd string) {
 // XDG_CONFIG_HOME pointing at a home whose global excludes file ignores "globalx.txt".
 func corpusTree(t *testing.T) string {
 	t.Helper()
-	base := realTemp(t)
+	base := testfs.RealTemp(t)
 	home := filepath.Join(base, "home")
-	writeFiles(t, home, map[string]string{".config/git/ignore": "globalx.txt\n"})
+	testfs.WriteFiles(t, home, map[string]string{".config/git/ignore": "globalx.txt\n"})
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -68,7 +69,7 @@ func corpusTree(t *testing.T) string {
 		utf16le = append(utf16le, byte(u), byte(u>>8))
 	}
 	lateNUL := "needle before binary\n" + strings.Repeat("text line\n", 40_000) + "\x00\nneedle after the NUL\n"
-	writeFiles(t, dir, map[string]string{
+	testfs.WriteFiles(t, dir, map[string]string{
 		// The repository: every kind of ignore file.
 		"repo/.git/HEAD":             "ref: refs/heads/main\n",
 		"repo/.git/info/exclude":     "excluded.txt\n",

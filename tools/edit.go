@@ -16,7 +16,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/workspace"
 )
@@ -35,7 +35,7 @@ type EditDetails struct {
 	// Diagnostics are the file's problems after the change, as the editor or pid's own
 	// language server reported them (package session sets them; absent when none was asked
 	// or none answered, empty when the file is clean).
-	Diagnostics []lsp.Diagnostic `json:"diagnostics,omitzero"`
+	Diagnostics []problems.Diagnostic `json:"diagnostics,omitzero"`
 }
 
 var editSchema = schema(`{

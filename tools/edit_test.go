@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -71,7 +72,7 @@ func TestEditAllOrNothing(t *testing.T) {
 	mustFail(t, call(t, ws, "edit", `{"path":"f.txt","edits":[{"oldText":"gamma\nbeta","newText":"x"},{"oldText":"alpha\nbeta\ngamma","newText":"y"}]}`),
 		"edits[0] and edits[1] overlap in f.txt (at line 3)")
 	// Overlapping occurrences of one oldText count: "aa" is not unique in "aaa".
-	writeFiles(t, dir, map[string]string{"a.txt": "aaa\n"})
+	testfs.WriteFiles(t, dir, map[string]string{"a.txt": "aaa\n"})
 	readThen(t, ws, "a.txt")
 	mustFail(t, call(t, ws, "edit", `{"path":"a.txt","edits":[{"oldText":"aa","newText":"b"}]}`), "matches 2 times")
 	// An edit that changes nothing is an error, not a silent success.

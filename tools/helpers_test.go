@@ -8,12 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
@@ -27,38 +27,14 @@ func TestMain(m *testing.M) {
 // (path -> content, slash-separated). It is closed when the test ends.
 func newWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, string) {
 	t.Helper()
-	dir := realTemp(t)
-	writeFiles(t, dir, files)
+	dir := testfs.RealTemp(t)
+	testfs.WriteFiles(t, dir, files)
 	ws, err := tools.NewWorkspace(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
 	return ws, dir
-}
-
-// realTemp returns t.TempDir() with symbolic links resolved (it may sit under a linked
-// /tmp), so tests can compare it with the real paths the workspace returns.
-func realTemp(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func symlink(t *testing.T, target, link string) {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -72,8 +73,8 @@ var servingPort = regexp.MustCompile(`Serving HTTP on 127\.0\.0\.1 port (\d+)`)
 // 127.0.0.1 inside the sandbox and by nothing else, logs the request for job_output, and
 // job_kill ends it with every process it started.
 func TestJobServerReachableInTheSessionOnly(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatalf("python3 is needed: %v", err)
 	}
@@ -158,8 +159,8 @@ func TestJobServerReachableInTheSessionOnly(t *testing.T) {
 // A session runs at most 8 jobs: the ninth is refused, naming the running ones, and does not
 // run; once one ends, a new one may start.
 func TestJobNinthIsRefused(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	token := newToken(t)
 	ws, _ := newWorkspace(t, nil)
 	for i := 1; i <= tools.MaxRunningJobs; i++ {
@@ -186,8 +187,8 @@ func TestJobNinthIsRefused(t *testing.T) {
 // A job that exits before its ready line says so at once, with its code; a job is not bound
 // by bash's timeout.
 func TestJobExitAndNoTimeout(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	ws, _ := newWorkspace(t, nil)
 	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "echo broken config; exit 3", "background": true, "waitFor": "ready", "waitMs": 120000}))
 	mustFail(t, r, "Started job-1: echo broken config; exit 3", "broken config", "[job-1 exited with code 3.]")
@@ -215,8 +216,8 @@ func TestJobExitAndNoTimeout(t *testing.T) {
 
 // job_kill sends SIGTERM, then SIGKILL to a job that ignores it.
 func TestJobKillEscalates(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	token := newToken(t)
 	ws, _ := newWorkspace(t, nil)
 	cmd := "trap '' TERM; echo ready; exec -a " + token + " sh -c 'trap \"\" TERM; while :; do sleep 1; done'"
@@ -239,8 +240,8 @@ func TestJobKillEscalates(t *testing.T) {
 
 // A job's output beyond 1 MiB is dropped, oldest first, and the read says so.
 func TestJobOutputRing(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	ws, _ := newWorkspace(t, nil)
 	r := call(t, ws, "bash", jsonArgs(t, map[string]any{"command": "seq 1 300000; echo end", "background": true, "waitMs": 120000}))
 	text := mustOK(t, r)
@@ -270,8 +271,8 @@ func TestJobOutputRing(t *testing.T) {
 // A job holds no foreground process slot once its call returned: with one slot, a
 // foreground command still runs while a job does.
 func TestJobHoldsNoSlot(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	old := tools.ProcessSlots
 	tools.ProcessSlots = toolexec.NewSlots(1)
 	t.Cleanup(func() { tools.ProcessSlots = old })
@@ -287,8 +288,8 @@ func TestJobHoldsNoSlot(t *testing.T) {
 
 // Closing the session (the workspace) ends its jobs: no process is left.
 func TestJobEndsWithTheSession(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	token := newToken(t)
 	ws, _ := newWorkspace(t, nil)
 	// The shell's own command line names the token only in pieces ("$t"Z).
@@ -322,10 +323,10 @@ func TestJobDiesWithTheDaemon(t *testing.T) {
 		jobChild(t, dir)
 		return
 	}
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	token := newToken(t)
-	dir := realTemp(t)
+	dir := testfs.RealTemp(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -58,8 +59,8 @@ func TestSymlinkSwapRace(t *testing.T) {
 		iterations = 1000 // per worker: 4,000 tool calls in all
 		maxFlips   = 50_000_000
 	)
-	base := realTemp(t)
-	writeFiles(t, base, map[string]string{
+	base := testfs.RealTemp(t)
+	testfs.WriteFiles(t, base, map[string]string{
 		"ws/d/f.txt":         "inside f\n",
 		"ws/d/g.txt":         "inside g\n",
 		"ws/keep.txt":        "inside keep\n",

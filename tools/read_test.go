@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/tools"
 )
@@ -104,7 +105,7 @@ func TestReadImage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "pic.txt"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, dir, map[string]string{
+	testfs.WriteFiles(t, dir, map[string]string{
 		"j.bin": "\xff\xd8\xff\xe0rest",
 		"g.bin": "GIF89a....",
 		"w.bin": "RIFF\x00\x00\x00\x00WEBPVP8 ",

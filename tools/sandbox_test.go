@@ -14,52 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/tools"
 )
-
-// needSandbox skips the test where the kernel cannot give the sandbox, saying why; it
-// fails it instead when PID_REQUIRE_SANDBOX=1.
-func needSandbox(t *testing.T) {
-	t.Helper()
-	if c := sandbox.Probe(); !c.Available {
-		if os.Getenv("PID_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("PID_REQUIRE_SANDBOX=1, and this kernel cannot give pid's sandbox: %s", c.Reason)
-		}
-		t.Skipf("this kernel cannot give pid's sandbox: %s", c.Reason)
-	}
-}
-
-// outsideTemp returns a fresh folder outside the workspace and outside the places the
-// sandbox makes private (/tmp...), where a sandboxed command sees it but may not write:
-// under the test's own package folder.
-func outsideTemp(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := os.MkdirTemp(wd, ".outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
-// isolatedHome points HOME and the XDG folders at fresh folders, and returns the home.
-func isolatedHome(t *testing.T) string {
-	t.Helper()
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} {
-		t.Setenv(v, filepath.Join(home, strings.ToLower(v)))
-	}
-	return home
-}
 
 // sandboxDetails returns a bash result's details.sandbox.
 func sandboxDetails(t *testing.T, r result) tools.SandboxDetails {
@@ -80,10 +40,10 @@ func bashArgs(t *testing.T, command string) string {
 // details.sandbox.reverted, kept on an error result too); an escalated call needs a
 // justification and says it ran outside.
 func TestBashResultCarriesTheSandbox(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	ws, dir := newWorkspace(t, nil)
-	outside := outsideTemp(t)
+	outside := testfs.OutsideTemp(t)
 	r := call(t, ws, "bash", bashArgs(t, "echo in > in.txt"))
 	mustOK(t, r)
 	if d := sandboxDetails(t, r); d.Mode != sandbox.ModeWorkspaceWrite || d.Network || !d.Proxy || d.Limits == nil || !d.Limits.PidNamespace {

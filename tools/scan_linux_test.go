@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/search"
 )
 
@@ -28,8 +29,8 @@ func TestScanVisitsEachFileInWalkOrderWithItsLstat(t *testing.T) {
 		".gitignore": "ignored.log\nbuild/\n", "ignored.log": "no\n", "build/out": "no\n",
 		".git/HEAD": "ref: refs/heads/main\n",
 	})
-	outside := realTemp(t)
-	writeFiles(t, outside, map[string]string{"secret": "outside\n"})
+	outside := testfs.RealTemp(t)
+	testfs.WriteFiles(t, outside, map[string]string{"secret": "outside\n"})
 	symlink(t, filepath.Join(outside, "secret"), filepath.Join(dir, "link"))
 	symlink(t, outside, filepath.Join(dir, "dirlink"))
 	if err := os.Chmod(filepath.Join(dir, "a", "z.go"), 0o751); err != nil {

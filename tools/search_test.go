@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/event"
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/tools"
 )
@@ -79,7 +80,7 @@ func TestGrep(t *testing.T) {
 	if got := mustOK(t, call(t, ws, "grep", `{"pattern":"Hello","path":"sub/deep"}`)); !strings.Contains(got, "x_test.go") {
 		t.Errorf("path sub/deep: %q", got)
 	}
-	writeFiles(t, dir, map[string]string{"sub/deep/debug.log": "Hello debug\n"})
+	testfs.WriteFiles(t, dir, map[string]string{"sub/deep/debug.log": "Hello debug\n"})
 	if got := mustOK(t, call(t, ws, "grep", `{"pattern":"Hello","path":"sub/deep"}`)); strings.Contains(got, "debug.log") {
 		t.Errorf("the root .gitignore did not apply below: %q", got)
 	}
@@ -178,8 +179,8 @@ func TestLs(t *testing.T) {
 // a global excludes file in a home of its own.
 func ignoreTree(t *testing.T) (*tools.Workspace, string) {
 	t.Helper()
-	home := realTemp(t)
-	writeFiles(t, home, map[string]string{".gitconfig": "[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-excludes\n", "my-excludes": "*.global\n"})
+	home := testfs.RealTemp(t)
+	testfs.WriteFiles(t, home, map[string]string{".gitconfig": "[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-excludes\n", "my-excludes": "*.global\n"})
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv(tools.GlobalExcludesEnv, "1")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/search"
 	"github.com/pid-agent/pid/tools"
 )
@@ -74,8 +75,8 @@ func TestReadWriteEditRefuseSpecialFiles(t *testing.T) {
 // The opening itself never blocks: what was opened is checked, so a FIFO swapped in after
 // the listing or the stat is refused too.
 func TestOpenRegularRefusesFIFOWithoutBlocking(t *testing.T) {
-	dir := realTemp(t)
-	writeFiles(t, dir, map[string]string{"f": "x"})
+	dir := testfs.RealTemp(t)
+	testfs.WriteFiles(t, dir, map[string]string{"f": "x"})
 	if err := mkfifo(filepath.Join(dir, "p")); err != nil {
 		t.Fatal(err)
 	}
@@ -141,17 +142,17 @@ func TestIgnoreFilesMustBeSmallRegularFiles(t *testing.T) {
 			}
 		}, "it is a folder, not a regular file"},
 		{"over 1 MB", func(t *testing.T, dir string) {
-			writeFiles(t, dir, map[string]string{"sub/.gitignore": big + "*.log\n"})
+			testfs.WriteFiles(t, dir, map[string]string{"sub/.gitignore": big + "*.log\n"})
 		}, "it is larger than 1.0 MB (1.0 MB)"},
 		{"dangling link", func(t *testing.T, dir string) {
 			symlink(t, "nowhere", filepath.Join(dir, "sub", ".gitignore"))
 		}, "it is a symbolic link to nowhere, which does not exist"},
 		{"link to a regular file inside applies", func(t *testing.T, dir string) {
-			writeFiles(t, dir, map[string]string{"shared.ignore": "*.log\n"})
+			testfs.WriteFiles(t, dir, map[string]string{"shared.ignore": "*.log\n"})
 			symlink(t, "../shared.ignore", filepath.Join(dir, "sub", ".gitignore"))
 		}, ""},
 		{"absolute link to a regular file inside applies", func(t *testing.T, dir string) {
-			writeFiles(t, dir, map[string]string{"shared.ignore": "*.log\n"})
+			testfs.WriteFiles(t, dir, map[string]string{"shared.ignore": "*.log\n"})
 			symlink(t, filepath.Join(dir, "shared.ignore"), filepath.Join(dir, "sub", ".gitignore"))
 		}, ""},
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -22,8 +23,8 @@ import (
 // with symbolic links inside ws that lead out, stay in, chain and loop.
 func confinementFixture(t *testing.T) (ws *tools.Workspace, base string) {
 	t.Helper()
-	base = realTemp(t)
-	writeFiles(t, base, map[string]string{
+	base = testfs.RealTemp(t)
+	testfs.WriteFiles(t, base, map[string]string{
 		"ws/sub/a.txt":       "alpha\n",
 		"ws2/b.txt":          "beta\n",
 		"outside/secret.txt": "TOP SECRET\n",
@@ -230,8 +231,8 @@ func TestToolsFollowLinksThatStayInside(t *testing.T) {
 }
 
 func TestNewWorkspaceChecksFolders(t *testing.T) {
-	base := realTemp(t)
-	writeFiles(t, base, map[string]string{"a/x": "", "b/y": "", "file": ""})
+	base := testfs.RealTemp(t)
+	testfs.WriteFiles(t, base, map[string]string{"a/x": "", "b/y": "", "file": ""})
 	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
 	bad := []struct {
 		cwd   string
@@ -274,8 +275,8 @@ func TestNewWorkspaceChecksFolders(t *testing.T) {
 
 // A workspace folder given through a symbolic link confines to where it really is.
 func TestRootGivenThroughSymlink(t *testing.T) {
-	base := realTemp(t)
-	writeFiles(t, base, map[string]string{"real/f.txt": "f\n", "other/g.txt": "g\n"})
+	base := testfs.RealTemp(t)
+	testfs.WriteFiles(t, base, map[string]string{"real/f.txt": "f\n", "other/g.txt": "g\n"})
 	symlink(t, filepath.Join(base, "real"), filepath.Join(base, "alias"))
 	alias := filepath.Join(base, "alias")
 	ws, err := tools.NewWorkspace(alias, []string{alias})

@@ -18,7 +18,7 @@ import (
 	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/internal/udiff"
 	"github.com/pid-agent/pid/llm"
-	"github.com/pid-agent/pid/lsp"
+	"github.com/pid-agent/pid/problems"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/workspace"
 )
@@ -38,7 +38,7 @@ type WriteDetails struct {
 	Added         int    `json:"added"`
 	Removed       int    `json:"removed"`
 	// Diagnostics: as EditDetails'.
-	Diagnostics []lsp.Diagnostic `json:"diagnostics,omitzero"`
+	Diagnostics []problems.Diagnostic `json:"diagnostics,omitzero"`
 }
 
 var writeSchema = schema(`{

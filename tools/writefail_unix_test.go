@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/tools"
 )
 
@@ -28,8 +29,8 @@ func TestFailedWriteLeavesNoTempFile(t *testing.T) {
 		failedWritesChild(t, dir)
 		return
 	}
-	dir := realTemp(t)
-	writeFiles(t, dir, map[string]string{"old.txt": "one\n"})
+	dir := testfs.RealTemp(t)
+	testfs.WriteFiles(t, dir, map[string]string{"old.txt": "one\n"})
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

