@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pid-agent/pid/internal/proctest"
+	"github.com/pid-agent/pid/internal/testfs"
 )
 
 func TestMain(m *testing.M) {
@@ -26,19 +27,8 @@ func TestMain(m *testing.M) {
 // guard; both are closed when the test ends.
 func guarded(t *testing.T, files map[string]string) (*Workspace, *StaleGuard, string) {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testfs.RealTemp(t)
+	testfs.WriteFiles(t, dir, files)
 	ws, err := New(dir, nil)
 	if err != nil {
 		t.Fatal(err)
