@@ -76,8 +76,8 @@ lint:
 # validated against the schema), the reference MCP server (server-everything) through the
 # daemon, the VS Code extension's type check and tests, and the end-to-end tests in a real VS
 # Code and a real Neovim (the e2e target), all against bin/pid (scripts/test-all.sh says why
-# side by side). vet, cross and lint run too, after the Go tests in their lane (test-all.sh
-# says why). scripts/install-test-deps.sh installs what the clients need on a fresh machine.
+# side by side). vet, lint and cross run too, at the ends of the two lanes (test-all.sh says
+# why). scripts/install-test-deps.sh installs what the clients need on a fresh machine.
 test: build testmcp
 	bash scripts/install-test-deps.sh
 	GO="$(GO)" BIN="$(CURDIR)/$(BIN)" bash scripts/test-all.sh
