@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 // bigFile returns a file of n lines of code and the same with changes changed places, spread
@@ -57,7 +59,7 @@ func internLines(a, b string) ([]int32, []int32) {
 		}
 		return out
 	}
-	return intern(splitLines(a)), intern(splitLines(b))
+	return intern(udiff.Split(a)), intern(udiff.Split(b))
 }
 
 func TestBigFile(t *testing.T) {

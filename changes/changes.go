@@ -16,9 +16,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 // MaxTextBytes bounds the text files compared line by line: a larger file (either side) is
@@ -193,8 +194,8 @@ func (c *comparison) lines(before, now []byte) {
 	f := &c.file
 	// The lines are read in place (no copy of the contents): they live while the comparison
 	// does, within one call of Compare or Undo, whose callers do not change the bytes meanwhile.
-	c.a = splitLines(unsafe.String(unsafe.SliceData(before), len(before)))
-	c.b = splitLines(unsafe.String(unsafe.SliceData(now), len(now)))
+	c.a = udiff.Split(unsafe.String(unsafe.SliceData(before), len(before)))
+	c.b = udiff.Split(unsafe.String(unsafe.SliceData(now), len(now)))
 	ids := make(map[string]int32, len(c.a)+len(c.b))
 	intern := func(lines []string) []int32 {
 		out := make([]int32, len(lines))
@@ -298,18 +299,6 @@ func hunkRange(from, to int) string {
 		return fmt.Sprint(from + 1)
 	}
 	return fmt.Sprintf("%d,%d", start(from, to), to-from)
-}
-
-// splitLines splits s into lines that keep their "\n"; the last may lack one.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
 }
 
 // textID returns the id of a text hunk at line from (0-based) of the before file, whose lines

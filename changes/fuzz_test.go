@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pid-agent/pid/internal/udiff"
 )
 
 // stream hands out the fuzzer's bytes as small choices (0 once they run out).
@@ -82,7 +84,7 @@ func triple(data []byte) (before, after, edited []byte) {
 		after = nil
 	}
 	if after != nil {
-		ed := splitLines(string(after))
+		ed := udiff.Split(string(after))
 		at := s.next(len(ed) + 1)
 		if at < len(ed) && s.next(2) == 0 {
 			ed[at] = "person " + ed[at]
@@ -155,7 +157,7 @@ func checkTriple(t *testing.T, before, after, edited []byte, pick uint64, exact 
 		t.Fatalf("the diff of %d and %d bytes passed its work bound", len(before), len(after))
 	}
 	if !f.Binary {
-		a, b := splitLines(string(before)), splitLines(string(after))
+		a, b := udiff.Split(string(before)), udiff.Split(string(after))
 		if want := len(a) + len(b) - 2*lcs(a, b); f.Added+f.Removed != want {
 			t.Fatalf("the diff changes %d lines, a minimal one %d (before %q, after %q)", f.Added+f.Removed, want, before, after)
 		}
@@ -238,7 +240,7 @@ func checkTriple(t *testing.T, before, after, edited []byte, pick uint64, exact 
 			continue
 		}
 		_, from, count, _ := parseID(h.ID)
-		if !putBack(splitLines(string(got)), splitLines(string(edited)), splitLines(string(before))[from:from+count]) {
+		if !putBack(udiff.Split(string(got)), udiff.Split(string(edited)), udiff.Split(string(before))[from:from+count]) {
 			t.Fatalf("forced undo of %s gives %q: not the edited file with lines %d-%d of before in place (before %q, edited %q)", h.ID, got, from+1, from+count, before, edited)
 		}
 	}
