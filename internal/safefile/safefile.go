@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/pid-agent/pid/internal/rootfile"
 )
 
 // SettingsMax is the size cap for settings and ignore files: 1 MB.
@@ -49,7 +51,7 @@ func Read(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
+		return nil, fmt.Errorf("%s: %w but %s", path, ErrNotRegular, rootfile.KindOf(fi.Mode()))
 	}
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s: %w: %d bytes, more than the %d allowed", path, ErrTooLarge, fi.Size(), max)
@@ -62,23 +64,6 @@ func Read(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w: more than the %d bytes allowed", path, ErrTooLarge, max)
 	}
 	return data, nil
-}
-
-// kind names a file mode's type for messages.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
 }
 
 // TempPrefix starts the name of every temporary file WriteAtomic makes, after the target's
