@@ -4,9 +4,9 @@
 // takes it off the list.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { jobViews } from '../chat';
-import { start, until } from './harness';
+import { start, until, type Harness } from './harness';
 
 const T = { timeout: 60_000 };
 
@@ -20,8 +20,9 @@ test('jobViews keeps the running jobs in the view\'s shape', () => {
 	assert.deepEqual(jobViews(undefined), []);
 });
 
-test('against pid: a running job under the chat, its output, Stop', T, async (t) => {
-	const h = start(t, {
+/** jobSession starts pid on a workspace with a scripted model whose one tool call starts command as a background job (bash, waiting for waitFor in its output) and then says the job runs. */
+function jobSession(t: TestContext, command: string, waitFor: string): Harness {
+	return start(t, {
 		workspace: true,
 		session: {
 			mode: 'auto',
@@ -29,12 +30,16 @@ test('against pid: a running job under the chat, its output, Stop', T, async (t)
 			model: {
 				provider: 'script',
 				turns: [
-					{ content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'echo ready-from-the-job; exec sleep 1000', background: true, waitFor: '^ready', waitMs: 60000 } }] },
+					{ content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command, background: true, waitFor, waitMs: 60000 } }] },
 					{ content: [{ type: 'text', text: 'The job runs.' }] },
 				],
 			},
 		},
 	});
+}
+
+test('against pid: a running job under the chat, its output, Stop', T, async (t) => {
+	const h = jobSession(t, 'echo ready-from-the-job; exec sleep 1000', '^ready');
 	const chat = h.c.chat;
 	const run = await h.c.ask('start a job');
 	assert.equal(run?.state, 'done');
@@ -54,20 +59,7 @@ test('against pid: a running job under the chat, its output, Stop', T, async (t)
 });
 
 test('against pid: the last lines of a running job are looked at again while it runs (every 2 s)', T, async (t) => {
-	const h = start(t, {
-		workspace: true,
-		session: {
-			mode: 'auto',
-			permissions: { default: 'allow' },
-			model: {
-				provider: 'script',
-				turns: [
-					{ content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: 'echo one; sleep 1; echo two; sleep 1; echo three; sleep 1; echo four; exec sleep 1000', background: true, waitFor: '^one', waitMs: 60000 } }] },
-					{ content: [{ type: 'text', text: 'The job runs.' }] },
-				],
-			},
-		},
-	});
+	const h = jobSession(t, 'echo one; sleep 1; echo two; sleep 1; echo three; sleep 1; echo four; exec sleep 1000', '^one');
 	const chat = h.c.chat;
 	await h.c.ask('start a job');
 	await until(() => chat.state.jobs?.[0]?.last === 'two\nthree\nfour', `the last three lines, later: ${JSON.stringify(chat.state.jobs)}`, 20_000);
