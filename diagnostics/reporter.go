@@ -91,11 +91,12 @@ type Reporter struct {
 	// once ctx ends; an error means no answer, but an *lsp.Error (pid's own servers) names
 	// the files its servers failed on: the problems of the other files stand.
 	Ask func(ctx context.Context, paths []string) (Problems, error)
-	// Serves, when not nil, reports whether a source is set up for the file at path (pid's
-	// own servers, by the file's extension): the other files are neither asked about nor
-	// reported clean. nil: the source answers for every file (the editor). Contract: quick,
-	// safe for concurrent use.
-	Serves func(path string) bool
+	// Serves, when not nil, returns the test of whether a source is set up for the file at
+	// a path (pid's own servers, by the file's extension): the other files are neither asked
+	// about nor reported clean. nil: the source answers for every file (the editor). It is
+	// called once per settle step or diagnostics call (the settings it reads are read once
+	// for all the batch's files). Contract: quick, safe for concurrent use.
+	Serves func() func(path string) bool
 	// Resolve returns the absolute path of a path a tool call names (relative to the cwd),
 	// or why it cannot be used (the workspace's Resolve). Contract: safe for concurrent use.
 	Resolve func(path string) (string, error)
@@ -120,6 +121,10 @@ func StartingText(shown string) string {
 func (r *Reporter) Settle(ctx context.Context, in []toolexec.SettleInput) []*toolexec.Override {
 	paths := make([]string, len(in))
 	var ask []string
+	var serves func(string) bool
+	if r.Serves != nil {
+		serves = r.Serves()
+	}
 	for i, c := range in {
 		var a struct {
 			Path string `json:"path"`
@@ -128,7 +133,7 @@ func (r *Reporter) Settle(ctx context.Context, in []toolexec.SettleInput) []*too
 			continue
 		}
 		p, err := r.Resolve(a.Path)
-		if err != nil || r.Serves != nil && !r.Serves(p) {
+		if err != nil || serves != nil && !serves(p) {
 			continue // the others would seem checked and clean
 		}
 		paths[i] = p

@@ -59,7 +59,7 @@ func reporter(src *source, goOnly bool) (*Reporter, *[]string) {
 		Fail: func(msg string) { fails = append(fails, msg) }}
 	if goOnly {
 		r.Source = "the language server"
-		r.Serves = func(p string) bool { return strings.HasSuffix(p, ".go") }
+		r.Serves = func() func(string) bool { return func(p string) bool { return strings.HasSuffix(p, ".go") } }
 	}
 	return r, &fails
 }

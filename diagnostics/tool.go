@@ -55,7 +55,7 @@ func (r *Reporter) report(ctx context.Context, path string, severity int) (toole
 			return toolexec.Result{}, err
 		}
 		paths = []string{p}
-		if r.Serves != nil && !r.Serves(p) {
+		if r.Serves != nil && !r.Serves()(p) {
 			return toolexec.TextResult(fmt.Sprintf("No language server is set up for %s: the settings' lsp names none for its extension, so its problems are not known.", path)), nil
 		}
 	}

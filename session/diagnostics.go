@@ -92,7 +92,10 @@ func (s *Session) setUpDiagnostics(cfg Config, files *EditorFiles, all []toolexe
 		d.editor = f
 	} else if len(s.lspServers()) > 0 {
 		rep.Source = "the language server"
-		rep.Serves = func(p string) bool { return lsp.Request{Paths: []string{p}, Servers: s.lspServers()}.Serves() }
+		rep.Serves = func() func(string) bool {
+			servers := s.lspServers()
+			return func(p string) bool { return lsp.Request{Paths: []string{p}, Servers: servers}.Serves() }
+		}
 		rep.Fail = func(msg string) { s.host.log.Warn("diagnostics", "session", s.id, "err", msg) }
 	} else {
 		return all
