@@ -97,10 +97,22 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		call.Arguments = in.Prepared
 	}
 	esc := s.escalation(call)
+	mode := s.Mode()
+	// An MCP tool's annotations (its server's status, under the catalogue's lock) are read
+	// at most once: for plan mode's check and for the question.
+	var ann map[string]any
+	read := false
+	annotations := func(string) map[string]any {
+		if !read {
+			ann, read = s.annotations(name), true
+		}
+		return ann
+	}
 	gc := gate.Call{
-		Name: name, Verdict: s.verdict(call), Mode: s.Mode(), Screened: in.Screened,
+		Name: name, Verdict: s.verdict(call), Mode: mode, Screened: in.Screened,
 		Escalates: esc != nil, HookEscalates: esc != nil && s.escalation(in.Call) == nil,
-		ChangesFiles: s.kinds().ChangesFiles(name), Bash: name == tools.NameBash && s.builtin[name], MCPMayChange: s.kinds().MCPMayChange(name, s.annotations),
+		ChangesFiles: s.kinds().ChangesFiles(name), Bash: name == tools.NameBash && s.builtin[name],
+		MCPMayChange:         mode == ModePlan && s.kinds().MCPMayChange(name, annotations),
 		EditInside:           func() bool { return modes.InsideWorkspace(s.ws, call) },
 		BashSandboxed:        func() bool { return s.ws.BashSandboxed(false) },
 		RememberedEscalation: func() (permissions.Decision, bool) { return s.rememberedEscalation(call) },
@@ -110,7 +122,7 @@ func (s *Session) decide(ctx context.Context, in toolexec.BeforeInput) (*toolexe
 		return b, d
 	}
 	always := gate.Offer(gc, func() *Always { return s.always(call) }, func() *Always { return escalationScope(call) })
-	q := Approval{Call: call, Always: always, Annotations: s.annotations(name), Escalation: esc}
+	q := Approval{Call: call, Always: always, Annotations: annotations(name), Escalation: esc}
 	put := func(q Approval) (Answer, error) { return s.face.Ask(ctx, s, q) }
 	b, d, remember := gate.Put(q, put, func() bool { return ctx.Err() != nil }, func(w string) { s.face.Warn(s, w) })
 	switch {
