@@ -8,11 +8,11 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/pid-agent/pid/audit"
+	"github.com/pid-agent/pid/internal/mdfile"
 	"github.com/pid-agent/pid/redact"
 )
 
@@ -80,17 +80,12 @@ func ProjectDir(cwd string, roots []string) string {
 	if len(roots) > 0 {
 		project = roots[0]
 		for _, r := range roots {
-			if within(cwd, r) {
+			if mdfile.Within(cwd, r) {
 				project = r
 			}
 		}
 	}
 	return project
-}
-
-// within reports whether p is root or under it.
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // AuditEntry returns the audit log's entry for a decision of hook h about the call callID of

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/pid-agent/pid/agents"
+	"github.com/pid-agent/pid/internal/mdfile"
 	"github.com/pid-agent/pid/models"
 	"github.com/pid-agent/pid/provider"
 	"github.com/pid-agent/pid/settings"
@@ -136,7 +137,7 @@ func (st Settings) Missing(cwd string, roots []string) error {
 	user := setup.UserSettingsFile()
 	if st.Loader != nil {
 		for _, root := range roots {
-			if !setup.WithinFolder(cwd, root) || st.Loader.Trusted(root) {
+			if !mdfile.Within(cwd, root) || st.Loader.Trusted(root) {
 				continue
 			}
 			for _, ignored := range st.Loader.Ignored(root) {

@@ -8,7 +8,6 @@ package setup
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/pid-agent/pid/settings"
 )
@@ -100,11 +99,6 @@ func Untrusted(root, file, user string, kind error) error {
 	return &Error{Reason: UntrustedSetting, Setting: "model", Folder: root, File: file, kind: kind,
 		msg: fmt.Sprintf(`pid has no model for this session: the workspace folder %s sets "model" in %s, but that folder is not trusted, so its model is not used (it could send your key elsewhere). Trust the folder, or set "model" in your user settings %s, e.g. %s.`,
 			root, file, user, modelExample)}
-}
-
-// WithinFolder reports whether the clean absolute path p is folder or inside it.
-func WithinFolder(p, folder string) bool {
-	return p == folder || len(p) > len(folder) && p[:len(folder)] == folder && (folder == "/" || p[len(folder)] == os.PathSeparator)
 }
 
 // Source says where a model configuration came from, for messages: a settings file (File

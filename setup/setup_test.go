@@ -62,16 +62,3 @@ func TestErrors(t *testing.T) {
 		t.Error("Is reports a plain error as a setup error")
 	}
 }
-
-func TestWithinFolder(t *testing.T) {
-	for _, c := range []struct {
-		p, folder string
-		want      bool
-	}{
-		{"/ws", "/ws", true}, {"/ws/a/b", "/ws", true}, {"/wsx", "/ws", false}, {"/other", "/ws", false}, {"/anything", "/", true},
-	} {
-		if got := WithinFolder(c.p, c.folder); got != c.want {
-			t.Errorf("WithinFolder(%s, %s) = %v", c.p, c.folder, got)
-		}
-	}
-}

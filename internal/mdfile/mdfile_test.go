@@ -86,3 +86,18 @@ func TestReadRefusesLinksAndLargeFiles(t *testing.T) {
 		t.Errorf("Contain(out) = %v, want ErrOutside", err)
 	}
 }
+
+// Within counts the folder itself and what is under it, not a sibling whose name starts
+// the same, and everything under "/".
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		p, folder string
+		want      bool
+	}{
+		{"/ws", "/ws", true}, {"/ws/a/b", "/ws", true}, {"/wsx", "/ws", false}, {"/other", "/ws", false}, {"/anything", "/", true},
+	} {
+		if got := Within(c.p, c.folder); got != c.want {
+			t.Errorf("Within(%s, %s) = %v", c.p, c.folder, got)
+		}
+	}
+}
