@@ -38,9 +38,13 @@ func (s *Session) activeToolNames() []string {
 // parent's (the file names none, inherit, or a model not in the person's list: warning
 // then says so).
 func (s *Session) agentModel(def *agents.Agent) (*ModelConfig, string) {
+	parent := s.currentModel().Config
+	if parent == nil {
+		return nil, "" // no model to inherit: the child has none either (no list to read)
+	}
 	list, err := s.host.ModelList(s.id, nil)
 	if err != nil {
 		return nil, ""
 	}
-	return s.host.modelSettings().ForAgent(s.ws.Cwd(), def, s.currentModel().Config, list)
+	return s.host.modelSettings().ForAgent(s.ws.Cwd(), def, parent, list)
 }
