@@ -173,6 +173,9 @@ type Holder struct {
 	done  chan struct{} // closed when the reader has ended (the holder is gone)
 	wait  chan error    // the holder's exit, once
 
+	// termMu makes ServeTerminals one at a time, so that a holder gets one terminals folder.
+	termMu sync.Mutex
+
 	// mu guards the fields below it.
 	mu      sync.Mutex
 	nextID  int64
@@ -456,30 +459,47 @@ func (h *Holder) Close() error {
 }
 
 // ServeTerminals makes the holder accept commands from processes pid did not start (an
-// ACP client's terminal running TerminalArgv's command line), on a Unix socket in dir, a
-// folder that must exist, belong to this user and be reachable by nobody else (mode
-// 0700): the launch files TerminalArgv writes there are what the holder runs. dir must be
-// hidden from sandboxed commands (pid's state folder is: Build hides it), and its path
-// short enough for a socket's (at most 100 bytes with "/s"). Safe to call again (the same
-// dir).
-func (h *Holder) ServeTerminals(dir string) error {
+// ACP client's terminal running TerminalArgv's command line), on a Unix socket in a folder
+// of its own that it makes in base: base must exist, belong to this user and be reachable
+// by nobody else (mode 0700), be hidden from sandboxed commands (pid's state folder is:
+// Build hides it), and be short enough for a socket's path (at most 100 bytes with the
+// folder's name and "/s"). The launch files TerminalArgv writes in the holder's folder are
+// what it runs; Close removes the folder. Each holder has its own folder, so a session's two
+// holders (the host's network and its own) both serve terminals. Safe to call again, and
+// concurrently: a holder that serves terminals already is left as it is.
+func (h *Holder) ServeTerminals(base string) error {
+	h.termMu.Lock()
+	defer h.termMu.Unlock()
 	h.mu.Lock()
 	term := h.term
 	h.mu.Unlock()
 	if term != "" {
-		if term != dir {
-			return fmt.Errorf("the holder's terminals are served in %s already", term)
-		}
 		return nil
 	}
-	fi, err := os.Lstat(dir)
+	fi, err := os.Lstat(base)
 	if err != nil {
 		return err
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%s must be a folder of this user that nobody else can reach (0700)", dir)
+		return fmt.Errorf("%s must be a folder of this user that nobody else can reach (0700)", base)
 	}
+	dir, err := os.MkdirTemp(base, "")
+	if err != nil {
+		return err
+	}
+	if err := h.listenTerminals(dir); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	h.mu.Lock()
+	h.term = dir
+	h.mu.Unlock()
+	return nil
+}
+
+// listenTerminals makes the socket dir/s and hands it to the holder.
+func (h *Holder) listenTerminals(dir string) error {
 	sock := filepath.Join(dir, "s")
 	if len(sock) > 100 {
 		return fmt.Errorf("%s: the path is too long for a Unix socket", sock)
@@ -498,9 +518,6 @@ func (h *Holder) ServeTerminals(dir string) error {
 	if err := sendHold(h.conn, holdMsg{Op: "terminals", Dir: dir}, int(f.Fd())); err != nil {
 		return fmt.Errorf("cannot reach the sandbox's holder: %v", err)
 	}
-	h.mu.Lock()
-	h.term = dir
-	h.mu.Unlock()
 	return nil
 }
 

@@ -74,9 +74,6 @@ type Launcher struct {
 	// (sandbox.network true) or one of the session's own (loopback only); each made at the
 	// first command that needs it.
 	holders map[bool]*sandbox.Holder
-	// termDir is the folder the session's holders take terminals' commands in (made at
-	// the first, terminal.go).
-	termDir string
 	// net is the allowlist network's proxy (network.go), with its own lock.
 	net netBox
 }

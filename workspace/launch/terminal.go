@@ -15,15 +15,10 @@ import (
 	"github.com/pid-agent/pid/sandbox"
 )
 
-// terminalDir returns the folder the session's holders take terminals' commands in,
-// making it at the first call: pid's state folder/t/<random>, mode 0700 (sandboxed
-// commands cannot see pid's state folder).
-func (l *Launcher) terminalDir() (string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.termDir != "" {
-		return l.termDir, nil
-	}
+// terminalsBase returns the folder in which each of the session's holders makes its own
+// folder for terminals' commands (sandbox.Holder.ServeTerminals): pid's state folder/t,
+// mode 0700 (sandboxed commands cannot see pid's state folder).
+func terminalsBase() (string, error) {
 	state, err := xdg.StateDir()
 	if err != nil {
 		return "", err
@@ -32,12 +27,7 @@ func (l *Launcher) terminalDir() (string, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
 	}
-	d, err := os.MkdirTemp(base, "")
-	if err != nil {
-		return "", err
-	}
-	l.termDir = d
-	return d, nil
+	return base, nil
 }
 
 // TerminalCommand returns the command line (an absolute program, then its arguments) that
@@ -80,11 +70,11 @@ func (l *Launcher) TerminalCommand(shell, command string, unsandboxed bool, who 
 		return fail(failure(err))
 	}
 	s.pol, s.before = pol, watched
-	dir, err := l.terminalDir()
+	base, err := terminalsBase()
 	if err != nil {
 		return fail(fmt.Errorf("the terminals' folder: %w", err))
 	}
-	if err := holder.ServeTerminals(dir); err != nil {
+	if err := holder.ServeTerminals(base); err != nil {
 		return fail(fmt.Errorf("the sandbox cannot take the terminal's command: %w", err))
 	}
 	line, err := holder.TerminalArgv(pidPath, pol, argv, l.ws.Cwd(), env)
