@@ -135,13 +135,15 @@ FUZZ_TARGETS := \
 	./internal/lspframe:FuzzFrameReader ./internal/lspframe:FuzzFrameBody ./acp:FuzzLineReader ./internal/rpcwire:FuzzScan \
 	./toolexec:FuzzDecodeArgs ./provider/internal/wire:FuzzPartialJSON ./llm:FuzzAppendString ./internal/elide:FuzzElidedIsJSON \
 	./permissions:FuzzPathRules ./permissions:FuzzShellRules ./shellcmd:FuzzParse ./shellcmd:FuzzSedScript \
-	./tools:FuzzGitignore ./tools:FuzzResolve ./store:FuzzFastDecode ./store:FuzzParse \
+	./search:FuzzGitignore ./search:FuzzGrepLines ./workspace:FuzzResolve ./shellcmd:FuzzParseGitConfig \
+	./store:FuzzFastDecode ./store:FuzzParse \
 	./changes:FuzzUndo ./changes:FuzzUndoMyers
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -list "^$$name\$$" $$pkg | grep -qx "$$name" || { echo "make fuzz: $$pkg has no fuzz target $$name (a -fuzz pattern that matches nothing passes silently)"; exit 1; }; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
 	done
 
