@@ -22,6 +22,7 @@ import (
 
 	"github.com/pid-agent/pid/event"
 	"github.com/pid-agent/pid/internal/procgroup"
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/workspace/launch"
@@ -442,7 +443,7 @@ func (t *tail) snapshot() (string, BashDetails) {
 	if int64(len(body)) < t.total {
 		det.Truncated = true
 		shownLines := strings.Count(strings.TrimSuffix(body, "\n"), "\n") + 1
-		text = fmt.Sprintf("[Output cut: showing the last %d of %d lines (%s of %s).]\n", shownLines, det.TotalLines, size(int64(len(body))), size(t.total)) + text
+		text = fmt.Sprintf("[Output cut: showing the last %d of %d lines (%s of %s).]\n", shownLines, det.TotalLines, rootfile.Size(int64(len(body))), rootfile.Size(t.total)) + text
 	}
 	return text, det
 }

@@ -230,7 +230,7 @@ func (c *grepCollector) take(real string, res *search.FileMatches) error {
 	}
 	for _, no := range res.LongLines {
 		c.det.LongLinesCut++
-		fmt.Fprintf(&c.notes, "[%s:%d is longer than %s: only its first %s was searched.]\n", shown, no, size(GrepMaxSearchedLineBytes), size(GrepMaxSearchedLineBytes))
+		fmt.Fprintf(&c.notes, "[%s:%d is longer than %s: only its first %s was searched.]\n", shown, no, rootfile.Size(GrepMaxSearchedLineBytes), rootfile.Size(GrepMaxSearchedLineBytes))
 	}
 	if res.BinaryLine > 0 {
 		c.det.BinaryStopped++
@@ -260,7 +260,7 @@ func (c *grepCollector) answer(pattern, where string) toolexec.Result {
 	}
 	if c.full {
 		det.Truncated = true
-		fmt.Fprintf(&c.out, "\n[Stopped after %s (limit %d, or %s of output). Narrow the pattern, path or glob, or raise limit.]\n", plural(det.Matches, "match"), c.limit, size(GrepMaxBytes))
+		fmt.Fprintf(&c.out, "\n[Stopped after %s (limit %d, or %s of output). Narrow the pattern, path or glob, or raise limit.]\n", plural(det.Matches, "match"), c.limit, rootfile.Size(GrepMaxBytes))
 	}
 	if note != "" {
 		c.out.WriteString("\n" + note)

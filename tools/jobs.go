@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pid-agent/pid/internal/rootfile"
 	"github.com/pid-agent/pid/llm"
 	"github.com/pid-agent/pid/toolexec"
 	"github.com/pid-agent/pid/workspace/launch"
@@ -223,7 +224,7 @@ func (j *Jobs) Output(id string) (string, JobInfo, error) {
 	t.write(data)
 	text, _ := t.snapshot()
 	if dropped > 0 {
-		text = fmt.Sprintf("[%s of older output were dropped: a job keeps the last %s of its output.]\n", size(dropped), size(JobOutputBytes)) + text
+		text = fmt.Sprintf("[%s of older output were dropped: a job keeps the last %s of its output.]\n", rootfile.Size(dropped), rootfile.Size(JobOutputBytes)) + text
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -528,7 +529,7 @@ func (j *Jobs) readOut(jb *job, head string, matched *bool, tail int, withSandbo
 		b.WriteString(head + "\n\n")
 	}
 	if dropped > 0 {
-		fmt.Fprintf(&b, "[%s of older output were dropped: a job keeps the last %s of its output.]\n", size(dropped), size(JobOutputBytes))
+		fmt.Fprintf(&b, "[%s of older output were dropped: a job keeps the last %s of its output.]\n", rootfile.Size(dropped), rootfile.Size(JobOutputBytes))
 	}
 	if text == "" {
 		text = "(no new output)"

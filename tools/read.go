@@ -157,7 +157,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 		if err := done(); err != nil {
 			return toolexec.Result{}, err
 		}
-		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a binary file (%s); its content is not shown.", shown, size(fi.Size())))}, Details: det}, nil
+		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a binary file (%s); its content is not shown.", shown, rootfile.Size(fi.Size())))}, Details: det}, nil
 	}
 
 	det.Kind = "text"
@@ -195,7 +195,7 @@ func (ws *Workspace) read(ctx context.Context, path string, offset, limit int) (
 	}
 	if det.Partial {
 		det.StartLine, det.EndLine, det.Truncated = offset, last, true
-		fmt.Fprintf(out, "\n[Showing lines %d-%d of %s (%s; read only this far, so its line count is not known)%s. Use offset=%d to read on.]\n", offset, last, shown, size(fi.Size()), cappedNote(cutForBytes), last+1)
+		fmt.Fprintf(out, "\n[Showing lines %d-%d of %s (%s; read only this far, so its line count is not known)%s. Use offset=%d to read on.]\n", offset, last, shown, rootfile.Size(fi.Size()), cappedNote(cutForBytes), last+1)
 		return toolexec.Result{Content: []llm.Content{llm.Text(out.String())}, Details: det}, nil
 	}
 	det.TotalLines = total
@@ -219,7 +219,7 @@ func cappedNote(cutForBytes bool) string {
 	if !cutForBytes {
 		return ""
 	}
-	return fmt.Sprintf(", output capped at %s", size(ReadMaxBytes))
+	return fmt.Sprintf(", output capped at %s", rootfile.Size(ReadMaxBytes))
 }
 
 // readImage is read's answer for an image: the image itself, or a line saying it is too
@@ -230,7 +230,7 @@ func readImage(br *bufio.Reader, shown string, fileSize int64, det ReadDetails, 
 		if err := done(); err != nil {
 			return toolexec.Result{}, err
 		}
-		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a %s image of %s, larger than the %s that can be shown.", shown, mime, size(fileSize), size(ReadMaxImage)))}, Details: det}, nil
+		return toolexec.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s is a %s image of %s, larger than the %s that can be shown.", shown, mime, rootfile.Size(fileSize), rootfile.Size(ReadMaxImage)))}, Details: det}, nil
 	}
 	data, err := io.ReadAll(br)
 	if err != nil {
@@ -241,7 +241,7 @@ func readImage(br *bufio.Reader, shown string, fileSize int64, det ReadDetails, 
 	}
 	return toolexec.Result{
 		Content: []llm.Content{
-			llm.Text(fmt.Sprintf("Image %s (%s, %s)", shown, mime, size(int64(len(data))))),
+			llm.Text(fmt.Sprintf("Image %s (%s, %s)", shown, mime, rootfile.Size(int64(len(data))))),
 			{Type: llm.ContentImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mime},
 		},
 		Details: det,
@@ -277,7 +277,7 @@ func readWindow(ctx context.Context, br *bufio.Reader, offset, limit int, det *R
 		}
 		text := textcut.Valid(textcut.Runes(line, ReadMaxLineBytes))
 		if n > ReadMaxLineBytes {
-			text += fmt.Sprintf(" … [line cut: %s in all]", size(int64(n)))
+			text += fmt.Sprintf(" … [line cut: %s in all]", rootfile.Size(int64(n)))
 			det.TruncatedLines++
 		}
 		entry := fmt.Sprintf("%6d\t%s\n", w.total, text)

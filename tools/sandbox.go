@@ -12,9 +12,6 @@ type SandboxConfig = launch.Config
 // SandboxDetails is bash's details.sandbox: how the command was contained (launch.Details).
 type SandboxDetails = launch.Details
 
-// SandboxLimits is details.sandbox.limits (launch.Limits).
-type SandboxLimits = launch.Limits
-
 // UseSandbox sets how the workspace's bash commands are contained. Without it they run in
 // the default sandbox (workspace-write, network off).
 //

@@ -108,18 +108,6 @@ func countLines(ctx context.Context, r *bufio.Reader) (int, error) {
 	return n, nil
 }
 
-// size formats a byte count for people and models: 812 B, 4.1 KB, 2.3 MB.
-func size(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	default:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
-	}
-}
-
 // plural returns "1 line", "2 lines", "2 matches".
 func plural(n int, word string) string {
 	if n == 1 {

@@ -100,7 +100,7 @@ func (w *Workspace) Jobs() *Jobs { return &w.jobs }
 func (w *Workspace) Close() error {
 	w.jobs.Close()
 	err := w.seen.Close()
+	w.launcher.Close() // before the workspace, as launch.New asks
 	w.Workspace.Close()
-	w.launcher.Close()
 	return err
 }

@@ -109,11 +109,11 @@ func (ws *Workspace) write(ctx context.Context, path, content string) (toolexec.
 	var msg string
 	switch {
 	case !exists:
-		msg = fmt.Sprintf("Created %s (%s, %s).", shown, lines, size(int64(len(content))))
+		msg = fmt.Sprintf("Created %s (%s, %s).", shown, lines, rootfile.Size(int64(len(content))))
 	case fd.Text == "":
 		msg = fmt.Sprintf("Wrote %s: the content is unchanged.", shown)
 	default:
-		msg = fmt.Sprintf("Wrote %s (%s, %s): +%d -%d lines.", shown, lines, size(int64(len(content))), fd.Added, fd.Removed)
+		msg = fmt.Sprintf("Wrote %s (%s, %s): +%d -%d lines.", shown, lines, rootfile.Size(int64(len(content))), fd.Added, fd.Removed)
 	}
 	return toolexec.Result{Content: []llm.Content{llm.Text(msg)}, Details: det}, nil
 }
