@@ -49,13 +49,15 @@ gopid=$!
 newer_nvims() {
 	set -e
 	for suite in trixie sid; do
+		# Without it PATH would fall back to Debian's 0.7.2, and this lane pass on the wrong Neovim.
+		[ -x ".cache/nvim/$suite/nvim" ] || { echo "no .cache/nvim/$suite/nvim: scripts/install-test-deps.sh did not install it"; return 1; }
 		echo "=== the Neovim plugin's headless test on $(.cache/nvim/$suite/nvim --version | head -n1) ==="
 		PATH="$PWD/.cache/nvim/$suite:$PATH" NVIM_TIMEOUT=300 bash editor/nvim/test/run.sh
 	done
 }
 nvimlog=$(mktemp)
 trap 'rm -f "$golog" "$nvimlog"' EXIT
-( newer_nvims; rc=$?; echo "(the newer Neovims' lane ended $((SECONDS - start)) s after the start)"; exit $rc ) >"$nvimlog" 2>&1 &
+( (newer_nvims); rc=$?; echo "(the newer Neovims' lane ended $((SECONDS - start)) s after the start)"; exit $rc ) >"$nvimlog" 2>&1 &
 nvimpid=$!
 
 clients() {
