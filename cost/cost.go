@@ -56,7 +56,7 @@ func (m *Meter) Add(before []llm.Message, u *llm.Usage, p *provider.Price, task 
 	}
 	m.total += p.Cost(u)
 	for i := range before {
-		if id, tu := TaskUsage(&before[i], task); tu != nil && !m.tasks[id] {
+		if id, tu := taskUsage(&before[i], task); tu != nil && !m.tasks[id] {
 			if m.tasks == nil {
 				m.tasks = map[string]bool{}
 			}
@@ -74,19 +74,19 @@ func (m *Meter) Add(before []llm.Message, u *llm.Usage, p *provider.Price, task 
 //
 // Contract: called once, before the session runs.
 func (m *Meter) Restore(l *store.Loaded, task string) {
-	price := PriceOf(l.Header.Model)
+	price := priceOf(l.Header.Model)
 	total := 0.0
 	tasks := map[string]bool{}
 	for _, e := range l.Entries {
 		switch {
 		case e.Kind == store.KindModel:
-			price = PriceOf(e.Model)
+			price = priceOf(e.Model)
 		case e.Kind == store.KindMessage && e.Message != nil:
 			msg := e.Message
 			if msg.Role == llm.RoleAssistant && msg.Usage != nil {
 				total += price.Cost(msg.Usage)
 			}
-			if id, tu := TaskUsage(msg, task); tu != nil && !tasks[id] {
+			if id, tu := taskUsage(msg, task); tu != nil && !tasks[id] {
 				tasks[id] = true
 				total += price.Cost(tu)
 			}
@@ -97,9 +97,9 @@ func (m *Meter) Restore(l *store.Loaded, task string) {
 	m.total, m.counted, m.tasks = total, true, tasks
 }
 
-// TaskUsage returns, for a result of the tool named task, its call's id and what its
+// taskUsage returns, for a result of the tool named task, its call's id and what its
 // subagent's model calls used (the result's details.usage); nil for another message.
-func TaskUsage(m *llm.Message, task string) (string, *llm.Usage) {
+func taskUsage(m *llm.Message, task string) (string, *llm.Usage) {
 	if m.Role != llm.RoleToolResult || m.ToolName != task || m.Details == nil {
 		return "", nil
 	}
@@ -113,8 +113,8 @@ func TaskUsage(m *llm.Message, task string) (string, *llm.Usage) {
 	return m.ToolCallID, d.Usage
 }
 
-// PriceOf returns the price of a saved model configuration, nil without one.
-func PriceOf(raw json.RawMessage) *provider.Price {
+// priceOf returns the price of a saved model configuration, nil without one.
+func priceOf(raw json.RawMessage) *provider.Price {
 	var cfg provider.Model
 	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil {
 		return nil
@@ -131,12 +131,12 @@ func PriceAt(first json.RawMessage, changes []history.ModelChange, i int) *provi
 			raw = c.Config
 		}
 	}
-	return PriceOf(raw)
+	return priceOf(raw)
 }
 
-// ReportedTokens is the context size a usage report stands for (compact's measure): the
+// reportedTokens is the context size a usage report stands for (compact's measure): the
 // four counts, or the total when they are all 0.
-func ReportedTokens(u *llm.Usage) int {
+func reportedTokens(u *llm.Usage) int {
 	if sum := u.Input + u.Output + u.CacheRead + u.CacheWrite; sum > 0 {
 		return sum
 	}
@@ -150,7 +150,7 @@ func ReportedTokens(u *llm.Usage) int {
 func ContextUsed(m *llm.Message, sent func() int) int {
 	used := 0
 	if m.Usage != nil && m.StopReason != llm.StopError && m.StopReason != llm.StopAborted {
-		used = ReportedTokens(m.Usage)
+		used = reportedTokens(m.Usage)
 	}
 	if used == 0 {
 		used = sent() + compact.EstimateTokens(m)

@@ -77,23 +77,23 @@ func TestRestore(t *testing.T) {
 	}
 }
 
-// TaskUsage reads the usage of the named tool's results only; PriceOf is nil without a
+// taskUsage reads the usage of the named tool's results only; PriceOf is nil without a
 // model; ReportedTokens falls back to the total; Event carries a cost only with a price.
 func TestMeasures(t *testing.T) {
 	res := &llm.Message{Role: llm.RoleToolResult, ToolName: "task", ToolCallID: "t9", Details: map[string]any{"usage": map[string]int{"input": 3}}}
-	if id, u := TaskUsage(res, "task"); id != "t9" || u == nil || u.Input != 3 {
+	if id, u := taskUsage(res, "task"); id != "t9" || u == nil || u.Input != 3 {
 		t.Errorf("TaskUsage = %q, %+v", id, u)
 	}
-	if _, u := TaskUsage(res, "other"); u != nil {
+	if _, u := taskUsage(res, "other"); u != nil {
 		t.Errorf("another tool's result read as a task's: %+v", u)
 	}
-	if p := PriceOf(nil); p != nil {
+	if p := priceOf(nil); p != nil {
 		t.Errorf("PriceOf(nil) = %+v", p)
 	}
-	if n := ReportedTokens(&llm.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, Total: 99}); n != 10 {
+	if n := reportedTokens(&llm.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, Total: 99}); n != 10 {
 		t.Errorf("ReportedTokens of the four counts = %d, want 10", n)
 	}
-	if n := ReportedTokens(&llm.Usage{Total: 99}); n != 99 {
+	if n := reportedTokens(&llm.Usage{Total: 99}); n != 99 {
 		t.Errorf("ReportedTokens of a total only = %d, want 99", n)
 	}
 	if ev := Event(5, 100, nil, 3); ev.Cost != nil || ev.Used != 5 || ev.Size != 100 {

@@ -148,16 +148,16 @@ func Put(q Question, ask func(Question) (Answer, error), cancelled func() bool, 
 		if !stopped {
 			warn(fmt.Sprintf("approval request for %s failed: %v", q.Call.ID, err))
 		}
-		b, d := Unanswered(q.Call.Name, err, stopped)
+		b, d := unanswered(q.Call.Name, err, stopped)
 		return b, d, ""
 	}
 	return Answered(q.Call.Name, a.Decision, a.Reason)
 }
 
-// Unanswered returns the refusal of the call of tool name when the question to the person
+// unanswered returns the refusal of the call of tool name when the question to the person
 // got no answer: err is the face's error, cancelled whether the call's context ended (the
 // prompt was cancelled). An err with a Reason() method gives its own reason.
-func Unanswered(name string, err error, cancelled bool) (*toolexec.Block, Decided) {
+func unanswered(name string, err error, cancelled bool) (*toolexec.Block, Decided) {
 	if cancelled {
 		return &toolexec.Block{Reason: "Operation aborted"}, Decided{"aborted", "cancelled while waiting for the user"}
 	}

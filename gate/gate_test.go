@@ -124,7 +124,7 @@ func TestUnanswered(t *testing.T) {
 		{reasoned{}, false, "Tool write was not run: the client closed the question.", Decided{"deny", "no answer from the editor"}},
 	}
 	for _, tc := range cases {
-		b, d := Unanswered("write", tc.err, tc.cancelled)
+		b, d := unanswered("write", tc.err, tc.cancelled)
 		if b == nil || b.Reason != tc.reason || d != tc.d {
 			t.Errorf("Unanswered(%v, %v) = %+v, %+v; want %q, %+v", tc.err, tc.cancelled, b, d, tc.reason, tc.d)
 		}

@@ -18,42 +18,42 @@ import (
 // when the plan is approved), what was decided, and the mode the session switches to ("" to
 // stay).
 func ExitPlan(mode string, call llm.ToolCall, ask func(Question) (Answer, error), cancelled func() bool) (*toolexec.Block, Decided, string) {
-	if b, d, refused := ExitPlanRefused(mode); refused {
+	if b, d, refused := exitPlanRefused(mode); refused {
 		return b, d, ""
 	}
 	a, err := ask(Question{Call: call, Plan: &Plan{Text: modes.PlanText(call.Arguments)}})
 	if err != nil {
-		b, d := PlanUnanswered(err, cancelled())
+		b, d := planUnanswered(err, cancelled())
 		return b, d, ""
 	}
-	return PlanAnswered(a.Decision, a.Mode, a.Reason)
+	return planAnswered(a.Decision, a.Mode, a.Reason)
 }
 
-// ExitPlanRefused returns the refusal of exit_plan_mode in mode, and true, when mode is not
+// exitPlanRefused returns the refusal of exit_plan_mode in mode, and true, when mode is not
 // plan mode (there is no plan to approve); nil and false in plan mode, where the plan is put
 // to the person.
-func ExitPlanRefused(mode string) (*toolexec.Block, Decided, bool) {
+func exitPlanRefused(mode string) (*toolexec.Block, Decided, bool) {
 	if mode == prompt.ModePlan {
 		return nil, Decided{}, false
 	}
 	return &toolexec.Block{Reason: fmt.Sprintf("%s works only in plan mode, and the mode is %s: there is no plan to approve. Go on with the task; no call is needed to leave plan mode.", modes.ExitPlanName, mode)}, Decided{"deny", "mode " + mode}, true
 }
 
-// PlanUnanswered returns the refusal of exit_plan_mode when the plan's question got no
+// planUnanswered returns the refusal of exit_plan_mode when the plan's question got no
 // answer: err is the face's error, cancelled whether the call's context ended.
-func PlanUnanswered(err error, cancelled bool) (*toolexec.Block, Decided) {
+func planUnanswered(err error, cancelled bool) (*toolexec.Block, Decided) {
 	if cancelled {
 		return &toolexec.Block{Reason: "Operation aborted"}, Decided{"aborted", "cancelled while waiting for the user"}
 	}
 	return &toolexec.Block{Reason: fmt.Sprintf("The plan was not put to the user: the editor did not answer (%v). Keep planning.", err)}, Decided{"deny", "no answer from the editor"}
 }
 
-// PlanAnswered reads the person's answer to a plan: decision as Answered's, mode the mode an
+// planAnswered reads the person's answer to a plan: decision as Answered's, mode the mode an
 // allowing answer names, reason the reason of a denial. It returns the refusal (nil when the
 // plan is approved: the model goes on), what was decided, and the mode the session switches
 // to ("" when it stays in plan mode): acceptEdits or auto when the answer names one, else
 // default.
-func PlanAnswered(decision, mode, reason string) (*toolexec.Block, Decided, string) {
+func planAnswered(decision, mode, reason string) (*toolexec.Block, Decided, string) {
 	switch decision {
 	case "allow", "allowAlways":
 		next := prompt.ModeDefault

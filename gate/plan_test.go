@@ -11,10 +11,10 @@ import (
 )
 
 func TestExitPlanRefused(t *testing.T) {
-	if b, _, refused := ExitPlanRefused(prompt.ModePlan); refused || b != nil {
+	if b, _, refused := exitPlanRefused(prompt.ModePlan); refused || b != nil {
 		t.Errorf("ExitPlanRefused(plan) = %+v, %v; want the plan put to the person", b, refused)
 	}
-	b, d, refused := ExitPlanRefused(prompt.ModeAuto)
+	b, d, refused := exitPlanRefused(prompt.ModeAuto)
 	want := "exit_plan_mode works only in plan mode, and the mode is auto: there is no plan to approve. Go on with the task; no call is needed to leave plan mode."
 	if !refused || b == nil || b.Reason != want || d != (Decided{"deny", "mode auto"}) {
 		t.Errorf("ExitPlanRefused(auto) = %+v, %+v, %v", b, d, refused)
@@ -38,7 +38,7 @@ func TestPlanAnswered(t *testing.T) {
 		{"maybe", "", "", "The user did not approve the plan. Keep planning.", Decided{"deny", "user"}, ""},
 	}
 	for _, tc := range cases {
-		b, d, next := PlanAnswered(tc.decision, tc.mode, tc.reason)
+		b, d, next := planAnswered(tc.decision, tc.mode, tc.reason)
 		block := ""
 		if b != nil {
 			block = b.Reason
@@ -47,10 +47,10 @@ func TestPlanAnswered(t *testing.T) {
 			t.Errorf("PlanAnswered(%q, %q, %q) = %q, %+v, %q; want %q, %+v, %q", tc.decision, tc.mode, tc.reason, block, d, next, tc.block, tc.d, tc.next)
 		}
 	}
-	if b, d := PlanUnanswered(errors.New("eof"), true); b.Reason != "Operation aborted" || d != (Decided{"aborted", "cancelled while waiting for the user"}) {
+	if b, d := planUnanswered(errors.New("eof"), true); b.Reason != "Operation aborted" || d != (Decided{"aborted", "cancelled while waiting for the user"}) {
 		t.Errorf("PlanUnanswered(cancelled) = %+v, %+v", b, d)
 	}
-	if b, d := PlanUnanswered(errors.New("eof"), false); b.Reason != "The plan was not put to the user: the editor did not answer (eof). Keep planning." || d != (Decided{"deny", "no answer from the editor"}) {
+	if b, d := planUnanswered(errors.New("eof"), false); b.Reason != "The plan was not put to the user: the editor did not answer (eof). Keep planning." || d != (Decided{"deny", "no answer from the editor"}) {
 		t.Errorf("PlanUnanswered = %+v, %+v", b, d)
 	}
 }

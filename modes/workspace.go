@@ -20,7 +20,7 @@ import (
 // ../.envrc creates .envrc). The path as written counts too: a link named .vscode makes
 // what it leads to the editor's configuration.
 func InsideWorkspace(ws *tools.Workspace, call llm.ToolCall) bool {
-	p := PathArg(call)
+	p := pathArg(call)
 	if p == "" {
 		return false
 	}
@@ -45,8 +45,8 @@ func InsideWorkspace(ws *tools.Workspace, call llm.ToolCall) bool {
 	return true
 }
 
-// PathArg returns a call's "path" argument ("" when it has none).
-func PathArg(call llm.ToolCall) string {
+// pathArg returns a call's "path" argument ("" when it has none).
+func pathArg(call llm.ToolCall) string {
 	var a struct {
 		Path string `json:"path"`
 	}
