@@ -192,8 +192,10 @@ func (w *walker) parentIgnores(start string) ignoreStack {
 	}
 	slices.Reverse(dirs)
 	var stack ignoreStack
-	if w.global != nil && gitAbove(top) != "" {
-		stack = stack.with(&ignoreFile{dir: gitAbove(top), rank: rankGlobal, pats: w.global.pats})
+	if w.global != nil {
+		if repo := gitAbove(top); repo != "" {
+			stack = stack.with(&ignoreFile{dir: repo, rank: rankGlobal, pats: w.global.pats})
+		}
 	}
 	for _, d := range dirs {
 		if typ, ok := w.lstatType(filepath.Join(d, ".git")); ok {
