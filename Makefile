@@ -75,9 +75,9 @@ lint:
 # Neovim plugin's headless test, the ACP face with the official ACP SDK (every message
 # validated against the schema), the reference MCP server (server-everything) through the
 # daemon, the VS Code extension's type check and tests, and the end-to-end tests in a real VS
-# Code and a real Neovim (the e2e target), all against bin/pid (scripts/test-all.sh says why
-# side by side). vet, lint and cross run too, at the ends of the two lanes (test-all.sh says
-# why). scripts/install-test-deps.sh installs what the clients need on a fresh machine.
+# Code and a real Neovim (the e2e target), all against bin/pid, in three lanes side by side
+# (scripts/test-all.sh says which and why). vet, lint and cross run too, at the end of the
+# clients' lane. scripts/install-test-deps.sh installs what the clients need on a fresh machine.
 test: build testmcp
 	bash scripts/install-test-deps.sh
 	GO="$(GO)" BIN="$(CURDIR)/$(BIN)" bash scripts/test-all.sh

@@ -59,9 +59,24 @@ function printer(name) {
 
 const children = new Set();
 
-/** runFile runs `node --test FILE` and resolves with {file, code, ms}. */
+/**
+ * failingPart returns what node's spec reporter printed of a file's failures: from its
+ * "failing tests" summary to the end (or the output's last lines when there is none), at most
+ * 120 lines.
+ */
+function failingPart(text) {
+	const at = text.lastIndexOf('✖ failing tests:');
+	const lines = (at >= 0 ? text.slice(at) : text).trimEnd().split('\n');
+	if (lines.length <= 120) {
+		return lines.join('\n');
+	}
+	return at >= 0 ? [...lines.slice(0, 119), `… (${lines.length - 119} lines more, in the lane's output)`].join('\n') : ['… (the lines before, in the lane\'s output)', ...lines.slice(-119)].join('\n');
+}
+
+/** runFile runs `node --test FILE` and resolves with {file, code, ms, output}. */
 function runFile(file, env, out) {
 	const start = Date.now();
+	let output = '';
 	return new Promise((resolve) => {
 		const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-force-exit', file], {
 			cwd: here,
@@ -69,13 +84,17 @@ function runFile(file, env, out) {
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		children.add(child);
-		child.stdout.on('data', (d) => out.write(d));
-		child.stderr.on('data', (d) => out.write(d));
+		const take = (d) => {
+			out.write(d);
+			output += d;
+		};
+		child.stdout.on('data', take);
+		child.stderr.on('data', take);
 		child.on('error', (err) => out.write(`${file}: could not start node: ${err.message}\n`));
 		child.on('close', (code, signal) => {
 			children.delete(child);
 			out.flush();
-			resolve({ file, code: code ?? (signal ? 128 : 1), ms: Date.now() - start });
+			resolve({ file, code: code ?? (signal ? 128 : 1), ms: Date.now() - start, output });
 		});
 	});
 }
@@ -132,6 +151,15 @@ if (server) {
 	}
 }
 const failed = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0).map((r) => r.file));
+// What failed, again after everything else: a run's output is long, and CI shows its end.
+// E2E_FAILURES names a file that gets the same text (make test prints it at its very end).
+const failures = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0 && r.output !== undefined).map((r) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${failingPart(r.output)}`));
+if (failures.length > 0) {
+	console.log(`e2e: what failed:\n${failures.join('\n')}`);
+	if (process.env.E2E_FAILURES) {
+		fs.writeFileSync(process.env.E2E_FAILURES, `${failures.join('\n')}\n`);
+	}
+}
 for (const l of lanes) {
 	console.log(`e2e: ${l.name}: ${l.results.map((r) => `${r.file} ${secs(r.ms)}${r.code !== 0 ? ' FAILED' : ''}`).join(', ')}`);
 }
