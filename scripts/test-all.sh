@@ -85,13 +85,13 @@ echo
 echo "=== go test -race -count=1 ./rpc/ ./... (run alongside the tests above) ==="
 cat "$golog"
 echo
-# What failed, once more at the very end: the output runs to thousands of lines, and CI shows
-# only its last ones.
+# What failed, once more and briefly at the very end: the output runs to thousands of lines,
+# and CI shows only its last 80 or so.
 if [ "$gorc" -ne 0 ] || [ "$clientsrc" -ne 0 ] || [ "$e2erc" -ne 0 ]; then
-	echo "=== what failed (again, from the output above) ==="
-	grep -E -A12 -e '^\s*--- FAIL' -e '^FAIL' -e '^panic:' "$golog" | head -n 150
-	grep -E -B2 -A10 -e '^not ok' -e '✖' -e 'npm ERR' -e '^Error' -e 'Error [0-9]+$' "$clientslog" | head -n 120
-	[ -s "$E2E_FAILURES" ] && head -n 200 "$E2E_FAILURES"
+	echo "=== what failed, in brief (the whole of it is above) ==="
+	grep -E -A4 -e '^\s*--- FAIL' -e '^panic:' "$golog" | cut -c1-300 | head -n 25
+	grep -E -A4 -e '^not ok' -e '✖' -e 'npm ERR' -e 'Error [0-9]+$' "$clientslog" | cut -c1-300 | head -n 20
+	[ -s "$E2E_FAILURES" ] && head -n 30 "$E2E_FAILURES"
 fi
 echo "=== make test: go test exit $gorc; clients, vet, lint and cross exit $clientsrc; end-to-end exit $e2erc ==="
 [ "$gorc" -eq 0 ] && [ "$clientsrc" -eq 0 ] && [ "$e2erc" -eq 0 ]

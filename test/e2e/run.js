@@ -73,6 +73,29 @@ function failingPart(text) {
 	return at >= 0 ? [...lines.slice(0, 119), `… (${lines.length - 119} lines more, in the lane's output)`].join('\n') : ['… (the lines before, in the lane\'s output)', ...lines.slice(-119)].join('\n');
 }
 
+/**
+ * briefly returns the gist of failingPart's text for the very end of a long run: each failed
+ * test's name and the first lines of its error, without stack frames.
+ */
+function briefly(text) {
+	const lines = text.split('\n');
+	const out = [];
+	for (let i = 0; i < lines.length; i++) {
+		if (!/^✖ (?!failing tests:)/.test(lines[i])) {
+			continue;
+		}
+		out.push(lines[i]);
+		let kept = 0;
+		for (let j = i + 1; j < lines.length && kept < 8 && !/^(✖|test at )/.test(lines[j]); j++) {
+			if (lines[j].trim() !== '' && !/^\s+at /.test(lines[j])) {
+				out.push(lines[j].length > 300 ? `${lines[j].slice(0, 300)}…` : lines[j]);
+				kept++;
+			}
+		}
+	}
+	return out.length > 0 ? out.join('\n') : lines.slice(-8).join('\n');
+}
+
 /** runFile runs `node --test FILE` and resolves with {file, code, ms, output}. */
 function runFile(file, env, out) {
 	const start = Date.now();
@@ -152,12 +175,12 @@ if (server) {
 }
 const failed = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0).map((r) => r.file));
 // What failed, again after everything else: a run's output is long, and CI shows its end.
-// E2E_FAILURES names a file that gets the same text (make test prints it at its very end).
-const failures = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0 && r.output !== undefined).map((r) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${failingPart(r.output)}`));
-if (failures.length > 0) {
-	console.log(`e2e: what failed:\n${failures.join('\n')}`);
+// E2E_FAILURES names a file that gets the gist of it (make test prints that at its very end).
+const failing = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0 && r.output !== undefined));
+if (failing.length > 0) {
+	console.log(`e2e: what failed:\n${failing.map((r) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${failingPart(r.output)}`).join('\n')}`);
 	if (process.env.E2E_FAILURES) {
-		fs.writeFileSync(process.env.E2E_FAILURES, `${failures.join('\n')}\n`);
+		fs.writeFileSync(process.env.E2E_FAILURES, `${failing.map((r) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${briefly(failingPart(r.output))}`).join('\n')}\n`);
 	}
 }
 for (const l of lanes) {

@@ -803,12 +803,16 @@ export class VSCodeHarness {
 /**
  * withVSCode opens a VS Code window (startVSCode(options)), runs fn(vs), and tears it down
  * whatever happens. When fn throws, it first saves a screenshot (NAME-failure.png) and adds the
- * workbench's text and code-server's output to the error. After teardown it throws if a
+ * workbench's text, the last lines of pid's output channel and code-server's output to the
+ * error. After teardown it throws if a
  * process the window started survived (an orphan). It returns fn's result.
  */
 export async function withVSCode(options, fn) {
 	return withHarness(await startVSCode(options), fn, async (vs, failure) => {
 		const shot = await vs.screenshot(`${options.name ?? 'vscode'}-failure`);
-		failure.message += `\n-- screenshot: ${shot}\n${await vs.describe()}\n${vs.serverLog()}`;
+		// pid's output channel says what the extension did and what failed (a daemon that did
+		// not start, a request refused), which the workbench's text often does not.
+		const log = vs.readOutputLog('pid').trimEnd().split('\n').slice(-40).join('\n');
+		failure.message += `\n-- screenshot: ${shot}\n${await vs.describe()}\n-- pid's output channel, its last lines:\n${log}\n${vs.serverLog()}`;
 	});
 }
