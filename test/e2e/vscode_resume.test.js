@@ -39,12 +39,9 @@ test('VS Code chat: after the window reloads, the empty chat offers the folder\'
 			const sessionId = chat.sessionId;
 			assert.ok(sessionId);
 
-			// Developer: Reload Window, as a person does after installing something.
-			// (page.reload's 30 s wait for the new document ran out on a loaded machine: the
-			// command, as a person gives it, with a minute, as vscode_tabs does.)
-			await Promise.all([vs.page.waitForNavigation({ timeout: 60000 }), vs.runCommand('Developer: Reload Window')]);
-			// The sidebar comes back with pid's chat in it (not the explorer waitForReady looks for).
-			await waitFor(() => vs.page.evaluate(() => Boolean(document.querySelector('.monaco-workbench .part.statusbar'))), { timeout: 60000, what: 'the reloaded workbench' });
+			// Developer: Reload Window, as a person does after installing something. The sidebar
+			// comes back with pid's chat in it (not the explorer waitForReady looks for).
+			await vs.reloadWindow();
 			chat = await vs.waitForChat((c) => c.items.some((i) => i.kind === 'notice' && i.buttons.some((b) => b.startsWith('Resume'))) && c, { timeout: 60000, what: 'the offer to resume in the reloaded chat' });
 			assert.equal(chat.items.length, 1, `only the offer: ${JSON.stringify(chat.items)}`);
 			const offer = chat.items[0];

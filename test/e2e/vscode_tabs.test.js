@@ -114,8 +114,7 @@ test('VS Code tabs: two conversations, each its own session and mode; the questi
 		await vs.clickInChat('#prompt');
 		await vs.page.keyboard.type('half a thought');
 		await waitFor(async () => (await (await f()).evaluate(() => document.getElementById('prompt').value)) === 'half a thought', { what: 'the prompt box to hold the text' });
-		await Promise.all([vs.page.waitForNavigation({ timeout: 60000 }), vs.runCommand('Developer: Reload Window')]);
-		// (The window comes back with the chat's view shown, not the explorer: no waitForReady.)
+		await vs.reloadWindow();
 		const kept = await waitFor(async () => {
 			try {
 				const v = await (await f()).evaluate(() => document.getElementById('prompt').value);

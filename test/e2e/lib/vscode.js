@@ -272,6 +272,37 @@ export class VSCodeHarness {
 		);
 	}
 
+	/**
+	 * reloadWindow reloads the window as a person does (Developer: Reload Window), waits for the
+	 * new workbench (a minute: page.reload's 30 s ran out once on a loaded machine) and returns
+	 * whether it came back with pid's chat view in the sidebar, as VS Code restores it. When it
+	 * did not (VS Code keeps which view the sidebar shows in the browser's storage, written as
+	 * the page goes), pid's view is opened from the activity bar, as a person would, and the
+	 * test's output says so: what follows (the page ready, its chat) is pid's either way.
+	 */
+	async reloadWindow() {
+		await Promise.all([this.page.waitForNavigation({ waitUntil: 'domcontentloaded', timeout: 60000 }), this.runCommand('Developer: Reload Window')]);
+		this._chatFrame = undefined;
+		const sidebar = () => this.page.evaluate(() => document.querySelector('.part.sidebar .composite.title')?.textContent ?? '');
+		await waitFor(
+			() => this.page.evaluate(() => {
+				const status = document.querySelector('.monaco-workbench .part.statusbar');
+				return Boolean(status && status.getBoundingClientRect().height > 0 && [...document.querySelectorAll('.part.activitybar .action-item .action-label')].some((a) => a.getAttribute('aria-label')?.startsWith('pid')));
+			}),
+			{ timeout: 60000, what: 'the reloaded workbench', describe: () => this.describe() },
+		);
+		const restored = await waitFor(async () => /pid/i.test(await sidebar()), { timeout: 15000 }).then(() => true, () => false);
+		if (!restored) {
+			console.log(`# the reloaded window's sidebar showed ${JSON.stringify(await sidebar().catch(() => '?'))}, not pid's chat: opened from the activity bar`);
+			await this.page.evaluate(() => {
+				const a = [...document.querySelectorAll('.part.activitybar .action-item .action-label')].find((x) => x.getAttribute('aria-label')?.startsWith('pid'));
+				a?.click();
+			});
+			await waitFor(async () => /pid/i.test(await sidebar()), { timeout: 15000, what: "pid's view in the sidebar after a click on its icon", describe: () => this.describe() });
+		}
+		return restored;
+	}
+
 	/** serverLog returns the end of code-server's output (for failure messages). */
 	serverLog() {
 		return this.server.serverLog();
