@@ -173,14 +173,16 @@ if (server) {
 		console.log(`e2e: processes of the VS Code server survived its teardown: ${leftover.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`);
 	}
 }
-const failed = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0).map((r) => r.file));
+const failing = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0));
+const failed = failing.map((r) => r.file);
 // What failed, again after everything else: a run's output is long, and CI shows its end.
 // E2E_FAILURES names a file that gets the gist of it (make test prints that at its very end).
-const failing = lanes.flatMap((l) => l.results.filter((r) => r.code !== 0 && r.output !== undefined));
+// (A file that never ran, the VS Code server having failed to start, has no output.)
 if (failing.length > 0) {
-	console.log(`e2e: what failed:\n${failing.map((r) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${failingPart(r.output)}`).join('\n')}`);
+	const said = (r, text) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${text}`;
+	console.log(`e2e: what failed:\n${failing.map((r) => said(r, failingPart(r.output ?? serverProblem ?? ''))).join('\n')}`);
 	if (process.env.E2E_FAILURES) {
-		fs.writeFileSync(process.env.E2E_FAILURES, `${failing.map((r) => `--- ${r.file} (exit ${r.code}, ${secs(r.ms)}):\n${briefly(failingPart(r.output))}`).join('\n')}\n`);
+		fs.writeFileSync(process.env.E2E_FAILURES, `${failing.map((r) => said(r, briefly(failingPart(r.output ?? serverProblem ?? '')))).join('\n')}\n`);
 	}
 }
 for (const l of lanes) {

@@ -184,6 +184,18 @@ async function openWindow(server, name, pid, options) {
 	return h;
 }
 
+/**
+ * pidIcon (run in the workbench's page) reports whether pid's view container is in the
+ * activity bar, and clicks it when click is true.
+ */
+function pidIcon(click = false) {
+	const icon = [...document.querySelectorAll('.part.activitybar .action-item .action-label')].find((a) => a.getAttribute('aria-label')?.startsWith('pid'));
+	if (icon && click) {
+		icon.click();
+	}
+	return Boolean(icon);
+}
+
 /** shq quotes s for sh. */
 function shq(s) {
 	return `'${String(s).replace(/'/g, `'\\''`)}'`;
@@ -260,14 +272,13 @@ export class VSCodeHarness {
 	 */
 	async waitForReady(timeout = 60000) {
 		await waitFor(
-			() =>
-				this.page.evaluate(() => {
+			async () =>
+				(await this.page.evaluate(() => {
 					const wb = document.querySelector('.monaco-workbench');
 					const status = document.querySelector('.part.statusbar');
 					const explorer = document.querySelector('.explorer-folders-view, .explorer-viewlet');
-					const pid = [...document.querySelectorAll('.part.activitybar .action-item .action-label')].some((a) => a.getAttribute('aria-label')?.startsWith('pid'));
-					return Boolean(wb && status && status.getBoundingClientRect().height > 0 && explorer && pid);
-				}),
+					return Boolean(wb && status && status.getBoundingClientRect().height > 0 && explorer);
+				})) && this.page.evaluate(pidIcon),
 			{ timeout, what: 'the VS Code workbench to be ready', describe: () => this.describe() },
 		);
 	}
@@ -285,19 +296,13 @@ export class VSCodeHarness {
 		this._chatFrame = undefined;
 		const sidebar = () => this.page.evaluate(() => document.querySelector('.part.sidebar .composite.title')?.textContent ?? '');
 		await waitFor(
-			() => this.page.evaluate(() => {
-				const status = document.querySelector('.monaco-workbench .part.statusbar');
-				return Boolean(status && status.getBoundingClientRect().height > 0 && [...document.querySelectorAll('.part.activitybar .action-item .action-label')].some((a) => a.getAttribute('aria-label')?.startsWith('pid')));
-			}),
+			async () => (await this.page.evaluate(() => document.querySelector('.monaco-workbench .part.statusbar')?.getBoundingClientRect().height > 0)) && this.page.evaluate(pidIcon),
 			{ timeout: 60000, what: 'the reloaded workbench', describe: () => this.describe() },
 		);
 		const restored = await waitFor(async () => /pid/i.test(await sidebar()), { timeout: 15000 }).then(() => true, () => false);
 		if (!restored) {
 			console.log(`# the reloaded window's sidebar showed ${JSON.stringify(await sidebar().catch(() => '?'))}, not pid's chat: opened from the activity bar`);
-			await this.page.evaluate(() => {
-				const a = [...document.querySelectorAll('.part.activitybar .action-item .action-label')].find((x) => x.getAttribute('aria-label')?.startsWith('pid'));
-				a?.click();
-			});
+			await this.page.evaluate(pidIcon, true);
 			await waitFor(async () => /pid/i.test(await sidebar()), { timeout: 15000, what: "pid's view in the sidebar after a click on its icon", describe: () => this.describe() });
 		}
 		return restored;
