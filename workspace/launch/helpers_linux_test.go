@@ -38,16 +38,7 @@ func newLauncher(t *testing.T, files map[string]string) (*launch.Launcher, strin
 	t.Helper()
 	dir := testfs.RealTemp(t)
 	testfs.WriteFiles(t, dir, files)
-	ws, err := workspace.New(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := launch.New(ws)
-	t.Cleanup(func() {
-		l.Close()
-		ws.Close()
-	})
-	return l, dir
+	return launcherIn(t, dir, nil), dir
 }
 
 // ran is a command run through a launcher.
