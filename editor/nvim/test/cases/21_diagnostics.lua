@@ -18,9 +18,13 @@ return function(t)
   -- The linter: after LINT_MS, for *.chk buffers.
   local LINT_MS = 300
   local ns = vim.api.nvim_create_namespace('pid_test_linter')
+  local fresh_at -- when the linter reported on the edited text (ms)
   local function lint(buf)
     local out = {}
     for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+      if l:find('BROKEN new', 1, true) then
+        fresh_at = fresh_at or uv.hrtime() / 1e6
+      end
       local at = l:find('BROKEN', 1, true)
       if at then
         table.insert(out, { lnum = i - 1, col = at - 1, end_col = at + 5, severity = vim.diagnostic.severity.ERROR, message = 'BROKEN here', source = 'testlint', code = 'B1' })
@@ -48,7 +52,8 @@ return function(t)
     local e = { asked = uv.hrtime() / 1e6, params = params }
     table.insert(answered, e)
     real_answer(params, function(res, err)
-      e.ms, e.result = uv.hrtime() / 1e6 - e.asked, res
+      e.at, e.result = uv.hrtime() / 1e6, res
+      e.ms = e.at - e.asked
       respond(res, err)
     end, id)
   end
@@ -75,7 +80,9 @@ return function(t)
   -- The edit of d.chk: asked once, answered after the linter's report on the new text.
   eq(#answered, 3, 'editor/diagnostics asked for each edit and the tool')
   eq(answered[1].params.paths, { dir .. '/d.chk' }, 'the path asked about')
-  check(answered[1].ms >= LINT_MS - 20 and answered[1].ms < 3000, 'the answer waited for the report on the new text: %d ms', answered[1].ms)
+  -- (An order, not a duration: on a loaded machine the question may come after the report.)
+  check(fresh_at ~= nil and answered[1].at >= fresh_at and answered[1].ms < 3000, 'the answer waited for the report on the new text: answered %s ms after it, %d ms after the question',
+    fresh_at and string.format('%.0f', answered[1].at - fresh_at) or '(no report)', answered[1].ms)
   eq(answered[1].result.diagnostics, {
     { path = dir .. '/d.chk', range = { start = { line = 1, character = 4 }, ['end'] = { line = 1, character = 10 } }, severity = 1, message = 'BROKEN here', source = 'testlint', code = 'B1' },
     { path = dir .. '/d.chk', range = { start = { line = 1, character = 15 }, ['end'] = { line = 1, character = 15 } }, severity = 2, message = 'a warning\nover two lines', source = 'testlint' },
@@ -97,7 +104,8 @@ return function(t)
   -- d.txt: nothing looks at it: answered at once, with nothing.
   eq(answered[2].params.paths, { dir .. '/d.txt' }, 'the second path')
   eq(answered[2].result, { diagnostics = {} }, 'nothing for a file nothing looks at')
-  check(answered[2].ms < 100, 'answered at once: %d ms', answered[2].ms)
+  -- "At once": not after waitMs (3000 ms here), the wait for a report (loose, for a loaded machine).
+  check(answered[2].ms < 1500, 'answered at once: %d ms', answered[2].ms)
   -- The diagnostics tool without a path: every buffer's problems, at once.
   eq(answered[3].params.paths, {}, 'the tool asked about every file')
   local of_chk = {}
@@ -107,7 +115,7 @@ return function(t)
     end
   end
   eq(of_chk, { 'BROKEN here', 'a warning\nover two lines' }, "d.chk's two problems among every buffer's")
-  check(answered[3].ms < 100, 'answered at once: %d ms', answered[3].ms)
+  check(answered[3].ms < 1500, 'answered at once: %d ms', answered[3].ms)
 
   -- The chat: the problems under the edit's card, the card's line the tool's own text.
   local L = run_lines('fix the files')
